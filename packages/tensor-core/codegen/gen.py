@@ -1,0 +1,582 @@
+"""Generate the op bindings, C++ declarations, type stubs and docs table from ops.yaml.
+
+Usage:
+    gen.py --yaml ops.yaml --out DIR [--shards N]   # ops_decl.h, bind_ops_<k>.cpp, _C_ops.pyi
+    gen.py --yaml ops.yaml --docs FILE              # the op table for the docs (Markdown)
+
+A malformed entry stops the build with a message that names the entry.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_YAML = os.path.join(HERE, "..", "ops.yaml")
+
+# schema type -> (C++ parameter type in ops_decl.h, binding lambda parameter type, stub type)
+TYPES = {
+    "Tensor": ("const Tensor&", "const Tensor&", "Tensor"),
+    "Tensor?": ("const Tensor&", "std::optional<Tensor>", "Tensor | None"),
+    "Tensor|Scalar": ("const Tensor&", "const Operand&", "Tensor | float"),
+    "Tensor|Scalar?": ("const Tensor&", "std::optional<Operand>", "Tensor | float | None"),
+    "Tensor[]": ("const std::vector<Tensor>&", "const std::vector<Tensor>&", "Sequence[Tensor]"),
+    "Scalar": ("const Scalar&", "const Scalar&", "float"),
+    "Scalar?": ("std::optional<Scalar>", "std::optional<Scalar>", "float | None"),
+    "int": ("int64_t", "int64_t", "int"),
+    "int?": ("std::optional<int64_t>", "std::optional<int64_t>", "int | None"),
+    "int[]": ("const Shape&", "const Shape&", "Sequence[int] | int"),
+    "int[]?": ("const std::optional<Shape>&", "std::optional<Shape>", "Sequence[int] | int | None"),
+    "bool": ("bool", "bool", "bool"),
+    "bool?": ("std::optional<bool>", "std::optional<bool>", "bool | None"),
+    "float": ("double", "double", "float"),
+    "float?": ("std::optional<double>", "std::optional<double>", "float | None"),
+    "str": ("const std::string&", "const std::string&", "str"),
+    "str?": ("const std::optional<std::string>&", "std::optional<std::string>", "str | None"),
+    "ScalarType?": ("std::optional<ScalarType>", "std::optional<ScalarType>", "dtype | None"),
+    "Device?": ("std::optional<Device>", "std::optional<Device>", "device | str | None"),
+    "Generator?": ("Generator*", "Generator*", "Generator | None"),
+}
+RETURNS = {
+    "Tensor": ("Tensor", "Tensor"),
+    "Tensor[]": ("std::vector<Tensor>", "tuple[Tensor, ...]"),
+    "Scalar": ("Scalar", "float"),
+    "int": ("int64_t", "int"),
+    "bool": ("bool", "bool"),
+}
+VARIANTS = {"function", "method", "inplace", "out"}
+DTYPE_SETS = {
+    "all": ["bool", "uint8", "int8", "int16", "int32", "int64",
+            "float16", "bfloat16", "float32", "float64"],
+    "numeric": ["uint8", "int8", "int16", "int32", "int64",
+                "float16", "bfloat16", "float32", "float64"],
+    "integral": ["bool", "uint8", "int8", "int16", "int32", "int64"],
+    "float": ["float16", "bfloat16", "float32", "float64"],
+}
+DTYPE_INDEX = {n: i for i, n in enumerate(DTYPE_SETS["all"])}
+OPERATOR_KINDS = {"self", "reflected", "inplace"}
+KEYS = {"name", "signature", "variants", "dtypes", "doc", "operators", "varargs", "cpp",
+        "composite", "differentiable"}
+
+
+class SchemaError(Exception):
+    pass
+
+
+@dataclass
+class Arg:
+    name: str
+    type: str
+    default: str | None = None
+    kwonly: bool = False
+
+
+@dataclass
+class Op:
+    name: str
+    args: list[Arg]
+    returns: list[tuple[str, str]]  # (type, field name)
+    variants: list[str]
+    dtypes: list[str]
+    doc: str
+    operators: dict[str, str] = field(default_factory=dict)
+    varargs: str | None = None  # an int[] arg that methods/functions also take as *args
+    cpp: str = ""
+    composite: bool = False
+    signature: str = ""
+
+    @property
+    def tensor_args(self) -> list[Arg]:
+        return [a for a in self.args if a.type.startswith("Tensor")]
+
+
+def split_top(text: str) -> list[str]:
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return parts
+
+
+SIG_RE = re.compile(r"^\((?P<args>.*)\)\s*->\s*(?P<ret>.+)$")
+ARG_RE = re.compile(r"^(?P<type>[A-Za-z|\[\]?]+)\s+(?P<name>[a-z_][a-z0-9_]*)(\s*=\s*(?P<default>.+))?$")
+
+
+def parse_default(arg: Arg) -> None:
+    d = arg.default
+    if d is None:
+        return
+    ok = (
+        d == "None" and arg.type.endswith("?")
+        or d in ("True", "False") and arg.type.startswith("bool")
+        or re.fullmatch(r"-?\d+", d) and arg.type.split("?")[0] in ("int", "Scalar", "float", "int[]")
+        or re.fullmatch(r"-?(\d+\.\d*|inf|\d+e-?\d+)", d) and arg.type.split("?")[0] in ("float", "Scalar")
+        or re.fullmatch(r"\[[-\d, ]*\]", d) and arg.type.startswith("int[]")
+        or re.fullmatch(r"'[a-z_]*'", d) and arg.type.startswith("str")
+    )
+    if not ok:
+        raise SchemaError(f"argument '{arg.name}': default {d!r} does not fit type {arg.type}")
+
+
+def parse_op(entry: dict, seen: set[str]) -> Op:
+    if not isinstance(entry, dict):
+        raise SchemaError("entry is not a mapping")
+    unknown = set(entry) - KEYS
+    if unknown:
+        raise SchemaError(f"unknown keys {sorted(unknown)}; allowed: {sorted(KEYS)}")
+    for key in ("name", "signature", "variants", "dtypes", "doc"):
+        if key not in entry:
+            raise SchemaError(f"missing required key '{key}'")
+    name = entry["name"]
+    if not re.fullmatch(r"[a-z_][a-z0-9_]*", str(name)):
+        raise SchemaError(f"bad op name {name!r}")
+    cpp = entry.get("cpp", name)
+    if (name, cpp) in seen:
+        raise SchemaError("duplicate op: entries that share a name need distinct 'cpp' names")
+    m = SIG_RE.match(entry["signature"].strip())
+    if not m:
+        raise SchemaError(f"signature {entry['signature']!r} is not '(args) -> ret'")
+    args: list[Arg] = []
+    kwonly = False
+    for part in split_top(m.group("args")):
+        if part == "*":
+            kwonly = True
+            continue
+        am = ARG_RE.match(part)
+        if not am:
+            raise SchemaError(f"cannot parse argument {part!r}")
+        if am.group("type") not in TYPES:
+            raise SchemaError(f"argument {am.group('name')!r} has unknown type {am.group('type')!r}")
+        arg = Arg(am.group("name"), am.group("type"), am.group("default"), kwonly)
+        parse_default(arg)
+        if arg.name == "out":
+            raise SchemaError("'out' is implied by the 'out' variant; do not declare it")
+        args.append(arg)
+    names = [a.name for a in args]
+    if len(set(names)) != len(names):
+        raise SchemaError("duplicate argument names")
+    ret = m.group("ret").strip()
+    returns: list[tuple[str, str]] = []
+    if ret.startswith("("):
+        for part in split_top(ret[1:-1]):
+            t, _, fname = part.partition(" ")
+            if t != "Tensor" or not fname:
+                raise SchemaError(f"tuple returns must be 'Tensor name' fields, got {part!r}")
+            returns.append((t, fname.strip()))
+    else:
+        if ret not in RETURNS:
+            raise SchemaError(f"unknown return type {ret!r}")
+        returns.append((ret, ""))
+    variants = entry["variants"]
+    if not isinstance(variants, list) or not variants or set(variants) - VARIANTS:
+        raise SchemaError(f"variants must be a non-empty list drawn from {sorted(VARIANTS)}")
+    has_self = bool(args) and args[0].name == "self" and args[0].type == "Tensor"
+    if ("method" in variants or "inplace" in variants) and not has_self:
+        raise SchemaError("method and inplace variants need a first argument 'Tensor self'")
+    if ("out" in variants or "inplace" in variants) and returns != [("Tensor", "")]:
+        raise SchemaError("out and inplace variants need a single Tensor return")
+    dtypes = entry["dtypes"]
+    if isinstance(dtypes, str):
+        if dtypes not in DTYPE_SETS:
+            raise SchemaError(f"dtypes {dtypes!r} is not one of {sorted(DTYPE_SETS)} or a list")
+        dtypes = DTYPE_SETS[dtypes]
+    elif not isinstance(dtypes, list) or set(dtypes) - set(DTYPE_INDEX):
+        raise SchemaError(f"dtypes must be a set name or a list of dtype names, got {dtypes!r}")
+    operators = entry.get("operators", {}) or {}
+    if not isinstance(operators, dict) or set(operators.values()) - OPERATOR_KINDS:
+        raise SchemaError(f"operators must map dunder names to one of {sorted(OPERATOR_KINDS)}")
+    for dunder, kind in operators.items():
+        if not re.fullmatch(r"__[a-z]+__", dunder):
+            raise SchemaError(f"bad operator name {dunder!r}")
+        if kind == "inplace" and "inplace" not in variants:
+            raise SchemaError(f"operator {dunder} is in-place but the op has no inplace variant")
+        if len([a for a in args if a.default is None]) != 2 and kind != "self":
+            raise SchemaError(f"operator {dunder} needs a binary op")
+    varargs = entry.get("varargs")
+    if varargs is not None:
+        if varargs not in names or next(a for a in args if a.name == varargs).type != "int[]":
+            raise SchemaError(f"varargs {varargs!r} must name an int[] argument")
+    doc = str(entry["doc"]).strip()
+    if not doc:
+        raise SchemaError("empty doc")
+    return Op(name, args, returns, variants, dtypes, doc, operators, varargs,
+              entry.get("cpp", name), bool(entry.get("composite", False)), entry["signature"])
+
+
+def load(path: str) -> list[Op]:
+    with open(path) as f:
+        data = yaml.safe_load(f)
+    if not isinstance(data, list):
+        raise SystemExit(f"{path}: top level must be a list of op entries")
+    ops, seen = [], set()
+    for i, entry in enumerate(data):
+        label = entry.get("name", f"#{i}") if isinstance(entry, dict) else f"#{i}"
+        try:
+            op = parse_op(entry, seen)
+        except SchemaError as e:
+            raise SystemExit(f"{path}: malformed op entry {i} ('{label}'): {e}") from None
+        seen.add((op.name, op.cpp))
+        ops.append(op)
+    return ops
+
+
+# ----------------------------------------------------------------------------- C++ emission
+
+def cpp_return(op: Op) -> str:
+    if len(op.returns) > 1:
+        return "std::tuple<" + ", ".join("Tensor" for _ in op.returns) + ">"
+    return RETURNS[op.returns[0][0]][0]
+
+
+def cpp_params(op: Op) -> list[str]:
+    params = [f"{TYPES[a.type][0]} {a.name}" for a in op.args]
+    if "out" in op.variants or "inplace" in op.variants:
+        params.append("const Tensor& out")
+    return params
+
+
+def emit_decl(ops: list[Op]) -> str:
+    lines = ["// Generated by codegen/gen.py from ops.yaml. Do not edit.", "#pragma once",
+             '#include "ember/tensor.h"', '#include "ember/generator.h"', "#include <tuple>",
+             "", "namespace ember::ops {", ""]
+    declared = set()
+    for op in ops:
+        if op.cpp in declared:
+            continue
+        declared.add(op.cpp)
+        lines.append(f"// {op.name}{op.signature}")
+        lines.append(f"{cpp_return(op)} {op.cpp}({', '.join(cpp_params(op))});")
+    lines += ["", "}  // namespace ember::ops", ""]
+    return "\n".join(lines)
+
+
+def py_default(arg: Arg) -> str:
+    d = arg.default
+    if d == "None":
+        return "py::none()"
+    if d in ("True", "False"):
+        return f"py::bool_({d.lower()})"
+    if d.startswith("["):
+        items = [x.strip() for x in d[1:-1].split(",") if x.strip()]
+        return "py::make_tuple(" + ", ".join(items) + ")" if items else "py::tuple()"
+    if d.startswith("'"):
+        return f'py::str("{d[1:-1]}")'
+    if d == "inf":
+        return "py::float_(INFINITY)"
+    if re.fullmatch(r"-?\d+", d) and not arg.type.startswith("float"):
+        return f"py::int_({d})"
+    return f"py::float_({float(d)!r})"
+
+
+def unwrap(arg: Arg) -> str:
+    """Expression converting the binding parameter into the C++ op argument."""
+    if arg.type == "Tensor?":
+        return f"({arg.name} ? *{arg.name} : Tensor())"
+    if arg.type == "Tensor|Scalar":
+        return f"{arg.name}.t"
+    if arg.type == "Tensor|Scalar?":
+        return f"({arg.name} ? {arg.name}->t : Tensor())"
+    return arg.name
+
+
+def work_expr(op: Op) -> str:
+    """Expression estimating the elements an op touches (decides GIL release)."""
+    terms = []
+    for a in op.args:
+        if a.type in ("Tensor",):
+            terms.append(f"{a.name}->numel()")
+        elif a.type == "Tensor|Scalar":
+            terms.append(f"{a.name}.t->numel()")
+        elif a.type == "Tensor[]":
+            terms.append(f"list_numel({a.name})")
+        elif a.type == "int[]" and a.name in ("size",):
+            terms.append(f"shape_numel({a.name})")
+    if not terms:
+        return "0"
+    return "std::max<int64_t>({" + ", ".join(terms) + "})" if len(terms) > 1 else terms[0]
+
+
+def cpp_default(arg: Arg) -> str:
+    """C++ expression for a default, used where operators fill in trailing arguments."""
+    d, t = arg.default, arg.type
+    if d == "None":
+        return "Tensor()" if t.startswith("Tensor") else "std::nullopt"
+    if t == "Scalar":
+        return f"Scalar::from_int({d})" if re.fullmatch(r"-?\d+", d) else f"Scalar::from_double({d})"
+    if d in ("True", "False"):
+        return d.lower()
+    return d
+
+
+def grad_check(op: Op) -> str:
+    terms = []
+    for a in op.args:
+        if a.type.startswith("Tensor[]"):
+            terms.append(f"any_requires_grad({a.name})")
+        elif a.type.startswith("Tensor"):
+            terms.append(f"needs_grad({unwrap(a)})")
+    return " || ".join(terms) if terms else "false"
+
+
+def dtype_mask(op: Op) -> int:
+    return sum(1 << DTYPE_INDEX[d] for d in op.dtypes)
+
+
+def emit_lambda(op: Op, variant: str, swap: bool = False, operator: bool = False) -> str:
+    """One binding lambda. variant: function | method | inplace | out.
+
+    operator: only the arguments without defaults are parameters (Python passes one or two);
+    swap: the first two are exchanged (reflected operators such as __rsub__)."""
+    bound = [a for a in op.args if not operator or a.default is None]
+    params = [f"{TYPES[a.type][1]} {a.name}" for a in bound]
+    if variant == "out":
+        params.append("std::optional<Tensor> out")
+    locals_ = "".join(f"  {TYPES[a.type][0].replace('const ', '').replace('&', '')} {a.name} = "
+                      f"{cpp_default(a)};\n" for a in op.args if a not in bound)
+    call_args = [unwrap(a) if a in bound else a.name for a in op.args]
+    if swap:
+        call_args[0], call_args[1] = call_args[1], call_args[0]
+    hook_items = [f"py::cast({c})" for c in call_args]
+    if "out" in op.variants or "inplace" in op.variants:
+        call_args.append({"out": "(out ? *out : Tensor())", "inplace": "self"}.get(variant, "Tensor()"))
+    first = op.tensor_args[0] if op.tensor_args else None
+    check = ""
+    if first is not None and first.type == "Tensor" and len(op.dtypes) < 10:
+        check = f'  check_dtypes("{op.name}", {first.name}, {dtype_mask(op)}u);\n'
+    ret = cpp_return(op)
+    body = (
+        f"  {ret} result;\n"
+        f"  {{\n    MaybeNoGil nogil({work_expr(op)});\n"
+        f"    result = ops::{op.cpp}({', '.join(call_args)});\n  }}\n"
+    )
+    kind = '"function"'
+    if variant == "inplace":
+        body += "  bump_version(self);\n"
+        kind = '"inplace"'
+    elif variant == "out":
+        body += "  if (out) bump_version(*out);\n"
+        kind = 'out ? "out" : "function"'
+    if op.returns[0][0] == "Tensor":
+        body += (
+            f"  py::object py_result = wrap_result(\"{op.name}\", result);\n"
+            f"  if (autograd_hook_installed() && ({grad_check(op)}))\n"
+            f"    call_autograd_hook(\"{op.name}\", {kind}, py::make_tuple({', '.join(hook_items)}),"
+            " py_result);\n"
+            "  return py_result;\n"
+        )
+    else:
+        body += f'  return wrap_result("{op.name}", result);\n'
+    return f"[]({', '.join(params)}) -> py::object {{\n{locals_}{check}{body}}}"
+
+
+def emit_args(op: Op, variant: str, skip_self: bool) -> str:
+    out = []
+    kw = False
+    for i, a in enumerate(op.args):
+        if i == 0 and skip_self:
+            continue
+        if a.kwonly and not kw:
+            out.append("py::kw_only()")
+            kw = True
+        s = f'py::arg("{a.name}")'
+        if a.type.endswith("?") or a.type == "Generator?":
+            s += ".none(true)"
+        if a.default is not None:
+            s += f" = {py_default(a)}"
+        out.append(s)
+    if variant == "out":
+        if not kw:
+            out.append("py::kw_only()")
+        out.append('py::arg("out").none(true) = py::none()')
+    return ", ".join(out)
+
+
+def emit_varargs_lambda(op: Op, variant: str) -> str:
+    """Binding for ops like view(*shape): the int[] argument may also be spread as *args.
+
+    Arguments before it stay positional; those after it become keyword-only."""
+    va = op.varargs
+    idx = next(i for i, a in enumerate(op.args) if a.name == va)
+    params = [f"{TYPES[a.type][1]} {a.name}" for a in op.args[:idx]] + ["py::args rest"]
+    params += [f"{TYPES[a.type][1]} {a.name}" for a in op.args[idx + 1:]]
+    if variant == "out":
+        params.append("std::optional<Tensor> out")
+    call = [a.name if a.name != va else f'shape_from_varargs("{op.name}", "{va}", rest)'
+            for a in op.args]
+    if variant == "out":
+        call.append("out")
+    return (f"[]({', '.join(params)}) -> py::object {{\n"
+            f"  auto impl = {emit_lambda(op, variant)};\n"
+            f"  return impl({', '.join(call)});\n}}")
+
+
+def emit_varargs_args(op: Op, variant: str, skip_self: bool) -> str:
+    idx = next(i for i, a in enumerate(op.args) if a.name == op.varargs)
+    out = [f'py::arg("{a.name}")' for a in op.args[:idx]][(1 if skip_self else 0):]
+    for a in op.args[idx + 1:]:
+        s = f'py::arg("{a.name}")' + (".none(true)" if a.type.endswith("?") else "")
+        out.append(s + (f" = {py_default(a)}" if a.default is not None else ""))
+    if variant == "out":
+        out.append('py::arg("out").none(true) = py::none()')
+    return ", ".join(out)
+
+
+def emit_bindings(ops: list[Op], shard: int, nshards: int) -> str:
+    lines = ["// Generated by codegen/gen.py from ops.yaml. Do not edit.",
+             '#include "ember/bind_common.h"', '#include "ops_decl.h"', "",
+             "namespace ember {", "",
+             f"void bind_ops_{shard}(py::module_& m, TensorClass& cls) {{",
+             "  (void)m; (void)cls;"]
+    for i, op in enumerate(ops):
+        if i % nshards != shard:
+            continue
+        doc = op.doc.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        for variant in ("function", "method", "inplace"):
+            if variant not in op.variants:
+                continue
+            target = "m" if variant == "function" else "cls"
+            name = op.name + ("_" if variant == "inplace" else "")
+            bvar = "out" if variant == "function" and "out" in op.variants else variant
+            skip_self = variant != "function"
+            if op.varargs:
+                lam = emit_varargs_lambda(op, bvar)
+                args = emit_varargs_args(op, bvar, skip_self)
+            else:
+                lam = emit_lambda(op, bvar)
+                args = emit_args(op, bvar, skip_self)
+            sep = ", " if args else ""
+            lines.append(f'  {target}.def("{name}", {lam}, {args}{sep}"{doc}");')
+        for dunder, kind in op.operators.items():
+            variant = "inplace" if kind == "inplace" else "method"
+            lam = emit_lambda(op, variant, swap=(kind == "reflected"), operator=True)
+            lines.append(f'  cls.def("{dunder}", {lam}, py::is_operator());')
+    lines += ["}", "", "}  // namespace ember", ""]
+    return "\n".join(lines)
+
+
+def emit_fallbacks(ops: list[Op]) -> str:
+    """Weak definitions that raise NotImplementedError; a kernel file's strong definition
+    replaces each. Lets the library link while ops are being written; the test suite
+    checks that no declared op still ends up here."""
+    lines = ["// Generated by codegen/gen.py from ops.yaml. Do not edit.", '#include "ops_decl.h"',
+             "", "namespace ember::ops {", ""]
+    done = set()
+    for op in ops:
+        if op.cpp in done:
+            continue
+        done.add(op.cpp)
+        params = [p.rsplit(" ", 1)[0] for p in cpp_params(op)]
+        lines.append(f"__attribute__((weak)) {cpp_return(op)} {op.cpp}({', '.join(params)}) {{")
+        lines.append(f'  throw NotImplementedError("{op.name}: no kernel is implemented for this op yet");')
+        lines.append("}")
+    lines += ["", "}  // namespace ember::ops", ""]
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- stubs and docs
+
+def stub_params(op: Op, skip_self: bool, with_out: bool) -> str:
+    parts = []
+    kw = False
+    for i, a in enumerate(op.args):
+        if i == 0 and skip_self:
+            parts.append("self")
+            continue
+        if a.kwonly and not kw:
+            parts.append("*")
+            kw = True
+        t = TYPES[a.type][2]
+        parts.append(f"{a.name}: {t}" + (f" = {a.default}" if a.default is not None else ""))
+    if with_out:
+        if not kw:
+            parts.append("*")
+        parts.append("out: Tensor | None = None")
+    return ", ".join(parts)
+
+
+def stub_return(op: Op) -> str:
+    if len(op.returns) > 1:
+        return "tuple[" + ", ".join("Tensor" for _ in op.returns) + "]"
+    return RETURNS[op.returns[0][0]][1]
+
+
+def emit_stubs(ops: list[Op]) -> str:
+    fn, meth = [], []
+    for op in ops:
+        doc = op.doc.splitlines()[0].replace('"""', "'")
+        if "function" in op.variants:
+            fn.append(f"def {op.name}({stub_params(op, False, 'out' in op.variants)}) -> "
+                      f"{stub_return(op)}:\n    \"\"\"{doc}\"\"\"")
+        if "method" in op.variants:
+            meth.append(f"    def {op.name}({stub_params(op, True, False)}) -> {stub_return(op)}: ...")
+        if "inplace" in op.variants:
+            meth.append(f"    def {op.name}_({stub_params(op, True, False)}) -> Tensor: ...")
+    head = ("# Generated by codegen/gen.py from ops.yaml. Do not edit.\n"
+            "from collections.abc import Sequence\n\n"
+            "from ._C import Generator, Tensor, device, dtype\n\n")
+    return head + "\n\n".join(fn) + "\n\n\nclass _TensorOps:\n" + "\n".join(meth) + "\n"
+
+
+def emit_docs(ops: list[Op]) -> str:
+    short = {tuple(v): k for k, v in DTYPE_SETS.items()}
+    lines = ["<!-- Generated by packages/tensor-core/codegen/gen.py from ops.yaml. Do not edit. -->",
+             "# Op table", "",
+             f"{len(ops)} ops are declared in `packages/tensor-core/ops.yaml`.", "",
+             "| op | signature | variants | dtypes | description |",
+             "|---|---|---|---|---|"]
+    for op in ops:
+        variants = ", ".join(op.variants)
+        dt = short.get(tuple(op.dtypes), " ".join(op.dtypes))
+        doc = op.doc.splitlines()[0].replace("|", "\\|")
+        sig = op.signature.replace("|", "\\|")
+        lines.append(f"| `{op.name}` | `{sig}` | {variants} | {dt} | {doc} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_if_changed(path: str, text: str) -> None:
+    if os.path.exists(path):
+        with open(path) as f:
+            if f.read() == text:
+                return
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--yaml", default=DEFAULT_YAML)
+    ap.add_argument("--out")
+    ap.add_argument("--shards", type=int, default=4)
+    ap.add_argument("--docs")
+    a = ap.parse_args(argv)
+    ops = load(a.yaml)
+    if a.docs:
+        os.makedirs(os.path.dirname(os.path.abspath(a.docs)), exist_ok=True)
+        write_if_changed(a.docs, emit_docs(ops))
+    if a.out:
+        os.makedirs(a.out, exist_ok=True)
+        write_if_changed(os.path.join(a.out, "ops_decl.h"), emit_decl(ops))
+        for k in range(a.shards):
+            write_if_changed(os.path.join(a.out, f"bind_ops_{k}.cpp"), emit_bindings(ops, k, a.shards))
+        write_if_changed(os.path.join(a.out, "_C_ops.pyi"), emit_stubs(ops))
+        write_if_changed(os.path.join(a.out, "ops_fallback.cpp"), emit_fallbacks(ops))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,222 @@
+"""ember_tensor: Ember's n-dimensional tensor library (CPU), usable on its own like NumPy.
+
+The names follow PyTorch: ``ember_tensor.tensor``, ``zeros``, ``float32``, ``Tensor``...
+This module is the only importer of the compiled extension ``ember_tensor._C``.
+"""
+
+from __future__ import annotations
+
+import builtins as _builtins
+import ctypes as _ctypes
+import os as _os
+
+
+def _preload_blas() -> None:
+    # The extension links libscipy_openblas.so; loading it first by path lets the dynamic
+    # loader resolve it wherever pip put the wheel.
+    try:
+        import scipy_openblas32 as _ob
+    except ImportError:
+        return
+    path = _os.path.join(_ob.get_lib_dir(), "libscipy_openblas.so")
+    if _os.path.exists(path):
+        _ctypes.CDLL(path, mode=_ctypes.RTLD_GLOBAL)
+
+
+_preload_blas()
+
+try:
+    from . import _C
+except ImportError as e:  # pragma: no cover - depends on the installation
+    raise ImportError(
+        f"ember_tensor: the compiled core could not be loaded ({e}). Reinstall with "
+        "`pip install ./packages/tensor-core` (needs a C++17 compiler)."
+    ) from e
+
+from . import _printing
+from ._C import Generator, Tensor, device, dtype
+from ._printing import get_printoptions, set_printoptions
+
+__version__ = "0.1.0"
+
+
+class Size(tuple):
+    """The shape of a tensor: a tuple of ints, printed as ``ember.Size([2, 3])``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"ember.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+_C._set_size_type(Size)
+
+
+def _dtype_by_name(name: str) -> dtype:
+    return getattr(_C, name)
+
+
+def is_tensor(obj) -> bool:
+    """True if obj is an ember tensor."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False):
+    """Indices of nonzero elements: an (n, ndim) int64 tensor, or one 1-d tensor per dim."""
+    idx = _C.nonzero(input)
+    if not as_tuple:
+        return idx
+    if input.dim() == 0:
+        return (idx.reshape(-1),)
+    return tuple(idx.t().unbind(0))
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """data as a tensor, sharing memory when data already is a tensor or NumPy array of that dtype."""
+    if isinstance(data, Tensor):
+        return data if dtype is None else data.to(dtype)
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover
+        np = None
+    if np is not None and isinstance(data, np.ndarray):
+        try:
+            t = _C.from_numpy(data)
+        except (TypeError, ValueError):
+            return _C.tensor(data, dtype=dtype, device=device)
+        return t if dtype is None else t.to(dtype)
+    return _C.tensor(data, dtype=dtype, device=device)
+
+
+# ---- Tensor members that are plain Python (not on any hot path) ----
+
+def _iter(self):
+    if self.dim() == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return iter(self.unbind(0))
+
+
+def _array(self, dtype=None, copy=None):
+    import numpy as np
+
+    arr = self.detach().numpy() if self.dtype != _C.bfloat16 else self.detach().float().numpy()
+    if dtype is not None and arr.dtype != np.dtype(dtype):
+        return arr.astype(dtype)
+    if copy:
+        return arr.copy()
+    return arr
+
+
+def _reduce_ex(self, protocol):
+    import numpy as np
+
+    values = _array(self).copy() if self.dtype != _C.bfloat16 else self.detach().float().numpy().copy()
+    return (_rebuild_tensor, (np.ascontiguousarray(values), str(self.dtype).split(".")[1], self.requires_grad))
+
+
+def _rebuild_tensor(values, dtype_name, requires_grad):
+    t = _C.tensor(values, dtype=_dtype_by_name(dtype_name))
+    if requires_grad:
+        t.requires_grad_()
+    return t
+
+
+def _format(self, spec):
+    if self.dim() == 0:
+        return self.item().__format__(spec)
+    return object.__format__(self, spec)
+
+
+def _new_factory(fn):
+    def method(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+        return fn(*size, dtype=dtype or self.dtype, device=device or self.device,
+                  requires_grad=requires_grad, **kw)
+
+    method.__name__ = "new_" + fn.__name__
+    return method
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    return _C.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                   requires_grad=requires_grad)
+
+
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    return _C.tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+
+def _type_as(self, other):
+    return self.to(other.dtype)
+
+
+def _view_as(self, other):
+    return self.view(other.shape)
+
+
+def _reshape_as(self, other):
+    return self.reshape(other.shape)
+
+
+def _nonzero_method(self, *, as_tuple=False):
+    return nonzero(self, as_tuple=as_tuple)
+
+
+def _repr(self):
+    return _printing.tensor_repr(self)
+
+
+for _name, _fn in {
+    "__iter__": _iter,
+    "__array__": _array,
+    "__reduce_ex__": _reduce_ex,
+    "__format__": _format,
+    "__repr__": _repr,
+    "__str__": _repr,
+    "new_zeros": _new_factory(_C.zeros),
+    "new_ones": _new_factory(_C.ones),
+    "new_empty": _new_factory(_C.empty),
+    "new_full": _new_full,
+    "new_tensor": _new_tensor,
+    "type_as": _type_as,
+    "view_as": _view_as,
+    "reshape_as": _reshape_as,
+    "nonzero": _nonzero_method,
+    "is_floating_point": lambda self: self.dtype.is_floating_point,
+    "is_signed": lambda self: self.dtype.is_signed,
+}.items():
+    setattr(Tensor, _name, _fn)
+Tensor.__array_priority__ = 1000  # NumPy defers binary operators to Tensor
+Tensor.T = property(lambda self: self.permute(*reversed(range(self.dim()))))
+Tensor.mT = property(lambda self: self.transpose(-2, -1))
+Tensor.__module__ = "ember_tensor"
+
+
+# ---- the public namespace: every op of ops.yaml plus the hand-written ones ----
+
+_PRIVATE = {"Tensor", "dtype", "device", "Generator"}
+__all__ = ["Tensor", "dtype", "device", "Generator", "Size", "is_tensor", "numel", "nonzero",
+           "as_tensor", "set_printoptions", "get_printoptions"]
+for _name in dir(_C):
+    if _name.startswith("_") or _name in _PRIVATE or _name in globals():
+        continue
+    globals()[_name] = getattr(_C, _name)
+    __all__.append(_name)
+
+# PyTorch's dtype aliases (they shadow builtins in this namespace only, as in torch)
+_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "long": "int64",
+            "int": "int32", "short": "int16"}
+for _alias, _target in _ALIASES.items():
+    globals()[_alias] = getattr(_C, _target)
+    __all__.append(_alias)
+
+del _name, _fn, _alias, _target, _builtins

@@ -1,0 +1,332 @@
+// Binary elementwise ops: arithmetic, comparisons, logical and bitwise ops, where, clamp.
+#include <cmath>
+
+#include "ember/elementwise.h"
+
+namespace ember::ops {
+namespace {
+
+// The dtype both operands are converted to, and the operands converted.
+struct Promoted {
+  Tensor a, b;
+  ScalarType dtype;
+};
+Promoted promote(const Tensor& a, const Tensor& b) {
+  ScalarType t = result_type(a, b);
+  return {to_dtype(a, t), to_dtype(b, t), t};
+}
+
+template <typename T> inline bool is_zero(T v) { return v == T(0); }
+
+void check_int_divisor(const char* op, const Tensor& b) {
+  if (is_floating(b->dtype())) return;
+  bool zero = false;
+  dispatch_integral(b->dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    Tensor c = as_contiguous(b);
+    const T* p = c->data<T>();
+    for (int64_t i = 0; i < c->numel() && !zero; ++i) zero = is_zero(p[i]);
+  });
+  if (zero) throw ZeroDivisionError(message(op, ": integer division by zero"));
+}
+
+}  // namespace
+
+Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha, const Tensor& out) {
+  auto P = promote(self, other);
+  if (P.dtype == ScalarType::Bool && alpha.is_float()) {
+    throw std::runtime_error("add: for bool tensors alpha must be a bool or an integer");
+  }
+  if (!is_floating(P.dtype) && alpha.is_float()) {
+    throw std::runtime_error(message("add: for integral input tensors (", dtype_name(P.dtype),
+                                 "), argument alpha must not be a floating point number"));
+  }
+  const bool unit = alpha.to_double() == 1.0;
+  return map_binary("add", P.a, P.b, out, P.dtype, DispatchAll{}, [&](auto tag) {
+    using A = opmath_t<decltype(tag)>;
+    const A al = alpha.to<A>();
+    return [al, unit](A x, A y) -> A {
+      if constexpr (std::is_same_v<A, bool>) return x || (y && al);
+      else return unit ? static_cast<A>(x + y) : static_cast<A>(x + al * y);
+    };
+  });
+}
+
+Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha, const Tensor& out) {
+  auto P = promote(self, other);
+  if (P.dtype == ScalarType::Bool) {
+    throw std::runtime_error(
+        "sub: subtraction, the `-` operator, with two bool tensors is not supported; "
+        "use the `^` or `logical_xor()` operator instead");
+  }
+  if (!is_floating(P.dtype) && alpha.is_float()) {
+    throw std::runtime_error(message("sub: for integral input tensors (", dtype_name(P.dtype),
+                                 "), argument alpha must not be a floating point number"));
+  }
+  return map_binary("sub", P.a, P.b, out, P.dtype, DispatchNumeric{}, [&](auto tag) {
+    using A = opmath_t<decltype(tag)>;
+    const A al = alpha.to<A>();
+    return [al](A x, A y) -> A { return static_cast<A>(x - al * y); };
+  });
+}
+
+Tensor mul(const Tensor& self, const Tensor& other, const Tensor& out) {
+  auto P = promote(self, other);
+  return map_binary("mul", P.a, P.b, out, P.dtype, DispatchAll{}, [](auto tag) {
+    using A = opmath_t<decltype(tag)>;
+    return [](A x, A y) -> A {
+      if constexpr (std::is_same_v<A, bool>) return x && y;
+      else return static_cast<A>(x * y);
+    };
+  });
+}
+
+Tensor div(const Tensor& self, const Tensor& other, const std::optional<std::string>& rounding_mode,
+           const Tensor& out) {
+  if (rounding_mode && *rounding_mode != "trunc" && *rounding_mode != "floor") {
+    throw std::invalid_argument(message("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '",
+                                    *rounding_mode, "'"));
+  }
+  ScalarType t = result_type(self, other);
+  if (!rounding_mode) {
+    if (!is_floating(t)) t = default_float_dtype();
+    Tensor a = to_dtype(self, t), b = to_dtype(other, t);
+    return map_binary("div", a, b, out, t, DispatchFloat{}, [](auto tag) {
+      using A = opmath_t<decltype(tag)>;
+      return [](A x, A y) -> A { return x / y; };
+    });
+  }
+  if (t == ScalarType::Bool) t = ScalarType::Int64;
+  Tensor a = to_dtype(self, t), b = to_dtype(other, t);
+  const bool floor_mode = *rounding_mode == "floor";
+  const char* op = floor_mode ? "floor_divide" : "div";
+  check_int_divisor(op, b);
+  return map_binary(op, a, b, out, t, DispatchNumeric{}, [floor_mode](auto tag) {
+    using A = opmath_t<decltype(tag)>;
+    return [floor_mode](A x, A y) -> A {
+      if constexpr (std::is_floating_point_v<A>) {
+        if (y == 0) return x / y;  // inf or nan, as in PyTorch
+        A q = x / y;
+        if (floor_mode) {
+          // Python's floor division: compute from fmod so that exact results stay exact
+          A m = std::fmod(x, y);
+          A d = (x - m) / y;
+          if (m != 0 && ((y < 0) != (m < 0))) d -= 1;
+          A fd = std::floor(d);
+          if (d - fd > A(0.5)) fd += 1;
+          return d == 0 ? std::copysign(A(0), q) : fd;
+        }
+        return std::trunc(q);
+      } else {
+        if (y == -1) return static_cast<A>(A(0) - x);  // INT_MIN / -1 wraps instead of trapping
+        A q = static_cast<A>(x / y);
+        if (floor_mode && (x % y != 0) && ((x < 0) != (y < 0))) q -= 1;
+        return q;
+      }
+    };
+  });
+}
+
+Tensor floor_divide(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return div(self, other, std::string("floor"), out);
+}
+
+Tensor remainder(const Tensor& self, const Tensor& other, const Tensor& out) {
+  auto P = promote(self, other);
+  if (P.dtype == ScalarType::Bool) {
+    P.a = to_dtype(P.a, ScalarType::Int64);
+    P.b = to_dtype(P.b, ScalarType::Int64);
+    P.dtype = ScalarType::Int64;
+  }
+  check_int_divisor("remainder", P.b);
+  return map_binary("remainder", P.a, P.b, out, P.dtype, DispatchNumeric{}, [](auto tag) {
+    using A = opmath_t<decltype(tag)>;
+    return [](A x, A y) -> A {
+      if constexpr (std::is_floating_point_v<A>) {
+        A r = std::fmod(x, y);
+        if (r != 0 && ((r < 0) != (y < 0))) r += y;
+        return r;
+      } else {
+        if (y == -1) return 0;
+        A r = static_cast<A>(x % y);
+        if (r != 0 && ((r < 0) != (y < 0))) r = static_cast<A>(r + y);
+        return r;
+      }
+    };
+  });
+}
+
+Tensor pow(const Tensor& self, const Tensor& exponent, const Tensor& out) {
+  auto P = promote(self, exponent);
+  if (P.dtype == ScalarType::Bool) {
+    P.a = to_dtype(P.a, ScalarType::Int64);
+    P.b = to_dtype(P.b, ScalarType::Int64);
+    P.dtype = ScalarType::Int64;
+  }
+  if (!is_floating(P.dtype)) {
+    bool negative = false;
+    dispatch_numeric(P.dtype, "pow", [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_signed_v<T>) {
+        Tensor c = as_contiguous(P.b);
+        for (int64_t i = 0; i < c->numel() && !negative; ++i) negative = c->data<T>()[i] < 0;
+      }
+    });
+    if (negative) throw std::runtime_error("pow: integers to negative integer powers are not allowed");
+  }
+  return map_binary("pow", P.a, P.b, out, P.dtype, DispatchNumeric{}, [](auto tag) {
+    using A = opmath_t<decltype(tag)>;
+    return [](A x, A y) -> A {
+      if constexpr (std::is_floating_point_v<A>) {
+        if (y == A(2)) return x * x;
+        return std::pow(x, y);
+      } else {
+        using U = std::make_unsigned_t<A>;
+        U result = 1, base = static_cast<U>(x);
+        auto e = y;
+        while (e > 0) {  // wraps like PyTorch's integer pow
+          if (e & 1) result = static_cast<U>(result * base);
+          base = static_cast<U>(base * base);
+          e >>= 1;
+        }
+        return static_cast<A>(result);
+      }
+    };
+  });
+}
+
+#define EMBER_MINMAX(NAME, CMP)                                                               \
+  Tensor NAME(const Tensor& self, const Tensor& other, const Tensor& out) {                  \
+    auto P = promote(self, other);                                                            \
+    return map_binary(#NAME, P.a, P.b, out, P.dtype, DispatchAll{}, [](auto tag) {           \
+      using A = opmath_t<decltype(tag)>;                                                      \
+      return [](A x, A y) -> A {                                                              \
+        if constexpr (std::is_floating_point_v<A>) {                                          \
+          if (std::isnan(x) || std::isnan(y)) return x + y;                                   \
+        }                                                                                     \
+        return (x CMP y) ? x : y;                                                             \
+      };                                                                                      \
+    });                                                                                       \
+  }
+EMBER_MINMAX(maximum, >)
+EMBER_MINMAX(minimum, <)
+#undef EMBER_MINMAX
+
+Tensor max_other(const Tensor& self, const Tensor& other) { return maximum(self, other, Tensor()); }
+Tensor min_other(const Tensor& self, const Tensor& other) { return minimum(self, other, Tensor()); }
+
+#define EMBER_COMPARE(NAME, OP)                                                               \
+  Tensor NAME(const Tensor& self, const Tensor& other, const Tensor& out) {                  \
+    auto P = promote(self, other);                                                            \
+    return map_binary(#NAME, P.a, P.b, out, ScalarType::Bool, DispatchAll{}, [](auto tag) {  \
+      using A = opmath_t<decltype(tag)>;                                                      \
+      return [](A x, A y) -> bool { return x OP y; };                                         \
+    });                                                                                       \
+  }
+EMBER_COMPARE(eq, ==)
+EMBER_COMPARE(ne, !=)
+EMBER_COMPARE(lt, <)
+EMBER_COMPARE(le, <=)
+EMBER_COMPARE(gt, >)
+EMBER_COMPARE(ge, >=)
+#undef EMBER_COMPARE
+
+#define EMBER_LOGICAL(NAME, EXPR)                                                             \
+  Tensor NAME(const Tensor& self, const Tensor& other, const Tensor& out) {                  \
+    auto P = promote(self, other);                                                            \
+    return map_binary(#NAME, P.a, P.b, out, ScalarType::Bool, DispatchAll{}, [](auto tag) {  \
+      using A = opmath_t<decltype(tag)>;                                                      \
+      return [](A x, A y) -> bool {                                                           \
+        const bool a = x != A(0), b = y != A(0);                                              \
+        return EXPR;                                                                          \
+      };                                                                                      \
+    });                                                                                       \
+  }
+EMBER_LOGICAL(logical_and, a && b)
+EMBER_LOGICAL(logical_or, a || b)
+EMBER_LOGICAL(logical_xor, a != b)
+#undef EMBER_LOGICAL
+
+#define EMBER_BITWISE(NAME, OP)                                                               \
+  Tensor NAME(const Tensor& self, const Tensor& other, const Tensor& out) {                  \
+    auto P = promote(self, other);                                                            \
+    return map_binary(#NAME, P.a, P.b, out, P.dtype, DispatchIntegral{}, [](auto tag) {      \
+      using A = opmath_t<decltype(tag)>;                                                      \
+      return [](A x, A y) -> A { return static_cast<A>(x OP y); };                            \
+    });                                                                                       \
+  }
+EMBER_BITWISE(bitwise_and, &)
+EMBER_BITWISE(bitwise_or, |)
+EMBER_BITWISE(bitwise_xor, ^)
+#undef EMBER_BITWISE
+
+Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other, const Tensor& out) {
+  if (condition->dtype() != ScalarType::Bool && condition->dtype() != ScalarType::UInt8) {
+    throw std::runtime_error(message("where: expected condition to be a bool tensor, got ",
+                                 dtype_name(condition->dtype())));
+  }
+  auto P = promote(input, other);
+  Shape shape = broadcast_shapes(broadcast_shapes(condition->sizes(), P.a->sizes(), "where"),
+                                 P.b->sizes(), "where");
+  Tensor res = elementwise_out(out, shape, P.dtype);
+  if (res->numel() > 0) {
+    Tensor c = to_dtype(expand_to(condition, shape, "where"), ScalarType::Bool);
+    Tensor a = expand_to(P.a, shape, "where"), b = expand_to(P.b, shape, "where");
+    auto L = make_loop<4>(shape, {res.get(), c.get(), a.get(), b.get()});
+    dispatch_all(P.dtype, "where", [&](auto tag) {
+      using T = decltype(tag);
+      for_each_strided<4>(L, [](char** p, const int64_t* s, int64_t n) {
+        for (int64_t i = 0; i < n; ++i) {
+          const bool cv = *reinterpret_cast<const bool*>(p[1] + i * s[1]);
+          *reinterpret_cast<T*>(p[0] + i * s[0]) =
+              *reinterpret_cast<const T*>(p[cv ? 2 : 3] + i * s[cv ? 2 : 3]);
+        }
+      });
+    });
+  }
+  return finish_out("where", out, res);
+}
+
+Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max, const Tensor& out) {
+  if (!min && !max) throw std::runtime_error("clamp: at least one of 'min' or 'max' must not be None");
+  ScalarType t = result_type({self.get(), min.get(), max.get()});
+  if (out && !is_floating(out->dtype()) && is_floating(t) && out == self) {
+    throw std::runtime_error(message("clamp_: result type ", dtype_name(t),
+                                 " can't be cast to the desired output type ", dtype_name(self->dtype())));
+  }
+  Tensor x = to_dtype(self, t);
+  Tensor lo = min ? to_dtype(min, t) : Tensor(), hi = max ? to_dtype(max, t) : Tensor();
+  Shape shape = x->sizes();
+  if (lo) shape = broadcast_shapes(shape, lo->sizes(), "clamp");
+  if (hi) shape = broadcast_shapes(shape, hi->sizes(), "clamp");
+  Tensor res = elementwise_out(out, shape, t);
+  if (res->numel() > 0) {
+    // a missing bound is replaced by the tensor itself, which never clamps
+    Tensor ex = expand_to(x, shape, "clamp");
+    Tensor el = lo ? expand_to(lo, shape, "clamp") : ex, eh = hi ? expand_to(hi, shape, "clamp") : ex;
+    auto L = make_loop<4>(shape, {res.get(), ex.get(), el.get(), eh.get()});
+    dispatch_numeric(t, "clamp", [&](auto tag) {
+      using T = decltype(tag);
+      using A = opmath_t<T>;
+      for_each_strided<4>(L, [](char** p, const int64_t* s, int64_t n) {
+        for (int64_t i = 0; i < n; ++i) {
+          A v = static_cast<A>(*reinterpret_cast<const T*>(p[1] + i * s[1]));
+          A l = static_cast<A>(*reinterpret_cast<const T*>(p[2] + i * s[2]));
+          A h = static_cast<A>(*reinterpret_cast<const T*>(p[3] + i * s[3]));
+          A r = v;
+          if constexpr (std::is_floating_point_v<A>) {
+            if (std::isnan(l)) r = l;
+            else if (std::isnan(h)) r = h;
+            else if (!std::isnan(v)) r = std::min(std::max(v, l), h);
+          } else {
+            r = std::min(std::max(v, l), h);
+          }
+          *reinterpret_cast<T*>(p[0] + i * s[0]) = static_cast<T>(r);
+        }
+      });
+    });
+  }
+  return finish_out("clamp", out, res);
+}
+
+}  // namespace ember::ops

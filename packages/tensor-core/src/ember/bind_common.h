@@ -1,0 +1,181 @@
+// What the generated bindings need: type casters for Ember types, result wrapping, the
+// autograd hook, GIL release. Included only by binding translation units.
+#pragma once
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "ember/generator.h"
+#include "ember/tensor.h"
+
+namespace py = pybind11;
+
+namespace ember {
+
+using TensorClass = py::class_<TensorImpl, std::shared_ptr<TensorImpl>>;
+
+// A Tensor argument that also accepts Python numbers (as weak, wrapped 0-d tensors).
+struct Operand {
+  Tensor t;
+};
+
+// Python-side dtype and device objects.
+struct DTypeObject {
+  ScalarType type;
+};
+struct DeviceObject {
+  Device device;
+};
+
+PyObject* dtype_object(ScalarType t);  // borrowed reference to the singleton
+Device parse_device(py::handle h);     // "cpu", "cuda:0", device objects; ValueError otherwise
+bool scalar_from_python(py::handle h, Scalar& out);
+
+// Releases the GIL for ops that touch many elements.
+class MaybeNoGil {
+ public:
+  explicit MaybeNoGil(int64_t work) {
+    if (work >= 16384) state_ = PyEval_SaveThread();
+  }
+  ~MaybeNoGil() {
+    if (state_) PyEval_RestoreThread(state_);
+  }
+  MaybeNoGil(const MaybeNoGil&) = delete;
+  MaybeNoGil& operator=(const MaybeNoGil&) = delete;
+
+ private:
+  PyThreadState* state_ = nullptr;
+};
+
+inline int64_t list_numel(const std::vector<Tensor>& ts) {
+  int64_t n = 0;
+  for (auto& t : ts) n += t->numel();
+  return n;
+}
+inline bool needs_grad(const Tensor& t) { return t && t->requires_grad; }
+inline bool any_requires_grad(const std::vector<Tensor>& ts) {
+  for (auto& t : ts)
+    if (t->requires_grad) return true;
+  return false;
+}
+inline void bump_version(const Tensor& t) { t->storage()->bump_version(); }
+
+// The autograd provider's hook: hook(op_name, kind, args, result) with kind one of
+// "function", "inplace", "out". Called only when an input requires grad.
+bool autograd_hook_installed();
+void call_autograd_hook(const char* op, const char* kind, py::tuple args, py::object result);
+
+void check_dtypes(const char* op, const Tensor& t, uint32_t mask);
+
+// Shapes given as x.view(2, 3) or x.view((2, 3)).
+Shape shape_from_varargs(const char* op, const char* arg, const py::args& args);
+
+py::object wrap_result(const char* op, const Tensor& t);
+py::object wrap_result(const char* op, const std::vector<Tensor>& ts);
+py::object wrap_result(const char* op, const std::tuple<Tensor, Tensor>& ts);
+py::object wrap_result(const char* op, const Scalar& s);
+py::object wrap_result(const char* op, int64_t v);
+py::object wrap_result(const char* op, bool v);
+
+}  // namespace ember
+
+namespace pybind11::detail {
+
+template <> struct type_caster<ember::Scalar> {
+  PYBIND11_TYPE_CASTER(ember::Scalar, const_name("float"));
+  bool load(handle src, bool) { return ember::scalar_from_python(src, value); }
+  static handle cast(const ember::Scalar& s, return_value_policy, handle) {
+    if (s.is_float()) return PyFloat_FromDouble(s.d);
+    if (s.is_bool()) return handle(s.i ? Py_True : Py_False).inc_ref();
+    return PyLong_FromLongLong(s.i);
+  }
+};
+
+template <> struct type_caster<ember::Operand> {
+  PYBIND11_TYPE_CASTER(ember::Operand, const_name("Tensor | float"));
+  bool load(handle src, bool convert) {
+    make_caster<ember::Tensor> tc;
+    if (tc.load(src, convert)) {
+      value.t = cast_op<ember::Tensor>(tc);
+      return true;
+    }
+    ember::Scalar s;
+    if (!ember::scalar_from_python(src, s)) return false;
+    value.t = ember::wrapped_scalar(s);
+    return true;
+  }
+  static handle cast(const ember::Operand& o, return_value_policy p, handle h) {
+    return make_caster<ember::Tensor>::cast(o.t, p, h);
+  }
+};
+
+// int[] arguments: an int or a sequence of ints (not a str, not floats).
+template <> struct type_caster<std::vector<int64_t>> {
+  PYBIND11_TYPE_CASTER(std::vector<int64_t>, const_name("Sequence[int]"));
+  bool load(handle src, bool) {
+    value.clear();
+    if (PyLong_Check(src.ptr()) && !PyBool_Check(src.ptr())) {
+      value.push_back(PyLong_AsLongLong(src.ptr()));
+      return !PyErr_Occurred();
+    }
+    if (!PySequence_Check(src.ptr()) || PyUnicode_Check(src.ptr()) || PyBytes_Check(src.ptr())) return false;
+    // tensors are sequences too, but a shape is never given as a tensor with a dtype check here
+    Py_ssize_t n = PySequence_Size(src.ptr());
+    if (n < 0) { PyErr_Clear(); return false; }
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      object item = reinterpret_steal<object>(PySequence_GetItem(src.ptr(), i));
+      if (!item) { PyErr_Clear(); return false; }
+      if (PyBool_Check(item.ptr()) || PyFloat_Check(item.ptr())) return false;
+      PyObject* idx = PyNumber_Index(item.ptr());
+      if (!idx) { PyErr_Clear(); return false; }
+      value.push_back(PyLong_AsLongLong(idx));
+      Py_DECREF(idx);
+    }
+    return true;
+  }
+  static handle cast(const std::vector<int64_t>& v, return_value_policy, handle) {
+    PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(v.size()));
+    for (size_t i = 0; i < v.size(); ++i) PyTuple_SET_ITEM(t, i, PyLong_FromLongLong(v[i]));
+    return t;
+  }
+};
+
+template <> struct type_caster<ember::ScalarType> {
+  PYBIND11_TYPE_CASTER(ember::ScalarType, const_name("dtype"));
+  bool load(handle src, bool) {
+    if (src.ptr() == reinterpret_cast<PyObject*>(&PyFloat_Type)) { value = ember::ScalarType::Float64; return true; }
+    if (src.ptr() == reinterpret_cast<PyObject*>(&PyLong_Type)) { value = ember::ScalarType::Int64; return true; }
+    if (src.ptr() == reinterpret_cast<PyObject*>(&PyBool_Type)) { value = ember::ScalarType::Bool; return true; }
+    make_caster<ember::DTypeObject> c;
+    if (!c.load(src, false)) return false;
+    value = cast_op<ember::DTypeObject&>(c).type;
+    return true;
+  }
+  static handle cast(ember::ScalarType t, return_value_policy, handle) {
+    return handle(ember::dtype_object(t)).inc_ref();
+  }
+};
+
+template <> struct type_caster<ember::Device> {
+  PYBIND11_TYPE_CASTER(ember::Device, const_name("device"));
+  bool load(handle src, bool) {
+    if (!PyUnicode_Check(src.ptr())) {
+      make_caster<ember::DeviceObject> c;
+      if (!c.load(src, false)) return false;
+      value = cast_op<ember::DeviceObject&>(c).device;
+      return true;
+    }
+    value = ember::parse_device(src);
+    return true;
+  }
+  static handle cast(const ember::Device& d, return_value_policy, handle) {
+    return make_caster<ember::DeviceObject>::cast(ember::DeviceObject{d}, return_value_policy::move, handle());
+  }
+};
+
+}  // namespace pybind11::detail

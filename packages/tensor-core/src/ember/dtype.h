@@ -1,0 +1,249 @@
+// Scalar types, their C++ representations, promotion rules and dispatch.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+namespace ember {
+
+// Order matters: it is used by the promotion table and by the Python dtype objects.
+enum class ScalarType : int8_t {
+  Bool = 0,
+  UInt8,
+  Int8,
+  Int16,
+  Int32,
+  Int64,
+  Float16,
+  BFloat16,
+  Float32,
+  Float64,
+  Undefined,
+};
+constexpr int kNumScalarTypes = 10;
+
+// IEEE 754 binary16 storage type; arithmetic goes through float.
+struct Half {
+  uint16_t bits = 0;
+  Half() = default;
+  Half(float f) : bits(from_float(f)) {}  // NOLINT(implicit)
+  operator float() const { return to_float(bits); }  // NOLINT(implicit)
+
+  static uint16_t from_float(float f) {
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    const uint32_t sign = (x >> 16) & 0x8000u;
+    const uint32_t abs = x & 0x7fffffffu;
+    if (abs >= 0x7f800000u) {  // inf or nan
+      return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
+    }
+    if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
+    if (abs < 0x38800000u) {  // subnormal or zero in half
+      // add 0.5 in the half subnormal scale and let the FPU round to nearest even
+      float af;
+      std::memcpy(&af, &abs, 4);
+      af += 0.5f;
+      uint32_t r;
+      std::memcpy(&r, &af, 4);
+      return static_cast<uint16_t>(sign | (r - 0x3f000000u));
+    }
+    const uint32_t mant_odd = (abs >> 13) & 1u;
+    uint32_t r = abs + 0xc8000fffu + mant_odd;  // rebias exponent and round to nearest even
+    return static_cast<uint16_t>(sign | (r >> 13));
+  }
+  static float to_float(uint16_t h) {
+    const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+    const uint32_t exp = (h >> 10) & 0x1fu;
+    const uint32_t mant = h & 0x3ffu;
+    uint32_t out;
+    if (exp == 0) {
+      if (mant == 0) {
+        out = sign;
+      } else {  // subnormal: value = mant * 2^-24
+        float v = static_cast<float>(mant) * 5.9604644775390625e-08f;
+        std::memcpy(&out, &v, 4);
+        out |= sign;
+      }
+    } else if (exp == 31) {
+      out = sign | 0x7f800000u | (mant << 13);
+    } else {
+      out = sign | ((exp + 112u) << 23) | (mant << 13);
+    }
+    float f;
+    std::memcpy(&f, &out, 4);
+    return f;
+  }
+};
+
+// bfloat16: the upper half of a float32, rounded to nearest even.
+struct BFloat16 {
+  uint16_t bits = 0;
+  BFloat16() = default;
+  BFloat16(float f) : bits(from_float(f)) {}  // NOLINT(implicit)
+  operator float() const {  // NOLINT(implicit)
+    uint32_t x = static_cast<uint32_t>(bits) << 16;
+    float f;
+    std::memcpy(&f, &x, 4);
+    return f;
+  }
+  static uint16_t from_float(float f) {
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet nan
+    const uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);
+    return static_cast<uint16_t>((x + rounding) >> 16);
+  }
+};
+
+// The type arithmetic is carried out in: float for the 16-bit floats, the type itself otherwise.
+template <typename T> struct OpMath { using type = T; };
+template <> struct OpMath<Half> { using type = float; };
+template <> struct OpMath<BFloat16> { using type = float; };
+template <typename T> using opmath_t = typename OpMath<T>::type;
+
+template <typename T> constexpr bool is_float_v =
+    std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
+template <ScalarType S> struct CppType;
+template <> struct CppType<ScalarType::Bool> { using type = bool; };
+template <> struct CppType<ScalarType::UInt8> { using type = uint8_t; };
+template <> struct CppType<ScalarType::Int8> { using type = int8_t; };
+template <> struct CppType<ScalarType::Int16> { using type = int16_t; };
+template <> struct CppType<ScalarType::Int32> { using type = int32_t; };
+template <> struct CppType<ScalarType::Int64> { using type = int64_t; };
+template <> struct CppType<ScalarType::Float16> { using type = Half; };
+template <> struct CppType<ScalarType::BFloat16> { using type = BFloat16; };
+template <> struct CppType<ScalarType::Float32> { using type = float; };
+template <> struct CppType<ScalarType::Float64> { using type = double; };
+
+template <typename T> constexpr ScalarType scalar_type_of();
+template <> constexpr ScalarType scalar_type_of<bool>() { return ScalarType::Bool; }
+template <> constexpr ScalarType scalar_type_of<uint8_t>() { return ScalarType::UInt8; }
+template <> constexpr ScalarType scalar_type_of<int8_t>() { return ScalarType::Int8; }
+template <> constexpr ScalarType scalar_type_of<int16_t>() { return ScalarType::Int16; }
+template <> constexpr ScalarType scalar_type_of<int32_t>() { return ScalarType::Int32; }
+template <> constexpr ScalarType scalar_type_of<int64_t>() { return ScalarType::Int64; }
+template <> constexpr ScalarType scalar_type_of<Half>() { return ScalarType::Float16; }
+template <> constexpr ScalarType scalar_type_of<BFloat16>() { return ScalarType::BFloat16; }
+template <> constexpr ScalarType scalar_type_of<float>() { return ScalarType::Float32; }
+template <> constexpr ScalarType scalar_type_of<double>() { return ScalarType::Float64; }
+
+size_t itemsize(ScalarType t);
+const char* dtype_name(ScalarType t);  // "float32", "int64", ...
+inline bool is_floating(ScalarType t) {
+  return t == ScalarType::Float16 || t == ScalarType::BFloat16 || t == ScalarType::Float32 ||
+         t == ScalarType::Float64;
+}
+inline bool is_integral(ScalarType t, bool include_bool) {
+  return (t >= ScalarType::UInt8 && t <= ScalarType::Int64) || (include_bool && t == ScalarType::Bool);
+}
+// bool < integer < floating, used by PyTorch's promotion of scalars and 0-d tensors.
+inline int category(ScalarType t) { return t == ScalarType::Bool ? 0 : (is_floating(t) ? 2 : 1); }
+
+ScalarType promote_types(ScalarType a, ScalarType b);
+// Whether a result of type `from` may be written into an output of type `to` (PyTorch's canCast).
+bool can_cast(ScalarType from, ScalarType to);
+
+ScalarType default_float_dtype();
+void set_default_float_dtype(ScalarType t);
+
+// dispatch_*(dtype, op, f) call f(T{}) with T the C++ type of `dtype`; a dtype outside the
+// family raises TypeError naming the op.
+[[noreturn]] void throw_dtype_unsupported(const char* op, ScalarType t, const char* family);
+
+#define EMBER_DTYPE_CASE(S) \
+  case ScalarType::S:       \
+    return f(typename CppType<ScalarType::S>::type{});
+
+// All ten dtypes.
+template <typename F> decltype(auto) dispatch_all(ScalarType t, const char* op, F&& f) {
+  switch (t) {
+    EMBER_DTYPE_CASE(Bool)
+    EMBER_DTYPE_CASE(UInt8)
+    EMBER_DTYPE_CASE(Int8)
+    EMBER_DTYPE_CASE(Int16)
+    EMBER_DTYPE_CASE(Int32)
+    EMBER_DTYPE_CASE(Int64)
+    EMBER_DTYPE_CASE(Float16)
+    EMBER_DTYPE_CASE(BFloat16)
+    EMBER_DTYPE_CASE(Float32)
+    EMBER_DTYPE_CASE(Float64)
+    default:
+      throw_dtype_unsupported(op, t, "any");
+  }
+}
+
+// Everything but bool.
+template <typename F> decltype(auto) dispatch_numeric(ScalarType t, const char* op, F&& f) {
+  switch (t) {
+    EMBER_DTYPE_CASE(UInt8)
+    EMBER_DTYPE_CASE(Int8)
+    EMBER_DTYPE_CASE(Int16)
+    EMBER_DTYPE_CASE(Int32)
+    EMBER_DTYPE_CASE(Int64)
+    EMBER_DTYPE_CASE(Float16)
+    EMBER_DTYPE_CASE(BFloat16)
+    EMBER_DTYPE_CASE(Float32)
+    EMBER_DTYPE_CASE(Float64)
+    default:
+      throw_dtype_unsupported(op, t, "numeric");
+  }
+}
+
+// Floating types only.
+template <typename F> decltype(auto) dispatch_float(ScalarType t, const char* op, F&& f) {
+  switch (t) {
+    EMBER_DTYPE_CASE(Float16)
+    EMBER_DTYPE_CASE(BFloat16)
+    EMBER_DTYPE_CASE(Float32)
+    EMBER_DTYPE_CASE(Float64)
+    default:
+      throw_dtype_unsupported(op, t, "floating point");
+  }
+}
+
+// Integer types and bool.
+template <typename F> decltype(auto) dispatch_integral(ScalarType t, const char* op, F&& f) {
+  switch (t) {
+    EMBER_DTYPE_CASE(Bool)
+    EMBER_DTYPE_CASE(UInt8)
+    EMBER_DTYPE_CASE(Int8)
+    EMBER_DTYPE_CASE(Int16)
+    EMBER_DTYPE_CASE(Int32)
+    EMBER_DTYPE_CASE(Int64)
+    default:
+      throw_dtype_unsupported(op, t, "integral or bool");
+  }
+}
+#undef EMBER_DTYPE_CASE
+
+// Value conversion between any two element types (through opmath for 16-bit floats).
+template <typename To, typename From> inline To convert(From v) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return static_cast<opmath_t<From>>(v) != static_cast<opmath_t<From>>(0);
+  } else if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) {
+    return To(static_cast<float>(static_cast<opmath_t<From>>(v)));
+  } else if constexpr (std::is_integral_v<To> && is_float_v<From>) {
+    // float -> int: truncation; out-of-range values are undefined in C++, so saturate NaN to 0.
+    double d = static_cast<double>(static_cast<opmath_t<From>>(v));
+    if (std::isnan(d)) return To(0);
+    if constexpr (std::is_same_v<To, uint8_t>) {
+      // PyTorch wraps modulo 256 through int64 for negative values.
+      return static_cast<To>(static_cast<int64_t>(d));
+    } else {
+      if (d >= 9.2233720368547758e18) return std::numeric_limits<To>::max();
+      if (d <= -9.2233720368547758e18) return std::numeric_limits<To>::min();
+      return static_cast<To>(static_cast<int64_t>(d));
+    }
+  } else {
+    return static_cast<To>(static_cast<opmath_t<From>>(v));
+  }
+}
+
+}  // namespace ember

@@ -1,0 +1,354 @@
+// The ember_tensor._C module: the Tensor class's hand-written members (attributes,
+// conversion, interop) and module-level functions. Ops come from the generated bind_ops_*.
+#include <pybind11/numpy.h>
+
+#include <chrono>
+
+#include "ember/bind_common.h"
+#include "ember/ops_util.h"
+#include "ember/parallel.h"
+
+namespace ember {
+
+// generated (bind_ops_<k>.cpp)
+void bind_ops_0(py::module_&, TensorClass&);
+void bind_ops_1(py::module_&, TensorClass&);
+void bind_ops_2(py::module_&, TensorClass&);
+void bind_ops_3(py::module_&, TensorClass&);
+// python_support.cpp
+void register_dtype_objects(py::module_& m);
+void set_autograd_hook(py::object hook);
+py::object get_autograd_hook();
+// python_interop.cpp
+py::object to_dlpack(const Tensor&, py::object, py::object, py::object, py::object);
+Tensor from_dlpack(py::object obj);
+Tensor from_numpy(py::array arr);
+py::object to_numpy(const Tensor& self, bool force);
+Tensor tensor_from_data(py::handle data, std::optional<ScalarType> dtype);
+py::object item(const Tensor& self);
+py::object tolist(const Tensor& self);
+// python_indexing.cpp: __getitem__ / __setitem__
+void bind_indexing(TensorClass& cls);
+__attribute__((weak)) void bind_indexing(TensorClass&) {}
+// linalg: keeps BLAS threads in step with ours
+void set_blas_num_threads(int n);
+__attribute__((weak)) void set_blas_num_threads(int) {}
+
+namespace {
+
+py::object g_size_type;  // ember_tensor.Size, registered from Python
+
+py::object make_size(const Shape& s) {
+  py::tuple t(s.size());
+  for (size_t i = 0; i < s.size(); ++i) t[i] = py::int_(s[i]);
+  if (g_size_type) return g_size_type(t);
+  return std::move(t);
+}
+
+Tensor detach(const Tensor& self) {
+  return make_view(self, self->sizes(), self->strides(), self->offset());
+}
+
+// Tensor.to(dtype) / to(device) / to(device, dtype) / to(other) with dtype=, device=, copy=.
+py::object tensor_to(py::object py_self, py::args args, py::kwargs kwargs) {
+  Tensor self = py_self.cast<Tensor>();
+  std::optional<ScalarType> dtype;
+  std::optional<Device> device;
+  bool copy = false;
+  auto take = [&](py::handle a) {
+    py::detail::make_caster<ScalarType> dc;
+    if (dc.load(a, false) && !PyUnicode_Check(a.ptr())) { dtype = py::detail::cast_op<ScalarType>(dc); return; }
+    py::detail::make_caster<Tensor> tc;
+    if (tc.load(a, false)) {
+      Tensor o = py::detail::cast_op<Tensor>(tc);
+      dtype = o->dtype();
+      device = o->device();
+      return;
+    }
+    py::detail::make_caster<Device> vc;
+    if (vc.load(a, false)) { device = py::detail::cast_op<Device>(vc); return; }
+    throw TypeError(message("to() received an invalid combination of arguments: got ", Py_TYPE(a.ptr())->tp_name,
+                            "; expected a dtype, a device (or device string) or a tensor"));
+  };
+  for (auto a : args) {
+    if (PyBool_Check(a.ptr())) continue;  // legacy non_blocking positional
+    take(a);
+  }
+  for (auto kv : kwargs) {
+    std::string k = py::str(kv.first);
+    if (k == "dtype") { if (!kv.second.is_none()) dtype = kv.second.cast<ScalarType>(); }
+    else if (k == "device") { if (!kv.second.is_none()) device = kv.second.cast<Device>(); }
+    else if (k == "copy") copy = kv.second.cast<bool>();
+    else if (k == "non_blocking" || k == "memory_format") continue;
+    else throw TypeError(message("to() got an unexpected keyword argument '", k, "'"));
+  }
+  if (device && device->type != DeviceType::CPU) {
+    throw std::runtime_error(message("to: device ", device->str(), " is not available in this build of ember"));
+  }
+  ScalarType target = dtype.value_or(self->dtype());
+  if (target == self->dtype() && !copy) return py_self;
+  Tensor out = ember::empty(self->sizes(), target);
+  copy_into(out, self);
+  py::object res = py::cast(out);
+  if (autograd_hook_installed() && self->requires_grad) {
+    call_autograd_hook("to", "function", py::make_tuple(py_self, py::cast(target)), res);
+  }
+  return res;
+}
+
+int64_t dim_arg(const Tensor& t, int64_t d, const char* op) {
+  if (t->dim() == 0) throw IndexError(message(op, ": dimension specified as ", d, " but tensor has no dimensions"));
+  return wrap_dim(d, t->dim(), op);
+}
+
+}  // namespace
+
+void bind_tensor_class(py::module_& m, TensorClass& cls) {
+  cls.def_property_readonly("shape", [](const Tensor& t) { return make_size(t->sizes()); })
+      .def("size", [](const Tensor& t, py::object dim) -> py::object {
+        if (dim.is_none()) return make_size(t->sizes());
+        return py::int_(t->sizes()[dim_arg(t, dim.cast<int64_t>(), "size")]);
+      }, py::arg("dim") = py::none())
+      .def("stride", [](const Tensor& t, py::object dim) -> py::object {
+        if (dim.is_none()) return py::cast(t->strides());
+        return py::int_(t->strides()[dim_arg(t, dim.cast<int64_t>(), "stride")]);
+      }, py::arg("dim") = py::none())
+      .def_property_readonly("dtype", [](const Tensor& t) { return t->dtype(); })
+      .def_property_readonly("device", [](const Tensor& t) { return t->device(); })
+      .def_property_readonly("ndim", [](const Tensor& t) { return t->dim(); })
+      .def_property_readonly("is_cpu", [](const Tensor& t) { return t->device().type == DeviceType::CPU; })
+      .def_property_readonly("is_cuda", [](const Tensor& t) { return t->device().type == DeviceType::CUDA; })
+      .def("dim", [](const Tensor& t) { return t->dim(); })
+      .def("ndimension", [](const Tensor& t) { return t->dim(); })
+      .def("numel", [](const Tensor& t) { return t->numel(); })
+      .def("nelement", [](const Tensor& t) { return t->numel(); })
+      .def("element_size", [](const Tensor& t) { return t->itemsize(); })
+      .def("storage_offset", [](const Tensor& t) { return t->offset(); })
+      .def("is_contiguous", [](const Tensor& t, py::object) { return t->is_contiguous(); },
+           py::arg("memory_format") = py::none())
+      .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->data_ptr()); })
+      .def("_storage_data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->storage()->data()); })
+      .def("_storage_nbytes", [](const Tensor& t) { return t->storage()->nbytes(); })
+      .def("_is_view_of", [](const Tensor& t, const Tensor& o) { return t->storage() == o->storage(); })
+      .def_property_readonly("_version", [](const Tensor& t) { return t->storage()->version(); })
+      .def("_bump_version", [](const Tensor& t) { t->storage()->bump_version(); })
+      // ---- autograd slots (meaning given by the autograd provider) ----
+      .def_property("requires_grad", [](const Tensor& t) { return t->requires_grad; },
+                    [](const Tensor& t, bool v) {
+                      if (!v && t->grad_fn.get()) {
+                        throw std::runtime_error("you can only change requires_grad flags of leaf variables. If you "
+                                                 "want to use a computed variable in a subgraph that doesn't require "
+                                                 "differentiation use var_no_grad = var.detach().");
+                      }
+                      set_requires_grad(t, v);
+                    })
+      .def("requires_grad_", [](py::object self, bool v) {
+        Tensor t = self.cast<Tensor>();
+        if (!v && t->grad_fn.get()) throw std::runtime_error("you can only change requires_grad flags of leaf variables.");
+        set_requires_grad(t, v);
+        return self;
+      }, py::arg("requires_grad") = true)
+      .def_property("grad", [](const Tensor& t) -> py::object {
+        return t->grad.get() ? py::reinterpret_borrow<py::object>(t->grad.get()) : py::none();
+      }, [](const Tensor& t, py::object g) {
+        if (!g.is_none()) {
+          Tensor gt = g.cast<Tensor>();
+          if (gt->sizes() != t->sizes()) {
+            throw std::runtime_error(message("assigned grad has data of a different size: ", shape_str(gt->sizes()),
+                                             " vs ", shape_str(t->sizes())));
+          }
+          if (gt->dtype() != t->dtype()) {
+            throw TypeError(message("assigned grad has data of a different type: ", dtype_name(gt->dtype()), " vs ",
+                                    dtype_name(t->dtype())));
+          }
+        }
+        t->grad.set(g.is_none() ? nullptr : g.ptr());
+      })
+      .def_property_readonly("grad_fn", [](const Tensor& t) -> py::object {
+        return t->grad_fn.get() ? py::reinterpret_borrow<py::object>(t->grad_fn.get()) : py::none();
+      })
+      .def("_set_grad_fn", [](const Tensor& t, py::object fn) {
+        if (!autograd_hook_installed()) throw std::runtime_error("_set_grad_fn: no autograd provider is installed");
+        t->grad_fn.set(fn.is_none() ? nullptr : fn.ptr());
+        if (!fn.is_none()) t->requires_grad = true;
+      })
+      .def_property("_autograd_meta", [](const Tensor& t) -> py::object {
+        return t->autograd_meta.get() ? py::reinterpret_borrow<py::object>(t->autograd_meta.get()) : py::none();
+      }, [](const Tensor& t, py::object o) { t->autograd_meta.set(o.is_none() ? nullptr : o.ptr()); })
+      .def_property_readonly("is_leaf", [](const Tensor& t) { return t->grad_fn.get() == nullptr; })
+      .def("detach", &detach, "A new tensor sharing storage with self, outside any autograd graph.")
+      .def("detach_", [](py::object self) {
+        Tensor t = self.cast<Tensor>();
+        t->grad_fn.set(nullptr);
+        t->requires_grad = false;
+        return self;
+      })
+      .def_property("data", &detach, [](const Tensor& t, const Tensor& src) {
+        t->set_storage(src->storage(), src->sizes(), src->strides(), src->offset());
+        if (src->dtype() != t->dtype()) throw TypeError("data: assigning data of a different dtype is not supported");
+      })
+      // ---- conversion ----
+      .def("to", &tensor_to)
+      .def("cpu", [](py::object self) { return self; })
+      .def("item", &item)
+      .def("tolist", &tolist)
+      .def("numpy", &to_numpy, py::kw_only(), py::arg("force") = false)
+      .def("__dlpack__", &to_dlpack, py::kw_only(), py::arg("stream") = py::none(),
+           py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
+      .def("__dlpack_device__", [](const Tensor&) { return py::make_tuple(1, 0); })
+      .def("__len__", [](const Tensor& t) {
+        if (t->dim() == 0) throw TypeError("len() of a 0-d tensor");
+        return t->sizes()[0];
+      })
+      .def("__bool__", [](const Tensor& t) {
+        if (t->numel() != 1) {
+          throw std::runtime_error(message("Boolean value of Tensor with ", t->numel() == 0 ? "no values" : "more than one value",
+                                           " is ambiguous"));
+        }
+        return item(t).cast<bool>();
+      })
+      .def("__float__", [](const Tensor& t) { return item(t).cast<double>(); })
+      .def("__int__", [](const Tensor& t) { return py::int_(item(t)); })
+      .def("__index__", [](const Tensor& t) {
+        if (!is_integral(t->dtype(), true) || t->numel() != 1) {
+          throw TypeError("only integer tensors of a single element can be converted to an index");
+        }
+        return item(t).cast<int64_t>();
+      })
+      .def("__hash__", [](py::object self) { return reinterpret_cast<intptr_t>(self.ptr()); });
+
+  m.def("tensor", [](py::handle data, std::optional<ScalarType> dtype, std::optional<Device> device,
+                     bool requires_grad) {
+    if (device && device->type != DeviceType::CPU) {
+      throw std::runtime_error(message("tensor: device ", device->str(), " is not available in this build of ember"));
+    }
+    Tensor t = tensor_from_data(data, dtype);
+    if (requires_grad) set_requires_grad(t, true);
+    return t;
+  }, py::arg("data"), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
+        py::arg("requires_grad") = false,
+        "A new tensor holding a copy of data (nested lists, numbers, NumPy arrays or tensors).");
+  m.def("from_numpy", &from_numpy, py::arg("ndarray"), "A tensor sharing memory with a NumPy array.");
+  m.def("from_dlpack", &from_dlpack, py::arg("ext_tensor"),
+        "A tensor sharing memory with any object that implements __dlpack__ (or a DLPack capsule).");
+  m.def("_detach", &detach);
+}
+
+void bind_module_functions(py::module_& m) {
+  py::class_<DeviceObject>(m, "device", "Where a tensor lives: ember.device('cpu'), ember.device('cuda', 0).")
+      .def(py::init([](py::object type, std::optional<int> index) {
+        if (py::isinstance<DeviceObject>(type)) return type.cast<DeviceObject>();
+        Device d = parse_device(type);
+        if (index) {
+          if (d.index >= 0) throw ValueError("device: type (string) must not include an index because index was passed explicitly");
+          if (*index < 0) throw std::runtime_error(message("Device index must not be negative, got ", *index));
+          d.index = *index;
+        }
+        return DeviceObject{d};
+      }), py::arg("type"), py::arg("index") = py::none())
+      .def_property_readonly("type", [](const DeviceObject& d) { return d.device.type == DeviceType::CPU ? "cpu" : "cuda"; })
+      .def_property_readonly("index", [](const DeviceObject& d) -> py::object {
+        return d.device.index >= 0 ? py::object(py::int_(d.device.index)) : py::none();
+      })
+      .def("__str__", [](const DeviceObject& d) { return d.device.str(); })
+      .def("__repr__", [](const DeviceObject& d) {
+        std::string s = std::string("device(type='") + (d.device.type == DeviceType::CPU ? "cpu" : "cuda") + "'";
+        if (d.device.index >= 0) s += ", index=" + std::to_string(d.device.index);
+        return s + ")";
+      })
+      .def("__eq__", [](const DeviceObject& a, py::object b) {
+        py::detail::make_caster<Device> c;
+        return c.load(b, false) && py::detail::cast_op<Device>(c) == a.device;
+      })
+      .def("__hash__", [](const DeviceObject& d) { return static_cast<int>(d.device.type) * 1000 + d.device.index; });
+
+  py::class_<Generator>(m, "Generator", "A random number generator state (seed, counter offset).")
+      .def(py::init([](py::object device) {
+        if (!device.is_none() && parse_device(device).type != DeviceType::CPU) {
+          throw std::runtime_error("Generator: only cpu generators exist in this build");
+        }
+        return new Generator();
+      }), py::arg("device") = "cpu")
+      .def("manual_seed", [](py::object self, int64_t seed) {
+        self.cast<Generator&>().manual_seed(static_cast<uint64_t>(seed));
+        return self;
+      }, py::arg("seed"))
+      .def("initial_seed", [](Generator& g) { return g.initial_seed(); })
+      .def("seed", [](Generator& g) {
+        uint64_t s = random_bits(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(&g)), g.initial_seed() ^ g.offset() ^
+                                 static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+        s >>= 1;
+        g.manual_seed(s);
+        return s;
+      })
+      .def("get_state", [](Generator& g) { return py::make_tuple(g.initial_seed(), g.offset()); })
+      .def("set_state", [](Generator& g, py::tuple st) { g.set_state(st[0].cast<uint64_t>(), st[1].cast<uint64_t>()); })
+      .def_property_readonly("device", [](Generator&) { return Device{}; });
+  m.attr("default_generator") = py::cast(&default_generator(), py::return_value_policy::reference);
+  m.def("manual_seed", [](int64_t seed) {
+    default_generator().manual_seed(static_cast<uint64_t>(seed));
+    return py::module_::import("ember_tensor._C").attr("default_generator");
+  }, py::arg("seed"), "Seeds the default generator; returns it.");
+  m.def("initial_seed", [] { return default_generator().initial_seed(); });
+
+  m.def("get_num_threads", &get_num_threads);
+  m.def("set_num_threads", [](int n) {
+    if (n < 1) throw std::runtime_error(message("set_num_threads expects a positive integer, got ", n));
+    set_num_threads(n);
+    set_blas_num_threads(n);
+  }, py::arg("num"));
+  m.def("get_default_dtype", [] { return default_float_dtype(); });
+  m.def("set_default_dtype", &set_default_float_dtype, py::arg("d"));
+  m.def("promote_types", &promote_types, py::arg("type1"), py::arg("type2"));
+  m.def("can_cast", &can_cast, py::arg("from_"), py::arg("to"));
+  m.def("result_type", [](const Operand& a, const Operand& b) { return result_type(a.t, b.t); },
+        py::arg("tensor1"), py::arg("tensor2"));
+  m.def("memory_allocated", [] { return cpu_memory_stats().allocated; },
+        "Bytes held by live CPU tensors allocated by ember.");
+  m.def("max_memory_allocated", [] { return cpu_memory_stats().peak_allocated; });
+  m.def("reset_peak_memory_stats", &reset_peak_cpu_memory);
+  m.def("memory_stats", [] {
+    MemoryStats s = cpu_memory_stats();
+    py::dict d;
+    d["allocated_bytes.all.current"] = s.allocated;
+    d["allocated_bytes.all.peak"] = s.peak_allocated;
+    d["num_alloc_retries"] = 0;
+    d["allocation.all.allocated"] = s.num_allocs;
+    return d;
+  });
+  m.def("_set_autograd_hook", &set_autograd_hook, py::arg("hook"),
+        "Installs the autograd provider's hook(op, kind, args, result), or removes it with None.");
+  m.def("_get_autograd_hook", &get_autograd_hook);
+  m.def("_set_size_type", [](py::object t) { g_size_type = t; });
+}
+
+}  // namespace ember
+
+PYBIND11_MODULE(_C, m) {
+  using namespace ember;
+  m.doc() = "ember_tensor's compiled core. Import ember_tensor, not this module.";
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const TypeError& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const ValueError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const IndexError& e) {
+      PyErr_SetString(PyExc_IndexError, e.what());
+    } catch (const ZeroDivisionError& e) {
+      PyErr_SetString(PyExc_ZeroDivisionError, e.what());
+    } catch (const NotImplementedError& e) {
+      PyErr_SetString(PyExc_NotImplementedError, e.what());
+    }
+  });
+  register_dtype_objects(m);
+  TensorClass cls(m, "Tensor", "A strided n-dimensional view over reference-counted storage.");
+  bind_module_functions(m);
+  bind_tensor_class(m, cls);
+  bind_ops_0(m, cls);
+  bind_ops_1(m, cls);
+  bind_ops_2(m, cls);
+  bind_ops_3(m, cls);
+  bind_indexing(cls);
+}

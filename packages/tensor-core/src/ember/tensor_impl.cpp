@@ -1,0 +1,238 @@
+#include <algorithm>
+#include <cstdlib>
+#include <mutex>
+
+#include "ember/generator.h"
+#include "ember/tensor.h"
+
+namespace ember {
+
+std::string shape_str(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
+  const int64_t n = std::max<int64_t>(ndim, 1);  // 0-d tensors accept dim 0 and -1
+  if (dim < -n || dim >= n) {
+    throw IndexError(message(op, ": dimension out of range (expected to be in range of [", -n, ", ",
+                         n - 1, "], but got ", dim, ")"));
+  }
+  return dim < 0 ? dim + n : dim;
+}
+
+std::string Device::str() const {
+  std::string s = type == DeviceType::CPU ? "cpu" : "cuda";
+  if (index >= 0) s += ":" + std::to_string(index);
+  return s;
+}
+
+// ---- CPU allocator ----
+namespace {
+
+std::atomic<int64_t> g_allocated{0}, g_peak{0}, g_num_allocs{0};
+
+class CpuAllocator final : public Allocator {
+ public:
+  void* allocate(size_t nbytes) override {
+    // 64-byte alignment for vector loads; aligned_alloc needs a multiple of the alignment
+    size_t rounded = (std::max<size_t>(nbytes, 1) + 63) & ~size_t(63);
+    void* p = std::aligned_alloc(64, rounded);
+    if (!p) throw std::runtime_error(message("out of memory: failed to allocate ", nbytes, " bytes on cpu"));
+    int64_t now = g_allocated.fetch_add(static_cast<int64_t>(nbytes)) + static_cast<int64_t>(nbytes);
+    int64_t peak = g_peak.load();
+    while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
+    }
+    g_num_allocs.fetch_add(1);
+    return p;
+  }
+  void deallocate(void* p, size_t nbytes) override {
+    std::free(p);
+    g_allocated.fetch_sub(static_cast<int64_t>(nbytes));
+  }
+};
+
+}  // namespace
+
+Allocator* cpu_allocator() {
+  static CpuAllocator a;
+  return &a;
+}
+
+MemoryStats cpu_memory_stats() { return {g_allocated.load(), g_peak.load(), g_num_allocs.load()}; }
+void reset_peak_cpu_memory() { g_peak.store(g_allocated.load()); }
+
+// ---- Storage ----
+Storage::Storage(size_t nbytes, Allocator* allocator, Device device)
+    : nbytes_(nbytes), device_(device), allocator_(allocator) {
+  data_ = allocator_->allocate(nbytes);
+}
+
+Storage::Storage(void* data, size_t nbytes, Device device, std::function<void()> release)
+    : data_(data), nbytes_(nbytes), device_(device), release_(std::move(release)) {}
+
+Storage::~Storage() {
+  if (allocator_) {
+    allocator_->deallocate(data_, nbytes_);
+  } else if (release_) {
+    release_();
+  }
+}
+
+void PyRef::reset() {
+  if (!obj_) return;
+  // may run on a thread without the GIL (a tensor dropped inside a kernel)
+  PyGILState_STATE st = PyGILState_Ensure();
+  Py_CLEAR(obj_);
+  PyGILState_Release(st);
+}
+
+// ---- TensorImpl ----
+TensorImpl::TensorImpl(std::shared_ptr<Storage> storage, Shape sizes, Shape strides,
+                       int64_t offset, ScalarType dtype)
+    : storage_(std::move(storage)), sizes_(std::move(sizes)), strides_(std::move(strides)),
+      offset_(offset), dtype_(dtype) {
+  refresh();
+}
+
+void TensorImpl::set_geometry(Shape sizes, Shape strides, int64_t offset) {
+  sizes_ = std::move(sizes);
+  strides_ = std::move(strides);
+  offset_ = offset;
+  refresh();
+}
+
+void TensorImpl::refresh() {
+  numel_ = 1;
+  for (int64_t s : sizes_) numel_ *= s;
+  contiguous_ = true;
+  int64_t expected = 1;
+  for (int64_t d = dim() - 1; d >= 0; --d) {
+    if (sizes_[d] == 1) continue;
+    if (strides_[d] != expected) {
+      contiguous_ = false;
+      break;
+    }
+    expected *= sizes_[d];
+  }
+  if (numel_ == 0) contiguous_ = true;
+}
+
+int64_t TensorImpl::size(int64_t d) const { return sizes_[wrap_dim(d, dim(), "size")]; }
+int64_t TensorImpl::stride(int64_t d) const { return strides_[wrap_dim(d, dim(), "stride")]; }
+
+ScalarType Scalar::natural_dtype() const {
+  switch (kind) {
+    case Kind::Bool: return ScalarType::Bool;
+    case Kind::Int: return ScalarType::Int64;
+    default: return default_float_dtype();
+  }
+}
+
+// ---- construction ----
+Shape contiguous_strides(const Shape& sizes) {
+  Shape st(sizes.size());
+  int64_t acc = 1;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    st[d] = acc;
+    acc *= std::max<int64_t>(sizes[d], 1);
+  }
+  return st;
+}
+
+int64_t shape_numel(const Shape& sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+static void check_sizes(const Shape& sizes) {
+  for (int64_t s : sizes) {
+    if (s < 0) {
+      throw std::runtime_error(message("Trying to create tensor with negative dimension ", s, ": ",
+                                   shape_str(sizes)));
+    }
+  }
+}
+
+Tensor empty(const Shape& sizes, ScalarType dtype, Device device) {
+  check_sizes(sizes);
+  if (device.type != DeviceType::CPU) {
+    throw std::runtime_error(message("device ", device.str(), " is not available in this build of ember"));
+  }
+  const size_t nbytes = static_cast<size_t>(shape_numel(sizes)) * itemsize(dtype);
+  auto storage = std::make_shared<Storage>(nbytes, cpu_allocator(), Device{});
+  return std::make_shared<TensorImpl>(std::move(storage), sizes, contiguous_strides(sizes), 0, dtype);
+}
+
+Tensor empty_strided(const Shape& sizes, const Shape& strides, ScalarType dtype, Device device) {
+  check_sizes(sizes);
+  if (device.type != DeviceType::CPU) {
+    throw std::runtime_error(message("device ", device.str(), " is not available in this build of ember"));
+  }
+  int64_t span = 1;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 0) { span = 0; break; }
+    span += (sizes[d] - 1) * strides[d];
+  }
+  auto storage = std::make_shared<Storage>(static_cast<size_t>(span) * itemsize(dtype), cpu_allocator(), Device{});
+  return std::make_shared<TensorImpl>(std::move(storage), sizes, strides, 0, dtype);
+}
+
+Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset) {
+  return std::make_shared<TensorImpl>(base->storage(), std::move(sizes), std::move(strides), offset,
+                                      base->dtype());
+}
+
+Tensor scalar_tensor(const Scalar& s, ScalarType dtype) {
+  Tensor t = empty({}, dtype);
+  dispatch_all(dtype, "scalar_tensor", [&](auto tag) {
+    using T = decltype(tag);
+    *t->data<T>() = s.to<T>();
+  });
+  return t;
+}
+
+Tensor wrapped_scalar(const Scalar& s) {
+  Tensor t;
+  switch (s.kind) {
+    case Scalar::Kind::Bool: t = scalar_tensor(s, ScalarType::Bool); break;
+    case Scalar::Kind::Int: t = scalar_tensor(s, ScalarType::Int64); break;
+    default: t = scalar_tensor(s, ScalarType::Float64); break;
+  }
+  t->wrapped_number = true;
+  return t;
+}
+
+void check_cpu(const Tensor& t, const char* op) {
+  if (t->device().type != DeviceType::CPU) {
+    throw std::runtime_error(message(op, ": expected a cpu tensor, got one on ", t->device().str()));
+  }
+}
+
+namespace {
+std::atomic<bool> g_autograd_available{false};
+}
+
+void set_autograd_available(bool available) { g_autograd_available.store(available); }
+
+void set_requires_grad(const Tensor& t, bool requires_grad) {
+  if (requires_grad && !g_autograd_available.load()) {
+    throw std::runtime_error(
+        "requires_grad=True needs an autograd provider, and none is installed: "
+        "pip install ember-autograd and import ember_autograd (or import ember)");
+  }
+  if (requires_grad && !is_floating(t->dtype())) {
+    throw std::runtime_error(message("only tensors of floating point dtype can require gradients, got ",
+                                 dtype_name(t->dtype())));
+  }
+  t->requires_grad = requires_grad;
+}
+
+Generator& default_generator() {
+  static Generator g;
+  return g;
+}
+
+}  // namespace ember
