@@ -33,9 +33,9 @@ except ImportError as e:  # pragma: no cover - depends on the installation
         "`pip install ./packages/tensor-core` (needs a C++17 compiler)."
     ) from e
 
-from . import _printing
-from ._C import Generator, Tensor, device, dtype
-from ._printing import get_printoptions, set_printoptions
+from . import _printing  # noqa: E402  (the BLAS preload must run first)
+from ._C import Generator, Tensor, device, dtype  # noqa: E402
+from ._printing import get_printoptions, set_printoptions  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -82,7 +82,7 @@ def nonzero(input: Tensor, *, as_tuple: bool = False):
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """data as a tensor, sharing memory when data already is a tensor or NumPy array of that dtype."""
+    """data as a tensor; shares memory when data is a tensor or NumPy array of that dtype."""
     if isinstance(data, Tensor):
         return data if dtype is None else data.to(dtype)
     try:
@@ -120,8 +120,9 @@ def _array(self, dtype=None, copy=None):
 def _reduce_ex(self, protocol):
     import numpy as np
 
-    values = _array(self).copy() if self.dtype != _C.bfloat16 else self.detach().float().numpy().copy()
-    return (_rebuild_tensor, (np.ascontiguousarray(values), str(self.dtype).split(".")[1], self.requires_grad))
+    values = np.ascontiguousarray(_array(self)).copy()
+    dtype_name = str(self.dtype).split(".")[1]
+    return (_rebuild_tensor, (values, dtype_name, self.requires_grad))
 
 
 def _rebuild_tensor(values, dtype_name, requires_grad):

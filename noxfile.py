@@ -1,0 +1,357 @@
+"""Every developer task of the Ember monorepo.
+
+    nox -l              list the sessions
+    nox -s demo         build the core once, install it with the meta-package, run the demo
+    nox -s tests        every package's tests against the installed wheel
+    nox -s tests_core   one component, installed alone (also tests_ember, ...)
+
+The C++ core is compiled at most once: the ``wheel`` helper builds
+``dist/ember_tensor_core-*.whl`` in a persistent CMake build directory
+(``build/tensor-core-wheel``) and every session installs that one wheel. The wheel is
+rebuilt only when a source file of ``packages/tensor-core`` is newer than it, or when the
+build configuration (``EMBER_NATIVE``, ``EMBER_CUDA``) changed. ``nox -s wheel -- --force``
+rebuilds unconditionally.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import sys
+import tomllib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import nox
+import nox.command
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+nox.needs_version = ">=2024.3.2"
+nox.options.default_venv_backend = "venv"
+nox.options.reuse_venv = "yes"
+nox.options.sessions = ["lint", "tests"]
+
+ROOT = Path(__file__).resolve().parent
+PACKAGES_DIR = ROOT / "packages"
+CORE_DIR = PACKAGES_DIR / "tensor-core"
+CORE_NAME = "ember-tensor-core"
+DIST_DIR = ROOT / "dist"
+WHEEL_BUILD_DIR = ROOT / "build" / "tensor-core-wheel"
+# One virtual environment that holds the core's build dependencies. The CMake cache in
+# WHEEL_BUILD_DIR records paths into it, so every build uses this same environment.
+WHEEL_BUILD_ENV = ROOT / "build" / "tensor-core-wheel-env"
+WHEEL_LOCK = ROOT / "build" / "tensor-core-wheel.lock"
+WHEEL_STAMP = DIST_DIR / "ember_tensor_core.build.json"
+
+# With build isolation off, scikit-build-core needs these in the environment.
+BUILD_TOOLS = ("cmake>=3.26", "ninja>=1.11")
+# Environment variables that change what the core's wheel contains.
+BUILD_CONFIG_ENV = ("EMBER_NATIVE", "EMBER_CUDA")
+# Directory names under packages/tensor-core that are not inputs of the wheel.
+NOT_SOURCES = frozenset(
+    {"build", "dist", "tests", "__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache"}
+)
+# The only torch build the project installs: the CPU wheel the machines carry. Anything else
+# (an unpinned "torch") would make pip fetch a multi-GB CUDA build.
+TORCH_PIN = "==2.13.0"
+RUFF = "ruff==0.17.5"
+PY_TAG = f"cp{sys.version_info.major}{sys.version_info.minor}"
+
+
+# --------------------------------------------------------------------------------------
+# The packages of the monorepo, read from their pyproject.toml files
+
+
+@dataclass(frozen=True)
+class Package:
+    name: str  # canonical distribution name
+    path: Path
+    short: str  # session suffix: tests_<short>
+    requires: tuple[Requirement, ...]
+    test_requires: tuple[Requirement, ...]
+    build_requires: tuple[str, ...]
+
+
+def _read_packages() -> dict[str, Package]:
+    packages: dict[str, Package] = {}
+    for pyproject in sorted(PACKAGES_DIR.glob("*/pyproject.toml")):
+        data = tomllib.loads(pyproject.read_text())
+        project = data["project"]
+        extras = project.get("optional-dependencies", {})
+        name = canonicalize_name(project["name"])
+        packages[name] = Package(
+            name=name,
+            path=pyproject.parent,
+            short=pyproject.parent.name.removeprefix("tensor-").replace("-", "_"),
+            requires=tuple(Requirement(r) for r in project.get("dependencies", [])),
+            test_requires=tuple(Requirement(r) for r in extras.get("test", [])),
+            build_requires=tuple(data.get("build-system", {}).get("requires", [])),
+        )
+    return packages
+
+
+PACKAGES = _read_packages()
+
+
+def _is_local(req: Requirement) -> bool:
+    return canonicalize_name(req.name) in PACKAGES
+
+
+def _applies(req: Requirement) -> bool:
+    return req.marker is None or req.marker.evaluate()
+
+
+def _closure(names: Iterable[str], *, with_tests: bool) -> list[Package]:
+    """The local packages ``names`` need, dependencies before dependents."""
+    order: list[Package] = []
+    seen: set[str] = set()
+
+    def visit(name: str, chain: tuple[str, ...]) -> None:
+        if name in chain:
+            raise RuntimeError(f"dependency cycle between packages: {' -> '.join(chain + (name,))}")
+        if name in seen:
+            return
+        pkg = PACKAGES[name]
+        reqs = list(pkg.requires)
+        if with_tests and name in roots:
+            reqs += pkg.test_requires
+        for req in reqs:
+            if _is_local(req) and _applies(req):
+                visit(canonicalize_name(req.name), chain + (name,))
+        seen.add(name)
+        order.append(pkg)
+
+    roots = {canonicalize_name(n) for n in names}
+    for name in sorted(roots, key=_test_order):
+        visit(name, ())
+    return order
+
+
+def _test_order(name: str) -> tuple[int, str]:
+    # the core first (everything sits on it), the meta-package last, the rest alphabetically
+    return (0 if name == CORE_NAME else 2 if name == "ember" else 1, name)
+
+
+def _check_torch(req: Requirement) -> None:
+    if canonicalize_name(req.name) == "torch" and str(req.specifier) != TORCH_PIN:
+        raise RuntimeError(
+            f"torch must be pinned as 'torch{TORCH_PIN}' (the local CPU build), got {req!s}"
+        )
+
+
+# --------------------------------------------------------------------------------------
+# The core's wheel: built once, installed everywhere
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _newest_source_mtime() -> tuple[float, Path]:
+    newest, newest_path = 0.0, CORE_DIR
+    for dirpath, dirnames, filenames in os.walk(CORE_DIR):
+        dirnames[:] = [d for d in dirnames if d not in NOT_SOURCES and not d.endswith(".egg-info")]
+        for filename in filenames:
+            path = Path(dirpath, filename)
+            mtime = path.stat().st_mtime
+            if mtime > newest:
+                newest, newest_path = mtime, path
+    return newest, newest_path
+
+
+def _build_config() -> dict[str, str]:
+    return {"python": PY_TAG, **{k: os.environ.get(k, "") for k in BUILD_CONFIG_ENV}}
+
+
+def _existing_wheels() -> list[Path]:
+    return sorted(DIST_DIR.glob(f"ember_tensor_core-*-{PY_TAG}-*.whl"))
+
+
+def _fresh_wheel() -> tuple[Path | None, str]:
+    """The up-to-date core wheel in dist/, or None and the reason to build."""
+    wheels = _existing_wheels()
+    if not wheels:
+        return None, "no wheel in dist/"
+    if len(wheels) > 1:
+        return None, f"{len(wheels)} core wheels in dist/"
+    wheel = wheels[0]
+    source_mtime, source = _newest_source_mtime()
+    if source_mtime >= wheel.stat().st_mtime:
+        return None, f"{source.relative_to(ROOT)} is newer than {wheel.name}"
+    try:
+        stamp = json.loads(WHEEL_STAMP.read_text())
+    except (OSError, ValueError):
+        return None, f"no readable {WHEEL_STAMP.name}"
+    if stamp != _build_config():
+        return None, f"build configuration changed: {stamp} -> {_build_config()}"
+    return wheel, ""
+
+
+def core_wheel(session: nox.Session, *, force: bool = False) -> Path:
+    """Path of the core's wheel in dist/, built first when missing or stale."""
+    with _locked(WHEEL_LOCK):
+        wheel, reason = _fresh_wheel()
+        if wheel is not None and not force:
+            session.log(f"using {wheel.relative_to(ROOT)} (up to date)")
+            return wheel
+        session.log(f"building the {CORE_NAME} wheel: {reason or 'forced'}")
+        python = WHEEL_BUILD_ENV / "bin" / "python"
+        if not python.exists():
+            session.run(sys.executable, "-m", "venv", str(WHEEL_BUILD_ENV), external=True)
+        core = PACKAGES[CORE_NAME]
+        pip = (str(python), "-m", "pip")
+        session.run(*pip, "install", "-q", *core.build_requires, *BUILD_TOOLS, external=True)
+        for old in _existing_wheels():
+            old.unlink()
+        WHEEL_STAMP.unlink(missing_ok=True)
+        DIST_DIR.mkdir(exist_ok=True)
+        WHEEL_BUILD_DIR.mkdir(parents=True, exist_ok=True)
+        env = {
+            "PATH": f"{python.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            "VIRTUAL_ENV": str(WHEEL_BUILD_ENV),
+        }
+        session.run(
+            *pip,
+            "wheel",
+            "--no-build-isolation",
+            "--no-deps",
+            "--wheel-dir",
+            str(DIST_DIR),
+            f"--config-settings=build-dir={WHEEL_BUILD_DIR}",
+            str(CORE_DIR),
+            env=env,
+            external=True,
+        )
+        WHEEL_STAMP.write_text(json.dumps(_build_config(), indent=2) + "\n")
+        wheels = _existing_wheels()
+        if len(wheels) != 1:
+            session.error(f"expected one core wheel for {PY_TAG} in dist/, found {wheels}")
+        return wheels[0]
+
+
+def install(session: nox.Session, *names: str, tests: bool = False) -> list[Package]:
+    """Install the local packages ``names`` and what they need into the session.
+
+    Local dependencies come from this repository (the core from its wheel in dist/), never
+    from a registry; everything else comes from the registry. With ``tests``, the ``test``
+    extras of ``names`` are installed too.
+    """
+    order = _closure(names, with_tests=tests)
+    roots = {canonicalize_name(n) for n in names}
+    external: list[str] = []
+    for pkg in order:
+        reqs = list(pkg.requires) + (list(pkg.test_requires) if tests and pkg.name in roots else [])
+        for req in reqs:
+            if not _is_local(req) and _applies(req):
+                _check_torch(req)
+                if str(req) not in external:
+                    external.append(str(req))
+    local_targets = [
+        str(core_wheel(session)) if p.name == CORE_NAME else str(p.path) for p in order
+    ]
+    if external:
+        session.install(*external)
+    # --force-reinstall: a rebuilt wheel or edited package keeps its version number
+    session.install("--force-reinstall", "--no-deps", *local_targets)
+    session.run("python", "-m", "pip", "check", silent=True)
+    return order
+
+
+def run_tests(session: nox.Session, packages: Iterable[Package]) -> None:
+    """pytest once per package, each in its own directory's configuration."""
+    failed: list[str] = []
+    for pkg in sorted(packages, key=lambda p: _test_order(p.name)):
+        tests = pkg.path / "tests"
+        if not any(tests.rglob("test_*.py")):
+            session.warn(f"{pkg.name} has no tests in {tests.relative_to(ROOT)}")
+            continue
+        session.log(f"--- {pkg.name} ---")
+        # the pytest script, not `python -m pytest`: the source tree must not shadow the
+        # installed packages on sys.path
+        try:
+            session.run("pytest", str(tests.relative_to(ROOT)), *session.posargs)
+        except nox.command.CommandFailed:
+            failed.append(pkg.name)  # go on: one package's failure hides no other's
+    if failed:
+        session.error(f"tests failed in: {', '.join(failed)}")
+
+
+# --------------------------------------------------------------------------------------
+# Sessions
+
+
+@nox.session(venv_backend="none")
+def wheel(session: nox.Session) -> None:
+    """Build the ember-tensor-core wheel into dist/ (skipped when up to date; -- --force)."""
+    path = core_wheel(session, force="--force" in session.posargs)
+    session.log(f"core wheel: {path.relative_to(ROOT)}")
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """All packages installed together; every package's tests (pytest args after --)."""
+    order = install(session, *PACKAGES, tests=True)
+    run_tests(session, order)
+
+
+def _component_session(pkg: Package) -> None:
+    def component(session: nox.Session) -> None:
+        install(session, pkg.name, tests=True)
+        run_tests(session, [pkg])
+
+    component.__doc__ = f"{pkg.name} installed alone (with its Ember dependencies); its tests."
+    nox.session(name=f"tests_{pkg.short}", tags=["components"])(component)
+
+
+for _pkg in PACKAGES.values():
+    _component_session(_pkg)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff check over the repository (args after -- go to ruff)."""
+    session.install(RUFF)
+    session.run("ruff", "check", *(session.posargs or ["."]))
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Generate the op table and execute every ```python block of docs/."""
+    install(session, *PACKAGES)
+    session.install("pyyaml>=6")
+    gen = CORE_DIR / "codegen" / "gen.py"
+    check = ["python", "tools/check_docs.py", "docs"]
+    if gen.exists():
+        session.run("python", str(gen.relative_to(ROOT)), "--docs", "docs/_generated/ops.md")
+    else:
+        session.warn(f"{gen.relative_to(ROOT)} does not exist yet: no op table")
+        check += ["--allow-missing", "docs/_generated"]
+    session.run(
+        *check, "--links", "README.md", *PACKAGES_DIR.glob("*/README.md"), "benchmarks/README.md"
+    )
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Ember vs PyTorch 2.13 (CPU) side by side (args after -- go to bench_core.py)."""
+    install(session, CORE_NAME)
+    session.install(f"torch{TORCH_PIN}")
+    session.run("python", "benchmarks/bench_core.py", *session.posargs)
+
+
+@nox.session
+def demo(session: nox.Session) -> None:
+    """The main job: install the core and the ember meta-package, run examples/demo.py."""
+    install(session, "ember")
+    session.run("python", "examples/demo.py")

@@ -1,0 +1,149 @@
+"""matmul / mm / bmm / addmm: shapes, broadcasting, dtypes, layouts and errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import assert_close, check, rand_array, tensor
+
+MATMUL_SHAPES = [
+    ((3, 4), (4, 5)),
+    ((4,), (4,)),
+    ((4,), (4, 5)),
+    ((3, 4), (4,)),
+    ((2, 3, 4), (4, 5)),
+    ((4,), (2, 4, 5)),
+    ((2, 3, 4), (4,)),
+    ((2, 3, 4), (2, 4, 5)),
+    ((2, 1, 3, 4), (5, 4, 2)),
+    ((1, 3, 4), (6, 4, 2)),
+    ((0, 4), (4, 5)),
+    ((3, 0), (0, 5)),
+    ((2, 0, 3), (3, 4)),
+    ((1, 1), (1, 1)),
+    ((65, 33), (33, 17)),
+]
+
+
+@pytest.mark.parametrize("layout", ["contig", "transposed", "stepped"])
+@pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=str)
+def test_matmul_shapes(lib, rng, shapes, layout):
+    a = rand_array(rng, shapes[0], "float64")
+    b = rand_array(rng, shapes[1], "float64")
+    check(lib, lambda lib, x, y: lib.matmul(x, y), np.matmul, [a, b], ["float64"] * 2,
+          layout=layout)
+    check(lib, lambda lib, x, y: x @ y, np.matmul, [a, b], ["float64"] * 2, layout=layout)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int32", "int64",
+                                   "int8", "uint8", "bool"])
+def test_matmul_dtypes(lib, rng, dtype):
+    a = rand_array(rng, (5, 7), dtype)
+    b = rand_array(rng, (7, 3), dtype)
+    k = 7
+    # float32 accumulation error grows with the inner size
+    check(lib, lambda lib, x, y: x.matmul(y), np.matmul, [a, b], [dtype] * 2, scale=k)
+    check(lib, lambda lib, x, y: lib.mm(x, y), np.matmul, [a, b], [dtype] * 2, scale=k)
+
+
+def test_matmul_int_exact(lib, rng):
+    a = rng.integers(-100, 100, size=(20, 30)).astype(np.int64)
+    b = rng.integers(-100, 100, size=(30, 10)).astype(np.int64)
+    assert_close(tensor(lib, a) @ tensor(lib, b), a @ b, "int64")
+    a32 = a.astype(np.int32)
+    assert_close(tensor(lib, a32) @ tensor(lib, b.astype(np.int32)), a @ b, "int32")
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 16, 33, 128])
+def test_matmul_sizes_float32(lib, rng, n):
+    a = rand_array(rng, (n, n + 1), "float32")
+    b = rand_array(rng, (n + 1, n + 2), "float32")
+    assert_close(tensor(lib, a) @ tensor(lib, b), a.astype(np.float64) @ b, "float32",
+                 rtol=1e-4, atol=1e-4)
+    assert_close(tensor(lib, a, "float32", "transposed") @ tensor(lib, b, "float32", "stepped"),
+                 a.astype(np.float64) @ b, "float32", rtol=1e-4, atol=1e-4)
+
+
+def test_large_matmul(lib, rng):
+    a = rand_array(rng, (257, 300), "float32")
+    b = rand_array(rng, (300, 129), "float32")
+    assert_close(tensor(lib, a) @ tensor(lib, b), a.astype(np.float64) @ b, "float32",
+                 rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("layout", ["contig", "transposed"])
+def test_bmm(lib, rng, layout):
+    a = rand_array(rng, (3, 4, 5), "float32")
+    b = rand_array(rng, (3, 5, 2), "float32")
+    check(lib, lambda lib, x, y: lib.bmm(x, y), np.matmul, [a, b], ["float32"] * 2,
+          layout=layout, scale=5)
+    check(lib, lambda lib, x, y: x.bmm(y), np.matmul, [a, b], ["float32"] * 2, scale=5)
+    e = rand_array(rng, (0, 4, 5), "float32")
+    f = rand_array(rng, (0, 5, 2), "float32")
+    check(lib, lambda lib, x, y: lib.bmm(x, y), np.matmul, [e, f], ["float32"] * 2)
+
+
+ADDMM = [
+    ("plain", {}, lambda c, a, b: c + a @ b),
+    ("beta_alpha", {"beta": 0.5, "alpha": 2.0}, lambda c, a, b: 0.5 * c + 2.0 * (a @ b)),
+    ("beta0", {"beta": 0}, lambda c, a, b: a @ b),
+]
+
+
+@pytest.mark.parametrize("cshape", [(3, 5), (5,), (1, 5), (3, 1), ()], ids=str)
+@pytest.mark.parametrize("name,kw,ref", ADDMM, ids=[r[0] for r in ADDMM])
+def test_addmm(lib, rng, name, kw, ref, cshape):
+    c = rand_array(rng, cshape, "float64")
+    a = rand_array(rng, (3, 4), "float64")
+    b = rand_array(rng, (4, 5), "float64")
+    check(lib, lambda lib, x, y, z: lib.addmm(x, y, z, **kw), ref, [c, a, b], ["float64"] * 3)
+    check(lib, lambda lib, x, y, z: x.addmm(y, z, **kw), ref, [c, a, b], ["float64"] * 3)
+
+
+def test_addmm_beta0_ignores_nan(lib):
+    c = lib.full((2, 2), float("nan"))
+    r = lib.addmm(c, lib.eye(2), lib.ones(2, 2), beta=0)
+    assert_close(r, np.ones((2, 2)), "float32")
+
+
+def test_matmul_out_and_inplace(lib, rng):
+    a = rand_array(rng, (3, 4), "float32")
+    b = rand_array(rng, (4, 2), "float32")
+    out = lib.empty(3, 2)
+    assert lib.matmul(tensor(lib, a), tensor(lib, b), out=out) is out
+    assert_close(out, a.astype(np.float64) @ b, "float32", rtol=1e-5)
+    out2 = lib.empty(0)
+    lib.mm(tensor(lib, a), tensor(lib, b), out=out2)
+    assert_close(out2, a.astype(np.float64) @ b, "float32", rtol=1e-5)
+    c = lib.zeros(3, 2)
+    assert c.addmm_(tensor(lib, a), tensor(lib, b)) is c
+    assert_close(c, a.astype(np.float64) @ b, "float32", rtol=1e-5)
+
+
+def test_matmul_promotes_mixed_dtypes_errors(lib):
+    # matmul does not promote: mixed dtypes are an error
+    with pytest.raises(RuntimeError):
+        lib.matmul(lib.ones(2, 2), lib.ones(2, 2, dtype=lib.float64))
+    with pytest.raises(RuntimeError):
+        lib.mm(lib.ones(2, 2), lib.ones(2, 2, dtype=lib.int64))
+
+
+MATMUL_ERRORS = [
+    ("inner", lambda lib: lib.matmul(lib.ones(3, 4), lib.ones(5, 6)), r"3.*4.*5.*6|4.*5"),
+    ("vec", lambda lib: lib.matmul(lib.ones(3), lib.ones(4)), r"3.*4|4.*3"),
+    ("batch", lambda lib: lib.matmul(lib.ones(2, 3, 4), lib.ones(3, 4, 5)), r"2.*3|3.*2"),
+    ("mm_ndim", lambda lib: lib.mm(lib.ones(2, 3, 4), lib.ones(4, 5)), r"2|3|mat"),
+    ("mm_inner", lambda lib: lib.mm(lib.ones(2, 3), lib.ones(4, 5)), r"2.*3.*4.*5|3.*4"),
+    ("bmm_ndim", lambda lib: lib.bmm(lib.ones(3, 4), lib.ones(4, 5)), r"3|batch"),
+    ("bmm_batch", lambda lib: lib.bmm(lib.ones(2, 3, 4), lib.ones(3, 4, 5)), r"2|3"),
+    ("addmm_bias", lambda lib: lib.addmm(lib.ones(4, 4), lib.ones(2, 3), lib.ones(3, 5)),
+     r"4|2|5"),
+    ("scalar", lambda lib: lib.matmul(lib.tensor(1.0), lib.ones(2)), r"(?i)dim|0|1"),
+]
+
+
+@pytest.mark.parametrize("name,fn,pattern", MATMUL_ERRORS, ids=[e[0] for e in MATMUL_ERRORS])
+def test_matmul_shape_errors(lib, name, fn, pattern):
+    with pytest.raises(RuntimeError, match=pattern):
+        fn(lib)
