@@ -64,14 +64,6 @@ def dtype_name(dtype) -> str:
     return str(dtype).split(".")[-1]
 
 
-def is_float_name(name: str) -> bool:
-    return name in FLOAT_DTYPES
-
-
-def get_dtype(lib, name: str):
-    return getattr(lib, name)
-
-
 # ---------------------------------------------------------------------------------------------
 # the library fixture
 
@@ -260,7 +252,3 @@ def check(lib, fn, ref, arrays, names, layout="contig", scale=1.0, rtol=None, at
         assert_close(o, np.broadcast_to(r, tuple(t.shape)), want if check_dtype else None,
                      rtol=rtol, atol=atol, scale=scale)
     return out
-
-
-def lib_tensor_type(lib):
-    return lib.Tensor

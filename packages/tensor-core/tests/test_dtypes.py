@@ -226,7 +226,6 @@ def test_to_copy_and_keywords(lib):
     assert t.to(dtype=lib.float64).dtype == lib.float64
     assert t.to("cpu") is t
     assert t.to(lib.zeros(1, dtype=lib.int16)).dtype == lib.int16
-    assert t.type(lib.float64).dtype == lib.float64
 
 
 def test_float_to_int_conversions(lib):

@@ -67,7 +67,7 @@ Tensor full_like(const Tensor& self, const Scalar& fill_value, std::optional<Sca
               requires_grad, Tensor());
 }
 
-Tensor arange(const Scalar& start, const std::optional<Scalar>& end, const Scalar& step,
+Tensor arange(const Scalar& start, std::optional<Scalar> end, const Scalar& step,
               std::optional<ScalarType> dtype, std::optional<Device> device, bool requires_grad,
               const Tensor& out) {
   Scalar lo = end ? start : Scalar::from_int(0);

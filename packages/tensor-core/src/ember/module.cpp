@@ -4,34 +4,13 @@
 
 #include <chrono>
 
-#include "ember/bind_common.h"
 #include "ember/ops_util.h"
+#include "ember/python_api.h"
 #include "ember/parallel.h"
 
 namespace ember {
 
-// generated (bind_ops_<k>.cpp)
-void bind_ops_0(py::module_&, TensorClass&);
-void bind_ops_1(py::module_&, TensorClass&);
-void bind_ops_2(py::module_&, TensorClass&);
-void bind_ops_3(py::module_&, TensorClass&);
-// python_support.cpp
-void register_dtype_objects(py::module_& m);
-void set_autograd_hook(py::object hook);
-py::object get_autograd_hook();
-// python_interop.cpp
-py::object to_dlpack(const Tensor&, py::object, py::object, py::object, py::object);
-Tensor from_dlpack(py::object obj);
-Tensor from_numpy(py::array arr);
-py::object to_numpy(const Tensor& self, bool force);
-Tensor tensor_from_data(py::handle data, std::optional<ScalarType> dtype);
-py::object item(const Tensor& self);
-py::object tolist(const Tensor& self);
-// python_indexing.cpp: __getitem__ / __setitem__
-void bind_indexing(TensorClass& cls);
 __attribute__((weak)) void bind_indexing(TensorClass&) {}
-// linalg: keeps BLAS threads in step with ours
-void set_blas_num_threads(int n);
 __attribute__((weak)) void set_blas_num_threads(int) {}
 
 namespace {

@@ -1,7 +1,7 @@
 // Tensors from Python data, NumPy and DLPack, and back (zero-copy where the layout allows).
 #include <pybind11/numpy.h>
 
-#include "ember/bind_common.h"
+#include "ember/python_api.h"
 #include "ember/ops_util.h"
 
 namespace ember {
@@ -155,7 +155,7 @@ py::object to_dlpack(const Tensor& self, py::object stream, py::object max_versi
   return py::reinterpret_steal<py::object>(PyCapsule_New(m, "dltensor", capsule_destructor_legacy));
 }
 
-Tensor tensor_from_dltensor(const DLTensor& dl, std::function<void()> release) {
+static Tensor tensor_from_dltensor(const DLTensor& dl, std::function<void()> release) {
   if (dl.device.device_type != kDLCPU) {
     release();
     throw std::runtime_error(message("from_dlpack: only cpu tensors can be imported in this build (DLPack device type ",

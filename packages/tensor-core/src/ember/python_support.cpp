@@ -3,7 +3,7 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "ember/bind_common.h"
+#include "ember/python_api.h"
 
 namespace ember {
 

@@ -1,0 +1,769 @@
+// Index-based ops: gather/scatter, index_select/index_add, masked ops, nonzero, and the
+// advanced-indexing kernels behind the [] operator (index_get / index_put).
+//
+// Every index is validated before a kernel runs. Reads (gather, index_select, index_get) run
+// over the flat result space in parallel; writes (scatter, index_add, index_put) keep every
+// position of the scattered dim on one thread, so duplicate indices never race and the last
+// write wins as in a serial loop.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ember/indexing.h"
+#include "ember/iter.h"
+#include "ember/ops_util.h"
+#include "ember/parallel.h"
+
+namespace ember {
+namespace {
+
+// f(U{}) with U an unsigned type of the element size: copies need no more than that.
+template <typename F> void dispatch_itemsize(size_t n, F&& f) {
+  switch (n) {
+    case 1: f(uint8_t{}); break;
+    case 2: f(uint16_t{}); break;
+    case 4: f(uint32_t{}); break;
+    case 8: f(uint64_t{}); break;
+    default: throw std::runtime_error(message("unsupported element size ", n));
+  }
+}
+
+// An integer index tensor as contiguous int64 (int32 is widened).
+Tensor contiguous_int64(const Tensor& idx) { return as_contiguous(to_dtype(idx, ScalarType::Int64)); }
+
+// The first entry of a contiguous int64 tensor outside [lo, size), if any.
+bool find_bad_index(const Tensor& idx, int64_t lo, int64_t size, int64_t& bad) {
+  const int64_t* p = idx->data<int64_t>();
+  const int64_t n = idx->numel();
+  for (int64_t i = 0; i < n; ++i) {
+    if (p[i] < lo || p[i] >= size) {
+      bad = p[i];
+      return true;
+    }
+  }
+  return false;
+}
+
+// A 0-d tensor seen as shape [1] (gather/scatter treat 0-d tensors as 1-d).
+Tensor at_least_1d(const Tensor& t) {
+  if (t->dim() > 0) return t;
+  return make_view(t, {1}, {1}, t->offset());
+}
+
+// t's data seen with `sizes` (each <= t's size) and t's strides, one dim's stride zeroed.
+Tensor restride(const Tensor& t, const Shape& sizes, int64_t zero_dim) {
+  Shape st = t->strides();
+  if (zero_dim >= 0) st[zero_dim] = 0;
+  return make_view(t, sizes, std::move(st), t->offset());
+}
+
+// out[i] = *(src_i + idx_i * step) over out's shape: src and idx are views with out's sizes
+// (src's indexed dim has stride 0); step is in bytes.
+void gather_kernel(const Tensor& out, const Tensor& src, const Tensor& idx, int64_t step) {
+  if (out->numel() == 0) return;
+  auto L = make_loop<3>(out->sizes(), {out.get(), src.get(), idx.get()});
+  dispatch_itemsize(out->itemsize(), [&](auto tag) {
+    using U = decltype(tag);
+    for_each_strided<3>(L, [step](char** p, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t k = *reinterpret_cast<const int64_t*>(p[2] + i * s[2]);
+        *reinterpret_cast<U*>(p[0] + i * s[0]) = *reinterpret_cast<const U*>(p[1] + i * s[1] + k * step);
+      }
+    });
+  });
+}
+
+// Visits `shape` with K operands (views of that shape), calling f(char** ptrs) per element.
+// All positions along `dim` with the same other coordinates run on one thread, in increasing
+// order, so that writes they make through an index cannot race.
+template <int K, typename F>
+void scatter_loop(const Shape& shape, int64_t dim, const std::array<const TensorImpl*, K>& ops, F f) {
+  if (shape_numel(shape) == 0) return;
+  const int64_t nd = static_cast<int64_t>(shape.size());
+  const int64_t n = shape[dim];
+  std::array<int64_t, K> ds;
+  std::array<char*, K> base;
+  for (int k = 0; k < K; ++k) {
+    ds[k] = ops[k]->strides()[dim] * static_cast<int64_t>(ops[k]->itemsize());
+    base[k] = ops[k]->data_ptr();
+  }
+  // the other dims, coalesced
+  Shape osz;
+  std::vector<std::array<int64_t, K>> ost;
+  for (int64_t d = 0; d < nd; ++d) {
+    if (d == dim || shape[d] == 1) continue;
+    std::array<int64_t, K> st;
+    for (int k = 0; k < K; ++k) st[k] = ops[k]->strides()[d] * static_cast<int64_t>(ops[k]->itemsize());
+    if (!osz.empty()) {
+      bool merge = true;
+      for (int k = 0; k < K; ++k) merge &= ost.back()[k] == st[k] * shape[d];
+      if (merge) {
+        osz.back() *= shape[d];
+        ost.back() = st;
+        continue;
+      }
+    }
+    osz.push_back(shape[d]);
+    ost.push_back(st);
+  }
+  if (osz.empty()) {
+    osz.push_back(1);
+    ost.push_back(std::array<int64_t, K>{});
+  }
+  const int64_t m = osz.back();
+  const std::array<int64_t, K> is = ost.back();
+  const int64_t runs = shape_numel(osz) / m;
+  // walk the scattered dim outermost when it is the larger stride of the last operand
+  const bool k_outer = std::abs(ds[K - 1]) >= std::abs(is[K - 1]);
+  const int64_t piece = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1));
+  const int64_t per_run = (m + piece - 1) / piece;
+  auto task = [&](int64_t t0, int64_t t1) {
+    std::array<char*, K> p;
+    for (int64_t t = t0; t < t1; ++t) {
+      int64_t r = t / per_run;
+      const int64_t j0 = (t % per_run) * piece, j1 = std::min(m, j0 + piece);
+      std::array<char*, K> rb = base;
+      for (int64_t d = static_cast<int64_t>(osz.size()) - 2; d >= 0; --d) {
+        const int64_t c = r % osz[d];
+        r /= osz[d];
+        for (int k = 0; k < K; ++k) rb[k] += c * ost[d][k];
+      }
+      if (k_outer) {
+        for (int64_t i = 0; i < n; ++i) {
+          for (int64_t j = j0; j < j1; ++j) {
+            for (int k = 0; k < K; ++k) p[k] = rb[k] + i * ds[k] + j * is[k];
+            f(p.data());
+          }
+        }
+      } else {
+        for (int64_t j = j0; j < j1; ++j) {
+          for (int64_t i = 0; i < n; ++i) {
+            for (int k = 0; k < K; ++k) p[k] = rb[k] + i * ds[k] + j * is[k];
+            f(p.data());
+          }
+        }
+      }
+    }
+  };
+  const int64_t tasks = runs * per_run;
+  if (shape_numel(shape) < kParallelGrain || tasks == 1) {
+    task(0, tasks);
+  } else {
+    parallel_for(0, tasks, 1, task);
+  }
+}
+
+// dst[idx] = src or dst[idx] += alpha * src, through scatter_loop over the operands
+// (dst view with the scattered dim's stride zeroed, int64 index view, src view); `step` is
+// the byte distance of one index unit in dst.
+void scatter_copy(const Shape& shape, int64_t dim, const Tensor& dst, const Tensor& idx, const Tensor& src,
+                  int64_t step) {
+  dispatch_itemsize(dst->itemsize(), [&](auto tag) {
+    using U = decltype(tag);
+    scatter_loop<3>(shape, dim, {dst.get(), idx.get(), src.get()}, [step](char** p) {
+      const int64_t k = *reinterpret_cast<const int64_t*>(p[1]);
+      *reinterpret_cast<U*>(p[0] + k * step) = *reinterpret_cast<const U*>(p[2]);
+    });
+  });
+}
+
+void scatter_fill(const Shape& shape, int64_t dim, const Tensor& dst, const Tensor& idx, const Tensor& value,
+                  int64_t step) {
+  // value: 0-d, already in dst's dtype
+  dispatch_itemsize(dst->itemsize(), [&](auto tag) {
+    using U = decltype(tag);
+    const U v = *reinterpret_cast<const U*>(value->data_ptr());
+    scatter_loop<2>(shape, dim, {dst.get(), idx.get()}, [step, v](char** p) {
+      const int64_t k = *reinterpret_cast<const int64_t*>(p[1]);
+      *reinterpret_cast<U*>(p[0] + k * step) = v;
+    });
+  });
+}
+
+void scatter_accumulate(const char* op, const Shape& shape, int64_t dim, const Tensor& dst, const Tensor& idx,
+                        const Tensor& src, int64_t step, const Scalar& alpha) {
+  dispatch_all(dst->dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    using A = opmath_t<T>;
+    const A al = alpha.to<A>();
+    const bool unit = alpha.to_double() == 1.0;
+    scatter_loop<3>(shape, dim, {dst.get(), idx.get(), src.get()}, [step, al, unit](char** p) {
+      const int64_t k = *reinterpret_cast<const int64_t*>(p[1]);
+      T* t = reinterpret_cast<T*>(p[0] + k * step);
+      const A v = static_cast<A>(*reinterpret_cast<const T*>(p[2]));
+      if constexpr (std::is_same_v<T, bool>) {
+        *t = *t || (v && al);
+      } else {
+        *t = static_cast<T>(unit ? static_cast<A>(static_cast<A>(*t) + v) : static_cast<A>(static_cast<A>(*t) + al * v));
+      }
+    });
+  });
+}
+
+// ------------------------------------------------------------------ advanced indexing
+
+struct Advanced {
+  Shape shape;      // the result shape
+  Tensor src;       // self with the result's sizes, zero strides on the index dims
+  Tensor offsets;   // int64 element offsets into self, viewed with the result's sizes
+  int64_t bfirst;   // where the broadcast index dims start in the result
+  int64_t bdims;    // how many there are
+};
+
+Advanced prepare_advanced(const Tensor& self, const std::vector<Tensor>& indices) {
+  const int64_t nd = self->dim();
+  if (static_cast<int64_t>(indices.size()) > nd) {
+    throw IndexError(message("too many indices for tensor of dimension ", nd));
+  }
+  std::vector<int64_t> pos;
+  Shape B;
+  bool first = true;
+  for (size_t j = 0; j < indices.size(); ++j) {
+    const Tensor& ix = indices[j];
+    if (!ix) continue;
+    if (ix->dtype() != ScalarType::Int64 && ix->dtype() != ScalarType::Int32) {
+      throw IndexError("tensors used as indices must be long, int, byte or bool tensors");
+    }
+    check_cpu(ix, "index");
+    pos.push_back(static_cast<int64_t>(j));
+    if (first) {
+      B = ix->sizes();
+      first = false;
+    } else {
+      try {
+        B = broadcast_shapes(B, ix->sizes(), "index");
+      } catch (const std::runtime_error&) {
+        std::string shapes;
+        for (size_t q = 0; q < indices.size(); ++q) {
+          if (!indices[q]) continue;
+          shapes += (shapes.empty() ? "" : ", ") + shape_str(indices[q]->sizes());
+        }
+        throw IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes " + shapes);
+      }
+    }
+  }
+  if (pos.empty()) throw std::runtime_error("index: expected at least one index tensor");
+  const bool adjacent = pos.back() - pos.front() + 1 == static_cast<int64_t>(pos.size());
+  const int64_t nb = static_cast<int64_t>(B.size());
+  Advanced A;
+  A.bdims = nb;
+  Shape sst;  // src strides
+  Shape ost;  // offset-view strides
+  const Shape bst = contiguous_strides(B);
+  auto is_indexed = [&](int64_t d) { return d < static_cast<int64_t>(indices.size()) && indices[d]; };
+  auto add_b = [&] {
+    A.bfirst = static_cast<int64_t>(A.shape.size());
+    for (int64_t i = 0; i < nb; ++i) {
+      A.shape.push_back(B[i]);
+      sst.push_back(0);
+      ost.push_back(bst[i]);
+    }
+  };
+  if (!adjacent) add_b();
+  for (int64_t d = 0; d < nd; ++d) {
+    if (is_indexed(d)) {
+      if (adjacent && d == pos.front()) add_b();
+      continue;
+    }
+    A.shape.push_back(self->sizes()[d]);
+    sst.push_back(self->strides()[d]);
+    ost.push_back(0);
+  }
+  // element offsets into self for each broadcast index position
+  Tensor off = ember::empty(B, ScalarType::Int64);
+  std::fill(off->data<int64_t>(), off->data<int64_t>() + off->numel(), int64_t(0));
+  if (off->numel() > 0) {
+    for (int64_t d : pos) {
+      Tensor ix = contiguous_int64(indices[d]);
+      const int64_t size = self->sizes()[d];
+      int64_t bad;
+      if (find_bad_index(ix, -size, size, bad)) {
+        if (size == 0) throw IndexError("index is out of bounds for dimension with size 0");
+        throw IndexError(message("index ", bad, " is out of bounds for dimension ", d, " with size ", size));
+      }
+      const int64_t stride = self->strides()[d];
+      Tensor ex = expand_to(ix, B, "index");
+      auto L = make_loop<2>(B, {off.get(), ex.get()});
+      for_each_strided<2>(L, [size, stride](char** p, const int64_t* s, int64_t n) {
+        for (int64_t i = 0; i < n; ++i) {
+          int64_t v = *reinterpret_cast<const int64_t*>(p[1] + i * s[1]);
+          if (v < 0) v += size;
+          *reinterpret_cast<int64_t*>(p[0] + i * s[0]) += v * stride;
+        }
+      });
+    }
+  }
+  A.src = make_view(self, A.shape, std::move(sst), self->offset());
+  A.offsets = make_view(off, A.shape, std::move(ost), 0);
+  return A;
+}
+
+// Merges dims [first, first + count) of a view into one (inserting a size-1 dim when count
+// is 0); nullptr when the strides do not allow it.
+Tensor merge_dims(const Tensor& t, int64_t first, int64_t count) {
+  Shape sz, st;
+  for (int64_t d = 0; d < first; ++d) {
+    sz.push_back(t->sizes()[d]);
+    st.push_back(t->strides()[d]);
+  }
+  int64_t n = 1, stride = 0;
+  bool have = false;
+  for (int64_t d = first + count - 1; d >= first; --d) {
+    const int64_t s = t->sizes()[d];
+    if (s == 1) {
+      continue;
+    }
+    if (!have) {
+      stride = t->strides()[d];
+      have = true;
+    } else if (t->strides()[d] != stride * n) {
+      return nullptr;
+    }
+    n *= s;
+  }
+  for (int64_t d = first; d < first + count; ++d) {
+    if (t->sizes()[d] == 0) {
+      n = 0;
+      break;
+    }
+  }
+  sz.push_back(n);
+  st.push_back(stride);
+  for (int64_t d = first + count; d < t->dim(); ++d) {
+    sz.push_back(t->sizes()[d]);
+    st.push_back(t->strides()[d]);
+  }
+  return make_view(t, std::move(sz), std::move(st), t->offset());
+}
+
+}  // namespace
+
+Tensor index_get(const Tensor& self, const std::vector<Tensor>& indices) {
+  check_cpu(self, "index");
+  Advanced A = prepare_advanced(self, indices);
+  Tensor out = ember::empty(A.shape, self->dtype());
+  gather_kernel(out, A.src, A.offsets, static_cast<int64_t>(self->itemsize()));
+  return out;
+}
+
+void index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
+  check_cpu(self, "index_put_");
+  Advanced A = prepare_advanced(self, indices);
+  Tensor v = values;
+  // leading size-1 dims of the value are ignored, as in NumPy/PyTorch assignment
+  if (v->dim() > static_cast<int64_t>(A.shape.size())) {
+    int64_t drop = 0;
+    while (v->dim() - drop > static_cast<int64_t>(A.shape.size()) && v->sizes()[drop] == 1) ++drop;
+    if (drop > 0) {
+      v = make_view(v, Shape(v->sizes().begin() + drop, v->sizes().end()),
+                    Shape(v->strides().begin() + drop, v->strides().end()), v->offset());
+    }
+  }
+  try {
+    v = expand_to(v, A.shape, "index_put_");
+  } catch (const std::runtime_error&) {
+    throw std::runtime_error(message("shape mismatch: value tensor of shape ", shape_str(values->sizes()),
+                                     " cannot be broadcast to indexing result of shape ", shape_str(A.shape)));
+  }
+  if (shape_numel(A.shape) == 0) return;
+  if (v->dtype() != self->dtype() || v->storage() == self->storage()) {
+    Tensor c = ember::empty(v->sizes(), self->dtype());
+    copy_into(c, v);
+    v = c;
+  }
+  Tensor mv = merge_dims(v, A.bfirst, A.bdims);
+  if (!mv) mv = merge_dims(as_contiguous(v), A.bfirst, A.bdims);
+  Tensor ms = merge_dims(A.src, A.bfirst, A.bdims);
+  Tensor mo = merge_dims(A.offsets, A.bfirst, A.bdims);
+  const Shape shape = ms->sizes();
+  const int64_t step = static_cast<int64_t>(self->itemsize());
+  if (accumulate) {
+    scatter_accumulate("index_put_", shape, A.bfirst, ms, mo, mv, step, Scalar::from_int(1));
+  } else {
+    scatter_copy(shape, A.bfirst, ms, mo, mv, step);
+  }
+}
+
+namespace ops {
+
+namespace {
+
+// The tensor an op computes into: out when it fits and aliases none of the inputs.
+Tensor result_for(const char* op, const Tensor& out, const Shape& shape, ScalarType dtype,
+                  std::initializer_list<const Tensor*> inputs) {
+  Tensor res = prepare_out(op, out, shape, dtype);
+  if (out && res == out) {
+    for (const Tensor* t : inputs) {
+      if (*t && (*t)->storage() == out->storage()) return ember::empty(shape, dtype);
+    }
+  }
+  return res;
+}
+
+void check_index_dtype(const char* what, const Tensor& index) {
+  if (index->dtype() != ScalarType::Int64 && index->dtype() != ScalarType::Int32) {
+    throw std::runtime_error(message(what, ": Expected dtype int32/int64 for index, got ",
+                                     dtype_name(index->dtype())));
+  }
+  check_cpu(index, what);
+}
+
+void throw_out_of_bounds(int64_t bad, int64_t dim, int64_t size) {
+  throw std::runtime_error(message("index ", bad, " is out of bounds for dimension ", dim, " with size ", size));
+}
+
+// Checks for gather/scatter: same number of dims (0-d counts as 1-d) and index sizes no larger
+// than self's outside dim (and than src's everywhere, if given).
+void scatter_gather_shape_check(const Tensor& self, int64_t dim, const Tensor& index,
+                                const Tensor* src, bool is_gather) {
+  const int64_t nd = std::max<int64_t>(self->dim(), 1);
+  if (std::max<int64_t>(index->dim(), 1) != nd) {
+    throw std::runtime_error(is_gather ? "Index tensor must have the same number of dimensions as input tensor"
+                                       : "Index tensor must have the same number of dimensions as self tensor");
+  }
+  if (src && std::max<int64_t>((*src)->dim(), 1) != nd) {
+    throw std::runtime_error("Index tensor must have the same number of dimensions as src tensor");
+  }
+  auto size_of = [](const Tensor& t, int64_t d) { return t->dim() == 0 ? 1 : t->sizes()[d]; };
+  bool wrong = false;
+  for (int64_t d = 0; d < nd; ++d) {
+    if (d != dim && size_of(index, d) > size_of(self, d)) {
+      if (is_gather) {
+        throw std::runtime_error(message("Size does not match at dimension ", d, " expected index ",
+                                         shape_str(index->sizes()), " to be no larger than self ",
+                                         shape_str(self->sizes()), " apart from dimension ", dim));
+      }
+      wrong = true;
+    }
+    if (src && size_of(index, d) > size_of(*src, d)) wrong = true;
+  }
+  if (wrong) {
+    std::string msg = message("Expected index ", shape_str(index->sizes()), " to be no larger than self ",
+                              shape_str(self->sizes()), " apart from dimension ", dim);
+    if (src) msg += message(" and to be no larger size than src ", shape_str((*src)->sizes()));
+    throw std::runtime_error(msg);
+  }
+}
+
+}  // namespace
+
+Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& out) {
+  check_cpu(self, "gather");
+  const int64_t d = wrap_dim(dim, self->dim(), "gather");
+  check_index_dtype("gather()", index);
+  scatter_gather_shape_check(self, d, index, nullptr, true);
+  Tensor res = result_for("gather", out, index->sizes(), self->dtype(), {&self, &index});
+  if (index->numel() > 0) {
+    Tensor s1 = at_least_1d(self);
+    Tensor ix = contiguous_int64(at_least_1d(index));
+    const int64_t size = s1->sizes()[d];
+    int64_t bad;
+    if (find_bad_index(ix, 0, size, bad)) throw_out_of_bounds(bad, d, size);
+    Tensor r1 = at_least_1d(res);
+    gather_kernel(r1, restride(s1, ix->sizes(), d), ix,
+                  s1->strides()[d] * static_cast<int64_t>(s1->itemsize()));
+  }
+  return finish_out("gather", out, res);
+}
+
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Tensor& out) {
+  check_cpu(self, "scatter");
+  const int64_t d = wrap_dim(dim, self->dim(), "scatter");
+  check_index_dtype("scatter()", index);
+  const bool is_value = src->wrapped_number;
+  if (!is_value && src->dtype() != self->dtype()) {
+    throw std::runtime_error("scatter(): Expected self.dtype to be equal to src.dtype");
+  }
+  if (index->numel() > 0) scatter_gather_shape_check(self, d, index, is_value ? nullptr : &src, false);
+  Tensor res = out == self ? self : ops::clone(self);
+  if (index->numel() == 0) return res;
+  Tensor r1 = at_least_1d(res);
+  Tensor ix = contiguous_int64(at_least_1d(index));
+  const int64_t size = r1->sizes()[d];
+  int64_t bad;
+  if (find_bad_index(ix, 0, size, bad)) throw_out_of_bounds(bad, d, size);
+  const int64_t step = r1->strides()[d] * static_cast<int64_t>(r1->itemsize());
+  Tensor dst = restride(r1, ix->sizes(), d);
+  if (is_value) {
+    scatter_fill(ix->sizes(), d, dst, ix, to_dtype(src, self->dtype()), step);
+  } else {
+    Tensor s1 = at_least_1d(src);
+    Tensor sv = restride(s1, ix->sizes(), -1);
+    if (s1->storage() == res->storage()) sv = ops::clone(sv);
+    scatter_copy(ix->sizes(), d, dst, ix, sv, step);
+  }
+  return res;
+}
+
+Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Tensor& out) {
+  check_cpu(self, "scatter_add");
+  const int64_t d = wrap_dim(dim, self->dim(), "scatter_add");
+  check_index_dtype("scatter_add()", index);
+  if (src->dtype() != self->dtype()) {
+    throw std::runtime_error("scatter(): Expected self.dtype to be equal to src.dtype");
+  }
+  if (index->numel() > 0) scatter_gather_shape_check(self, d, index, &src, false);
+  Tensor res = out == self ? self : ops::clone(self);
+  if (index->numel() == 0) return res;
+  Tensor r1 = at_least_1d(res);
+  Tensor ix = contiguous_int64(at_least_1d(index));
+  const int64_t size = r1->sizes()[d];
+  int64_t bad;
+  if (find_bad_index(ix, 0, size, bad)) throw_out_of_bounds(bad, d, size);
+  const int64_t step = r1->strides()[d] * static_cast<int64_t>(r1->itemsize());
+  Tensor s1 = at_least_1d(src);
+  Tensor sv = restride(s1, ix->sizes(), -1);
+  if (s1->storage() == res->storage()) sv = ops::clone(sv);
+  scatter_accumulate("scatter_add", ix->sizes(), d, restride(r1, ix->sizes(), d), ix, sv, step,
+                     Scalar::from_int(1));
+  return res;
+}
+
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& out) {
+  check_cpu(self, "index_select");
+  const int64_t d = wrap_dim(dim, self->dim(), "index_select");
+  if (index->dim() > 1) throw IndexError("index_select(): Index is supposed to be a vector");
+  if (index->dtype() != ScalarType::Int64 && index->dtype() != ScalarType::Int32) {
+    throw std::runtime_error("index_select(): Expected dtype int32 or int64 for index");
+  }
+  check_cpu(index, "index_select");
+  const int64_t n = index->numel();
+  if (self->dim() == 0 && n != 1) {
+    throw std::runtime_error(message("index_select(): Index to scalar can have only 1 value, got ", n, " value(s)"));
+  }
+  Shape shape = self->sizes();
+  if (self->dim() > 0) shape[d] = n;
+  Tensor ix = contiguous_int64(index);
+  Tensor s1 = at_least_1d(self);
+  const int64_t size = s1->sizes()[d];
+  int64_t bad;
+  if (find_bad_index(ix, 0, size, bad)) throw IndexError("index out of range in self");
+  Tensor res = result_for("index_select", out, shape, self->dtype(), {&self});
+  if (n > 0 && res->numel() > 0) {
+    Tensor r1 = at_least_1d(res);
+    Shape ist(r1->dim(), 0);
+    ist[d] = 1;
+    gather_kernel(r1, restride(s1, r1->sizes(), d), make_view(ix, r1->sizes(), std::move(ist), 0),
+                  s1->strides()[d] * static_cast<int64_t>(s1->itemsize()));
+  }
+  return finish_out("index_select", out, res);
+}
+
+Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha,
+                 const Tensor& out) {
+  check_cpu(self, "index_add");
+  const int64_t d = wrap_dim(dim, self->dim(), "index_add");
+  if (index->dim() > 1) {
+    throw IndexError(message("index_add_(): Index is supposed to be a vector, but got dim: ", index->dim(),
+                             " with type: ", dtype_name(index->dtype()), " and size: ", shape_str(index->sizes())));
+  }
+  if (index->dtype() != ScalarType::Int64 && index->dtype() != ScalarType::Int32) {
+    throw std::runtime_error("index_add_(): Expected dtype int32/int64 for index");
+  }
+  check_cpu(index, "index_add");
+  if (self->dtype() != source->dtype()) {
+    throw std::runtime_error(message("index_add_(): self (", dtype_name(self->dtype()), ") and source (",
+                                     dtype_name(source->dtype()), ") must have the same scalar type"));
+  }
+  const int64_t n = index->numel();
+  const int64_t src_len = source->dim() == 0 ? 1 : source->sizes()[std::min(d, source->dim() - 1)];
+  if (n != src_len) {
+    throw std::runtime_error(message("index_add_(): Number of indices (", n,
+                                     ") should be equal to source.size(dim): (", src_len, "), for dim: ", d));
+  }
+  bool same = source->dim() == self->dim();
+  for (int64_t k = 0; same && k < self->dim(); ++k) same = k == d || source->sizes()[k] == self->sizes()[k];
+  if (!same) {
+    throw std::runtime_error(message("source tensor shape must match self tensor shape, excluding the specified "
+                                     "dimension. Got self.shape = ",
+                                     shape_str(self->sizes()), " source.shape = ", shape_str(source->sizes())));
+  }
+  Tensor res = out == self ? self : ops::clone(self);
+  if (n == 0) return res;
+  Tensor r1 = at_least_1d(res);
+  Tensor ix = contiguous_int64(index);
+  const int64_t size = r1->sizes()[d];
+  int64_t bad;
+  if (find_bad_index(ix, 0, size, bad)) throw_out_of_bounds(bad, d, size);
+  Tensor s1 = at_least_1d(source);
+  if (s1->storage() == res->storage()) s1 = ops::clone(s1);
+  Shape ist(s1->dim(), 0);
+  ist[d] = 1;
+  scatter_accumulate("index_add", s1->sizes(), d, restride(r1, s1->sizes(), d),
+                     make_view(ix, s1->sizes(), std::move(ist), 0), s1,
+                     r1->strides()[d] * static_cast<int64_t>(r1->itemsize()), alpha);
+  return res;
+}
+
+namespace {
+
+// value (a number or a 0-d tensor) as a 0-d tensor of dtype, with PyTorch's overflow check.
+Tensor fill_value(const char* op, const Tensor& value, ScalarType dtype) {
+  double v = 0;
+  dispatch_all(value->dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    v = static_cast<double>(static_cast<opmath_t<T>>(*value->data<T>()));
+  });
+  bool overflow = false;
+  if (!std::isnan(v) && !std::isinf(v) && dtype != ScalarType::Bool) {
+    dispatch_all(dtype, op, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_same_v<T, Half>) {
+        overflow = std::abs(v) > 65504.0;
+      } else if constexpr (std::is_same_v<T, BFloat16> || std::is_same_v<T, float>) {
+        overflow = std::abs(v) > static_cast<double>(std::numeric_limits<float>::max());
+      } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        overflow = v < static_cast<double>(std::numeric_limits<T>::min()) ||
+                   v > static_cast<double>(std::numeric_limits<T>::max());
+      }
+    });
+  }
+  if (overflow) {
+    throw std::runtime_error(message("value cannot be converted to type ", dtype_name(dtype), " without overflow"));
+  }
+  Tensor t = ember::empty({}, dtype);
+  copy_into(t, value);
+  return t;
+}
+
+}  // namespace
+
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value, const Tensor& out) {
+  check_cpu(self, "masked_fill");
+  check_cpu(mask, "masked_fill");
+  if (mask->dtype() != ScalarType::Bool) {
+    throw std::runtime_error(message("masked_fill_ only supports boolean masks, but got mask with dtype ",
+                                     dtype_name(mask->dtype())));
+  }
+  if (value->dim() != 0) {
+    throw std::runtime_error(message("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+                                     value->dim(), " dimension(s)."));
+  }
+  Tensor v = fill_value("masked_fill", value, self->dtype());
+  Tensor res;
+  if (out == self) {
+    const Shape b = broadcast_shapes(self->sizes(), mask->sizes(), "masked_fill_");
+    if (b != self->sizes()) {
+      throw std::runtime_error(message("output with shape ", shape_str(self->sizes()),
+                                       " doesn't match the broadcast shape ", shape_str(b)));
+    }
+    res = self;
+  } else {
+    const Shape b = broadcast_shapes(self->sizes(), mask->sizes(), "masked_fill");
+    res = ember::empty(b, self->dtype());
+    copy_into(res, self);
+  }
+  if (res->numel() == 0) return res;
+  Tensor m = expand_to(mask, res->sizes(), "masked_fill");
+  if (m->storage() == res->storage()) m = ops::clone(m);
+  auto L = make_loop<2>(res->sizes(), {res.get(), m.get()});
+  dispatch_itemsize(res->itemsize(), [&](auto tag) {
+    using U = decltype(tag);
+    const U fv = *reinterpret_cast<const U*>(v->data_ptr());
+    for_each_strided<2>(L, [fv](char** p, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        if (*reinterpret_cast<const bool*>(p[1] + i * s[1])) *reinterpret_cast<U*>(p[0] + i * s[0]) = fv;
+      }
+    });
+  });
+  return res;
+}
+
+Tensor masked_select(const Tensor& self, const Tensor& mask, const Tensor& out) {
+  check_cpu(self, "masked_select");
+  check_cpu(mask, "masked_select");
+  if (mask->dtype() != ScalarType::Bool) throw std::runtime_error("masked_select: expected BoolTensor for mask");
+  const Shape b = broadcast_shapes(self->sizes(), mask->sizes(), "masked_select");
+  Tensor s = expand_to(self, b, "masked_select");
+  Tensor m = expand_to(mask, b, "masked_select");
+  int64_t count = 0;
+  if (shape_numel(b) > 0) {
+    auto L = make_loop<1>(b, {m.get()});
+    for_each_strided<1>(
+        L,
+        [&count](char** p, const int64_t* st, int64_t n) {
+          for (int64_t i = 0; i < n; ++i) count += *reinterpret_cast<const bool*>(p[0] + i * st[0]);
+        },
+        std::numeric_limits<int64_t>::max());
+  }
+  Tensor res = result_for("masked_select", out, {count}, self->dtype(), {&self, &mask});
+  if (count > 0) {
+    auto L = make_loop<2>(b, {s.get(), m.get()});
+    dispatch_itemsize(self->itemsize(), [&](auto tag) {
+      using U = decltype(tag);
+      U* dst = reinterpret_cast<U*>(res->data_ptr());
+      for_each_strided<2>(
+          L,
+          [&dst](char** p, const int64_t* st, int64_t n) {
+            for (int64_t i = 0; i < n; ++i) {
+              if (*reinterpret_cast<const bool*>(p[1] + i * st[1])) *dst++ = *reinterpret_cast<const U*>(p[0] + i * st[0]);
+            }
+          },
+          std::numeric_limits<int64_t>::max());
+    });
+  }
+  return finish_out("masked_select", out, res);
+}
+
+Tensor nonzero(const Tensor& self) {
+  check_cpu(self, "nonzero");
+  const int64_t nd = self->dim();
+  Tensor c = as_contiguous(self);
+  const int64_t total = c->numel();
+  // per-chunk counts, then each chunk writes its own rows
+  const int64_t chunk = std::max<int64_t>(kParallelGrain, 1);
+  const int64_t nchunks = total == 0 ? 0 : (total + chunk - 1) / chunk;
+  std::vector<int64_t> counts(nchunks, 0);
+  Tensor out;
+  dispatch_all(self->dtype(), "nonzero", [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = c->data<T>();
+    auto count_chunk = [&](int64_t b, int64_t e) {
+      for (int64_t q = b; q < e; ++q) {
+        int64_t n = 0;
+        const int64_t lo = q * chunk, hi = std::min(total, lo + chunk);
+        for (int64_t i = lo; i < hi; ++i) n += convert<bool>(p[i]);
+        counts[q] = n;
+      }
+    };
+    if (nchunks > 1) parallel_for(0, nchunks, 1, count_chunk);
+    else count_chunk(0, nchunks);
+    std::vector<int64_t> starts(nchunks + 1, 0);
+    for (int64_t q = 0; q < nchunks; ++q) starts[q + 1] = starts[q] + counts[q];
+    const int64_t n = nchunks ? starts[nchunks] : 0;
+    out = ember::empty({n, nd}, ScalarType::Int64);
+    if (n == 0 || nd == 0) return;
+    int64_t* o = out->data<int64_t>();
+    const Shape& sizes = c->sizes();
+    auto write_chunk = [&](int64_t b, int64_t e) {
+      std::vector<int64_t> coord(nd);
+      for (int64_t q = b; q < e; ++q) {
+        const int64_t lo = q * chunk, hi = std::min(total, lo + chunk);
+        int64_t rem = lo;
+        for (int64_t d = nd - 1; d >= 0; --d) {
+          coord[d] = rem % sizes[d];
+          rem /= sizes[d];
+        }
+        int64_t* w = o + starts[q] * nd;
+        for (int64_t i = lo; i < hi; ++i) {
+          if (convert<bool>(p[i])) {
+            std::copy(coord.begin(), coord.end(), w);
+            w += nd;
+          }
+          for (int64_t d = nd - 1; d >= 0; --d) {
+            if (++coord[d] < sizes[d]) break;
+            coord[d] = 0;
+          }
+        }
+      }
+    };
+    if (nchunks > 1) parallel_for(0, nchunks, 1, write_chunk);
+    else write_chunk(0, nchunks);
+  });
+  return out;
+}
+
+}  // namespace ops
+}  // namespace ember

@@ -1,0 +1,602 @@
+// Matrix products: matmul, mm, bmm, addmm, dot.
+//
+// Every product reduces to one batched GEMM, C[b] = beta * C[b] + alpha * A[b] @ B[b], on a
+// contiguous C and strided A, B (gemm_tensors below). float32/float64 go through OpenBLAS
+// (the scipy-openblas32 wheel, whose symbols carry a scipy_ prefix and take 32-bit ints)
+// when the build found it (EMBER_HAVE_OPENBLAS); a build without it, and the other dtypes,
+// use the blocked GEMM in plain C++ below. float16/bfloat16 are computed in float32 and
+// rounded once at the end; integer dtypes are computed in int64 with wrap-around arithmetic,
+// which leaves the same low bits, hence the same narrowed result, as PyTorch's accumulation
+// in the narrow type.
+#include <algorithm>
+#include <climits>
+#include <type_traits>
+#include <vector>
+
+#include "ember/blas.h"
+#include "ember/ops_util.h"
+#include "ember/parallel.h"
+
+#ifdef EMBER_HAVE_OPENBLAS
+// The few functions used from scipy-openblas32's cblas.h (not included on purpose: its names
+// and types would clash with other BLAS headers). Enums are passed as the ints they are.
+extern "C" {
+void scipy_cblas_sgemm(int order, int transa, int transb, int m, int n, int k, float alpha,
+                       const float* a, int lda, const float* b, int ldb, float beta, float* c,
+                       int ldc);
+void scipy_cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double alpha,
+                       const double* a, int lda, const double* b, int ldb, double beta, double* c,
+                       int ldc);
+float scipy_cblas_sdot(int n, const float* x, int incx, const float* y, int incy);
+double scipy_cblas_ddot(int n, const double* x, int incx, const double* y, int incy);
+void scipy_openblas_set_num_threads(int num_threads);
+}
+#endif
+
+namespace ember {
+
+void set_blas_num_threads(int n) {
+#ifdef EMBER_HAVE_OPENBLAS
+  scipy_openblas_set_num_threads(std::max(n, 1));
+#else
+  (void)n;
+#endif
+}
+
+bool have_blas() {
+#ifdef EMBER_HAVE_OPENBLAS
+  return true;
+#else
+  return false;
+#endif
+}
+
+}  // namespace ember
+
+namespace ember::ops {
+namespace {
+
+#ifdef EMBER_HAVE_OPENBLAS
+constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+#endif
+
+// Up to this many multiply-adds a single GEMM runs on one thread (OpenBLAS does not thread
+// below 4 * 65536 either), so a batch of them is spread over Ember's pool instead.
+constexpr int64_t kSmallGemm = 64 * 64 * 64;
+
+// PyTorch's names in its messages: C++ type names ("float") and ScalarType names ("Float").
+const char* cpp_type_name(ScalarType t) {
+  switch (t) {
+    case ScalarType::Bool: return "bool";
+    case ScalarType::UInt8: return "unsigned char";
+    case ScalarType::Int8: return "signed char";
+    case ScalarType::Int16: return "short int";
+    case ScalarType::Int32: return "int";
+    case ScalarType::Int64: return "long int";
+    case ScalarType::Float16: return "c10::Half";
+    case ScalarType::BFloat16: return "c10::BFloat16";
+    case ScalarType::Float32: return "float";
+    case ScalarType::Float64: return "double";
+    default: return "undefined";
+  }
+}
+const char* scalar_type_name(ScalarType t) {
+  switch (t) {
+    case ScalarType::Bool: return "Bool";
+    case ScalarType::UInt8: return "Byte";
+    case ScalarType::Int8: return "Char";
+    case ScalarType::Int16: return "Short";
+    case ScalarType::Int32: return "Int";
+    case ScalarType::Int64: return "Long";
+    case ScalarType::Float16: return "Half";
+    case ScalarType::BFloat16: return "BFloat16";
+    case ScalarType::Float32: return "Float";
+    case ScalarType::Float64: return "Double";
+    default: return "Undefined";
+  }
+}
+
+// PyTorch has no bool matrix products (NotImplementedError, a RuntimeError in Python).
+void check_not_bool(const char* kernel, ScalarType t) {
+  if (t == ScalarType::Bool) {
+    throw NotImplementedError(message("\"", kernel, "\" not implemented for '", scalar_type_name(t), "'"));
+  }
+}
+
+void check_same_dtype(const Tensor& m1, const Tensor& m2) {
+  if (m1->dtype() != m2->dtype()) {
+    throw std::runtime_error(message("expected m1 and m2 to have the same dtype, but got: ",
+                                     cpp_type_name(m1->dtype()), " != ", cpp_type_name(m2->dtype())));
+  }
+}
+
+// out= of a matrix product must have the result's dtype (PyTorch does not cast here).
+void check_out_dtype(const Tensor& out, ScalarType dt) {
+  if (out && out->dtype() != dt) {
+    throw std::runtime_error(message("Expected out tensor to have dtype ", cpp_type_name(dt), ", but got ",
+                                     cpp_type_name(out->dtype()), " instead"));
+  }
+}
+
+std::string mat_str(const Tensor& t) {  // "2x3", as PyTorch prints matrices in messages
+  std::string s;
+  for (int64_t d = 0; d < t->dim(); ++d) s += (d ? "x" : "") + std::to_string(t->size(d));
+  return s;
+}
+
+// The dtype a product is computed in.
+ScalarType compute_dtype(ScalarType t) {
+  if (t == ScalarType::Float16 || t == ScalarType::BFloat16) return ScalarType::Float32;
+  if (is_integral(t, /*include_bool=*/false)) return ScalarType::Int64;
+  return t;
+}
+
+// Whether a rows x cols matrix with element strides (rs, cs) can go to BLAS without a copy,
+// and how: row-major as is (trans = false, leading dimension rs) or as the transpose of a
+// row-major matrix (trans = true, leading dimension cs). Size-1 dims have arbitrary strides.
+bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool* trans, int64_t* ld) {
+  if ((cs == 1 || cols <= 1) && (rows <= 1 || rs >= std::max<int64_t>(cols, 1))) {
+    *trans = false;
+    *ld = rows <= 1 ? std::max<int64_t>(cols, 1) : rs;
+  } else if ((rs == 1 || rows <= 1) && (cols <= 1 || cs >= std::max<int64_t>(rows, 1))) {
+    *trans = true;
+    *ld = cols <= 1 ? std::max<int64_t>(rows, 1) : cs;
+  } else {
+    return false;
+  }
+  return *ld <= INT_MAX;
+}
+
+// t in the compute dtype, its last two dims in a layout BLAS takes directly (else copied).
+Tensor prep_operand(const Tensor& t, ScalarType ct) {
+  Tensor x = to_dtype(t, ct);
+  const int64_t d = x->dim();
+  bool trans;
+  int64_t ld;
+  if (!blas_layout(x->size(d - 2), x->size(d - 1), x->stride(d - 2), x->stride(d - 1), &trans, &ld)) {
+    x = as_contiguous(x);
+  }
+  return x;
+}
+
+// Element offsets (relative to t's own offset) of every matrix in t's leading `nb` dims, in
+// row-major order of those dims.
+std::vector<int64_t> batch_offsets(const Tensor& t, int64_t nb) {
+  int64_t n = 1;
+  for (int64_t d = 0; d < nb; ++d) n *= t->size(d);
+  std::vector<int64_t> off(static_cast<size_t>(n), 0);
+  std::vector<int64_t> idx(static_cast<size_t>(nb), 0);
+  int64_t cur = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    off[static_cast<size_t>(i)] = cur;
+    for (int64_t d = nb - 1; d >= 0; --d) {  // odometer increment
+      if (++idx[d] < t->size(d)) {
+        cur += t->stride(d);
+        break;
+      }
+      cur -= t->stride(d) * (t->size(d) - 1);
+      idx[d] = 0;
+    }
+  }
+  return off;
+}
+
+// One batched GEMM on raw pointers: C[b] (contiguous M x N) = beta * C[b] + alpha * A[b] B[b].
+template <typename T> struct Gemm {
+  int64_t M = 0, N = 0, K = 0, nbatch = 0;
+  const T* a = nullptr;
+  int64_t a_rs = 0, a_cs = 0;
+  const int64_t* a_off = nullptr;
+  const T* b = nullptr;
+  int64_t b_rs = 0, b_cs = 0;
+  const int64_t* b_off = nullptr;
+  T* c = nullptr;
+  T alpha{}, beta{};
+};
+
+// Integers accumulate in uint64: wrap-around is defined there and matches two's complement.
+template <typename T> using acc_t = std::conditional_t<std::is_integral_v<T>, uint64_t, T>;
+
+// C = beta * C for every batch (beta == 0 writes zeros, ignoring NaN in C).
+template <typename T> void scale_c(const Gemm<T>& g) {
+  using Acc = acc_t<T>;
+  const int64_t n = g.nbatch * g.M * g.N;
+  Acc* c = reinterpret_cast<Acc*>(g.c);
+  const Acc beta = static_cast<Acc>(g.beta);
+  parallel_for(0, n, kParallelGrain, [&](int64_t b, int64_t e) {
+    if (g.beta == T(0)) {
+      std::fill(c + b, c + e, Acc(0));
+    } else if (!(g.beta == T(1))) {
+      for (int64_t i = b; i < e; ++i) c[i] = static_cast<Acc>(beta * c[i]);
+    }
+  });
+}
+
+// The built-in GEMM: tasks of (batch, block of kMB rows); each packs kKB x kNB panels of B
+// and kMB x kKB blocks of A into contiguous buffers, accumulates a kMB x kNB tile with an
+// axpy-style inner loop the compiler vectorises, then writes beta * C + alpha * tile.
+template <typename T> void gemm_fallback(const Gemm<T>& g) {
+  using Acc = acc_t<T>;
+  constexpr int64_t kMB = 32, kKB = 256, kNB = 256;
+  const int64_t row_blocks = (g.M + kMB - 1) / kMB;
+  const int64_t tasks = g.nbatch * row_blocks;
+  const int64_t task_work = std::max<int64_t>(1, kMB * g.N * g.K);
+  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 17) / task_work);
+  const Acc alpha = static_cast<Acc>(g.alpha), beta = static_cast<Acc>(g.beta);
+  const bool beta_zero = g.beta == T(0);
+  parallel_for(0, tasks, grain, [&](int64_t t0, int64_t t1) {
+    std::vector<Acc> ap(kMB * kKB), bp(kKB * kNB), tile(kMB * kNB);
+    for (int64_t task = t0; task < t1; ++task) {
+      const int64_t bt = task / row_blocks;
+      const int64_t i0 = (task % row_blocks) * kMB;
+      const int64_t mb = std::min(kMB, g.M - i0);
+      const T* A = g.a + g.a_off[bt];
+      const T* B = g.b + g.b_off[bt];
+      Acc* C = reinterpret_cast<Acc*>(g.c + bt * g.M * g.N);
+      for (int64_t j0 = 0; j0 < g.N; j0 += kNB) {
+        const int64_t nb = std::min(kNB, g.N - j0);
+        std::fill(tile.begin(), tile.begin() + mb * nb, Acc(0));
+        for (int64_t k0 = 0; k0 < g.K; k0 += kKB) {
+          const int64_t kb = std::min(kKB, g.K - k0);
+          for (int64_t k = 0; k < kb; ++k) {
+            const T* brow = B + (k0 + k) * g.b_rs + j0 * g.b_cs;
+            Acc* dst = bp.data() + k * nb;
+            for (int64_t j = 0; j < nb; ++j) dst[j] = static_cast<Acc>(brow[j * g.b_cs]);
+          }
+          for (int64_t i = 0; i < mb; ++i) {
+            const T* arow = A + (i0 + i) * g.a_rs + k0 * g.a_cs;
+            Acc* dst = ap.data() + i * kb;
+            for (int64_t k = 0; k < kb; ++k) dst[k] = static_cast<Acc>(arow[k * g.a_cs]);
+          }
+          for (int64_t i = 0; i < mb; ++i) {
+            Acc* __restrict__ trow = tile.data() + i * nb;
+            const Acc* __restrict__ arow = ap.data() + i * kb;
+            for (int64_t k = 0; k < kb; ++k) {
+              const Acc av = arow[k];
+              const Acc* __restrict__ brow = bp.data() + k * nb;
+              for (int64_t j = 0; j < nb; ++j) trow[j] += av * brow[j];
+            }
+          }
+        }
+        for (int64_t i = 0; i < mb; ++i) {
+          Acc* crow = C + (i0 + i) * g.N + j0;
+          const Acc* trow = tile.data() + i * nb;
+          if (beta_zero) {
+            for (int64_t j = 0; j < nb; ++j) crow[j] = static_cast<Acc>(alpha * trow[j]);
+          } else {
+            for (int64_t j = 0; j < nb; ++j) crow[j] = static_cast<Acc>(beta * crow[j] + alpha * trow[j]);
+          }
+        }
+      }
+    }
+  });
+}
+
+#ifdef EMBER_HAVE_OPENBLAS
+template <typename T> bool gemm_blas(const Gemm<T>& g) {
+  if (g.M > INT_MAX || g.N > INT_MAX || g.K > INT_MAX) return false;
+  bool ta, tb;
+  int64_t lda, ldb;
+  if (!blas_layout(g.M, g.K, g.a_rs, g.a_cs, &ta, &lda) || !blas_layout(g.K, g.N, g.b_rs, g.b_cs, &tb, &ldb)) {
+    return false;
+  }
+  const int M = static_cast<int>(g.M), N = static_cast<int>(g.N), K = static_cast<int>(g.K);
+  auto one = [&](int64_t bt) {
+    const T* A = g.a + g.a_off[bt];
+    const T* B = g.b + g.b_off[bt];
+    T* C = g.c + bt * g.M * g.N;
+    if constexpr (std::is_same_v<T, float>) {
+      scipy_cblas_sgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, M, N, K, g.alpha, A,
+                        static_cast<int>(lda), B, static_cast<int>(ldb), g.beta, C, std::max(N, 1));
+    } else {
+      scipy_cblas_dgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, M, N, K, g.alpha, A,
+                        static_cast<int>(lda), B, static_cast<int>(ldb), g.beta, C, std::max(N, 1));
+    }
+  };
+  const int64_t work = g.M * g.N * g.K;
+  if (g.nbatch > 1 && work <= kSmallGemm) {
+    // many small products: one thread each (OpenBLAS runs these on the calling thread)
+    parallel_for(0, g.nbatch, std::max<int64_t>(1, kSmallGemm / std::max<int64_t>(work, 1)),
+                 [&](int64_t b, int64_t e) {
+                   for (int64_t bt = b; bt < e; ++bt) one(bt);
+                 });
+  } else {
+    for (int64_t bt = 0; bt < g.nbatch; ++bt) one(bt);  // OpenBLAS threads each product
+  }
+  return true;
+}
+#endif
+
+template <typename T> void gemm_run(const Gemm<T>& g) {
+  if (g.M == 0 || g.N == 0 || g.nbatch == 0) return;
+  if (g.K == 0 || g.alpha == T(0)) {
+    scale_c(g);
+    return;
+  }
+#ifdef EMBER_HAVE_OPENBLAS
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (gemm_blas(g)) return;
+  }
+#endif
+  gemm_fallback(g);
+}
+
+// c (contiguous, batch... x M x N) = beta * c + alpha * a @ b, where a (batch... x M x K) and
+// b (batch... x K x N) have c's dtype (float32, float64 or int64) and equal batch dims
+// (broadcast views with zero strides are fine).
+void gemm_tensors(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha, const Scalar& beta) {
+  const int64_t nd = c->dim(), nb = nd - 2;
+  std::vector<int64_t> a_off = batch_offsets(a, nb), b_off = batch_offsets(b, nb);
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    Gemm<T> g;
+    g.M = c->size(nd - 2);
+    g.N = c->size(nd - 1);
+    g.K = a->size(nd - 1);
+    g.nbatch = static_cast<int64_t>(a_off.size());
+    g.a = a->data<T>();
+    g.a_rs = a->stride(nd - 2);
+    g.a_cs = a->stride(nd - 1);
+    g.a_off = a_off.data();
+    g.b = b->data<T>();
+    g.b_rs = b->stride(nd - 2);
+    g.b_cs = b->stride(nd - 1);
+    g.b_off = b_off.data();
+    g.c = c->data<T>();
+    g.alpha = alpha.to<T>();
+    g.beta = beta.to<T>();
+    gemm_run(g);
+  };
+  switch (c->dtype()) {
+    case ScalarType::Float32: run(float{}); break;
+    case ScalarType::Float64: run(double{}); break;
+    case ScalarType::Int64: run(int64_t{}); break;
+    default: throw std::logic_error("gemm_tensors: unexpected compute dtype");
+  }
+}
+
+bool same_geometry(const Tensor& x, const Tensor& y) {
+  return x->storage() == y->storage() && x->offset() == y->offset() && x->sizes() == y->sizes() &&
+         x->strides() == y->strides() && x->dtype() == y->dtype();
+}
+
+// The product every op reduces to. a: (batch_a..., M, K), b: (batch_b..., K, N), their batch
+// dims broadcast to `batch`; the GEMM result has shape gemm_shape = batch + [M, N] and is
+// returned viewed as `final_shape` (same elements, 1-d operands' dims dropped). With `init`
+// (broadcastable to gemm_shape) the result is beta * init + alpha * a @ b.
+Tensor run_product(const char* op, const Tensor& a, const Tensor& b, const Shape& batch,
+                   const Shape& final_shape, ScalarType dt, Tensor init, const Scalar& alpha,
+                   const Scalar& beta, const Tensor& out) {
+  check_out_dtype(out, dt);
+  const int64_t M = a->size(-2), K = a->size(-1), N = b->size(-1);
+  Shape gemm_shape = batch, a_shape = batch, b_shape = batch;
+  gemm_shape.insert(gemm_shape.end(), {M, N});
+  a_shape.insert(a_shape.end(), {M, K});
+  b_shape.insert(b_shape.end(), {K, N});
+
+  Tensor res = prepare_out(op, out, final_shape, dt);
+  if (res == out && (out->storage() == a->storage() || out->storage() == b->storage())) {
+    res = ember::empty(final_shape, dt);  // never write into an operand while reading it
+  }
+  const ScalarType ct = compute_dtype(dt);
+  Tensor av = expand_to(prep_operand(a, ct), a_shape, op);
+  Tensor bv = expand_to(prep_operand(b, ct), b_shape, op);
+  Tensor cv = make_view(res, gemm_shape, contiguous_strides(gemm_shape), res->offset());
+  Tensor c = ct == dt ? cv : ember::empty(gemm_shape, ct);
+  if (init) {
+    if (init->storage() == c->storage() && !same_geometry(init, c)) init = ops::clone(init);
+    if (!same_geometry(init, c)) copy_into(c, init);
+  }
+  gemm_tensors(av, bv, c, alpha, init ? beta : Scalar::from_int(0));
+  if (c != cv) copy_into(cv, c);  // 16-bit floats and narrow integers: round once
+  return finish_out(op, out, res);
+}
+
+// t's leading dims (all but the last) merged into one, as a view when the strides allow.
+Tensor fold_rows(const Tensor& t) {
+  const int64_t d = t->dim();
+  int64_t rows = 1;
+  for (int64_t i = 0; i < d - 1; ++i) rows *= t->size(i);
+  int64_t inner = -1;  // the innermost non-size-1 leading dim seen so far
+  bool ok = true;
+  for (int64_t i = d - 2; i >= 0 && ok; --i) {
+    if (t->size(i) == 1) continue;
+    if (inner >= 0) ok = t->stride(i) == t->stride(inner) * t->size(inner);
+    inner = i;
+  }
+  if (!ok || rows == 0) {
+    Tensor c = as_contiguous(t);
+    return make_view(c, {rows, t->size(-1)}, {t->size(-1), 1}, c->offset());
+  }
+  // the innermost non-1 dim gives the row stride; with none there is a single row
+  int64_t rs = -1;
+  for (int64_t i = d - 2; i >= 0; --i) {
+    if (t->size(i) != 1) {
+      rs = t->stride(i);
+      break;
+    }
+  }
+  if (rs < 0) rs = t->size(-1);
+  return make_view(t, {rows, t->size(-1)}, {rs, t->stride(-1)}, t->offset());
+}
+
+// A 1-d tensor viewed as a row (1 x n) or column (n x 1) matrix.
+Tensor as_row(const Tensor& v) { return make_view(v, {1, v->size(0)}, {v->size(0) * v->stride(0), v->stride(0)}, v->offset()); }
+Tensor as_col(const Tensor& v) { return make_view(v, {v->size(0), 1}, {v->stride(0), 1}, v->offset()); }
+
+template <typename T> T dot_kernel(int64_t n, const T* x, int64_t sx, const T* y, int64_t sy) {
+#ifdef EMBER_HAVE_OPENBLAS
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (n <= INT_MAX && sx > 0 && sx <= INT_MAX && sy > 0 && sy <= INT_MAX) {
+      if constexpr (std::is_same_v<T, float>) {
+        return scipy_cblas_sdot(static_cast<int>(n), x, static_cast<int>(sx), y, static_cast<int>(sy));
+      } else {
+        return scipy_cblas_ddot(static_cast<int>(n), x, static_cast<int>(sx), y, static_cast<int>(sy));
+      }
+    }
+  }
+#endif
+  // float16/bfloat16 and float32 accumulate in a wider type; integers wrap in uint64
+  using Acc = std::conditional_t<is_float_v<T>, double, uint64_t>;
+  Acc acc = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (is_float_v<T>) {
+      acc += static_cast<double>(static_cast<opmath_t<T>>(x[i * sx])) *
+             static_cast<double>(static_cast<opmath_t<T>>(y[i * sy]));
+    } else {
+      acc += static_cast<uint64_t>(static_cast<int64_t>(x[i * sx])) *
+             static_cast<uint64_t>(static_cast<int64_t>(y[i * sy]));
+    }
+  }
+  if constexpr (is_float_v<T>) {
+    return T(static_cast<opmath_t<T>>(acc));
+  } else {
+    return static_cast<T>(static_cast<int64_t>(acc));
+  }
+}
+
+}  // namespace
+
+Tensor dot(const Tensor& self, const Tensor& tensor, const Tensor& out) {
+  if (self->dim() != 1 || tensor->dim() != 1) {
+    throw std::runtime_error(message("1D tensors expected, but got ", self->dim(), "D and ", tensor->dim(),
+                                     "D tensors"));
+  }
+  if (self->numel() != tensor->numel()) {
+    throw std::runtime_error(message("inconsistent tensor size, expected tensor [", self->numel(),
+                                     "] and src [", tensor->numel(),
+                                     "] to have the same number of elements, but got ", self->numel(),
+                                     " and ", tensor->numel(), " elements respectively"));
+  }
+  if (self->dtype() != tensor->dtype()) {
+    throw std::runtime_error(message("dot : expected both vectors to have same dtype, but found ",
+                                     scalar_type_name(self->dtype()), " and ", scalar_type_name(tensor->dtype())));
+  }
+  const ScalarType dt = self->dtype();
+  check_not_bool("dot", dt);
+  check_out_dtype(out, dt);
+  Tensor res = prepare_out("dot", out, {}, dt);
+  dispatch_numeric(dt, "dot", [&](auto tag) {
+    using T = decltype(tag);
+    Tensor x = self->stride(0) >= 0 ? self : as_contiguous(self);
+    Tensor y = tensor->stride(0) >= 0 ? tensor : as_contiguous(tensor);
+    const T v = dot_kernel<T>(x->numel(), x->data<T>(), x->stride(0), y->data<T>(), y->stride(0));
+    *res->data<T>() = v;
+  });
+  return finish_out("dot", out, res);
+}
+
+Tensor mm(const Tensor& self, const Tensor& mat2, const Tensor& out) {
+  if (self->dim() != 2) {
+    throw std::runtime_error(message("self must be a matrix, got a ", self->dim(), "-D tensor of shape ",
+                                     shape_str(self->sizes())));
+  }
+  if (mat2->dim() != 2) {
+    throw std::runtime_error(message("mat2 must be a matrix, got a ", mat2->dim(), "-D tensor of shape ",
+                                     shape_str(mat2->sizes())));
+  }
+  check_same_dtype(self, mat2);
+  check_not_bool("mm", self->dtype());
+  if (self->size(1) != mat2->size(0)) {
+    throw std::runtime_error(message("mat1 and mat2 shapes cannot be multiplied (", mat_str(self), " and ",
+                                     mat_str(mat2), ")"));
+  }
+  return run_product("mm", self, mat2, {}, {self->size(0), mat2->size(1)}, self->dtype(), Tensor(),
+                     Scalar::from_int(1), Scalar::from_int(0), out);
+}
+
+Tensor bmm(const Tensor& self, const Tensor& mat2, const Tensor& out) {
+  if (self->dim() != 3) {
+    throw std::runtime_error(message("batch1 must be a 3D tensor, got shape ", shape_str(self->sizes())));
+  }
+  if (mat2->dim() != 3) {
+    throw std::runtime_error(message("batch2 must be a 3D tensor, got shape ", shape_str(mat2->sizes())));
+  }
+  check_same_dtype(self, mat2);
+  check_not_bool("bmm", self->dtype());
+  if (self->size(0) != mat2->size(0) || self->size(2) != mat2->size(1)) {
+    throw std::runtime_error(message("Expected size for first two dimensions of batch2 tensor to be: [",
+                                     self->size(0), ", ", self->size(2), "] but got: [", mat2->size(0), ", ",
+                                     mat2->size(1), "] (bmm of shapes ", shape_str(self->sizes()), " and ",
+                                     shape_str(mat2->sizes()), ")"));
+  }
+  return run_product("bmm", self, mat2, {self->size(0)}, {self->size(0), self->size(1), mat2->size(2)},
+                     self->dtype(), Tensor(), Scalar::from_int(1), Scalar::from_int(0), out);
+}
+
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha,
+             const Tensor& out) {
+  if (mat1->dim() != 2) {
+    throw std::runtime_error(message("mat1 must be a matrix, got ", mat1->dim(), "-D tensor"));
+  }
+  if (mat2->dim() != 2) {
+    throw std::runtime_error(message("mat2 must be a matrix, got ", mat2->dim(), "-D tensor"));
+  }
+  check_same_dtype(mat1, mat2);
+  if (self->dtype() != mat2->dtype()) {
+    throw std::runtime_error(message("self and mat2 must have the same dtype, but got ",
+                                     scalar_type_name(self->dtype()), " and ", scalar_type_name(mat2->dtype())));
+  }
+  const ScalarType dt = mat1->dtype();
+  check_not_bool("addmm", dt);
+  if (mat1->size(1) != mat2->size(0)) {
+    throw std::runtime_error(message("mat1 and mat2 shapes cannot be multiplied (", mat_str(mat1), " and ",
+                                     mat_str(mat2), ")"));
+  }
+  const Shape shape{mat1->size(0), mat2->size(1)};
+  Tensor bias = expand_to(self, shape, "addmm");  // validates the broadcast
+  // integer products take alpha and beta truncated to integers, as PyTorch does
+  Scalar a = is_floating(dt) ? Scalar::from_double(alpha.to_double()) : Scalar::from_int(alpha.to_int());
+  Scalar b = is_floating(dt) ? Scalar::from_double(beta.to_double()) : Scalar::from_int(beta.to_int());
+  const bool use_self = b.to_double() != 0.0;  // beta == 0: self is ignored, NaN included
+  return run_product("addmm", mat1, mat2, {}, shape, dt, use_self ? bias : Tensor(), a, b, out);
+}
+
+Tensor matmul(const Tensor& self, const Tensor& other, const Tensor& out) {
+  const int64_t da = self->dim(), db = other->dim();
+  if (da == 0 || db == 0) {
+    throw std::runtime_error(message("both arguments to matmul need to be at least 1D, but they are ", da,
+                                     "D and ", db, "D"));
+  }
+  check_same_dtype(self, other);
+  const ScalarType dt = self->dtype();
+  check_not_bool("matmul", dt);
+  if (da == 1 && db == 1) return dot(self, other, out);
+  if (da == 2 && db == 2) return mm(self, other, out);
+  const Scalar one = Scalar::from_int(1), zero = Scalar::from_int(0);
+  if (da == 2 && db == 1) {
+    if (self->size(1) != other->size(0)) {
+      throw std::runtime_error(message("size mismatch, got input (", self->size(0), "), mat (", mat_str(self),
+                                       "), vec (", other->size(0), ")"));
+    }
+    return run_product("matmul", self, as_col(other), {}, {self->size(0)}, dt, Tensor(), one, zero, out);
+  }
+  if (da == 1 && db == 2) {
+    if (self->size(0) != other->size(0)) {
+      throw std::runtime_error(message("mat1 and mat2 shapes cannot be multiplied (1x", self->size(0), " and ",
+                                       mat_str(other), ")"));
+    }
+    return run_product("matmul", as_row(self), other, {}, {other->size(1)}, dt, Tensor(), one, zero, out);
+  }
+  // batched: at least one operand has 3 or more dims
+  Tensor a = da == 1 ? as_row(self) : self;
+  Tensor b = db == 1 ? as_col(other) : other;
+  const int64_t M = a->size(-2), K = a->size(-1), N = b->size(-1);
+  if (b->size(-2) != K) {
+    throw std::runtime_error(message("matmul: mat1 and mat2 shapes cannot be multiplied (",
+                                     shape_str(self->sizes()), " and ", shape_str(other->sizes()), ")"));
+  }
+  const Shape batch_a(a->sizes().begin(), a->sizes().end() - 2);
+  const Shape batch_b(b->sizes().begin(), b->sizes().end() - 2);
+  const Shape batch = broadcast_shapes(batch_a, batch_b, "matmul");
+  Shape final_shape = batch;
+  if (da > 1) final_shape.push_back(M);
+  if (db > 1) final_shape.push_back(N);
+  if (b->dim() == 2) {
+    // (batch..., M, K) @ (K, N): one GEMM with the batch folded into the rows
+    return run_product("matmul", fold_rows(a), b, {}, final_shape, dt, Tensor(), one, zero, out);
+  }
+  return run_product("matmul", a, b, batch, final_shape, dt, Tensor(), one, zero, out);
+}
+
+}  // namespace ember::ops

@@ -1,0 +1,360 @@
+// Random sampling: rand, randn, randint, randperm, normal_, uniform_, bernoulli, bernoulli_,
+// rand_like, randn_like.
+//
+// Every op uses the counter-based generator of generator.h: it reserves all the counters it
+// needs up front (Generator::reserve), and element i is computed from
+// random_bits(seed, start + ...) alone, so the values are the same for any number of threads
+// and any chunking of the work. What each op draws:
+//  - uniform (rand, uniform_): one counter per element. float64 uses a 53-bit uniform, the
+//    other dtypes a 24-bit float uniform in [0, 1); the value from + (to - from) * u is
+//    computed in double and rounded to the dtype. A rounded value that reaches `to` (possible
+//    for float16/bfloat16 near the top of the range) is stepped down to the next value below.
+//  - normal (randn, normal_): Box-Muller on pairs of elements. Elements 2j and 2j+1 share the
+//    counters start + 2j and start + 2j + 1, which give u1 in (0, 1] and u2 in [0, 1) with 53
+//    bits each; with r = sqrt(-2 ln u1) and theta = 2 pi u2, element 2j is r cos(theta) and
+//    element 2j+1 is r sin(theta). Computed in double, scaled by std, shifted by mean, then
+//    rounded to the dtype. An op on n elements reserves 2 * ceil(n / 2) counters.
+//  - randint: one counter per element, mapped onto [low, high) by the high half of a
+//    64 x 64 -> 128-bit product (bias at most range / 2^64).
+//  - bernoulli: one counter per element; the element is 1 when a 53-bit uniform u < p.
+//  - randperm: Fisher-Yates, serial: n counters, step i (n-1 down to 1) swaps element i with
+//    element j in [0, i] drawn from counter start + i.
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+#include "ember/ops_util.h"
+#include "ember/parallel.h"
+
+namespace ember::ops {
+namespace {
+
+constexpr int64_t kUniformGrain = 32768;
+constexpr int64_t kNormalGrain = 8192;
+constexpr double kTwoPi = 6.283185307179586476925286766559;
+
+const char* scalar_type_name(ScalarType t) {  // PyTorch's names, as in its messages
+  switch (t) {
+    case ScalarType::Bool: return "Bool";
+    case ScalarType::UInt8: return "Byte";
+    case ScalarType::Int8: return "Char";
+    case ScalarType::Int16: return "Short";
+    case ScalarType::Int32: return "Int";
+    case ScalarType::Int64: return "Long";
+    case ScalarType::Float16: return "Half";
+    case ScalarType::BFloat16: return "BFloat16";
+    case ScalarType::Float32: return "Float";
+    case ScalarType::Float64: return "Double";
+    default: return "Undefined";
+  }
+}
+
+// A sampler for a dtype PyTorch has no kernel for: NotImplementedError, as PyTorch raises.
+void check_floating(const char* op, ScalarType t) {
+  if (!is_floating(t)) {
+    throw NotImplementedError(message("\"", op, "\" not implemented for '", scalar_type_name(t), "'"));
+  }
+}
+
+Device resolve_device(const std::optional<Device>& device) { return device ? *device : Device{}; }
+
+// The seed and the first of n freshly reserved counters.
+struct Counters {
+  uint64_t seed, start;
+};
+Counters reserve(Generator* generator, uint64_t n) {
+  Generator& g = resolve_generator(generator);
+  const uint64_t start = g.reserve(n);
+  return {g.initial_seed(), start};
+}
+
+// Creates (or reuses out=) a contiguous tensor, fills it, sets requires_grad.
+template <typename Fill>
+Tensor create(const char* op, const Shape& size, ScalarType dtype, const std::optional<Device>& device,
+              bool requires_grad, const Tensor& out, Fill fill) {
+  Tensor res = out ? prepare_out(op, out, size, dtype) : ember::empty(size, dtype, resolve_device(device));
+  fill(res);
+  res = finish_out(op, out, res);
+  if (requires_grad) set_requires_grad(res, true);
+  return res;
+}
+
+// Runs fill(contiguous tensor) on t itself when contiguous, else on a temporary copied into t.
+template <typename Fill> void fill_into(const Tensor& t, Fill fill) {
+  check_cpu(t, "random");
+  if (t->is_contiguous()) {
+    fill(t);
+    return;
+  }
+  Tensor tmp = ember::empty(t->sizes(), t->dtype());
+  fill(tmp);
+  copy_into(t, tmp);
+}
+
+// The next representable value below v.
+template <typename T> T step_down(T v) {
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    T r = v;
+    if ((r.bits & 0x7fffu) == 0) {
+      r.bits = 0x8001u;  // +-0 -> the smallest negative subnormal
+    } else if (r.bits & 0x8000u) {
+      r.bits = static_cast<uint16_t>(r.bits + 1);  // negative: one ulp further from zero
+    } else {
+      r.bits = static_cast<uint16_t>(r.bits - 1);
+    }
+    return r;
+  } else {
+    return std::nextafter(v, -std::numeric_limits<T>::infinity());
+  }
+}
+
+template <typename T> void uniform_kernel(T* p, int64_t n, Counters c, double from, double to) {
+  const double span = to - from;
+  parallel_for(0, n, kUniformGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const uint64_t bits = random_bits(c.seed, c.start + static_cast<uint64_t>(i));
+      const double u = std::is_same_v<T, double> ? uniform_double(bits) : static_cast<double>(uniform_float(bits));
+      T v = convert<T>(from + span * u);
+      if (span > 0 && static_cast<double>(static_cast<opmath_t<T>>(v)) >= to) {
+        T d = step_down(v);
+        if (static_cast<double>(static_cast<opmath_t<T>>(d)) >= from) v = d;
+      }
+      p[i] = v;
+    }
+  });
+}
+
+template <typename T> void normal_kernel(T* p, int64_t n, Counters c, double mean, double std) {
+  auto pair = [&](int64_t j, double& z0, double& z1) {
+    const uint64_t k = c.start + 2 * static_cast<uint64_t>(j);
+    const double u1 = 1.0 - uniform_double(random_bits(c.seed, k));  // (0, 1]: log is finite
+    const double u2 = uniform_double(random_bits(c.seed, k + 1));
+    const double r = std::sqrt(-2.0 * std::log(u1));
+    const double theta = kTwoPi * u2;
+    z0 = r * std::cos(theta);
+    z1 = r * std::sin(theta);
+  };
+  parallel_for(0, n, kNormalGrain, [&](int64_t b, int64_t e) {
+    double z0, z1;
+    int64_t i = b;
+    if (i < e && (i & 1)) {  // a chunk starting on the second element of a pair
+      pair(i / 2, z0, z1);
+      p[i] = convert<T>(mean + std * z1);
+      ++i;
+    }
+    for (; i + 1 < e; i += 2) {
+      pair(i / 2, z0, z1);
+      p[i] = convert<T>(mean + std * z0);
+      p[i + 1] = convert<T>(mean + std * z1);
+    }
+    if (i < e) {  // a chunk ending on the first element of a pair
+      pair(i / 2, z0, z1);
+      p[i] = convert<T>(mean + std * z0);
+    }
+  });
+}
+
+void fill_uniform(const Tensor& t, Generator* generator, double from, double to) {
+  fill_into(t, [&](const Tensor& r) {
+    const Counters c = reserve(generator, static_cast<uint64_t>(r->numel()));
+    dispatch_float(r->dtype(), "uniform", [&](auto tag) {
+      using T = decltype(tag);
+      uniform_kernel(r->data<T>(), r->numel(), c, from, to);
+    });
+  });
+}
+
+void fill_normal(const Tensor& t, Generator* generator, double mean, double std) {
+  fill_into(t, [&](const Tensor& r) {
+    const uint64_t n = static_cast<uint64_t>(r->numel());
+    const Counters c = reserve(generator, n + (n & 1));
+    dispatch_float(r->dtype(), "normal", [&](auto tag) {
+      using T = decltype(tag);
+      normal_kernel(r->data<T>(), r->numel(), c, mean, std);
+    });
+  });
+}
+
+// Element i = 1 when a uniform draw is below prob(i), else 0.
+template <typename Prob> void fill_bernoulli(const Tensor& t, Generator* generator, Prob prob) {
+  fill_into(t, [&](const Tensor& r) {
+    const int64_t n = r->numel();
+    const Counters c = reserve(generator, static_cast<uint64_t>(n));
+    dispatch_all(r->dtype(), "bernoulli", [&](auto tag) {
+      using T = decltype(tag);
+      T* p = r->data<T>();
+      parallel_for(0, n, kUniformGrain, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          const double u = uniform_double(random_bits(c.seed, c.start + static_cast<uint64_t>(i)));
+          p[i] = convert<T>(static_cast<int64_t>(u < prob(i)));
+        }
+      });
+    });
+  });
+}
+
+// The range of integers a dtype holds exactly: PyTorch's bounds check for random_(from, to).
+void check_random_bounds(ScalarType t, int64_t low, int64_t high) {
+  double lo, hi;  // inclusive limits
+  switch (t) {
+    case ScalarType::Bool: lo = 0; hi = 1; break;
+    case ScalarType::UInt8: lo = 0; hi = 255; break;
+    case ScalarType::Int8: lo = -128; hi = 127; break;
+    case ScalarType::Int16: lo = -32768; hi = 32767; break;
+    case ScalarType::Int32: lo = -2147483648.0; hi = 2147483647.0; break;
+    case ScalarType::Int64: return;
+    case ScalarType::Float16: lo = -2048; hi = 2048; break;
+    case ScalarType::BFloat16: lo = -256; hi = 256; break;
+    case ScalarType::Float32: lo = -16777216.0; hi = 16777216.0; break;
+    case ScalarType::Float64: lo = -9007199254740992.0; hi = 9007199254740992.0; break;
+    default: throw_dtype_unsupported("randint", t, "any");
+  }
+  if (static_cast<double>(low) < lo || static_cast<double>(low) > hi) {
+    throw std::runtime_error(message("randint: from is out of bounds for ", dtype_name(t), " (from=", low, ")"));
+  }
+  if (static_cast<double>(high - 1) < lo || static_cast<double>(high - 1) > hi) {
+    throw std::runtime_error(message("randint: to - 1 is out of bounds for ", dtype_name(t), " (to=", high, ")"));
+  }
+}
+
+}  // namespace
+
+Tensor rand(const Shape& size, Generator* generator, std::optional<ScalarType> dtype, std::optional<Device> device,
+            bool requires_grad, const Tensor& out) {
+  const ScalarType dt = dtype.value_or(out ? out->dtype() : default_float_dtype());
+  check_floating("rand", dt);
+  return create("rand", size, dt, device, requires_grad, out,
+                [&](const Tensor& r) { fill_uniform(r, generator, 0.0, 1.0); });
+}
+
+Tensor randn(const Shape& size, Generator* generator, std::optional<ScalarType> dtype, std::optional<Device> device,
+             bool requires_grad, const Tensor& out) {
+  const ScalarType dt = dtype.value_or(out ? out->dtype() : default_float_dtype());
+  check_floating("randn", dt);
+  return create("randn", size, dt, device, requires_grad, out,
+                [&](const Tensor& r) { fill_normal(r, generator, 0.0, 1.0); });
+}
+
+Tensor rand_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
+                 bool requires_grad) {
+  return rand(self->sizes(), nullptr, dtype.value_or(self->dtype()), device ? device : self->device(),
+              requires_grad, Tensor());
+}
+
+Tensor randn_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
+                  bool requires_grad) {
+  return randn(self->sizes(), nullptr, dtype.value_or(self->dtype()), device ? device : self->device(),
+               requires_grad, Tensor());
+}
+
+Tensor randint(int64_t low, int64_t high, const Shape& size, Generator* generator, std::optional<ScalarType> dtype,
+               std::optional<Device> device, bool requires_grad) {
+  if (low >= high) {
+    throw std::runtime_error(
+        message("random_ expects 'from' to be less than 'to', but got from=", low, " >= to=", high));
+  }
+  const ScalarType dt = dtype.value_or(ScalarType::Int64);
+  check_random_bounds(dt, low, high);
+  const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
+  return create("randint", size, dt, device, requires_grad, Tensor(), [&](const Tensor& r) {
+    const int64_t n = r->numel();
+    const Counters c = reserve(generator, static_cast<uint64_t>(n));
+    dispatch_all(dt, "randint", [&](auto tag) {
+      using T = decltype(tag);
+      T* p = r->data<T>();
+      parallel_for(0, n, kUniformGrain, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          const uint64_t bits = random_bits(c.seed, c.start + static_cast<uint64_t>(i));
+          const uint64_t k = static_cast<uint64_t>((static_cast<unsigned __int128>(bits) * range) >> 64);
+          p[i] = convert<T>(static_cast<int64_t>(static_cast<uint64_t>(low) + k));
+        }
+      });
+    });
+  });
+}
+
+Tensor randint_high(int64_t high, const Shape& size, Generator* generator, std::optional<ScalarType> dtype,
+                    std::optional<Device> device, bool requires_grad) {
+  return randint(0, high, size, generator, dtype, device, requires_grad);
+}
+
+Tensor randperm(int64_t n, Generator* generator, std::optional<ScalarType> dtype, std::optional<Device> device,
+                bool requires_grad) {
+  if (n < 0) throw std::runtime_error(message("randperm: n must be non-negative, got ", n));
+  const ScalarType dt = dtype.value_or(ScalarType::Int64);
+  if (dt == ScalarType::Bool) {
+    throw NotImplementedError("\"randperm\" not implemented for 'Bool'");
+  }
+  if (n > 0) {
+    try {
+      check_random_bounds(dt, 0, n);
+    } catch (const std::runtime_error&) {
+      throw std::runtime_error(message("randperm: n is too large for result tensor type: '",
+                                       scalar_type_name(dt), "' (n=", n, ")"));
+    }
+  }
+  return create("randperm", {n}, dt, device, requires_grad, Tensor(), [&](const Tensor& r) {
+    std::vector<int64_t> perm(static_cast<size_t>(n));
+    std::iota(perm.begin(), perm.end(), int64_t(0));
+    const Counters c = reserve(generator, static_cast<uint64_t>(n));
+    for (int64_t i = n - 1; i > 0; --i) {
+      const uint64_t bits = random_bits(c.seed, c.start + static_cast<uint64_t>(i));
+      const auto j = static_cast<int64_t>((static_cast<unsigned __int128>(bits) * static_cast<uint64_t>(i + 1)) >> 64);
+      std::swap(perm[static_cast<size_t>(i)], perm[static_cast<size_t>(j)]);
+    }
+    dispatch_numeric(dt, "randperm", [&](auto tag) {
+      using T = decltype(tag);
+      T* p = r->data<T>();
+      for (int64_t i = 0; i < n; ++i) p[i] = convert<T>(perm[static_cast<size_t>(i)]);
+    });
+  });
+}
+
+// In-place fills: the binding passes self as `out`; a null out (a functional call from C++)
+// fills a new tensor shaped like self.
+Tensor normal(const Tensor& self, double mean, double std, Generator* generator, const Tensor& out) {
+  if (!(std >= 0.0)) throw std::runtime_error(message("normal expects std >= 0.0, but found std ", std));
+  Tensor target = out ? out : ember::empty(self->sizes(), self->dtype(), self->device());
+  check_floating("normal", target->dtype());
+  fill_normal(target, generator, mean, std);
+  return target;
+}
+
+Tensor uniform(const Tensor& self, double from, double to, Generator* generator, const Tensor& out) {
+  if (!(from <= to)) {
+    throw std::runtime_error(
+        message("uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to));
+  }
+  Tensor target = out ? out : ember::empty(self->sizes(), self->dtype(), self->device());
+  check_floating("uniform", target->dtype());
+  fill_uniform(target, generator, from, to);
+  return target;
+}
+
+Tensor bernoulli(const Tensor& self, Generator* generator) {
+  check_floating("bernoulli", self->dtype());
+  Tensor probs = to_dtype(as_contiguous(self), ScalarType::Float64);
+  const double* pp = probs->data<double>();
+  const int64_t n = probs->numel();
+  for (int64_t i = 0; i < n; ++i) {
+    if (!(pp[i] >= 0.0 && pp[i] <= 1.0)) {
+      throw std::runtime_error(message("bernoulli: expected all probabilities p to satisfy 0 <= p <= 1, but got ",
+                                       pp[i], " at flat index ", i));
+    }
+  }
+  Tensor res = ember::empty(self->sizes(), self->dtype(), self->device());
+  fill_bernoulli(res, generator, [pp](int64_t i) { return pp[i]; });
+  return res;
+}
+
+Tensor bernoulli_p(const Tensor& self, double p, Generator* generator, const Tensor& out) {
+  if (!(p >= 0.0 && p <= 1.0)) {
+    throw std::runtime_error(message("bernoulli_ expects p to be in [0, 1], but got p=", p));
+  }
+  Tensor target = out ? out : ember::empty(self->sizes(), self->dtype(), self->device());
+  fill_bernoulli(target, generator, [p](int64_t) { return p; });
+  return target;
+}
+
+}  // namespace ember::ops

@@ -1,0 +1,1082 @@
+// Reductions (sum, mean, prod, max/min, amax/amin, argmax/argmin, var/std, norm, logsumexp,
+// all/any), the dim-wise softmax/log_softmax and the scans cumsum/cumprod.
+//
+// One engine serves every reduction. The reduced dims are permuted last, so the input reads
+// as M rows of K contiguous elements (out[r] = reduce(row r)); when instead the reduced block
+// sits in the middle of a contiguous layout [O, K, I] (a column reduction such as sum(0) of a
+// matrix), the engine accumulates I columns at a time without copying; any other layout is
+// made contiguous first. Each op is a small "reducer" struct:
+//
+//   acc_t identity()                      the value of an empty reduction
+//   acc_t step(acc_t a, in_t x, idx)      fold one element (idx: its position along K)
+//   acc_t combine(acc_t a, acc_t b)       merge two partial results, a covering earlier elements
+//   acc_t run(const in_t* p, n, base)     reduce a contiguous run (vectorised, several lanes)
+//   void write(int64_t r, acc_t a)        store the result of output element r
+//
+// Rows are reduced pairwise: runs of kLeaf elements, merged along a fixed binary tree whose
+// shape depends only on K. Long rows are split into fixed chunks reduced in parallel and
+// merged along the same tree, so the result does not depend on the number of threads.
+#include <pybind11/pybind11.h>  // error_already_set, to raise a warning that became an error
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <type_traits>
+#include <vector>
+
+#include "ember/ops_util.h"
+#include "ember/parallel.h"
+
+namespace ember {
+namespace {
+
+constexpr int64_t kLeaf = 2048;           // elements per multi-lane run
+constexpr int64_t kChunk = kLeaf * 32;    // unit of parallel work inside one long row
+constexpr int64_t kTile = 64;             // columns accumulated together in column mode
+constexpr int64_t kColBlock = 128;        // rows folded into a block sum before the total
+constexpr int64_t kColGroup = 8192;       // rows per parallel group in column mode
+
+template <typename T> constexpr bool is_fp_v = std::is_floating_point_v<T>;
+
+template <typename T> inline bool isnan_(T v) {
+  if constexpr (is_fp_v<T>) return v != v;
+  else { (void)v; return false; }
+}
+
+// Python UserWarning raised from an op (the caller's thread holds or has released the GIL).
+void warn_user(const std::string& msg) {
+  if (!Py_IsInitialized() || in_parallel_region()) return;
+  PyGILState_STATE st = PyGILState_Ensure();
+  if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) < 0) {
+    pybind11::error_already_set err;  // the warning was turned into an error
+    PyGILState_Release(st);
+    throw err;
+  }
+  PyGILState_Release(st);
+}
+
+// ---------------------------------------------------------------------------------------------
+// layout planning
+
+struct Plan {
+  Tensor src;          // data, laid out as [M, K] (rows) or [O, K, I] (columns), contiguous
+  int64_t M = 1, K = 1, O = 1, I = 1;
+  bool columns = false;
+  Shape out_shape;
+};
+
+Plan make_plan(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  Plan P;
+  P.out_shape = reduced_shape(x->sizes(), dims, keepdim);
+  const int64_t nd = x->dim();
+  std::vector<char> red(static_cast<size_t>(nd), 0);
+  for (int64_t d : dims) red[d] = 1;
+  Shape ks, kst, rs, rst;
+  for (int64_t d = 0; d < nd; ++d) {
+    if (red[d]) {
+      rs.push_back(x->sizes()[d]);
+      rst.push_back(x->strides()[d]);
+      P.K *= x->sizes()[d];
+    } else {
+      ks.push_back(x->sizes()[d]);
+      kst.push_back(x->strides()[d]);
+      P.M *= x->sizes()[d];
+    }
+  }
+  P.O = P.M;
+  if (P.M == 0 || P.K == 0) {
+    P.src = x;
+    return P;
+  }
+  auto view = [&](size_t split) {  // kept[0, split) + reduced + kept[split, ...)
+    Shape sz(ks.begin(), ks.begin() + split), st(kst.begin(), kst.begin() + split);
+    sz.insert(sz.end(), rs.begin(), rs.end());
+    st.insert(st.end(), rst.begin(), rst.end());
+    sz.insert(sz.end(), ks.begin() + split, ks.end());
+    st.insert(st.end(), kst.begin() + split, kst.end());
+    return make_view(x, sz, st, x->offset());
+  };
+  Tensor rows = view(ks.size());
+  if (rows->is_contiguous() || P.K == 1) {
+    P.src = P.K == 1 ? as_contiguous(rows) : rows;
+    return P;
+  }
+  // a column reduction: contiguous as [outer kept, reduced, inner kept]
+  int64_t inner = 1;
+  for (size_t split = ks.size(); split-- > 0;) {
+    inner *= ks[split];
+    if (inner < 8) continue;  // too narrow to be worth it: copy instead
+    Tensor v = view(split);
+    if (v->is_contiguous()) {
+      P.src = v;
+      P.columns = true;
+      P.I = inner;
+      P.O = P.M / inner;
+      return P;
+    }
+  }
+  P.src = as_contiguous(rows);
+  return P;
+}
+
+// ---------------------------------------------------------------------------------------------
+// the engine
+
+// Reduce a contiguous run with L independent accumulators (vectorisable), merged as a tree.
+template <int L, typename Op>
+typename Op::acc_t lanes_run(const Op& op, const typename Op::in_t* p, int64_t n, int64_t base) {
+  using acc_t = typename Op::acc_t;
+  acc_t a[L];
+  for (int j = 0; j < L; ++j) a[j] = op.identity();
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    for (int j = 0; j < L; ++j) a[j] = op.step(a[j], p[i + j], base + i + j);
+  }
+  for (int j = 0; i + j < n; ++j) a[j] = op.step(a[j], p[i + j], base + i + j);
+  for (int w = L / 2; w >= 1; w /= 2) {
+    for (int j = 0; j < w; ++j) a[j] = op.combine(a[j], a[j + w]);
+  }
+  return a[0];
+}
+
+// Reduce a contiguous run in order (for reducers whose merge order matters, like argmax).
+template <typename Op>
+typename Op::acc_t serial_run(const Op& op, const typename Op::in_t* p, int64_t n, int64_t base) {
+  typename Op::acc_t a = op.identity();
+  for (int64_t i = 0; i < n; ++i) a = op.step(a, p[i], base + i);
+  return a;
+}
+
+// The largest power of two below n (n >= 2).
+inline int64_t left_size(int64_t n) {
+  int64_t h = 1;
+  while (h * 2 < n) h *= 2;
+  return h;
+}
+
+// Pairwise reduction of a run: leaves of kLeaf elements merged along a fixed tree.
+template <typename Op>
+typename Op::acc_t tree_run(const Op& op, const typename Op::in_t* p, int64_t n, int64_t base) {
+  if (n <= kLeaf) return op.run(p, n, base);
+  const int64_t h = left_size((n + kLeaf - 1) / kLeaf) * kLeaf;
+  auto a = tree_run(op, p, h, base);
+  return op.combine(a, tree_run(op, p + h, n - h, base + h));
+}
+
+// Merges partial results along the same tree that tree_run uses.
+template <typename Op>
+typename Op::acc_t tree_merge(const Op& op, const typename Op::acc_t* parts, int64_t n) {
+  if (n == 1) return parts[0];
+  const int64_t h = left_size(n);
+  auto a = tree_merge(op, parts, h);
+  return op.combine(a, tree_merge(op, parts + h, n - h));
+}
+
+template <typename Op> void reduce_rows(const Op& op, const Plan& P) {
+  using in_t = typename Op::in_t;
+  using acc_t = typename Op::acc_t;
+  const in_t* base = P.src->template data<in_t>();
+  const int64_t M = P.M, K = P.K;
+  if (K >= 2 * kChunk && M < 2 * static_cast<int64_t>(get_num_threads())) {
+    // few long rows: split each row into fixed chunks reduced in parallel
+    const int64_t nchunks = (K + kChunk - 1) / kChunk;
+    std::unique_ptr<acc_t[]> parts(new acc_t[static_cast<size_t>(nchunks)]);  // not vector<bool>
+    for (int64_t r = 0; r < M; ++r) {
+      const in_t* row = base + r * K;
+      parallel_for(0, nchunks, 1, [&](int64_t b, int64_t e) {
+        for (int64_t c = b; c < e; ++c) {
+          const int64_t s = c * kChunk;
+          parts[c] = tree_run(op, row + s, std::min(kChunk, K - s), s);
+        }
+      });
+      op.write(r, tree_merge(op, parts.get(), nchunks));
+    }
+    return;
+  }
+  parallel_for(0, M, std::max<int64_t>(1, kParallelGrain / K), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) op.write(r, tree_run(op, base + r * K, K, 0));
+  });
+}
+
+template <typename Op> void reduce_columns(const Op& op, const Plan& P) {
+  using in_t = typename Op::in_t;
+  using acc_t = typename Op::acc_t;
+  const in_t* base = P.src->template data<in_t>();
+  const int64_t O = P.O, K = P.K, I = P.I;
+  const int64_t tiles = (I + kTile - 1) / kTile;
+  const int64_t groups = (K + kColGroup - 1) / kColGroup;
+  const int64_t items = O * tiles * groups;
+  std::unique_ptr<acc_t[]> partial(groups > 1 ? new acc_t[static_cast<size_t>(groups * O * I)] : nullptr);
+  auto item = [&](int64_t it) {
+    const int64_t g = it % groups, t = (it / groups) % tiles, o = it / groups / tiles;
+    const int64_t i0 = t * kTile, w = std::min(kTile, I - i0);
+    const int64_t k0 = g * kColGroup, k1 = std::min(K, k0 + kColGroup);
+    acc_t total[kTile], part[kTile];
+    for (int64_t j = 0; j < w; ++j) total[j] = op.identity();
+    for (int64_t kb = k0; kb < k1; kb += kColBlock) {
+      const int64_t kb1 = std::min(k1, kb + kColBlock);
+      for (int64_t j = 0; j < w; ++j) part[j] = op.identity();
+      for (int64_t k = kb; k < kb1; ++k) {
+        const in_t* row = base + (o * K + k) * I + i0;
+        for (int64_t j = 0; j < w; ++j) part[j] = op.step(part[j], row[j], k);
+      }
+      for (int64_t j = 0; j < w; ++j) total[j] = op.combine(total[j], part[j]);
+    }
+    const int64_t r0 = o * I + i0;
+    if (groups == 1) {
+      for (int64_t j = 0; j < w; ++j) op.write(r0 + j, total[j]);
+    } else {
+      for (int64_t j = 0; j < w; ++j) partial[static_cast<size_t>(g * O * I + r0 + j)] = total[j];
+    }
+  };
+  const int64_t per_item = std::min(I, kTile) * std::min(K, kColGroup);
+  parallel_for(0, items, std::max<int64_t>(1, kParallelGrain / per_item), [&](int64_t b, int64_t e) {
+    for (int64_t it = b; it < e; ++it) item(it);
+  });
+  if (groups > 1) {
+    const int64_t M = O * I;
+    parallel_for(0, M, std::max<int64_t>(1, kParallelGrain / groups), [&](int64_t b, int64_t e) {
+      std::unique_ptr<acc_t[]> parts(new acc_t[static_cast<size_t>(groups)]);
+      for (int64_t r = b; r < e; ++r) {
+        for (int64_t g = 0; g < groups; ++g) parts[g] = partial[static_cast<size_t>(g * M + r)];
+        op.write(r, tree_merge(op, parts.get(), groups));
+      }
+    });
+  }
+}
+
+template <typename Op> void run_reduction(const Op& op, const Plan& P) {
+  if (P.M == 0) return;
+  if (P.K == 0) {
+    for (int64_t r = 0; r < P.M; ++r) op.write(r, op.identity());
+    return;
+  }
+  if (P.columns) reduce_columns(op, P);
+  else reduce_rows(op, P);
+}
+
+// ---------------------------------------------------------------------------------------------
+// reducers
+
+// The accumulator of sums and products: int64 for bool and integers, float for the 16-bit
+// floats, the type itself otherwise.
+template <typename T> using sum_acc_t = std::conditional_t<is_float_v<T>, opmath_t<T>, int64_t>;
+
+template <typename T, typename Out, bool Prod> struct SumOp {
+  using in_t = T;
+  using acc_t = sum_acc_t<T>;
+  Out* out;
+  double divisor = 0;  // mean: the result is divided by it
+  acc_t identity() const { return acc_t(Prod ? 1 : 0); }
+  acc_t step(acc_t a, T x, int64_t) const {
+    if constexpr (Prod) return a * static_cast<acc_t>(x);
+    else return a + static_cast<acc_t>(x);
+  }
+  acc_t combine(acc_t a, acc_t b) const {
+    if constexpr (Prod) return a * b;
+    else return a + b;
+  }
+  acc_t run(const T* p, int64_t n, int64_t base) const { return lanes_run<16>(*this, p, n, base); }
+  void write(int64_t r, acc_t a) const {
+    if constexpr (is_fp_v<acc_t>) {
+      if (divisor != 0) {
+        out[r] = convert<Out>(static_cast<double>(a) / divisor);
+        return;
+      }
+    }
+    out[r] = convert<Out>(a);
+  }
+};
+
+// max/min of values; NaN propagates.
+template <typename T, bool Max> struct ExtremeOp {
+  using in_t = T;
+  using acc_t = opmath_t<T>;
+  T* out;
+  acc_t identity() const {
+    if constexpr (is_fp_v<acc_t>) return Max ? -std::numeric_limits<acc_t>::infinity()
+                                             : std::numeric_limits<acc_t>::infinity();
+    else return Max ? std::numeric_limits<acc_t>::lowest() : std::numeric_limits<acc_t>::max();
+  }
+  acc_t combine(acc_t a, acc_t b) const {
+    if constexpr (is_fp_v<acc_t>) return ((Max ? b > a : b < a) || b != b) ? b : a;
+    else return (Max ? b > a : b < a) ? b : a;
+  }
+  acc_t step(acc_t a, T x, int64_t) const { return combine(a, static_cast<acc_t>(x)); }
+  acc_t run(const T* p, int64_t n, int64_t base) const { return lanes_run<16>(*this, p, n, base); }
+  void write(int64_t r, acc_t a) const { out[r] = static_cast<T>(a); }
+};
+
+// argmax/argmin (and max/min with dim): the first index of the extreme value; a NaN wins.
+template <typename T, bool Max> struct ArgOp {
+  using in_t = T;
+  using V = opmath_t<T>;
+  struct acc_t {
+    V v{};
+    int64_t i = -1;
+  };
+  T* values = nullptr;  // optional
+  int64_t* indices;
+  static bool better(V x, V v) {
+    if constexpr (is_fp_v<V>) return (Max ? x > v : x < v) || (x != x && v == v);
+    else return Max ? x > v : x < v;
+  }
+  acc_t identity() const { return acc_t{}; }
+  acc_t step(acc_t a, T x, int64_t idx) const {
+    const V v = static_cast<V>(x);
+    if (a.i < 0 || better(v, a.v)) return acc_t{v, idx};
+    return a;
+  }
+  acc_t combine(acc_t a, acc_t b) const {
+    if (a.i < 0) return b;
+    if (b.i < 0) return a;
+    return better(b.v, a.v) ? b : a;
+  }
+  acc_t run(const T* p, int64_t n, int64_t base) const { return serial_run(*this, p, n, base); }
+  void write(int64_t r, acc_t a) const {
+    if (values) values[r] = static_cast<T>(a.v);
+    indices[r] = a.i;
+  }
+};
+
+// var/std: count, mean and sum of squared deviations in double; two-pass inside a run, runs
+// merged with Chan's formula.
+template <typename T> struct VarOp {
+  using in_t = T;
+  struct acc_t {
+    double n = 0, mean = 0, m2 = 0;
+  };
+  T* out;
+  double dof;
+  bool take_sqrt;
+  acc_t identity() const { return acc_t{}; }
+  acc_t step(acc_t a, T x, int64_t) const {
+    const double v = static_cast<double>(static_cast<opmath_t<T>>(x));
+    a.n += 1;
+    const double d = v - a.mean;
+    a.mean += d / a.n;
+    a.m2 += d * (v - a.mean);
+    return a;
+  }
+  acc_t combine(acc_t a, acc_t b) const {
+    if (a.n == 0) return b;
+    if (b.n == 0) return a;
+    acc_t c;
+    c.n = a.n + b.n;
+    const double d = b.mean - a.mean;
+    c.mean = a.mean + d * (b.n / c.n);
+    c.m2 = a.m2 + b.m2 + d * d * (a.n * b.n / c.n);
+    return c;
+  }
+  acc_t run(const T* p, int64_t n, int64_t) const {
+    constexpr int L = 8;
+    double s[L] = {};
+    int64_t i = 0;
+    for (; i + L <= n; i += L)
+      for (int j = 0; j < L; ++j) s[j] += static_cast<double>(static_cast<opmath_t<T>>(p[i + j]));
+    for (int j = 0; i + j < n; ++j) s[j] += static_cast<double>(static_cast<opmath_t<T>>(p[i + j]));
+    double sum = 0;
+    for (int j = 0; j < L; ++j) sum += s[j];
+    acc_t a;
+    a.n = static_cast<double>(n);
+    a.mean = sum / a.n;
+    double q[L] = {};
+    for (i = 0; i + L <= n; i += L) {
+      for (int j = 0; j < L; ++j) {
+        const double d = static_cast<double>(static_cast<opmath_t<T>>(p[i + j])) - a.mean;
+        q[j] += d * d;
+      }
+    }
+    for (int j = 0; i + j < n; ++j) {
+      const double d = static_cast<double>(static_cast<opmath_t<T>>(p[i + j])) - a.mean;
+      q[j] += d * d;
+    }
+    for (int j = 0; j < L; ++j) a.m2 += q[j];
+    return a;
+  }
+  void write(int64_t r, acc_t a) const {
+    double v = a.m2 / dof;
+    if (take_sqrt) v = std::sqrt(v);
+    out[r] = convert<T>(v);
+  }
+};
+
+enum class NormKind { L2, L1, Inf, NegInf, L0, General };
+
+template <typename T, NormKind Kind> struct NormOp {
+  using in_t = T;
+  using acc_t = opmath_t<T>;
+  T* out;
+  acc_t p = 2;
+  acc_t identity() const {
+    if constexpr (Kind == NormKind::NegInf) return std::numeric_limits<acc_t>::infinity();
+    else return acc_t(0);
+  }
+  acc_t combine(acc_t a, acc_t b) const {
+    if constexpr (Kind == NormKind::Inf) return (b > a || b != b) ? b : a;
+    else if constexpr (Kind == NormKind::NegInf) return (b < a || b != b) ? b : a;
+    else return a + b;
+  }
+  acc_t step(acc_t a, T xv, int64_t) const {
+    const acc_t x = static_cast<acc_t>(xv);
+    if constexpr (Kind == NormKind::L2) return a + x * x;
+    else if constexpr (Kind == NormKind::L0) return a + (x != acc_t(0) ? acc_t(1) : acc_t(0));
+    else if constexpr (Kind == NormKind::General) return a + std::pow(std::abs(x), p);
+    else return combine(a, std::abs(x));
+  }
+  acc_t run(const T* ptr, int64_t n, int64_t base) const { return lanes_run<16>(*this, ptr, n, base); }
+  void write(int64_t r, acc_t a) const {
+    if constexpr (Kind == NormKind::L2) a = std::sqrt(a);
+    else if constexpr (Kind == NormKind::General) a = std::pow(a, acc_t(1) / p);
+    out[r] = static_cast<T>(a);
+  }
+};
+
+// logsumexp: (max, sum of exp(x - max)); a non-finite max is the answer by itself.
+template <typename T> struct LogSumExpOp {
+  using in_t = T;
+  using A = opmath_t<T>;
+  struct acc_t {
+    A m = -std::numeric_limits<A>::infinity();
+    A s = 0;
+  };
+  T* out;
+  acc_t identity() const { return acc_t{}; }
+  acc_t combine(acc_t a, acc_t b) const {
+    const A m = (b.m > a.m || b.m != b.m) ? b.m : a.m;
+    if (!std::isfinite(m)) return acc_t{m, 0};
+    A s = 0;
+    if (a.m != -std::numeric_limits<A>::infinity()) s += a.s * std::exp(a.m - m);
+    if (b.m != -std::numeric_limits<A>::infinity()) s += b.s * std::exp(b.m - m);
+    return acc_t{m, s};
+  }
+  acc_t step(acc_t a, T x, int64_t) const { return combine(a, acc_t{static_cast<A>(x), A(1)}); }
+  acc_t run(const T* p, int64_t n, int64_t) const {
+    constexpr int L = 8;
+    A mx[L];
+    for (int j = 0; j < L; ++j) mx[j] = -std::numeric_limits<A>::infinity();
+    int64_t i = 0;
+    for (; i + L <= n; i += L) {
+      for (int j = 0; j < L; ++j) {
+        const A v = static_cast<A>(p[i + j]);
+        mx[j] = (v > mx[j] || v != v) ? v : mx[j];
+      }
+    }
+    for (int j = 0; i + j < n; ++j) {
+      const A v = static_cast<A>(p[i + j]);
+      mx[j] = (v > mx[j] || v != v) ? v : mx[j];
+    }
+    A m = mx[0];
+    for (int j = 1; j < L; ++j) m = (mx[j] > m || mx[j] != mx[j]) ? mx[j] : m;
+    if (!std::isfinite(m)) return acc_t{m, 0};
+    A s[L] = {};
+    for (i = 0; i + L <= n; i += L)
+      for (int j = 0; j < L; ++j) s[j] += std::exp(static_cast<A>(p[i + j]) - m);
+    for (int j = 0; i + j < n; ++j) s[j] += std::exp(static_cast<A>(p[i + j]) - m);
+    A total = 0;
+    for (int j = 0; j < L; ++j) total += s[j];
+    return acc_t{m, total};
+  }
+  void write(int64_t r, acc_t a) const {
+    out[r] = static_cast<T>(std::isfinite(a.m) ? std::log(a.s) + a.m : a.m);
+  }
+};
+
+template <typename T, typename Out, bool All> struct AllAnyOp {
+  using in_t = T;
+  using acc_t = bool;
+  Out* out;
+  acc_t identity() const { return All; }
+  acc_t combine(acc_t a, acc_t b) const { return All ? (a && b) : (a || b); }
+  acc_t step(acc_t a, T x, int64_t) const {
+    return combine(a, static_cast<opmath_t<T>>(x) != opmath_t<T>(0));
+  }
+  acc_t run(const T* p, int64_t n, int64_t base) const { return lanes_run<16>(*this, p, n, base); }
+  void write(int64_t r, acc_t a) const { out[r] = static_cast<Out>(a); }
+};
+
+// ---------------------------------------------------------------------------------------------
+// shared argument handling
+
+// The result tensor for a reduction: out itself when usable and not overlapping the input.
+Tensor result_for(const char* op, const Tensor& self, const Tensor& out, const Shape& shape,
+                  ScalarType dtype) {
+  if (out && out->storage() == self->storage()) return empty(shape, dtype);
+  return prepare_out(op, out, shape, dtype);
+}
+
+std::vector<int64_t> all_dims(int64_t ndim) {
+  std::vector<int64_t> d(static_cast<size_t>(ndim));
+  std::iota(d.begin(), d.end(), 0);
+  return d;
+}
+
+// max/min/argmax style reductions have no identity: reject empty reduced dims.
+void check_nonempty(const char* op, const Tensor& self, const std::vector<int64_t>& dims,
+                    bool dims_given, bool index_error_when_unspecified) {
+  if (self->numel() != 0) return;
+  if (!dims_given) {
+    std::string m = message(op, "(): Expected reduction dim to be specified for input.numel() == 0.");
+    if (index_error_when_unspecified) throw IndexError(m);
+    throw std::runtime_error(m + " Specify the reduction dim with the 'dim' argument.");
+  }
+  for (int64_t d : dims) {
+    if (self->sizes()[d] == 0) {
+      throw IndexError(message(op, "(): Expected reduction dim ", d, " to have non-zero size."));
+    }
+  }
+}
+
+// Calls f(Out{}) with Out the C++ type of `out_dtype`, which is T or int64.
+template <typename T, typename F> void with_out_type(ScalarType out_dtype, F&& f) {
+  if (out_dtype == scalar_type_of<T>()) f(T{});
+  else f(int64_t{});
+}
+
+}  // namespace
+
+namespace ops {
+
+// ---------------------------------------------------------------------------------------------
+// sum, mean, prod
+
+Tensor sum(const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
+           std::optional<ScalarType> dtype, const Tensor& out) {
+  check_cpu(self, "sum");
+  const ScalarType out_dt =
+      dtype ? *dtype : (is_integral(self->dtype(), true) ? ScalarType::Int64 : self->dtype());
+  Tensor x = dtype ? to_dtype(self, *dtype) : self;
+  Plan P = make_plan(x, reduce_dims("sum", dim, self->dim()), keepdim);
+  Tensor res = result_for("sum", self, out, P.out_shape, out_dt);
+  dispatch_all(x->dtype(), "sum", [&](auto tag) {
+    using T = decltype(tag);
+    with_out_type<T>(out_dt, [&](auto otag) {
+      using Out = decltype(otag);
+      run_reduction(SumOp<T, Out, false>{res->data<Out>()}, P);
+    });
+  });
+  return finish_out("sum", out, res);
+}
+
+Tensor mean(const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
+            std::optional<ScalarType> dtype, const Tensor& out) {
+  check_cpu(self, "mean");
+  if (dtype && !is_floating(*dtype)) {
+    throw std::runtime_error(message(
+        "mean(): could not infer output dtype. Optional dtype must be either a floating point "
+        "or complex dtype. Got: ", dtype_name(*dtype)));
+  }
+  if (!dtype && !is_floating(self->dtype())) {
+    throw std::runtime_error(message(
+        "mean(): could not infer output dtype. Input dtype must be either a floating point or "
+        "complex dtype. Got: ", dtype_name(self->dtype())));
+  }
+  const ScalarType out_dt = dtype ? *dtype : self->dtype();
+  Tensor x = to_dtype(self, out_dt);
+  Plan P = make_plan(x, reduce_dims("mean", dim, self->dim()), keepdim);
+  Tensor res = result_for("mean", self, out, P.out_shape, out_dt);
+  dispatch_float(out_dt, "mean", [&](auto tag) {
+    using T = decltype(tag);
+    if (P.K == 0) {  // the mean of nothing is 0 / 0
+      for (int64_t r = 0; r < P.M; ++r) res->data<T>()[r] = convert<T>(std::nan(""));
+      return;
+    }
+    SumOp<T, T, false> op{res->data<T>()};
+    op.divisor = static_cast<double>(P.K);
+    run_reduction(op, P);
+  });
+  return finish_out("mean", out, res);
+}
+
+Tensor prod(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
+            std::optional<ScalarType> dtype, const Tensor& out) {
+  check_cpu(self, "prod");
+  const ScalarType out_dt =
+      dtype ? *dtype : (is_integral(self->dtype(), true) ? ScalarType::Int64 : self->dtype());
+  Tensor x = dtype ? to_dtype(self, *dtype) : self;
+  std::vector<int64_t> dims = dim ? std::vector<int64_t>{wrap_dim(*dim, self->dim(), "prod")}
+                                  : all_dims(self->dim());
+  if (self->dim() == 0) dims.clear();
+  Plan P = make_plan(x, dims, keepdim);
+  Tensor res = result_for("prod", self, out, P.out_shape, out_dt);
+  dispatch_all(x->dtype(), "prod", [&](auto tag) {
+    using T = decltype(tag);
+    with_out_type<T>(out_dt, [&](auto otag) {
+      using Out = decltype(otag);
+      run_reduction(SumOp<T, Out, true>{res->data<Out>()}, P);
+    });
+  });
+  return finish_out("prod", out, res);
+}
+
+// ---------------------------------------------------------------------------------------------
+// max, min, amax, amin, argmax, argmin
+
+namespace {
+
+template <bool Max>
+Tensor extreme(const char* op, const Tensor& self, const std::vector<int64_t>& dims, bool keepdim,
+               const Tensor& out) {
+  Plan P = make_plan(self, dims, keepdim);
+  Tensor res = result_for(op, self, out, P.out_shape, self->dtype());
+  dispatch_all(self->dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    run_reduction(ExtremeOp<T, Max>{res->data<T>()}, P);
+  });
+  return finish_out(op, out, res);
+}
+
+template <bool Max>
+std::tuple<Tensor, Tensor> extreme_dim(const char* op, const Tensor& self, int64_t dim, bool keepdim) {
+  check_cpu(self, op);
+  const int64_t d = wrap_dim(dim, self->dim(), op);
+  std::vector<int64_t> dims;
+  if (self->dim() > 0) dims.push_back(d);
+  check_nonempty(op, self, dims, true, false);
+  Plan P = make_plan(self, dims, keepdim);
+  Tensor values = empty(P.out_shape, self->dtype());
+  Tensor indices = empty(P.out_shape, ScalarType::Int64);
+  dispatch_all(self->dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    ArgOp<T, Max> a;
+    a.values = values->data<T>();
+    a.indices = indices->data<int64_t>();
+    run_reduction(a, P);
+  });
+  return {values, indices};
+}
+
+template <bool Max>
+Tensor arg_extreme(const char* op, const Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                   const Tensor& out) {
+  check_cpu(self, op);
+  if (self->dtype() == ScalarType::Bool) {
+    throw std::runtime_error(message(op, "(): does not support bool input"));
+  }
+  std::vector<int64_t> dims;
+  if (dim) {
+    const int64_t d = wrap_dim(*dim, self->dim(), op);
+    if (self->dim() > 0) dims.push_back(d);
+  } else {
+    dims = all_dims(self->dim());
+  }
+  check_nonempty(op, self, dims, dim.has_value(), true);
+  Plan P = make_plan(self, dims, keepdim);
+  Tensor res = result_for(op, self, out, P.out_shape, ScalarType::Int64);
+  dispatch_all(self->dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    ArgOp<T, Max> a;
+    a.indices = res->data<int64_t>();
+    run_reduction(a, P);
+  });
+  return finish_out(op, out, res);
+}
+
+template <bool Max>
+Tensor amax_amin(const char* op, const Tensor& self, const Shape& dim, bool keepdim, const Tensor& out) {
+  check_cpu(self, op);
+  std::vector<int64_t> dims = reduce_dims(op, dim, self->dim());
+  check_nonempty(op, self, dims, !dim.empty(), false);
+  return extreme<Max>(op, self, dims, keepdim, out);
+}
+
+}  // namespace
+
+Tensor max_all(const Tensor& self) {
+  check_cpu(self, "max");
+  check_nonempty("max", self, {}, false, false);
+  return extreme<true>("max", self, all_dims(self->dim()), false, Tensor());
+}
+
+Tensor min_all(const Tensor& self) {
+  check_cpu(self, "min");
+  check_nonempty("min", self, {}, false, false);
+  return extreme<false>("min", self, all_dims(self->dim()), false, Tensor());
+}
+
+std::tuple<Tensor, Tensor> max_dim(const Tensor& self, int64_t dim, bool keepdim) {
+  return extreme_dim<true>("max", self, dim, keepdim);
+}
+
+std::tuple<Tensor, Tensor> min_dim(const Tensor& self, int64_t dim, bool keepdim) {
+  return extreme_dim<false>("min", self, dim, keepdim);
+}
+
+Tensor amax(const Tensor& self, const Shape& dim, bool keepdim, const Tensor& out) {
+  return amax_amin<true>("amax", self, dim, keepdim, out);
+}
+
+Tensor amin(const Tensor& self, const Shape& dim, bool keepdim, const Tensor& out) {
+  return amax_amin<false>("amin", self, dim, keepdim, out);
+}
+
+Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim, const Tensor& out) {
+  return arg_extreme<true>("argmax", self, dim, keepdim, out);
+}
+
+Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim, const Tensor& out) {
+  return arg_extreme<false>("argmin", self, dim, keepdim, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// var, std
+
+namespace {
+
+Tensor var_std(const char* op, const Tensor& self, const std::optional<Shape>& dim,
+               std::optional<bool> unbiased, bool keepdim, std::optional<Scalar> correction,
+               const Tensor& out, bool take_sqrt) {
+  check_cpu(self, op);
+  if (unbiased && correction) {
+    throw TypeError(message(op, "(): pass either `unbiased` or `correction`, not both"));
+  }
+  if (!is_floating(self->dtype())) {
+    throw std::runtime_error(message(op, "(): std and var only support floating point and complex "
+                                     "dtypes, got ", dtype_name(self->dtype())));
+  }
+  const double c = correction ? correction->to_double() : (unbiased && !*unbiased ? 0.0 : 1.0);
+  Plan P = make_plan(self, reduce_dims(op, dim, self->dim()), keepdim);
+  const double dof = std::max(0.0, static_cast<double>(P.K) - c);
+  if (dof <= 0) {
+    warn_user(message(op, "(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the reduction factor (input numel divided by output numel)."));
+  }
+  Tensor res = result_for(op, self, out, P.out_shape, self->dtype());
+  dispatch_float(self->dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    run_reduction(VarOp<T>{res->data<T>(), dof, take_sqrt}, P);
+  });
+  return finish_out(op, out, res);
+}
+
+}  // namespace
+
+Tensor var(const Tensor& self, const std::optional<Shape>& dim, std::optional<bool> unbiased,
+           bool keepdim, std::optional<Scalar> correction, const Tensor& out) {
+  return var_std("var", self, dim, unbiased, keepdim, correction, out, false);
+}
+
+Tensor std(const Tensor& self, const std::optional<Shape>& dim, std::optional<bool> unbiased,
+           bool keepdim, std::optional<Scalar> correction, const Tensor& out) {
+  return var_std("std", self, dim, unbiased, keepdim, correction, out, true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// norm
+
+Tensor norm(const Tensor& self, const Scalar& p, const std::optional<Shape>& dim, bool keepdim,
+            std::optional<ScalarType> dtype) {
+  check_cpu(self, "norm");
+  if (!is_floating(self->dtype())) {
+    throw std::runtime_error(message("linalg.vector_norm: Expected a floating point or complex "
+                                     "tensor as input. Got ", dtype_name(self->dtype())));
+  }
+  if (dtype && (!is_floating(*dtype) || promote_types(self->dtype(), *dtype) != *dtype)) {
+    throw std::runtime_error(message("linalg.vector_norm: the dtype of the input (",
+                                     dtype_name(self->dtype()),
+                                     ") should be convertible without narrowing to the specified "
+                                     "dtype (", dtype_name(*dtype), ")"));
+  }
+  Tensor x = dtype ? to_dtype(self, *dtype) : self;
+  const double pv = p.to_double();
+  if (std::isnan(pv)) throw std::runtime_error("linalg.vector_norm: p must not be nan");
+  const NormKind kind = pv == 2 ? NormKind::L2
+                        : pv == 1 ? NormKind::L1
+                        : pv == 0 ? NormKind::L0
+                        : std::isinf(pv) ? (pv > 0 ? NormKind::Inf : NormKind::NegInf)
+                                         : NormKind::General;
+  std::vector<int64_t> dims = reduce_dims("norm", dim, self->dim());
+  if (pv < 0 || std::isinf(pv)) {  // no identity: an empty reduction is an error
+    std::string pstr = std::isinf(pv) ? (pv > 0 ? "inf" : "-inf") : message(pv);
+    if (!dim || dim->empty()) {
+      if (self->numel() == 0) {
+        throw std::runtime_error(message("linalg.vector_norm cannot compute the ", pstr,
+                                         " norm on an empty tensor because the operation does "
+                                         "not have an identity"));
+      }
+    } else {
+      for (int64_t d : dims) {
+        if (self->sizes()[d] == 0) {
+          throw std::runtime_error(message("linalg.vector_norm cannot compute the ", pstr,
+                                           " norm on the dimension ", d,
+                                           " because this dimension is empty and the operation "
+                                           "does not have an identity"));
+        }
+      }
+    }
+  }
+  Plan P = make_plan(x, dims, keepdim);
+  Tensor res = empty(P.out_shape, x->dtype());
+  dispatch_float(x->dtype(), "norm", [&](auto tag) {
+    using T = decltype(tag);
+    auto go = [&](auto op) {
+      op.out = res->data<T>();
+      op.p = static_cast<opmath_t<T>>(pv);
+      run_reduction(op, P);
+    };
+    switch (kind) {
+      case NormKind::L2: go(NormOp<T, NormKind::L2>{}); break;
+      case NormKind::L1: go(NormOp<T, NormKind::L1>{}); break;
+      case NormKind::L0: go(NormOp<T, NormKind::L0>{}); break;
+      case NormKind::Inf: go(NormOp<T, NormKind::Inf>{}); break;
+      case NormKind::NegInf: go(NormOp<T, NormKind::NegInf>{}); break;
+      case NormKind::General: go(NormOp<T, NormKind::General>{}); break;
+    }
+  });
+  return res;
+}
+
+// ---------------------------------------------------------------------------------------------
+// logsumexp, all, any
+
+Tensor logsumexp(const Tensor& self, const Shape& dim, bool keepdim, const Tensor& out) {
+  check_cpu(self, "logsumexp");
+  Tensor x = is_floating(self->dtype()) ? self : to_dtype(self, default_float_dtype());
+  Plan P = make_plan(x, reduce_dims("logsumexp", dim, self->dim()), keepdim);
+  Tensor res = result_for("logsumexp", self, out, P.out_shape, x->dtype());
+  dispatch_float(x->dtype(), "logsumexp", [&](auto tag) {
+    using T = decltype(tag);
+    run_reduction(LogSumExpOp<T>{res->data<T>()}, P);
+  });
+  return finish_out("logsumexp", out, res);
+}
+
+namespace {
+
+template <bool All>
+Tensor all_any(const char* op, const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
+               const Tensor& out) {
+  check_cpu(self, op);
+  // dim=None reduces everything; an explicit empty list reduces nothing (as PyTorch)
+  std::vector<int64_t> dims = !dim ? all_dims(self->dim())
+                              : dim->empty() ? std::vector<int64_t>{}
+                                             : reduce_dims(op, dim, self->dim());
+  // uint8 inputs give uint8 results, as in PyTorch
+  const ScalarType out_dt = self->dtype() == ScalarType::UInt8 ? ScalarType::UInt8 : ScalarType::Bool;
+  Plan P = make_plan(self, dims, keepdim);
+  Tensor res = result_for(op, self, out, P.out_shape, out_dt);
+  dispatch_all(self->dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    if (out_dt == ScalarType::UInt8) run_reduction(AllAnyOp<T, uint8_t, All>{res->data<uint8_t>()}, P);
+    else run_reduction(AllAnyOp<T, bool, All>{res->data<bool>()}, P);
+  });
+  return finish_out(op, out, res);
+}
+
+}  // namespace
+
+Tensor all(const Tensor& self, const std::optional<Shape>& dim, bool keepdim, const Tensor& out) {
+  return all_any<true>("all", self, dim, keepdim, out);
+}
+
+Tensor any(const Tensor& self, const std::optional<Shape>& dim, bool keepdim, const Tensor& out) {
+  return all_any<false>("any", self, dim, keepdim, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// softmax, log_softmax: contiguous input seen as [O, K, I], normalised along K
+
+namespace {
+
+struct DimLayout {
+  Tensor src;  // contiguous
+  int64_t O = 1, K = 1, I = 1;
+};
+
+DimLayout dim_layout(const Tensor& x, int64_t d) {
+  DimLayout L;
+  L.src = as_contiguous(x);
+  for (int64_t i = 0; i < x->dim(); ++i) {
+    if (i < d) L.O *= x->sizes()[i];
+    else if (i == d) L.K = x->sizes()[i];
+    else L.I *= x->sizes()[i];
+  }
+  return L;
+}
+
+template <typename T, bool Log>
+void softmax_kernel(const T* in, T* out, int64_t O, int64_t K, int64_t I) {
+  using A = opmath_t<T>;
+  auto maxv = [](A m, A v) { return (v > m || v != v) ? v : m; };
+  if (I == 1) {
+    parallel_for(0, O, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(K, 1)),
+                 [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        const T* x = in + o * K;
+        T* y = out + o * K;
+        A m = -std::numeric_limits<A>::infinity();
+        for (int64_t k = 0; k < K; ++k) m = maxv(m, static_cast<A>(x[k]));
+        A s = 0;
+        if constexpr (!Log && std::is_same_v<A, T>) {
+          for (int64_t k = 0; k < K; ++k) {
+            const A e2 = std::exp(x[k] - m);
+            y[k] = e2;
+            s += e2;
+          }
+          const A inv = A(1) / s;
+          for (int64_t k = 0; k < K; ++k) y[k] *= inv;
+        } else {
+          for (int64_t k = 0; k < K; ++k) s += std::exp(static_cast<A>(x[k]) - m);
+          if constexpr (Log) {
+            const A shift = m + std::log(s);
+            for (int64_t k = 0; k < K; ++k) y[k] = static_cast<T>(static_cast<A>(x[k]) - shift);
+          } else {
+            const A inv = A(1) / s;
+            for (int64_t k = 0; k < K; ++k) y[k] = static_cast<T>(std::exp(static_cast<A>(x[k]) - m) * inv);
+          }
+        }
+      }
+    });
+    return;
+  }
+  const int64_t tiles = (I + kTile - 1) / kTile;
+  parallel_for(0, O * tiles, std::max<int64_t>(1, kParallelGrain / (K * std::min(I, kTile) + 1)),
+               [&](int64_t b, int64_t e) {
+    A m[kTile], s[kTile];
+    for (int64_t it = b; it < e; ++it) {
+      const int64_t o = it / tiles, i0 = (it % tiles) * kTile, w = std::min(kTile, I - i0);
+      const T* x = in + o * K * I + i0;
+      T* y = out + o * K * I + i0;
+      for (int64_t j = 0; j < w; ++j) {
+        m[j] = -std::numeric_limits<A>::infinity();
+        s[j] = 0;
+      }
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t j = 0; j < w; ++j) m[j] = maxv(m[j], static_cast<A>(x[k * I + j]));
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t j = 0; j < w; ++j) s[j] += std::exp(static_cast<A>(x[k * I + j]) - m[j]);
+      if constexpr (Log) {
+        for (int64_t j = 0; j < w; ++j) m[j] += std::log(s[j]);
+        for (int64_t k = 0; k < K; ++k)
+          for (int64_t j = 0; j < w; ++j) y[k * I + j] = static_cast<T>(static_cast<A>(x[k * I + j]) - m[j]);
+      } else {
+        for (int64_t j = 0; j < w; ++j) s[j] = A(1) / s[j];
+        for (int64_t k = 0; k < K; ++k)
+          for (int64_t j = 0; j < w; ++j)
+            y[k * I + j] = static_cast<T>(std::exp(static_cast<A>(x[k * I + j]) - m[j]) * s[j]);
+      }
+    }
+  });
+}
+
+template <bool Log>
+Tensor softmax_impl(const char* op, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+  check_cpu(self, op);
+  const int64_t d = wrap_dim(dim, self->dim(), op);
+  Tensor x = dtype ? to_dtype(self, *dtype) : self;
+  if (!is_floating(x->dtype())) {
+    throw NotImplementedError(message(op, ": not implemented for dtype ", dtype_name(x->dtype()),
+                                      " (pass a floating dtype= to convert the input)"));
+  }
+  DimLayout L = dim_layout(x, self->dim() == 0 ? 0 : d);
+  Tensor res = empty(x->sizes(), x->dtype());
+  if (res->numel() == 0) return res;
+  dispatch_float(x->dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    softmax_kernel<T, Log>(L.src->data<T>(), res->data<T>(), L.O, L.K, L.I);
+  });
+  return res;
+}
+
+}  // namespace
+
+Tensor softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+  return softmax_impl<false>("softmax", self, dim, dtype);
+}
+
+Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+  return softmax_impl<true>("log_softmax", self, dim, dtype);
+}
+
+// ---------------------------------------------------------------------------------------------
+// cumsum, cumprod
+
+namespace {
+
+// Scan accumulator, as PyTorch's CPU kernels: double for float32/float64, float for the 16-bit
+// floats, int64 for integers.
+template <typename T>
+using scan_acc_t = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float,
+                                      std::conditional_t<is_float_v<T>, double, int64_t>>;
+
+template <typename T, typename Out, bool Prod>
+void scan_kernel(const T* in, Out* out, int64_t O, int64_t K, int64_t I) {
+  using A = scan_acc_t<T>;
+  auto op = [](A a, A b) -> A {
+    if constexpr (Prod) return a * b;
+    else return a + b;
+  };
+  const A init = A(Prod ? 1 : 0);
+  if (I == 1) {
+    parallel_for(0, O, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(K, 1)),
+                 [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        A a = init;
+        const T* x = in + o * K;
+        Out* y = out + o * K;
+        for (int64_t k = 0; k < K; ++k) {
+          a = op(a, static_cast<A>(static_cast<opmath_t<T>>(x[k])));
+          y[k] = convert<Out>(a);
+        }
+      }
+    });
+    return;
+  }
+  const int64_t tiles = (I + kTile - 1) / kTile;
+  parallel_for(0, O * tiles, std::max<int64_t>(1, kParallelGrain / (K * std::min(I, kTile) + 1)),
+               [&](int64_t b, int64_t e) {
+    A acc[kTile];
+    for (int64_t it = b; it < e; ++it) {
+      const int64_t o = it / tiles, i0 = (it % tiles) * kTile, w = std::min(kTile, I - i0);
+      const T* x = in + o * K * I + i0;
+      Out* y = out + o * K * I + i0;
+      for (int64_t j = 0; j < w; ++j) acc[j] = init;
+      for (int64_t k = 0; k < K; ++k) {
+        for (int64_t j = 0; j < w; ++j) {
+          acc[j] = op(acc[j], static_cast<A>(static_cast<opmath_t<T>>(x[k * I + j])));
+          y[k * I + j] = convert<Out>(acc[j]);
+        }
+      }
+    }
+  });
+}
+
+template <bool Prod>
+Tensor scan(const char* op, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype,
+            const Tensor& out) {
+  check_cpu(self, op);
+  const int64_t d = wrap_dim(dim, self->dim(), op);
+  const ScalarType out_dt =
+      dtype ? *dtype : (is_integral(self->dtype(), true) ? ScalarType::Int64 : self->dtype());
+  if (out_dt == ScalarType::Bool) {
+    throw NotImplementedError(message(op, ": not implemented for dtype bool"));
+  }
+  Tensor x = dtype ? to_dtype(self, *dtype) : self;
+  DimLayout L = dim_layout(x, self->dim() == 0 ? 0 : d);
+  Tensor res = result_for(op, self, out, x->sizes(), out_dt);
+  if (res->numel() > 0) {
+    dispatch_all(x->dtype(), op, [&](auto tag) {
+      using T = decltype(tag);
+      with_out_type<T>(out_dt, [&](auto otag) {
+        using Out = decltype(otag);
+        scan_kernel<T, Out, Prod>(L.src->data<T>(), res->data<Out>(), L.O, L.K, L.I);
+      });
+    });
+  }
+  return finish_out(op, out, res);
+}
+
+}  // namespace
+
+Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, const Tensor& out) {
+  return scan<false>("cumsum", self, dim, dtype, out);
+}
+
+Tensor cumprod(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, const Tensor& out) {
+  return scan<true>("cumprod", self, dim, dtype, out);
+}
+
+}  // namespace ops
+}  // namespace ember
