@@ -81,6 +81,25 @@ def nonzero(input: Tensor, *, as_tuple: bool = False):
     return tuple(idx.t().unbind(0))
 
 
+def broadcast_shapes(*shapes) -> Size:
+    """The shape that tensors of the given shapes broadcast to; RuntimeError if none."""
+    out: list[int] = []
+    for shape in shapes:
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        if len(shape) > len(out):
+            out = [1] * (len(shape) - len(out)) + out
+        for i, s in enumerate(shape):
+            j = len(out) - len(shape) + i
+            if out[j] == 1:
+                out[j] = s
+            elif s not in (1, out[j]):
+                raise RuntimeError(
+                    f"broadcast_shapes: shape mismatch: objects cannot be broadcast to a single "
+                    f"shape (size {s} vs {out[j]} at dimension {j})"
+                )
+    return Size(out)
+
+
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """data as a tensor; shares memory when data is a tensor or NumPy array of that dtype."""
     if isinstance(data, Tensor):
@@ -206,7 +225,7 @@ Tensor.__module__ = "ember_tensor"
 
 _PRIVATE = {"Tensor", "dtype", "device", "Generator"}
 __all__ = ["Tensor", "dtype", "device", "Generator", "Size", "is_tensor", "numel", "nonzero",
-           "as_tensor", "set_printoptions", "get_printoptions"]
+           "as_tensor", "broadcast_shapes", "set_printoptions", "get_printoptions"]
 for _name in dir(_C):
     if _name.startswith("_") or _name in _PRIVATE or _name in globals():
         continue

@@ -27,7 +27,8 @@ void check_int_divisor(const char* op, const Tensor& b) {
     const T* p = c->data<T>();
     for (int64_t i = 0; i < c->numel() && !zero; ++i) zero = is_zero(p[i]);
   });
-  if (zero) throw ZeroDivisionError(message(op, ": integer division by zero"));
+  // RuntimeError as in PyTorch (Python's ZeroDivisionError is not a RuntimeError)
+  if (zero) throw std::runtime_error(message("ZeroDivisionError: ", op, ": integer division by zero"));
 }
 
 }  // namespace
@@ -54,7 +55,7 @@ Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha, const T
 
 Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha, const Tensor& out) {
   auto P = promote(self, other);
-  if (P.dtype == ScalarType::Bool) {
+  if (self->dtype() == ScalarType::Bool || other->dtype() == ScalarType::Bool) {
     throw std::runtime_error(
         "sub: subtraction, the `-` operator, with two bool tensors is not supported; "
         "use the `^` or `logical_xor()` operator instead");
@@ -195,6 +196,35 @@ Tensor pow(const Tensor& self, const Tensor& exponent, const Tensor& out) {
   });
 }
 
+Tensor pow_scalar(const Scalar& self, const Tensor& exponent) {
+  return pow(wrapped_scalar(self), exponent, Tensor());
+}
+
+Tensor fmod(const Tensor& self, const Tensor& other, const Tensor& out) {
+  auto P = promote(self, other);
+  if (P.dtype == ScalarType::Bool) {
+    P.a = to_dtype(P.a, ScalarType::Int64);
+    P.b = to_dtype(P.b, ScalarType::Int64);
+    P.dtype = ScalarType::Int64;
+  }
+  check_int_divisor("fmod", P.b);
+  return map_binary("fmod", P.a, P.b, out, P.dtype, DispatchNumeric{}, [](auto tag) {
+    using A = opmath_t<decltype(tag)>;
+    return [](A x, A y) -> A {
+      if constexpr (std::is_floating_point_v<A>) return std::fmod(x, y);
+      else return y == -1 ? A(0) : static_cast<A>(x % y);
+    };
+  });
+}
+
+Tensor where_method(const Tensor& self, const Tensor& condition, const Tensor& other) {
+  return where(condition, self, other, Tensor());
+}
+
+Tensor true_divide(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return div(self, other, std::nullopt, out);
+}
+
 #define EMBER_MINMAX(NAME, CMP)                                                               \
   Tensor NAME(const Tensor& self, const Tensor& other, const Tensor& out) {                  \
     auto P = promote(self, other);                                                            \
@@ -301,25 +331,30 @@ Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max, const Ten
   if (hi) shape = broadcast_shapes(shape, hi->sizes(), "clamp");
   Tensor res = elementwise_out(out, shape, t);
   if (res->numel() > 0) {
-    // a missing bound is replaced by the tensor itself, which never clamps
+    // a missing bound is passed as the tensor itself and ignored by the loop
+    const bool has_lo = static_cast<bool>(lo), has_hi = static_cast<bool>(hi);
     Tensor ex = expand_to(x, shape, "clamp");
     Tensor el = lo ? expand_to(lo, shape, "clamp") : ex, eh = hi ? expand_to(hi, shape, "clamp") : ex;
     auto L = make_loop<4>(shape, {res.get(), ex.get(), el.get(), eh.get()});
     dispatch_numeric(t, "clamp", [&](auto tag) {
       using T = decltype(tag);
       using A = opmath_t<T>;
-      for_each_strided<4>(L, [](char** p, const int64_t* s, int64_t n) {
+      for_each_strided<4>(L, [has_lo, has_hi](char** p, const int64_t* s, int64_t n) {
         for (int64_t i = 0; i < n; ++i) {
           A v = static_cast<A>(*reinterpret_cast<const T*>(p[1] + i * s[1]));
           A l = static_cast<A>(*reinterpret_cast<const T*>(p[2] + i * s[2]));
           A h = static_cast<A>(*reinterpret_cast<const T*>(p[3] + i * s[3]));
           A r = v;
           if constexpr (std::is_floating_point_v<A>) {
-            if (std::isnan(l)) r = l;
-            else if (std::isnan(h)) r = h;
-            else if (!std::isnan(v)) r = std::min(std::max(v, l), h);
+            if (has_lo && std::isnan(l)) r = l;
+            else if (has_hi && std::isnan(h)) r = h;
+            else if (!std::isnan(v)) {
+              if (has_lo && r < l) r = l;
+              if (has_hi && r > h) r = h;
+            }
           } else {
-            r = std::min(std::max(v, l), h);
+            if (has_lo && r < l) r = l;
+            if (has_hi && r > h) r = h;
           }
           *reinterpret_cast<T*>(p[0] + i * s[0]) = static_cast<T>(r);
         }

@@ -386,6 +386,63 @@ void index_put(const Tensor& self, const std::vector<Tensor>& indices, const Ten
   }
 }
 
+Scalar scalar_of(const Tensor& t) {
+  Scalar s;
+  dispatch_all(t->dtype(), "item", [&](auto tag) {
+    using T = decltype(tag);
+    const T v = *t->data<T>();
+    if constexpr (std::is_same_v<T, bool>) s = Scalar::from_bool(v);
+    else if constexpr (is_float_v<T>) s = Scalar::from_double(static_cast<double>(static_cast<opmath_t<T>>(v)));
+    else s = Scalar::from_int(static_cast<int64_t>(v));
+  });
+  return s;
+}
+
+namespace {
+const char* c_type_name(ScalarType t) {
+  switch (t) {
+    case ScalarType::UInt8: return "uint8_t";
+    case ScalarType::Int8: return "int8_t";
+    case ScalarType::Int16: return "int16_t";
+    case ScalarType::Int32: return "int";
+    case ScalarType::Int64: return "int64_t";
+    case ScalarType::Float16: return "c10::Half";
+    case ScalarType::BFloat16: return "c10::BFloat16";
+    case ScalarType::Float32: return "float";
+    default: return dtype_name(t);
+  }
+}
+}  // namespace
+
+void check_value_fits(const Scalar& v, ScalarType dtype, bool check_16bit_floats) {
+  bool overflow = false;
+  if (dtype == ScalarType::Bool || dtype == ScalarType::Float64) return;
+  if (!check_16bit_floats && (dtype == ScalarType::Float16 || dtype == ScalarType::BFloat16)) return;
+  dispatch_all(dtype, "fill", [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      using L = std::numeric_limits<T>;
+      if (v.is_float()) {
+        overflow = std::isnan(v.d) || v.d < static_cast<double>(L::lowest()) || v.d > static_cast<double>(L::max());
+      } else if (std::is_unsigned_v<T>) {
+        // negative integers wrap (two's complement), as PyTorch allows
+        overflow = v.i > static_cast<int64_t>(L::max()) || (v.i < 0 && -v.i > static_cast<int64_t>(L::max()));
+      } else {
+        overflow = v.i < static_cast<int64_t>(L::lowest()) || v.i > static_cast<int64_t>(L::max());
+      }
+    } else if constexpr (is_float_v<T>) {
+      double lim = std::is_same_v<T, Half> ? 65504.0
+                   : std::is_same_v<T, BFloat16> ? 3.3895313892515355e38
+                                                 : static_cast<double>(std::numeric_limits<float>::max());
+      const double d = v.to_double();
+      overflow = !std::isinf(d) && !std::isnan(d) && (d < -lim || d > lim);
+    }
+  });
+  if (overflow) {
+    throw std::runtime_error(message("value cannot be converted to type ", c_type_name(dtype), " without overflow"));
+  }
+}
+
 namespace ops {
 
 namespace {
@@ -400,6 +457,14 @@ Tensor result_for(const char* op, const Tensor& out, const Shape& shape, ScalarT
     }
   }
   return res;
+}
+
+// value (a 0-d tensor) as a 0-d tensor of dtype, with PyTorch's overflow check.
+Tensor fill_value(const Tensor& value, ScalarType dtype) {
+  check_value_fits(scalar_of(value), dtype, true);
+  Tensor t = ember::empty({}, dtype);
+  copy_into(t, value);
+  return t;
 }
 
 void check_index_dtype(const char* what, const Tensor& index) {
@@ -487,7 +552,7 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tenso
   const int64_t step = r1->strides()[d] * static_cast<int64_t>(r1->itemsize());
   Tensor dst = restride(r1, ix->sizes(), d);
   if (is_value) {
-    scatter_fill(ix->sizes(), d, dst, ix, to_dtype(src, self->dtype()), step);
+    scatter_fill(ix->sizes(), d, dst, ix, fill_value(src, self->dtype()), step);
   } else {
     Tensor s1 = at_least_1d(src);
     Tensor sv = restride(s1, ix->sizes(), -1);
@@ -597,39 +662,6 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Ten
   return res;
 }
 
-namespace {
-
-// value (a number or a 0-d tensor) as a 0-d tensor of dtype, with PyTorch's overflow check.
-Tensor fill_value(const char* op, const Tensor& value, ScalarType dtype) {
-  double v = 0;
-  dispatch_all(value->dtype(), op, [&](auto tag) {
-    using T = decltype(tag);
-    v = static_cast<double>(static_cast<opmath_t<T>>(*value->data<T>()));
-  });
-  bool overflow = false;
-  if (!std::isnan(v) && !std::isinf(v) && dtype != ScalarType::Bool) {
-    dispatch_all(dtype, op, [&](auto tag) {
-      using T = decltype(tag);
-      if constexpr (std::is_same_v<T, Half>) {
-        overflow = std::abs(v) > 65504.0;
-      } else if constexpr (std::is_same_v<T, BFloat16> || std::is_same_v<T, float>) {
-        overflow = std::abs(v) > static_cast<double>(std::numeric_limits<float>::max());
-      } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-        overflow = v < static_cast<double>(std::numeric_limits<T>::min()) ||
-                   v > static_cast<double>(std::numeric_limits<T>::max());
-      }
-    });
-  }
-  if (overflow) {
-    throw std::runtime_error(message("value cannot be converted to type ", dtype_name(dtype), " without overflow"));
-  }
-  Tensor t = ember::empty({}, dtype);
-  copy_into(t, value);
-  return t;
-}
-
-}  // namespace
-
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value, const Tensor& out) {
   check_cpu(self, "masked_fill");
   check_cpu(mask, "masked_fill");
@@ -641,7 +673,7 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value, 
     throw std::runtime_error(message("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
                                      value->dim(), " dimension(s)."));
   }
-  Tensor v = fill_value("masked_fill", value, self->dtype());
+  Tensor v = fill_value(value, self->dtype());
   Tensor res;
   if (out == self) {
     const Shape b = broadcast_shapes(self->sizes(), mask->sizes(), "masked_fill_");

@@ -20,6 +20,14 @@ Tensor index_get(const Tensor& self, const std::vector<Tensor>& indices);
 // to self's dtype. All indices are validated before anything is written.
 void index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate);
 
+// The value of a 0-d tensor as a Scalar (bool, int or float by dtype category).
+Scalar scalar_of(const Tensor& t);
+
+// PyTorch's overflow check for a number written into a tensor of dtype (fill values, scatter
+// values, assignments): RuntimeError "value cannot be converted to type ... without overflow".
+// Negative integers may wrap into uint8; inf and nan are allowed for floating dtypes.
+void check_value_fits(const Scalar& v, ScalarType dtype, bool check_16bit_floats);
+
 }  // namespace ember
 
 // The Python binding of Tensor.__getitem__ / __setitem__ (python_indexing.cpp). Only binding

@@ -343,7 +343,7 @@ void walk(py::handle obj, size_t depth, Leaves& L) {
     return;
   }
   if (!PySequence_Check(obj.ptr()) || PyUnicode_Check(obj.ptr())) {
-    throw TypeError(message("tensor: could not infer dtype of ", Py_TYPE(obj.ptr())->tp_name));
+    throw ValueError(message("tensor: could not infer dtype of ", Py_TYPE(obj.ptr())->tp_name));
   }
   py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
   const int64_t n = static_cast<int64_t>(py::len(seq));

@@ -153,8 +153,10 @@ void check_dtypes(const char* op, const Tensor& t, uint32_t mask) {
     for (int i = 0; i < kNumScalarTypes; ++i) {
       if (mask & (1u << i)) allowed += (allowed.empty() ? "" : ", ") + std::string(dtype_name(static_cast<ScalarType>(i)));
     }
-    throw std::runtime_error(message(op, ": dtype ", dtype_name(t->dtype()), " is not supported (supported: ",
-                                     allowed, ")"));
+    std::string msg = message(op, ": dtype ", dtype_name(t->dtype()), " is not supported (supported: ", allowed, ")");
+    // PyTorch raises TypeError for bitwise operators on floating point tensors
+    if (std::strncmp(op, "bitwise", 7) == 0) throw TypeError(msg);
+    throw std::runtime_error(msg);
   }
 }
 

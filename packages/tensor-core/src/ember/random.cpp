@@ -332,20 +332,45 @@ Tensor uniform(const Tensor& self, double from, double to, Generator* generator,
   return target;
 }
 
-Tensor bernoulli(const Tensor& self, Generator* generator) {
-  check_floating("bernoulli", self->dtype());
-  Tensor probs = to_dtype(as_contiguous(self), ScalarType::Float64);
+namespace {
+
+// p broadcast to `shape` as a contiguous float64 tensor, every value checked to be in [0, 1].
+Tensor checked_probabilities(const char* op, const Tensor& p, const Shape& shape) {
+  if (p->dtype() == ScalarType::Bool || !is_floating(p->dtype())) {
+    throw NotImplementedError(message("\"", op, "\" not implemented for '", scalar_type_name(p->dtype()),
+                                      "' probabilities"));
+  }
+  Tensor probs = ember::empty(shape, ScalarType::Float64);
+  copy_into(probs, expand_to(p, shape, op));
   const double* pp = probs->data<double>();
   const int64_t n = probs->numel();
   for (int64_t i = 0; i < n; ++i) {
     if (!(pp[i] >= 0.0 && pp[i] <= 1.0)) {
-      throw std::runtime_error(message("bernoulli: expected all probabilities p to satisfy 0 <= p <= 1, but got ",
+      throw std::runtime_error(message(op, ": expected all probabilities p to satisfy 0 <= p <= 1, but got ",
                                        pp[i], " at flat index ", i));
     }
   }
+  return probs;
+}
+
+}  // namespace
+
+Tensor bernoulli(const Tensor& self, std::optional<double> p, Generator* generator) {
+  if (p) return bernoulli_p(self, *p, generator, Tensor());  // a new tensor shaped like self
+  check_floating("bernoulli", self->dtype());
+  Tensor probs = checked_probabilities("bernoulli", self, self->sizes());
+  const double* pp = probs->data<double>();
   Tensor res = ember::empty(self->sizes(), self->dtype(), self->device());
   fill_bernoulli(res, generator, [pp](int64_t i) { return pp[i]; });
   return res;
+}
+
+Tensor bernoulli_tensor(const Tensor& self, const Tensor& p, Generator* generator, const Tensor& out) {
+  Tensor target = out ? out : ember::empty(self->sizes(), self->dtype(), self->device());
+  Tensor probs = checked_probabilities("bernoulli_", p, target->sizes());
+  const double* pp = probs->data<double>();
+  fill_bernoulli(target, generator, [pp](int64_t i) { return pp[i]; });
+  return target;
 }
 
 Tensor bernoulli_p(const Tensor& self, double p, Generator* generator, const Tensor& out) {

@@ -920,8 +920,8 @@ void softmax_kernel(const T* in, T* out, int64_t O, int64_t K, int64_t I) {
         } else {
           for (int64_t k = 0; k < K; ++k) s += std::exp(static_cast<A>(x[k]) - m);
           if constexpr (Log) {
-            const A shift = m + std::log(s);
-            for (int64_t k = 0; k < K; ++k) y[k] = static_cast<T>(static_cast<A>(x[k]) - shift);
+            const A ls = std::log(s);  // (x - m) - log(s): m + log(s) would round away log(s)
+            for (int64_t k = 0; k < K; ++k) y[k] = static_cast<T>((static_cast<A>(x[k]) - m) - ls);
           } else {
             const A inv = A(1) / s;
             for (int64_t k = 0; k < K; ++k) y[k] = static_cast<T>(std::exp(static_cast<A>(x[k]) - m) * inv);
@@ -948,9 +948,10 @@ void softmax_kernel(const T* in, T* out, int64_t O, int64_t K, int64_t I) {
       for (int64_t k = 0; k < K; ++k)
         for (int64_t j = 0; j < w; ++j) s[j] += std::exp(static_cast<A>(x[k * I + j]) - m[j]);
       if constexpr (Log) {
-        for (int64_t j = 0; j < w; ++j) m[j] += std::log(s[j]);
+        for (int64_t j = 0; j < w; ++j) s[j] = std::log(s[j]);
         for (int64_t k = 0; k < K; ++k)
-          for (int64_t j = 0; j < w; ++j) y[k * I + j] = static_cast<T>(static_cast<A>(x[k * I + j]) - m[j]);
+          for (int64_t j = 0; j < w; ++j)
+            y[k * I + j] = static_cast<T>((static_cast<A>(x[k * I + j]) - m[j]) - s[j]);
       } else {
         for (int64_t j = 0; j < w; ++j) s[j] = A(1) / s[j];
         for (int64_t k = 0; k < K; ++k)
@@ -966,6 +967,7 @@ Tensor softmax_impl(const char* op, const Tensor& self, int64_t dim, std::option
   check_cpu(self, op);
   const int64_t d = wrap_dim(dim, self->dim(), op);
   Tensor x = dtype ? to_dtype(self, *dtype) : self;
+  if (x->numel() == 0) return empty(x->sizes(), x->dtype());
   if (!is_floating(x->dtype())) {
     throw NotImplementedError(message(op, ": not implemented for dtype ", dtype_name(x->dtype()),
                                       " (pass a floating dtype= to convert the input)"));

@@ -65,8 +65,9 @@ template <typename A> struct Entry {
 };
 
 // Strict weak order putting `first` elements before others: largest first when Desc, smallest
-// first otherwise; NaN counts as the largest value; equal keys by original index.
-template <typename A, bool Desc> struct Before {
+// first otherwise; NaN counts as the largest value. With ByIndex, equal keys keep their original
+// order (a total order: what sort uses); without, they are equivalent (what topk uses).
+template <typename A, bool Desc, bool ByIndex> struct Before {
   bool operator()(const Entry<A>& a, const Entry<A>& b) const {
     if constexpr (std::is_floating_point_v<A>) {
       const bool na = a.key != a.key, nb = b.key != b.key;
@@ -75,14 +76,20 @@ template <typename A, bool Desc> struct Before {
     } else {
       if (a.key != b.key) return Desc ? a.key > b.key : a.key < b.key;
     }
-    return a.idx < b.idx;
+    if constexpr (ByIndex) return a.idx < b.idx;
+    else return false;
   }
 };
 
-// For every row: order the row's entries (the first `k` of them when k < K), then write the
+// For every row: order the row's entries (only the first `k` of them for topk), then write the
 // first k values and indices.
+//
+// topk selects like PyTorch's CPU kernel, so that the indices of tied values agree with it: a
+// partial sort when k is small against the row (k * 64 <= K), else a selection of the k-th
+// element followed, when `sorted`, by a sort of the elements before it, all with a comparator
+// that looks at values only.
 template <typename T, bool Desc>
-void order_rows(const Rows& R, int64_t k, T* values, int64_t* indices) {
+void order_rows(const Rows& R, int64_t k, bool topk, bool sorted, T* values, int64_t* indices) {
   using A = opmath_t<T>;
   const T* base = R.src->data<T>();
   const int64_t K = R.K;
@@ -92,10 +99,13 @@ void order_rows(const Rows& R, int64_t k, T* values, int64_t* indices) {
     for (int64_t r = b; r < e; ++r) {
       const T* row = base + r * K;
       for (int64_t i = 0; i < K; ++i) buf[i] = Entry<A>{static_cast<A>(row[i]), i};
-      if (k == K || k * 8 > K) {
-        std::sort(buf.begin(), buf.end(), Before<A, Desc>{});
+      if (!topk) {
+        std::sort(buf.begin(), buf.end(), Before<A, Desc, true>{});
+      } else if (k * 64 <= K) {
+        std::partial_sort(buf.begin(), buf.begin() + k, buf.end(), Before<A, Desc, false>{});
       } else {
-        std::partial_sort(buf.begin(), buf.begin() + k, buf.end(), Before<A, Desc>{});
+        std::nth_element(buf.begin(), buf.begin() + (k - 1), buf.end(), Before<A, Desc, false>{});
+        if (sorted) std::sort(buf.begin(), buf.begin() + (k - 1), Before<A, Desc, false>{});
       }
       T* vo = values ? values + r * k : nullptr;
       int64_t* io = indices + r * k;
@@ -109,8 +119,11 @@ void order_rows(const Rows& R, int64_t k, T* values, int64_t* indices) {
 
 // Sorted (or top-k) values and indices along dim.
 std::tuple<Tensor, Tensor> order(const char* op, const Tensor& self, int64_t dim, int64_t k,
-                                 bool desc, bool want_values, bool k_given) {
+                                 bool desc, bool want_values, bool k_given, bool sorted = true) {
   check_cpu(self, op);
+  if (k_given && self->dtype() == ScalarType::Bool) {
+    throw std::runtime_error("topk does not support bool dtypes on CPU");
+  }
   const int64_t d = wrap_dim(dim, self->dim(), op);
   const int64_t K = self->dim() == 0 ? 1 : self->sizes()[d];
   if (k_given && (k < 0 || k > K)) {
@@ -129,12 +142,12 @@ std::tuple<Tensor, Tensor> order(const char* op, const Tensor& self, int64_t dim
   out_moved.back() = k;
   Tensor values = want_values ? empty(out_moved, self->dtype()) : Tensor();
   Tensor indices = empty(out_moved, ScalarType::Int64);
-  if (indices->numel() > 0) {
+  if (indices->numel() > 0 && k > 0) {
     dispatch_all(self->dtype(), op, [&](auto tag) {
       using T = decltype(tag);
       T* vp = want_values ? values->data<T>() : nullptr;
-      if (desc) order_rows<T, true>(R, k, vp, indices->data<int64_t>());
-      else order_rows<T, false>(R, k, vp, indices->data<int64_t>());
+      if (desc) order_rows<T, true>(R, k, k_given, sorted, vp, indices->data<int64_t>());
+      else order_rows<T, false>(R, k, k_given, sorted, vp, indices->data<int64_t>());
     });
   }
   return {want_values ? move_back(values, d) : Tensor(), move_back(indices, d)};
@@ -155,8 +168,7 @@ Tensor argsort(const Tensor& self, int64_t dim, bool descending, bool stable) {
 }
 
 std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted) {
-  (void)sorted;  // results always come sorted, which `sorted=False` allows
-  return order("topk", self, dim, k, largest, true, true);
+  return order("topk", self, dim, k, largest, true, true, sorted);
 }
 
 }  // namespace ops

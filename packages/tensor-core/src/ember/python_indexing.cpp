@@ -1,0 +1,438 @@
+// Tensor.__getitem__ / __setitem__: the Python index expression parsed into basic indexing
+// (a view: ints, slices, None, Ellipsis) followed, when present, by advanced indexing
+// (integer and bool tensors, lists, NumPy arrays) through index_get / index_put.
+//
+// Semantics follow PyTorch: an int (or 0-d integer tensor) is a select, so it neither counts as
+// nor separates advanced indices; a Python bool (or 0-d bool tensor) adds a dim indexed by
+// [0] (True) or [] (False); masks become their nonzero() indices; only the first Ellipsis
+// expands; slice steps must be positive.
+#include <pybind11/numpy.h>
+
+#include <cstring>
+
+#include "ember/bind_common.h"
+#include "ember/indexing.h"
+#include "ember/ops_util.h"
+
+namespace ember {
+
+// python_interop.cpp
+Tensor tensor_from_data(py::handle data, std::optional<ScalarType> dtype);
+Tensor from_numpy(py::array arr);
+
+namespace {
+
+// One entry of an index expression after conversion.
+struct Item {
+  enum class Kind : int8_t { Int, Slice, None, Ellipsis, Bool, Tensor } kind;
+  int64_t i = 0;       // Int
+  bool b = false;      // Bool
+  PyObject* slice = nullptr;  // Slice (borrowed from the key, which outlives the parse)
+  Tensor t;            // Tensor: int32/int64 (any dim) or bool (ndim >= 1)
+};
+
+// Geometry of the view being built.
+struct View {
+  Shape sizes, strides;
+  int64_t offset;
+};
+
+[[noreturn]] void invalid_index(PyObject* obj) {
+  throw IndexError(message("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                           "valid indices (got ",
+                           Py_TYPE(obj)->tp_name, ")"));
+}
+
+bool load_tensor(PyObject* obj, Tensor& out) {
+  py::detail::make_caster<Tensor> tc;
+  if (!tc.load(obj, false)) return false;
+  out = py::detail::cast_op<Tensor>(tc);
+  return true;
+}
+
+bool is_numpy_bool_scalar(PyObject* obj) {
+  const char* tn = Py_TYPE(obj)->tp_name;
+  return std::strcmp(tn, "numpy.bool") == 0 || std::strcmp(tn, "numpy.bool_") == 0;
+}
+
+// A tensor used as an index: 0-d integer -> Int; 0-d bool/uint8 -> Bool; uint8 -> bool mask;
+// int32/int64/bool kept; other dtypes are an IndexError.
+Item tensor_item(const Tensor& t) {
+  Item it;
+  const ScalarType dt = t->dtype();
+  if (t->dim() == 0 && is_integral(dt, true)) {
+    if (dt == ScalarType::Bool || dt == ScalarType::UInt8) {
+      it.kind = Item::Kind::Bool;
+      it.b = dt == ScalarType::Bool ? *t->data<bool>() : *t->data<uint8_t>() != 0;
+      return it;
+    }
+    it.kind = Item::Kind::Int;
+    dispatch_integral(dt, "index", [&](auto tag) {
+      using T = decltype(tag);
+      it.i = static_cast<int64_t>(*t->data<T>());
+    });
+    return it;
+  }
+  it.kind = Item::Kind::Tensor;
+  if (dt == ScalarType::UInt8) {
+    it.t = to_dtype(t, ScalarType::Bool);
+  } else if (dt == ScalarType::Int64 || dt == ScalarType::Int32 || dt == ScalarType::Bool) {
+    it.t = t;
+  } else {
+    throw IndexError("tensors used as indices must be long, int, byte or bool tensors");
+  }
+  check_cpu(it.t, "index");
+  return it;
+}
+
+// A NumPy array used as an index: bool -> mask, any integer type -> int64 indices.
+Item numpy_item(py::array arr) {
+  const char kind = arr.dtype().kind();
+  if (kind == 'b') {
+    if (arr.ndim() == 0) {
+      Item it;
+      it.kind = Item::Kind::Bool;
+      it.b = PyObject_IsTrue(arr.ptr()) == 1;
+      return it;
+    }
+    auto a = py::array::ensure(arr, py::array::c_style);
+    Tensor src = from_numpy(a);
+    Tensor t = ember::empty(src->sizes(), ScalarType::Bool);
+    copy_into(t, src);  // own the memory: the array may change before the index is used
+    return tensor_item(t);
+  }
+  if (kind == 'i' || kind == 'u') {
+    auto a = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(arr);
+    if (!a) throw py::error_already_set();
+    if (a.ndim() == 0) {
+      Item it;
+      it.kind = Item::Kind::Int;
+      it.i = *a.data();
+      return it;
+    }
+    Tensor src = from_numpy(a);
+    Tensor t = ember::empty(src->sizes(), ScalarType::Int64);
+    copy_into(t, src);
+    return tensor_item(t);
+  }
+  throw IndexError(message("arrays used as indices must be of integer (or boolean) type, got numpy.",
+                           std::string(py::str(arr.dtype()))));
+}
+
+// A list used as one advanced index (nested numbers): bool values make a mask, anything else
+// int64 indices (floats truncate, as PyTorch does); an empty list is an empty int64 index.
+Item list_item(PyObject* obj) {
+  Tensor t;
+  try {
+    t = tensor_from_data(obj, std::nullopt);
+  } catch (const std::exception&) {
+    invalid_index(obj);
+  }
+  if (t->dtype() == ScalarType::Bool && t->dim() > 0) return tensor_item(t);
+  if (t->dtype() != ScalarType::Int64) t = to_dtype(t, ScalarType::Int64);
+  return tensor_item(t);
+}
+
+// Whether a non-tuple sequence is a (legacy) multi-dim index: it holds a slice, Ellipsis,
+// None or a tensor, which a single index array cannot.
+bool list_is_tuple(PyObject* obj) {
+  const Py_ssize_t n = PyList_GET_SIZE(obj);
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    PyObject* e = PyList_GET_ITEM(obj, k);
+    if (PySlice_Check(e) || e == Py_Ellipsis || e == Py_None) return true;
+    Tensor t;
+    if (load_tensor(e, t) && t->dim() > 0) return true;
+  }
+  return false;
+}
+
+Item to_item(PyObject* obj) {
+  Item it;
+  if (PyLong_CheckExact(obj)) {
+    it.kind = Item::Kind::Int;
+    it.i = PyLong_AsLongLong(obj);
+    if (it.i == -1 && PyErr_Occurred()) throw py::error_already_set();
+    return it;
+  }
+  if (PySlice_Check(obj)) {
+    it.kind = Item::Kind::Slice;
+    it.slice = obj;
+    return it;
+  }
+  if (obj == Py_None) {
+    it.kind = Item::Kind::None;
+    return it;
+  }
+  if (obj == Py_Ellipsis) {
+    it.kind = Item::Kind::Ellipsis;
+    return it;
+  }
+  if (PyBool_Check(obj) || is_numpy_bool_scalar(obj)) {
+    it.kind = Item::Kind::Bool;
+    it.b = PyObject_IsTrue(obj) == 1;
+    return it;
+  }
+  Tensor t;
+  if (load_tensor(obj, t)) return tensor_item(t);
+  if (py::isinstance<py::array>(obj)) return numpy_item(py::reinterpret_borrow<py::array>(obj));
+  if (PyList_Check(obj)) return list_item(obj);
+  if (PyLong_Check(obj) || (PyIndex_Check(obj) && !PyFloat_Check(obj))) {  // int subclasses, numpy integers
+    PyObject* v = PyNumber_Index(obj);
+    if (!v) throw py::error_already_set();
+    it.kind = Item::Kind::Int;
+    it.i = PyLong_AsLongLong(v);
+    Py_DECREF(v);
+    if (it.i == -1 && PyErr_Occurred()) throw py::error_already_set();
+    return it;
+  }
+  invalid_index(obj);
+}
+
+// The items of a key: a tuple (or a legacy list of slices/None/...) is a multi-dim index.
+void collect_items(PyObject* key, std::vector<Item>& items) {
+  if (PyTuple_Check(key)) {
+    const Py_ssize_t n = PyTuple_GET_SIZE(key);
+    items.reserve(n);
+    for (Py_ssize_t k = 0; k < n; ++k) items.push_back(to_item(PyTuple_GET_ITEM(key, k)));
+    return;
+  }
+  if (PyList_Check(key) && list_is_tuple(key)) {
+    const Py_ssize_t n = PyList_GET_SIZE(key);
+    items.reserve(n);
+    for (Py_ssize_t k = 0; k < n; ++k) items.push_back(to_item(PyList_GET_ITEM(key, k)));
+    return;
+  }
+  items.push_back(to_item(key));
+}
+
+void apply_select(View& v, int64_t d, int64_t index, int64_t real_dim) {
+  const int64_t size = v.sizes[d];
+  if (index < -size || index >= size) {
+    throw IndexError(message("index ", index, " is out of bounds for dimension ", real_dim, " with size ", size));
+  }
+  if (index < 0) index += size;
+  v.offset += index * v.strides[d];
+  v.sizes.erase(v.sizes.begin() + d);
+  v.strides.erase(v.strides.begin() + d);
+}
+
+void apply_slice(View& v, int64_t d, PyObject* slice) {
+  Py_ssize_t start, stop, step;
+  if (PySlice_Unpack(slice, &start, &stop, &step) < 0) throw py::error_already_set();
+  if (step <= 0) throw ValueError("step must be greater than zero");
+  const Py_ssize_t len = PySlice_AdjustIndices(static_cast<Py_ssize_t>(v.sizes[d]), &start, &stop, step);
+  v.offset += static_cast<int64_t>(start) * v.strides[d];
+  v.sizes[d] = len;
+  v.strides[d] *= step;
+}
+
+void insert_dim(View& v, int64_t d) {
+  const int64_t nd = static_cast<int64_t>(v.sizes.size());
+  const int64_t stride = d < nd ? v.sizes[d] * v.strides[d] : 1;
+  v.sizes.insert(v.sizes.begin() + d, 1);
+  v.strides.insert(v.strides.begin() + d, stride);
+}
+
+// The result of parsing: a view of self, and the advanced indices over its leading dims.
+struct Parsed {
+  Tensor view;
+  std::vector<Tensor> adv;
+  bool has_adv = false;
+};
+
+void set_adv(Parsed& P, int64_t d, Tensor t) {
+  if (static_cast<int64_t>(P.adv.size()) <= d) P.adv.resize(d + 1);
+  P.adv[d] = std::move(t);
+  P.has_adv = true;
+}
+
+Tensor bool_index(bool b) {
+  Tensor t = ember::empty({b ? 1 : 0}, ScalarType::Int64);
+  if (b) *t->data<int64_t>() = 0;
+  return t;
+}
+
+Parsed parse(const Tensor& self, PyObject* key) {
+  std::vector<Item> items;
+  collect_items(key, items);
+  const int64_t nd = self->dim();
+  int64_t specified = 0;
+  for (const Item& it : items) {
+    switch (it.kind) {
+      case Item::Kind::Int:
+      case Item::Kind::Slice: ++specified; break;
+      case Item::Kind::Tensor: specified += it.t->dtype() == ScalarType::Bool ? it.t->dim() : 1; break;
+      default: break;
+    }
+  }
+  if (specified > nd) throw IndexError(message("too many indices for tensor of dimension ", nd));
+  if (nd == 0) {
+    for (const Item& it : items) {
+      if (it.kind == Item::Kind::Int) {
+        throw IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in "
+                         "C++ to convert a 0-dim tensor to a number");
+      }
+    }
+  }
+  Parsed P;
+  View v{self->sizes(), self->strides(), self->offset()};
+  int64_t d = 0, real = 0;
+  bool seen_ellipsis = false;
+  for (const Item& it : items) {
+    switch (it.kind) {
+      case Item::Kind::Int:
+        apply_select(v, d, it.i, real);
+        ++real;
+        break;
+      case Item::Kind::Slice:
+        apply_slice(v, d, it.slice);
+        ++d;
+        ++real;
+        break;
+      case Item::Kind::None:
+        insert_dim(v, d);
+        if (static_cast<int64_t>(P.adv.size()) > d) P.adv.insert(P.adv.begin() + d, Tensor());
+        ++d;
+        break;
+      case Item::Kind::Ellipsis:
+        if (!seen_ellipsis) {
+          d += nd - specified;
+          real += nd - specified;
+          seen_ellipsis = true;
+        }
+        break;
+      case Item::Kind::Bool:
+        insert_dim(v, d);
+        if (static_cast<int64_t>(P.adv.size()) > d) P.adv.insert(P.adv.begin() + d, Tensor());
+        set_adv(P, d, bool_index(it.b));
+        ++d;
+        break;
+      case Item::Kind::Tensor: {
+        const Tensor& t = it.t;
+        if (t->dtype() != ScalarType::Bool) {
+          set_adv(P, d, t);
+          ++d;
+          ++real;
+          break;
+        }
+        const int64_t k = t->dim();
+        for (int64_t j = 0; j < k; ++j) {
+          if (t->sizes()[j] != v.sizes[d + j]) {
+            throw IndexError(message("The shape of the mask ", shape_str(t->sizes()), " at index ", j,
+                                     " does not match the shape of the indexed tensor ", shape_str(v.sizes),
+                                     " at index ", d + j));
+          }
+        }
+        Tensor nz = ops::nonzero(t);  // (n, k)
+        const int64_t n = nz->sizes()[0];
+        for (int64_t j = 0; j < k; ++j) set_adv(P, d + j, make_view(nz, {n}, {k}, nz->offset() + j));
+        d += k;
+        real += k;
+        break;
+      }
+    }
+  }
+  P.view = make_view(self, std::move(v.sizes), std::move(v.strides), v.offset);
+  return P;
+}
+
+// The fast path: one int or one slice on a tensor with dims.
+bool simple_view(const Tensor& self, PyObject* key, Tensor& out) {
+  if (self->dim() == 0) return false;
+  if (PyLong_CheckExact(key)) {
+    const int64_t i = PyLong_AsLongLong(key);
+    if (i == -1 && PyErr_Occurred()) throw py::error_already_set();
+    View v{self->sizes(), self->strides(), self->offset()};
+    apply_select(v, 0, i, 0);
+    out = make_view(self, std::move(v.sizes), std::move(v.strides), v.offset);
+    return true;
+  }
+  if (PySlice_Check(key)) {
+    View v{self->sizes(), self->strides(), self->offset()};
+    apply_slice(v, 0, key);
+    out = make_view(self, std::move(v.sizes), std::move(v.strides), v.offset);
+    return true;
+  }
+  return false;
+}
+
+py::object getitem(py::object py_self, py::handle key) {
+  const Tensor self = py_self.cast<Tensor>();
+  Tensor result;
+  if (!simple_view(self, key.ptr(), result)) {
+    Parsed P = parse(self, key.ptr());
+    if (!P.has_adv) {
+      result = P.view;
+    } else {
+      MaybeNoGil nogil(P.view->numel());
+      result = index_get(P.view, P.adv);
+    }
+  }
+  py::object py_result = py::cast(result);
+  if (autograd_hook_installed() && self->requires_grad) {
+    call_autograd_hook("__getitem__", "function", py::make_tuple(py_self, key), py_result);
+  }
+  return py_result;
+}
+
+// The value of an assignment as a tensor: tensors as they are, numbers as weak 0-d tensors,
+// lists and NumPy arrays converted.
+Tensor value_tensor(py::handle value, const Tensor& self) {
+  Tensor t;
+  if (load_tensor(value.ptr(), t)) return t;
+  Scalar s;
+  if (scalar_from_python(value, s)) {
+    check_value_fits(s, self->dtype(), false);
+    return wrapped_scalar(s);
+  }
+  if (py::isinstance<py::array>(value) || PyList_Check(value.ptr()) || PyTuple_Check(value.ptr())) {
+    return tensor_from_data(value, self->dtype());
+  }
+  throw TypeError(message("can't assign a ", Py_TYPE(value.ptr())->tp_name, " to a ", dtype_name(self->dtype()),
+                          " tensor"));
+}
+
+void setitem(py::object py_self, py::handle key, py::handle value) {
+  const Tensor self = py_self.cast<Tensor>();
+  Tensor val = value_tensor(value, self);
+  Tensor view;
+  Parsed P;
+  if (!simple_view(self, key.ptr(), view)) {
+    P = parse(self, key.ptr());
+    view = P.view;
+  }
+  {
+    MaybeNoGil nogil(view->numel());
+    if (P.has_adv) {
+      index_put(view, P.adv, val, false);
+    } else {
+      // leading size-1 dims of the value are ignored; the rest must broadcast to the view
+      Tensor v = val;
+      int64_t drop = 0;
+      while (v->dim() - drop > view->dim() && v->sizes()[drop] == 1) ++drop;
+      if (drop > 0) {
+        v = make_view(v, Shape(v->sizes().begin() + drop, v->sizes().end()),
+                      Shape(v->strides().begin() + drop, v->strides().end()), v->offset());
+      }
+      v = ops::expand(v, view->sizes());
+      if (v->storage() == view->storage()) v = ops::clone(v);
+      copy_into(view, v);
+    }
+  }
+  self->storage()->bump_version();
+  if (autograd_hook_installed() && (self->requires_grad || val->requires_grad)) {
+    call_autograd_hook("__setitem__", "inplace", py::make_tuple(py_self, key, py::cast(val)), py_self);
+  }
+}
+
+}  // namespace
+
+void bind_indexing(TensorClass& cls) {
+  cls.def("__getitem__", &getitem, py::arg("key"),
+          "self[key]: ints, slices (step > 0), None, Ellipsis give views; integer/bool tensors, lists and "
+          "NumPy arrays index a copy.");
+  cls.def("__setitem__", &setitem, py::arg("key"), py::arg("value"),
+          "self[key] = value: value (a tensor or number) broadcast to the indexed shape and cast to self's dtype.");
+}
+
+}  // namespace ember
