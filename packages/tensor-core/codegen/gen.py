@@ -517,8 +517,13 @@ def emit_bindings(ops: list[Op], shard: int, nshards: int) -> str:
         f"void bind_ops_{shard}(py::module_& m, TensorClass& cls) {{",
         "  (void)m; (void)cls;",
     ]
+    # overloads of one name stay in one shard, in declaration order (pybind11 tries them in
+    # registration order)
+    first: dict[str, int] = {}
     for i, op in enumerate(ops):
-        if i % nshards != shard:
+        first.setdefault(op.name, i)
+    for op in ops:
+        if first[op.name] % nshards != shard:
             continue
         doc = op.doc.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
         for variant in ("function", "method", "inplace"):

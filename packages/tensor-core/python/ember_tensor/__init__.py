@@ -85,7 +85,7 @@ def broadcast_shapes(*shapes) -> Size:
     """The shape that tensors of the given shapes broadcast to; RuntimeError if none."""
     out: list[int] = []
     for shape in shapes:
-        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        shape = (shape,) if isinstance(shape, _builtins.int) else tuple(shape)
         if len(shape) > len(out):
             out = [1] * (len(shape) - len(out)) + out
         for i, s in enumerate(shape):
@@ -239,4 +239,4 @@ for _alias, _target in _ALIASES.items():
     globals()[_alias] = getattr(_C, _target)
     __all__.append(_alias)
 
-del _name, _fn, _alias, _target, _builtins
+del _name, _fn, _alias, _target

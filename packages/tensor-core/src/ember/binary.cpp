@@ -97,7 +97,8 @@ Tensor div(const Tensor& self, const Tensor& other, const std::optional<std::str
       return [](A x, A y) -> A { return x / y; };
     });
   }
-  if (t == ScalarType::Bool) t = ScalarType::Int64;
+  if (t == ScalarType::Bool) throw std::runtime_error(message(*rounding_mode == "floor" ? "floor_divide" : "div",
+                                                              ": not implemented for two bool operands"));
   Tensor a = to_dtype(self, t), b = to_dtype(other, t);
   const bool floor_mode = *rounding_mode == "floor";
   const char* op = floor_mode ? "floor_divide" : "div";
@@ -134,11 +135,7 @@ Tensor floor_divide(const Tensor& self, const Tensor& other, const Tensor& out) 
 
 Tensor remainder(const Tensor& self, const Tensor& other, const Tensor& out) {
   auto P = promote(self, other);
-  if (P.dtype == ScalarType::Bool) {
-    P.a = to_dtype(P.a, ScalarType::Int64);
-    P.b = to_dtype(P.b, ScalarType::Int64);
-    P.dtype = ScalarType::Int64;
-  }
+  if (P.dtype == ScalarType::Bool) throw std::runtime_error("remainder: not implemented for two bool operands");
   check_int_divisor("remainder", P.b);
   return map_binary("remainder", P.a, P.b, out, P.dtype, DispatchNumeric{}, [](auto tag) {
     using A = opmath_t<decltype(tag)>;
@@ -160,11 +157,14 @@ Tensor remainder(const Tensor& self, const Tensor& other, const Tensor& out) {
 Tensor pow(const Tensor& self, const Tensor& exponent, const Tensor& out) {
   auto P = promote(self, exponent);
   if (P.dtype == ScalarType::Bool) {
-    P.a = to_dtype(P.a, ScalarType::Int64);
-    P.b = to_dtype(P.b, ScalarType::Int64);
-    P.dtype = ScalarType::Int64;
+    if (!exponent->wrapped_number) throw NotImplementedError("pow: not implemented for two bool operands");
+    // bool ** True == self, bool ** False == True
+    Tensor r = *exponent->data<bool>() ? ops::clone(self) : ops::ones_like(self, std::nullopt, std::nullopt, false);
+    return finish_out("pow", out, r);
   }
-  if (!is_floating(P.dtype)) {
+  if (!is_floating(P.dtype) && exponent->wrapped_number) {
+    // like PyTorch: a negative Python-number exponent of an integer tensor is an error;
+    // negative tensor exponents give 1, -1 or 0 as integer arithmetic does
     bool negative = false;
     dispatch_numeric(P.dtype, "pow", [&](auto tag) {
       using T = decltype(tag);
@@ -183,6 +183,9 @@ Tensor pow(const Tensor& self, const Tensor& exponent, const Tensor& out) {
         return std::pow(x, y);
       } else {
         using U = std::make_unsigned_t<A>;
+        if constexpr (std::is_signed_v<A>) {
+          if (y < 0) return x == 1 ? A(1) : (x == -1 ? ((y & 1) ? A(-1) : A(1)) : A(0));
+        }
         U result = 1, base = static_cast<U>(x);
         auto e = y;
         while (e > 0) {  // wraps like PyTorch's integer pow
@@ -202,11 +205,7 @@ Tensor pow_scalar(const Scalar& self, const Tensor& exponent) {
 
 Tensor fmod(const Tensor& self, const Tensor& other, const Tensor& out) {
   auto P = promote(self, other);
-  if (P.dtype == ScalarType::Bool) {
-    P.a = to_dtype(P.a, ScalarType::Int64);
-    P.b = to_dtype(P.b, ScalarType::Int64);
-    P.dtype = ScalarType::Int64;
-  }
+  if (P.dtype == ScalarType::Bool) throw std::runtime_error("fmod: not implemented for two bool operands");
   check_int_divisor("fmod", P.b);
   return map_binary("fmod", P.a, P.b, out, P.dtype, DispatchNumeric{}, [](auto tag) {
     using A = opmath_t<decltype(tag)>;

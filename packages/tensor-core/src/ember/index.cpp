@@ -274,7 +274,13 @@ Advanced prepare_advanced(const Tensor& self, const std::vector<Tensor>& indices
   // element offsets into self for each broadcast index position
   Tensor off = ember::empty(B, ScalarType::Int64);
   std::fill(off->data<int64_t>(), off->data<int64_t>() + off->numel(), int64_t(0));
-  if (off->numel() > 0) {
+  for (int64_t d : pos) {
+    if (self->sizes()[d] == 0 && shape_numel(B) > 0) {
+      throw IndexError("index is out of bounds for dimension with size 0");
+    }
+  }
+  // like PyTorch, index values are only checked when some element is actually read or written
+  if (shape_numel(A.shape) > 0) {
     for (int64_t d : pos) {
       Tensor ix = contiguous_int64(indices[d]);
       const int64_t size = self->sizes()[d];

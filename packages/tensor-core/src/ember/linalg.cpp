@@ -103,17 +103,17 @@ void check_not_bool(const char* kernel, ScalarType t) {
   }
 }
 
-void check_same_dtype(const Tensor& m1, const Tensor& m2) {
+void check_same_dtype(const char* op, const Tensor& m1, const Tensor& m2) {
   if (m1->dtype() != m2->dtype()) {
-    throw std::runtime_error(message("expected m1 and m2 to have the same dtype, but got: ",
+    throw std::runtime_error(message(op, ": expected m1 and m2 to have the same dtype, but got: ",
                                      cpp_type_name(m1->dtype()), " != ", cpp_type_name(m2->dtype())));
   }
 }
 
 // out= of a matrix product must have the result's dtype (PyTorch does not cast here).
-void check_out_dtype(const Tensor& out, ScalarType dt) {
+void check_out_dtype(const char* op, const Tensor& out, ScalarType dt) {
   if (out && out->dtype() != dt) {
-    throw std::runtime_error(message("Expected out tensor to have dtype ", cpp_type_name(dt), ", but got ",
+    throw std::runtime_error(message(op, ": expected out tensor to have dtype ", cpp_type_name(dt), ", but got ",
                                      cpp_type_name(out->dtype()), " instead"));
   }
 }
@@ -367,7 +367,7 @@ bool same_geometry(const Tensor& x, const Tensor& y) {
 Tensor run_product(const char* op, const Tensor& a, const Tensor& b, const Shape& batch,
                    const Shape& final_shape, ScalarType dt, Tensor init, const Scalar& alpha,
                    const Scalar& beta, const Tensor& out) {
-  check_out_dtype(out, dt);
+  check_out_dtype(op, out, dt);
   const int64_t M = a->size(-2), K = a->size(-1), N = b->size(-1);
   Shape gemm_shape = batch, a_shape = batch, b_shape = batch;
   gemm_shape.insert(gemm_shape.end(), {M, N});
@@ -455,69 +455,81 @@ template <typename T> T dot_kernel(int64_t n, const T* x, int64_t sx, const T* y
   }
 }
 
-}  // namespace
+[[noreturn]] void throw_cannot_multiply(const char* op, const Shape& a, const Shape& b) {
+  auto dims = [](const Shape& s) {  // "2x3", as PyTorch prints matrices in this message
+    std::string r;
+    for (size_t d = 0; d < s.size(); ++d) r += (d ? "x" : "") + std::to_string(s[d]);
+    return r;
+  };
+  throw std::runtime_error(message(op, ": mat1 and mat2 shapes cannot be multiplied (", dims(a), " and ", dims(b),
+                                   "): shapes ", shape_str(a), " and ", shape_str(b)));
+}
 
-Tensor dot(const Tensor& self, const Tensor& tensor, const Tensor& out) {
+Tensor dot_impl(const char* op, const Tensor& self, const Tensor& tensor, const Tensor& out) {
   if (self->dim() != 1 || tensor->dim() != 1) {
-    throw std::runtime_error(message("1D tensors expected, but got ", self->dim(), "D and ", tensor->dim(),
-                                     "D tensors"));
+    throw std::runtime_error(message(op, ": 1D tensors expected, but got ", self->dim(), "D and ", tensor->dim(),
+                                     "D tensors (shapes ", shape_str(self->sizes()), " and ",
+                                     shape_str(tensor->sizes()), ")"));
   }
   if (self->numel() != tensor->numel()) {
-    throw std::runtime_error(message("inconsistent tensor size, expected tensor [", self->numel(),
+    throw std::runtime_error(message(op, ": inconsistent tensor size, expected tensor [", self->numel(),
                                      "] and src [", tensor->numel(),
-                                     "] to have the same number of elements, but got ", self->numel(),
-                                     " and ", tensor->numel(), " elements respectively"));
+                                     "] to have the same number of elements, but got ", self->numel(), " and ",
+                                     tensor->numel(), " elements respectively"));
   }
   if (self->dtype() != tensor->dtype()) {
-    throw std::runtime_error(message("dot : expected both vectors to have same dtype, but found ",
+    throw std::runtime_error(message(op, ": expected both vectors to have same dtype, but found ",
                                      scalar_type_name(self->dtype()), " and ", scalar_type_name(tensor->dtype())));
   }
   const ScalarType dt = self->dtype();
-  check_not_bool("dot", dt);
-  check_out_dtype(out, dt);
-  Tensor res = prepare_out("dot", out, {}, dt);
-  dispatch_numeric(dt, "dot", [&](auto tag) {
+  check_not_bool(op, dt);
+  check_out_dtype(op, out, dt);
+  Tensor res = prepare_out(op, out, {}, dt);
+  dispatch_numeric(dt, op, [&](auto tag) {
     using T = decltype(tag);
-    Tensor x = self->stride(0) >= 0 ? self : as_contiguous(self);
-    Tensor y = tensor->stride(0) >= 0 ? tensor : as_contiguous(tensor);
-    const T v = dot_kernel<T>(x->numel(), x->data<T>(), x->stride(0), y->data<T>(), y->stride(0));
-    *res->data<T>() = v;
+    *res->data<T>() = dot_kernel<T>(self->numel(), self->data<T>(), self->stride(0), tensor->data<T>(),
+                                    tensor->stride(0));
   });
-  return finish_out("dot", out, res);
+  return finish_out(op, out, res);
 }
 
-Tensor mm(const Tensor& self, const Tensor& mat2, const Tensor& out) {
+Tensor mm_impl(const char* op, const Tensor& self, const Tensor& mat2, const Tensor& out) {
   if (self->dim() != 2) {
-    throw std::runtime_error(message("self must be a matrix, got a ", self->dim(), "-D tensor of shape ",
+    throw std::runtime_error(message(op, ": self must be a matrix, got a ", self->dim(), "-D tensor of shape ",
                                      shape_str(self->sizes())));
   }
   if (mat2->dim() != 2) {
-    throw std::runtime_error(message("mat2 must be a matrix, got a ", mat2->dim(), "-D tensor of shape ",
+    throw std::runtime_error(message(op, ": mat2 must be a matrix, got a ", mat2->dim(), "-D tensor of shape ",
                                      shape_str(mat2->sizes())));
   }
-  check_same_dtype(self, mat2);
-  check_not_bool("mm", self->dtype());
-  if (self->size(1) != mat2->size(0)) {
-    throw std::runtime_error(message("mat1 and mat2 shapes cannot be multiplied (", mat_str(self), " and ",
-                                     mat_str(mat2), ")"));
-  }
-  return run_product("mm", self, mat2, {}, {self->size(0), mat2->size(1)}, self->dtype(), Tensor(),
+  check_same_dtype(op, self, mat2);
+  check_not_bool(op, self->dtype());
+  if (self->size(1) != mat2->size(0)) throw_cannot_multiply(op, self->sizes(), mat2->sizes());
+  return run_product(op, self, mat2, {}, {self->size(0), mat2->size(1)}, self->dtype(), Tensor(),
                      Scalar::from_int(1), Scalar::from_int(0), out);
 }
 
+}  // namespace
+
+Tensor dot(const Tensor& self, const Tensor& tensor, const Tensor& out) {
+  return dot_impl("dot", self, tensor, out);
+}
+
+Tensor mm(const Tensor& self, const Tensor& mat2, const Tensor& out) { return mm_impl("mm", self, mat2, out); }
+
 Tensor bmm(const Tensor& self, const Tensor& mat2, const Tensor& out) {
   if (self->dim() != 3) {
-    throw std::runtime_error(message("batch1 must be a 3D tensor, got shape ", shape_str(self->sizes())));
+    throw std::runtime_error(message("bmm: batch1 must be a 3D tensor, got shape ", shape_str(self->sizes())));
   }
   if (mat2->dim() != 3) {
-    throw std::runtime_error(message("batch2 must be a 3D tensor, got shape ", shape_str(mat2->sizes())));
+    throw std::runtime_error(message("bmm: batch2 must be a 3D tensor, got shape ", shape_str(mat2->sizes())));
   }
-  check_same_dtype(self, mat2);
+  check_same_dtype("bmm", self, mat2);
   check_not_bool("bmm", self->dtype());
   if (self->size(0) != mat2->size(0) || self->size(2) != mat2->size(1)) {
-    throw std::runtime_error(message("Expected size for first two dimensions of batch2 tensor to be: [",
+    throw std::runtime_error(message("bmm: expected size for first two dimensions of batch2 tensor to be: [",
                                      self->size(0), ", ", self->size(2), "] but got: [", mat2->size(0), ", ",
-                                     mat2->size(1), "] (bmm of shapes ", shape_str(self->sizes()), " and ",
+                                     mat2->size(1), "] (shapes ", shape_str(self->sizes()), " and ",
                                      shape_str(mat2->sizes()), ")"));
   }
   return run_product("bmm", self, mat2, {self->size(0)}, {self->size(0), self->size(1), mat2->size(2)},
@@ -527,22 +539,21 @@ Tensor bmm(const Tensor& self, const Tensor& mat2, const Tensor& out) {
 Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha,
              const Tensor& out) {
   if (mat1->dim() != 2) {
-    throw std::runtime_error(message("mat1 must be a matrix, got ", mat1->dim(), "-D tensor"));
+    throw std::runtime_error(message("addmm: mat1 must be a matrix, got a ", mat1->dim(), "-D tensor of shape ",
+                                     shape_str(mat1->sizes())));
   }
   if (mat2->dim() != 2) {
-    throw std::runtime_error(message("mat2 must be a matrix, got ", mat2->dim(), "-D tensor"));
+    throw std::runtime_error(message("addmm: mat2 must be a matrix, got a ", mat2->dim(), "-D tensor of shape ",
+                                     shape_str(mat2->sizes())));
   }
-  check_same_dtype(mat1, mat2);
+  check_same_dtype("addmm", mat1, mat2);
   if (self->dtype() != mat2->dtype()) {
-    throw std::runtime_error(message("self and mat2 must have the same dtype, but got ",
+    throw std::runtime_error(message("addmm: self and mat2 must have the same dtype, but got ",
                                      scalar_type_name(self->dtype()), " and ", scalar_type_name(mat2->dtype())));
   }
   const ScalarType dt = mat1->dtype();
   check_not_bool("addmm", dt);
-  if (mat1->size(1) != mat2->size(0)) {
-    throw std::runtime_error(message("mat1 and mat2 shapes cannot be multiplied (", mat_str(mat1), " and ",
-                                     mat_str(mat2), ")"));
-  }
+  if (mat1->size(1) != mat2->size(0)) throw_cannot_multiply("addmm", mat1->sizes(), mat2->sizes());
   const Shape shape{mat1->size(0), mat2->size(1)};
   Tensor bias = expand_to(self, shape, "addmm");  // validates the broadcast
   // integer products take alpha and beta truncated to integers, as PyTorch does
@@ -555,37 +566,32 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const S
 Tensor matmul(const Tensor& self, const Tensor& other, const Tensor& out) {
   const int64_t da = self->dim(), db = other->dim();
   if (da == 0 || db == 0) {
-    throw std::runtime_error(message("both arguments to matmul need to be at least 1D, but they are ", da,
+    throw std::runtime_error(message("matmul: both arguments to matmul need to be at least 1D, but they are ", da,
                                      "D and ", db, "D"));
   }
-  check_same_dtype(self, other);
+  check_same_dtype("matmul", self, other);
   const ScalarType dt = self->dtype();
   check_not_bool("matmul", dt);
-  if (da == 1 && db == 1) return dot(self, other, out);
-  if (da == 2 && db == 2) return mm(self, other, out);
+  if (da == 1 && db == 1) return dot_impl("matmul", self, other, out);
+  if (da == 2 && db == 2) return mm_impl("matmul", self, other, out);
   const Scalar one = Scalar::from_int(1), zero = Scalar::from_int(0);
   if (da == 2 && db == 1) {
     if (self->size(1) != other->size(0)) {
-      throw std::runtime_error(message("size mismatch, got input (", self->size(0), "), mat (", mat_str(self),
-                                       "), vec (", other->size(0), ")"));
+      throw std::runtime_error(message("matmul: size mismatch, got input (", self->size(0), "), mat (",
+                                       mat_str(self), "), vec (", other->size(0), "): shapes ",
+                                       shape_str(self->sizes()), " and ", shape_str(other->sizes())));
     }
     return run_product("matmul", self, as_col(other), {}, {self->size(0)}, dt, Tensor(), one, zero, out);
   }
   if (da == 1 && db == 2) {
-    if (self->size(0) != other->size(0)) {
-      throw std::runtime_error(message("mat1 and mat2 shapes cannot be multiplied (1x", self->size(0), " and ",
-                                       mat_str(other), ")"));
-    }
+    if (self->size(0) != other->size(0)) throw_cannot_multiply("matmul", {1, self->size(0)}, other->sizes());
     return run_product("matmul", as_row(self), other, {}, {other->size(1)}, dt, Tensor(), one, zero, out);
   }
   // batched: at least one operand has 3 or more dims
   Tensor a = da == 1 ? as_row(self) : self;
   Tensor b = db == 1 ? as_col(other) : other;
   const int64_t M = a->size(-2), K = a->size(-1), N = b->size(-1);
-  if (b->size(-2) != K) {
-    throw std::runtime_error(message("matmul: mat1 and mat2 shapes cannot be multiplied (",
-                                     shape_str(self->sizes()), " and ", shape_str(other->sizes()), ")"));
-  }
+  if (b->size(-2) != K) throw_cannot_multiply("matmul", self->sizes(), other->sizes());
   const Shape batch_a(a->sizes().begin(), a->sizes().end() - 2);
   const Shape batch_b(b->sizes().begin(), b->sizes().end() - 2);
   const Shape batch = broadcast_shapes(batch_a, batch_b, "matmul");

@@ -208,7 +208,13 @@ void bind_tensor_class(py::module_& m, TensorClass& cls) {
         py::arg("requires_grad") = false,
         "A new tensor holding a copy of data (nested lists, numbers, NumPy arrays or tensors).");
   m.def("from_numpy", &from_numpy, py::arg("ndarray"), "A tensor sharing memory with a NumPy array.");
-  m.def("from_dlpack", &from_dlpack, py::arg("ext_tensor"),
+  m.def("from_dlpack", [](py::object obj, py::object device, py::object copy) {
+    if (!device.is_none() && parse_device(device).type != DeviceType::CPU) {
+      throw std::runtime_error("from_dlpack: only the cpu device exists in this build");
+    }
+    Tensor t = from_dlpack(obj);
+    return (!copy.is_none() && copy.cast<bool>()) ? ops::clone(t) : t;
+  }, py::arg("ext_tensor"), py::kw_only(), py::arg("device") = py::none(), py::arg("copy") = py::none(),
         "A tensor sharing memory with any object that implements __dlpack__ (or a DLPack capsule).");
   m.def("_detach", &detach);
 }

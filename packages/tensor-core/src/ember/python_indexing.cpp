@@ -6,20 +6,13 @@
 // nor separates advanced indices; a Python bool (or 0-d bool tensor) adds a dim indexed by
 // [0] (True) or [] (False); masks become their nonzero() indices; only the first Ellipsis
 // expands; slice steps must be positive.
-#include <pybind11/numpy.h>
-
 #include <cstring>
 
-#include "ember/bind_common.h"
+#include "ember/python_api.h"
 #include "ember/indexing.h"
 #include "ember/ops_util.h"
 
 namespace ember {
-
-// python_interop.cpp
-Tensor tensor_from_data(py::handle data, std::optional<ScalarType> dtype);
-Tensor from_numpy(py::array arr);
-
 namespace {
 
 // One entry of an index expression after conversion.

@@ -343,7 +343,9 @@ void walk(py::handle obj, size_t depth, Leaves& L) {
     return;
   }
   if (!PySequence_Check(obj.ptr()) || PyUnicode_Check(obj.ptr())) {
-    throw ValueError(message("tensor: could not infer dtype of ", Py_TYPE(obj.ptr())->tp_name));
+    std::string msg = message("tensor: could not infer dtype of ", Py_TYPE(obj.ptr())->tp_name);
+    if (PyUnicode_Check(obj.ptr())) throw ValueError(msg);  // as PyTorch: strings are ValueError
+    throw std::runtime_error(msg);
   }
   py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
   const int64_t n = static_cast<int64_t>(py::len(seq));

@@ -154,8 +154,8 @@ void check_dtypes(const char* op, const Tensor& t, uint32_t mask) {
       if (mask & (1u << i)) allowed += (allowed.empty() ? "" : ", ") + std::string(dtype_name(static_cast<ScalarType>(i)));
     }
     std::string msg = message(op, ": dtype ", dtype_name(t->dtype()), " is not supported (supported: ", allowed, ")");
-    // PyTorch raises TypeError for bitwise operators on floating point tensors
-    if (std::strncmp(op, "bitwise", 7) == 0) throw TypeError(msg);
+    // PyTorch raises TypeError for ~ on floating point tensors
+    if (std::strcmp(op, "bitwise_not") == 0) throw TypeError(msg);
     throw std::runtime_error(msg);
   }
 }

@@ -130,9 +130,10 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
 }
 
 Tensor unflatten(const Tensor& self, int64_t dim, const Shape& sizes) {
+  if (self->dim() == 0) throw std::runtime_error("unflatten: Dimension specified as 0 but tensor has no dimensions");
   const int64_t d = wrap_dim(dim, self->dim(), "unflatten");
   if (sizes.empty()) throw std::runtime_error("unflatten: sizes must be non-empty");
-  const int64_t dsize = self->dim() == 0 ? 1 : self->sizes()[d];
+  const int64_t dsize = self->sizes()[d];
   Shape resolved;
   try {
     resolved = infer_size(sizes, dsize);
@@ -145,10 +146,6 @@ Tensor unflatten(const Tensor& self, int64_t dim, const Shape& sizes) {
                                      ") in the input tensor"));
   }
   Shape sz = self->sizes(), st = self->strides();
-  if (self->dim() == 0) {
-    sz = {1};
-    st = {1};
-  }
   const int64_t base_stride = st[d];
   Shape new_st(resolved.size());
   int64_t acc = base_stride;
