@@ -421,9 +421,14 @@ def emit_lambda(op: Op, variant: str, swap: bool = False, operator: bool = False
             {"out": "(out ? *out : Tensor())", "inplace": "self"}.get(variant, "Tensor()")
         )
     first = op.tensor_args[0] if op.tensor_args else None
-    check = ""
+    # pybind11 lets None through for holder types: reject it for required tensors
+    check = "".join(
+        f'  check_not_none("{op.name}", "{a.name}", {a.name});\n'
+        for a in bound
+        if a.type in ("Tensor", "Tensor[]")
+    )
     if first is not None and first.type == "Tensor" and len(op.dtypes) < 10:
-        check = f'  check_dtypes("{op.name}", {first.name}, {dtype_mask(op)}u);\n'
+        check += f'  check_dtypes("{op.name}", {first.name}, {dtype_mask(op)}u);\n'
     ret = cpp_return(op)
     body = (
         f"  {ret} result;\n"

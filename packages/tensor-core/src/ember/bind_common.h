@@ -71,6 +71,9 @@ bool autograd_hook_installed();
 void call_autograd_hook(const char* op, const char* kind, py::tuple args, py::object result);
 
 void check_dtypes(const char* op, const Tensor& t, uint32_t mask);
+// TypeError for a None passed where a tensor (or a sequence of tensors) is required.
+void check_not_none(const char* op, const char* arg, const Tensor& t);
+void check_not_none(const char* op, const char* arg, const std::vector<Tensor>& ts);
 
 // Shapes given as x.view(2, 3) or x.view((2, 3)).
 Shape shape_from_varargs(const char* op, const char* arg, const py::args& args);
@@ -99,6 +102,7 @@ template <> struct type_caster<ember::Scalar> {
 template <> struct type_caster<ember::Operand> {
   PYBIND11_TYPE_CASTER(ember::Operand, const_name("Tensor | float"));
   bool load(handle src, bool convert) {
+    if (src.is_none()) return false;
     make_caster<ember::Tensor> tc;
     if (tc.load(src, convert)) {
       value.t = cast_op<ember::Tensor>(tc);

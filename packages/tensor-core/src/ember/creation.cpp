@@ -83,10 +83,14 @@ Tensor arange(const Scalar& start, std::optional<Scalar> end, const Scalar& step
   }
   int64_t n;
   if (all_int) {
-    const int64_t si = step.to_int(), d = hi.to_int() - lo.to_int();
-    n = si > 0 ? (d + si - 1) / si : (d + si + 1) / si;
+    const __int128 si = step.to_int(), d = static_cast<__int128>(hi.to_int()) - lo.to_int();
+    __int128 n128 = si > 0 ? (d + si - 1) / si : (d + si + 1) / si;
+    if (n128 > (__int128(1) << 62)) throw std::runtime_error("arange: the range has too many elements");
+    n = static_cast<int64_t>(n128);
   } else {
-    n = static_cast<int64_t>(std::ceil((b - a) / s));
+    const double nd = std::ceil((b - a) / s);
+    if (!(nd < 4.6e18)) throw std::runtime_error("arange: the range has too many elements");
+    n = static_cast<int64_t>(nd);
   }
   n = std::max<int64_t>(n, 0);
   return create("arange", {n}, t, device, requires_grad, out, [&](const Tensor& r) {

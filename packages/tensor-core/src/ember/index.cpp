@@ -523,8 +523,10 @@ void scatter_gather_shape_check(const Tensor& self, int64_t dim, const Tensor& i
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& out) {
   check_cpu(self, "gather");
   const int64_t d = wrap_dim(dim, self->dim(), "gather");
-  check_index_dtype("gather()", index);
-  scatter_gather_shape_check(self, d, index, nullptr, true);
+  if (index->numel() > 0) {
+    check_index_dtype("gather()", index);
+    scatter_gather_shape_check(self, d, index, nullptr, true);
+  }
   Tensor res = result_for("gather", out, index->sizes(), self->dtype(), {&self, &index});
   if (index->numel() > 0) {
     Tensor s1 = at_least_1d(self);
@@ -542,7 +544,7 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, const Tensor
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Tensor& out) {
   check_cpu(self, "scatter");
   const int64_t d = wrap_dim(dim, self->dim(), "scatter");
-  check_index_dtype("scatter()", index);
+  if (index->numel() > 0) check_index_dtype("scatter()", index);
   const bool is_value = src->wrapped_number;
   if (!is_value && src->dtype() != self->dtype()) {
     throw std::runtime_error("scatter(): Expected self.dtype to be equal to src.dtype");
@@ -571,7 +573,7 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tenso
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Tensor& out) {
   check_cpu(self, "scatter_add");
   const int64_t d = wrap_dim(dim, self->dim(), "scatter_add");
-  check_index_dtype("scatter_add()", index);
+  if (index->numel() > 0) check_index_dtype("scatter_add()", index);
   if (src->dtype() != self->dtype()) {
     throw std::runtime_error("scatter(): Expected self.dtype to be equal to src.dtype");
   }
@@ -641,6 +643,8 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Ten
   const int64_t n = index->numel();
   const int64_t src_len = source->dim() == 0 ? 1 : source->sizes()[std::min(d, source->dim() - 1)];
   if (n != src_len) {
+    // (PyTorch reads source.size(dim) for this message, which fails first on a 0-d source)
+    if (source->dim() == 0) throw IndexError("Dimension specified as 0 but tensor has no dimensions");
     throw std::runtime_error(message("index_add_(): Number of indices (", n,
                                      ") should be equal to source.size(dim): (", src_len, "), for dim: ", d));
   }
@@ -652,12 +656,16 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Ten
                                      shape_str(self->sizes()), " source.shape = ", shape_str(source->sizes())));
   }
   Tensor res = out == self ? self : ops::clone(self);
-  if (n == 0) return res;
+  if (n == 0 || source->numel() == 0 || res->numel() == 0) return res;
   Tensor r1 = at_least_1d(res);
   Tensor ix = contiguous_int64(index);
   const int64_t size = r1->sizes()[d];
   int64_t bad;
-  if (find_bad_index(ix, 0, size, bad)) throw_out_of_bounds(bad, d, size);
+  if (find_bad_index(ix, 0, size, bad)) {
+    // PyTorch's 2-d kernel and its general one word this differently
+    if (self->dim() == 2 && alpha.to_double() == 1.0) throw_out_of_bounds(bad, d, size);
+    throw IndexError("index out of range in self");
+  }
   Tensor s1 = at_least_1d(source);
   if (s1->storage() == res->storage()) s1 = ops::clone(s1);
   Shape ist(s1->dim(), 0);

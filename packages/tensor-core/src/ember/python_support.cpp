@@ -160,6 +160,16 @@ void check_dtypes(const char* op, const Tensor& t, uint32_t mask) {
   }
 }
 
+void check_not_none(const char* op, const char* arg, const Tensor& t) {
+  if (!t) throw TypeError(message(op, "(): argument '", arg, "' must be Tensor, not NoneType"));
+}
+
+void check_not_none(const char* op, const char* arg, const std::vector<Tensor>& ts) {
+  for (size_t i = 0; i < ts.size(); ++i) {
+    if (!ts[i]) throw TypeError(message(op, "(): expected Tensor as element ", i, " in argument '", arg, "', but got NoneType"));
+  }
+}
+
 Shape shape_from_varargs(const char* op, const char* arg, const py::args& args) {
   auto conv = [&](py::handle h) -> Shape {
     py::detail::make_caster<Shape> c;

@@ -41,11 +41,6 @@ constexpr int64_t kColGroup = 8192;       // rows per parallel group in column m
 
 template <typename T> constexpr bool is_fp_v = std::is_floating_point_v<T>;
 
-template <typename T> inline bool isnan_(T v) {
-  if constexpr (is_fp_v<T>) return v != v;
-  else { (void)v; return false; }
-}
-
 // An element in its opmath type. float16 goes through a branch-free conversion (the bits
 // placed in a float and rescaled) so that loops over it vectorise.
 template <typename A, typename T> inline A load(T x) {
@@ -66,10 +61,6 @@ template <typename A, typename T> inline A load(T x) {
   }
 }
 
-// exp(x) for float in straight-line code that vectorises: x = n ln2 + r with |r| <= ln2 / 2,
-// exp(r) by its degree-7 Taylor polynomial (truncation error below 1e-8 relative), 2^n
-// applied in two factors so that results in the subnormal range come out right. Within 2 ulp
-// of std::exp (1.2 ulp at most over a sweep of all float bit patterns); inf, -inf and nan behave as std::exp.
 inline uint32_t float_bits(float f) {
   uint32_t u;
   std::memcpy(&u, &f, 4);
@@ -86,6 +77,29 @@ inline float pick(bool c, float a, float b) {
   const uint32_t m = 0u - static_cast<uint32_t>(c);
   return bits_float((float_bits(a) & m) | (float_bits(b) & ~m));
 }
+inline double pick(bool c, double a, double b) {
+  uint64_t ua, ub;
+  std::memcpy(&ua, &a, 8);
+  std::memcpy(&ub, &b, 8);
+  const uint64_t m = 0u - static_cast<uint64_t>(c);
+  const uint64_t r = (ua & m) | (ub & ~m);
+  double d;
+  std::memcpy(&d, &r, 8);
+  return d;
+}
+template <typename A> inline A pick(bool c, A a, A b) { return c ? a : b; }
+
+// The larger (Max) or smaller of a and b, NaN if b is NaN; a is a running result.
+template <bool Max, typename A> inline A nan_extreme(A a, A b) {
+  if constexpr (is_fp_v<A>) return pick((Max ? b > a : b < a) | (b != b), b, a);
+  else return (Max ? b > a : b < a) ? b : a;
+}
+
+// exp(x) for float in straight-line code that vectorises: x = n ln2 + r with |r| <= ln2 / 2,
+// exp(r) by its degree-7 Taylor polynomial (truncation error below 1e-8 relative), 2^n
+// applied in two factors so that results in the subnormal range come out right. Within 2 ulp
+// of std::exp (1.2 ulp at most over a sweep of float bit patterns); inf, -inf and nan behave
+// as in std::exp.
 inline float exp_f(float x) {
   float xc = pick(x > -110.0f, x, -110.0f);  // exp(-110) is 0 in float, exp(89) is inf
   xc = pick(xc < 89.0f, xc, 89.0f);
@@ -117,32 +131,90 @@ template <typename A> inline A exp_(A x) {
 template <bool Max, typename T, typename F>
 opmath_t<T> extreme_run(const T* p, int64_t n, F f) {
   using A = opmath_t<T>;
-  using flag_t = std::conditional_t<sizeof(A) == 8, int64_t, int32_t>;
   constexpr int L = 16;
   const A init = Max ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::infinity();
-  A m[L];
-  flag_t bad[L] = {};
-  for (int j = 0; j < L; ++j) m[j] = init;
+  if (n < L) {
+    A r = init;
+    for (int64_t i = 0; i < n; ++i) r = nan_extreme<Max>(r, f(load<A>(p[i])));
+    return r;
+  }
+  A m[L], bad[L];  // bad: the last NaN seen in the lane (0 if none)
+  for (int j = 0; j < L; ++j) {
+    m[j] = init;
+    bad[j] = 0;
+  }
   int64_t i = 0;
   for (; i + L <= n; i += L) {
     for (int j = 0; j < L; ++j) {
       const A x = f(load<A>(p[i + j]));
-      m[j] = (Max ? x > m[j] : x < m[j]) ? x : m[j];
-      bad[j] |= static_cast<flag_t>(x != x);
+      m[j] = pick(Max ? x > m[j] : x < m[j], x, m[j]);
+      bad[j] = pick(x != x, x, bad[j]);
     }
   }
   for (int j = 0; i + j < n; ++j) {
     const A x = f(load<A>(p[i + j]));
-    m[j] = (Max ? x > m[j] : x < m[j]) ? x : m[j];
-    bad[j] |= static_cast<flag_t>(x != x);
+    m[j] = pick(Max ? x > m[j] : x < m[j], x, m[j]);
+    bad[j] = pick(x != x, x, bad[j]);
   }
   A r = m[0];
-  flag_t any = bad[0];
-  for (int j = 1; j < L; ++j) {
+  bool any = false;
+  for (int j = 0; j < L; ++j) {
     r = (Max ? m[j] > r : m[j] < r) ? m[j] : r;
-    any |= bad[j];
+    any |= bad[j] != bad[j];
   }
   return any ? std::numeric_limits<A>::quiet_NaN() : r;
+}
+
+// sum of exp(x - m) over a row with independent lanes; Store also writes each term to y.
+template <bool Store, typename T, typename A>
+A exp_sum(const T* x, int64_t n, A m, A* y) {
+  constexpr int L = 16;
+  if (n < L) {
+    A r = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const A e = exp_(load<A>(x[i]) - m);
+      if constexpr (Store) y[i] = e;
+      r += e;
+    }
+    return r;
+  }
+  A acc[L] = {};
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    for (int j = 0; j < L; ++j) {
+      const A e = exp_(load<A>(x[i + j]) - m);
+      if constexpr (Store) y[i + j] = e;
+      acc[j] += e;
+    }
+  }
+  for (int j = 0; i + j < n; ++j) {
+    const A e = exp_(load<A>(x[i + j]) - m);
+    if constexpr (Store) y[i + j] = e;
+    acc[j] += e;
+  }
+  for (int w = L / 2; w >= 1; w /= 2)
+    for (int j = 0; j < w; ++j) acc[j] += acc[j + w];
+  return acc[0];
+}
+
+// For columns [0, w) of a contiguous [K, I] block: the max m[j] of each column and the sum
+// s[j] of exp(x - m[j]) down it (in blocks of kColBlock rows, for accuracy).
+template <typename T, typename A>
+void column_max_expsum(const T* x, int64_t K, int64_t I, int64_t w, A* m, A* s) {
+  for (int64_t j = 0; j < w; ++j) {
+    m[j] = -std::numeric_limits<A>::infinity();
+    s[j] = 0;
+  }
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t j = 0; j < w; ++j) m[j] = nan_extreme<true>(m[j], load<A>(x[k * I + j]));
+  A part[kTile];
+  for (int64_t kb = 0; kb < K; kb += kColBlock) {
+    const int64_t kb1 = std::min(K, kb + kColBlock);
+    for (int64_t j = 0; j < w; ++j) part[j] = 0;
+    for (int64_t k = kb; k < kb1; ++k)
+      for (int64_t j = 0; j < w; ++j) part[j] += exp_(load<A>(x[k * I + j]) - m[j]);
+    for (int64_t j = 0; j < w; ++j) s[j] += part[j];
+  }
 }
 
 // Python UserWarning raised from an op (the caller's thread holds or has released the GIL).
@@ -207,7 +279,6 @@ Plan make_plan(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) 
   int64_t inner = 1;
   for (size_t split = ks.size(); split-- > 0;) {
     inner *= ks[split];
-    if (inner < 8) continue;  // too narrow to be worth it: copy instead
     Tensor v = view(split);
     if (v->is_contiguous()) {
       P.src = v;
@@ -228,6 +299,11 @@ Plan make_plan(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) 
 template <int L, typename Op>
 typename Op::acc_t lanes_run(const Op& op, const typename Op::in_t* p, int64_t n, int64_t base) {
   using acc_t = typename Op::acc_t;
+  if (n < L) {  // short rows: lane setup would cost more than the work
+    acc_t r = op.identity();
+    for (int64_t i = 0; i < n; ++i) r = op.step(r, p[i], base + i);
+    return r;
+  }
   acc_t a[L];
   for (int j = 0; j < L; ++j) a[j] = op.identity();
   int64_t i = 0;
@@ -400,10 +476,7 @@ template <typename T, bool Max> struct ExtremeOp {
                                              : std::numeric_limits<acc_t>::infinity();
     else return Max ? std::numeric_limits<acc_t>::lowest() : std::numeric_limits<acc_t>::max();
   }
-  acc_t combine(acc_t a, acc_t b) const {
-    if constexpr (is_fp_v<acc_t>) return ((Max ? b > a : b < a) || b != b) ? b : a;
-    else return (Max ? b > a : b < a) ? b : a;
-  }
+  acc_t combine(acc_t a, acc_t b) const { return nan_extreme<Max>(a, b); }
   acc_t step(acc_t a, T x, int64_t) const { return combine(a, load<acc_t>(x)); }
   acc_t run(const T* p, int64_t n, int64_t base) const {
     if constexpr (is_fp_v<acc_t>) return extreme_run<Max>(p, n, [](acc_t v) { return v; });
@@ -518,8 +591,8 @@ template <typename T, NormKind Kind> struct NormOp {
     else return acc_t(0);
   }
   acc_t combine(acc_t a, acc_t b) const {
-    if constexpr (Kind == NormKind::Inf) return (b > a || b != b) ? b : a;
-    else if constexpr (Kind == NormKind::NegInf) return (b < a || b != b) ? b : a;
+    if constexpr (Kind == NormKind::Inf) return nan_extreme<true>(a, b);
+    else if constexpr (Kind == NormKind::NegInf) return nan_extreme<false>(a, b);
     else return a + b;
   }
   acc_t step(acc_t a, T xv, int64_t) const {
@@ -553,7 +626,7 @@ template <typename T> struct LogSumExpOp {
   T* out;
   acc_t identity() const { return acc_t{}; }
   acc_t combine(acc_t a, acc_t b) const {
-    const A m = (b.m > a.m || b.m != b.m) ? b.m : a.m;
+    const A m = nan_extreme<true>(a.m, b.m);
     if (!std::isfinite(m)) return acc_t{m, 0};
     A s = 0;
     if (a.m != -std::numeric_limits<A>::infinity()) s += a.s * exp_(a.m - m);
@@ -564,15 +637,7 @@ template <typename T> struct LogSumExpOp {
   acc_t run(const T* p, int64_t n, int64_t) const {
     const A m = extreme_run<true>(p, n, [](A v) { return v; });
     if (!std::isfinite(m)) return acc_t{m, 0};
-    constexpr int L = 16;
-    A s[L] = {};
-    int64_t i = 0;
-    for (; i + L <= n; i += L)
-      for (int j = 0; j < L; ++j) s[j] += exp_(load<A>(p[i + j]) - m);
-    for (int j = 0; i + j < n; ++j) s[j] += exp_(load<A>(p[i + j]) - m);
-    for (int w = L / 2; w >= 1; w /= 2)
-      for (int j = 0; j < w; ++j) s[j] += s[j + w];
-    const A total = s[0];
+    const A total = exp_sum<false>(p, n, m, static_cast<A*>(nullptr));
     return acc_t{m, total};
   }
   void write(int64_t r, acc_t a) const {
@@ -934,7 +999,26 @@ Tensor logsumexp(const Tensor& self, const Shape& dim, bool keepdim, const Tenso
   Tensor res = result_for("logsumexp", self, out, P.out_shape, x->dtype());
   dispatch_float(x->dtype(), "logsumexp", [&](auto tag) {
     using T = decltype(tag);
-    run_reduction(LogSumExpOp<T>{res->data<T>()}, P);
+    if (!P.columns) {
+      run_reduction(LogSumExpOp<T>{res->data<T>()}, P);
+      return;
+    }
+    // down columns the (max, sum) pairs would cost two exps an element: two passes instead
+    using A = opmath_t<T>;
+    const T* in = P.src->data<T>();
+    T* o = res->data<T>();
+    const int64_t K = P.K, I = P.I, tiles = (I + kTile - 1) / kTile;
+    parallel_for(0, P.O * tiles, std::max<int64_t>(1, kParallelGrain / (K * std::min(I, kTile))),
+                 [&](int64_t b, int64_t e) {
+      A m[kTile], s[kTile];
+      for (int64_t it = b; it < e; ++it) {
+        const int64_t oi = it / tiles, i0 = (it % tiles) * kTile, w = std::min(kTile, I - i0);
+        column_max_expsum(in + oi * K * I + i0, K, I, w, m, s);
+        for (int64_t j = 0; j < w; ++j) {
+          o[oi * I + i0 + j] = static_cast<T>(std::isfinite(m[j]) ? std::log(s[j]) + m[j] : m[j]);
+        }
+      }
+    });
   });
   return finish_out("logsumexp", out, res);
 }
@@ -992,52 +1076,34 @@ DimLayout dim_layout(const Tensor& x, int64_t d) {
   return L;
 }
 
-// sum of exp(x - m) over a row with independent lanes; Store also writes each term to y.
-template <bool Store, typename T, typename A>
-A exp_sum(const T* x, int64_t n, A m, A* y) {
-  constexpr int L = 16;
-  A acc[L] = {};
-  int64_t i = 0;
-  for (; i + L <= n; i += L) {
-    for (int j = 0; j < L; ++j) {
-      const A e = exp_(load<A>(x[i + j]) - m);
-      if constexpr (Store) y[i + j] = e;
-      acc[j] += e;
-    }
+// softmax or log_softmax of one contiguous row, in the opmath type.
+template <bool Log, typename A> void softmax_row(const A* x, A* y, int64_t K) {
+  const A m = extreme_run<true>(x, K, [](A v) { return v; });
+  if constexpr (Log) {
+    const A ls = std::log(exp_sum<false>(x, K, m, static_cast<A*>(nullptr)));
+    for (int64_t k = 0; k < K; ++k) y[k] = (x[k] - m) - ls;  // m + ls would round ls away
+  } else {
+    const A inv = A(1) / exp_sum<true>(x, K, m, y);
+    for (int64_t k = 0; k < K; ++k) y[k] *= inv;
   }
-  for (int j = 0; i + j < n; ++j) {
-    const A e = exp_(load<A>(x[i + j]) - m);
-    if constexpr (Store) y[i + j] = e;
-    acc[j] += e;
-  }
-  for (int w = L / 2; w >= 1; w /= 2)
-    for (int j = 0; j < w; ++j) acc[j] += acc[j + w];
-  return acc[0];
 }
 
 template <typename T, bool Log>
 void softmax_kernel(const T* in, T* out, int64_t O, int64_t K, int64_t I) {
   using A = opmath_t<T>;
-  auto maxv = [](A m, A v) { return (v > m || v != v) ? v : m; };
   if (I == 1) {
     parallel_for(0, O, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(K, 1)),
                  [&](int64_t b, int64_t e) {
+      std::vector<A> buf(std::is_same_v<A, T> ? 0 : static_cast<size_t>(2 * K));
       for (int64_t o = b; o < e; ++o) {
-        const T* x = in + o * K;
-        T* y = out + o * K;
-        const A m = extreme_run<true>(x, K, [](A v) { return v; });
-        if constexpr (!Log && std::is_same_v<A, T>) {
-          const A inv = A(1) / exp_sum<true>(x, K, m, y);
-          for (int64_t k = 0; k < K; ++k) y[k] *= inv;
-        } else {
-          const A s = exp_sum<false>(x, K, m, static_cast<A*>(nullptr));
-          if constexpr (Log) {
-            const A ls = std::log(s);  // (x - m) - log(s): m + log(s) would round away log(s)
-            for (int64_t k = 0; k < K; ++k) y[k] = static_cast<T>((load<A>(x[k]) - m) - ls);
-          } else {
-            const A inv = A(1) / s;
-            for (int64_t k = 0; k < K; ++k) y[k] = static_cast<T>(exp_(load<A>(x[k]) - m) * inv);
-          }
+        if constexpr (std::is_same_v<A, T>) {
+          softmax_row<Log>(in + o * K, out + o * K, K);
+        } else {  // 16-bit floats: through a float row
+          const T* x = in + o * K;
+          T* y = out + o * K;
+          for (int64_t k = 0; k < K; ++k) buf[k] = load<A>(x[k]);
+          softmax_row<Log>(buf.data(), buf.data() + K, K);
+          for (int64_t k = 0; k < K; ++k) y[k] = static_cast<T>(buf[K + k]);
         }
       }
     });
@@ -1051,14 +1117,7 @@ void softmax_kernel(const T* in, T* out, int64_t O, int64_t K, int64_t I) {
       const int64_t o = it / tiles, i0 = (it % tiles) * kTile, w = std::min(kTile, I - i0);
       const T* x = in + o * K * I + i0;
       T* y = out + o * K * I + i0;
-      for (int64_t j = 0; j < w; ++j) {
-        m[j] = -std::numeric_limits<A>::infinity();
-        s[j] = 0;
-      }
-      for (int64_t k = 0; k < K; ++k)
-        for (int64_t j = 0; j < w; ++j) m[j] = maxv(m[j], load<A>(x[k * I + j]));
-      for (int64_t k = 0; k < K; ++k)
-        for (int64_t j = 0; j < w; ++j) s[j] += exp_(load<A>(x[k * I + j]) - m[j]);
+      column_max_expsum(x, K, I, w, m, s);
       if constexpr (Log) {
         for (int64_t j = 0; j < w; ++j) s[j] = std::log(s[j]);
         for (int64_t k = 0; k < K; ++k)

@@ -130,9 +130,9 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
 }
 
 Tensor unflatten(const Tensor& self, int64_t dim, const Shape& sizes) {
-  if (self->dim() == 0) throw std::runtime_error("unflatten: Dimension specified as 0 but tensor has no dimensions");
-  const int64_t d = wrap_dim(dim, self->dim(), "unflatten");
   if (sizes.empty()) throw std::runtime_error("unflatten: sizes must be non-empty");
+  const int64_t d = wrap_dim(dim, self->dim(), "unflatten");
+  if (self->dim() == 0) throw std::runtime_error("unflatten: Dimension specified as 0 but tensor has no dimensions");
   const int64_t dsize = self->sizes()[d];
   Shape resolved;
   try {
@@ -394,8 +394,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim, const Tensor& out) {
   }
   Shape shape;
   int64_t d = 0;
-  if (used.empty()) {
-    wrap_dim(dim, 1, "cat");
+  if (used.empty()) {  // only skipped tensors: dim is not even checked
     shape = {0};
   } else {
     const Tensor& first = *used[0];

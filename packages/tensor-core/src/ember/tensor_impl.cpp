@@ -147,27 +147,33 @@ int64_t shape_numel(const Shape& sizes) {
   return n;
 }
 
-static void check_sizes(const Shape& sizes) {
+// Validates sizes and returns the byte size, refusing shapes whose size overflows.
+static size_t checked_nbytes(const Shape& sizes, ScalarType dtype) {
+  uint64_t n = itemsize(dtype);
   for (int64_t s : sizes) {
     if (s < 0) {
       throw std::runtime_error(message("Trying to create tensor with negative dimension ", s, ": ",
-                                   shape_str(sizes)));
+                                       shape_str(sizes)));
+    }
+    if (__builtin_mul_overflow(n, static_cast<uint64_t>(s), &n) || n > (uint64_t(1) << 62)) {
+      throw std::runtime_error(message("cannot allocate a tensor of shape ", shape_str(sizes), " and dtype ",
+                                       dtype_name(dtype), ": its size in bytes overflows"));
     }
   }
+  return static_cast<size_t>(n);
 }
 
 Tensor empty(const Shape& sizes, ScalarType dtype, Device device) {
-  check_sizes(sizes);
+  const size_t nbytes = checked_nbytes(sizes, dtype);
   if (device.type != DeviceType::CPU) {
     throw std::runtime_error(message("device ", device.str(), " is not available in this build of ember"));
   }
-  const size_t nbytes = static_cast<size_t>(shape_numel(sizes)) * itemsize(dtype);
   auto storage = std::make_shared<Storage>(nbytes, cpu_allocator(), Device{});
   return std::make_shared<TensorImpl>(std::move(storage), sizes, contiguous_strides(sizes), 0, dtype);
 }
 
 Tensor empty_strided(const Shape& sizes, const Shape& strides, ScalarType dtype, Device device) {
-  check_sizes(sizes);
+  checked_nbytes(sizes, dtype);
   if (device.type != DeviceType::CPU) {
     throw std::runtime_error(message("device ", device.str(), " is not available in this build of ember"));
   }
