@@ -19,6 +19,13 @@ const char* dtype_name(ScalarType t) {
   return (i >= 0 && i < kNumScalarTypes) ? names[i] : "undefined";
 }
 
+const char* scalar_type_name(ScalarType t) {
+  static const char* names[] = {"Bool", "Byte", "Char", "Short", "Int", "Long",
+                                "Half", "BFloat16", "Float", "Double"};
+  int i = static_cast<int>(t);
+  return (i >= 0 && i < kNumScalarTypes) ? names[i] : "Undefined";
+}
+
 ScalarType promote_types(ScalarType a, ScalarType b) {
   if (a == b) return a;
   if (a == ScalarType::Undefined) return b;

@@ -134,6 +134,7 @@ template <> constexpr ScalarType scalar_type_of<double>() { return ScalarType::F
 
 size_t itemsize(ScalarType t);
 const char* dtype_name(ScalarType t);  // "float32", "int64", ...
+const char* scalar_type_name(ScalarType t);  // PyTorch's C++ names used in its messages: "Float", "Long"
 inline bool is_floating(ScalarType t) {
   return t == ScalarType::Float16 || t == ScalarType::BFloat16 || t == ScalarType::Float32 ||
          t == ScalarType::Float64;

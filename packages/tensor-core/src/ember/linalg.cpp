@@ -80,21 +80,6 @@ const char* cpp_type_name(ScalarType t) {
     default: return "undefined";
   }
 }
-const char* scalar_type_name(ScalarType t) {
-  switch (t) {
-    case ScalarType::Bool: return "Bool";
-    case ScalarType::UInt8: return "Byte";
-    case ScalarType::Int8: return "Char";
-    case ScalarType::Int16: return "Short";
-    case ScalarType::Int32: return "Int";
-    case ScalarType::Int64: return "Long";
-    case ScalarType::Float16: return "Half";
-    case ScalarType::BFloat16: return "BFloat16";
-    case ScalarType::Float32: return "Float";
-    case ScalarType::Float64: return "Double";
-    default: return "Undefined";
-  }
-}
 
 // PyTorch has no bool matrix products (NotImplementedError, a RuntimeError in Python).
 void check_not_bool(const char* kernel, ScalarType t) {

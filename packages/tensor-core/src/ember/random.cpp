@@ -35,21 +35,6 @@ constexpr int64_t kUniformGrain = 32768;
 constexpr int64_t kNormalGrain = 8192;
 constexpr double kTwoPi = 6.283185307179586476925286766559;
 
-const char* scalar_type_name(ScalarType t) {  // PyTorch's names, as in its messages
-  switch (t) {
-    case ScalarType::Bool: return "Bool";
-    case ScalarType::UInt8: return "Byte";
-    case ScalarType::Int8: return "Char";
-    case ScalarType::Int16: return "Short";
-    case ScalarType::Int32: return "Int";
-    case ScalarType::Int64: return "Long";
-    case ScalarType::Float16: return "Half";
-    case ScalarType::BFloat16: return "BFloat16";
-    case ScalarType::Float32: return "Float";
-    case ScalarType::Float64: return "Double";
-    default: return "Undefined";
-  }
-}
 
 // A sampler for a dtype PyTorch has no kernel for: NotImplementedError, as PyTorch raises.
 void check_floating(const char* op, ScalarType t) {
