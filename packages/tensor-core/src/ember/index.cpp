@@ -7,6 +7,7 @@
 // write wins as in a serial loop.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -60,24 +61,63 @@ Tensor restride(const Tensor& t, const Shape& sizes, int64_t zero_dim) {
 }
 
 // out[i] = *(src_i + idx_i * step) over out's shape: src and idx are views with out's sizes
-// (src's indexed dim has stride 0); step is in bytes.
-void gather_kernel(const Tensor& out, const Tensor& src, const Tensor& idx, int64_t step) {
-  if (out->numel() == 0) return;
+// (src's indexed dim has stride 0); step is in bytes. With bound >= 0 the indices are checked
+// against [0, bound) on the way (returns false and skips those reads when one is not).
+bool gather_kernel(const Tensor& out, const Tensor& src, const Tensor& idx, int64_t step, int64_t bound = -1) {
+  if (out->numel() == 0) return true;
   auto L = make_loop<3>(out->sizes(), {out.get(), src.get(), idx.get()});
+  const uint64_t ubound = static_cast<uint64_t>(bound);  // -1: no index is out of range
+  std::atomic<bool> bad{false};
   dispatch_itemsize(out->itemsize(), [&](auto tag) {
     using U = decltype(tag);
-    for_each_strided<3>(L, [step](char** p, const int64_t* s, int64_t n) {
-      for (int64_t i = 0; i < n; ++i) {
-        const int64_t k = *reinterpret_cast<const int64_t*>(p[2] + i * s[2]);
-        *reinterpret_cast<U*>(p[0] + i * s[0]) = *reinterpret_cast<const U*>(p[1] + i * s[1] + k * step);
+    for_each_strided<3>(L, [step, ubound, &bad](char** p, const int64_t* s, int64_t n) {
+      if (s[2] == 0) {  // one index for the whole run
+        const int64_t k = *reinterpret_cast<const int64_t*>(p[2]);
+        if (static_cast<uint64_t>(k) >= ubound) {
+          bad = true;
+          return;
+        }
+        const char* src = p[1] + k * step;
+        if (s[0] == sizeof(U) && s[1] == sizeof(U)) {
+          std::memcpy(p[0], src, static_cast<size_t>(n) * sizeof(U));
+        } else {
+          for (int64_t i = 0; i < n; ++i) *reinterpret_cast<U*>(p[0] + i * s[0]) = *reinterpret_cast<const U*>(src + i * s[1]);
+        }
+        return;
       }
+      bool ok = true;
+      if (s[0] == sizeof(U) && s[1] == 0 && s[2] == sizeof(int64_t)) {  // out[i] = src[idx[i]]
+        U* o = reinterpret_cast<U*>(p[0]);
+        const char* src = p[1];
+        const int64_t* ix = reinterpret_cast<const int64_t*>(p[2]);
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t k = ix[i];
+          if (static_cast<uint64_t>(k) >= ubound) {
+            ok = false;
+            continue;
+          }
+          o[i] = *reinterpret_cast<const U*>(src + k * step);
+        }
+      } else {
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t k = *reinterpret_cast<const int64_t*>(p[2] + i * s[2]);
+          if (static_cast<uint64_t>(k) >= ubound) {
+            ok = false;
+            continue;
+          }
+          *reinterpret_cast<U*>(p[0] + i * s[0]) = *reinterpret_cast<const U*>(p[1] + i * s[1] + k * step);
+        }
+      }
+      if (!ok) bad = true;
     });
   });
+  return !bad;
 }
 
-// Visits `shape` with K operands (views of that shape), calling f(char** ptrs) per element.
-// All positions along `dim` with the same other coordinates run on one thread, in increasing
-// order, so that writes they make through an index cannot race.
+// Visits `shape` with K operands (views of that shape), calling f(char** ptrs, strides, n)
+// on runs of n elements (byte strides per operand), like for_each_strided. All positions
+// along `dim` with the same other coordinates run on one thread, in increasing order, so
+// that writes made through an index cannot race and the last one wins.
 template <int K, typename F>
 void scatter_loop(const Shape& shape, int64_t dim, const std::array<const TensorImpl*, K>& ops, F f) {
   if (shape_numel(shape) == 0) return;
@@ -115,9 +155,14 @@ void scatter_loop(const Shape& shape, int64_t dim, const std::array<const Tensor
   const int64_t m = osz.back();
   const std::array<int64_t, K> is = ost.back();
   const int64_t runs = shape_numel(osz) / m;
-  // walk the scattered dim outermost when it is the larger stride of the last operand
-  const bool k_outer = std::abs(ds[K - 1]) >= std::abs(is[K - 1]);
-  const int64_t piece = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1));
+  // runs along the innermost other dim for each index position, or along the scattered dim
+  // for each inner position, whichever the last operand walks with the smaller stride
+  const bool k_outer = std::abs(ds[K - 1]) >= std::abs(is[K - 1]) && m > 1;
+  const int64_t total = shape_numel(shape);
+  const int64_t threads = total < kParallelGrain ? 1 : std::max(1, get_num_threads());
+  // split the innermost other dim only when there are too few runs to share out
+  int64_t piece = m;
+  if (threads > 1 && runs < 4 * threads) piece = std::min(m, std::max<int64_t>(64, (m + 4 * threads - 1) / (4 * threads)));
   const int64_t per_run = (m + piece - 1) / piece;
   auto task = [&](int64_t t0, int64_t t1) {
     std::array<char*, K> p;
@@ -132,73 +177,176 @@ void scatter_loop(const Shape& shape, int64_t dim, const std::array<const Tensor
       }
       if (k_outer) {
         for (int64_t i = 0; i < n; ++i) {
-          for (int64_t j = j0; j < j1; ++j) {
-            for (int k = 0; k < K; ++k) p[k] = rb[k] + i * ds[k] + j * is[k];
-            f(p.data());
-          }
+          for (int k = 0; k < K; ++k) p[k] = rb[k] + i * ds[k] + j0 * is[k];
+          f(p.data(), is.data(), j1 - j0);
         }
       } else {
         for (int64_t j = j0; j < j1; ++j) {
-          for (int64_t i = 0; i < n; ++i) {
-            for (int k = 0; k < K; ++k) p[k] = rb[k] + i * ds[k] + j * is[k];
-            f(p.data());
-          }
+          for (int k = 0; k < K; ++k) p[k] = rb[k] + j * is[k];
+          f(p.data(), ds.data(), n);
         }
       }
     }
   };
   const int64_t tasks = runs * per_run;
-  if (shape_numel(shape) < kParallelGrain || tasks == 1) {
+  if (threads == 1 || tasks == 1) {
     task(0, tasks);
   } else {
     parallel_for(0, tasks, 1, task);
   }
 }
 
-// dst[idx] = src or dst[idx] += alpha * src, through scatter_loop over the operands
-// (dst view with the scattered dim's stride zeroed, int64 index view, src view); `step` is
-// the byte distance of one index unit in dst.
-void scatter_copy(const Shape& shape, int64_t dim, const Tensor& dst, const Tensor& idx, const Tensor& src,
-                  int64_t step) {
-  dispatch_itemsize(dst->itemsize(), [&](auto tag) {
-    using U = decltype(tag);
-    scatter_loop<3>(shape, dim, {dst.get(), idx.get(), src.get()}, [step](char** p) {
-      const int64_t k = *reinterpret_cast<const int64_t*>(p[1]);
-      *reinterpret_cast<U*>(p[0] + k * step) = *reinterpret_cast<const U*>(p[2]);
+// Kernels over (dst, idx, src) runs: dst is viewed with the indexed dim's stride zeroed, idx
+// holds int64 positions along it, `step` is the byte distance of one position in dst. With
+// Check, positions outside [0, bound) are skipped and reported through `bad` (for outputs
+// that are thrown away on error; in-place writes validate their indices beforehand).
+struct Bound {
+  uint64_t n;
+  std::atomic<bool>* bad;
+};
+
+template <bool Check>
+inline bool in_bound(int64_t k, const Bound& b) {
+  if constexpr (Check) {
+    if (static_cast<uint64_t>(k) >= b.n) {
+      *b.bad = true;
+      return false;
+    }
+  }
+  return true;
+}
+
+template <typename U, bool Check>
+inline void copy_run(char** p, const int64_t* s, int64_t n, int64_t step, const Bound& b) {
+  if (s[1] == 0) {  // one index for the whole run
+    const int64_t k = *reinterpret_cast<const int64_t*>(p[1]);
+    if (!in_bound<Check>(k, b)) return;
+    char* d = p[0] + k * step;
+    if (s[0] == sizeof(U) && s[2] == sizeof(U)) {
+      std::memcpy(d, p[2], static_cast<size_t>(n) * sizeof(U));
+    } else {
+      for (int64_t i = 0; i < n; ++i) *reinterpret_cast<U*>(d + i * s[0]) = *reinterpret_cast<const U*>(p[2] + i * s[2]);
+    }
+    return;
+  }
+  if (s[0] == 0 && s[1] == sizeof(int64_t) && s[2] == sizeof(U)) {  // dst[idx[i]] = src[i]
+    char* d = p[0];
+    const int64_t* ix = reinterpret_cast<const int64_t*>(p[1]);
+    const U* v = reinterpret_cast<const U*>(p[2]);
+    for (int64_t i = 0; i < n; ++i) {
+      if (in_bound<Check>(ix[i], b)) *reinterpret_cast<U*>(d + ix[i] * step) = v[i];
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t k = *reinterpret_cast<const int64_t*>(p[1] + i * s[1]);
+    if (in_bound<Check>(k, b)) {
+      *reinterpret_cast<U*>(p[0] + i * s[0] + k * step) = *reinterpret_cast<const U*>(p[2] + i * s[2]);
+    }
+  }
+}
+
+// Runs f(std::bool_constant<Check>{}) with Check = (bound >= 0); false when an index was out
+// of [0, bound).
+template <typename F> bool with_bound(int64_t bound, F&& f) {
+  std::atomic<bool> bad{false};
+  if (bound >= 0) f(std::true_type{}, Bound{static_cast<uint64_t>(bound), &bad});
+  else f(std::false_type{}, Bound{0, &bad});
+  return !bad;
+}
+
+bool scatter_copy(const Shape& shape, int64_t dim, const Tensor& dst, const Tensor& idx, const Tensor& src,
+                  int64_t step, int64_t bound) {
+  return with_bound(bound, [&](auto check, const Bound& b) {
+    [[maybe_unused]] constexpr bool C = decltype(check)::value;
+    dispatch_itemsize(dst->itemsize(), [&](auto tag) {
+      using U = decltype(tag);
+      scatter_loop<3>(shape, dim, {dst.get(), idx.get(), src.get()},
+                      [step, &b](char** p, const int64_t* s, int64_t n) { copy_run<U, C>(p, s, n, step, b); });
     });
   });
 }
 
-void scatter_fill(const Shape& shape, int64_t dim, const Tensor& dst, const Tensor& idx, const Tensor& value,
-                  int64_t step) {
+bool scatter_fill(const Shape& shape, int64_t dim, const Tensor& dst, const Tensor& idx, const Tensor& value,
+                  int64_t step, int64_t bound) {
   // value: 0-d, already in dst's dtype
-  dispatch_itemsize(dst->itemsize(), [&](auto tag) {
-    using U = decltype(tag);
-    const U v = *reinterpret_cast<const U*>(value->data_ptr());
-    scatter_loop<2>(shape, dim, {dst.get(), idx.get()}, [step, v](char** p) {
-      const int64_t k = *reinterpret_cast<const int64_t*>(p[1]);
-      *reinterpret_cast<U*>(p[0] + k * step) = v;
+  return with_bound(bound, [&](auto check, const Bound& b) {
+    [[maybe_unused]] constexpr bool C = decltype(check)::value;
+    dispatch_itemsize(dst->itemsize(), [&](auto tag) {
+      using U = decltype(tag);
+      const U v = *reinterpret_cast<const U*>(value->data_ptr());
+      scatter_loop<2>(shape, dim, {dst.get(), idx.get()}, [step, v, &b](char** p, const int64_t* s, int64_t n) {
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t k = *reinterpret_cast<const int64_t*>(p[1] + i * s[1]);
+          if (in_bound<C>(k, b)) *reinterpret_cast<U*>(p[0] + i * s[0] + k * step) = v;
+        }
+      });
     });
   });
 }
 
-void scatter_accumulate(const char* op, const Shape& shape, int64_t dim, const Tensor& dst, const Tensor& idx,
-                        const Tensor& src, int64_t step, const Scalar& alpha) {
-  dispatch_all(dst->dtype(), op, [&](auto tag) {
-    using T = decltype(tag);
-    using A = opmath_t<T>;
-    const A al = alpha.to<A>();
-    const bool unit = alpha.to_double() == 1.0;
-    scatter_loop<3>(shape, dim, {dst.get(), idx.get(), src.get()}, [step, al, unit](char** p) {
-      const int64_t k = *reinterpret_cast<const int64_t*>(p[1]);
-      T* t = reinterpret_cast<T*>(p[0] + k * step);
-      const A v = static_cast<A>(*reinterpret_cast<const T*>(p[2]));
-      if constexpr (std::is_same_v<T, bool>) {
-        *t = *t || (v && al);
-      } else {
-        *t = static_cast<T>(unit ? static_cast<A>(static_cast<A>(*t) + v) : static_cast<A>(static_cast<A>(*t) + al * v));
-      }
+template <typename T, typename A>
+inline T add_scaled(T t, A v, A al, bool unit) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return t || (v && al);
+  } else {
+    return static_cast<T>(unit ? static_cast<A>(static_cast<A>(t) + v) : static_cast<A>(static_cast<A>(t) + al * v));
+  }
+}
+
+bool scatter_accumulate(const char* op, const Shape& shape, int64_t dim, const Tensor& dst, const Tensor& idx,
+                        const Tensor& src, int64_t step, const Scalar& alpha, int64_t bound) {
+  return with_bound(bound, [&](auto check, const Bound& b) {
+    [[maybe_unused]] constexpr bool C = decltype(check)::value;
+    dispatch_all(dst->dtype(), op, [&](auto tag) {
+      using T = decltype(tag);
+      using A = opmath_t<T>;
+      const A al = alpha.to<A>();
+      const bool unit = alpha.to_double() == 1.0;
+      scatter_loop<3>(shape, dim, {dst.get(), idx.get(), src.get()},
+                      [step, al, unit, &b](char** p, const int64_t* s, int64_t n) {
+        if (s[1] == 0 && s[0] == sizeof(T) && s[2] == sizeof(T)) {  // one index, contiguous rows
+          const int64_t k = *reinterpret_cast<const int64_t*>(p[1]);
+          if (!in_bound<C>(k, b)) return;
+          T* d = reinterpret_cast<T*>(p[0] + k * step);
+          const T* v = reinterpret_cast<const T*>(p[2]);
+          if (unit) {
+            for (int64_t i = 0; i < n; ++i) d[i] = add_scaled<T, A>(d[i], static_cast<A>(v[i]), al, true);
+          } else {
+            for (int64_t i = 0; i < n; ++i) d[i] = add_scaled<T, A>(d[i], static_cast<A>(v[i]), al, false);
+          }
+          return;
+        }
+        if (s[0] == 0 && s[1] == sizeof(int64_t) && s[2] == sizeof(T)) {  // dst[idx[i]] += src[i]
+          const int64_t* ix = reinterpret_cast<const int64_t*>(p[1]);
+          const T* v = reinterpret_cast<const T*>(p[2]);
+          for (int64_t i = 0; i < n; ++i) {
+            if (!in_bound<C>(ix[i], b)) continue;
+            T* d = reinterpret_cast<T*>(p[0] + ix[i] * step);
+            *d = add_scaled<T, A>(*d, static_cast<A>(v[i]), al, unit);
+          }
+          return;
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t k = *reinterpret_cast<const int64_t*>(p[1] + i * s[1]);
+          if (!in_bound<C>(k, b)) continue;
+          T* d = reinterpret_cast<T*>(p[0] + i * s[0] + k * step);
+          *d = add_scaled<T, A>(*d, static_cast<A>(*reinterpret_cast<const T*>(p[2] + i * s[2])), al, unit);
+        }
+      });
     });
+  });
+}
+
+// dst[off] = src over a common shape, in parallel over everything (duplicate targets get one
+// of their values: PyTorch leaves that unspecified too).
+void put_kernel(const Tensor& dst, const Tensor& off, const Tensor& src, int64_t step) {
+  if (dst->numel() == 0) return;
+  auto L = make_loop<3>(dst->sizes(), {dst.get(), off.get(), src.get()});
+  dispatch_itemsize(dst->itemsize(), [&](auto tag) {
+    using U = decltype(tag);
+    const Bound none{0, nullptr};
+    for_each_strided<3>(L, [step, &none](char** p, const int64_t* s, int64_t n) { copy_run<U, false>(p, s, n, step, none); });
   });
 }
 
@@ -379,17 +527,17 @@ void index_put(const Tensor& self, const std::vector<Tensor>& indices, const Ten
     copy_into(c, v);
     v = c;
   }
+  const int64_t step = static_cast<int64_t>(self->itemsize());
+  if (!accumulate) {
+    put_kernel(A.src, A.offsets, v, step);
+    return;
+  }
+  // accumulation keeps each target on one thread: the index dims merged into one scattered dim
   Tensor mv = merge_dims(v, A.bfirst, A.bdims);
   if (!mv) mv = merge_dims(as_contiguous(v), A.bfirst, A.bdims);
   Tensor ms = merge_dims(A.src, A.bfirst, A.bdims);
   Tensor mo = merge_dims(A.offsets, A.bfirst, A.bdims);
-  const Shape shape = ms->sizes();
-  const int64_t step = static_cast<int64_t>(self->itemsize());
-  if (accumulate) {
-    scatter_accumulate("index_put_", shape, A.bfirst, ms, mo, mv, step, Scalar::from_int(1));
-  } else {
-    scatter_copy(shape, A.bfirst, ms, mo, mv, step);
-  }
+  scatter_accumulate("index_put_", ms->sizes(), A.bfirst, ms, mo, mv, step, Scalar::from_int(1), -1);
 }
 
 Scalar scalar_of(const Tensor& t) {
@@ -532,11 +680,14 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, const Tensor
     Tensor s1 = at_least_1d(self);
     Tensor ix = contiguous_int64(at_least_1d(index));
     const int64_t size = s1->sizes()[d];
-    int64_t bad;
-    if (find_bad_index(ix, 0, size, bad)) throw_out_of_bounds(bad, d, size);
     Tensor r1 = at_least_1d(res);
-    gather_kernel(r1, restride(s1, ix->sizes(), d), ix,
-                  s1->strides()[d] * static_cast<int64_t>(s1->itemsize()));
+    // the indices are checked by the kernel itself (no write goes anywhere but into res)
+    if (!gather_kernel(r1, restride(s1, ix->sizes(), d), ix, s1->strides()[d] * static_cast<int64_t>(s1->itemsize()),
+                       size)) {
+      int64_t bad = 0;
+      find_bad_index(ix, 0, size, bad);
+      throw_out_of_bounds(bad, d, size);
+    }
   }
   return finish_out("gather", out, res);
 }
@@ -555,17 +706,25 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tenso
   Tensor r1 = at_least_1d(res);
   Tensor ix = contiguous_int64(at_least_1d(index));
   const int64_t size = r1->sizes()[d];
+  // in place, every index is checked before anything is written; a fresh result is checked
+  // by the kernel on the way (and dropped on error)
+  const bool inplace = res == self;
   int64_t bad;
-  if (find_bad_index(ix, 0, size, bad)) throw_out_of_bounds(bad, d, size);
+  if (inplace && find_bad_index(ix, 0, size, bad)) throw_out_of_bounds(bad, d, size);
   const int64_t step = r1->strides()[d] * static_cast<int64_t>(r1->itemsize());
   Tensor dst = restride(r1, ix->sizes(), d);
+  bool ok;
   if (is_value) {
-    scatter_fill(ix->sizes(), d, dst, ix, fill_value(src, self->dtype()), step);
+    ok = scatter_fill(ix->sizes(), d, dst, ix, fill_value(src, self->dtype()), step, inplace ? -1 : size);
   } else {
     Tensor s1 = at_least_1d(src);
     Tensor sv = restride(s1, ix->sizes(), -1);
     if (s1->storage() == res->storage()) sv = ops::clone(sv);
-    scatter_copy(ix->sizes(), d, dst, ix, sv, step);
+    ok = scatter_copy(ix->sizes(), d, dst, ix, sv, step, inplace ? -1 : size);
+  }
+  if (!ok) {
+    find_bad_index(ix, 0, size, bad);
+    throw_out_of_bounds(bad, d, size);
   }
   return res;
 }
@@ -583,14 +742,18 @@ Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const T
   Tensor r1 = at_least_1d(res);
   Tensor ix = contiguous_int64(at_least_1d(index));
   const int64_t size = r1->sizes()[d];
+  const bool inplace = res == self;  // see scatter
   int64_t bad;
-  if (find_bad_index(ix, 0, size, bad)) throw_out_of_bounds(bad, d, size);
+  if (inplace && find_bad_index(ix, 0, size, bad)) throw_out_of_bounds(bad, d, size);
   const int64_t step = r1->strides()[d] * static_cast<int64_t>(r1->itemsize());
   Tensor s1 = at_least_1d(src);
   Tensor sv = restride(s1, ix->sizes(), -1);
   if (s1->storage() == res->storage()) sv = ops::clone(sv);
-  scatter_accumulate("scatter_add", ix->sizes(), d, restride(r1, ix->sizes(), d), ix, sv, step,
-                     Scalar::from_int(1));
+  if (!scatter_accumulate("scatter_add", ix->sizes(), d, restride(r1, ix->sizes(), d), ix, sv, step,
+                          Scalar::from_int(1), inplace ? -1 : size)) {
+    find_bad_index(ix, 0, size, bad);
+    throw_out_of_bounds(bad, d, size);
+  }
   return res;
 }
 
@@ -656,7 +819,10 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Ten
                                      shape_str(self->sizes()), " source.shape = ", shape_str(source->sizes())));
   }
   Tensor res = out == self ? self : ops::clone(self);
-  if (n == 0 || source->numel() == 0 || res->numel() == 0) return res;
+  // (PyTorch skips the index check for an empty self, except in its 1-d kernel with alpha)
+  if (n == 0 || source->numel() == 0 || (res->numel() == 0 && !(self->dim() == 1 && alpha.to_double() != 1.0))) {
+    return res;
+  }
   Tensor r1 = at_least_1d(res);
   Tensor ix = contiguous_int64(index);
   const int64_t size = r1->sizes()[d];
@@ -672,7 +838,7 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Ten
   ist[d] = 1;
   scatter_accumulate("index_add", s1->sizes(), d, restride(r1, s1->sizes(), d),
                      make_view(ix, s1->sizes(), std::move(ist), 0), s1,
-                     r1->strides()[d] * static_cast<int64_t>(r1->itemsize()), alpha);
+                     r1->strides()[d] * static_cast<int64_t>(r1->itemsize()), alpha, -1);
   return res;
 }
 
@@ -724,6 +890,35 @@ Tensor masked_select(const Tensor& self, const Tensor& mask, const Tensor& out) 
   const Shape b = broadcast_shapes(self->sizes(), mask->sizes(), "masked_select");
   Tensor s = expand_to(self, b, "masked_select");
   Tensor m = expand_to(mask, b, "masked_select");
+  if (s->is_contiguous() && m->is_contiguous() && shape_numel(b) >= 2 * kParallelGrain) {
+    const int64_t total = shape_numel(b);
+    const bool* mp = m->data<bool>();
+    const int64_t nchunks = (total + kParallelGrain - 1) / kParallelGrain;
+    std::vector<int64_t> starts(nchunks + 1, 0);
+    parallel_for(0, nchunks, 1, [&](int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1; ++q) {
+        int64_t n = 0;
+        for (int64_t i = q * kParallelGrain, e = std::min(total, (q + 1) * kParallelGrain); i < e; ++i) n += mp[i];
+        starts[q + 1] = n;
+      }
+    });
+    for (int64_t q = 0; q < nchunks; ++q) starts[q + 1] += starts[q];
+    Tensor res = result_for("masked_select", out, {starts[nchunks]}, self->dtype(), {&self, &mask});
+    dispatch_itemsize(self->itemsize(), [&](auto tag) {
+      using U = decltype(tag);
+      const U* sp = reinterpret_cast<const U*>(s->data_ptr());
+      U* dp = reinterpret_cast<U*>(res->data_ptr());
+      parallel_for(0, nchunks, 1, [&](int64_t q0, int64_t q1) {
+        for (int64_t q = q0; q < q1; ++q) {
+          U* w = dp + starts[q];
+          for (int64_t i = q * kParallelGrain, e = std::min(total, (q + 1) * kParallelGrain); i < e; ++i) {
+            if (mp[i]) *w++ = sp[i];
+          }
+        }
+      });
+    });
+    return finish_out("masked_select", out, res);
+  }
   int64_t count = 0;
   if (shape_numel(b) > 0) {
     auto L = make_loop<1>(b, {m.get()});
@@ -758,10 +953,12 @@ Tensor nonzero(const Tensor& self) {
   const int64_t nd = self->dim();
   Tensor c = as_contiguous(self);
   const int64_t total = c->numel();
-  // per-chunk counts, then each chunk writes its own rows
-  const int64_t chunk = std::max<int64_t>(kParallelGrain, 1);
-  const int64_t nchunks = total == 0 ? 0 : (total + chunk - 1) / chunk;
-  std::vector<int64_t> counts(nchunks, 0);
+  // rows of the last dim, in chunks: count per chunk, then each chunk writes its own rows
+  const int64_t row = nd == 0 ? 1 : std::max<int64_t>(c->sizes()[nd - 1], 1);
+  const int64_t rows = total / row;
+  const int64_t rows_per_chunk = std::max<int64_t>(1, kParallelGrain / row);
+  const int64_t nchunks = total == 0 ? 0 : (rows + rows_per_chunk - 1) / rows_per_chunk;
+  std::vector<int64_t> starts(nchunks + 1, 0);
   Tensor out;
   dispatch_all(self->dtype(), "nonzero", [&](auto tag) {
     using T = decltype(tag);
@@ -769,36 +966,38 @@ Tensor nonzero(const Tensor& self) {
     auto count_chunk = [&](int64_t b, int64_t e) {
       for (int64_t q = b; q < e; ++q) {
         int64_t n = 0;
-        const int64_t lo = q * chunk, hi = std::min(total, lo + chunk);
+        const int64_t lo = q * rows_per_chunk * row, hi = std::min(rows, (q + 1) * rows_per_chunk) * row;
         for (int64_t i = lo; i < hi; ++i) n += convert<bool>(p[i]);
-        counts[q] = n;
+        starts[q + 1] = n;
       }
     };
     if (nchunks > 1) parallel_for(0, nchunks, 1, count_chunk);
     else count_chunk(0, nchunks);
-    std::vector<int64_t> starts(nchunks + 1, 0);
-    for (int64_t q = 0; q < nchunks; ++q) starts[q + 1] = starts[q] + counts[q];
+    for (int64_t q = 0; q < nchunks; ++q) starts[q + 1] += starts[q];
     const int64_t n = nchunks ? starts[nchunks] : 0;
     out = ember::empty({n, nd}, ScalarType::Int64);
     if (n == 0 || nd == 0) return;
     int64_t* o = out->data<int64_t>();
     const Shape& sizes = c->sizes();
     auto write_chunk = [&](int64_t b, int64_t e) {
-      std::vector<int64_t> coord(nd);
+      std::vector<int64_t> coord(nd, 0);
       for (int64_t q = b; q < e; ++q) {
-        const int64_t lo = q * chunk, hi = std::min(total, lo + chunk);
-        int64_t rem = lo;
-        for (int64_t d = nd - 1; d >= 0; --d) {
+        const int64_t r0 = q * rows_per_chunk, r1 = std::min(rows, r0 + rows_per_chunk);
+        int64_t rem = r0;
+        for (int64_t d = nd - 2; d >= 0; --d) {
           coord[d] = rem % sizes[d];
           rem /= sizes[d];
         }
         int64_t* w = o + starts[q] * nd;
-        for (int64_t i = lo; i < hi; ++i) {
-          if (convert<bool>(p[i])) {
-            std::copy(coord.begin(), coord.end(), w);
+        for (int64_t r = r0; r < r1; ++r) {
+          const T* rp = p + r * row;
+          for (int64_t j = 0; j < row; ++j) {
+            if (!convert<bool>(rp[j])) continue;
+            for (int64_t d = 0; d < nd - 1; ++d) w[d] = coord[d];
+            w[nd - 1] = j;
             w += nd;
           }
-          for (int64_t d = nd - 1; d >= 0; --d) {
+          for (int64_t d = nd - 2; d >= 0; --d) {
             if (++coord[d] < sizes[d]) break;
             coord[d] = 0;
           }

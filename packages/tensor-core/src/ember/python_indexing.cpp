@@ -385,16 +385,35 @@ Tensor value_tensor(py::handle value, const Tensor& self) {
                           " tensor"));
 }
 
+// x[mask] = number, with mask covering x's leading dims: a masked fill (no index tensors).
+bool masked_assign(const Tensor& self, PyObject* key, const Tensor& val) {
+  if (val->dim() != 0) return false;
+  Tensor mask;
+  if (!load_tensor(key, mask) || mask->dtype() != ScalarType::Bool) return false;
+  const int64_t k = mask->dim(), nd = self->dim();
+  if (k == 0 || k > nd) return false;
+  for (int64_t d = 0; d < k; ++d) {
+    if (mask->sizes()[d] != self->sizes()[d]) return false;
+  }
+  Shape st = mask->strides();
+  st.resize(nd, 0);
+  Tensor m = make_view(mask, self->sizes(), std::move(st), mask->offset());
+  MaybeNoGil nogil(self->numel());
+  ops::masked_fill(self, m, val, self);
+  return true;
+}
+
 void setitem(py::object py_self, py::handle key, py::handle value) {
   const Tensor self = py_self.cast<Tensor>();
   Tensor val = value_tensor(value, self);
   Tensor view;
   Parsed P;
-  if (!simple_view(self, key.ptr(), view)) {
+  const bool done = masked_assign(self, key.ptr(), val);
+  if (!done && !simple_view(self, key.ptr(), view)) {
     P = parse(self, key.ptr());
     view = P.view;
   }
-  {
+  if (!done) {
     MaybeNoGil nogil(view->numel());
     if (P.has_adv) {
       index_put(view, P.adv, val, false);

@@ -16,6 +16,8 @@
 // Rows are reduced pairwise: runs of kLeaf elements, merged along a fixed binary tree whose
 // shape depends only on K. Long rows are split into fixed chunks reduced in parallel and
 // merged along the same tree, so the result does not depend on the number of threads.
+// (logsumexp down columns is the one exception: two passes, the max and then the shifted sum
+// of exps, instead of its (max, sum) reducer, which would need two exps an element there.)
 #include <pybind11/pybind11.h>  // error_already_set, to raise a warning that became an error
 
 #include <algorithm>
@@ -71,28 +73,25 @@ inline float bits_float(uint32_t u) {
   std::memcpy(&f, &u, 4);
   return f;
 }
-// c ? a : b as bit operations: a conditional would be turned into a branch that keeps the
-// loop around it from vectorising (with -ftrapping-math, GCC will not if-convert it).
+// c ? a : b as bit operations. In exp_f a plain selection gets the polynomial sunk into a
+// branch, which (with -ftrapping-math) GCC will not if-convert, and the loop stays scalar.
 inline float pick(bool c, float a, float b) {
   const uint32_t m = 0u - static_cast<uint32_t>(c);
   return bits_float((float_bits(a) & m) | (float_bits(b) & ~m));
 }
-inline double pick(bool c, double a, double b) {
-  uint64_t ua, ub;
-  std::memcpy(&ua, &a, 8);
-  std::memcpy(&ub, &b, 8);
-  const uint64_t m = 0u - static_cast<uint64_t>(c);
-  const uint64_t r = (ua & m) | (ub & ~m);
-  double d;
-  std::memcpy(&d, &r, 8);
-  return d;
-}
 template <typename A> inline A pick(bool c, A a, A b) { return c ? a : b; }
-
-// The larger (Max) or smaller of a and b, NaN if b is NaN; a is a running result.
+// The larger (Max) or smaller of a and b, NaN if b is NaN; a is a running result. The plain
+// form is two selections (branch-free maxss and a blend along a dependency chain); the _vec
+// form selects with bit operations, the one way GCC (with -ftrapping-math) vectorises a loop
+// of these over float lanes.
 template <bool Max, typename A> inline A nan_extreme(A a, A b) {
-  if constexpr (is_fp_v<A>) return pick((Max ? b > a : b < a) | (b != b), b, a);
-  else return (Max ? b > a : b < a) ? b : a;
+  const A t = (Max ? b > a : b < a) ? b : a;
+  if constexpr (is_fp_v<A>) return b != b ? b : t;
+  else return t;
+}
+template <bool Max, typename A> inline A nan_extreme_vec(A a, A b) {
+  if constexpr (std::is_same_v<A, float>) return pick((Max ? b > a : b < a) | (b != b), b, a);
+  else return nan_extreme<Max>(a, b);
 }
 
 // exp(x) for float in straight-line code that vectorises: x = n ln2 + r with |r| <= ln2 / 2,
@@ -206,7 +205,7 @@ void column_max_expsum(const T* x, int64_t K, int64_t I, int64_t w, A* m, A* s) 
     s[j] = 0;
   }
   for (int64_t k = 0; k < K; ++k)
-    for (int64_t j = 0; j < w; ++j) m[j] = nan_extreme<true>(m[j], load<A>(x[k * I + j]));
+    for (int64_t j = 0; j < w; ++j) m[j] = nan_extreme_vec<true>(m[j], load<A>(x[k * I + j]));
   A part[kTile];
   for (int64_t kb = 0; kb < K; kb += kColBlock) {
     const int64_t kb1 = std::min(K, kb + kColBlock);
@@ -299,10 +298,9 @@ Plan make_plan(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) 
 template <int L, typename Op>
 typename Op::acc_t lanes_run(const Op& op, const typename Op::in_t* p, int64_t n, int64_t base) {
   using acc_t = typename Op::acc_t;
-  if (n < L) {  // short rows: lane setup would cost more than the work
-    acc_t r = op.identity();
-    for (int64_t i = 0; i < n; ++i) r = op.step(r, p[i], base + i);
-    return r;
+  // short runs: fewer lanes, as setting up and merging lanes would cost more than the work
+  if constexpr (L > 1) {
+    if (n < 4 * L) return lanes_run<L / 4>(op, p, n, base);
   }
   acc_t a[L];
   for (int j = 0; j < L; ++j) a[j] = op.identity();
@@ -477,7 +475,7 @@ template <typename T, bool Max> struct ExtremeOp {
     else return Max ? std::numeric_limits<acc_t>::lowest() : std::numeric_limits<acc_t>::max();
   }
   acc_t combine(acc_t a, acc_t b) const { return nan_extreme<Max>(a, b); }
-  acc_t step(acc_t a, T x, int64_t) const { return combine(a, load<acc_t>(x)); }
+  acc_t step(acc_t a, T x, int64_t) const { return nan_extreme_vec<Max>(a, load<acc_t>(x)); }
   acc_t run(const T* p, int64_t n, int64_t base) const {
     if constexpr (is_fp_v<acc_t>) return extreme_run<Max>(p, n, [](acc_t v) { return v; });
     else return lanes_run<16>(*this, p, n, base);
@@ -600,7 +598,9 @@ template <typename T, NormKind Kind> struct NormOp {
     if constexpr (Kind == NormKind::L2) return a + x * x;
     else if constexpr (Kind == NormKind::L0) return a + (x != acc_t(0) ? acc_t(1) : acc_t(0));
     else if constexpr (Kind == NormKind::General) return a + std::pow(std::abs(x), p);
-    else return combine(a, std::abs(x));
+    else if constexpr (Kind == NormKind::L1) return a + std::abs(x);
+    else if constexpr (Kind == NormKind::Inf) return nan_extreme_vec<true>(a, std::abs(x));
+    else return nan_extreme_vec<false>(a, std::abs(x));
   }
   acc_t run(const T* ptr, int64_t n, int64_t base) const {
     auto abs_ = [](acc_t v) { return std::abs(v); };

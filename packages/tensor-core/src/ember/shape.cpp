@@ -434,11 +434,31 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim, const Tensor& out) {
     if (!aliases) res = out;
   }
   if (!res) res = ember::empty(shape, dtype);
+  // outer blocks (dims before d) of each input land at a fixed stride in res
+  const int64_t outer = shape_numel(Shape(shape.begin(), shape.begin() + d));
+  const int64_t res_block = outer == 0 ? 0 : shape_numel(shape) / std::max<int64_t>(outer, 1);
   int64_t offset = 0;
   for (const Tensor* tp : used) {
     const Tensor& t = *tp;
     const int64_t len = t->sizes()[d];
     if (len == 0) continue;
+    if (res->is_contiguous() && t->is_contiguous() && t->dtype() == dtype && t->numel() > 0) {
+      // same dtype, both contiguous: one memcpy per outer block
+      const int64_t block = t->numel() / outer;
+      const size_t isz = res->itemsize();
+      char* dst = res->data_ptr() + offset * (res_block / shape[d]) * static_cast<int64_t>(isz);
+      const char* src = t->data_ptr();
+      auto copy_blocks = [&](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; ++b) {
+          std::memcpy(dst + b * res_block * static_cast<int64_t>(isz), src + b * block * static_cast<int64_t>(isz),
+                      static_cast<size_t>(block) * isz);
+        }
+      };
+      if (t->numel() < kParallelGrain || outer == 1) copy_blocks(0, outer);
+      else parallel_for(0, outer, std::max<int64_t>(1, kParallelGrain / block), copy_blocks);
+      offset += len;
+      continue;
+    }
     Shape sz = res->sizes();
     sz[d] = len;
     Tensor slot = make_view(res, std::move(sz), res->strides(), res->offset() + offset * res->strides()[d]);
@@ -466,6 +486,19 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim, const Tensor& out)
 
 // ------------------------------------------------------------------ copies: flip, repeat
 
+namespace {
+// f(U{}) with U an unsigned type of the element size: copies need no more than that.
+template <typename F> void dispatch_itemsize(size_t n, F&& f) {
+  switch (n) {
+    case 1: f(uint8_t{}); break;
+    case 2: f(uint16_t{}); break;
+    case 4: f(uint32_t{}); break;
+    case 8: f(uint64_t{}); break;
+    default: throw std::runtime_error(message("unsupported element size ", n));
+  }
+}
+}  // namespace
+
 Tensor flip(const Tensor& self, const Shape& dims) {
   const int64_t nd = self->dim();
   std::vector<bool> flipped(std::max<int64_t>(nd, 1), false);
@@ -484,7 +517,22 @@ Tensor flip(const Tensor& self, const Shape& dims) {
     offset += (self->sizes()[d] - 1) * st[d];
     st[d] = -st[d];
   }
-  copy_into(out, make_view(self, self->sizes(), std::move(st), offset));
+  Tensor src = make_view(self, self->sizes(), std::move(st), offset);
+  auto L = make_loop<2>(out->sizes(), {out.get(), src.get()});
+  dispatch_itemsize(out->itemsize(), [&](auto tag) {
+    using U = decltype(tag);
+    for_each_strided<2>(L, [](char** p, const int64_t* s, int64_t n) {
+      U* o = reinterpret_cast<U*>(p[0]);
+      if (s[0] == sizeof(U) && s[1] == -static_cast<int64_t>(sizeof(U))) {  // a reversed row
+        const U* in = reinterpret_cast<const U*>(p[1]) - (n - 1);
+        for (int64_t i = 0; i < n; ++i) o[i] = in[n - 1 - i];
+      } else if (s[0] == sizeof(U) && s[1] == sizeof(U)) {
+        std::memcpy(o, p[1], static_cast<size_t>(n) * sizeof(U));
+      } else {
+        for (int64_t i = 0; i < n; ++i) *reinterpret_cast<U*>(p[0] + i * s[0]) = *reinterpret_cast<const U*>(p[1] + i * s[1]);
+      }
+    });
+  });
   return out;
 }
 
