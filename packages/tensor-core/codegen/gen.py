@@ -271,7 +271,10 @@ def parse_op(entry: dict, seen: set[str]) -> Op:
 
 def load(path: str) -> list[Op]:
     with open(path) as f:
-        data = yaml.safe_load(f)
+        try:
+            data = yaml.safe_load(f)
+        except yaml.YAMLError as e:
+            raise SystemExit(f"{path} is not valid YAML: {e}") from None
     if not isinstance(data, list):
         raise SystemExit(f"{path}: top level must be a list of op entries")
     ops, seen = [], set()
