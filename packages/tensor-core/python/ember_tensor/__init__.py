@@ -76,8 +76,8 @@ def nonzero(input: Tensor, *, as_tuple: bool = False):
     idx = _C.nonzero(input)
     if not as_tuple:
         return idx
-    if input.dim() == 0:
-        return (idx.reshape(-1),)
+    if input.dim() == 0:  # one index tensor holding 0 for each nonzero (at most one)
+        return (_C.zeros(idx.shape[0], dtype=_C.int64),)
     return tuple(idx.t().unbind(0))
 
 

@@ -127,6 +127,16 @@ template <> struct type_caster<std::vector<int64_t>> {
       value.push_back(PyLong_AsLongLong(src.ptr()));
       return !PyErr_Occurred();
     }
+    // NumPy integers and one-element integer tensors count as one int
+    if (PyIndex_Check(src.ptr()) && !PyBool_Check(src.ptr())) {
+      PyObject* idx = PyNumber_Index(src.ptr());
+      if (idx) {
+        value.push_back(PyLong_AsLongLong(idx));
+        Py_DECREF(idx);
+        return !PyErr_Occurred();
+      }
+      PyErr_Clear();
+    }
     if (!PySequence_Check(src.ptr()) || PyUnicode_Check(src.ptr()) || PyBytes_Check(src.ptr())) return false;
     // tensors are sequences too, but a shape is never given as a tensor with a dtype check here
     Py_ssize_t n = PySequence_Size(src.ptr());

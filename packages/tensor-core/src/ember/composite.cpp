@@ -7,7 +7,9 @@ namespace ember::ops {
 
 std::vector<Tensor> where_cond(const Tensor& condition) {
   Tensor idx = ops::nonzero(condition);  // (n, ndim)
-  if (condition->dim() == 0) return {ops::reshape(idx, {-1})};
+  if (condition->dim() == 0) {
+    return {ops::zeros({idx->sizes()[0]}, ScalarType::Int64, std::nullopt, false, Tensor())};
+  }
   return ops::unbind(ops::t(idx), 0);
 }
 

@@ -1,10 +1,13 @@
 // Index-based ops: gather/scatter, index_select/index_add, masked ops, nonzero, and the
 // advanced-indexing kernels behind the [] operator (index_get / index_put).
 //
-// Every index is validated before a kernel runs. Reads (gather, index_select, index_get) run
-// over the flat result space in parallel; writes (scatter, index_add, index_put) keep every
-// position of the scattered dim on one thread, so duplicate indices never race and the last
-// write wins as in a serial loop.
+// No index is ever used unchecked: in-place writes validate all indices before writing
+// anything; ops that fill a fresh result check them inside the kernel and discard the result
+// on error. Reads (gather, index_select, index_get) run over the flat result space in
+// parallel; scatter, scatter_add, index_add and accumulating index_put keep every position of
+// the scattered dim on one thread, so duplicate indices never race and the last write wins as
+// in a serial loop (a plain index_put with repeated indices stores one of the values, which
+// PyTorch leaves unspecified too).
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -568,7 +571,7 @@ const char* c_type_name(ScalarType t) {
 }
 }  // namespace
 
-void check_value_fits(const Scalar& v, ScalarType dtype, bool check_16bit_floats) {
+void check_value_fits(const char* op, const Scalar& v, ScalarType dtype, bool check_16bit_floats) {
   bool overflow = false;
   if (dtype == ScalarType::Bool || dtype == ScalarType::Float64) return;
   if (!check_16bit_floats && (dtype == ScalarType::Float16 || dtype == ScalarType::BFloat16)) return;
@@ -593,7 +596,7 @@ void check_value_fits(const Scalar& v, ScalarType dtype, bool check_16bit_floats
     }
   });
   if (overflow) {
-    throw std::runtime_error(message("value cannot be converted to type ", c_type_name(dtype), " without overflow"));
+    throw std::runtime_error(message(op, ": value cannot be converted to type ", c_type_name(dtype), " without overflow"));
   }
 }
 
@@ -614,11 +617,19 @@ Tensor result_for(const char* op, const Tensor& out, const Shape& shape, ScalarT
 }
 
 // value (a 0-d tensor) as a 0-d tensor of dtype, with PyTorch's overflow check.
-Tensor fill_value(const Tensor& value, ScalarType dtype) {
-  check_value_fits(scalar_of(value), dtype, true);
+Tensor fill_value(const char* op, const Tensor& value, ScalarType dtype) {
+  check_value_fits(op, scalar_of(value), dtype, true);
   Tensor t = ember::empty({}, dtype);
   copy_into(t, value);
   return t;
+}
+
+// out= of ops whose result has self's dtype must have it too (PyTorch's structured kernels).
+void check_out_dtype(const Tensor& out, const Tensor& self) {
+  if (out && out->dtype() != self->dtype()) {
+    throw std::runtime_error(message("gather(): Expected out tensor to have dtype ", dtype_name(self->dtype()), ", but got ",
+                                     dtype_name(out->dtype()), " instead"));
+  }
 }
 
 void check_index_dtype(const char* what, const Tensor& index) {
@@ -629,8 +640,8 @@ void check_index_dtype(const char* what, const Tensor& index) {
   check_cpu(index, what);
 }
 
-void throw_out_of_bounds(int64_t bad, int64_t dim, int64_t size) {
-  throw std::runtime_error(message("index ", bad, " is out of bounds for dimension ", dim, " with size ", size));
+void throw_out_of_bounds(const char* op, int64_t bad, int64_t dim, int64_t size) {
+  throw std::runtime_error(message(op, ": index ", bad, " is out of bounds for dimension ", dim, " with size ", size));
 }
 
 // Checks for gather/scatter: same number of dims (0-d counts as 1-d) and index sizes no larger
@@ -639,18 +650,18 @@ void scatter_gather_shape_check(const Tensor& self, int64_t dim, const Tensor& i
                                 const Tensor* src, bool is_gather) {
   const int64_t nd = std::max<int64_t>(self->dim(), 1);
   if (std::max<int64_t>(index->dim(), 1) != nd) {
-    throw std::runtime_error(is_gather ? "Index tensor must have the same number of dimensions as input tensor"
-                                       : "Index tensor must have the same number of dimensions as self tensor");
+    throw std::runtime_error(is_gather ? "gather(): Index tensor must have the same number of dimensions as input tensor"
+                                       : "scatter(): Index tensor must have the same number of dimensions as self tensor");
   }
   if (src && std::max<int64_t>((*src)->dim(), 1) != nd) {
-    throw std::runtime_error("Index tensor must have the same number of dimensions as src tensor");
+    throw std::runtime_error("scatter(): Index tensor must have the same number of dimensions as src tensor");
   }
   auto size_of = [](const Tensor& t, int64_t d) { return t->dim() == 0 ? 1 : t->sizes()[d]; };
   bool wrong = false;
   for (int64_t d = 0; d < nd; ++d) {
     if (d != dim && size_of(index, d) > size_of(self, d)) {
       if (is_gather) {
-        throw std::runtime_error(message("Size does not match at dimension ", d, " expected index ",
+        throw std::runtime_error(message("gather(): Size does not match at dimension ", d, " expected index ",
                                          shape_str(index->sizes()), " to be no larger than self ",
                                          shape_str(self->sizes()), " apart from dimension ", dim));
       }
@@ -659,7 +670,7 @@ void scatter_gather_shape_check(const Tensor& self, int64_t dim, const Tensor& i
     if (src && size_of(index, d) > size_of(*src, d)) wrong = true;
   }
   if (wrong) {
-    std::string msg = message("Expected index ", shape_str(index->sizes()), " to be no larger than self ",
+    std::string msg = message("scatter(): Expected index ", shape_str(index->sizes()), " to be no larger than self ",
                               shape_str(self->sizes()), " apart from dimension ", dim);
     if (src) msg += message(" and to be no larger size than src ", shape_str((*src)->sizes()));
     throw std::runtime_error(msg);
@@ -675,6 +686,7 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, const Tensor
     check_index_dtype("gather()", index);
     scatter_gather_shape_check(self, d, index, nullptr, true);
   }
+  check_out_dtype(out, self);
   Tensor res = result_for("gather", out, index->sizes(), self->dtype(), {&self, &index});
   if (index->numel() > 0) {
     Tensor s1 = at_least_1d(self);
@@ -686,7 +698,7 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, const Tensor
                        size)) {
       int64_t bad = 0;
       find_bad_index(ix, 0, size, bad);
-      throw_out_of_bounds(bad, d, size);
+      throw_out_of_bounds("gather()", bad, d, size);
     }
   }
   return finish_out("gather", out, res);
@@ -710,12 +722,12 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tenso
   // by the kernel on the way (and dropped on error)
   const bool inplace = res == self;
   int64_t bad;
-  if (inplace && find_bad_index(ix, 0, size, bad)) throw_out_of_bounds(bad, d, size);
+  if (inplace && find_bad_index(ix, 0, size, bad)) throw_out_of_bounds("scatter()", bad, d, size);
   const int64_t step = r1->strides()[d] * static_cast<int64_t>(r1->itemsize());
   Tensor dst = restride(r1, ix->sizes(), d);
   bool ok;
   if (is_value) {
-    ok = scatter_fill(ix->sizes(), d, dst, ix, fill_value(src, self->dtype()), step, inplace ? -1 : size);
+    ok = scatter_fill(ix->sizes(), d, dst, ix, fill_value("scatter", src, self->dtype()), step, inplace ? -1 : size);
   } else {
     Tensor s1 = at_least_1d(src);
     Tensor sv = restride(s1, ix->sizes(), -1);
@@ -724,7 +736,7 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tenso
   }
   if (!ok) {
     find_bad_index(ix, 0, size, bad);
-    throw_out_of_bounds(bad, d, size);
+    throw_out_of_bounds("scatter()", bad, d, size);
   }
   return res;
 }
@@ -744,7 +756,7 @@ Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const T
   const int64_t size = r1->sizes()[d];
   const bool inplace = res == self;  // see scatter
   int64_t bad;
-  if (inplace && find_bad_index(ix, 0, size, bad)) throw_out_of_bounds(bad, d, size);
+  if (inplace && find_bad_index(ix, 0, size, bad)) throw_out_of_bounds("scatter_add()", bad, d, size);
   const int64_t step = r1->strides()[d] * static_cast<int64_t>(r1->itemsize());
   Tensor s1 = at_least_1d(src);
   Tensor sv = restride(s1, ix->sizes(), -1);
@@ -752,7 +764,7 @@ Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const T
   if (!scatter_accumulate("scatter_add", ix->sizes(), d, restride(r1, ix->sizes(), d), ix, sv, step,
                           Scalar::from_int(1), inplace ? -1 : size)) {
     find_bad_index(ix, 0, size, bad);
-    throw_out_of_bounds(bad, d, size);
+    throw_out_of_bounds("scatter_add()", bad, d, size);
   }
   return res;
 }
@@ -775,7 +787,10 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index, const 
   Tensor s1 = at_least_1d(self);
   const int64_t size = s1->sizes()[d];
   int64_t bad;
-  if (find_bad_index(ix, 0, size, bad)) throw IndexError("index out of range in self");
+  if (find_bad_index(ix, 0, size, bad)) throw IndexError("index_select(): index out of range in self");
+  if (out && out->dtype() != self->dtype()) {
+    throw std::runtime_error("index_select(): self and result must have the same scalar type");
+  }
   Tensor res = result_for("index_select", out, shape, self->dtype(), {&self});
   if (n > 0 && res->numel() > 0) {
     Tensor r1 = at_least_1d(res);
@@ -807,14 +822,14 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Ten
   const int64_t src_len = source->dim() == 0 ? 1 : source->sizes()[std::min(d, source->dim() - 1)];
   if (n != src_len) {
     // (PyTorch reads source.size(dim) for this message, which fails first on a 0-d source)
-    if (source->dim() == 0) throw IndexError("Dimension specified as 0 but tensor has no dimensions");
+    if (source->dim() == 0) throw IndexError("index_add_(): Dimension specified as 0 but tensor has no dimensions");
     throw std::runtime_error(message("index_add_(): Number of indices (", n,
                                      ") should be equal to source.size(dim): (", src_len, "), for dim: ", d));
   }
   bool same = source->dim() == self->dim();
   for (int64_t k = 0; same && k < self->dim(); ++k) same = k == d || source->sizes()[k] == self->sizes()[k];
   if (!same) {
-    throw std::runtime_error(message("source tensor shape must match self tensor shape, excluding the specified "
+    throw std::runtime_error(message("index_add_(): source tensor shape must match self tensor shape, excluding the specified "
                                      "dimension. Got self.shape = ",
                                      shape_str(self->sizes()), " source.shape = ", shape_str(source->sizes())));
   }
@@ -828,9 +843,13 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Ten
   const int64_t size = r1->sizes()[d];
   int64_t bad;
   if (find_bad_index(ix, 0, size, bad)) {
-    // PyTorch's 2-d kernel and its general one word this differently
-    if (self->dim() == 2 && alpha.to_double() == 1.0) throw_out_of_bounds(bad, d, size);
-    throw IndexError("index out of range in self");
+    // PyTorch's kernels differ in the error: RuntimeError where it goes through index_put
+    // (alpha 1, not bool, first or last of >= 2 dims), IndexError elsewhere
+    if (alpha.to_double() == 1.0 && self->dtype() != ScalarType::Bool && self->dim() >= 2 &&
+        (d == 0 || d == self->dim() - 1)) {
+      throw_out_of_bounds("index_add_()", bad, d, size);
+    }
+    throw IndexError("index_add_(): index out of range in self");
   }
   Tensor s1 = at_least_1d(source);
   if (s1->storage() == res->storage()) s1 = ops::clone(s1);
@@ -853,12 +872,12 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value, 
     throw std::runtime_error(message("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
                                      value->dim(), " dimension(s)."));
   }
-  Tensor v = fill_value(value, self->dtype());
+  Tensor v = fill_value("masked_fill", value, self->dtype());
   Tensor res;
   if (out == self) {
     const Shape b = broadcast_shapes(self->sizes(), mask->sizes(), "masked_fill_");
     if (b != self->sizes()) {
-      throw std::runtime_error(message("output with shape ", shape_str(self->sizes()),
+      throw std::runtime_error(message("masked_fill_(): output with shape ", shape_str(self->sizes()),
                                        " doesn't match the broadcast shape ", shape_str(b)));
     }
     res = self;
@@ -887,6 +906,9 @@ Tensor masked_select(const Tensor& self, const Tensor& mask, const Tensor& out) 
   check_cpu(self, "masked_select");
   check_cpu(mask, "masked_select");
   if (mask->dtype() != ScalarType::Bool) throw std::runtime_error("masked_select: expected BoolTensor for mask");
+  if (out && out->dtype() != self->dtype()) {
+    throw std::runtime_error("masked_select(): self and result must have the same scalar type");
+  }
   const Shape b = broadcast_shapes(self->sizes(), mask->sizes(), "masked_select");
   Tensor s = expand_to(self, b, "masked_select");
   Tensor m = expand_to(mask, b, "masked_select");

@@ -26,7 +26,7 @@ Scalar scalar_of(const Tensor& t);
 // PyTorch's overflow check for a number written into a tensor of dtype (fill values, scatter
 // values, assignments): RuntimeError "value cannot be converted to type ... without overflow".
 // Negative integers may wrap into uint8; inf and nan are allowed for floating dtypes.
-void check_value_fits(const Scalar& v, ScalarType dtype, bool check_16bit_floats);
+void check_value_fits(const char* op, const Scalar& v, ScalarType dtype, bool check_16bit_floats);
 
 }  // namespace ember
 

@@ -15,25 +15,25 @@ namespace ember::ops {
 namespace {
 
 // A shape with one -1 resolved against numel (PyTorch's infer_size).
-Shape infer_size(const Shape& shape, int64_t numel) {
+Shape infer_size(const char* op, const Shape& shape, int64_t numel) {
   Shape res = shape;
   int64_t known = 1;
   std::optional<size_t> infer;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
-      if (infer) throw std::runtime_error("only one dimension can be inferred");
+      if (infer) throw std::runtime_error(message(op, ": only one dimension can be inferred"));
       infer = i;
     } else if (shape[i] >= 0) {
       known *= shape[i];
     } else {
-      throw std::runtime_error(message("invalid shape dimension ", shape[i], " at index ", i, " of shape ",
+      throw std::runtime_error(message(op, ": invalid shape dimension ", shape[i], " at index ", i, " of shape ",
                                        shape_str(shape)));
     }
   }
   if (numel == known || (infer && known > 0 && numel % known == 0)) {
     if (infer) {
       if (known == 0) {
-        throw std::runtime_error(message("cannot reshape tensor of 0 elements into shape ", shape_str(shape),
+        throw std::runtime_error(message(op, ": cannot reshape tensor of 0 elements into shape ", shape_str(shape),
                                          " because the unspecified dimension size -1 can be any value and is "
                                          "ambiguous"));
       }
@@ -41,7 +41,7 @@ Shape infer_size(const Shape& shape, int64_t numel) {
     }
     return res;
   }
-  throw std::runtime_error(message("shape '", shape_str(shape), "' is invalid for input of size ", numel));
+  throw std::runtime_error(message(op, ": shape '", shape_str(shape), "' is invalid for input of size ", numel));
 }
 
 // Strides that let a tensor of (sizes, strides) be viewed as new_sizes without a copy, or
@@ -94,7 +94,7 @@ Tensor drop_dim_view(const Tensor& self, int64_t dim, int64_t extra_offset) {
 // ------------------------------------------------------------------ view / reshape
 
 Tensor view(const Tensor& self, const Shape& size) {
-  Shape shape = infer_size(size, self->numel());
+  Shape shape = infer_size("view", size, self->numel());
   auto st = view_strides(self->sizes(), self->strides(), shape);
   if (!st) {
     throw std::runtime_error(
@@ -105,7 +105,7 @@ Tensor view(const Tensor& self, const Shape& size) {
 }
 
 Tensor reshape(const Tensor& self, const Shape& shape_in) {
-  Shape shape = infer_size(shape_in, self->numel());
+  Shape shape = infer_size("reshape", shape_in, self->numel());
   if (auto st = view_strides(self->sizes(), self->strides(), shape)) {
     return make_view(self, std::move(shape), std::move(*st), self->offset());
   }
@@ -136,7 +136,7 @@ Tensor unflatten(const Tensor& self, int64_t dim, const Shape& sizes) {
   const int64_t dsize = self->sizes()[d];
   Shape resolved;
   try {
-    resolved = infer_size(sizes, dsize);
+    resolved = infer_size("unflatten", sizes, dsize);
   } catch (const std::runtime_error&) {
     int infer = 0;
     for (int64_t s : sizes) infer += s == -1;
@@ -216,12 +216,12 @@ Tensor expand(const Tensor& self, const Shape& size) {
     int64_t target = size[i];
     if (d < 0) {
       if (target < 0) {
-        throw std::runtime_error(message("The expanded size of the tensor (", target,
+        throw std::runtime_error(message("expand: The expanded size of the tensor (", target,
                                          ") isn't allowed in a leading, non-existing dimension ", i));
       }
       sz[i] = target;
-      st[i] = sz[i] == 1 && i + 1 < n ? sz[i + 1] * st[i + 1] : 0;
-      if (sz[i] == 1 && i + 1 >= n) st[i] = 1;
+      // a new size-1 dim gets the stride it would have in a contiguous layout (all 0 for 0-d)
+      st[i] = sz[i] == 1 && nd > 0 ? sz[i + 1] * st[i + 1] : 0;
       continue;
     }
     const int64_t cur = self->sizes()[d];
@@ -233,7 +233,7 @@ Tensor expand(const Tensor& self, const Shape& size) {
       sz[i] = target;
       st[i] = 0;
     } else {
-      throw std::runtime_error(message("The expanded size of the tensor (", target,
+      throw std::runtime_error(message("expand: The expanded size of the tensor (", target,
                                        ") must match the existing size (", cur, ") at non-singleton dimension ",
                                        i, ".  Target sizes: ", shape_str(size),
                                        ".  Tensor sizes: ", shape_str(self->sizes())));
@@ -253,7 +253,7 @@ Tensor squeeze(const Tensor& self, const std::optional<Shape>& dim) {
     std::vector<bool> seen(std::max<int64_t>(nd, 1), false);
     for (int64_t x : *dim) {
       const int64_t d = wrap_dim(x, nd, "squeeze");
-      if (seen[d]) throw std::runtime_error(message("dim ", d, " appears multiple times in the list of dims"));
+      if (seen[d]) throw std::runtime_error(message("squeeze: dim ", d, " appears multiple times in the list of dims"));
       seen[d] = true;
       if (nd > 0 && self->sizes()[d] == 1) drop[d] = true;
     }
@@ -285,12 +285,12 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   const int64_t d = wrap_dim(dim, self->dim(), "narrow");
   const int64_t size = self->sizes()[d];
   if (start < -size || start > size) {
-    throw IndexError(message("start out of range (expected to be in range of [", -size, ", ", size,
+    throw IndexError(message("narrow(): start out of range (expected to be in range of [", -size, ", ", size,
                              "], but got ", start, ")"));
   }
   if (start < 0) start += size;
   if (start + length > size) {
-    throw std::runtime_error(message("start (", start, ") + length (", length, ") exceeds dimension size (", size,
+    throw std::runtime_error(message("narrow(): start (", start, ") + length (", length, ") exceeds dimension size (", size,
                                      ")."));
   }
   Shape sz = self->sizes();
@@ -368,7 +368,7 @@ std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
 }
 
 std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
-  if (self->dim() == 0) throw IndexError("Dimension specified as 0 but tensor has no dimensions");
+  if (self->dim() == 0) throw IndexError("unbind: Dimension specified as 0 but tensor has no dimensions");
   const int64_t d = wrap_dim(dim, self->dim(), "unbind");
   std::vector<Tensor> parts;
   parts.reserve(self->sizes()[d]);
@@ -379,7 +379,7 @@ std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
 // ------------------------------------------------------------------ cat / stack
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim, const Tensor& out) {
-  if (tensors.empty()) throw ValueError("torch.cat(): expected a non-empty list of Tensors");
+  if (tensors.empty()) throw ValueError("cat(): expected a non-empty list of Tensors");
   // legacy: 1-d empty tensors are skipped whatever their shape along other dims
   std::vector<const Tensor*> used;
   ScalarType dtype = ScalarType::Undefined;
@@ -387,7 +387,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim, const Tensor& out) {
     const Tensor& t = tensors[i];
     check_cpu(t, "cat");
     if (t->dim() == 0) {
-      throw std::runtime_error(message("zero-dimensional tensor (at position ", i, ") cannot be concatenated"));
+      throw std::runtime_error(message("cat(): zero-dimensional tensor (at position ", i, ") cannot be concatenated"));
     }
     dtype = dtype == ScalarType::Undefined ? t->dtype() : promote_types(dtype, t->dtype());
     if (!(t->dim() == 1 && t->numel() == 0)) used.push_back(&t);
@@ -405,13 +405,13 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim, const Tensor& out) {
     for (size_t k = 0; k < used.size(); ++k) {
       const Tensor& t = *used[k];
       if (t->dim() != nd) {
-        throw std::runtime_error(message("Tensors must have same number of dimensions: got ", nd, " and ", t->dim()));
+        throw std::runtime_error(message("cat(): Tensors must have same number of dimensions: got ", nd, " and ", t->dim()));
       }
       for (int64_t j = 0; j < nd; ++j) {
         if (j != d && t->sizes()[j] != first->sizes()[j]) {
           // the position in the caller's list
           size_t pos = static_cast<size_t>(&t - tensors.data());
-          throw std::runtime_error(message("Sizes of tensors must match except in dimension ", d, ". Expected size ",
+          throw std::runtime_error(message("cat(): Sizes of tensors must match except in dimension ", d, ". Expected size ",
                                            first->sizes()[j], " but got size ", t->sizes()[j],
                                            " for tensor number ", pos, " in the list."));
         }
@@ -422,7 +422,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim, const Tensor& out) {
   if (out) {
     check_cpu(out, "cat");
     if (!can_cast(dtype, out->dtype())) {
-      throw TypeError(message("torch.cat(): input types can't be cast to the desired output type ",
+      throw TypeError(message("cat(): input types can't be cast to the desired output type ",
                               dtype_name(out->dtype())));
     }
   }
@@ -504,7 +504,7 @@ Tensor flip(const Tensor& self, const Shape& dims) {
   std::vector<bool> flipped(std::max<int64_t>(nd, 1), false);
   for (int64_t x : dims) {
     const int64_t d = wrap_dim(x, nd, "flip");
-    if (flipped[d]) throw std::runtime_error(message("dim ", d, " appears multiple times in the list of dims"));
+    if (flipped[d]) throw std::runtime_error(message("flip: dim ", d, " appears multiple times in the list of dims"));
     flipped[d] = true;
   }
   Tensor out = ember::empty(self->sizes(), self->dtype());
@@ -540,7 +540,7 @@ Tensor repeat(const Tensor& self, const Shape& repeats) {
   const int64_t nd = self->dim(), n = static_cast<int64_t>(repeats.size());
   if (n < nd) {
     throw std::runtime_error(
-        "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
+        "repeat: Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
   }
   Shape in_sz(n, 1), in_st(n, 0), shape(n);
   for (int64_t d = 0; d < nd; ++d) {
@@ -550,7 +550,7 @@ Tensor repeat(const Tensor& self, const Shape& repeats) {
   for (int64_t i = 0; i < n; ++i) shape[i] = in_sz[i] * repeats[i];
   for (int64_t r : repeats) {
     if (r < 0) {
-      throw std::runtime_error(message("Trying to create tensor with negative dimension ",
+      throw std::runtime_error(message("repeat: Trying to create tensor with negative dimension ",
                                        *std::min_element(shape.begin(), shape.end()), ": ", shape_str(shape)));
     }
   }
@@ -621,6 +621,10 @@ void zero_triangle(const Tensor& res, int64_t diagonal, bool lower) {
 
 Tensor triangle(const char* op, const Tensor& self, int64_t diagonal, const Tensor& out, bool lower) {
   if (self->dim() < 2) throw std::runtime_error(message(op, ": input tensor must have at least 2 dimensions"));
+  if (out && out->dtype() != self->dtype()) {
+    throw std::runtime_error(message(op, ": Expected out tensor to have dtype ", dtype_name(self->dtype()), ", but got ",
+                                     dtype_name(out->dtype()), " instead"));
+  }
   if (out == self) {
     zero_triangle(self, diagonal, lower);
     return self;
