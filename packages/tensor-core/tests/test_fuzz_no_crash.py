@@ -41,7 +41,7 @@ CHILD = textwrap.dedent(
         fn = getattr(et, name)
         args_lists = [()] + [(a,) for a in pool]
         args_lists += [(random.choice(pool), random.choice(pool)) for _ in range(60)]
-        args_lists += [(random.choice(pool), random.choice(pool), random.choice(pool)) for _ in range(60)]
+        args_lists += [tuple(random.choice(pool) for _ in range(3)) for _ in range(60)]
         for args in args_lists:
             try:
                 fn(*args)
