@@ -23,16 +23,6 @@
 namespace ember {
 namespace {
 
-// f(U{}) with U an unsigned type of the element size: copies need no more than that.
-template <typename F> void dispatch_itemsize(size_t n, F&& f) {
-  switch (n) {
-    case 1: f(uint8_t{}); break;
-    case 2: f(uint16_t{}); break;
-    case 4: f(uint32_t{}); break;
-    case 8: f(uint64_t{}); break;
-    default: throw std::runtime_error(message("unsupported element size ", n));
-  }
-}
 
 // An integer index tensor as contiguous int64 (int32 is widened).
 Tensor contiguous_int64(const Tensor& idx) { return as_contiguous(to_dtype(idx, ScalarType::Int64)); }

@@ -33,6 +33,17 @@ void fill_with(const Tensor& dst, const Scalar& value);
 Tensor prepare_out(const char* op, const Tensor& out, const Shape& shape, ScalarType dtype);
 Tensor finish_out(const char* op, const Tensor& out, const Tensor& result);
 
+// Calls f(U{}) with U an unsigned type of the element size: copies need no more than that.
+template <typename F> void dispatch_itemsize(size_t n, F&& f) {
+  switch (n) {
+    case 1: f(uint8_t{}); break;
+    case 2: f(uint16_t{}); break;
+    case 4: f(uint32_t{}); break;
+    case 8: f(uint64_t{}); break;
+    default: throw std::runtime_error(message("unsupported element size ", n));
+  }
+}
+
 // An int64 `index` argument check: dtype int64 (int32 accepted), device cpu.
 void check_index_tensor(const char* op, const Tensor& index);
 

@@ -487,16 +487,6 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim, const Tensor& out)
 // ------------------------------------------------------------------ copies: flip, repeat
 
 namespace {
-// f(U{}) with U an unsigned type of the element size: copies need no more than that.
-template <typename F> void dispatch_itemsize(size_t n, F&& f) {
-  switch (n) {
-    case 1: f(uint8_t{}); break;
-    case 2: f(uint16_t{}); break;
-    case 4: f(uint32_t{}); break;
-    case 8: f(uint64_t{}); break;
-    default: throw std::runtime_error(message("unsupported element size ", n));
-  }
-}
 }  // namespace
 
 Tensor flip(const Tensor& self, const Shape& dims) {
