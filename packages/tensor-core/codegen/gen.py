@@ -28,6 +28,11 @@ TYPES = {
     "Tensor|Scalar": ("const Tensor&", "const Operand&", "Tensor | float"),
     "Tensor|Scalar?": ("const Tensor&", "std::optional<Operand>", "Tensor | float | None"),
     "Tensor[]": ("const std::vector<Tensor>&", "const std::vector<Tensor>&", "Sequence[Tensor]"),
+    "Tensor?[]": (
+        "const std::vector<Tensor>&",
+        "const std::vector<std::optional<Tensor>>&",
+        "Sequence[Tensor | None]",
+    ),
     "Scalar": ("const Scalar&", "const Scalar&", "float"),
     "Scalar?": ("std::optional<Scalar>", "std::optional<Scalar>", "float | None"),
     "int": ("int64_t", "int64_t", "int"),
@@ -353,6 +358,8 @@ def unwrap(arg: Arg) -> str:
         return f"{arg.name}.t"
     if arg.type == "Tensor|Scalar?":
         return f"({arg.name} ? {arg.name}->t : Tensor())"
+    if arg.type == "Tensor?[]":
+        return f"unwrap_optionals({arg.name})"
     return arg.name
 
 
@@ -390,8 +397,8 @@ def cpp_default(arg: Arg) -> str:
 def grad_check(op: Op) -> str:
     terms = []
     for a in op.args:
-        if a.type.startswith("Tensor[]"):
-            terms.append(f"any_requires_grad({a.name})")
+        if a.type in ("Tensor[]", "Tensor?[]"):
+            terms.append(f"any_requires_grad({unwrap(a)})")
         elif a.type.startswith("Tensor"):
             terms.append(f"needs_grad({unwrap(a)})")
     return " || ".join(terms) if terms else "false"

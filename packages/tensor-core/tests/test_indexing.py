@@ -509,3 +509,29 @@ def test_topk_errors(lib):
         lib.zeros(3).topk(4)
     with pytest.raises(IndexError):
         lib.zeros(3).topk(1, dim=2)
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put_matches_numpy(lib, accumulate):
+    base = np.arange(12, dtype=np.float32).reshape(3, 4)
+    rows = np.array([0, 2, 0])
+    vals = np.arange(12, 24, dtype=np.float32).reshape(3, 4)
+    want = base.copy()
+    if accumulate:
+        np.add.at(want, rows, vals)
+    else:
+        want[rows] = vals
+    x = lib.tensor(base)
+    v0 = x._version
+    r = x.index_put_((lib.tensor(rows),), lib.tensor(vals), accumulate=accumulate)
+    assert r is x and x._version > v0
+    if accumulate:  # with repeated indices only the accumulating form is deterministic
+        np.testing.assert_array_equal(x.numpy(), want)
+    # the out-of-place form leaves self alone; a bool mask covers its dims
+    mask = np.array([True, False, True])
+    y = lib.tensor(base).index_put((lib.tensor(mask),), lib.tensor(-1.0))
+    expect = base.copy()
+    expect[mask] = -1.0
+    np.testing.assert_array_equal(y.numpy(), expect)
+    with pytest.raises(IndexError):
+        lib.tensor(base).index_put_((lib.tensor([1.5]),), lib.tensor(1.0))

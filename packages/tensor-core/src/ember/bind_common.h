@@ -60,8 +60,15 @@ inline int64_t list_numel(const std::vector<Tensor>& ts) {
 inline bool needs_grad(const Tensor& t) { return t && t->requires_grad; }
 inline bool any_requires_grad(const std::vector<Tensor>& ts) {
   for (auto& t : ts)
-    if (t->requires_grad) return true;
+    if (t && t->requires_grad) return true;
   return false;
+}
+// A list of optional tensors as the ops take it: None becomes a null Tensor.
+inline std::vector<Tensor> unwrap_optionals(const std::vector<std::optional<Tensor>>& ts) {
+  std::vector<Tensor> out;
+  out.reserve(ts.size());
+  for (auto& t : ts) out.push_back(t ? *t : Tensor());
+  return out;
 }
 inline void bump_version(const Tensor& t) { t->storage()->bump_version(); }
 

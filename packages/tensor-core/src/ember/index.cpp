@@ -1024,3 +1024,66 @@ Tensor nonzero(const Tensor& self) {
 
 }  // namespace ops
 }  // namespace ember
+
+namespace ember::ops {
+
+// self[indices] = values (+= with accumulate; repeated indices add up). indices: one entry per
+// leading dim of self, an index tensor, a bool mask (covering as many dims as it has) or a null
+// tensor (None, a full slice). In place when out is self, else on a copy.
+Tensor index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate,
+                 const Tensor& out) {
+  Tensor target = out ? out : ops::clone(self);
+  if (values->dtype() != target->dtype()) {
+    throw std::runtime_error(message("index_put: the source and destination dtypes must match, got ",
+                                     dtype_name(target->dtype()), " for the destination and ", dtype_name(values->dtype()),
+                                     " for the source."));
+  }
+  std::vector<Tensor> adv;
+  int64_t d = 0;
+  for (const Tensor& t : indices) {
+    if (!t) {  // None: a full slice
+      adv.emplace_back();
+      ++d;
+      continue;
+    }
+    if (t->dtype() == ScalarType::Bool || t->dtype() == ScalarType::UInt8) {
+      Tensor m = to_dtype(t, ScalarType::Bool);
+      const int64_t k = m->dim();
+      if (d + k > target->dim()) {
+        throw IndexError(message("index_put: too many indices for tensor of dimension ", target->dim()));
+      }
+      for (int64_t j = 0; j < k; ++j) {
+        if (m->sizes()[j] != target->sizes()[d + j]) {
+          throw IndexError(message("The shape of the mask ", shape_str(m->sizes()), " at index ", j,
+                                   " does not match the shape of the indexed tensor ", shape_str(target->sizes()),
+                                   " at index ", d + j));
+        }
+      }
+      Tensor nz = ops::nonzero(m);
+      const int64_t n = nz->sizes()[0];
+      for (int64_t j = 0; j < k; ++j) adv.push_back(make_view(nz, {n}, {k}, nz->offset() + j));
+      d += k;
+      continue;
+    }
+    if (t->dtype() != ScalarType::Int64 && t->dtype() != ScalarType::Int32) {
+      throw IndexError("tensors used as indices must be long, int, byte or bool tensors");
+    }
+    adv.push_back(t);
+    ++d;
+  }
+  if (d > target->dim()) {
+    throw IndexError(message("index_put: too many indices for tensor of dimension ", target->dim(), " (got ", d, ")"));
+  }
+  bool any = false;
+  for (const Tensor& t : adv) any |= static_cast<bool>(t);
+  if (any) {
+    ember::index_put(target, adv, values, accumulate);
+  } else {  // only full slices: the whole tensor
+    Tensor v = ops::expand(values, target->sizes());
+    if (accumulate) ops::add(target, v, Scalar::from_int(1), target);
+    else copy_into(target, v->storage() == target->storage() ? ops::clone(v) : v);
+  }
+  return target;
+}
+
+}  // namespace ember::ops

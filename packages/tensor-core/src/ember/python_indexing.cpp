@@ -441,71 +441,6 @@ void setitem(py::object py_self, py::handle key, py::handle value) {
   }
 }
 
-// Tensor.index_put_(indices, values, accumulate): indices is a sequence of index tensors (bool
-// masks allowed; None is a full slice), one per leading dim of self.
-void index_put_impl(const Tensor& self, py::handle indices, const Tensor& values, bool accumulate) {
-  if (!PyTuple_Check(indices.ptr()) && !PyList_Check(indices.ptr())) {
-    throw TypeError(message("index_put_(): indices must be a tuple or list of tensors, got ",
-                            Py_TYPE(indices.ptr())->tp_name));
-  }
-  if (values->dtype() != self->dtype()) {
-    throw std::runtime_error(message("Index put requires the source and destination dtypes match, got ",
-                                     dtype_name(self->dtype()), " for the destination and ", dtype_name(values->dtype()),
-                                     " for the source."));
-  }
-  py::sequence seq = py::reinterpret_borrow<py::sequence>(indices);
-  std::vector<Tensor> adv;
-  int64_t d = 0;
-  for (py::handle h : seq) {
-    if (h.is_none()) {
-      adv.emplace_back();
-      ++d;
-      continue;
-    }
-    Tensor t;
-    if (!load_tensor(h.ptr(), t)) {
-      throw TypeError(message("index_put_(): expected Tensor or None as an index, got ", Py_TYPE(h.ptr())->tp_name));
-    }
-    if (t->dtype() == ScalarType::Bool || t->dtype() == ScalarType::UInt8) {
-      Tensor m = to_dtype(t, ScalarType::Bool);
-      const int64_t k = m->dim();
-      if (d + k > self->dim()) {
-        throw IndexError(message("too many indices for tensor of dimension ", self->dim()));
-      }
-      for (int64_t j = 0; j < k; ++j) {
-        if (m->sizes()[j] != self->sizes()[d + j]) {
-          throw IndexError(message("The shape of the mask ", shape_str(m->sizes()), " at index ", j,
-                                   " does not match the shape of the indexed tensor ", shape_str(self->sizes()),
-                                   " at index ", d + j));
-        }
-      }
-      Tensor nz = ops::nonzero(m);
-      const int64_t n = nz->sizes()[0];
-      for (int64_t j = 0; j < k; ++j) adv.push_back(make_view(nz, {n}, {k}, nz->offset() + j));
-      d += k;
-      continue;
-    }
-    if (t->dtype() != ScalarType::Int64 && t->dtype() != ScalarType::Int32) {
-      throw IndexError("tensors used as indices must be long, int, byte or bool tensors");
-    }
-    adv.push_back(t);
-    ++d;
-  }
-  if (d > self->dim()) {
-    throw IndexError(message("too many indices for tensor of dimension ", self->dim(), " (got ", d, ")"));
-  }
-  bool any = false;
-  for (const Tensor& t : adv) any |= static_cast<bool>(t);
-  MaybeNoGil nogil(self->numel());
-  if (any) {
-    index_put(self, adv, values, accumulate);
-  } else {  // only full slices: the whole tensor
-    Tensor v = ops::expand(values, self->sizes());
-    if (accumulate) ops::add(self, v, Scalar::from_int(1), self);
-    else copy_into(self, v->storage() == self->storage() ? ops::clone(v) : v);
-  }
-}
-
 // self[key] += value for any key __setitem__ accepts (advanced indices with repeats add up):
 // the backward of __getitem__ for autograd providers.
 void index_add_key(const Tensor& self, py::handle key, py::handle value) {
@@ -529,28 +464,6 @@ void index_add_key(const Tensor& self, py::handle key, py::handle value) {
 }  // namespace
 
 void bind_indexing(TensorClass& cls) {
-  cls.def("index_put_", [](py::object self, py::handle indices, const Tensor& values, bool accumulate) {
-    Tensor t = self.cast<Tensor>();
-    index_put_impl(t, indices, values, accumulate);
-    t->storage()->bump_version();
-    if (autograd_hook_installed() && (t->requires_grad || values->requires_grad)) {
-      call_autograd_hook("index_put", "inplace", py::make_tuple(self, indices, py::cast(values), accumulate), self);
-    }
-    return self;
-  }, py::arg("indices"), py::arg("values"), py::arg("accumulate") = false,
-     "self[indices] = values in place (+= with accumulate, repeated indices adding up); indices is a tuple of "
-     "index tensors (bool masks allowed) for the leading dims.");
-  cls.def("index_put", [](py::object self, py::handle indices, const Tensor& values, bool accumulate) {
-    Tensor t = self.cast<Tensor>();
-    Tensor res = ops::clone(t);
-    index_put_impl(res, indices, values, accumulate);
-    py::object py_res = py::cast(res);
-    if (autograd_hook_installed() && (t->requires_grad || values->requires_grad)) {
-      call_autograd_hook("index_put", "function", py::make_tuple(self, indices, py::cast(values), accumulate), py_res);
-    }
-    return py_res;
-  }, py::arg("indices"), py::arg("values"), py::arg("accumulate") = false,
-     "Out-of-place index_put_.");
   cls.def("_index_add_key_", [](py::object self, py::handle key, py::handle value) {
     Tensor t = self.cast<Tensor>();
     index_add_key(t, key, value);
