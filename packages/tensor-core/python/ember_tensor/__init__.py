@@ -14,11 +14,13 @@ import os as _os
 def _preload_blas() -> None:
     # The extension links libscipy_openblas.so; loading it first by path lets the dynamic
     # loader resolve it wherever pip put the wheel.
-    try:
-        import scipy_openblas32 as _ob
-    except ImportError:
+    # find_spec, not import: importing scipy_openblas32 costs more than the whole core
+    import importlib.util
+
+    spec = importlib.util.find_spec("scipy_openblas32")
+    if spec is None or not spec.submodule_search_locations:
         return
-    path = _os.path.join(_ob.get_lib_dir(), "libscipy_openblas.so")
+    path = _os.path.join(spec.submodule_search_locations[0], "lib", "libscipy_openblas.so")
     if _os.path.exists(path):
         _ctypes.CDLL(path, mode=_ctypes.RTLD_GLOBAL)
 
