@@ -57,32 +57,13 @@ RETURNS = {
     "bool": ("bool", "bool"),
 }
 VARIANTS = {"function", "method", "inplace", "out"}
+ALL_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64",
+              "float16", "bfloat16", "float32", "float64"]  # ScalarType order
 DTYPE_SETS = {
-    "all": [
-        "bool",
-        "uint8",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "float16",
-        "bfloat16",
-        "float32",
-        "float64",
-    ],
-    "numeric": [
-        "uint8",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "float16",
-        "bfloat16",
-        "float32",
-        "float64",
-    ],
-    "integral": ["bool", "uint8", "int8", "int16", "int32", "int64"],
-    "float": ["float16", "bfloat16", "float32", "float64"],
+    "all": ALL_DTYPES,
+    "numeric": ALL_DTYPES[1:],
+    "integral": ALL_DTYPES[:6],
+    "float": ALL_DTYPES[6:],
 }
 DTYPE_INDEX = {n: i for i, n in enumerate(DTYPE_SETS["all"])}
 OPERATOR_KINDS = {"self", "reflected", "inplace"}

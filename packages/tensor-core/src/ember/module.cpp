@@ -5,13 +5,12 @@
 #include <chrono>
 
 #include "ember/ops_util.h"
+#include "ember/blas.h"
 #include "ember/python_api.h"
 #include "ember/parallel.h"
 
 namespace ember {
 
-__attribute__((weak)) void bind_indexing(TensorClass&) {}
-__attribute__((weak)) void set_blas_num_threads(int) {}
 
 namespace {
 

@@ -36,7 +36,4 @@ void bind_module_functions(py::module_& m);
 // python_indexing.cpp
 void bind_indexing(TensorClass& cls);
 
-// linalg.cpp: keeps BLAS threads in step with ours
-void set_blas_num_threads(int n);
-
 }  // namespace ember
