@@ -33,6 +33,7 @@ struct DeviceObject {
 };
 
 PyObject* dtype_object(ScalarType t);  // borrowed reference to the singleton
+py::object device_object(const Device& d);  // the shared (immutable) Python device object
 Device parse_device(py::handle h);     // "cpu", "cuda:0", device objects; ValueError otherwise
 bool scalar_from_python(py::handle h, Scalar& out);
 
@@ -195,7 +196,7 @@ template <> struct type_caster<ember::Device> {
     return true;
   }
   static handle cast(const ember::Device& d, return_value_policy, handle) {
-    return make_caster<ember::DeviceObject>::cast(ember::DeviceObject{d}, return_value_policy::move, handle());
+    return ember::device_object(d).release();
   }
 };
 

@@ -7,6 +7,7 @@
 
 #include "ember/iter.h"
 #include "ember/ops_util.h"
+#include "ember/simd.h"
 
 namespace ember {
 
@@ -16,7 +17,9 @@ inline void unary_loop(char** p, const int64_t* s, int64_t n, const F& f) {
   if (s[0] == sizeof(out_t) && s[1] == sizeof(in_t)) {
     out_t* o = reinterpret_cast<out_t*>(p[0]);
     const in_t* a = reinterpret_cast<const in_t*>(p[1]);
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(f(static_cast<acc>(a[i])));
+    simd_dispatch([&] {
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(f(static_cast<acc>(a[i])));
+    });
     return;
   }
   for (int64_t i = 0; i < n; ++i) {
@@ -33,13 +36,19 @@ inline void binary_loop(char** p, const int64_t* s, int64_t n, const F& f) {
   const in_t* a = reinterpret_cast<const in_t*>(p[1]);
   const in_t* b = reinterpret_cast<const in_t*>(p[2]);
   if (s[0] == so && s[1] == si && s[2] == si) {
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(f(static_cast<acc>(a[i]), static_cast<acc>(b[i])));
+    simd_dispatch([&] {
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(f(static_cast<acc>(a[i]), static_cast<acc>(b[i])));
+    });
   } else if (s[0] == so && s[1] == si && s[2] == 0) {
     const acc bv = static_cast<acc>(b[0]);
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(f(static_cast<acc>(a[i]), bv));
+    simd_dispatch([&] {
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(f(static_cast<acc>(a[i]), bv));
+    });
   } else if (s[0] == so && s[1] == 0 && s[2] == si) {
     const acc av = static_cast<acc>(a[0]);
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(f(av, static_cast<acc>(b[i])));
+    simd_dispatch([&] {
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(f(av, static_cast<acc>(b[i])));
+    });
   } else {
     for (int64_t i = 0; i < n; ++i) {
       *reinterpret_cast<out_t*>(p[0] + i * s[0]) = static_cast<out_t>(

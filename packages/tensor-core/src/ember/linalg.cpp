@@ -63,6 +63,9 @@ constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
 // Up to this many multiply-adds a single GEMM runs on one thread (OpenBLAS does not thread
 // below 4 * 65536 either), so a batch of them is spread over Ember's pool instead.
 constexpr int64_t kSmallGemm = 64 * 64 * 64;
+// Up to this size a batch of products (as many as threads, at least) runs one product per
+// thread rather than each product on all threads.
+constexpr int64_t kBatchedGemm = 256 * 256 * 256;
 
 // PyTorch's names in its messages: C++ type names ("float") and ScalarType names ("Float").
 const char* cpp_type_name(ScalarType t) {
@@ -279,12 +282,21 @@ template <typename T> bool gemm_blas(const Gemm<T>& g) {
     }
   };
   const int64_t work = g.M * g.N * g.K;
-  if (g.nbatch > 1 && work <= kSmallGemm) {
-    // many small products: one thread each (OpenBLAS runs these on the calling thread)
-    parallel_for(0, g.nbatch, std::max<int64_t>(1, kSmallGemm / std::max<int64_t>(work, 1)),
-                 [&](int64_t b, int64_t e) {
-                   for (int64_t bt = b; bt < e; ++bt) one(bt);
-                 });
+  const int threads = get_num_threads();
+  if (g.nbatch > 1 && (work <= kSmallGemm || (work <= kBatchedGemm && g.nbatch >= threads))) {
+    // many small products: the batch is split over Ember's pool and each product runs on
+    // one thread (OpenBLAS threading them as well would oversubscribe the cores)
+    set_blas_num_threads(1);
+    try {
+      parallel_for(0, g.nbatch, std::max<int64_t>(1, kSmallGemm / std::max<int64_t>(work, 1)),
+                   [&](int64_t b, int64_t e) {
+                     for (int64_t bt = b; bt < e; ++bt) one(bt);
+                   });
+    } catch (...) {
+      set_blas_num_threads(threads);
+      throw;
+    }
+    set_blas_num_threads(threads);
   } else {
     for (int64_t bt = 0; bt < g.nbatch; ++bt) one(bt);  // OpenBLAS threads each product
   }

@@ -8,6 +8,7 @@
 #include "ember/blas.h"
 #include "ember/python_api.h"
 #include "ember/parallel.h"
+#include "ember/simd.h"
 
 namespace ember {
 
@@ -16,11 +17,60 @@ namespace {
 
 py::object g_size_type;  // ember_tensor.Size, registered from Python
 
+// An ember_tensor.Size (a tuple subclass without a __dict__), filled in place as tuple's own
+// subtype constructor does, without a Python-level call.
 py::object make_size(const Shape& s) {
-  py::tuple t(s.size());
-  for (size_t i = 0; i < s.size(); ++i) t[i] = py::int_(s[i]);
-  if (g_size_type) return g_size_type(t);
-  return std::move(t);
+  const auto n = static_cast<Py_ssize_t>(s.size());
+  auto* type = g_size_type ? reinterpret_cast<PyTypeObject*>(g_size_type.ptr()) : &PyTuple_Type;
+  auto t = py::reinterpret_steal<py::object>(type->tp_alloc(type, n));
+  if (!t) throw py::error_already_set();
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* v = PyLong_FromLongLong(s[static_cast<size_t>(i)]);
+    if (!v) throw py::error_already_set();
+    PyTuple_SET_ITEM(t.ptr(), i, v);
+  }
+  return t;
+}
+
+// ---- attributes read on every op of a model, as plain CPython getters ----
+// pybind11's general dispatch costs about 100 ns a read; these skip it.
+template <PyObject* (*Get)(const TensorImpl&)>
+PyObject* fast_getter(PyObject* self, void*) {
+  try {
+    py::detail::make_caster<TensorImpl> c;
+    if (!c.load(self, false)) {
+      PyErr_SetString(PyExc_TypeError, "expected an ember Tensor");
+      return nullptr;
+    }
+    return Get(py::detail::cast_op<const TensorImpl&>(c));
+  } catch (...) {
+    py::detail::translate_exception(std::current_exception());
+    return nullptr;
+  }
+}
+
+PyObject* get_shape(const TensorImpl& t) { return make_size(t.sizes()).release().ptr(); }
+PyObject* get_dtype(const TensorImpl& t) {
+  PyObject* d = dtype_object(t.dtype());
+  Py_INCREF(d);
+  return d;
+}
+PyObject* get_device(const TensorImpl& t) { return device_object(t.device()).release().ptr(); }
+PyObject* get_ndim(const TensorImpl& t) { return PyLong_FromLongLong(t.dim()); }
+
+PyGetSetDef g_fast_attributes[] = {
+    {"shape", fast_getter<get_shape>, nullptr, "The size of each dim, as an ember.Size.", nullptr},
+    {"dtype", fast_getter<get_dtype>, nullptr, "The element type.", nullptr},
+    {"device", fast_getter<get_device>, nullptr, "Where the data lives.", nullptr},
+    {"ndim", fast_getter<get_ndim>, nullptr, "The number of dims.", nullptr},
+};
+
+void add_fast_attributes(TensorClass& cls) {
+  auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  for (PyGetSetDef& def : g_fast_attributes) {
+    auto descr = py::reinterpret_steal<py::object>(PyDescr_NewGetSet(type, &def));
+    if (!descr || PyObject_SetAttrString(cls.ptr(), def.name, descr.ptr()) != 0) throw py::error_already_set();
+  }
 }
 
 Tensor detach(const Tensor& self) {
@@ -82,8 +132,8 @@ int64_t dim_arg(const Tensor& t, int64_t d, const char* op) {
 }  // namespace
 
 void bind_tensor_class(py::module_& m, TensorClass& cls) {
-  cls.def_property_readonly("shape", [](const Tensor& t) { return make_size(t->sizes()); })
-      .def("size", [](const Tensor& t, py::object dim) -> py::object {
+  add_fast_attributes(cls);
+  cls.def("size", [](const Tensor& t, py::object dim) -> py::object {
         if (dim.is_none()) return make_size(t->sizes());
         return py::int_(t->sizes()[dim_arg(t, dim.cast<int64_t>(), "size")]);
       }, py::arg("dim") = py::none())
@@ -91,9 +141,6 @@ void bind_tensor_class(py::module_& m, TensorClass& cls) {
         if (dim.is_none()) return py::cast(t->strides());
         return py::int_(t->strides()[dim_arg(t, dim.cast<int64_t>(), "stride")]);
       }, py::arg("dim") = py::none())
-      .def_property_readonly("dtype", [](const Tensor& t) { return t->dtype(); })
-      .def_property_readonly("device", [](const Tensor& t) { return t->device(); })
-      .def_property_readonly("ndim", [](const Tensor& t) { return t->dim(); })
       .def_property_readonly("is_cpu", [](const Tensor& t) { return t->device().type == DeviceType::CPU; })
       .def_property_readonly("is_cuda", [](const Tensor& t) { return t->device().type == DeviceType::CUDA; })
       .def("dim", [](const Tensor& t) { return t->dim(); })
@@ -218,6 +265,18 @@ void bind_tensor_class(py::module_& m, TensorClass& cls) {
   m.def("_detach", &detach);
 }
 
+py::object device_object(const Device& d) {
+  // device objects are immutable: one per (type, index) is made and handed out again
+  constexpr int kCached = 64;
+  static PyObject* cache[2][kCached + 1] = {};
+  const int slot = d.index + 1;
+  const int type = d.type == DeviceType::CPU ? 0 : 1;
+  if (slot < 0 || slot > kCached) return py::cast(DeviceObject{d});
+  PyObject*& obj = cache[type][slot];
+  if (!obj) obj = py::cast(DeviceObject{d}).release().ptr();
+  return py::reinterpret_borrow<py::object>(obj);
+}
+
 void bind_module_functions(py::module_& m) {
   py::class_<DeviceObject>(m, "device", "Where a tensor lives: ember.device('cpu'), ember.device('cuda', 0).")
       .def(py::init([](py::object type, std::optional<int> index) {
@@ -281,25 +340,59 @@ void bind_module_functions(py::module_& m) {
     set_num_threads(n);
     set_blas_num_threads(n);
   }, py::arg("num"));
+  m.def("_cpu_capability", [] { return cpu_level_name(cpu_level()); },
+        "The SIMD level the kernels run at: 'avx512', 'avx2' or 'default' (capped by "
+        "EMBER_CPU_CAPABILITY).");
   m.def("get_default_dtype", [] { return default_float_dtype(); });
   m.def("set_default_dtype", &set_default_float_dtype, py::arg("d"));
   m.def("promote_types", &promote_types, py::arg("type1"), py::arg("type2"));
   m.def("can_cast", &can_cast, py::arg("from_"), py::arg("to"));
   m.def("result_type", [](const Operand& a, const Operand& b) { return result_type(a.t, b.t); },
         py::arg("tensor1"), py::arg("tensor2"));
-  m.def("memory_allocated", [] { return cpu_memory_stats().allocated; },
-        "Bytes held by live CPU tensors allocated by ember.");
-  m.def("max_memory_allocated", [] { return cpu_memory_stats().peak_allocated; });
-  m.def("reset_peak_memory_stats", &reset_peak_cpu_memory);
+  // CPU memory, named and shaped like torch.cuda's memory functions (host_allocator.h).
+  m.def("memory_allocated", [] { return cpu_memory_stats().allocated_bytes.current; },
+        "Bytes of CPU memory held by live tensors (in allocator blocks, so rounded up).");
+  m.def("max_memory_allocated", [] { return cpu_memory_stats().allocated_bytes.peak; },
+        "Peak of memory_allocated() since the start or reset_peak_memory_stats().");
+  m.def("memory_reserved", [] { return cpu_memory_stats().reserved_bytes.current; },
+        "Bytes of CPU memory the allocator holds from the OS: allocated plus cached.");
+  m.def("max_memory_reserved", [] { return cpu_memory_stats().reserved_bytes.peak; },
+        "Peak of memory_reserved() since the start or reset_peak_memory_stats().");
+  m.def("reset_peak_memory_stats", &reset_peak_cpu_memory,
+        "Sets every peak of memory_stats() to its current value.");
+  m.def("reset_accumulated_memory_stats", &reset_accumulated_cpu_memory,
+        "Zeroes memory_stats()'s cumulative counters (.allocated, .freed, num_*).");
+  m.def("empty_cache", [] {
+    py::gil_scoped_release nogil;
+    cpu_empty_cache();
+  }, "Returns the cached, unused CPU memory blocks to the OS; live tensors keep theirs.");
   m.def("memory_stats", [] {
-    MemoryStats s = cpu_memory_stats();
-    py::dict d;
-    d["allocated_bytes.all.current"] = s.allocated;
-    d["allocated_bytes.all.peak"] = s.peak_allocated;
-    d["num_alloc_retries"] = 0;
-    d["allocation.all.allocated"] = s.num_allocs;
+    const MemoryStats s = cpu_memory_stats();
+    py::dict d;  // keys inserted in sorted order, as torch.cuda.memory_stats returns them
+    auto put = [&d](const std::string& name, const MemoryStat& st) {
+      d[py::str(name + ".all.allocated")] = st.allocated;
+      d[py::str(name + ".all.current")] = st.current;
+      d[py::str(name + ".all.freed")] = st.freed;
+      d[py::str(name + ".all.peak")] = st.peak;
+    };
+    put("allocated_bytes", s.allocated_bytes);
+    put("allocation", s.allocation);
+    d["cache_limit_bytes"] = s.cache_limit;
+    d["num_alloc_retries"] = s.num_alloc_retries;
+    d["num_cache_hits"] = s.num_cache_hits;
+    d["num_cache_misses"] = s.num_cache_misses;
+    d["num_ooms"] = s.num_ooms;
+    d["num_os_allocs"] = s.segment.allocated;
+    d["num_os_frees"] = s.segment.freed;
+    put("requested_bytes", s.requested_bytes);
+    put("reserved_bytes", s.reserved_bytes);
+    put("segment", s.segment);
     return d;
-  });
+  }, "CPU allocator statistics as a dict with torch.cuda.memory_stats-style keys.");
+  m.def("_hold_cpu_allocator_lock", [](double seconds) {
+    py::gil_scoped_release nogil;
+    hold_cpu_allocator_lock(seconds);
+  }, py::arg("seconds"), "Tests only: holds the CPU allocator's lock (the GIL released).");
   m.def("_set_autograd_hook", &set_autograd_hook, py::arg("hook"),
         "Installs the autograd provider's hook(op, kind, args, result), or removes it with None.");
   m.def("_get_autograd_hook", &get_autograd_hook);

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ember/iter.h"
+#include "ember/parallel.h"
 
 namespace ember {
 
@@ -88,12 +89,67 @@ template <typename To, typename From> void convert_loop(char** p, const int64_t*
   }
 }
 
+// A same-dtype copy whose source runs along another dim than the destination (a transpose):
+// element by element along the destination's inner dim, every read would touch a new cache
+// line. Copies kTransposeTile x kTransposeTile tiles instead, so both sides use whole lines.
+// Returns false (nothing copied) when the layout is not such a transpose.
+constexpr int64_t kTransposeTile = 32;
+
+bool transposed_copy(const StridedLoop<2>& L, size_t itemsize) {
+  const int64_t nd = static_cast<int64_t>(L.shape.size()), last = nd - 1;
+  const int64_t item = static_cast<int64_t>(itemsize);
+  if (nd < 2 || L.strides[last][0] != item || L.strides[last][1] == item) return false;
+  int64_t k = -1;  // the dim along which the source is contiguous
+  for (int64_t d = 0; d < last; ++d) {
+    if (L.strides[d][1] == item) k = d;
+  }
+  if (k < 0 || L.shape[k] < kTransposeTile || L.shape[last] < kTransposeTile) return false;
+  const int64_t R = L.shape[k], C = L.shape[last];
+  const int64_t rt = (R + kTransposeTile - 1) / kTransposeTile, ct = (C + kTransposeTile - 1) / kTransposeTile;
+  int64_t outer = 1;
+  for (int64_t d = 0; d < last; ++d) outer *= d == k ? 1 : L.shape[d];
+  dispatch_itemsize(itemsize, [&](auto tag) {
+    using U = decltype(tag);
+    parallel_for(0, outer * rt * ct, std::max<int64_t>(1, kParallelGrain / (kTransposeTile * kTransposeTile)),
+                 [&](int64_t b, int64_t e) {
+      for (int64_t it = b; it < e; ++it) {
+        const int64_t tile = it % (rt * ct), o = it / (rt * ct);
+        const int64_t i0 = (tile / ct) * kTransposeTile, j0 = (tile % ct) * kTransposeTile;
+        char* dp = L.base[0];
+        const char* sp = L.base[1];
+        for (int64_t d = last - 1, rem = o; d >= 0; --d) {  // locate the outer index
+          if (d == k) continue;
+          const int64_t idx = rem % L.shape[d];
+          rem /= L.shape[d];
+          dp += idx * L.strides[d][0];
+          sp += idx * L.strides[d][1];
+        }
+        const int64_t ds = L.strides[k][0], ss = L.strides[last][1];
+        const int64_t ni = std::min(R - i0, kTransposeTile), nj = std::min(C - j0, kTransposeTile);
+        // through a buffer: every source and destination line is then read or written whole
+        // at once (reading straight across, lines a page apart would evict each other)
+        U buf[kTransposeTile * kTransposeTile];
+        for (int64_t j = 0; j < nj; ++j) {
+          const U* src = reinterpret_cast<const U*>(sp + (j0 + j) * ss) + i0;
+          for (int64_t i = 0; i < ni; ++i) buf[j * kTransposeTile + i] = src[i];
+        }
+        for (int64_t i = 0; i < ni; ++i) {
+          U* dst = reinterpret_cast<U*>(dp + (i0 + i) * ds) + j0;
+          for (int64_t j = 0; j < nj; ++j) dst[j] = buf[j * kTransposeTile + i];
+        }
+      }
+    });
+  });
+  return true;
+}
+
 }  // namespace
 
 void copy_into(const Tensor& dst, const Tensor& src) {
   Tensor s = expand_to(src, dst->sizes(), "copy_");
   if (dst->numel() == 0) return;
   auto L = make_loop<2>(dst->sizes(), {dst.get(), s.get()});
+  if (dst->dtype() == s->dtype() && transposed_copy(L, dst->itemsize())) return;
   dispatch_all(dst->dtype(), "copy_", [&](auto to_tag) {
     using To = decltype(to_tag);
     dispatch_all(s->dtype(), "copy_", [&](auto from_tag) {

@@ -20,17 +20,20 @@ int default_threads() {
   return hc == 0 ? 1 : static_cast<int>(hc);
 }
 
-// Workers wait for a job (a generation counter), each runs its share, the caller waits
-// for all to finish. One job at a time: callers are serialised by job_mu.
+// Workers spin briefly, then sleep, waiting for a job; the caller runs chunks too and waits
+// for the last one. A job is published as one 64-bit word (generation, chunk count, next
+// unclaimed chunk), so a worker claims a chunk with one compare-and-swap that also proves the
+// job is still the one it looked at: a late worker can never run a chunk of a newer job twice,
+// nor one of a finished job. One job at a time: callers are serialised.
 class Pool {
  public:
   explicit Pool(int workers) {
-    for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i] { work(i + 1); });
+    for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
   }
   ~Pool() {
     {
       std::lock_guard<std::mutex> g(mu_);
-      stop_ = true;
+      stop_.store(true);
     }
     cv_.notify_all();
     for (auto& t : threads_) t.join();
@@ -39,63 +42,90 @@ class Pool {
 
   void run(int nchunks, const std::function<void(int)>& task) {
     std::lock_guard<std::mutex> job(job_mu_);
+    task_.store(&task, std::memory_order_relaxed);
+    remaining_.store(nchunks, std::memory_order_relaxed);
+    error_ = nullptr;
+    const uint64_t gen = (generation(state_.load(std::memory_order_relaxed)) + 1) & 0xffffffffu;
+    state_.store(gen << 32 | static_cast<uint64_t>(nchunks) << 16, std::memory_order_release);
     {
-      std::lock_guard<std::mutex> g(mu_);
-      task_ = &task;
-      nchunks_ = nchunks;
-      next_.store(0);
-      pending_ = size();
-      error_ = nullptr;
-      ++generation_;
+      std::lock_guard<std::mutex> g(mu_);  // a worker about to sleep sees the job or the notify
     }
     cv_.notify_all();
-    drain();
-    std::unique_lock<std::mutex> lk(mu_);
-    if (--pending_ == 0) done_cv_.notify_all();
-    done_cv_.wait(lk, [this] { return pending_ == 0; });
-    task_ = nullptr;
+    drain(gen);
+    for (int spins = 0; remaining_.load(std::memory_order_acquire) != 0;) {
+      if (++spins < kCallerSpins) {
+        cpu_relax();
+        continue;
+      }
+      std::unique_lock<std::mutex> lk(mu_);
+      done_cv_.wait(lk, [this] { return remaining_.load(std::memory_order_acquire) == 0; });
+    }
     if (error_) std::rethrow_exception(error_);
   }
 
  private:
-  void drain() {
+  // About 100 us of spinning (a pause is 25-40 ns): back-to-back ops find the workers awake
+  // (a futex wake-up can cost more than a small op), and an idle process stops burning the
+  // cores soon after. The caller spins as long before it sleeps on the last chunk.
+  static constexpr int kWorkerSpins = 4000;
+  static constexpr int kCallerSpins = 4000;
+
+  static uint64_t generation(uint64_t s) { return s >> 32; }
+  static int count(uint64_t s) { return static_cast<int>((s >> 16) & 0xffffu); }
+  static int next(uint64_t s) { return static_cast<int>(s & 0xffffu); }
+
+  static void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+
+  void drain(uint64_t gen) {
     t_in_parallel = true;
     for (;;) {
-      int c = next_.fetch_add(1);
-      if (c >= nchunks_) break;
+      uint64_t s = state_.load(std::memory_order_acquire);
+      if (generation(s) != gen || next(s) >= count(s)) break;
+      if (!state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel)) continue;
       try {
-        (*task_)(c);
+        (*task_.load(std::memory_order_relaxed))(next(s));
       } catch (...) {
         std::lock_guard<std::mutex> g(mu_);
         if (!error_) error_ = std::current_exception();
       }
+      if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        { std::lock_guard<std::mutex> g(mu_); }
+        done_cv_.notify_all();
+      }
     }
     t_in_parallel = false;
   }
-  void work(int) {
+
+  void work() {
     uint64_t seen = 0;
     for (;;) {
-      {
+      uint64_t gen = generation(state_.load(std::memory_order_acquire));
+      for (int spins = 0; gen == seen; gen = generation(state_.load(std::memory_order_acquire))) {
+        if (stop_.load()) return;
+        if (++spins < kWorkerSpins) {
+          cpu_relax();
+          continue;
+        }
         std::unique_lock<std::mutex> lk(mu_);
-        cv_.wait(lk, [&] { return stop_ || generation_ != seen; });
-        if (stop_) return;
-        seen = generation_;
+        cv_.wait(lk, [&] { return stop_.load() || generation(state_.load(std::memory_order_acquire)) != seen; });
+        spins = 0;
       }
-      drain();
-      std::lock_guard<std::mutex> g(mu_);
-      if (--pending_ == 0) done_cv_.notify_all();
+      seen = gen;
+      drain(gen);
     }
   }
 
   std::vector<std::thread> threads_;
   std::mutex job_mu_, mu_;
   std::condition_variable cv_, done_cv_;
-  const std::function<void(int)>* task_ = nullptr;
-  int nchunks_ = 0;
-  std::atomic<int> next_{0};
-  int pending_ = 0;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
+  std::atomic<uint64_t> state_{0};  // generation << 32 | chunk count << 16 | next chunk
+  std::atomic<const std::function<void(int)>*> task_{nullptr};
+  std::atomic<int> remaining_{0};  // chunks of the current job not yet finished
+  std::atomic<bool> stop_{false};
   std::exception_ptr error_;
 };
 
@@ -148,7 +178,7 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
     return;
   }
   const int64_t max_chunks = (n + grain - 1) / grain;
-  const int nchunks = static_cast<int>(std::min<int64_t>(max_chunks, p->size()));
+  const int nchunks = static_cast<int>(std::min<int64_t>({max_chunks, p->size(), 0xffff}));
   const int64_t step = (n + nchunks - 1) / nchunks;
   std::function<void(int)> task = [&](int c) {
     int64_t b = begin + c * step;

@@ -31,6 +31,8 @@
 
 #include "ember/ops_util.h"
 #include "ember/parallel.h"
+#include "ember/simd.h"
+#include "ember/vec_math.h"
 
 namespace ember {
 namespace {
@@ -63,23 +65,6 @@ template <typename A, typename T> inline A load(T x) {
   }
 }
 
-inline uint32_t float_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-inline float bits_float(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-// c ? a : b as bit operations. In exp_f a plain selection gets the polynomial sunk into a
-// branch, which (with -ftrapping-math) GCC will not if-convert, and the loop stays scalar.
-inline float pick(bool c, float a, float b) {
-  const uint32_t m = 0u - static_cast<uint32_t>(c);
-  return bits_float((float_bits(a) & m) | (float_bits(b) & ~m));
-}
-template <typename A> inline A pick(bool c, A a, A b) { return c ? a : b; }
 // The larger (Max) or smaller of a and b, NaN if b is NaN; a is a running result. The plain
 // form is two selections (branch-free maxss and a blend along a dependency chain); the _vec
 // form selects with bit operations, the one way GCC (with -ftrapping-math) vectorises a loop
@@ -94,50 +79,18 @@ template <bool Max, typename A> inline A nan_extreme_vec(A a, A b) {
   else return nan_extreme<Max>(a, b);
 }
 
-// exp(x) for float in straight-line code that vectorises: x = n ln2 + r with |r| <= ln2 / 2,
-// exp(r) by its degree-7 Taylor polynomial (truncation error below 1e-8 relative), 2^n
-// applied in two factors so that results in the subnormal range come out right. Within 2 ulp
-// of std::exp (1.2 ulp at most over a sweep of float bit patterns); inf, -inf and nan behave
-// as in std::exp.
-inline float exp_f(float x) {
-  float xc = pick(x > -110.0f, x, -110.0f);  // exp(-110) is 0 in float, exp(89) is inf
-  xc = pick(xc < 89.0f, xc, 89.0f);
-  const float t = xc * 1.44269504088896341f + 12582912.0f;  // 1.5 * 2^23 rounds to an integer
-  const float n = t - 12582912.0f;
-  const float r = (xc - n * 0.693359375f) + n * 2.12194440e-4f;  // ln2 in two parts
-  float p = 1.0f / 5040;
-  p = p * r + 1.0f / 720;
-  p = p * r + 1.0f / 120;
-  p = p * r + 1.0f / 24;
-  p = p * r + 1.0f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  const int32_t ni = static_cast<int32_t>(n);
-  const int32_t n1 = ni / 2, n2 = ni - n1;
-  const float s1 = bits_float(static_cast<uint32_t>(n1 + 127) << 23);
-  const float s2 = bits_float(static_cast<uint32_t>(n2 + 127) << 23);
-  return pick(x != x, x, p * s1 * s2);
-}
-
-template <typename A> inline A exp_(A x) {
-  if constexpr (std::is_same_v<A, float>) return exp_f(x);
-  else return std::exp(x);
-}
 
 // max (Max) or min of a run in opmath, vectorised; a NaN anywhere gives NaN. `f` maps each
 // element first (abs for norms).
 template <bool Max, typename T, typename F>
 opmath_t<T> extreme_run(const T* p, int64_t n, F f) {
   using A = opmath_t<T>;
-  constexpr int L = 16;
+  constexpr int L = 32;
   const A init = Max ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::infinity();
-  if (n < L) {
-    A r = init;
-    for (int64_t i = 0; i < n; ++i) r = nan_extreme<Max>(r, f(load<A>(p[i])));
-    return r;
-  }
-  A m[L], bad[L];  // bad: the last NaN seen in the lane (0 if none)
+  // plain selections (max/min instructions) plus a separate NaN flag per lane: the compiler
+  // vectorises this form best
+  A m[L];
+  uint32_t bad[L];
   for (int j = 0; j < L; ++j) {
     m[j] = init;
     bad[j] = 0;
@@ -146,20 +99,20 @@ opmath_t<T> extreme_run(const T* p, int64_t n, F f) {
   for (; i + L <= n; i += L) {
     for (int j = 0; j < L; ++j) {
       const A x = f(load<A>(p[i + j]));
-      m[j] = pick(Max ? x > m[j] : x < m[j], x, m[j]);
-      bad[j] = pick(x != x, x, bad[j]);
+      m[j] = (Max ? x > m[j] : x < m[j]) ? x : m[j];
+      bad[j] |= x != x;
     }
   }
   for (int j = 0; i + j < n; ++j) {
     const A x = f(load<A>(p[i + j]));
-    m[j] = pick(Max ? x > m[j] : x < m[j], x, m[j]);
-    bad[j] = pick(x != x, x, bad[j]);
+    m[j] = (Max ? x > m[j] : x < m[j]) ? x : m[j];
+    bad[j] |= x != x;
   }
   A r = m[0];
-  bool any = false;
+  uint32_t any = 0;
   for (int j = 0; j < L; ++j) {
     r = (Max ? m[j] > r : m[j] < r) ? m[j] : r;
-    any |= bad[j] != bad[j];
+    any |= bad[j];
   }
   return any ? std::numeric_limits<A>::quiet_NaN() : r;
 }
@@ -333,7 +286,11 @@ inline int64_t left_size(int64_t n) {
 // Pairwise reduction of a run: leaves of kLeaf elements merged along a fixed tree.
 template <typename Op>
 typename Op::acc_t tree_run(const Op& op, const typename Op::in_t* p, int64_t n, int64_t base) {
-  if (n <= kLeaf) return op.run(p, n, base);
+  if (n <= kLeaf) {
+    typename Op::acc_t r;
+    simd_dispatch([&] { r = op.run(p, n, base); });
+    return r;
+  }
   const int64_t h = left_size((n + kLeaf - 1) / kLeaf) * kLeaf;
   auto a = tree_run(op, p, h, base);
   return op.combine(a, tree_run(op, p + h, n - h, base + h));
@@ -383,7 +340,7 @@ template <typename Op> void reduce_columns(const Op& op, const Plan& P) {
   const int64_t groups = (K + kColGroup - 1) / kColGroup;
   const int64_t items = O * tiles * groups;
   std::unique_ptr<acc_t[]> partial(groups > 1 ? new acc_t[static_cast<size_t>(groups * O * I)] : nullptr);
-  auto item = [&](int64_t it) {
+  auto item = [&](int64_t it) { simd_dispatch([&] {
     const int64_t g = it % groups, t = (it / groups) % tiles, o = it / groups / tiles;
     const int64_t i0 = t * kTile, w = std::min(kTile, I - i0);
     const int64_t k0 = g * kColGroup, k1 = std::min(K, k0 + kColGroup);
@@ -404,7 +361,7 @@ template <typename Op> void reduce_columns(const Op& op, const Plan& P) {
     } else {
       for (int64_t j = 0; j < w; ++j) partial[static_cast<size_t>(g * O * I + r0 + j)] = total[j];
     }
-  };
+  }); };
   const int64_t per_item = std::min(I, kTile) * std::min(K, kColGroup);
   parallel_for(0, items, std::max<int64_t>(1, kParallelGrain / per_item), [&](int64_t b, int64_t e) {
     for (int64_t it = b; it < e; ++it) item(it);
@@ -452,7 +409,7 @@ template <typename T, typename Out, bool Prod> struct SumOp {
     if constexpr (Prod) return a * b;
     else return a + b;
   }
-  acc_t run(const T* p, int64_t n, int64_t base) const { return lanes_run<16>(*this, p, n, base); }
+  acc_t run(const T* p, int64_t n, int64_t base) const { return lanes_run<64>(*this, p, n, base); }
   void write(int64_t r, acc_t a) const {
     if constexpr (is_fp_v<acc_t>) {
       if (divisor != 0) {
@@ -1013,7 +970,7 @@ Tensor logsumexp(const Tensor& self, const Shape& dim, bool keepdim, const Tenso
       A m[kTile], s[kTile];
       for (int64_t it = b; it < e; ++it) {
         const int64_t oi = it / tiles, i0 = (it % tiles) * kTile, w = std::min(kTile, I - i0);
-        column_max_expsum(in + oi * K * I + i0, K, I, w, m, s);
+        simd_dispatch([&] { column_max_expsum(in + oi * K * I + i0, K, I, w, m, s); });
         for (int64_t j = 0; j < w; ++j) {
           o[oi * I + i0 + j] = static_cast<T>(std::isfinite(m[j]) ? std::log(s[j]) + m[j] : m[j]);
         }
@@ -1095,7 +1052,7 @@ void softmax_kernel(const T* in, T* out, int64_t O, int64_t K, int64_t I) {
     parallel_for(0, O, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(K, 1)),
                  [&](int64_t b, int64_t e) {
       std::vector<A> buf(std::is_same_v<A, T> ? 0 : static_cast<size_t>(2 * K));
-      for (int64_t o = b; o < e; ++o) {
+      simd_dispatch([&] { for (int64_t o = b; o < e; ++o) {
         if constexpr (std::is_same_v<A, T>) {
           softmax_row<Log>(in + o * K, out + o * K, K);
         } else {  // 16-bit floats: through a float row
@@ -1105,7 +1062,7 @@ void softmax_kernel(const T* in, T* out, int64_t O, int64_t K, int64_t I) {
           softmax_row<Log>(buf.data(), buf.data() + K, K);
           for (int64_t k = 0; k < K; ++k) y[k] = static_cast<T>(buf[K + k]);
         }
-      }
+      } });
     });
     return;
   }
@@ -1113,7 +1070,7 @@ void softmax_kernel(const T* in, T* out, int64_t O, int64_t K, int64_t I) {
   parallel_for(0, O * tiles, std::max<int64_t>(1, kParallelGrain / (K * std::min(I, kTile) + 1)),
                [&](int64_t b, int64_t e) {
     A m[kTile], s[kTile];
-    for (int64_t it = b; it < e; ++it) {
+    simd_dispatch([&] { for (int64_t it = b; it < e; ++it) {
       const int64_t o = it / tiles, i0 = (it % tiles) * kTile, w = std::min(kTile, I - i0);
       const T* x = in + o * K * I + i0;
       T* y = out + o * K * I + i0;
@@ -1129,7 +1086,7 @@ void softmax_kernel(const T* in, T* out, int64_t O, int64_t K, int64_t I) {
           for (int64_t j = 0; j < w; ++j)
             y[k * I + j] = static_cast<T>(exp_(load<A>(x[k * I + j]) - m[j]) * s[j]);
       }
-    }
+    } });
   });
 }
 

@@ -26,7 +26,8 @@ struct Device {
   std::string str() const;  // "cpu", "cuda:0"
 };
 
-// Host or device memory provider. Implementations must be thread-safe.
+// Host or device memory provider. Implementations must be thread-safe. deallocate() gets
+// the same nbytes that allocate() was called with.
 class Allocator {
  public:
   virtual ~Allocator() = default;
@@ -34,15 +35,44 @@ class Allocator {
   virtual void deallocate(void* ptr, size_t nbytes) = 0;
 };
 
-struct MemoryStats {
-  int64_t allocated = 0;       // bytes held by live storages
-  int64_t peak_allocated = 0;  // high-water mark of `allocated`
-  int64_t num_allocs = 0;      // allocate() calls
+// One statistic as torch.cuda.memory_stats reports it: "<name>.all.current/peak/allocated/freed".
+struct MemoryStat {
+  int64_t current = 0;
+  int64_t peak = 0;       // high-water mark of current since the last reset_peak()
+  int64_t allocated = 0;  // cumulative increase
+  int64_t freed = 0;      // cumulative decrease
+  void increase(int64_t n) {
+    current += n;
+    allocated += n;
+    if (current > peak) peak = current;
+  }
+  void decrease(int64_t n) {
+    current -= n;
+    freed += n;
+  }
 };
 
+// A caching allocator's statistics (host_allocator.h has the meaning of each).
+struct MemoryStats {
+  MemoryStat allocated_bytes;  // block bytes handed out and not yet given back
+  MemoryStat reserved_bytes;   // block bytes held from the OS: allocated + cached
+  MemoryStat requested_bytes;  // like allocated_bytes, but the sizes asked for (unrounded)
+  MemoryStat allocation;       // number of blocks handed out
+  MemoryStat segment;          // number of blocks held from the OS
+  int64_t num_cache_hits = 0;     // allocations served from the cache
+  int64_t num_cache_misses = 0;   // allocations that went to the OS
+  int64_t num_alloc_retries = 0;  // OS refusals answered by emptying the cache and retrying
+  int64_t num_ooms = 0;           // allocations that failed even after the retry
+  int64_t cache_limit = 0;        // the most bytes kept cached (0 when caching is off)
+};
+
+// The CPU (host) caching allocator, created at first use (host_allocator.cpp).
 Allocator* cpu_allocator();
 MemoryStats cpu_memory_stats();
-void reset_peak_cpu_memory();
+void reset_peak_cpu_memory();         // peaks := current values
+void reset_accumulated_cpu_memory();  // cumulative counters := 0
+void cpu_empty_cache();               // returns every cached (unused) block to the OS
+void hold_cpu_allocator_lock(double seconds);  // tests only: fork while the lock is held
 
 // A reference-counted block of memory. Views share one Storage, and with it the version
 // counter that in-place writes bump (autograd uses it to detect modified saved tensors).

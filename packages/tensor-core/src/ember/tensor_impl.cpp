@@ -28,40 +28,7 @@ std::string Device::str() const {
   return s;
 }
 
-// ---- CPU allocator ----
-namespace {
-
-std::atomic<int64_t> g_allocated{0}, g_peak{0}, g_num_allocs{0};
-
-class CpuAllocator final : public Allocator {
- public:
-  void* allocate(size_t nbytes) override {
-    // 64-byte alignment for vector loads; aligned_alloc needs a multiple of the alignment
-    size_t rounded = (std::max<size_t>(nbytes, 1) + 63) & ~size_t(63);
-    void* p = std::aligned_alloc(64, rounded);
-    if (!p) throw std::runtime_error(message("out of memory: failed to allocate ", nbytes, " bytes on cpu"));
-    int64_t now = g_allocated.fetch_add(static_cast<int64_t>(nbytes)) + static_cast<int64_t>(nbytes);
-    int64_t peak = g_peak.load();
-    while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
-    }
-    g_num_allocs.fetch_add(1);
-    return p;
-  }
-  void deallocate(void* p, size_t nbytes) override {
-    std::free(p);
-    g_allocated.fetch_sub(static_cast<int64_t>(nbytes));
-  }
-};
-
-}  // namespace
-
-Allocator* cpu_allocator() {
-  static CpuAllocator a;
-  return &a;
-}
-
-MemoryStats cpu_memory_stats() { return {g_allocated.load(), g_peak.load(), g_num_allocs.load()}; }
-void reset_peak_cpu_memory() { g_peak.store(g_allocated.load()); }
+// The CPU allocator lives in host_allocator.cpp.
 
 // ---- Storage ----
 Storage::Storage(size_t nbytes, Allocator* allocator, Device device)

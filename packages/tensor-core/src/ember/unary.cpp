@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "ember/elementwise.h"
+#include "ember/vec_math.h"
 
 namespace ember::ops {
 namespace {
@@ -22,7 +23,7 @@ Tensor float_unary(const char* op, const Tensor& self, const Tensor& out, MakeF 
       return [](A x) -> A { return EXPR; };                                       \
     });                                                                           \
   }
-EMBER_FLOAT_UNARY(exp, std::exp(x))
+EMBER_FLOAT_UNARY(exp, exp_(x))
 EMBER_FLOAT_UNARY(log, std::log(x))
 EMBER_FLOAT_UNARY(log1p, std::log1p(x))
 EMBER_FLOAT_UNARY(expm1, std::expm1(x))
@@ -31,8 +32,8 @@ EMBER_FLOAT_UNARY(rsqrt, A(1) / std::sqrt(x))
 EMBER_FLOAT_UNARY(sin, std::sin(x))
 EMBER_FLOAT_UNARY(cos, std::cos(x))
 EMBER_FLOAT_UNARY(tan, std::tan(x))
-EMBER_FLOAT_UNARY(tanh, std::tanh(x))
-EMBER_FLOAT_UNARY(sigmoid, A(1) / (A(1) + std::exp(-x)))
+EMBER_FLOAT_UNARY(tanh, tanh_(x))
+EMBER_FLOAT_UNARY(sigmoid, sigmoid_(x))
 EMBER_FLOAT_UNARY(erf, std::erf(x))
 EMBER_FLOAT_UNARY(log2, std::log2(x))
 EMBER_FLOAT_UNARY(log10, std::log10(x))

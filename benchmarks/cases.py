@@ -1,0 +1,317 @@
+"""The cases of ``bench_core.py``: what is measured, on which data, and how it is counted.
+
+A case is one operation written once for both libraries: ``op(lib, *tensors)`` gets the
+library module (``ember_tensor`` or ``torch``) and the inputs, made by NumPy and handed to
+the library with ``from_numpy``. ``work`` is what one call moves or computes (bytes for
+GB/s, floating-point operations for GFLOP/s); cases without it report time per call.
+``target`` is the ratio (torch time / ember time) the case is held to.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+GB_S = "GB/s"
+GFLOP_S = "GFLOP/s"
+PER_CALL = "per call"
+
+FLOOR = 0.8  # no figure below this ratio
+OVERHEAD_TARGET = 1.25  # small ops: ember at most 0.8x torch's time per call
+LAST_DIM_TARGET = 1.0  # reductions and softmax along the last dim
+
+F32 = 4  # bytes of a float32
+I64 = 8  # bytes of an int64
+
+K, M, BIG = 1024, 1024 * 1024, 16 * 1024 * 1024
+SIDE = 4096  # SIDE x SIDE float32 = BIG elements, 64 MiB
+
+
+@dataclass(frozen=True)
+class Case:
+    group: str
+    name: str
+    inputs: Callable[[np.random.Generator], list[np.ndarray]]
+    op: Callable[..., Any]  # op(lib, *tensors)
+    unit: str = GB_S
+    work: float = 0.0  # bytes (GB/s) or flops (GFLOP/s) per call
+    per_call: int = 1  # operations done by one call of op (unrolled attribute reads)
+    target: float = FLOOR
+    rtol: float = 1e-5
+    atol: float = 1e-5
+    check: Callable[..., Any] | None = None  # what is compared (default: op's result)
+
+    @property
+    def key(self) -> str:
+        return f"{self.group}/{self.name}"
+
+
+def normal(*shapes: tuple[int, ...]) -> Callable[[np.random.Generator], list[np.ndarray]]:
+    def make(rng: np.random.Generator) -> list[np.ndarray]:
+        return [rng.standard_normal(shape, dtype=np.float32) for shape in shapes]
+
+    return make
+
+
+def with_index(
+    shape: tuple[int, ...], index_shape: tuple[int, ...], high: int
+) -> Callable[[np.random.Generator], list[np.ndarray]]:
+    def make(rng: np.random.Generator) -> list[np.ndarray]:
+        x = rng.standard_normal(shape, dtype=np.float32)
+        return [x, rng.integers(0, high, size=index_shape, dtype=np.int64)]
+
+    return make
+
+
+def _size_label(n: int) -> str:
+    return f"{n // M}M" if n >= M else f"{n // K}K"
+
+
+# --------------------------------------------------------------------------------------
+# overhead: time per call of tiny ops, where dispatch dominates
+
+
+READS = 8
+
+
+def _reads(attr: str) -> Callable[..., Any]:
+    getter = operator.attrgetter(*[attr] * READS)  # reads x.<attr> READS times, in C
+    return lambda lib, x: getter(x)
+
+
+def _overhead() -> list[Case]:
+    one, one_one = normal((1,)), normal((1,), (1,))
+    small = dict(group="overhead", unit=PER_CALL, target=OVERHEAD_TARGET)
+    cases = [
+        Case(name="add 1 elem (a+b)", inputs=one_one, op=lambda lib, a, b: a + b, **small),
+        Case(name="mul 1 elem (a*b)", inputs=one_one, op=lambda lib, a, b: a * b, **small),
+        Case(name="exp 1 elem", inputs=one, op=lambda lib, a: lib.exp(a), **small),
+        Case(name="sum 1 elem", inputs=one, op=lambda lib, a: a.sum(), **small),
+        Case(
+            name="reshape 2x2 (view)",
+            inputs=normal((4,)),
+            op=lambda lib, a: a.reshape(2, 2),
+            **small,
+        ),
+    ]
+    # attribute reads, READS to a call so that the harness's own call cost is spread thin
+    cases += [
+        Case(
+            group="overhead",
+            name=f"x.{attr}",
+            inputs=normal((2, 3)),
+            op=_reads(attr),
+            unit=PER_CALL,
+            per_call=READS,
+            check=lambda lib, x, attr=attr: getattr(x, attr),
+        )
+        for attr in ("shape", "dtype", "device")
+    ]
+    return cases
+
+
+# --------------------------------------------------------------------------------------
+# elementwise: bytes = inputs read once + output written once
+
+
+def gelu_like(lib: Any, x: Any) -> Any:
+    """The tanh approximation of GELU, as an expression of separate ops (no fused kernel)."""
+    return 0.5 * x * (1 + lib.tanh(0.79788456 * (x + 0.044715 * x * x * x)))
+
+
+def _elementwise() -> list[Case]:
+    cases = []
+    for n in (K, M, BIG):
+        size = _size_label(n)
+        two, one = normal((n,), (n,)), normal((n,))
+        cases += [
+            Case(
+                group="elementwise",
+                name=f"add {size}",
+                inputs=two,
+                op=lambda lib, a, b: a + b,
+                work=3 * F32 * n,
+                target=2.0 if n == BIG else FLOOR,
+            ),
+            Case(
+                group="elementwise",
+                name=f"mul {size}",
+                inputs=two,
+                op=lambda lib, a, b: a * b,
+                work=3 * F32 * n,
+            ),
+            Case(
+                group="elementwise",
+                name=f"exp {size}",
+                inputs=one,
+                op=lambda lib, a: lib.exp(a),
+                work=2 * F32 * n,
+                rtol=1e-5,
+                atol=1e-6,
+            ),
+            Case(
+                group="elementwise",
+                name=f"gelu-like {size}",
+                inputs=one,
+                op=gelu_like,
+                work=2 * F32 * n,
+                rtol=1e-4,
+                atol=1e-5,
+            ),
+        ]
+    return cases
+
+
+# --------------------------------------------------------------------------------------
+# reductions: bytes = the input read once (the output is small beside it; softmax writes
+# an output as large as its input, so it counts both)
+
+
+def _tolerance(method: str, n: int) -> float:
+    """Absolute tolerance of a reduction of n float32 (sums differ with their order)."""
+    return {"sum": 1e-4 * n**0.5, "mean": 1e-4 / n**0.5, "max": 0.0}[method]
+
+
+def _reductions() -> list[Case]:
+    flat, square, cube = normal((BIG,)), normal((SIDE, SIDE)), normal((256, 256, 256))
+    red = dict(group="reductions", work=F32 * BIG, rtol=1e-4)
+    cases = [
+        Case(
+            name=f"{method} 16M (all)",
+            inputs=flat,
+            op=lambda lib, x, m=method: getattr(x, m)(),
+            target=LAST_DIM_TARGET,
+            atol=_tolerance(method, BIG),
+            **red,
+        )
+        for method in ("sum", "mean")
+    ]
+    cases += [
+        Case(
+            name=f"{method} 4096x4096 dim={dim}",
+            inputs=square,
+            # max(dim=) gives values and indices: both are checked
+            op=lambda lib, x, m=method, d=dim: getattr(x, m)(dim=d),
+            target=LAST_DIM_TARGET if dim == 1 else FLOOR,
+            atol=_tolerance(method, SIDE),
+            **red,
+        )
+        for dim in (0, 1)
+        for method in ("sum", "mean", "max")
+    ]
+    soft = dict(group="reductions", work=2 * F32 * BIG, rtol=1e-4, atol=1e-7)
+    for label, inputs, ndim in (("4096x4096", square, 2), ("256x256x256", cube, 3)):
+        cases += [
+            Case(
+                name=f"softmax {label} dim={dim}",
+                inputs=inputs,
+                op=lambda lib, x, d=dim: lib.softmax(x, d),
+                target=LAST_DIM_TARGET if dim == ndim - 1 else FLOOR,
+                **soft,
+            )
+            for dim in range(ndim)
+        ]
+    return cases
+
+
+# --------------------------------------------------------------------------------------
+# matmul: flops = 2 * m * n * k (per batch element)
+
+
+def _matmul() -> list[Case]:
+    # (label, shape of both operands, target); flops = 2 * prod(shape) * shape[-1]
+    specs = [(f"{n}x{n}", (n, n), 1.2 if n >= 1024 else FLOOR) for n in (64, 256, 1024, 2048)]
+    specs.append(("batched 64x128x128", (64, 128, 128), FLOOR))  # 64 x (128x128 @ 128x128)
+    return [
+        Case(
+            group="matmul",
+            name=f"matmul {label}",
+            inputs=normal(shape, shape),
+            op=lambda lib, a, b: lib.matmul(a, b),
+            unit=GFLOP_S,
+            work=2.0 * math.prod(shape) * shape[-1],
+            target=target,
+            rtol=1e-3,
+            atol=1e-3 * shape[-1] ** 0.5,
+        )
+        for label, shape, target in specs
+    ]
+
+
+# --------------------------------------------------------------------------------------
+# indexing and memory: bytes = values read + indices read + output written
+
+
+def _memory() -> list[Case]:
+    rows = with_index((SIDE, SIDE), (SIDE,), SIDE)  # SIDE random rows, repeats allowed
+    cols = with_index((SIDE, SIDE), (SIDE, SIDE // 4), SIDE)  # a quarter of each row
+    row_bytes = 2 * F32 * BIG + I64 * SIDE
+    gather_bytes = (2 * F32 + I64) * (SIDE * SIDE // 4)
+    copy_bytes = 2 * F32 * BIG
+    # (name, inputs, bytes, op)
+    specs = [
+        (
+            "index_select 4096 rows of 4096x4096",
+            rows,
+            row_bytes,
+            lambda lib, x, i: lib.index_select(x, 0, i),
+        ),
+        ("x[idx] 4096 rows of 4096x4096", rows, row_bytes, lambda lib, x, i: x[i]),
+        (
+            "gather dim=1 4096x1024 of 4096x4096",
+            cols,
+            gather_bytes,
+            lambda lib, x, i: lib.gather(x, 1, i),
+        ),
+        (
+            "take_along_dim dim=1 4096x1024",
+            cols,
+            gather_bytes,
+            lambda lib, x, i: lib.take_along_dim(x, i, 1),
+        ),
+        (
+            "cat 4 x 1024x4096 dim=0",
+            normal(*[(SIDE // 4, SIDE)] * 4),
+            copy_bytes,
+            lambda lib, *xs: lib.cat(list(xs), 0),
+        ),
+        (
+            "cat 4 x 4096x1024 dim=1",
+            normal(*[(SIDE, SIDE // 4)] * 4),
+            copy_bytes,
+            lambda lib, *xs: lib.cat(list(xs), 1),
+        ),
+        (
+            "transpose-copy 4096x4096",
+            normal((SIDE, SIDE)),
+            copy_bytes,
+            lambda lib, x: x.t().contiguous(),
+        ),
+        ("clone 16M", normal((BIG,)), copy_bytes, lambda lib, x: x.clone()),
+    ]
+    return [
+        Case(group="memory", name=name, inputs=inputs, op=op, work=work)
+        for name, inputs, work, op in specs
+    ]
+
+
+CASES: list[Case] = _overhead() + _elementwise() + _reductions() + _matmul() + _memory()
+
+# scaling: these cases again, at 1 and at 2 intra-op threads in both libraries
+SCALING_THREADS = (1, 2)
+_BY_KEY = {case.key: case for case in CASES}
+SCALING: list[Case] = [
+    _BY_KEY[key]
+    for key in (
+        "elementwise/add 16M",
+        "elementwise/exp 16M",
+        "reductions/sum 16M (all)",
+        "reductions/softmax 4096x4096 dim=1",
+        "matmul/matmul 1024x1024",
+    )
+]

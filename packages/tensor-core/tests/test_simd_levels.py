@@ -1,0 +1,138 @@
+"""Every SIMD level of the kernels gives right answers.
+
+Hot inner loops are compiled for baseline x86-64, AVX2 and AVX-512, and the best level the
+CPU has is picked at run time (``EMBER_CPU_CAPABILITY`` caps it). A machine runs only one
+level by itself, so each level runs here in a child process and its results are compared
+with NumPy float64 references and with the other levels.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+LEVELS = ["default", "avx2", "avx512"]
+
+# Each op is computed in the child on the same seeded inputs; sizes leave ragged tails.
+CHILD = r"""
+import json, sys
+import numpy as np
+import ember_tensor as et
+
+rng = np.random.default_rng(7)
+x = (rng.standard_normal(100_003) * 4).astype(np.float32)
+x[[5, 77_777]] = [np.inf, -np.inf]
+y = rng.standard_normal(100_003).astype(np.float32)
+m = rng.standard_normal((67, 129)).astype(np.float32)
+h = rng.standard_normal(5_001).astype(np.float16)
+i32 = rng.integers(-1000, 1000, 70_001).astype(np.int32)
+ex, ey, em = et.from_numpy(x), et.from_numpy(y), et.from_numpy(m)
+results = {
+    "exp": ex.exp(), "tanh": ex.tanh(), "sigmoid": ex.sigmoid(), "relu": ex.relu(),
+    "add": ex + ey, "mul_scalar": ex * 1.5, "rsub_scalar": 2.0 - ey, "maximum": et.maximum(ex, ey),
+    "sum": ey.sum(), "amax": ex.amax(), "amin": ey.amin(),
+    "sum0": em.sum(0), "sum1": em.sum(1), "amax1": em.amax(1),
+    "softmax0": et.softmax(em, 0), "softmax1": et.softmax(em, 1),
+    "log_softmax1": et.log_softmax(em, 1), "logsumexp0": et.logsumexp(em, 0),
+    "half_exp": et.from_numpy(h).exp(), "half_sum": et.from_numpy(h).sum(),
+    "int_add": et.from_numpy(i32) + 7, "int_sum": et.from_numpy(i32).sum(),
+    "transpose_copy": em.t().contiguous(),
+}
+out = {k: {"dtype": str(v.dtype), "data": v.float().numpy().tolist() if v.dtype != et.int64
+           else v.numpy().tolist()} for k, v in results.items()}
+print(json.dumps({"level": et._C._cpu_capability(), "results": out}))
+"""
+
+
+def references() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(100_003) * 4).astype(np.float32)
+    x[[5, 77_777]] = [np.inf, -np.inf]
+    y = rng.standard_normal(100_003).astype(np.float32)
+    m = rng.standard_normal((67, 129)).astype(np.float32)
+    h = rng.standard_normal(5_001).astype(np.float16)
+    i32 = rng.integers(-1000, 1000, 70_001).astype(np.int32)
+    xd, yd, md = x.astype(np.float64), y.astype(np.float64), m.astype(np.float64)
+
+    def softmax(a, axis):
+        e = np.exp(a - a.max(axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+
+    def log_softmax(a, axis):
+        s = a - a.max(axis=axis, keepdims=True)
+        return s - np.log(np.exp(s).sum(axis=axis, keepdims=True))
+
+    with np.errstate(over="ignore"):
+        return {
+            "exp": np.exp(xd), "tanh": np.tanh(xd), "sigmoid": 1 / (1 + np.exp(-xd)),
+            "relu": np.maximum(xd, 0), "add": xd + yd, "mul_scalar": xd * 1.5,
+            "rsub_scalar": 2.0 - yd, "maximum": np.maximum(xd, yd),
+            "sum": yd.sum(), "amax": xd.max(), "amin": yd.min(),
+            "sum0": md.sum(0), "sum1": md.sum(1), "amax1": md.max(1),
+            "softmax0": softmax(md, 0), "softmax1": softmax(md, 1),
+            "log_softmax1": log_softmax(md, 1),
+            "logsumexp0": np.log(np.exp(md).sum(0)),
+            "half_exp": np.exp(h.astype(np.float64)), "half_sum": h.astype(np.float64).sum(),
+            "int_add": i32.astype(np.int64) + 7, "int_sum": i32.astype(np.int64).sum(),
+            "transpose_copy": md.T,
+        }
+
+
+TOLERANCE = {"half_exp": 1e-3, "half_sum": 2e-3}
+# sums: absolute error relative to the sum of magnitudes (float32 eps ~ 6e-8, pairwise)
+ABSOLUTE = {"sum": 1e-6 * 80_000, "half_sum": 1e-3 * 4_000, "sum0": 1e-5, "sum1": 1e-5}
+
+
+def run_level(level: str) -> dict:
+    env = dict(os.environ, EMBER_CPU_CAPABILITY=level)
+    done = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def level_results() -> dict[str, dict]:
+    return {level: run_level(level) for level in LEVELS}
+
+
+@pytest.mark.usefixtures("ember_only")
+def test_capability_is_capped_by_the_environment(level_results):
+    import ember_tensor as et
+
+    best = et._C._cpu_capability()
+    order = LEVELS.index(best)
+    for level, got in level_results.items():
+        assert got["level"] == LEVELS[min(LEVELS.index(level), order)]
+
+
+@pytest.mark.usefixtures("ember_only")
+@pytest.mark.parametrize("level", LEVELS)
+def test_level_matches_numpy(level_results, level):
+    refs = references()
+    got = level_results[level]["results"]
+    for name, ref in refs.items():
+        actual = np.asarray(got[name]["data"], dtype=np.float64)
+        if name.startswith("int_"):
+            np.testing.assert_array_equal(actual, ref, err_msg=f"{name} at {level}")
+            continue
+        np.testing.assert_allclose(actual, ref, rtol=TOLERANCE.get(name, 2e-6),
+                                   atol=ABSOLUTE.get(name, 1e-37), err_msg=f"{name} at {level}")
+
+
+@pytest.mark.usefixtures("ember_only")
+def test_levels_agree_closely(level_results):
+    base = level_results["default"]["results"]
+    for level in LEVELS[1:]:
+        for name, entry in level_results[level]["results"].items():
+            a = np.asarray(entry["data"], dtype=np.float64)
+            b = np.asarray(base[name]["data"], dtype=np.float64)
+            assert entry["dtype"] == base[name]["dtype"], name
+            np.testing.assert_allclose(a, b, rtol=TOLERANCE.get(name, 2e-6),
+                                       atol=ABSOLUTE.get(name, 1e-30),
+                                       err_msg=f"{name}: {level} vs default")
