@@ -45,13 +45,14 @@ class Settings:
     warmup_s: float  # warm-up time, which also estimates the time of a call
     min_warmup: int  # warm-up calls at the least
     repeat_s: float  # a repeat times enough calls to last this long
+    settle_s: float  # idle time before each repeat (see median_seconds)
 
     @classmethod
     def make(cls, *, quick: bool, repeats: int | None) -> Settings:
         if quick:
-            base = cls(5, 0.25, 3, 0.01, 1, 0.005)
+            base = cls(5, 0.25, 3, 0.01, 1, 0.005, 0.002)
         else:
-            base = cls(21, 2.0, 5, 0.1, 2, 0.02)
+            base = cls(21, 2.0, 5, 0.1, 2, 0.02, 0.015)
         if repeats is None:
             return base
         # an explicit count is honoured: no time budget cuts it short
@@ -98,8 +99,11 @@ def median_seconds(
     """Median time per call of each function, with their repeats taken in turn.
 
     Taking the libraries' repeats in turn (ember, torch, ember, torch, ...) lets both see
-    the same load on a busy machine. Per function: (median, repeats, calls per repeat), or
-    the exception it raised.
+    the same load on a busy machine. Before each repeat the process idles for
+    ``settle_s``: both libraries' pool threads spin for a while after their last op (about
+    0.1 ms for Ember's, several ms for torch's OpenMP threads), and a repeat that started at
+    once would share its cores with the other library's spinning threads.
+    Per function: (median, repeats, calls per repeat), or the exception it raised.
     """
     out: dict[str, tuple[float, int, int] | Exception] = {}
     inner: dict[str, int] = {}
@@ -116,6 +120,7 @@ def median_seconds(
         for done in range(1, settings.repeats + 1):
             for name, n in list(inner.items()):
                 fn = fns[name]
+                time.sleep(settings.settle_s)
                 try:
                     start = time.perf_counter()
                     for _ in range(n):

@@ -21,8 +21,21 @@ def _preload_blas() -> None:
     if spec is None or not spec.submodule_search_locations:
         return
     path = _os.path.join(spec.submodule_search_locations[0], "lib", "libscipy_openblas.so")
-    if _os.path.exists(path):
+    if not _os.path.exists(path):
+        return
+    # OpenBLAS reads its settings once, when loaded. Its threads spin for 2**28 cycles
+    # (~70 ms) after each product before they sleep, taking the cores from Ember's own pool
+    # (and any other library's) for the ops that follow; 2**18 cycles is Ember's ~0.1 ms.
+    # A value the user set is kept, and the process environment is left as it was.
+    key = "OPENBLAS_THREAD_TIMEOUT"
+    added = key not in _os.environ
+    if added:
+        _os.environ[key] = "18"
+    try:
         _ctypes.CDLL(path, mode=_ctypes.RTLD_GLOBAL)
+    finally:
+        if added:
+            del _os.environ[key]
 
 
 _preload_blas()

@@ -178,7 +178,9 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
     return;
   }
   const int64_t max_chunks = (n + grain - 1) / grain;
-  const int nchunks = static_cast<int>(std::min<int64_t>({max_chunks, p->size(), 0xffff}));
+  // a few chunks per thread, claimed as threads come free: a worker that wakes late (or
+  // shares its core with another process) then takes fewer, instead of the caller waiting
+  const int nchunks = static_cast<int>(std::min<int64_t>({max_chunks, int64_t{4} * p->size(), 0xffff}));
   const int64_t step = (n + nchunks - 1) / nchunks;
   std::function<void(int)> task = [&](int c) {
     int64_t b = begin + c * step;

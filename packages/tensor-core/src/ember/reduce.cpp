@@ -247,6 +247,15 @@ Plan make_plan(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) 
 // ---------------------------------------------------------------------------------------------
 // the engine
 
+// Merges lanes [0, 2W) into lane 0 as a tree; W is a constant, so each level's loop becomes
+// a few whole-vector operations (a loop over a varying width would be folded lane by lane).
+template <int W, typename Op> inline void fold_lanes(const Op& op, typename Op::acc_t* a) {
+  if constexpr (W >= 1) {
+    for (int j = 0; j < W; ++j) a[j] = op.combine(a[j], a[j + W]);
+    fold_lanes<W / 2>(op, a);
+  }
+}
+
 // Reduce a contiguous run with L independent accumulators (vectorisable), merged as a tree.
 template <int L, typename Op>
 typename Op::acc_t lanes_run(const Op& op, const typename Op::in_t* p, int64_t n, int64_t base) {
@@ -262,9 +271,7 @@ typename Op::acc_t lanes_run(const Op& op, const typename Op::in_t* p, int64_t n
     for (int j = 0; j < L; ++j) a[j] = op.step(a[j], p[i + j], base + i + j);
   }
   for (int j = 0; i + j < n; ++j) a[j] = op.step(a[j], p[i + j], base + i + j);
-  for (int w = L / 2; w >= 1; w /= 2) {
-    for (int j = 0; j < w; ++j) a[j] = op.combine(a[j], a[j + w]);
-  }
+  fold_lanes<L / 2>(op, a);
   return a[0];
 }
 
