@@ -9,7 +9,7 @@ The C++ core is compiled at most once: the ``wheel`` helper builds
 ``dist/ember_tensor_core-*.whl`` in a persistent CMake build directory
 (``build/tensor-core-wheel``) and every session installs that one wheel. The wheel is
 rebuilt only when a source file of ``packages/tensor-core`` is newer than it, or when the
-build configuration (``EMBER_NATIVE``, ``EMBER_CUDA``) changed. ``nox -s wheel -- --force``
+build configuration (``EMBER_CUDA``) changed. ``nox -s wheel -- --force``
 rebuilds unconditionally.
 """
 
@@ -50,7 +50,7 @@ WHEEL_STAMP = DIST_DIR / "ember_tensor_core.build.json"
 # With build isolation off, scikit-build-core needs these in the environment.
 BUILD_TOOLS = ("cmake>=3.26", "ninja>=1.11")
 # Environment variables that change what the core's wheel contains.
-BUILD_CONFIG_ENV = ("EMBER_NATIVE", "EMBER_CUDA")
+BUILD_CONFIG_ENV = ("EMBER_CUDA",)
 # Directory names under packages/tensor-core that are not inputs of the wheel.
 NOT_SOURCES = frozenset(
     {"build", "dist", "tests", "__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache"}

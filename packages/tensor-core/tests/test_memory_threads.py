@@ -145,6 +145,51 @@ def test_fork_after_parallel_work(lib):
     assert int(t.sum()) == 4_000_000 * 3_999_999 // 2
 
 
+def test_parallel_ops_from_many_python_threads(lib):
+    """Ops that release the GIL and use the pool, called from several Python threads at
+    once (the pool serves one job at a time; nested and concurrent callers must neither
+    hang, nor mix up chunks of different jobs, nor lose any)."""
+    import threading
+
+    lib.set_num_threads(2)
+    n = 300_001  # above the GIL-release and parallel thresholds, with a ragged tail
+    base = np.arange(n, dtype=np.int64)
+    errors: list[BaseException] = []
+
+    def worker(k: int) -> None:
+        try:
+            t = lib.tensor(base) * (k + 1)
+            for i in range(40):
+                s = int((t + i).sum())
+                want = (k + 1) * (n - 1) * n // 2 + i * n
+                assert s == want, (k, i, s, want)
+                assert int(lib.cumsum(t, 0)[-1]) == (k + 1) * (n - 1) * n // 2
+        except BaseException as e:  # noqa: BLE001 - re-raised on the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(6)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(timeout=120)
+    assert not any(th.is_alive() for th in threads), "a thread hung"
+    assert not errors, errors[0]
+
+
+def test_many_small_parallel_jobs_back_to_back(lib):
+    """Thousands of short jobs in a row: each one publishes a new job to workers that may
+    still be finishing (or just missing) the previous one."""
+    lib.set_num_threads(2)
+    x = lib.tensor(np.arange(70_000, dtype=np.float32))
+    want = np.arange(70_000, dtype=np.float32) * 2 + 1
+    for _ in range(3000):
+        y = x * 2 + 1
+    np.testing.assert_array_equal(to_np(y), want)
+    xi = lib.tensor(np.arange(70_000, dtype=np.int64))
+    sums = {int(xi.sum()) for _ in range(2000)}
+    assert sums == {70_000 * 69_999 // 2}
+
+
 # ---------------------------------------------------------------------------------------------
 # version counter
 

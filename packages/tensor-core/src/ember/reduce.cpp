@@ -264,13 +264,23 @@ typename Op::acc_t lanes_run(const Op& op, const typename Op::in_t* p, int64_t n
   if constexpr (L > 1) {
     if (n < 4 * L) return lanes_run<L / 4>(op, p, n, base);
   }
-  acc_t a[L];
-  for (int j = 0; j < L; ++j) a[j] = op.identity();
-  int64_t i = 0;
-  for (; i + L <= n; i += L) {
-    for (int j = 0; j < L; ++j) a[j] = op.step(a[j], p[i + j], base + i + j);
+  // Blocks of kLeaf elements are folded into fresh lanes and merged lane by lane, so no lane
+  // adds up more than kLeaf / L elements in a row however long the run (a long run only
+  // saves the cost of folding the lanes into one value per kLeaf elements).
+  acc_t a[L], b[L];
+  for (int64_t s = 0; s < n; s += kLeaf) {
+    acc_t* t = s == 0 ? a : b;
+    for (int j = 0; j < L; ++j) t[j] = op.identity();
+    const int64_t e = std::min(n, s + kLeaf);
+    int64_t i = s;
+    for (; i + L <= e; i += L) {
+      for (int j = 0; j < L; ++j) t[j] = op.step(t[j], p[i + j], base + i + j);
+    }
+    for (int j = 0; i + j < e; ++j) t[j] = op.step(t[j], p[i + j], base + i + j);
+    if (s != 0) {
+      for (int j = 0; j < L; ++j) a[j] = op.combine(a[j], b[j]);
+    }
   }
-  for (int j = 0; i + j < n; ++j) a[j] = op.step(a[j], p[i + j], base + i + j);
   fold_lanes<L / 2>(op, a);
   return a[0];
 }
@@ -290,15 +300,24 @@ inline int64_t left_size(int64_t n) {
   return h;
 }
 
-// Pairwise reduction of a run: leaves of kLeaf elements merged along a fixed tree.
+// The leaf size of a reducer: Op::kLeafSize when it declares one (a multiple of kLeaf that
+// divides kChunk), else kLeaf.
+template <typename Op, typename = void> struct LeafSize { static constexpr int64_t value = kLeaf; };
+template <typename Op> struct LeafSize<Op, std::void_t<decltype(Op::kLeafSize)>> {
+  static constexpr int64_t value = Op::kLeafSize;
+  static_assert(value % kLeaf == 0 && kChunk % value == 0, "leaf size must tile kChunk");
+};
+
+// Pairwise reduction of a run: leaves merged along a fixed tree.
 template <typename Op>
 typename Op::acc_t tree_run(const Op& op, const typename Op::in_t* p, int64_t n, int64_t base) {
-  if (n <= kLeaf) {
+  constexpr int64_t leaf = LeafSize<Op>::value;
+  if (n <= leaf) {
     typename Op::acc_t r;
     simd_dispatch([&] { r = op.run(p, n, base); });
     return r;
   }
-  const int64_t h = left_size((n + kLeaf - 1) / kLeaf) * kLeaf;
+  const int64_t h = left_size((n + leaf - 1) / leaf) * leaf;
   auto a = tree_run(op, p, h, base);
   return op.combine(a, tree_run(op, p + h, n - h, base + h));
 }
@@ -416,6 +435,9 @@ template <typename T, typename Out, bool Prod> struct SumOp {
     if constexpr (Prod) return a * b;
     else return a + b;
   }
+  // longer leaves for sums: folding 64 lanes into one value per 2048 elements costs ~15% of
+  // a memory-bound sum; lanes_run still restarts its lanes every kLeaf elements
+  static constexpr int64_t kLeafSize = 4 * kLeaf;
   acc_t run(const T* p, int64_t n, int64_t base) const { return lanes_run<64>(*this, p, n, base); }
   void write(int64_t r, acc_t a) const {
     if constexpr (is_fp_v<acc_t>) {
