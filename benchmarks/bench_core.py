@@ -50,7 +50,7 @@ class Settings:
     @classmethod
     def make(cls, *, quick: bool, repeats: int | None) -> Settings:
         if quick:
-            base = cls(5, 0.25, 3, 0.01, 1, 0.005, 0.002)
+            base = cls(5, 0.25, 3, 0.01, 1, 0.005, 0.015)
         else:
             base = cls(21, 2.0, 5, 0.1, 2, 0.02, 0.015)
         if repeats is None:

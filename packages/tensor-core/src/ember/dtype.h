@@ -26,6 +26,18 @@ enum class ScalarType : int8_t {
 };
 constexpr int kNumScalarTypes = 10;
 
+// The bits of a float and back.
+inline uint32_t float_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+inline float bits_float(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
 // IEEE 754 binary16 storage type; arithmetic goes through float.
 struct Half {
   uint16_t bits = 0;
@@ -34,8 +46,7 @@ struct Half {
   operator float() const { return to_float(bits); }  // NOLINT(implicit)
 
   static uint16_t from_float(float f) {
-    uint32_t x;
-    std::memcpy(&x, &f, 4);
+    const uint32_t x = float_bits(f);
     const uint32_t sign = (x >> 16) & 0x8000u;
     const uint32_t abs = x & 0x7fffffffu;
     if (abs >= 0x7f800000u) {  // inf or nan
@@ -44,11 +55,7 @@ struct Half {
     if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
     if (abs < 0x38800000u) {  // subnormal or zero in half
       // add 0.5 in the half subnormal scale and let the FPU round to nearest even
-      float af;
-      std::memcpy(&af, &abs, 4);
-      af += 0.5f;
-      uint32_t r;
-      std::memcpy(&r, &af, 4);
+      const uint32_t r = float_bits(bits_float(abs) + 0.5f);
       return static_cast<uint16_t>(sign | (r - 0x3f000000u));
     }
     const uint32_t mant_odd = (abs >> 13) & 1u;
@@ -64,18 +71,14 @@ struct Half {
       if (mant == 0) {
         out = sign;
       } else {  // subnormal: value = mant * 2^-24
-        float v = static_cast<float>(mant) * 5.9604644775390625e-08f;
-        std::memcpy(&out, &v, 4);
-        out |= sign;
+        out = float_bits(static_cast<float>(mant) * 5.9604644775390625e-08f) | sign;
       }
     } else if (exp == 31) {
       out = sign | 0x7f800000u | (mant << 13);
     } else {
       out = sign | ((exp + 112u) << 23) | (mant << 13);
     }
-    float f;
-    std::memcpy(&f, &out, 4);
-    return f;
+    return bits_float(out);
   }
 };
 
@@ -84,15 +87,9 @@ struct BFloat16 {
   uint16_t bits = 0;
   BFloat16() = default;
   BFloat16(float f) : bits(from_float(f)) {}  // NOLINT(implicit)
-  operator float() const {  // NOLINT(implicit)
-    uint32_t x = static_cast<uint32_t>(bits) << 16;
-    float f;
-    std::memcpy(&f, &x, 4);
-    return f;
-  }
+  operator float() const { return bits_float(static_cast<uint32_t>(bits) << 16); }  // NOLINT(implicit)
   static uint16_t from_float(float f) {
-    uint32_t x;
-    std::memcpy(&x, &f, 4);
+    const uint32_t x = float_bits(f);
     if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet nan
     const uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);
     return static_cast<uint16_t>((x + rounding) >> 16);

@@ -5,21 +5,11 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
-namespace ember {
+#include "ember/dtype.h"  // float_bits, bits_float
 
-inline uint32_t float_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-inline float bits_float(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+namespace ember {
 
 // c ? a : b as bit operations: a plain selection can get one side sunk into a branch, and
 // the loop then stays scalar.
