@@ -27,6 +27,7 @@
 
 #include "ember/ops_util.h"
 #include "ember/parallel.h"
+#include "ember/simd.h"
 
 namespace ember::ops {
 namespace {
@@ -97,16 +98,27 @@ template <typename T> T step_down(T v) {
 
 template <typename T> void uniform_kernel(T* p, int64_t n, Counters c, double from, double to) {
   const double span = to - from;
+  // A value that rounds up to `to` becomes the largest one below it (when that is >= from).
+  const T top = step_down(convert<T>(to));
+  const bool clamp = span > 0 && static_cast<double>(static_cast<opmath_t<T>>(top)) >= from;
+  auto value = [&](uint64_t counter) {
+    const uint64_t bits = random_bits(c.seed, counter);
+    const double u = std::is_same_v<T, double> ? uniform_double(bits) : static_cast<double>(uniform_float(bits));
+    return convert<T>(from + span * u);
+  };
   parallel_for(0, n, kUniformGrain, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      const uint64_t bits = random_bits(c.seed, c.start + static_cast<uint64_t>(i));
-      const double u = std::is_same_v<T, double> ? uniform_double(bits) : static_cast<double>(uniform_float(bits));
-      T v = convert<T>(from + span * u);
-      if (span > 0 && static_cast<double>(static_cast<opmath_t<T>>(v)) >= to) {
-        T d = step_down(v);
-        if (static_cast<double>(static_cast<opmath_t<T>>(d)) >= from) v = d;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      simd_dispatch([&] {  // branch-free, so the hash and the scaling vectorise
+        for (int64_t i = b; i < e; ++i) {
+          const T v = value(c.start + static_cast<uint64_t>(i));
+          p[i] = clamp && static_cast<double>(v) >= to ? top : v;
+        }
+      });
+    } else {
+      for (int64_t i = b; i < e; ++i) {
+        const T v = value(c.start + static_cast<uint64_t>(i));
+        p[i] = clamp && static_cast<double>(static_cast<opmath_t<T>>(v)) >= to ? top : v;
       }
-      p[i] = v;
     }
   });
 }
