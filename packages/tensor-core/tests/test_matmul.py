@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import assert_close, check, rand_array, tensor
+from conftest import assert_close, check, rand_array, tensor, to_np
 
 MATMUL_SHAPES = [
     ((3, 4), (4, 5)),
@@ -53,6 +53,38 @@ def test_matmul_int_exact(lib, rng):
     assert_close(tensor(lib, a) @ tensor(lib, b), a @ b, "int64")
     a32 = a.astype(np.int32)
     assert_close(tensor(lib, a32) @ tensor(lib, b.astype(np.int32)), a @ b, "int32")
+
+
+def _wrapped_matmul(a: np.ndarray, b: np.ndarray, bits: int) -> np.ndarray:
+    """a @ b in exact Python integers, wrapped to signed `bits` like two's complement."""
+    exact = np.array(a.astype(object) @ b.astype(object))
+    m = 1 << bits
+    return np.array([((int(v) + m // 2) % m) - m // 2 for v in exact.ravel()],
+                    dtype=np.int64).reshape(exact.shape)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "batched"])
+@pytest.mark.parametrize("scale", [1000, 2**40])
+def test_integer_matmul_exact_and_wrapping(lib, rng, layout, scale):
+    # small values take the exact floating-point route, huge ones the integer kernel; both
+    # must give the exact (wrapped) result
+    a = rng.integers(-scale, scale, size=(3, 70, 90), dtype=np.int64)
+    b = rng.integers(-scale, scale, size=(3, 90, 50), dtype=np.int64)
+    ta, tb = tensor(lib, a), tensor(lib, b)
+    if layout == "transposed":
+        ta = tensor(lib, np.ascontiguousarray(a.transpose(0, 2, 1))).transpose(1, 2)
+    if layout != "batched":
+        a, b, ta, tb = a[0], b[0], ta[0], tb[0]
+    got = to_np(ta @ tb)
+    want = np.stack([_wrapped_matmul(x, y, 64) for x, y in zip(a, b)]) if a.ndim == 3 else (
+        _wrapped_matmul(a, b, 64))
+    np.testing.assert_array_equal(got, want)
+    if scale == 1000:  # int32 products of these sizes stay in range; int8 ones wrap
+        a8, b8 = (a % 256 - 128).astype(np.int8), (b % 256 - 128).astype(np.int8)
+        got8 = to_np(tensor(lib, a8) @ tensor(lib, b8))
+        want8 = (np.stack([_wrapped_matmul(x, y, 8) for x, y in zip(a8, b8)]) if a.ndim == 3
+                 else _wrapped_matmul(a8, b8, 8))
+        np.testing.assert_array_equal(got8.astype(np.int64), want8)
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 16, 33, 128])

@@ -24,13 +24,14 @@ def _preload_blas() -> None:
     if not _os.path.exists(path):
         return
     # OpenBLAS reads its settings once, when loaded. Its threads spin for 2**28 cycles
-    # (~70 ms) after each product before they sleep, taking the cores from Ember's own pool
-    # (and any other library's) for the ops that follow; 2**18 cycles is Ember's ~0.1 ms.
+    # (~0.1 s) after each product before they sleep, keeping a core busy long after; 2**24
+    # (~6 ms) is enough. Shorter is worse: at 2**18-2**20, waking the sleeping threads cost
+    # up to 14 ms a product on the development machine (a 512x512 product takes 2.7 ms).
     # A value the user set is kept, and the process environment is left as it was.
     key = "OPENBLAS_THREAD_TIMEOUT"
     added = key not in _os.environ
     if added:
-        _os.environ[key] = "18"
+        _os.environ[key] = "24"
     try:
         _ctypes.CDLL(path, mode=_ctypes.RTLD_GLOBAL)
     finally:

@@ -304,6 +304,49 @@ template <typename T> bool gemm_blas(const Gemm<T>& g) {
 }
 #endif
 
+#ifdef EMBER_HAVE_OPENBLAS
+// Integer products through dgemm when that is exact: if K * max|A| * max|B| <= 2^53, every
+// partial sum is an integer of at most 53 bits, which double holds exactly whatever the
+// summation order (or fused multiply-adds). Checked on the data; only C = A @ B (alpha 1,
+// beta 0), the plain matmul. The result is then exact, so narrowing it to the output dtype
+// wraps exactly as the integer kernel would.
+bool gemm_int_via_double(const Gemm<int64_t>& g) {
+  if (g.alpha != 1 || g.beta != 0 || g.M > INT_MAX || g.N > INT_MAX || g.K > INT_MAX) return false;
+  auto max_abs = [&](const int64_t* base, const int64_t* off, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+    uint64_t m = 0;
+    for (int64_t bt = 0; bt < g.nbatch; ++bt) {
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t* row = base + off[bt] + i * rs;
+        for (int64_t j = 0; j < cols; ++j) {
+          const int64_t v = row[j * cs];
+          m = std::max(m, v < 0 ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v));
+        }
+      }
+    }
+    return static_cast<double>(m);
+  };
+  const double ma = max_abs(g.a, g.a_off, g.M, g.K, g.a_rs, g.a_cs);
+  const double mb = max_abs(g.b, g.b_off, g.K, g.N, g.b_rs, g.b_cs);
+  if (static_cast<double>(g.K) * ma * mb > 9007199254740992.0) return false;  // 2^53
+  const int M = static_cast<int>(g.M), N = static_cast<int>(g.N), K = static_cast<int>(g.K);
+  // scratch from the caching allocator: no page faults, no zero fill
+  Tensor ta = empty({g.M * g.K}, ScalarType::Float64), tb = empty({g.K * g.N}, ScalarType::Float64);
+  Tensor tc = empty({g.M * g.N}, ScalarType::Float64);
+  double *a = ta->data<double>(), *b = tb->data<double>(), *c = tc->data<double>();
+  for (int64_t bt = 0; bt < g.nbatch; ++bt) {
+    for (int64_t i = 0; i < g.M; ++i)
+      for (int64_t k = 0; k < g.K; ++k) a[i * g.K + k] = static_cast<double>(g.a[g.a_off[bt] + i * g.a_rs + k * g.a_cs]);
+    for (int64_t k = 0; k < g.K; ++k)
+      for (int64_t j = 0; j < g.N; ++j) b[k * g.N + j] = static_cast<double>(g.b[g.b_off[bt] + k * g.b_rs + j * g.b_cs]);
+    scipy_cblas_dgemm(kRowMajor, kNoTrans, kNoTrans, M, N, K, 1.0, a, std::max(K, 1), b, std::max(N, 1), 0.0, c,
+                      std::max(N, 1));
+    int64_t* out = g.c + bt * g.M * g.N;
+    for (int64_t i = 0; i < g.M * g.N; ++i) out[i] = static_cast<int64_t>(c[i]);
+  }
+  return true;
+}
+#endif
+
 template <typename T> void gemm_run(const Gemm<T>& g) {
   if (g.M == 0 || g.N == 0 || g.nbatch == 0) return;
   if (g.K == 0 || g.alpha == T(0)) {
@@ -313,6 +356,8 @@ template <typename T> void gemm_run(const Gemm<T>& g) {
 #ifdef EMBER_HAVE_OPENBLAS
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     if (gemm_blas(g)) return;
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    if (gemm_int_via_double(g)) return;
   }
 #endif
   gemm_fallback(g);
