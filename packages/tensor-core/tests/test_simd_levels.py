@@ -137,3 +137,14 @@ def test_levels_agree_closely(level_results):
             np.testing.assert_allclose(a, b, rtol=TOLERANCE.get(name, 2e-6),
                                        atol=ABSOLUTE.get(name, 1e-30),
                                        err_msg=f"{name}: {level} vs default")
+
+
+@pytest.mark.usefixtures("ember_only")
+def test_unknown_capability_warns_and_is_ignored():
+    env = dict(os.environ, EMBER_CPU_CAPABILITY="avx9000")
+    code = "import ember_tensor as et; print(et._C._cpu_capability())"
+    done = subprocess.run([sys.executable, "-W", "always", "-c", code], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "RuntimeWarning: EMBER_CPU_CAPABILITY=avx9000 is not one of" in done.stderr
+    assert done.stdout.strip() in LEVELS

@@ -286,17 +286,15 @@ template <typename T> bool gemm_blas(const Gemm<T>& g) {
   if (g.nbatch > 1 && (work <= kSmallGemm || (work <= kBatchedGemm && g.nbatch >= threads))) {
     // many small products: the batch is split over Ember's pool and each product runs on
     // one thread (OpenBLAS threading them as well would oversubscribe the cores)
-    set_blas_num_threads(1);
-    try {
-      parallel_for(0, g.nbatch, std::max<int64_t>(1, kSmallGemm / std::max<int64_t>(work, 1)),
-                   [&](int64_t b, int64_t e) {
-                     for (int64_t bt = b; bt < e; ++bt) one(bt);
-                   });
-    } catch (...) {
-      set_blas_num_threads(threads);
-      throw;
-    }
-    set_blas_num_threads(threads);
+    struct OneBlasThread {  // restores the BLAS thread count however the loop ends
+      int restore;
+      explicit OneBlasThread(int n) : restore(n) { set_blas_num_threads(1); }
+      ~OneBlasThread() { set_blas_num_threads(restore); }
+    } one_thread(threads);
+    parallel_for(0, g.nbatch, std::max<int64_t>(1, kSmallGemm / std::max<int64_t>(work, 1)),
+                 [&](int64_t b, int64_t e) {
+                   for (int64_t bt = b; bt < e; ++bt) one(bt);
+                 });
   } else {
     for (int64_t bt = 0; bt < g.nbatch; ++bt) one(bt);  // OpenBLAS threads each product
   }

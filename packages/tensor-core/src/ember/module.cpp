@@ -340,6 +340,11 @@ void bind_module_functions(py::module_& m) {
     set_num_threads(n);
     set_blas_num_threads(n);
   }, py::arg("num"));
+  if (const char* bad = unknown_cpu_capability()) {
+    const std::string msg = message("EMBER_CPU_CAPABILITY=", bad, " is not one of 'default', 'avx2', 'avx512'; ",
+                                    "it is ignored and the kernels run at '", cpu_level_name(cpu_level()), "'");
+    if (PyErr_WarnEx(PyExc_RuntimeWarning, msg.c_str(), 1) != 0) throw py::error_already_set();
+  }
   m.def("_cpu_capability", [] { return cpu_level_name(cpu_level()); },
         "The SIMD level the kernels run at: 'avx512', 'avx2' or 'default' (capped by "
         "EMBER_CPU_CAPABILITY).");

@@ -6,6 +6,8 @@
 namespace ember {
 namespace {
 
+const char* g_bad_capability = nullptr;  // an EMBER_CPU_CAPABILITY value that was not understood
+
 CpuLevel detect() {
 #ifdef EMBER_SIMD_DISPATCH
   __builtin_cpu_init();
@@ -22,6 +24,7 @@ CpuLevel detect() {
     if (!std::strcmp(cap, "default")) want = CpuLevel::Default;
     else if (!std::strcmp(cap, "avx2")) want = CpuLevel::AVX2;
     else if (!std::strcmp(cap, "avx512")) want = CpuLevel::AVX512;
+    else g_bad_capability = cap;
     if (static_cast<int>(want) < static_cast<int>(best)) best = want;
   }
   return best;
@@ -43,6 +46,8 @@ CpuLevel cpu_level() {
   return CpuLevel::Default;
 #endif
 }
+
+const char* unknown_cpu_capability() { return g_bad_capability; }
 
 const char* cpu_level_name(CpuLevel level) {
   switch (level) {

@@ -21,6 +21,8 @@ enum class CpuLevel : int { Default = 0, AVX2 = 1, AVX512 = 2 };
 // The level used by simd_dispatch: detected once, capped by EMBER_CPU_CAPABILITY.
 CpuLevel cpu_level();
 const char* cpu_level_name(CpuLevel level);
+// The EMBER_CPU_CAPABILITY value when it is none of default/avx2/avx512 (ignored), else null.
+const char* unknown_cpu_capability();
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && !defined(EMBER_NO_SIMD_DISPATCH)
 #define EMBER_SIMD_DISPATCH 1
