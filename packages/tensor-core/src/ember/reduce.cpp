@@ -682,6 +682,17 @@ template <typename T, typename F> void with_out_type(ScalarType out_dtype, F&& f
   else f(int64_t{});
 }
 
+// res = the sum (or product) over the plan's reduced dims of the input of dtype in_dt.
+template <bool Prod> void run_sum_or_prod(const char* op, const Plan& P, ScalarType in_dt, const Tensor& res) {
+  dispatch_all(in_dt, op, [&](auto tag) {
+    using T = decltype(tag);
+    with_out_type<T>(res->dtype(), [&](auto otag) {
+      using Out = decltype(otag);
+      run_reduction(SumOp<T, Out, Prod>{res->data<Out>()}, P);
+    });
+  });
+}
+
 }  // namespace
 
 namespace ops {
@@ -697,13 +708,7 @@ Tensor sum(const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
   Tensor x = dtype ? to_dtype(self, *dtype) : self;
   Plan P = make_plan(x, reduce_dims("sum", dim, self->dim()), keepdim);
   Tensor res = result_for("sum", self, out, P.out_shape, out_dt);
-  dispatch_all(x->dtype(), "sum", [&](auto tag) {
-    using T = decltype(tag);
-    with_out_type<T>(out_dt, [&](auto otag) {
-      using Out = decltype(otag);
-      run_reduction(SumOp<T, Out, false>{res->data<Out>()}, P);
-    });
-  });
+  run_sum_or_prod<false>("sum", P, x->dtype(), res);
   return finish_out("sum", out, res);
 }
 
@@ -748,13 +753,7 @@ Tensor prod(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
   if (self->dim() == 0) dims.clear();
   Plan P = make_plan(x, dims, keepdim);
   Tensor res = result_for("prod", self, out, P.out_shape, out_dt);
-  dispatch_all(x->dtype(), "prod", [&](auto tag) {
-    using T = decltype(tag);
-    with_out_type<T>(out_dt, [&](auto otag) {
-      using Out = decltype(otag);
-      run_reduction(SumOp<T, Out, true>{res->data<Out>()}, P);
-    });
-  });
+  run_sum_or_prod<true>("prod", P, x->dtype(), res);
   return finish_out("prod", out, res);
 }
 
