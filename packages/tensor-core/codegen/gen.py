@@ -10,6 +10,7 @@ A malformed entry stops the build with a message that names the entry.
 from __future__ import annotations
 
 import argparse
+import json
 import keyword
 import os
 import re
@@ -106,6 +107,8 @@ class Op:
     cpp: str = ""
     composite: bool = False
     signature: str = ""
+    differentiable: bool = True  # false: outputs never require grad (random fills, *_like)
+    key: str = ""  # the op's name for the autograd hook: the name, or cpp for overloads
 
     @property
     def tensor_args(self) -> list[Arg]:
@@ -237,6 +240,9 @@ def parse_op(entry: dict, seen: set[str]) -> Op:
     if varargs is not None:
         if varargs not in names or next(a for a in args if a.name == varargs).type != "int[]":
             raise SchemaError(f"varargs {varargs!r} must name an int[] argument")
+    differentiable = entry.get("differentiable", True)
+    if not isinstance(differentiable, bool):
+        raise SchemaError(f"differentiable must be true or false, got {differentiable!r}")
     doc = str(entry["doc"]).strip()
     if not doc:
         raise SchemaError("empty doc")
@@ -252,6 +258,7 @@ def parse_op(entry: dict, seen: set[str]) -> Op:
         entry.get("cpp", name),
         bool(entry.get("composite", False)),
         entry["signature"],
+        differentiable,
     )
 
 
@@ -272,6 +279,11 @@ def load(path: str) -> list[Op]:
             raise SystemExit(f"{path}: malformed op entry {i} ('{label}'): {e}") from None
         seen.add((op.name, op.cpp))
         ops.append(op)
+    counts: dict[str, int] = {}
+    for op in ops:
+        counts[op.name] = counts.get(op.name, 0) + 1
+    for op in ops:
+        op.key = op.name if counts[op.name] == 1 else op.cpp
     return ops
 
 
@@ -422,8 +434,19 @@ def emit_lambda(op: Op, variant: str, swap: bool = False, operator: bool = False
     if first is not None and first.type == "Tensor" and len(op.dtypes) < 10:
         check += f'  check_dtypes("{op.name}", {first.name}, {dtype_mask(op)}u);\n'
     ret = cpp_return(op)
+    # The provider sees an in-place or out= write before it happens: it must refuse a leaf
+    # that requires grad before the data changes, and may keep what the write destroys.
+    pre = ""
+    if op.differentiable and (variant == "inplace" or variant == "out"):
+        target = "self" if variant == "inplace" else "*out"
+        guard = grad_check(op) if variant == "inplace" else f"out && ({grad_check(op)} || needs_grad(*out))"
+        pre = (
+            f"  if (autograd_hook_installed() && ({guard}))\n"
+            f'    call_autograd_hook("{op.key}", "{"pre_inplace" if variant == "inplace" else "pre_out"}",'
+            f" py::make_tuple({', '.join(hook_items)}), py::cast({target}));\n"
+        )
     body = (
-        f"  {ret} result;\n"
+        f"{pre}  {ret} result;\n"
         f"  {{\n    MaybeNoGil nogil({work_expr(op)});\n"
         f"    result = ops::{op.cpp}({', '.join(call_args)});\n  }}\n"
     )
@@ -434,11 +457,11 @@ def emit_lambda(op: Op, variant: str, swap: bool = False, operator: bool = False
     elif variant == "out":
         body += "  if (out) bump_version(*out);\n"
         kind = 'out ? "out" : "function"'
-    if op.returns[0][0] == "Tensor":
+    if op.differentiable and op.returns[0][0] in ("Tensor", "Tensor[]"):
         body += (
             f'  py::object py_result = wrap_result("{op.name}", result);\n'
             f"  if (autograd_hook_installed() && ({grad_check(op)}))\n"
-            f'    call_autograd_hook("{op.name}", {kind}, py::make_tuple({", ".join(hook_items)}),'
+            f'    call_autograd_hook("{op.key}", {kind}, py::make_tuple({", ".join(hook_items)}),'
             " py_result);\n"
             "  return py_result;\n"
         )
@@ -763,6 +786,29 @@ def write_if_changed(path: str, text: str) -> None:
         f.write(text)
 
 
+def emit_schema(ops: list[Op]) -> str:
+    """ops.yaml as parsed, for other packages (ember-autograd checks derivatives.yaml
+    against it and maps the hook's positional args to names)."""
+    entries = [
+        {
+            "name": op.name,
+            "key": op.key,
+            "cpp": op.cpp,
+            "args": [
+                {"name": a.name, "type": a.type, "default": a.default, "kwonly": a.kwonly}
+                for a in op.args
+            ],
+            "returns": [list(r) for r in op.returns],
+            "variants": op.variants,
+            "dtypes": op.dtypes,
+            "composite": op.composite,
+            "differentiable": op.differentiable,
+        }
+        for op in ops
+    ]
+    return json.dumps(entries, indent=1) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--yaml", default=DEFAULT_YAML)
@@ -783,6 +829,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         write_if_changed(os.path.join(a.out, "_C.pyi"), emit_stubs(ops))
         write_if_changed(os.path.join(a.out, "ops_fallback.cpp"), emit_fallbacks(ops))
+        write_if_changed(os.path.join(a.out, "ops_schema.json"), emit_schema(ops))
     return 0
 
 

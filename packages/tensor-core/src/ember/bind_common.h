@@ -58,10 +58,10 @@ inline int64_t list_numel(const std::vector<Tensor>& ts) {
   for (auto& t : ts) n += t->numel();
   return n;
 }
-inline bool needs_grad(const Tensor& t) { return t && t->requires_grad; }
+inline bool needs_grad(const Tensor& t) { return t && (t->requires_grad || t->autograd_watched); }
 inline bool any_requires_grad(const std::vector<Tensor>& ts) {
   for (auto& t : ts)
-    if (t && t->requires_grad) return true;
+    if (needs_grad(t)) return true;
   return false;
 }
 // A list of optional tensors as the ops take it: None becomes a null Tensor.

@@ -118,7 +118,7 @@ py::object tensor_to(py::object py_self, py::args args, py::kwargs kwargs) {
   Tensor out = ember::empty(self->sizes(), target);
   copy_into(out, self);
   py::object res = py::cast(out);
-  if (autograd_hook_installed() && self->requires_grad) {
+  if (autograd_hook_installed() && needs_grad(self)) {
     call_autograd_hook("to", "function", py::make_tuple(py_self, py::cast(target)), res);
   }
   return res;
@@ -200,6 +200,8 @@ void bind_tensor_class(py::module_& m, TensorClass& cls) {
       .def_property("_autograd_meta", [](const Tensor& t) -> py::object {
         return t->autograd_meta.get() ? py::reinterpret_borrow<py::object>(t->autograd_meta.get()) : py::none();
       }, [](const Tensor& t, py::object o) { t->autograd_meta.set(o.is_none() ? nullptr : o.ptr()); })
+      .def_property("_autograd_watched", [](const Tensor& t) { return t->autograd_watched; },
+                    [](const Tensor& t, bool v) { t->autograd_watched = v; })
       .def_property_readonly("is_leaf", [](const Tensor& t) { return t->grad_fn.get() == nullptr; })
       .def("detach", &detach, "A new tensor sharing storage with self, outside any autograd graph.")
       .def("detach_", [](py::object self) {
@@ -401,6 +403,8 @@ void bind_module_functions(py::module_& m) {
   m.def("_set_autograd_hook", &set_autograd_hook, py::arg("hook"),
         "Installs the autograd provider's hook(op, kind, args, result), or removes it with None.");
   m.def("_get_autograd_hook", &get_autograd_hook);
+  m.def("_set_autograd_loader", &set_autograd_provider_loader, py::arg("loader"),
+        "Installs loader(), called when requires_grad=True is asked for before any provider is installed.");
   m.def("_set_size_type", [](py::object t) { g_size_type = t; });
 }
 

@@ -17,6 +17,7 @@ void bind_ops_3(py::module_&, TensorClass&);
 void register_dtype_objects(py::module_& m);
 void set_autograd_hook(py::object hook);
 py::object get_autograd_hook();
+void set_autograd_provider_loader(py::object loader);
 
 // python_interop.cpp
 py::object to_dlpack(const Tensor& self, py::object stream, py::object max_version, py::object dl_device,

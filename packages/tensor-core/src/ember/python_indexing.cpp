@@ -366,7 +366,7 @@ py::object getitem(py::object py_self, py::handle key) {
     }
   }
   py::object py_result = py::cast(result);
-  if (autograd_hook_installed() && self->requires_grad) {
+  if (autograd_hook_installed() && needs_grad(self)) {
     call_autograd_hook("__getitem__", "function", py::make_tuple(py_self, key), py_result);
   }
   return py_result;
@@ -410,6 +410,8 @@ bool masked_assign(const Tensor& self, PyObject* key, const Tensor& val) {
 void setitem(py::object py_self, py::handle key, py::handle value) {
   const Tensor self = py_self.cast<Tensor>();
   Tensor val = value_tensor(value, self);
+  const bool hooked = autograd_hook_installed() && (needs_grad(self) || needs_grad(val));
+  if (hooked) call_autograd_hook("__setitem__", "pre_inplace", py::make_tuple(py_self, key, py::cast(val)), py_self);
   Tensor view;
   Parsed P;
   const bool done = masked_assign(self, key.ptr(), val);
@@ -436,9 +438,7 @@ void setitem(py::object py_self, py::handle key, py::handle value) {
     }
   }
   self->storage()->bump_version();
-  if (autograd_hook_installed() && (self->requires_grad || val->requires_grad)) {
-    call_autograd_hook("__setitem__", "inplace", py::make_tuple(py_self, key, py::cast(val)), py_self);
-  }
+  if (hooked) call_autograd_hook("__setitem__", "inplace", py::make_tuple(py_self, key, py::cast(val)), py_self);
 }
 
 // self[key] += value for any key __setitem__ accepts (advanced indices with repeats add up):

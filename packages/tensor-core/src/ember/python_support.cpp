@@ -145,6 +145,28 @@ void set_autograd_hook(py::object hook) {
   set_autograd_available(true);
 }
 
+namespace {
+py::object* g_autograd_loader_fn = nullptr;  // leaked on purpose, like the hook
+
+// A failing loader leaves the provider missing; the caller's error then says what to install.
+void run_autograd_loader() {
+  if (!g_autograd_loader_fn) return;
+  py::object fn = *g_autograd_loader_fn;
+  fn();
+}
+}  // namespace
+
+void set_autograd_provider_loader(py::object loader) {
+  if (loader.is_none()) {
+    set_autograd_loader(nullptr);
+    return;
+  }
+  if (!PyCallable_Check(loader.ptr())) throw TypeError("_set_autograd_loader: the loader must be callable or None");
+  if (!g_autograd_loader_fn) g_autograd_loader_fn = new py::object();
+  *g_autograd_loader_fn = loader;
+  set_autograd_loader(&run_autograd_loader);
+}
+
 py::object get_autograd_hook() { return g_autograd_hook ? *g_autograd_hook : py::none(); }
 
 void check_dtypes(const char* op, const Tensor& t, uint32_t mask) {

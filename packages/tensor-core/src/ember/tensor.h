@@ -159,6 +159,9 @@ class TensorImpl {
 
   // Autograd slots. The core only stores them; ember_autograd gives them meaning.
   bool requires_grad = false;
+  // The provider sees ops on this tensor even when it does not require grad (dual tensors of
+  // forward-mode AD carry a tangent without requiring grad).
+  bool autograd_watched = false;
   PyRef grad;
   PyRef grad_fn;
   PyRef autograd_meta;  // free for the autograd provider (hooks, retain_grad, ...)
@@ -210,5 +213,8 @@ void check_cpu(const Tensor& t, const char* op);
 // says what to install. The binding layer sets the flag when a provider registers its hook.
 void set_autograd_available(bool available);
 void set_requires_grad(const Tensor& t, bool requires_grad);
+// Called (GIL held) when requires_grad=True is asked for and no provider is installed yet,
+// so a composing package can import its provider lazily.
+void set_autograd_loader(void (*loader)());
 
 }  // namespace ember

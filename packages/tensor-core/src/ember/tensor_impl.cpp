@@ -186,11 +186,15 @@ void check_cpu(const Tensor& t, const char* op) {
 
 namespace {
 std::atomic<bool> g_autograd_available{false};
+void (*g_autograd_loader)() = nullptr;
 }
 
 void set_autograd_available(bool available) { g_autograd_available.store(available); }
 
+void set_autograd_loader(void (*loader)()) { g_autograd_loader = loader; }
+
 void set_requires_grad(const Tensor& t, bool requires_grad) {
+  if (requires_grad && !g_autograd_available.load() && g_autograd_loader) g_autograd_loader();
   if (requires_grad && !g_autograd_available.load()) {
     throw std::runtime_error(
         "requires_grad=True needs an autograd provider, and none is installed: "

@@ -1,0 +1,1 @@
+"""ember.autograd.functional: vjp, jvp, jacobian, hessian (to be written)."""

@@ -1,0 +1,174 @@
+"""Grad modes: whether ops record a graph. Thread-local; each is a context manager and a
+decorator, like PyTorch's.
+
+``no_grad``            ops record nothing (results do not require grad).
+``enable_grad``        turns recording back on inside a ``no_grad`` block.
+``set_grad_enabled``   sets the mode to a given bool (also callable as a plain function).
+``inference_mode``     like ``no_grad`` (Ember keeps no separate inference tensors).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+
+
+class _State(threading.local):
+    def __init__(self) -> None:
+        self.enabled = True
+        self.inference = False
+
+
+_state = _State()
+
+
+def is_grad_enabled() -> bool:
+    """True when ops on tensors that require grad record a graph on this thread."""
+    return _state.enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return _state.inference
+
+
+class _DecoratorContextManager:
+    """Base of the grad-mode managers: ``with mode():`` or ``@mode()`` (or ``@mode``)."""
+
+    def __call__(self, func):
+        if inspect.isclass(func):
+            raise TypeError(f"{type(self).__name__} decorates functions, not classes")
+        if inspect.isgeneratorfunction(func):
+
+            @functools.wraps(func)
+            def generator(*args, **kwargs):
+                gen = func(*args, **kwargs)
+                with self.clone():
+                    request = next(gen)
+                while True:
+                    try:
+                        with self.clone():
+                            response = yield request
+                        with self.clone():
+                            request = gen.send(response)
+                    except StopIteration as stop:
+                        return stop.value
+
+            return generator
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return func(*args, **kwargs)
+
+        return wrapper
+
+    def clone(self):
+        return type(self)()
+
+    def __enter__(self) -> None:
+        raise NotImplementedError
+
+    def __exit__(self, *exc) -> None:
+        raise NotImplementedError
+
+
+class no_grad(_DecoratorContextManager):
+    """Ops inside record no graph; their results do not require grad.
+
+    >>> x = ember_tensor.ones(2, requires_grad=True)
+    >>> with no_grad():
+    ...     y = x * 2
+    >>> y.requires_grad
+    False
+    """
+
+    def __new__(cls, func=None):
+        # @no_grad without parentheses decorates func directly
+        self = super().__new__(cls)
+        if func is not None and callable(func):
+            self.__init__()
+            return self(func)
+        return self
+
+    def __init__(self, func=None) -> None:
+        self.prev = True
+
+    def __enter__(self) -> None:
+        self.prev = _state.enabled
+        _state.enabled = False
+
+    def __exit__(self, *exc) -> None:
+        _state.enabled = self.prev
+
+
+class enable_grad(_DecoratorContextManager):
+    """Turns recording on inside a ``no_grad`` block (or function)."""
+
+    def __new__(cls, func=None):
+        self = super().__new__(cls)
+        if func is not None and callable(func):
+            self.__init__()
+            return self(func)
+        return self
+
+    def __init__(self, func=None) -> None:
+        self.prev = True
+
+    def __enter__(self) -> None:
+        self.prev = _state.enabled
+        _state.enabled = True
+
+    def __exit__(self, *exc) -> None:
+        _state.enabled = self.prev
+
+
+class set_grad_enabled(_DecoratorContextManager):
+    """Sets grad mode to ``mode``: at once when called, restored on leaving a ``with`` block."""
+
+    def __init__(self, mode: bool) -> None:
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled(): mode must be a bool, got {type(mode).__name__}")
+        self.prev = _state.enabled
+        self.mode = mode
+        _state.enabled = mode
+
+    def __call__(self, func):
+        _state.enabled = self.prev
+        return super().__call__(func)
+
+    def __enter__(self) -> None:
+        _state.enabled = self.mode
+
+    def __exit__(self, *exc) -> None:
+        _state.enabled = self.prev
+
+    def clone(self):
+        return set_grad_enabled(self.mode)
+
+
+class inference_mode(_DecoratorContextManager):
+    """``no_grad`` for inference (``mode=False`` leaves grad mode as it is)."""
+
+    def __new__(cls, mode=True):
+        self = super().__new__(cls)
+        if callable(mode) and not isinstance(mode, bool):
+            self.__init__()
+            return self(mode)
+        return self
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = mode
+        self.prev = (True, False)
+
+    def __enter__(self) -> None:
+        self.prev = (_state.enabled, _state.inference)
+        if self.mode:
+            _state.enabled = False
+            _state.inference = True
+
+    def __exit__(self, *exc) -> None:
+        _state.enabled, _state.inference = self.prev
+
+    def clone(self):
+        return inference_mode(self.mode)

@@ -1,0 +1,241 @@
+"""The backward graph: nodes, edges, saved tensors and the per-tensor metadata.
+
+A node is the backward of one recorded op. ``next_functions`` holds one edge per
+differentiable input, ``(node, output_nr)`` or ``(None, 0)`` for an input that needs no
+gradient. ``apply(grads)`` takes one gradient per output of the op (``None`` where none
+arrived) and returns one gradient per edge (``None`` where there is none).
+
+A tensor's place in the graph: ``tensor.grad_fn`` (set through the core's slot) and, when
+needed, a ``TensorMeta`` in the core's ``_autograd_meta`` slot (output number of a
+multi-output node, tensor hooks of a leaf, the leaf's gradient accumulator, the base and
+replay function of a view, forward-mode tangents).
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+
+from . import anomaly_mode, grad_mode
+
+_sequence = itertools.count()
+
+
+class TensorMeta:
+    """What ember_autograd keeps about one tensor (the core's ``_autograd_meta`` slot)."""
+
+    __slots__ = (
+        "output_nr",
+        "hooks",
+        "accumulator",
+        "retains_grad",
+        "base",
+        "view_fn",
+        "view_version",
+        "tangents",
+        "__weakref__",
+    )
+
+    def __init__(self) -> None:
+        self.output_nr = 0
+        self.hooks = None  # leaf tensor hooks: list of callables grad -> grad | None
+        self.accumulator = None  # weakref to the leaf's AccumulateGrad
+        self.retains_grad = False
+        self.base = None  # the root tensor this one views (None: not a tracked view)
+        self.view_fn = None  # base -> this view, replayable on any tensor of base's shape
+        self.view_version = 0  # storage version when grad_fn was last made current
+        self.tangents = None  # forward AD: {level: tangent}
+
+
+def meta_of(t) -> TensorMeta:
+    """The tensor's meta, created on first use."""
+    m = t._autograd_meta
+    if m is None:
+        m = TensorMeta()
+        t._autograd_meta = m
+    return m
+
+
+class Node:
+    """The backward of one recorded op (see the module docstring for the contract)."""
+
+    __slots__ = (
+        "next_functions",
+        "_sequence_nr",
+        "_pre_hooks",
+        "_hooks",
+        "_tensor_pre_hooks",
+        "_retain_grad_hooks",
+        "_released",
+        "_trace",
+        "metadata",
+        "__weakref__",
+    )
+    _num_outputs = 1
+
+    def __init__(self) -> None:
+        self.next_functions = ()
+        self._sequence_nr = next(_sequence)
+        self._pre_hooks = None
+        self._hooks = None
+        self._tensor_pre_hooks = None  # output_nr -> [hook]
+        self._retain_grad_hooks = None  # output_nr -> weakref of the tensor
+        self._released = False
+        self.metadata = None
+        self._trace = anomaly_mode.current_trace() if anomaly_mode._enabled else None
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    def __call__(self, *grads):
+        return self.apply(list(grads))
+
+    def apply(self, grads: list):
+        raise NotImplementedError(f"{self.name()}.apply")
+
+    def _release(self) -> None:
+        """Drops saved tensors once a backward pass without retain_graph ran this node."""
+        self._released = True
+
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs)`` after the node ran; may return new grad_inputs."""
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(fn)
+        return RemovableHandle(self._hooks, fn)
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs)`` before the node runs; may return new grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+        self._pre_hooks.append(fn)
+        return RemovableHandle(self._pre_hooks, fn)
+
+
+class RemovableHandle:
+    """Returned by hook registration; ``remove()`` unregisters the hook."""
+
+    __slots__ = ("_list", "_fn")
+
+    def __init__(self, hooks: list, fn) -> None:
+        self._list = hooks
+        self._fn = fn
+
+    def remove(self) -> None:
+        try:
+            self._list.remove(self._fn)
+        except ValueError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+def _tensor_str(t) -> str:
+    names = {
+        "float32": "FloatTensor",
+        "float64": "DoubleTensor",
+        "float16": "HalfTensor",
+        "bfloat16": "BFloat16Tensor",
+    }
+    kind = names.get(str(t.dtype).rsplit(".", 1)[-1], "Tensor")
+    return f"[ember.{kind} [{', '.join(str(s) for s in t.shape)}]]"
+
+
+def raise_modified(node: Node, what: str, tensor, expected: int, producer: str | None) -> None:
+    """The error for a saved tensor written in place before backward used it."""
+    of = f", which is output 0 of {producer}," if producer else ""
+    raise RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: {_tensor_str(tensor)}{of} is at version {tensor._version}; "
+        f"expected version {expected} instead (saved as '{what}' by {node.name()}). Hint: "
+        "enable anomaly detection to find the operation that failed to compute its gradient, "
+        "with ember.autograd.set_detect_anomaly(True)."
+    )
+
+
+def raise_released(node: Node) -> None:
+    raise RuntimeError(
+        f"Trying to backward through the graph a second time (or directly access saved "
+        f"tensors after they have already been freed) in {node.name()}. Saved intermediate "
+        "values of the graph are freed when you call .backward() or autograd.grad(). Specify "
+        "retain_graph=True if you need to backward through the graph a second time or if you "
+        "need to access saved tensors after calling backward."
+    )
+
+
+class AccumulateGrad(Node):
+    """The sink of a leaf: adds the incoming gradient into ``leaf.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable) -> None:
+        super().__init__()
+        self.variable = variable
+
+    def apply(self, grads: list):
+        grad = grads[0]
+        if grad is None:
+            return ()
+        leaf = self.variable
+        meta = leaf._autograd_meta
+        if meta is not None and meta.hooks:
+            grad = run_tensor_hooks(meta.hooks, grad)
+        accumulate_into_grad(leaf, grad)
+        return ()
+
+
+def accumulate_into_grad(t, grad) -> None:
+    """t.grad += grad, or t.grad = a copy of grad when t has none yet."""
+    old = t.grad
+    if grad_mode._state.enabled:  # create_graph: keep the gradient's own graph
+        t.grad = grad if old is None else old + grad
+    elif old is None:
+        # a copy: the incoming gradient may alias another tensor's (add passes grad through)
+        t.grad = grad.detach().clone()
+    elif old.requires_grad:
+        t.grad = old.detach() + grad
+    else:
+        old.add_(grad)
+
+
+def run_tensor_hooks(hooks: list, grad):
+    for hook in list(hooks):
+        new = hook(grad)
+        if new is not None:
+            grad = new
+    return grad
+
+
+def grad_accumulator(leaf) -> AccumulateGrad:
+    """The leaf's AccumulateGrad, one per leaf while the graph holds it (kept weakly)."""
+    meta = meta_of(leaf)
+    ref = meta.accumulator
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(leaf)
+        meta.accumulator = weakref.ref(node)
+    return node
+
+
+def gradient_edge(t):
+    """Where a gradient for ``t`` enters the graph: ``(node, output_nr)``. A view whose
+    storage was written since its history was made gets its history replayed first."""
+    m = t._autograd_meta
+    if m is None:
+        fn = t.grad_fn
+        return (fn, 0) if fn is not None else (grad_accumulator(t), 0)
+    if m.base is not None and m.view_version != t._version:
+        from .recording import refresh_view
+
+        refresh_view(t, m)
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, m.output_nr)
+    return (grad_accumulator(t), 0)

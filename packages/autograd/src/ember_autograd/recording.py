@@ -1,0 +1,277 @@
+"""The hook the core calls for ops on tensors that require grad: records backward nodes.
+
+``hook(op, kind, args, result)`` (installed with ``ember_tensor._C._set_autograd_hook``):
+``op`` is the op's key in ops.yaml, ``args`` its arguments in signature order, ``kind``:
+
+- ``function``: a new result; record a node for it (grad mode on, float result).
+- ``pre_inplace``: ``args[0]`` (``result``) is about to be written: refuse a leaf that
+  requires grad (or a view of one) while grad mode is on, keep its old value if the
+  op's formulas need it.
+- ``inplace``: the write happened; the tensor's history now goes through the new node. A
+  write into a view rebases its base's history (``CopySlices``), and the view's own
+  history is replayed from the base.
+- ``pre_out`` / ``out``: ``out=`` cannot be differentiated; refused before the write.
+"""
+
+from __future__ import annotations
+
+import ember_tensor as et
+
+from . import forward_ad, grad_mode
+from .graph import Node, gradient_edge, meta_of, raise_released
+
+_state = grad_mode._state
+_FLOAT = frozenset({et.float32, et.float64, et.float16, et.bfloat16})
+
+
+class Rule:
+    """How to record one op: its recorders and what they need."""
+
+    __slots__ = ("record", "record_inplace", "needs_original", "view", "replay", "kwonly")
+
+    def __init__(self, record, record_inplace, needs_original, view, replay, kwonly) -> None:
+        self.record = record
+        self.record_inplace = record_inplace
+        self.needs_original = needs_original
+        self.view = view
+        self.replay = replay  # callable(base, *args) running the op again (views)
+        self.kwonly = kwonly  # names of keyword-only args, for replay
+
+
+RULES: dict[str, Rule] = {}
+_pending_original: list = [None, None]  # (tensor about to be written, its old value)
+
+
+def hook(op, kind, args, result):
+    if forward_ad._levels:
+        forward_ad.propagate(op, kind, args, result)
+    if not _state.enabled:
+        return
+    if kind == "function":
+        rule = RULES.get(op)
+        if rule is not None:
+            _record_function(rule, op, args, result)
+    elif kind == "pre_inplace":
+        _check_inplace(result)
+        rule = RULES.get(op)
+        # the old value is kept when a formula needs it, or when self is also another input
+        # (x.mul_(x)): the write would change the saved input too
+        if rule is not None and (rule.needs_original or any(a is result for a in args[1:])):
+            _pending_original[0] = result
+            _pending_original[1] = result.clone()
+    elif kind == "inplace":
+        rule = RULES.get(op)
+        if rule is not None:
+            _record_inplace(rule, op, args, result)
+    elif kind == "pre_out":
+        name = op.split(".")[0]
+        if any(isinstance(a, et.Tensor) and a.requires_grad for a in args):
+            raise RuntimeError(
+                f"{name}(): functions with out=... arguments don't support automatic "
+                "differentiation, but one of the arguments requires grad."
+            )
+        _check_inplace(result)
+
+
+def _check_inplace(t) -> None:
+    if t.requires_grad and t.grad_fn is None:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    m = t._autograd_meta
+    if m is not None and m.base is not None:
+        base = m.base
+        if base.requires_grad and base.grad_fn is None:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place "
+                "operation."
+            )
+
+
+def _record_function(rule: Rule, op: str, args, result) -> None:
+    if type(result) is et.Tensor:
+        if result.dtype not in _FLOAT:
+            return
+        node = rule.record(args, result, None)
+        if node is None:
+            return
+        if rule.view and result is args[0]:
+            return  # the op returned its input unchanged (contiguous of a contiguous tensor)
+        result._set_grad_fn(node)
+        if rule.view and result._is_view_of(args[0]):
+            _mark_view(result, args[0], rule, op, args, None)
+        return
+    # tuple results: (values, indices) differentiate output 0; Tensor[] all outputs
+    outs = list(result)
+    if not outs:
+        return
+    if hasattr(result, "_fields"):  # a namedtuple: only values
+        first = outs[0]
+        if first.dtype not in _FLOAT:
+            return
+        node = rule.record(args, result, None)
+        if node is not None:
+            first._set_grad_fn(node)
+        return
+    if outs[0].dtype not in _FLOAT:
+        return
+    node = rule.record(args, result, None)
+    if node is None:
+        return
+    node._num_outputs = len(outs)
+    for i, t in enumerate(outs):
+        t._set_grad_fn(node)
+        meta_of(t).output_nr = i
+        if rule.view and t._is_view_of(args[0]):
+            _mark_view(t, args[0], rule, op, args, i)
+
+
+def _mark_view(view, src, rule: Rule, op: str, args, index) -> None:
+    """Remembers how ``view`` is made from the root tensor it aliases."""
+    sm = src._autograd_meta
+    if sm is not None and sm.base is not None:
+        base, inner = sm.base, sm.view_fn
+    else:
+        base, inner = src, None
+    step = _replayer(rule, args, index)
+    m = meta_of(view)
+    m.base = base
+    m.view_fn = step if inner is None else (lambda b, f=inner, g=step: g(f(b)))
+    m.view_version = view._version
+
+
+def _replayer(rule: Rule, args, index):
+    rest = args[1:]
+    replay, kwonly = rule.replay, rule.kwonly
+    if kwonly:
+        n = len(rest) - len(kwonly)
+        pos, kw = rest[:n], dict(zip(kwonly, rest[n:]))
+    else:
+        pos, kw = rest, {}
+    if index is None:
+        return lambda b: replay(b, *pos, **kw)
+    return lambda b: replay(b, *pos, **kw)[index]
+
+
+def refresh_view(t, m) -> None:
+    """Makes a view's grad_fn current after its base (or another view) was written."""
+    base = m.base
+    m.view_version = t._version
+    if not base.requires_grad:
+        return
+    prev = _state.enabled
+    _state.enabled = True
+    try:
+        fresh = m.view_fn(base)
+    finally:
+        _state.enabled = prev
+    fn = fresh.grad_fn
+    if fn is not None:
+        t._set_grad_fn(fn)
+        fm = fresh._autograd_meta
+        m.output_nr = fm.output_nr if fm is not None else 0
+
+
+def _record_inplace(rule: Rule, op: str, args, result) -> None:
+    original = None
+    if _pending_original[0] is result:
+        original = _pending_original[1]
+        _pending_original[0] = _pending_original[1] = None
+        args = (args[0], *(original if a is result else a for a in args[1:]))
+    if result.dtype not in _FLOAT:
+        return
+    m = result._autograd_meta
+    if m is not None and m.base is not None:
+        _record_inplace_view(rule, args, result, original, m)
+        return
+    node = rule.record_inplace(args, result, original)
+    if node is None:
+        return
+    result._set_grad_fn(node)
+    if m is not None:
+        m.output_nr = 0
+
+
+class CopySlices(Node):
+    """The base's history after an in-place write into one of its views: the gradient of
+    the written region goes through the write's node, the rest passes unchanged."""
+
+    __slots__ = ("fn", "view_fn")
+
+    def name(self) -> str:
+        return "CopySlices"
+
+    def apply(self, grads):
+        grad = grads[0]
+        if grad is None:
+            return [None] * len(self.next_functions)
+        if self.fn is None:
+            raise_released(self)
+        res = grad.clone()
+        region = self.view_fn(res)
+        fn_grads = self.fn.apply([region.clone()])
+        if fn_grads and fn_grads[0] is not None:
+            region.copy_(fn_grads[0])
+        else:
+            region.zero_()
+        return [res, *fn_grads[1:]]
+
+    def _release(self) -> None:
+        self._released = True
+        if self.fn is not None:
+            self.fn._release()
+
+
+def _record_inplace_view(rule: Rule, args, view, original, m) -> None:
+    base = m.base
+    fn = rule.record_inplace(args, view, original)
+    if fn is None:
+        return
+    # the write's node must see the view's old history as its first input
+    cs = CopySlices()
+    cs.fn = fn
+    cs.view_fn = m.view_fn
+    base_edge = gradient_edge(base) if base.requires_grad else (None, 0)
+    rest = fn.next_functions[1:] if fn.meta[0] is not None else fn.next_functions
+    if fn.meta[0] is None:
+        # the view needed no grad before the write: make the node's first gradient unused
+        fn.meta = [True, *fn.meta[1:]]
+        fn.next_functions = ((None, 0), *fn.next_functions)
+        fn.sizes = [(view.shape, view.dtype), *fn.sizes]
+    cs.next_functions = (base_edge, *rest)
+    base._set_grad_fn(cs)
+    bm = base._autograd_meta
+    if bm is not None:
+        bm.output_nr = 0
+    m.view_version = -1
+    refresh_view(view, m)
+
+
+class NotImplementedBackward(Node):
+    """Recorded for a differentiable op that derivatives.yaml lacks: backward raises."""
+
+    __slots__ = ("op",)
+
+    def name(self) -> str:
+        return "NotImplemented"
+
+    def apply(self, grads):
+        raise NotImplementedError(f"the derivative for '{self.op}' is not implemented")
+
+
+def not_implemented_recorder(op: str):
+    def record(args, result, original):
+        edges = []
+        for a in args:
+            ts = a if isinstance(a, (list, tuple)) else (a,)
+            for t in ts:
+                if isinstance(t, et.Tensor) and t.requires_grad:
+                    edges.append(gradient_edge(t))
+        if not edges:
+            return None
+        node = NotImplementedBackward()
+        node.op = op
+        node.next_functions = tuple(edges)
+        return node
+
+    return record
