@@ -268,8 +268,15 @@ def install(session: nox.Session, *names: str, tests: bool = False) -> list[Pack
     return order
 
 
+def conformance_plugins(pkg: Package) -> list[str]:
+    """The conformance kits a package ships: ``src/<module>/conformance.py``."""
+    kits = sorted(pkg.path.glob("src/*/conformance.py"))
+    return [f"{path.parent.name}.conformance" for path in kits]
+
+
 def run_tests(session: nox.Session, packages: Iterable[Package]) -> None:
-    """pytest once per package, each in its own directory's configuration."""
+    """pytest once per package, each in its own directory's configuration; a package that
+    ships a conformance kit runs it too, against itself (``-p <module>.conformance``)."""
     failed: list[str] = []
     for pkg in sorted(packages, key=lambda p: _test_order(p.name)):
         tests = pkg.path / "tests"
@@ -277,10 +284,11 @@ def run_tests(session: nox.Session, packages: Iterable[Package]) -> None:
             session.warn(f"{pkg.name} has no tests in {tests.relative_to(ROOT)}")
             continue
         session.log(f"--- {pkg.name} ---")
+        kits = [arg for plugin in conformance_plugins(pkg) for arg in ("-p", plugin)]
         # the pytest script, not `python -m pytest`: the source tree must not shadow the
         # installed packages on sys.path
         try:
-            session.run("pytest", str(tests.relative_to(ROOT)), *session.posargs)
+            session.run("pytest", *kits, str(tests.relative_to(ROOT)), *session.posargs)
         except nox.command.CommandFailed:
             failed.append(pkg.name)  # go on: one package's failure hides no other's
     if failed:

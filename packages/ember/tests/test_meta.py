@@ -1,7 +1,9 @@
-"""The meta-package re-exports the tensor core and loads nothing else."""
+"""The meta-package re-exports the tensor core, loads nothing else on import, and resolves
+the autograd slot lazily."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -95,16 +97,185 @@ def test_import_loads_the_core_only() -> None:
     [
         ("nn", "ember-nn"),
         ("optim", "ember-optim"),
-        ("autograd", "ember-autograd"),
         ("data", "ember-data"),
         ("multiprocessing", "ember-mp"),
-        ("no_grad", "ember-autograd"),
     ],
 )
 def test_missing_component_names_its_distribution(attr: str, distribution: str) -> None:
     with pytest.raises(AttributeError, match=rf"ember\.{attr} is provided by {distribution}"):
         getattr(ember, attr)
     assert not hasattr(ember, attr)
+
+
+# ----------------------------------------------------------------------------- autograd slot
+
+GRAD_MODE_NAMES = (
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "inference_mode",
+    "is_grad_enabled",
+)
+
+
+def run_python(code: str) -> str:
+    return subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def test_autograd_is_the_default_provider() -> None:
+    import ember_autograd
+
+    assert ember.autograd is ember_autograd
+    assert "autograd" in vars(ember)  # cached: the next access is a plain global
+
+
+@pytest.mark.parametrize("name", GRAD_MODE_NAMES)
+def test_grad_mode_names_are_the_providers(name: str) -> None:
+    import ember_autograd
+
+    assert getattr(ember, name) is getattr(ember_autograd, name)
+
+
+def test_grad_mode_names_work() -> None:
+    x = ember.ones(2, requires_grad=True)
+    with ember.no_grad():
+        assert not ember.is_grad_enabled()
+        assert not (x * 2).requires_grad
+        with ember.enable_grad():
+            assert (x * 2).requires_grad
+    with ember.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    with ember.inference_mode():
+        assert not (x * 2).requires_grad
+    assert ember.is_grad_enabled()
+
+
+def test_autograd_slot_is_declared_as_an_entry_point() -> None:
+    from importlib import metadata
+
+    eps = {ep.name: ep for ep in metadata.entry_points(group="ember.slots.autograd")}
+    assert eps["ember"].value == "ember_autograd"
+    assert eps["ember"].dist is not None and eps["ember"].dist.name == "ember-autograd"
+
+
+def test_autograd_is_imported_on_first_use_only() -> None:
+    code = (
+        "import json, sys; import ember; before = 'ember_autograd' in sys.modules; "
+        "ng = ember.no_grad; "
+        "print(json.dumps([before, 'ember_autograd' in sys.modules, "
+        "ng is sys.modules['ember_autograd'].no_grad, 'autograd' in vars(ember)]))"
+    )
+    assert json.loads(run_python(code)) == [False, True, True, False]
+
+
+def test_requires_grad_loads_the_provider() -> None:
+    code = (
+        "import json, sys; import ember; before = 'ember_autograd' in sys.modules; "
+        "x = ember.tensor([1.0, 2.0, 3.0], requires_grad=True); (x * x).sum().backward(); "
+        "print(json.dumps([before, 'ember_autograd' in sys.modules, x.requires_grad, "
+        "x.grad.tolist()]))"
+    )
+    assert json.loads(run_python(code)) == [False, True, True, [2.0, 4.0, 6.0]]
+
+
+def test_randn_requires_grad_loads_the_provider() -> None:
+    code = (
+        "import sys; import ember; x = ember.randn(3, requires_grad=True); "
+        "print(x.requires_grad, 'ember_autograd' in sys.modules, "
+        "type(x.backward).__name__)"
+    )
+    assert run_python(code).split() == ["True", "True", "method"]
+
+
+def test_import_statements_give_the_providers_modules() -> None:
+    code = """
+import json, sys
+import ember
+import ember.autograd
+import ember.autograd.forward_ad as fwAD
+from ember.autograd import Function, grad
+from ember.autograd.grad_mode import no_grad
+import ember_autograd
+print(json.dumps([
+    ember.autograd is ember_autograd,
+    sys.modules["ember.autograd"] is ember_autograd,
+    fwAD is ember_autograd.forward_ad,
+    sys.modules["ember.autograd.forward_ad"] is ember_autograd.forward_ad,
+    Function is ember_autograd.Function and grad is ember_autograd.grad,
+    no_grad is ember_autograd.no_grad,
+    ember_autograd.__spec__.name,
+]))
+"""
+    assert json.loads(run_python(code)) == [True] * 6 + ["ember_autograd"]
+
+
+def test_import_of_a_missing_submodule() -> None:
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("ember.autograd.no_such_module")
+
+
+class _FakeEntryPoints:
+    """Makes importlib.metadata.entry_points show one autograd provider: ``value``."""
+
+    def __init__(self, value: str | None) -> None:
+        self.value = value
+
+    def __call__(self, group: str):
+        from importlib import metadata
+
+        assert group == "ember.slots.autograd"
+        if self.value is None:
+            return []
+        return [metadata.EntryPoint(name="ember", value=self.value, group=group)]
+
+
+@pytest.fixture
+def unresolved(monkeypatch: pytest.MonkeyPatch, tmp_path):
+    """ember with the autograd slot not resolved yet, and tmp_path importable."""
+    monkeypatch.setattr(ember, "_providers", {})
+    for name in ("autograd", *GRAD_MODE_NAMES):
+        monkeypatch.delitem(vars(ember), name, raising=False)
+    for name in [m for m in sys.modules if m.split(".")[:2] == ["ember", "autograd"]]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+def fake_provider(monkeypatch: pytest.MonkeyPatch, value: str | None) -> None:
+    monkeypatch.setattr("importlib.metadata.entry_points", _FakeEntryPoints(value))
+
+
+def test_provider_that_fails_to_import(unresolved, monkeypatch: pytest.MonkeyPatch) -> None:
+    (unresolved / "failing_autograd_provider.py").write_text("raise ValueError('broken build')\n")
+    fake_provider(monkeypatch, "failing_autograd_provider")
+    with pytest.raises(ember.SlotError) as info:
+        ember.no_grad  # noqa: B018
+    message = str(info.value)
+    assert "slot 'autograd'" in message and "provider 'ember'" in message
+    assert "failing_autograd_provider" in message
+    assert "ValueError: broken build" in message
+    assert "no_grad" not in vars(ember)  # nothing cached
+
+
+def test_provider_with_another_interface_version(
+    unresolved, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (unresolved / "old_autograd_provider.py").write_text("INTERFACE_VERSION = 0\n")
+    fake_provider(monkeypatch, "old_autograd_provider")
+    expected = "implements interface version 0, but this ember needs version 1 of the 'autograd'"
+    with pytest.raises(ember.SlotError, match=expected):
+        ember.autograd  # noqa: B018
+
+
+def test_provider_not_installed(unresolved, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_provider(monkeypatch, None)
+    expected = r"ember\.autograd is provided by ember-autograd, which is not installed"
+    with pytest.raises(AttributeError, match=expected):
+        ember.autograd  # noqa: B018
+    with pytest.raises(ModuleNotFoundError, match=expected):
+        importlib.import_module("ember.autograd")
 
 
 def test_unknown_attribute() -> None:

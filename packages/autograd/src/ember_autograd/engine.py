@@ -47,7 +47,23 @@ def _make_grads(outputs, grad_outputs, create_graph: bool) -> list:
 def _discover(roots: list, capture_nodes: set | None) -> tuple[dict, set | None]:
     """Dependencies (edges into each node) of the graph below ``roots``; with
     ``capture_nodes``, also the nodes from which one of them can be reached."""
-    deps: dict = {}
+    if capture_nodes is None:
+        deps: dict = {}
+        root_set = set(roots)
+        stack = list(roots)
+        while stack:
+            for nxt, _ in stack.pop().next_functions:
+                if nxt is None:
+                    continue
+                d = deps.get(nxt)
+                if d is None:
+                    deps[nxt] = 1
+                    if nxt not in root_set:
+                        stack.append(nxt)
+                else:
+                    deps[nxt] = d + 1
+        return deps, None
+    deps = {}
     children: dict = {}
     seen = set()
     order = []
@@ -179,20 +195,35 @@ def run_backward(
                     for i in idx:
                         results[i] = g
                 if is_acc and not accumulate:
-                    _finish(node, [], retain_graph, ready, deps, buffers)
                     continue
-            if all(g is None for g in buf):
-                out = [None] * len(node.next_functions)
-            else:
+            nf = node.next_functions
+            if buf.count(None) == len(buf):
+                out = ()
+            elif node._pre_hooks or node._hooks or node._trace is not None:
                 out = _call(node, buf)
-                if check_nan:
-                    for g in out:
-                        if g is not None and g.dtype.is_floating_point and bool(g.isnan().any()):
-                            raise RuntimeError(
-                                f"Function '{node.name()}' returned nan values in its "
-                                f"{out.index(g)}th output."
-                            )
-            _finish(node, out, retain_graph, ready, deps, buffers)
+            else:
+                out = node.apply(buf)
+            if check_nan:
+                _check_nan(node, out)
+            if not retain_graph:
+                node._release()
+            n_out = len(out)
+            for i in range(len(nf)):
+                nxt, nr = nf[i]
+                if nxt is None:
+                    continue
+                if i < n_out:
+                    g = out[i]
+                    if g is not None:
+                        b = buffers.get(nxt)
+                        if b is None:
+                            b = buffers[nxt] = [None] * nxt._num_outputs
+                        b[nr] = g if b[nr] is None else b[nr] + g
+                d = deps.get(nxt)
+                if d is not None:
+                    if d == 1:
+                        ready.append(nxt)
+                    deps[nxt] = d - 1
     finally:
         grad_mode._state.enabled = prev_mode
 
@@ -229,29 +260,10 @@ def _call(node, buf: list) -> list:
     return out
 
 
-def _finish(node, out, retain_graph, ready, deps, buffers) -> None:
-    if not retain_graph:
-        node._release()
-    for (nxt, nr), g in zip(node.next_functions, out):
-        if nxt is None:
-            continue
-        if g is not None:
-            buf = buffers.get(nxt)
-            if buf is None:
-                buf = buffers[nxt] = [None] * nxt._num_outputs
-            buf[nr] = g if buf[nr] is None else buf[nr] + g
-        d = deps.get(nxt)
-        if d is None:
-            continue
-        d -= 1
-        deps[nxt] = d
-        if d == 0:
-            ready.append(nxt)
-    for nxt, _ in node.next_functions[len(out):]:
-        if nxt is not None and nxt in deps:
-            deps[nxt] -= 1
-            if deps[nxt] == 0:
-                ready.append(nxt)
+def _check_nan(node, out) -> None:
+    for i, g in enumerate(out):
+        if g is not None and g.dtype.is_floating_point and bool(g.isnan().any()):
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 
 def _retain(t, g) -> None:

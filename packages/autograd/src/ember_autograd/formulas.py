@@ -1,7 +1,17 @@
 """Helpers the formulas of derivatives.yaml may call, written with ember_tensor ops only
-(so that derivatives of derivatives come from the same table)."""
+(so that derivatives of derivatives come from the same table).
+
+Conventions: ``grad`` is the gradient of the op's output (its shape), ``self_shape`` etc.
+are tuples, ``dim`` arguments arrive as the op got them (None, an int, or a tuple; an
+empty tuple reduces over every dimension). A helper returns a gradient of the output's
+shape or of the input's shape; the generated code sums broadcast dimensions away and casts
+to the input's dtype. Forward-mode helpers (``*_jvp``) take tangents named ``<arg>_t``; a
+missing tangent may be passed as None and counts as zero.
+"""
 
 from __future__ import annotations
+
+import math
 
 import ember_tensor as et
 
@@ -9,7 +19,49 @@ from .formulas_shape import *  # noqa: F403
 from .formulas_shape import __all__ as _shape_all
 from .saved import sum_to
 
-__all__ = [*_shape_all, "et", "getitem_backward", "ones_like", "sum_to", "unsqueeze_dims", "zeros_like"]
+__all__ = [
+    *_shape_all,
+    "amax_backward",
+    "clamp_backward_max",
+    "clamp_backward_min",
+    "clamp_backward_self",
+    "clamp_jvp",
+    "cumprod_backward",
+    "cumprod_jvp",
+    "et",
+    "evenly_distribute_backward",
+    "getitem_backward",
+    "index_reduction_backward",
+    "index_reduction_jvp",
+    "logsumexp_backward",
+    "matmul_backward_other",
+    "matmul_backward_self",
+    "maximum_backward",
+    "maximum_jvp",
+    "maybe_multiply",
+    "mean_backward",
+    "minimum_backward",
+    "minimum_jvp",
+    "norm_backward",
+    "ones_like",
+    "pow_backward_exponent",
+    "pow_backward_self",
+    "pow_scalar_backward",
+    "prod_backward",
+    "reduce_jvp",
+    "reduced_dims",
+    "reduced_numel",
+    "restore_reduced",
+    "reversed_cumsum",
+    "std_backward",
+    "sum_backward",
+    "sum_to",
+    "unsqueeze_dims",
+    "value_selecting_backward",
+    "value_selecting_jvp",
+    "var_backward",
+    "zeros_like",
+]
 
 
 def zeros_like(t):
@@ -36,3 +88,358 @@ def getitem_backward(grad, shape, dtype, key):
     g = et.zeros(shape, dtype=dtype)
     g._index_add_key_(key, grad)
     return g
+
+
+def maybe_multiply(t, s):
+    """``t * s``, skipping the product for ``s == 1`` (the default alpha/beta)."""
+    if isinstance(s, (int, float)) and not isinstance(s, bool) and s == 1:
+        return t
+    return t * s
+
+
+def _zero_if_none(t):
+    return 0 if t is None else t
+
+
+# ----------------------------------------------------------------------------- reductions
+
+
+def reduced_dims(dim, ndim: int) -> list[int]:
+    """The dims (non-negative, sorted) a reduction over ``dim`` removes: all of them for
+    None or an empty list."""
+    if ndim == 0:
+        return []
+    if dim is None:
+        return list(range(ndim))
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    if not dims:
+        return list(range(ndim))
+    return sorted({d % ndim for d in dims})
+
+
+def reduced_numel(shape, dim) -> int:
+    shape = tuple(shape)
+    n = 1
+    for d in reduced_dims(dim, len(shape)):
+        n *= shape[d]
+    return n
+
+
+def restore_reduced(t, dim, ndim: int, keepdim: bool):
+    """A reduction's output (or its gradient) with the reduced dims back as size 1."""
+    if keepdim or ndim == 0:
+        return t
+    return unsqueeze_dims(t, reduced_dims(dim, ndim), ndim)
+
+
+def sum_backward(grad, shape, dim, keepdim: bool):
+    return restore_reduced(grad, dim, len(tuple(shape)), keepdim).expand(tuple(shape))
+
+
+def mean_backward(grad, shape, dim, keepdim: bool):
+    return sum_backward(grad, shape, dim, keepdim) / reduced_numel(shape, dim)
+
+
+def reduce_jvp(coeff, self_t, dim, keepdim: bool):
+    """Tangent of a reduction whose gradient is ``grad * coeff`` (grad broadcast over the
+    reduced dims): the reduced sum of ``coeff * self_t``."""
+    prod = coeff * self_t
+    ndim = prod.dim()
+    if ndim == 0:
+        return prod
+    return prod.sum(reduced_dims(dim, ndim), keepdim=keepdim)
+
+
+def _positions(n: int, d: int, ndim: int):
+    """``arange(n)`` laid along dim ``d`` of an ``ndim``-dim tensor (other dims size 1)."""
+    shape = [1] * ndim
+    shape[d] = n
+    return et.arange(n).reshape(shape)
+
+
+def _exclusive_prods(x, d: int):
+    """For each position i along ``d``: the product of the other elements of its slice
+    (zeros handled: products of prefixes and suffixes)."""
+    n = x.shape[d]
+    ones = et.ones_like(x.narrow(d, 0, 1))
+    left = et.cat([ones, x.narrow(d, 0, n - 1).cumprod(d)], d)
+    right = et.cat([x.narrow(d, 1, n - 1).flip([d]).cumprod(d).flip([d]), ones], d)
+    return left * right
+
+
+def prod_backward(grad, self, result, dim, keepdim: bool):
+    """Gradient of ``prod`` over ``dim`` (one int, or None: all elements). Exact with
+    zeros in the input (products of the other elements, not ``result / self``)."""
+    if self.dim() == 0:
+        return grad
+    if dim is None:
+        flat = self.reshape([-1])
+        g = grad.reshape([1])
+        r = result.reshape([1])
+        return _prod_backward_dim(g, flat, r, 0).reshape(tuple(self.shape))
+    d = dim % self.dim()
+    g = grad if keepdim else grad.unsqueeze(d)
+    r = result if keepdim else result.unsqueeze(d)
+    return _prod_backward_dim(g, self, r, d)
+
+
+def _prod_backward_dim(g, x, r, d: int):
+    if not (x == 0).any().item():
+        return g * (r / x)
+    return g * _exclusive_prods(x, d)
+
+
+def reversed_cumsum(t, dim: int):
+    """Sums from each position to the end of ``dim`` (the gradient of ``cumsum``)."""
+    if t.dim() == 0:
+        return t
+    return t.flip([dim]).cumsum(dim).flip([dim])
+
+
+def cumprod_backward(grad, self, result, dim: int):
+    """Gradient of ``cumprod`` along ``dim``; exact with zeros in the input (then
+    quadratic in the size of ``dim``)."""
+    if self.dim() == 0:
+        return grad
+    d = dim % self.dim()
+    if not (self == 0).any().item():
+        return reversed_cumsum(grad * result, d) / self
+    n = self.shape[d]
+    pos = _positions(n, d, self.dim())
+    total = None
+    for k in range(n):
+        at_k = pos == k
+        # prod_{j <= i, j != k} x_j for every i >= k (x_k replaced by 1)
+        c = et.where(at_k, 1, self).cumprod(d)
+        contrib = et.where(pos >= k, grad * c, 0).sum(d, keepdim=True)
+        term = et.where(at_k, contrib, 0)
+        total = term if total is None else total + term
+    return total
+
+
+def cumprod_jvp(self_t, self, result, dim: int):
+    if self.dim() == 0:
+        return self_t
+    d = dim % self.dim()
+    if not (self == 0).any().item():
+        return result * (self_t / self).cumsum(d)
+    n = self.shape[d]
+    pos = _positions(n, d, self.dim())
+    total = None
+    for k in range(n):
+        at_k = pos == k
+        c = et.where(at_k, 1, self).cumprod(d)
+        t_k = et.where(at_k, self_t, 0).sum(d, keepdim=True)
+        term = et.where(pos >= k, c * t_k, 0)
+        total = term if total is None else total + term
+    return total
+
+
+def evenly_distribute_backward(grad, self, result):
+    """Gradient of a full max/min: shared evenly among the elements equal to the result
+    (the NaNs when the result is NaN)."""
+    mask = self.isnan() if bool(result.isnan().item()) else self == result
+    return et.where(mask, grad / mask.sum(), 0)
+
+
+def amax_backward(grad, self, result, dim, keepdim: bool):
+    """Gradient of amax/amin: split evenly among the ties of each reduced slice."""
+    ndim = self.dim()
+    g = restore_reduced(grad, dim, ndim, keepdim)
+    r = restore_reduced(result, dim, ndim, keepdim)
+    mask = self == r
+    if ndim == 0:
+        return et.where(mask, g, 0)
+    return et.where(mask, g / mask.sum(reduced_dims(dim, ndim), keepdim=True), 0)
+
+
+def index_reduction_backward(grad, shape, dim: int, indices, keepdim: bool):
+    """Gradient of max/min over ``dim`` (values, indices): ``grad`` at ``indices``."""
+    shape = tuple(shape)
+    ndim = len(shape)
+    if ndim == 0:
+        return grad
+    d = dim % ndim
+    g = grad if keepdim else grad.unsqueeze(d)
+    idx = indices if keepdim else indices.unsqueeze(d)
+    return et.where(_positions(shape[d], d, ndim) == idx, g, 0)
+
+
+def index_reduction_jvp(self_t, dim: int, indices, keepdim: bool):
+    ndim = self_t.dim()
+    if ndim == 0:
+        return self_t
+    d = dim % ndim
+    idx = indices if keepdim else indices.unsqueeze(d)
+    picked = et.where(_positions(self_t.shape[d], d, ndim) == idx, self_t, 0)
+    return picked.sum(d, keepdim=keepdim)
+
+
+def value_selecting_backward(grad, shape, dim: int, indices):
+    """Gradient of sort/topk: ``grad`` scattered back to where the values came from."""
+    shape = tuple(shape)
+    if len(shape) == 0:
+        return grad
+    return et.zeros(shape, dtype=grad.dtype).scatter(dim, indices, grad)
+
+
+def value_selecting_jvp(self_t, dim: int, indices):
+    if self_t.dim() == 0:
+        return self_t
+    return self_t.gather(dim, indices)
+
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return float(correction)
+    return 1.0 if unbiased is None or unbiased else 0.0
+
+
+def var_backward(grad, self, dim, unbiased, correction, keepdim: bool):
+    ndim = self.dim()
+    dims = reduced_dims(dim, ndim)
+    dof = reduced_numel(self.shape, dims) - _correction(unbiased, correction)
+    scale = 2.0 / dof if dof != 0 else math.inf
+    g = restore_reduced(grad, dims, ndim, keepdim)
+    centered = self - self.mean(dims, keepdim=True) if ndim else self - self
+    return (scale * g) * centered
+
+
+def std_backward(grad, self, result, dim, unbiased, correction, keepdim: bool):
+    grad_var = et.where(result == 0, 0, grad / (result * 2))
+    return var_backward(grad_var, self, dim, unbiased, correction, keepdim)
+
+
+def norm_backward(grad, self, p, result, dim, keepdim: bool):
+    """Gradient of the vector p-norm over ``dim`` (zero where the norm or, for p < 1, the
+    element is zero, as PyTorch)."""
+    ndim = self.dim()
+    p = float(p)
+    g = restore_reduced(grad, dim, ndim, keepdim)
+    r = restore_reduced(result, dim, ndim, keepdim)
+    if p == 0.0:
+        return et.zeros_like(self) * g
+    if p == 1.0:
+        return self.sign() * g
+    if p == 2.0:
+        return et.where(r == 0, 0, self * (g / r))
+    if math.isinf(p):
+        mask = self.abs() == r
+        count = mask.sum(reduced_dims(dim, ndim), keepdim=True) if ndim else 1
+        return self.sign() * et.where(mask, g / count, 0)
+    if p < 1.0:
+        return et.where(self == 0, 0, self.sign() * self.abs().pow(p - 1) * (g / r.pow(p - 1)))
+    return et.where(r == 0, 0, self * self.abs().pow(p - 2) * (g / r.pow(p - 1)))
+
+
+def logsumexp_backward(grad, self, result, dim, keepdim: bool):
+    ndim = self.dim()
+    g = restore_reduced(grad, dim, ndim, keepdim)
+    r = restore_reduced(result, dim, ndim, keepdim)
+    return g * (self - r).exp()
+
+
+# ----------------------------------------------------------------------------- pointwise
+
+
+def pow_backward_self(grad, self, exponent):
+    """d(self ** exponent)/d self, zero where the exponent is 0."""
+    return et.where(exponent == 0, 0, grad * exponent * self.pow(exponent - 1))
+
+
+def pow_backward_exponent(grad, self, exponent, result):
+    """d(self ** exponent)/d exponent = result * log(self), zero where self == 0 and
+    exponent >= 0."""
+    cond = et.logical_and(self == 0, exponent >= 0)
+    return grad * et.where(cond, 0, result * self.log())
+
+
+def pow_scalar_backward(grad, base, exponent, result):
+    """d(base ** exponent)/d exponent for a Python number ``base``."""
+    base = float(base)
+    if base == 0.0:
+        return grad * et.where(exponent >= 0, 0, result * -math.inf)
+    log_base = math.log(base) if base > 0 else math.nan
+    return grad * (result * log_base)
+
+
+def clamp_backward_self(grad, self, min, max):
+    if min is not None and max is not None:
+        cond = et.logical_and(self >= min, self <= max)
+    elif min is not None:
+        cond = self >= min
+    elif max is not None:
+        cond = self <= max
+    else:
+        return grad
+    return et.where(cond, grad, 0)
+
+
+def clamp_backward_min(grad, self, min, max):
+    cond = self < min
+    if max is not None:
+        cond = et.logical_and(cond, min < max)
+    return et.where(cond, grad, 0)
+
+
+def clamp_backward_max(grad, self, min, max):
+    cond = self > max
+    if min is not None:
+        cond = et.logical_or(cond, max < min)
+    return et.where(cond, grad, 0)
+
+
+def clamp_jvp(self, self_t, min, min_t, max, max_t):
+    out = self_t
+    if min is not None:
+        out = et.where(self < min, _zero_if_none(min_t), out)
+    if max is not None:
+        cond = self > max
+        if min is not None:
+            cond = et.logical_or(cond, max < min)
+        out = et.where(cond, _zero_if_none(max_t), out)
+    return out
+
+
+def maximum_backward(grad, self, other):
+    """Gradient of maximum(self, other) for ``self`` (ties split in half)."""
+    return et.where(self == other, grad / 2, et.where(self > other, grad, 0))
+
+
+def minimum_backward(grad, self, other):
+    return et.where(self == other, grad / 2, et.where(self < other, grad, 0))
+
+
+def maximum_jvp(self, self_t, other, other_t):
+    self_t, other_t = _zero_if_none(self_t), _zero_if_none(other_t)
+    return et.where(self == other, (self_t + other_t) / 2, et.where(self > other, self_t, other_t))
+
+
+def minimum_jvp(self, self_t, other, other_t):
+    self_t, other_t = _zero_if_none(self_t), _zero_if_none(other_t)
+    return et.where(self == other, (self_t + other_t) / 2, et.where(self < other, self_t, other_t))
+
+
+# ----------------------------------------------------------------------------- linear algebra
+
+
+def matmul_backward_self(grad, self, other):
+    """Gradient of matmul for ``self``, for every combination of 1-D, 2-D and batched
+    operands (broadcast batch dims are summed away by the caller)."""
+    if self.dim() == 1 and other.dim() == 1:
+        return grad * other
+    if other.dim() == 1:
+        return grad.unsqueeze(-1) * other
+    if self.dim() == 1:
+        return grad.unsqueeze(-2).matmul(other.transpose(-1, -2)).squeeze(-2)
+    return grad.matmul(other.transpose(-1, -2))
+
+
+def matmul_backward_other(grad, self, other):
+    if self.dim() == 1 and other.dim() == 1:
+        return grad * self
+    if self.dim() == 1:
+        return self.unsqueeze(-1) * grad.unsqueeze(-2)
+    if other.dim() == 1:
+        return self.transpose(-1, -2).matmul(grad.unsqueeze(-1)).squeeze(-1)
+    return self.transpose(-1, -2).matmul(grad)

@@ -13,13 +13,9 @@ replay function of a view, forward-mode tangents).
 
 from __future__ import annotations
 
-import itertools
 import weakref
 
 from . import anomaly_mode, grad_mode
-
-_sequence = itertools.count()
-
 
 class TensorMeta:
     """What ember_autograd keeps about one tensor (the core's ``_autograd_meta`` slot)."""
@@ -59,30 +55,29 @@ def meta_of(t) -> TensorMeta:
 class Node:
     """The backward of one recorded op (see the module docstring for the contract)."""
 
-    __slots__ = (
-        "next_functions",
-        "_sequence_nr",
-        "_pre_hooks",
-        "_hooks",
-        "_tensor_pre_hooks",
-        "_retain_grad_hooks",
-        "_released",
-        "_trace",
-        "metadata",
-        "__weakref__",
-    )
+    # Rarely set attributes live in __dict__ with class defaults, so that making a node (once
+    # per recorded op) only sets next_functions.
+    __slots__ = ("next_functions", "__dict__", "__weakref__")
     _num_outputs = 1
+    _pre_hooks = None
+    _hooks = None
+    _tensor_pre_hooks = None  # output_nr -> [hook]
+    _retain_grad_hooks = None  # output_nr -> weakref of the tensor
+    _released = False
+    _trace = None  # the forward traceback, under anomaly detection
 
     def __init__(self) -> None:
         self.next_functions = ()
-        self._sequence_nr = next(_sequence)
-        self._pre_hooks = None
-        self._hooks = None
-        self._tensor_pre_hooks = None  # output_nr -> [hook]
-        self._retain_grad_hooks = None  # output_nr -> weakref of the tensor
-        self._released = False
-        self.metadata = None
-        self._trace = anomaly_mode.current_trace() if anomaly_mode._enabled else None
+        if anomaly_mode._enabled:
+            self._trace = anomaly_mode.current_trace()
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for the user's own annotations of this node."""
+        d = self.__dict__.get("_metadata")
+        if d is None:
+            d = self.__dict__["_metadata"] = {}
+        return d
 
     def name(self) -> str:
         return type(self).__name__

@@ -21,6 +21,7 @@ from . import forward_ad, grad_mode
 from .graph import Node, gradient_edge, meta_of, raise_released
 
 _state = grad_mode._state
+_Tensor = et.Tensor
 _FLOAT = frozenset({et.float32, et.float64, et.float16, et.bfloat16})
 
 
@@ -49,8 +50,15 @@ def hook(op, kind, args, result):
         return
     if kind == "function":
         rule = RULES.get(op)
-        if rule is not None:
-            _record_function(rule, op, args, result)
+        if rule is None:
+            return
+        if type(result) is _Tensor and not rule.view:  # the common case, inline
+            if result.dtype in _FLOAT:
+                node = rule.record(args, result, None)
+                if node is not None:
+                    result._set_grad_fn(node)
+            return
+        _record_function(rule, op, args, result)
     elif kind == "pre_inplace":
         _check_inplace(result)
         rule = RULES.get(op)

@@ -5,12 +5,21 @@ name of the core is re-exported here under its PyTorch name (``ember.tensor``,
 ``ember.zeros``, ``ember.float32``, ``ember.Tensor``, ...), taken from
 ``ember_tensor.__all__`` so that the two lists can never drift apart.
 
-The other components (autograd, nn, optim, data, multiprocessing) are replacement slots.
-Later issues resolve them lazily through the module ``__getattr__`` below: on first access,
-``ember.nn`` will look up the active provider of the ``nn`` slot (entry point group
-``ember.slots.nn``, ``ember.use(nn=...)``, ``EMBER_NN``, ``[tool.ember]``), import it and
-cache it in this module's namespace. Until then, touching a slot raises an
-``AttributeError`` that names the distribution providing it.
+The other components (autograd, nn, optim, data, multiprocessing) are replacement slots,
+resolved lazily through the module ``__getattr__`` below. The ``autograd`` slot is resolved
+today: on first access, ``ember.autograd`` (or ``ember.no_grad``, ``ember.enable_grad``,
+``ember.set_grad_enabled``, ``ember.inference_mode``, ``ember.is_grad_enabled``) finds the
+slot's default provider through the entry point group ``ember.slots.autograd`` (entry
+point ``ember``: ``ember_autograd``), imports it, checks the interface version it declares,
+and caches it in this module's namespace. ``import ember.autograd`` and
+``from ember.autograd.forward_ad import dual_level`` give the provider's modules (a finder
+on ``sys.meta_path``), and the core calls back (``_set_autograd_loader``) when
+``requires_grad=True`` is first asked for, so ``ember.randn(3, requires_grad=True)`` works
+without touching ``ember.autograd`` first. Choosing another provider (``ember.use``,
+``EMBER_AUTOGRAD``, ``[tool.ember]``) is not implemented yet.
+
+The other slots are not resolved yet: touching one raises an ``AttributeError`` that names
+the distribution providing it.
 """
 
 from __future__ import annotations
@@ -40,6 +49,8 @@ _SLOTS: dict[str, tuple[str, str, str]] = {
     "no_grad": ("autograd", "ember_autograd", "ember-autograd"),
     "enable_grad": ("autograd", "ember_autograd", "ember-autograd"),
     "set_grad_enabled": ("autograd", "ember_autograd", "ember-autograd"),
+    "inference_mode": ("autograd", "ember_autograd", "ember-autograd"),
+    "is_grad_enabled": ("autograd", "ember_autograd", "ember-autograd"),
     "nn": ("nn", "ember_nn", "ember-nn"),
     "optim": ("optim", "ember_optim", "ember-optim"),
     "data": ("data", "ember_data", "ember-data"),
@@ -47,14 +58,70 @@ _SLOTS: dict[str, tuple[str, str, str]] = {
     "multiprocessing": ("mp", "ember_mp", "ember-mp"),
 }
 
+# The slots this version resolves, with the interface version their providers must declare
+# (``INTERFACE_VERSION`` in the provider's module). Attributes of a resolved slot other than
+# its own name (``ember.no_grad``) are the provider's attributes of the same name.
+_INTERFACES: dict[str, int] = {"autograd": 1}
+_DEFAULT_PROVIDER = "ember"  # the entry point name of Ember's own provider in every slot
+_providers: dict[str, object] = {}  # slot -> its provider's module, once resolved
+
+
+class SlotError(ImportError):
+    """A replacement slot's provider cannot be used: it fails to import, or implements
+    another interface version. (A provider that is not installed at all makes the slot's
+    attributes raise ``AttributeError``, as for components that do not exist yet.)"""
+
+
+def _resolve(slot: str) -> object:
+    """The module of the slot's provider, found through the entry point group
+    ``ember.slots.<slot>``, imported and checked once, then cached."""
+    provider = _providers.get(slot)
+    if provider is not None:
+        return provider
+    from importlib import import_module, metadata
+
+    group, name = f"ember.slots.{slot}", _DEFAULT_PROVIDER
+    found = [ep for ep in metadata.entry_points(group=group) if ep.name == name]
+    if not found:
+        _, module, distribution = _SLOTS[slot]
+        raise ModuleNotFoundError(
+            f"ember.{slot} is provided by {distribution}, which is not installed (slot "
+            f"{slot!r}: no provider {name!r} in entry point group {group!r}; "
+            f"pip install {distribution})",
+            name=f"{__name__}.{slot}",
+        )
+    ep = found[0]
+    dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist is not None else "unknown distribution"
+    where = f"slot {slot!r}, provider {name!r} ({ep.value}, {dist})"
+    try:
+        provider = import_module(ep.value)
+    except Exception as exc:
+        raise SlotError(f"ember: {where} failed to import: {type(exc).__name__}: {exc}") from exc
+    declared = getattr(provider, "INTERFACE_VERSION", None)
+    if declared != _INTERFACES[slot]:
+        raise SlotError(
+            f"ember: {where} implements interface version {declared}, but this ember needs "
+            f"version {_INTERFACES[slot]} of the {slot!r} slot"
+        )
+    _providers[slot] = provider
+    return provider
+
 
 def __getattr__(name: str) -> object:
-    # Only reached for names not found in the module namespace. Later issues resolve the
-    # slot's provider here and cache the result with globals()[name] = ...
+    # Only reached for names not found in the module namespace: resolve the slot's provider
+    # and cache the result in the module's namespace, so that the next access is plain.
     slot = _SLOTS.get(name)
     if slot is None:
         raise AttributeError(f"module 'ember' has no attribute {name!r}")
     slot_name, module, distribution = slot
+    if slot_name in _INTERFACES:
+        try:
+            provider = _resolve(slot_name)
+        except ModuleNotFoundError as exc:
+            raise AttributeError(str(exc)) from None
+        value = provider if name == slot_name else getattr(provider, name)
+        globals()[name] = value
+        return value
     if _importlib_util.find_spec(module) is None:
         raise AttributeError(
             f"ember.{name} is provided by {distribution}, which is not installed yet "
@@ -64,6 +131,54 @@ def __getattr__(name: str) -> object:
         f"ember.{name} is provided by {distribution} (module {module!r}), which is installed, "
         f"but the ember meta-package does not resolve the {slot_name!r} slot yet"
     )
+
+
+class _SlotImporter:
+    """``import ember.autograd`` and ``from ember.autograd.forward_ad import dual_level``:
+    the slot's provider (and its submodules) under the ``ember.`` names, no second copy."""
+
+    _ember_slots = True
+
+    @staticmethod
+    def find_spec(fullname: str, path=None, target=None):
+        parts = fullname.split(".")
+        if len(parts) < 2 or parts[0] != __name__ or parts[1] not in _INTERFACES:
+            return None
+        from importlib.machinery import ModuleSpec
+
+        return ModuleSpec(fullname, _SlotImporter)
+
+    @staticmethod
+    def create_module(spec):
+        return None  # a placeholder module, replaced in sys.modules by exec_module
+
+    @staticmethod
+    def exec_module(module) -> None:
+        import sys
+        from importlib import import_module
+
+        _, slot, *rest = module.__name__.split(".")
+        provider = _resolve(slot)
+        target = import_module(".".join([provider.__name__, *rest])) if rest else provider
+        sys.modules[module.__name__] = target  # what the import statement returns
+
+
+def _load_autograd() -> None:
+    """Called by the core when ``requires_grad=True`` is asked for and no autograd provider is
+    installed yet: importing the ``autograd`` slot's provider installs it."""
+    __getattr__("autograd")
+
+
+def _install() -> None:
+    import sys
+
+    # a reload of this module replaces the finder of the previous one
+    sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "_ember_slots", False) is False]
+    sys.meta_path.insert(0, _SlotImporter)
+    _core._C._set_autograd_loader(_load_autograd)
+
+
+_install()
 
 
 def __dir__() -> list[str]:

@@ -1,0 +1,228 @@
+"""Memory: saved tensors are released by backward, and a graph dies with the last tensor
+that holds it, by reference counting alone (the core's grad_fn slot is invisible to the
+cycle collector, so a cycle through it would never be freed).
+
+``ember_tensor.memory_allocated()`` counts the bytes of blocks held by live tensors (cached
+blocks excluded), so it is exact here; the tensors are big enough (256 KiB) that the size
+classes round nothing away, and small scalars are allowed for with a slack."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import pytest
+
+import ember_autograd as ea
+import ember_tensor as et
+from ember_autograd import Function
+
+N = 256
+BLOCK = N * N * 4  # one float32 N x N tensor
+SLACK = 4096  # scalars (losses, their gradients) round up to small size classes
+
+
+@pytest.fixture
+def no_gc():
+    """Cycle collection off: whatever is freed here is freed by reference counting."""
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def allocated() -> int:
+    return et.memory_allocated()
+
+
+def near(value, expected) -> bool:
+    return abs(value - expected) <= SLACK
+
+
+def _loss(x, w):
+    """mm saves x, w (leaves); exp saves its result; mul saves both of its inputs. Only
+    the graph keeps the three N x N intermediates alive."""
+    h = x.mm(w)
+    e = h.exp()
+    return (e * h).sum()
+
+
+def test_saved_tensors_released_by_backward(no_gc):
+    x = et.randn(N, N) * 0.01
+    w = et.randn(N, N) * 0.01
+    x.requires_grad_()
+    w.requires_grad_()
+    base = allocated()
+    loss = _loss(x, w)
+    assert near(allocated() - base, 2 * BLOCK)  # h and e, held by the graph only
+    loss.backward()
+    # loss (and its graph, without saved tensors) still alive: only the gradients remain
+    assert near(allocated() - base, 2 * BLOCK)  # x.grad, w.grad
+    assert x.grad is not None and w.grad is not None
+    grads = allocated()
+    del loss
+    assert near(allocated(), grads)
+
+
+def test_retain_graph_keeps_saved_tensors_until_graph_dies(no_gc):
+    x = (et.randn(N, N) * 0.01).requires_grad_()
+    w = (et.randn(N, N) * 0.01).requires_grad_()
+    base = allocated()
+    loss = _loss(x, w)
+    loss.backward(retain_graph=True)
+    assert near(allocated() - base, 4 * BLOCK)  # h, e still saved; plus two gradients
+    loss.backward()  # the second pass releases them
+    assert near(allocated() - base, 2 * BLOCK)
+    x.grad = w.grad = None
+    assert near(allocated() - base, 0)
+
+
+def test_autograd_grad_releases_saved_tensors(no_gc):
+    x = (et.randn(N, N) * 0.01).requires_grad_()
+    w = (et.randn(N, N) * 0.01).requires_grad_()
+    base = allocated()
+    loss = _loss(x, w)
+    gx, gw = ea.grad(loss, [x, w])
+    assert near(allocated() - base, 2 * BLOCK)
+    del gx, gw
+    assert near(allocated() - base, 0)
+    del loss
+
+
+def test_graph_freed_when_its_tensor_is_deleted(no_gc):
+    x = (et.randn(N, N) * 0.01).requires_grad_()
+    w = (et.randn(N, N) * 0.01).requires_grad_()
+    base = allocated()
+    loss = _loss(x, w)
+    nodes = []
+    stack = [loss.grad_fn]
+    while stack:
+        n = stack.pop()
+        nodes.append(weakref.ref(n))
+        stack.extend(m for m, _ in n.next_functions if m is not None)
+    names = {r().name() for r in nodes}
+    expected = {"SumBackward0", "MulBackward0", "ExpBackward0", "MmBackward0", "AccumulateGrad"}
+    assert expected <= names
+    del n, stack
+    del loss
+    assert all(r() is None for r in nodes)
+    assert near(allocated() - base, 0)
+
+
+def test_graph_with_views_and_inplace_freed(no_gc):
+    x = (et.randn(N, N) * 0.01).requires_grad_()
+    base = allocated()
+    y = x * 2
+    v = y[1:]
+    v.mul_(3)  # rebases y's history through the view (CopySlices)
+    z = (y * y).sum()
+    refs = [weakref.ref(z.grad_fn), weakref.ref(y.grad_fn), weakref.ref(v.grad_fn)]
+    assert y.grad_fn.name() == "CopySlices"
+    del y, v
+    assert refs[0]() is not None  # z keeps the graph
+    del z
+    assert all(r() is None for r in refs)
+    assert near(allocated() - base, 0)
+
+
+def test_retain_grad_and_hooks_make_no_cycle(no_gc):
+    x = (et.randn(N, N) * 0.01).requires_grad_()
+    base = allocated()
+    h = x * 3
+    h.retain_grad()
+    h.register_hook(lambda g: g * 1)
+    ref = weakref.ref(h.grad_fn)
+    (h * h).sum().backward()
+    assert h.grad is not None
+    del h
+    assert ref() is None
+    x.grad = None
+    assert near(allocated() - base, 0)
+
+
+class _Exp(Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = x.exp()
+        ctx.save_for_backward(y)  # a saved output: kept without its history (no cycle)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad * y
+
+
+class _Mul(Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        ctx.note = "ctx attributes"
+        return x * w
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, w = ctx.saved_tensors
+        return grad * w, grad * x
+
+
+def test_custom_function_graph_freed(no_gc):
+    x = (et.randn(N, N) * 0.01).requires_grad_()
+    w = (et.randn(N, N) * 0.01).requires_grad_()
+    base = allocated()
+    y = _Exp.apply(_Mul.apply(x * 1, w))
+    refs = [weakref.ref(y.grad_fn), weakref.ref(y.grad_fn.next_functions[0][0])]
+    assert [r().name() for r in refs] == ["_ExpBackward", "_MulBackward"]
+    _ = y.grad_fn.saved_tensors  # unpacking makes no lasting reference either
+    del _
+    del y
+    assert all(r() is None for r in refs)
+    assert near(allocated() - base, 0)
+
+
+def test_custom_function_saved_tensors_released_by_backward(no_gc):
+    x = (et.randn(N, N) * 0.01).requires_grad_()
+    w = (et.randn(N, N) * 0.01).requires_grad_()
+    base = allocated()
+    loss = _Exp.apply(_Mul.apply(x * 1, w)).sum()
+    # x * 1 (saved by _Mul) and the exp result (saved by _Exp) are held by the graph only
+    assert near(allocated() - base, 2 * BLOCK)
+    loss.backward()
+    assert near(allocated() - base, 2 * BLOCK)  # the two gradients
+    del loss
+    x.grad = w.grad = None
+    assert near(allocated() - base, 0)
+
+
+class _Cube(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * x
+
+    @staticmethod
+    @ea.once_differentiable
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * 3 * x * x
+
+
+def test_create_graph_gradients_freed(no_gc):
+    x = (et.randn(N, N) * 0.01).requires_grad_()
+    base = allocated()
+    (g,) = ea.grad((x * x).sum(), x, create_graph=True)
+    ref = weakref.ref(g.grad_fn)
+    del g
+    assert ref() is None
+    # through a once_differentiable backward: its Error node dies with the gradient too
+    (g,) = ea.grad((_Cube.apply(x) * x).sum(), x, create_graph=True)
+    names = {n.name() for n, _ in g.grad_fn.next_functions if n is not None}
+    assert "Error" in names
+    refs = [weakref.ref(g.grad_fn)] + [weakref.ref(n) for n, _ in g.grad_fn.next_functions]
+    del g
+    assert all(r() is None for r in refs)
+    assert near(allocated() - base, 0)
