@@ -16,7 +16,9 @@ import ember_tensor as et
 
 RNG = np.random.default_rng(1234)
 # torch's forward AD loads its decompositions through torch.jit.script on first use
-pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:`torch.jit.script` is deprecated:DeprecationWarning"
+)
 
 
 def E(a):
@@ -212,11 +214,20 @@ CASES += [
     ("take_along_dim", lambda m, x: m.take_along_dim(x, x.argsort(1), 1), [mixed(3, 4)]),
     ("masked_fill", lambda m, x: x.masked_fill(x > 0, 0.25), [mixed(3, 4)]),
     ("masked_select", lambda m, x: x.masked_select(x > 0), [mixed(3, 4)]),
-    ("scatter", lambda m, x, s: x.scatter(0, m.tensor([[1, 0, 2, 0]]), s), [mixed(3, 4), mixed(1, 4)]),
+    ("scatter", lambda m, x, s: x.scatter(0, m.tensor([[1, 0, 2, 0]]), s),
+     [mixed(3, 4), mixed(1, 4)]),
     ("scatter_add", lambda m, x, s: x.scatter_add(1, m.tensor([[0, 0], [1, 1], [3, 3]]), s),
      [mixed(3, 4), mixed(3, 2)]),
     ("index_add", lambda m, x, s: x.index_add(0, m.tensor([2, 0]), s), [mixed(3, 4), mixed(2, 4)]),
     ("to_float32", lambda m, x: x.to(m.float32).double(), [mixed(3, 4)]),
+    ("float_double", lambda m, x: x.float().double(), [mixed(3, 4)]),
+    ("min_other", lambda m, x, y: x.min(y), [mixed(3, 4), mixed(3, 4)]),
+    ("where_method", lambda m, x, y: x.where(x > 0, y), [mixed(3, 4), mixed(3, 4)]),
+    ("split_sections", lambda m, x: x.split([1, 2], 0), [mixed(3, 4)]),
+    ("index_put", lambda m, x, v: x.index_put((m.tensor([0, 2]),), v), [mixed(3, 4), mixed(2, 4)]),
+    ("index_put_accumulate", lambda m, x, v: x.index_put((m.tensor([0, 0]),), v, True),
+     [mixed(3, 4), mixed(2, 4)]),
+    ("fill_zero", lambda m, x: x.clone().fill_(2.0) * x + x.clone().zero_(), [mixed(3, 4)]),
     # in-place writes
     ("inplace_mul", lambda m, x, y: x.clone().mul_(y), [mixed(3, 4), mixed(4)]),
     ("inplace_chain", lambda m, x, y: x.clone().add_(y, alpha=2.0).div_(y).exp_(),
@@ -269,6 +280,27 @@ def test_jvp_matches_finite_differences(name, fn, primals):
     fd = finite_difference(fn, primals, tangents)
     for (_, t), d in zip(ours, fd):
         np.testing.assert_allclose(t, d, rtol=1e-6, atol=1e-7)
+
+
+def test_floor_divide_against_finite_differences():
+    # torch has no forward AD for floor_divide; its derivative is 0 between the jumps
+    def fn(m, x, y):
+        return m.floor_divide(x, y) * x
+    primals = [mixed(3, 4) * 3, positive(3, 4)]
+    tangents = [RNG.standard_normal((3, 4)) for _ in primals]
+    ((_, t),) = run_ember(fn, primals, tangents)
+    (fd,) = finite_difference(fn, primals, tangents)
+    np.testing.assert_allclose(t, fd, rtol=1e-6, atol=1e-7)
+
+
+def test_random_fills_have_zero_tangents():
+    x = et.from_numpy(mixed(3, 4))
+    with fwAD.dual_level():
+        for fill in (lambda t: t.normal_(0.0, 1.0), lambda t: t.uniform_(0.0, 1.0),
+                     lambda t: t.bernoulli_(0.5), lambda t: t.bernoulli_(et.full((3, 4), 0.5))):
+            d = fwAD.make_dual(x.clone(), et.ones(3, 4, dtype=et.float64))
+            fill(d)
+            np.testing.assert_array_equal(N(fwAD.unpack_dual(d).tangent), np.zeros((3, 4)))
 
 
 def test_float32_tangents():
@@ -348,6 +380,41 @@ def test_unsupported_op(monkeypatch):
             d.sin()
         with pytest.raises(NotImplementedError, match="with sin that does not support it"):
             d.clone().sin_()
+        # ops without tangents are not concerned, even on tensors that require grad
+        r = et.ones(3, requires_grad=True)
+        r.sin().sum().backward()
+        np.testing.assert_allclose(N(r.grad), np.cos(np.ones(3)), rtol=1e-6)
+
+
+def test_forward_codegen_specializes_missing_tangents():
+    from ember_autograd import codegen, forward_codegen
+
+    _, entries, schema = codegen.generate(strict=False)
+    source = forward_codegen.generate(entries, schema)
+    compile(source, "<forward>", "exec")
+    for key, entry in entries.items():
+        if entry.forward is not None:
+            assert f"def fwd_{codegen._ident(key)}(" in source, key
+    from ember_autograd import formulas
+
+    synthetic = codegen.parse_entries([
+        {"name": "mul", "self": "grad * other", "other": "grad * self",
+         "result": "other_t * self + self_t * other"},
+        {"name": "where", "input": "grad", "other": "grad",
+         "result": "et.where(condition, input_t, other_t)"},
+        {"name": "exp", "self": "grad * result", "result": "auto_element_wise"},
+        {"name": "neg", "self": "-grad", "result": "auto_linear"},
+    ], schema, {n for n in dir(formulas) if not n.startswith("_")}, strict=False)
+    mul = forward_codegen.emit_forward(synthetic["mul"])
+    # both tangents, only self_t, only other_t: terms of a missing tangent are dropped
+    assert "return other_t * self + self_t * other" in mul
+    assert "return self_t * other" in mul and "return other_t * self" in mul
+    assert "zeros" not in mul and "_zt" not in mul
+    where = forward_codegen.emit_forward(synthetic["where"])
+    assert "return et.where(condition, input_t, _zt(other))" in where  # a zero kept
+    assert "return self_t * result" in forward_codegen.emit_forward(synthetic["exp"])
+    assert "return _op_neg(self_t)" in forward_codegen.emit_forward(synthetic["neg"])
+    assert "mm" in forward_codegen.generate(entries, schema).split("NEEDS_SELF")[1]
 
 
 def test_out_variant_is_refused():

@@ -200,11 +200,6 @@ def test_decorated_generator_enable_grad_inside_no_grad(libs):
         assert not enabled()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="grad_mode._DecoratorContextManager: a decorated generator yields from inside "
-    "`with self.clone()`, so the mode leaks into the caller while the generator is suspended",
-)
 @pytest.mark.parametrize("libs", LIBS[1:])
 def test_decorated_generator_does_not_leak_mode_to_caller(libs):
     lib, ag, enabled = libs
@@ -236,11 +231,6 @@ def test_decorated_generator_does_not_leak_mode_to_caller_torch():
     g.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="grad_mode._DecoratorContextManager: gen.throw()/close() are not forwarded into the "
-    "decorated generator (its except/finally blocks never run)",
-)
 def test_decorated_generator_forwards_throw_and_close():
     log = []
 

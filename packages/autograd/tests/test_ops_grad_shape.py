@@ -84,12 +84,7 @@ def _mask(*v):
     return C(np.array(v, dtype=bool))
 
 
-# derivatives.yaml's __getitem__ entry backpropagates with formulas.getitem_backward, which
-# writes with the core's _index_add_key_ (not recorded): its result has no graph, so there
-# is no second derivative. formulas_shape.index_key_backward records one (see the report).
-GETITEM2 = {
-    "gradgrad_xfail": "__getitem__ backward (formulas.getitem_backward) is not differentiable"
-}
+GETITEM2: dict = {}  # options of the indexing rows (none needed now)
 
 # (id, fn(m, *args), args[, options]). fn may return a tensor or a tuple of tensors.
 ROWS = [
@@ -429,11 +424,6 @@ def test_views_are_views():
     assert names["split_sections"].grad_fn.name() == "SplitWithSizesBackward0"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="codegen has no <list arg>_shape (tensors_shape would be `list.shape`): cat saves its "
-    "inputs to know their sizes, and the version check refuses an input written after cat",
-)
 def test_cat_input_modified_after_cat():
     """torch's cat keeps only the inputs' sizes, so writing an input after cat is fine."""
     x = et.randn(2, 3, dtype=et.float64, requires_grad=True)

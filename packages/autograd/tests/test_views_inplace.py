@@ -233,12 +233,6 @@ def test_double_backward_through_write_into_view():
     same(f)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="second derivative through __getitem__ is lost: derivatives.yaml's __getitem__ "
-    "entry uses formulas.getitem_backward (core _index_add_key_, not recorded); "
-    "formulas_shape.index_key_backward records a node",
-)
 def test_double_backward_through_write_into_getitem_view():
     def f(m):
         a = leaf(m)

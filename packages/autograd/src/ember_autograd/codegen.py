@@ -370,7 +370,11 @@ def emit_entry(entry: Entry, inplace: bool) -> str:
         cond = " or ".join(f"r_{_ident(u)}" for u in users)
         lines.append(f"    if {cond}:")
         if n.endswith("_shape") and n[:-6] in op.arg_names:
-            lines.append(f"        node.s_{i} = {_ident(n[:-6])}.shape")
+            src = _ident(n[:-6])
+            if op.arg(n[:-6])["type"] in LIST_TYPES:
+                lines.append(f"        node.s_{i} = [None if t is None else t.shape for t in {src}]")
+            else:
+                lines.append(f"        node.s_{i} = {src}.shape")
         elif n.endswith("_dtype") and n[:-6] in op.arg_names:
             lines.append(f"        node.s_{i} = {_ident(n[:-6])}.dtype")
         elif n == "result":

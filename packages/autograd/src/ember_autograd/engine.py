@@ -204,7 +204,7 @@ def run_backward(
             else:
                 out = node.apply(buf)
             if check_nan:
-                _check_nan(node, out)
+                anomaly_mode.check_nan(node, out)
             if not retain_graph:
                 node._release()
             n_out = len(out)
@@ -247,10 +247,7 @@ def _call(node, buf: list) -> list:
         out = node.apply(buf)
     except Exception as e:
         if node._trace is not None:
-            raise type(e)(
-                f"{e}\n\nThe forward call that created {node.name()} (anomaly detection):\n"
-                f"{node._trace}"
-            ).with_traceback(e.__traceback__) from e
+            anomaly_mode.reraise(e, node)  # the forward trace appended to the message
         raise
     if node._hooks:
         for hook in list(node._hooks):
@@ -258,12 +255,6 @@ def _call(node, buf: list) -> list:
             if new is not None:
                 out = list(new)
     return out
-
-
-def _check_nan(node, out) -> None:
-    for i, g in enumerate(out):
-        if g is not None and g.dtype.is_floating_point and bool(g.isnan().any()):
-            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 
 def _retain(t, g) -> None:

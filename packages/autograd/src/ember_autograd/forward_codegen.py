@@ -149,15 +149,19 @@ ZERO = _Zero()
 class _Specializer:
     """Specializes a forward formula for a set of present tangents (see the module doc)."""
 
-    def __init__(self, tangent_names: dict[str, str], present: set[str]) -> None:
+    def __init__(self, tangent_names: dict[str, str], present: set[str], cache: dict) -> None:
         self.tangent_names = tangent_names  # "x_t" -> zero expression source
         self.present = present
+        self.cache = cache  # id(node) -> its tangent names (the nodes outlive the cache)
 
-    def deps(self, node: ast.AST) -> set[str]:
-        return {
-            n.id for n in ast.walk(node)
-            if isinstance(n, ast.Name) and n.id in self.tangent_names
-        }
+    def deps(self, node: ast.AST) -> frozenset[str]:
+        got = self.cache.get(id(node))
+        if got is None:
+            got = self.cache[id(node)] = frozenset(
+                n.id for n in ast.walk(node)
+                if isinstance(n, ast.Name) and n.id in self.tangent_names
+            )
+        return got
 
     def live(self, node: ast.AST) -> bool:
         return bool(self.deps(node) & self.present)
@@ -205,14 +209,8 @@ class _Specializer:
             inner = self.spec(node.operand)
             return ZERO if inner is ZERO else ast.UnaryOp(node.op, inner)
         if isinstance(node, ast.Call):
-            parts = []
-            if isinstance(node.func, ast.Attribute):
-                parts.append(node.func.value)
-            parts.extend(node.args)
-            parts.extend(k.value for k in node.keywords)
-            # zero when every part carrying a tangent is zero (linear in them)
-            if all(not self.live(p) for p in parts if self.deps(p)) and not self.live(node.func):
-                return ZERO
+            # live (some present tangent reaches it): the parts whose tangents are all
+            # missing get explicit zeros
             func = node.func
             if isinstance(func, ast.Attribute):
                 func = ast.Attribute(self._full(func.value), func.attr, ast.Load())
@@ -301,9 +299,11 @@ def emit_forward(entry: Entry) -> str:
         lines.append(f"    return {ast.unparse(expr)}")
         return "\n".join(lines) + "\n\n"
 
+    cache: dict = {}  # spec never changes the nodes it is given: one cache for all branches
+
     def emit(k: int, present: set[str], indent: str) -> None:
         if k == len(branch):
-            s = _Specializer(zeros, present).spec(_copy(expr))
+            s = _Specializer(zeros, present, cache).spec(expr)
             lines.append(f"{indent}return {'None' if s is ZERO else ast.unparse(s)}")
             return
         b = branch[k]
@@ -345,12 +345,7 @@ def generate(entries: dict[str, Entry], schema: dict[str, OpSchema]) -> str:
                 f"_op_{_ident(key)} = _resolve_op({op.name!r}, {variants.get(key, ())!r}, "
                 f"{key not in variants!r})"
             )
-        try:
-            parts.append(emit_forward(entry))
-        except ForwardCodegenError:
-            raise
-        except Exception as e:  # a formula the specializer cannot handle names its entry
-            raise ForwardCodegenError(f"derivatives.yaml entry {key!r}, result: {e}") from e
+        parts.append(emit_forward(entry))
         if needs_self(entry):
             needs.append(key)
     parts.append(f"NEEDS_SELF = frozenset({sorted(needs)!r})")

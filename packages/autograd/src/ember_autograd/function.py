@@ -379,6 +379,9 @@ def _wrap_outputs(ctx, args, output, edges):
             )
     for t in dirty:
         t._bump_version()
+    non_diff = ctx._non_differentiable
+    # the node must not keep its own outputs (a cycle through the core's grad_fn slot)
+    ctx._dirty = ctx._non_differentiable = ()
     if edges is None:  # nothing to record: plain outputs
         return output
 
@@ -388,7 +391,6 @@ def _wrap_outputs(ctx, args, output, edges):
         (tuple(a.shape), a.dtype) if isinstance(a, et.Tensor) else None for a in args
     )
     node._num_outputs = len(outs)
-    non_diff = ctx._non_differentiable
     out_meta = []
     attached = []  # (tensor, output_nr) of outputs given this node's history
     view_dirty = []
@@ -417,6 +419,7 @@ def _wrap_outputs(ctx, args, output, edges):
             m = o._autograd_meta
             if m is not None and m.base is not None:
                 view_dirty.append((i, o))
+                attached.append((o, i))  # saved as an output: no reference back to node
                 continue
         o._set_grad_fn(node)
         if i or o._autograd_meta is not None:

@@ -42,17 +42,27 @@ class _DecoratorContextManager:
 
             @functools.wraps(func)
             def generator(*args, **kwargs):
+                # the mode holds while the generator's own code runs, never while it is
+                # suspended at a yield (the caller's mode applies then)
                 gen = func(*args, **kwargs)
-                with self.clone():
-                    request = next(gen)
-                while True:
-                    try:
-                        with self.clone():
+                try:
+                    with self.clone():
+                        request = gen.send(None)
+                    while True:
+                        try:
                             response = yield request
-                        with self.clone():
-                            request = gen.send(response)
-                    except StopIteration as stop:
-                        return stop.value
+                        except GeneratorExit:
+                            with self.clone():
+                                gen.close()
+                            raise
+                        except BaseException as exc:
+                            with self.clone():
+                                request = gen.throw(exc)
+                        else:
+                            with self.clone():
+                                request = gen.send(response)
+                except StopIteration as stop:
+                    return stop.value
 
             return generator
 
