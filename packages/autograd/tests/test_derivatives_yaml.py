@@ -47,7 +47,10 @@ def test_missing_entry_is_an_error(tmp_path):
     [
         ({"name": "no_such_op", "self": "grad"}, r"no op 'no_such_op' in ops.yaml"),
         ({"name": "mul", "self": "grad * other", "input": "grad"}, r"mul has no argument 'input'"),
-        ({"name": "add", "self": "grad", "alpha": "grad"}, r"argument 'alpha' of add is not a tensor"),
+        (
+            {"name": "add", "self": "grad", "alpha": "grad"},
+            r"argument 'alpha' of add is not a tensor",
+        ),
         ({"name": "mul", "self": "grad * othr"}, r"unknown name\(s\) othr"),
         ({"name": "mul", "self": "grad.no_such_method()"}, r"unknown op or method no_such_method"),
         ({"name": "mul", "self": "grad *"}, r"is not a Python expression"),

@@ -581,6 +581,35 @@ def test_mark_dirty_on_a_view():
     close(ae.grad, at.grad)
 
 
+def test_mark_dirty_and_save_the_dirty_tensor():
+    def make(base):
+        class ScaleInplace(base):
+            @staticmethod
+            def forward(ctx, x):
+                x.mul_(3)
+                ctx.mark_dirty(x)
+                ctx.save_for_backward(x)  # saved after the write: an output now
+                return x
+
+            @staticmethod
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                return grad * 3 + x * 0
+
+        return ScaleInplace
+
+    tf, ef = make(torch.autograd.Function), make(Function)
+    for where in (lambda b: b, lambda b: b[1]):
+        at, ae = T(X, requires_grad=True), E(X, requires_grad=True)
+        bt, be = at * 1, ae * 1
+        tf.apply(where(bt))
+        ef.apply(where(be))
+        close(be, bt)
+        (bt * bt).sum().backward()
+        (be * be).sum().backward()
+        close(ae.grad, at.grad)
+
+
 def test_mark_dirty_errors():
     tf, ef = make_double_inplace(torch.autograd.Function), make_double_inplace(Function)
     mt, me = raises_like(

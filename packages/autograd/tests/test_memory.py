@@ -226,3 +226,63 @@ def test_create_graph_gradients_freed(no_gc):
     del g
     assert all(r() is None for r in refs)
     assert near(allocated() - base, 0)
+
+
+class _DoubleInplace(Function):
+    @staticmethod
+    def forward(ctx, x):
+        x.mul_(2)
+        ctx.mark_dirty(x)  # x becomes an output of this node
+        ctx.save_for_backward(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * 2 + x * 0
+
+
+class _MaxWithIndex(Function):
+    @staticmethod
+    def forward(ctx, x):
+        values, indices = x.max(1)
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(indices)
+        ctx.n = x.shape[1]
+        return values, indices
+
+    @staticmethod
+    def backward(ctx, grad, grad_indices):
+        (indices,) = ctx.saved_tensors
+        out = grad.new_zeros((grad.shape[0], ctx.n))
+        out[et.arange(grad.shape[0]), indices] = grad
+        return out
+
+
+@pytest.mark.parametrize("where", ["tensor", "view"])
+def test_mark_dirty_graph_freed(no_gc, where):
+    x = (et.randn(N, N) * 0.01).requires_grad_()
+    base = allocated()
+    y = x * 1
+    target = y if where == "tensor" else y[1:]
+    out = _DoubleInplace.apply(target)
+    assert out is target
+    refs = [weakref.ref(y.grad_fn), weakref.ref(out.grad_fn)]
+    (y * y).sum().backward(retain_graph=True)
+    assert x.grad is not None
+    del y, target, out
+    assert all(r() is None for r in refs)
+    x.grad = None
+    assert near(allocated() - base, 0)
+
+
+def test_mark_non_differentiable_graph_freed(no_gc):
+    x = (et.randn(N, N) * 0.01).requires_grad_()
+    base = allocated()
+    values, indices = _MaxWithIndex.apply(x * 1)
+    ref = weakref.ref(values.grad_fn)
+    values.sum().backward(retain_graph=True)
+    del values, indices
+    assert ref() is None
+    x.grad = None
+    assert near(allocated() - base, 0)

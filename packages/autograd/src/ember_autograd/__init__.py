@@ -41,6 +41,7 @@ INTERFACE_VERSION = 1
 
 __all__ = [
     "Function",
+    "GradcheckError",
     "Node",
     "RemovableHandle",
     "backward",
@@ -157,10 +158,14 @@ def grad(
     if allow_unused is None:
         allow_unused = materialize_grads
     if materialize_grads and not allow_unused:
-        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True")
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True"
+        )
     if retain_graph is None:
         retain_graph = create_graph
-    results = run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs, allow_unused, False)
+    results = run_backward(
+        outputs, grad_outputs, retain_graph, create_graph, inputs, allow_unused, False
+    )
     if materialize_grads:
         results = [et.zeros_like(t) if r is None else r for t, r in zip(inputs, results)]
     return tuple(results)
@@ -174,7 +179,9 @@ def _as_tuple(x, what: str) -> tuple:
     try:
         return tuple(x)
     except TypeError:
-        raise TypeError(f"{what}: expected a Tensor or a sequence of Tensors, got {type(x).__name__}") from None
+        raise TypeError(
+            f"{what}: expected a Tensor or a sequence of Tensors, got {type(x).__name__}"
+        ) from None
 
 
 # ----------------------------------------------------------------------------- Tensor methods
@@ -237,4 +244,4 @@ _C._set_autograd_hook(recording.hook)
 
 from . import functional  # noqa: E402  (needs the hook installed)
 from .function import Function, once_differentiable  # noqa: E402
-from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402

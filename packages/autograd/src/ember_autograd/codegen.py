@@ -6,7 +6,7 @@ installs, ``ember_tensor/ops_schema.json``)::
     - name: mul                    # the op's hook key: its name, or its cpp name for overloads
       self: grad * other           # one formula per differentiable tensor argument
       other: grad * self
-      result: auto_element_wise    # forward mode (optional): formula, auto_element_wise, auto_linear
+      result: auto_element_wise    # forward mode (optional): formula or auto_* rule
       view: true                   # (optional) the result may alias self's storage
 
 Formulas are Python expressions over ember_tensor ops and methods and the helpers of
@@ -38,13 +38,31 @@ import yaml
 ENTRY_KEYS = {"name", "result", "view", "output_differentiability", "node"}
 # Ops bound by hand in the core (not in ops.yaml) that the hook reports all the same.
 HAND_BOUND = [
-    {"key": "__getitem__", "name": "__getitem__", "cpp": "getitem", "returns": [["Tensor", ""]],
-     "args": [{"name": "self", "type": "Tensor"}, {"name": "key", "type": "object"}]},
-    {"key": "__setitem__", "name": "__setitem__", "cpp": "setitem", "returns": [["Tensor", ""]],
-     "args": [{"name": "self", "type": "Tensor"}, {"name": "key", "type": "object"},
-              {"name": "value", "type": "Tensor"}]},
-    {"key": "to", "name": "to", "cpp": "to", "returns": [["Tensor", ""]],
-     "args": [{"name": "self", "type": "Tensor"}, {"name": "dtype", "type": "ScalarType"}]},
+    {
+        "key": "__getitem__",
+        "name": "__getitem__",
+        "cpp": "getitem",
+        "returns": [["Tensor", ""]],
+        "args": [{"name": "self", "type": "Tensor"}, {"name": "key", "type": "object"}],
+    },
+    {
+        "key": "__setitem__",
+        "name": "__setitem__",
+        "cpp": "setitem",
+        "returns": [["Tensor", ""]],
+        "args": [
+            {"name": "self", "type": "Tensor"},
+            {"name": "key", "type": "object"},
+            {"name": "value", "type": "Tensor"},
+        ],
+    },
+    {
+        "key": "to",
+        "name": "to",
+        "cpp": "to",
+        "returns": [["Tensor", ""]],
+        "args": [{"name": "self", "type": "Tensor"}, {"name": "dtype", "type": "ScalarType"}],
+    },
 ]
 FORWARD_AUTO = {"auto_element_wise", "auto_linear"}
 TENSOR_TYPES = {"Tensor", "Tensor?", "Tensor|Scalar", "Tensor|Scalar?"}
@@ -114,8 +132,14 @@ def load_schema() -> dict[str, OpSchema]:
         n = by_name.get(e["name"], 0)
         by_name[e["name"]] = n + 1
         ops[e["key"]] = OpSchema(
-            e["key"], e["name"], e["cpp"], e["args"], e["returns"], e["composite"],
-            e["differentiable"], n,
+            e["key"],
+            e["name"],
+            e["cpp"],
+            e["args"],
+            e["returns"],
+            e["composite"],
+            e["differentiable"],
+            n,
         )
     return ops
 
@@ -145,7 +169,9 @@ def _names_in(expr: str, where: str) -> tuple[set[str], set[str]]:
     try:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError as e:
-        raise DerivativesError(f"{where}: formula {expr!r} is not a Python expression: {e}") from None
+        raise DerivativesError(
+            f"{where}: formula {expr!r} is not a Python expression: {e}"
+        ) from None
     names, attrs = set(), set()
     bound = set()
     for node in ast.walk(tree):
@@ -177,8 +203,10 @@ def parse_entries(
         key = raw["name"]
         op = schema.get(key)
         if op is None:
-            raise DerivativesError(f"{where}: no op {key!r} in ops.yaml (use the op's key: "
-                                   "its name, or its cpp name for an overload)")
+            raise DerivativesError(
+                f"{where}: no op {key!r} in ops.yaml (use the op's key: "
+                "its name, or its cpp name for an overload)"
+            )
         if key in entries:
             raise DerivativesError(f"{where}: a second entry for {key!r}")
         formulas = {}
@@ -186,20 +214,33 @@ def parse_entries(
             if k in ENTRY_KEYS:
                 continue
             if k not in op.arg_names:
-                raise DerivativesError(f"{where}: {key} has no argument {k!r} "
-                                       f"(arguments: {', '.join(op.arg_names)})")
+                raise DerivativesError(
+                    f"{where}: {key} has no argument {k!r} (arguments: {', '.join(op.arg_names)})"
+                )
             if k not in op.tensor_inputs:
                 raise DerivativesError(f"{where}: argument {k!r} of {key} is not a tensor")
             formulas[k] = str(v)
         if not formulas:
             raise DerivativesError(f"{where}: no formula for any tensor argument of {key}")
         forward = raw.get("result")
-        entry = Entry(op, formulas, None if forward is None else str(forward),
-                      bool(raw.get("view", False)), raw.get("output_differentiability"),
-                      node=raw.get("node"))
-        allowed = set(op.arg_names) | {f"{a}_shape" for a in op.arg_names} | {
-            f"{a}_dtype" for a in op.arg_names} | {"grad", "grads", "result"} | {
-            r[1] for r in op.returns if r[1]} | helpers | set(dir(builtins)) | {"et"}
+        entry = Entry(
+            op,
+            formulas,
+            None if forward is None else str(forward),
+            bool(raw.get("view", False)),
+            raw.get("output_differentiability"),
+            node=raw.get("node"),
+        )
+        allowed = (
+            set(op.arg_names)
+            | {f"{a}_shape" for a in op.arg_names}
+            | {f"{a}_dtype" for a in op.arg_names}
+            | {"grad", "grads", "result"}
+            | {r[1] for r in op.returns if r[1]}
+            | helpers
+            | set(dir(builtins))
+            | {"et"}
+        )
         exprs = dict(formulas)
         if entry.forward is not None and entry.forward not in FORWARD_AUTO:
             exprs["result"] = entry.forward
@@ -208,21 +249,25 @@ def parse_entries(
             names, attrs = _names_in(expr, f"{where}, formula for {k!r}")
             unknown = sorted(names - allowed)
             if unknown:
-                raise DerivativesError(f"{where}, formula for {k!r}: unknown name(s) "
-                                       f"{', '.join(unknown)}")
+                raise DerivativesError(
+                    f"{where}, formula for {k!r}: unknown name(s) {', '.join(unknown)}"
+                )
             bad = sorted(a for a in attrs - tensor_attrs if a not in helpers)
             if bad:
-                raise DerivativesError(f"{where}, formula for {k!r}: unknown op or method "
-                                       f"{', '.join(bad)}")
+                raise DerivativesError(
+                    f"{where}, formula for {k!r}: unknown op or method {', '.join(bad)}"
+                )
             entry.names_used[k] = names
         entries[key] = entry
     missing = [
-        op.key for op in schema.values()
+        op.key
+        for op in schema.values()
         if needs_entry(op) and op.key not in entries and alias_target(op, schema, entries) is None
     ]
     if missing and strict:
-        raise DerivativesError("differentiable ops without a derivatives.yaml entry: "
-                               + ", ".join(sorted(missing)))
+        raise DerivativesError(
+            "differentiable ops without a derivatives.yaml entry: " + ", ".join(sorted(missing))
+        )
     return entries
 
 
@@ -234,8 +279,13 @@ def _saved_names(entry: Entry) -> dict[str, set[str]]:
     op = entry.op
     saved: dict[str, set[str]] = {}
     special = {"grad", "grads"}
-    candidates = set(op.arg_names) | {f"{a}_shape" for a in op.arg_names} | {
-        f"{a}_dtype" for a in op.arg_names} | {"result"} | {r[1] for r in op.returns if r[1]}
+    candidates = (
+        set(op.arg_names)
+        | {f"{a}_shape" for a in op.arg_names}
+        | {f"{a}_dtype" for a in op.arg_names}
+        | {"result"}
+        | {r[1] for r in op.returns if r[1]}
+    )
     for inp, names in entry.names_used.items():
         if inp == "result":
             continue
@@ -293,8 +343,10 @@ def emit_entry(entry: Entry, inplace: bool) -> str:
                 lines.append(f"            gl = list({_rename(formula)})")
                 lines.append("            for j in range(m):")
                 lines.append("                e = nf[k + j][0]")
-                lines.append("                out.append(fix(gl[j], sizes[k + j]) if e is not None and "
-                             "gl[j] is not None else None)")
+                lines.append(
+                    "                out.append(fix(gl[j], sizes[k + j]) if e is not None and "
+                    "gl[j] is not None else None)"
+                )
             lines.append("            k += m")
         else:
             lines.append(f"        if node.meta[{inputs.index(inp)}] is not None:")
@@ -330,8 +382,10 @@ def emit_entry(entry: Entry, inplace: bool) -> str:
     for inp in inputs:
         i = _ident(inp)
         if op.arg(inp)["type"] in LIST_TYPES:
-            lines.append(f"    r_{i} = {i} is not None and any(t is not None and t.requires_grad "
-                         f"for t in {i})")
+            lines.append(
+                f"    r_{i} = {i} is not None and any(t is not None and t.requires_grad "
+                f"for t in {i})"
+            )
         else:
             lines.append(f"    r_{i} = {i} is not None and {i}.requires_grad")
     lines.append(f"    if not ({' or '.join(f'r_{_ident(x)}' for x in inputs)}):")
@@ -348,7 +402,9 @@ def emit_entry(entry: Entry, inplace: bool) -> str:
             lines.append(f"        for t in {i}:")
             lines.append("            e = edge(t)")
             lines.append("            edges.append(e)")
-            lines.append("            sizes.append((t.shape, t.dtype) if e[0] is not None else None)")
+            lines.append(
+                "            sizes.append((t.shape, t.dtype) if e[0] is not None else None)"
+            )
         else:
             lines.append(f"    if r_{i}:")
             lines.append(f"        edges.append(gradient_edge({i}))")
@@ -372,7 +428,9 @@ def emit_entry(entry: Entry, inplace: bool) -> str:
         if n.endswith("_shape") and n[:-6] in op.arg_names:
             src = _ident(n[:-6])
             if op.arg(n[:-6])["type"] in LIST_TYPES:
-                lines.append(f"        node.s_{i} = [None if t is None else t.shape for t in {src}]")
+                lines.append(
+                    f"        node.s_{i} = [None if t is None else t.shape for t in {src}]"
+                )
             else:
                 lines.append(f"        node.s_{i} = {src}.shape")
         elif n.endswith("_dtype") and n[:-6] in op.arg_names:
@@ -441,7 +499,8 @@ def needs_original_self(entry: Entry) -> bool:
 
 def missing_entries(schema: dict[str, OpSchema], entries: dict[str, Entry]) -> list[str]:
     return sorted(
-        op.key for op in schema.values()
+        op.key
+        for op in schema.values()
         if needs_entry(op) and op.key not in entries and alias_target(op, schema, entries) is None
     )
 
@@ -478,7 +537,7 @@ def generate(
         "import ember_tensor as et",
         "",
     ]
-    for key, entry in entries.items():
+    for entry in entries.values():
         parts.append(emit_entry(entry, inplace=False))
         if "self" in entry.op.arg_names:
             parts.append(emit_entry(entry, inplace=True))

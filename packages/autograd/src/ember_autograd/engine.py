@@ -139,7 +139,7 @@ def run_backward(
         capture_nodes = set()
         for i, t in enumerate(inputs):
             if not t.requires_grad:
-                raise RuntimeError(f"One of the differentiated Tensors does not require grad")
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
             e = gradient_edge(t)
             captures.setdefault(e, []).append(i)
             capture_nodes.add(e[0])
@@ -228,7 +228,7 @@ def run_backward(
         grad_mode._state.enabled = prev_mode
 
     if results is not None and not allow_unused:
-        for i, r in enumerate(results):
+        for r in results:
             if r is None:
                 raise RuntimeError(
                     "One of the differentiated Tensors appears to not have been used in the "
@@ -264,4 +264,3 @@ def _retain(t, g) -> None:
         t.grad = g if grad_mode._state.enabled else g.detach().clone()
     else:
         t.grad = old + g
-

@@ -1,11 +1,11 @@
 """Forward-mode automatic differentiation (dual tensors), PyTorch's ``torch.autograd.forward_ad``.
 
 >>> import ember_tensor as et, ember_autograd.forward_ad as fwAD
->>> x, v = et.tensor([1.0, 2.0]), et.tensor([1.0, 0.0])
+>>> x, v = et.tensor([1.0, 2.0]), et.tensor([1.0, 0.5])
 >>> with fwAD.dual_level():
 ...     y = fwAD.make_dual(x, v).sin()
 ...     fwAD.unpack_dual(y).tangent     # cos(x) * v
-tensor([0.5403, 0.0000])
+tensor([ 0.5403, -0.2081])
 
 A dual tensor carries one tangent per level in its ``TensorMeta.tangents`` (``{level:
 tangent}``) and is "watched" (``t._autograd_watched``), so the core reports every op on it to

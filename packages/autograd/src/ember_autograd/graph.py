@@ -17,6 +17,7 @@ import weakref
 
 from . import anomaly_mode, grad_mode
 
+
 class TensorMeta:
     """What ember_autograd keeps about one tensor (the core's ``_autograd_meta`` slot)."""
 

@@ -26,7 +26,9 @@ def unpack(node, what: str, t, version: int, is_output: bool):
             raise_released(node)
         return None
     if t._version != version:
-        producer = node.name() if is_output else (t.grad_fn.name() if t.grad_fn is not None else None)
+        producer = (
+            node.name() if is_output else (t.grad_fn.name() if t.grad_fn is not None else None)
+        )
         raise_modified(node, what, t, version, producer)
     if is_output and grad_mode._state.enabled:
         t = t.detach()
@@ -37,7 +39,9 @@ def unpack(node, what: str, t, version: int, is_output: bool):
 def unpack_list(node, what: str, ts, versions):
     if ts is None:
         raise_released(node)
-    return [unpack(node, what, t, v, False) if t is not None else None for t, v in zip(ts, versions)]
+    return [
+        unpack(node, what, t, v, False) if t is not None else None for t, v in zip(ts, versions)
+    ]
 
 
 def fix(g, size):
