@@ -591,9 +591,6 @@ def test_forward_over_reverse():
     np.testing.assert_allclose(_forward_over_reverse(fn, x, v), _torch_hvp(fn, x, v), rtol=1e-10)
 
 
-@pytest.mark.xfail(reason="saved outputs (`result` in backward formulas) are saved detached "
-                   "and lose their tangent: needs the codegen/saved.py change in the report",
-                   strict=False)
 def test_forward_over_reverse_through_saved_outputs():
     def fn(m, x):
         return x.exp().sum() + x.tanh().sum()

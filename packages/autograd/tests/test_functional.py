@@ -227,8 +227,6 @@ def test_hessian_forward_over_reverse():
         assert_like(ours, theirs)
 
 
-@pytest.mark.xfail(reason="backward formulas using `result` lose its tangent when re-attached "
-                   "by saved.unpack (see the report's saved.py diff)", strict=False)
 def test_hessian_forward_over_reverse_through_saved_outputs():
     assert_like(*both("hessian", f_scalar_two, (data(3), data(3)), vectorize=True,
                       outer_jacobian_strategy="forward-mode"))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ember_tensor as et
 
-from . import forward_ad, grad_mode
+from . import grad_mode
 from .graph import Node, gradient_edge, meta_of, raise_released
 
 _state = grad_mode._state
@@ -44,8 +44,6 @@ _pending_original: list = [None, None]  # (tensor about to be written, its old v
 
 
 def hook(op, kind, args, result):
-    if forward_ad._levels:
-        forward_ad.propagate(op, kind, args, result)
     if not _state.enabled:
         return
     if kind == "function":

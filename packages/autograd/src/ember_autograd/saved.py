@@ -3,7 +3,7 @@ version check, and fitting a gradient to its input's shape and dtype."""
 
 from __future__ import annotations
 
-from . import grad_mode
+from . import forward_ad, grad_mode
 from .graph import gradient_edge, raise_modified, raise_released
 
 _NO_EDGE = (None, 0)
@@ -31,8 +31,10 @@ def unpack(node, what: str, t, version: int, is_output: bool):
         )
         raise_modified(node, what, t, version, producer)
     if is_output and grad_mode._state.enabled:
-        t = t.detach()
+        saved, t = t, t.detach()
         t._set_grad_fn(node)
+        if saved._autograd_meta is not None:  # forward-over-reverse: keep its tangent
+            forward_ad.carry_tangents(saved, t)
     return t
 
 
