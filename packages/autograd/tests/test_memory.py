@@ -286,3 +286,28 @@ def test_mark_non_differentiable_graph_freed(no_gc):
     assert ref() is None
     x.grad = None
     assert near(allocated() - base, 0)
+
+
+class _Row(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x[1:]  # a view of the input: marked as a custom-Function view
+
+    @staticmethod
+    def backward(ctx, grad):
+        out = grad.new_zeros((grad.shape[0] + 1, grad.shape[1]))
+        out[1:] = grad
+        return out
+
+
+def test_custom_function_view_output_freed(no_gc):
+    x = (et.randn(N, N) * 0.01).requires_grad_()
+    base = allocated()
+    y = x * 1
+    r = _Row.apply(y)
+    refs = [weakref.ref(r.grad_fn), weakref.ref(r._autograd_meta)]
+    (r * 2).sum().backward()
+    del y, r
+    assert all(ref() is None for ref in refs)
+    x.grad = None
+    assert near(allocated() - base, 0)

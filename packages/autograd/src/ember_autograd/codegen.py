@@ -355,7 +355,9 @@ def emit_entry(entry: Entry, inplace: bool) -> str:
             else:
                 lines.append("            if nf[k][0] is not None:")
                 lines.extend(_unpack_lines(op, entry.names_used[inp], saved, "                "))
-                lines.append(f"                out.append(fix({_rename(formula)}, sizes[k]))")
+                lines.append(f"                g = {_rename(formula)}")
+                lines.append("                s = sizes[k]")
+                lines.append("                out.append(g if s is None else fix(g, s))")
                 lines.append("            else:")
                 lines.append("                out.append(None)")
             lines.append("            k += 1")
@@ -409,13 +411,17 @@ def emit_entry(entry: Entry, inplace: bool) -> str:
             lines.append(f"    if r_{i}:")
             lines.append(f"        edges.append(gradient_edge({i}))")
             lines.append(f"        sizes.append(({i}.shape, {i}.dtype))")
+            # an input that needs no grad keeps its place: (None, 0), as in PyTorch
+            lines.append(f"    elif {i} is not None:")
+            lines.append("        edges.append((None, 0))")
+            lines.append("        sizes.append(None)")
     meta_items = []
     for inp in inputs:
         i = _ident(inp)
         if op.arg(inp)["type"] in LIST_TYPES:
             meta_items.append(f"len({i}) if r_{i} else None")
         else:
-            meta_items.append(f"r_{i} or None")
+            meta_items.append(f"({i} is not None) or None")
     lines.append("    node.next_functions = tuple(edges)")
     lines.append("    node.sizes = sizes")
     lines.append(f"    node.meta = [{', '.join(meta_items)}]")

@@ -228,11 +228,11 @@ def run_backward(
         grad_mode._state.enabled = prev_mode
 
     if results is not None and not allow_unused:
-        for r in results:
+        for i, r in enumerate(results):
             if r is None:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the "
-                    "graph. Set allow_unused=True if this is the desired behavior."
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior."
                 )
     return results
 

@@ -335,6 +335,7 @@ def _hook_in() -> None:
     if current is not _hook:
         _inner_hook = current
     _C._set_autograd_hook(_hook)
+    _C._force_autograd_hook(True)  # tangents propagate under no_grad too
     _hooked = True
 
 
@@ -344,6 +345,8 @@ def _hook_out() -> None:
 
     if _C._get_autograd_hook() is _hook:
         _C._set_autograd_hook(_inner_hook)
+    if _hooked:
+        _C._force_autograd_hook(False)
     _inner_hook = None
     _hooked = False
 

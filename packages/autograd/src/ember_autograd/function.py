@@ -425,6 +425,10 @@ def _wrap_outputs(ctx, args, output, edges):
         if i or o._autograd_meta is not None:
             meta_of(o).output_nr = i
         attached.append((o, i))
+        if not is_dirty:
+            src = next((a for a in args if isinstance(a, et.Tensor) and o._is_view_of(a)), None)
+            if src is not None:
+                _mark_custom_view(o, src, type(node)._forward_cls.__name__, i)
     node._outputs = tuple(out_meta)
     if view_dirty:
         _rebase_dirty_view(node, args, view_dirty)
@@ -445,6 +449,43 @@ def _wrap_outputs(ctx, args, output, edges):
     if is_tuple:
         return tuple(outs)
     return outs[0]
+
+
+def _mark_custom_view(out, src, fn_name: str, nr: int) -> None:
+    """An output aliasing an input's storage is a view whose history is the custom node: a
+    write into it (or into its base) cannot be rebased without bypassing the custom
+    backward, so replaying it, which such a write requires, is an error (as in PyTorch)."""
+    sm = src._autograd_meta
+    root = sm.base if sm is not None and sm.base is not None else src
+    m = meta_of(out)
+    token = object()  # (no reference from replay to itself: that would be a cycle)
+
+    def refuse(what: str):
+        raise RuntimeError(
+            f"Output {nr} of {fn_name} is a view and {what}. This view was created inside a "
+            "custom Function (or because an input was returned as-is) and the autograd logic "
+            "to handle view+inplace would override the custom backward associated with the "
+            "custom Function, leading to incorrect gradients. This behavior is forbidden. You "
+            "can fix this by cloning the output of the custom Function."
+        )
+
+    def replay(base):
+        # reached after the write: a write into this very view has just made the base's
+        # history a CopySlices of it (for ops whose recorder does not read the view first)
+        direct = getattr(getattr(base.grad_fn, "view_fn", None), "_view_token", None) is token
+        if direct:
+            refuse("is being modified inplace")
+        refuse("its base or another view of its base has been modified inplace")
+
+    def check_inplace():
+        # for recording._check_inplace, before a write into this view (or a view of it)
+        refuse("is being modified inplace")
+
+    replay._view_token = token
+    replay.check_inplace = check_inplace
+    m.base = root
+    m.view_fn = replay
+    m.view_version = out._version
 
 
 class CopySlices(Node):

@@ -13,11 +13,27 @@ import functools
 import inspect
 import threading
 
+from ember_tensor import _C
+
+_set_hook_enabled = _C._set_autograd_hook_enabled
+
 
 class _State(threading.local):
+    """This thread's modes. Setting ``enabled`` also tells the core whether to call the
+    autograd hook on this thread at all (ops under no_grad then cost nothing extra)."""
+
     def __init__(self) -> None:
-        self.enabled = True
+        self._enabled = True  # the core's per-thread setting starts on as well
         self.inference = False
+
+    @property
+    def enabled(self) -> bool:
+        return self._enabled
+
+    @enabled.setter
+    def enabled(self, value: bool) -> None:
+        self._enabled = value
+        _set_hook_enabled(value)
 
 
 _state = _State()

@@ -44,7 +44,7 @@ _pending_original: list = [None, None]  # (tensor about to be written, its old v
 
 
 def hook(op, kind, args, result):
-    if not _state.enabled:
+    if not _state._enabled:  # only under forward AD, which calls the hook in every mode
         return
     if kind == "function":
         rule = RULES.get(op)
@@ -86,6 +86,9 @@ def _check_inplace(t) -> None:
         )
     m = t._autograd_meta
     if m is not None and m.base is not None:
+        check = getattr(m.view_fn, "check_inplace", None)
+        if check is not None:
+            check()  # a view made inside a custom Function (function.py): refused, unwritten
         base = m.base
         if base.requires_grad and base.grad_fn is None:
             raise RuntimeError(

@@ -48,8 +48,8 @@ def unpack_list(node, what: str, ts, versions):
 
 def fix(g, size):
     """``g`` summed down to the input's shape (undoing broadcasting) and cast to its dtype."""
-    if g is None:
-        return None
+    if g is None or size is None:
+        return g
     shape, dtype = size
     if g.shape != shape:
         g = sum_to(g, shape)

@@ -75,7 +75,10 @@ inline void bump_version(const Tensor& t) { t->storage()->bump_version(); }
 
 // The autograd provider's hook: hook(op_name, kind, args, result) with kind one of
 // "function", "inplace", "out". Called only when an input requires grad.
-bool autograd_hook_installed();
+bool autograd_hook_installed();     // installed and enabled on this thread (or forced)
+bool autograd_provider_installed();  // installed at all
+bool set_autograd_hook_enabled(bool enabled);  // returns the previous value
+void force_autograd_hook(bool on);
 void call_autograd_hook(const char* op, const char* kind, py::tuple args, py::object result);
 
 void check_dtypes(const char* op, const Tensor& t, uint32_t mask);

@@ -193,7 +193,7 @@ void bind_tensor_class(py::module_& m, TensorClass& cls) {
         return t->grad_fn.get() ? py::reinterpret_borrow<py::object>(t->grad_fn.get()) : py::none();
       })
       .def("_set_grad_fn", [](const Tensor& t, py::object fn) {
-        if (!autograd_hook_installed()) throw std::runtime_error("_set_grad_fn: no autograd provider is installed");
+        if (!autograd_provider_installed()) throw std::runtime_error("_set_grad_fn: no autograd provider is installed");
         t->grad_fn.set(fn.is_none() ? nullptr : fn.ptr());
         if (!fn.is_none()) t->requires_grad = true;
       })
@@ -403,6 +403,10 @@ void bind_module_functions(py::module_& m) {
   m.def("_set_autograd_hook", &set_autograd_hook, py::arg("hook"),
         "Installs the autograd provider's hook(op, kind, args, result), or removes it with None.");
   m.def("_get_autograd_hook", &get_autograd_hook);
+  m.def("_set_autograd_hook_enabled", &set_autograd_hook_enabled, py::arg("enabled"),
+        "Turns the hook on or off for ops run by this thread; returns the previous setting.");
+  m.def("_force_autograd_hook", &force_autograd_hook, py::arg("on"),
+        "Counted: while any force is on, the hook runs on every thread whatever its setting.");
   m.def("_set_autograd_loader", &set_autograd_provider_loader, py::arg("loader"),
         "Installs loader(), called when requires_grad=True is asked for before any provider is installed.");
   m.def("_set_size_type", [](py::object t) { g_size_type = t; });

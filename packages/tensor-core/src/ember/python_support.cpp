@@ -1,5 +1,6 @@
 // Support the generated bindings rely on: dtype/device objects, scalar conversion, result
 // wrapping, the autograd hook.
+#include <atomic>
 #include <cstring>
 #include <unordered_map>
 
@@ -126,10 +127,51 @@ py::object wrap_result(const char*, int64_t v) { return py::int_(v); }
 py::object wrap_result(const char*, bool v) { return py::bool_(v); }
 
 // ---- autograd hook ----
-bool autograd_hook_installed() { return g_autograd_hook != nullptr; }
+namespace {
+// The provider turns the hook off on a thread while it records nothing there (no_grad, the
+// backward pass), so ops then cost what they cost without autograd; forward-mode AD needs
+// the hook in every mode and forces it on for all threads.
+thread_local bool tls_hook_enabled = true;
+std::atomic<int> g_hook_forced{0};
+
+// Op and kind names as interned Python strings, made once per call site's literal.
+PyObject* interned(const char* s) {
+  static auto* cache = new std::unordered_map<const char*, PyObject*>();
+  auto it = cache->find(s);
+  if (it != cache->end()) return it->second;
+  PyObject* o = PyUnicode_InternFromString(s);
+  if (!o) throw py::error_already_set();
+  cache->emplace(s, o);
+  return o;
+}
+}  // namespace
+
+bool autograd_provider_installed() { return g_autograd_hook != nullptr; }
+
+bool autograd_hook_installed() {
+  return g_autograd_hook != nullptr && (tls_hook_enabled || g_hook_forced.load(std::memory_order_relaxed) > 0);
+}
+
+bool set_autograd_hook_enabled(bool enabled) {
+  const bool prev = tls_hook_enabled;
+  tls_hook_enabled = enabled;
+  return prev;
+}
+
+void force_autograd_hook(bool on) {
+  if (on) {
+    g_hook_forced.fetch_add(1);
+  } else if (g_hook_forced.fetch_sub(1) <= 0) {
+    g_hook_forced.fetch_add(1);
+    throw std::runtime_error("_force_autograd_hook(False) without a matching _force_autograd_hook(True)");
+  }
+}
 
 void call_autograd_hook(const char* op, const char* kind, py::tuple args, py::object result) {
-  (*g_autograd_hook)(op, kind, args, result);
+  PyObject* argv[4] = {interned(op), interned(kind), args.ptr(), result.ptr()};
+  PyObject* r = PyObject_Vectorcall(g_autograd_hook->ptr(), argv, 4, nullptr);
+  if (!r) throw py::error_already_set();
+  Py_DECREF(r);
 }
 
 void set_autograd_hook(py::object hook) {
