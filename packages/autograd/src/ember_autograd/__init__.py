@@ -205,6 +205,7 @@ def _register_hook(self, hook):
         meta.hooks.append(hook)
         return RemovableHandle(meta.hooks, hook)
     nr = self._autograd_meta.output_nr if self._autograd_meta is not None else 0
+    fn._special = True
     if fn._tensor_pre_hooks is None:
         fn._tensor_pre_hooks = {}
     hooks = fn._tensor_pre_hooks.setdefault(nr, [])
@@ -225,6 +226,7 @@ def _retain_grad(self) -> None:
     meta.retains_grad = True
     import weakref
 
+    fn._special = True
     if fn._retain_grad_hooks is None:
         fn._retain_grad_hooks = {}
     fn._retain_grad_hooks[meta.output_nr] = weakref.ref(self)

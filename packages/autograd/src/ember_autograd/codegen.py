@@ -395,6 +395,7 @@ def emit_entry(entry: Entry, inplace: bool) -> str:
     lines.append(f"    node = _new({cls})")
     lines.append("    if _anomaly._enabled:")
     lines.append("        node._trace = _anomaly.current_trace()")
+    lines.append("        node._special = True")
     lines.append("    edges = []")
     lines.append("    sizes = []")
     for inp in inputs:

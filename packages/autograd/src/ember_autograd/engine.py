@@ -168,11 +168,12 @@ def run_backward(
             if needed is not None and node not in needed:
                 continue
             # tensor hooks of non-leaf outputs, then retain_grad, then captures
-            if node._tensor_pre_hooks:
+            special = node._special
+            if special and node._tensor_pre_hooks:
                 for nr, hooks in node._tensor_pre_hooks.items():
                     if buf[nr] is not None:
                         buf[nr] = run_tensor_hooks(hooks, buf[nr])
-            if node._retain_grad_hooks:
+            if special and node._retain_grad_hooks:
                 for nr, ref in node._retain_grad_hooks.items():
                     t = ref()
                     if t is not None and buf[nr] is not None:
@@ -197,9 +198,9 @@ def run_backward(
                 if is_acc and not accumulate:
                     continue
             nf = node.next_functions
-            if buf.count(None) == len(buf):
+            if buf[0] is None and buf.count(None) == len(buf):
                 out = ()
-            elif node._pre_hooks or node._hooks or node._trace is not None:
+            elif special:
                 out = _call(node, buf)
             else:
                 out = node.apply(buf)

@@ -66,11 +66,13 @@ class Node:
     _retain_grad_hooks = None  # output_nr -> weakref of the tensor
     _released = False
     _trace = None  # the forward traceback, under anomaly detection
+    _special = False  # any of the above set: the engine takes its slower path for this node
 
     def __init__(self) -> None:
         self.next_functions = ()
         if anomaly_mode._enabled:
             self._trace = anomaly_mode.current_trace()
+            self._special = True
 
     @property
     def metadata(self) -> dict:
@@ -98,6 +100,7 @@ class Node:
 
     def register_hook(self, fn):
         """``fn(grad_inputs, grad_outputs)`` after the node ran; may return new grad_inputs."""
+        self._special = True
         if self._hooks is None:
             self._hooks = []
         self._hooks.append(fn)
@@ -105,6 +108,7 @@ class Node:
 
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` before the node runs; may return new grad_outputs."""
+        self._special = True
         if self._pre_hooks is None:
             self._pre_hooks = []
         self._pre_hooks.append(fn)
@@ -194,7 +198,7 @@ def accumulate_into_grad(t, grad) -> None:
         t.grad = grad if old is None else old + grad
     elif old is None:
         # a copy: the incoming gradient may alias another tensor's (add passes grad through)
-        t.grad = grad.detach().clone()
+        t.grad = grad.clone()  # grad mode is off here: the copy records nothing
     elif old.requires_grad:
         t.grad = old.detach() + grad
     else:
