@@ -99,7 +99,14 @@ def _add_rule(key: str, entry, namespace: dict, op=None) -> None:
         entry.view,
         replay,
         kwonly,
+        fast=op.returns == [["Tensor", ""]] and op.name not in _CASTS,
     )
+
+
+# ops whose float input may give an integral result (recorded only for float results)
+_CASTS = frozenset(
+    {"to", "float", "double", "half", "bfloat16", "int", "long", "short", "char", "byte", "bool"}
+)
 
 
 _load_rules()

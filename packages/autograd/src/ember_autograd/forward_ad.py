@@ -317,13 +317,14 @@ def _hook(op, kind, args, result):
     result's history (reverse-over-forward) and the node's saved outputs get their tangents
     (forward-over-reverse). Before a write, the tangent's checks and the kept old value come
     first."""
+    record = _inner_hook is not None and grad_mode._state._enabled
     if kind == "function" or kind == "inplace":
-        if _inner_hook is not None:
+        if record:
             _inner_hook(op, kind, args, result)
         _propagate(op, kind, args, result)
     else:
         _propagate(op, kind, args, result)
-        if _inner_hook is not None:
+        if record:
             _inner_hook(op, kind, args, result)
 
 

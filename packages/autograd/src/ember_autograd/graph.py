@@ -238,4 +238,6 @@ def gradient_edge(t):
     fn = t.grad_fn
     if fn is not None:
         return (fn, m.output_nr)
-    return (grad_accumulator(t), 0)
+    ref = m.accumulator  # a leaf: its accumulator, inline for speed
+    node = ref() if ref is not None else None
+    return (node if node is not None else grad_accumulator(t), 0)

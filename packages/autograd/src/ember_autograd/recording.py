@@ -28,9 +28,14 @@ _FLOAT = frozenset({et.float32, et.float64, et.float16, et.bfloat16})
 class Rule:
     """How to record one op: its recorders and what they need."""
 
-    __slots__ = ("record", "record_inplace", "needs_original", "view", "replay", "kwonly")
+    __slots__ = ("record", "record_inplace", "needs_original", "view", "replay", "kwonly", "fast")
 
-    def __init__(self, record, record_inplace, needs_original, view, replay, kwonly) -> None:
+    def __init__(
+        self, record, record_inplace, needs_original, view, replay, kwonly, fast=False
+    ) -> None:
+        # fast: one Tensor result, not a view, and float whenever an input requiring grad is
+        # (not a cast): the hook records it without further checks
+        self.fast = fast and not view
         self.record = record
         self.record_inplace = record_inplace
         self.needs_original = needs_original
@@ -44,17 +49,15 @@ _pending_original: list = [None, None]  # (tensor about to be written, its old v
 
 
 def hook(op, kind, args, result):
-    if not _state._enabled:  # only under forward AD, which calls the hook in every mode
-        return
+    # the core calls this only on threads in grad mode (forward AD's wrapper checks itself)
     if kind == "function":
         rule = RULES.get(op)
         if rule is None:
             return
-        if type(result) is _Tensor and not rule.view:  # the common case, inline
-            if result.dtype in _FLOAT:
-                node = rule.record(args, result, None)
-                if node is not None:
-                    result._set_grad_fn(node)
+        if rule.fast:  # the common case, inline
+            node = rule.record(args, result, None)
+            if node is not None:
+                result._set_grad_fn(node)
             return
         _record_function(rule, op, args, result)
     elif kind == "pre_inplace":
