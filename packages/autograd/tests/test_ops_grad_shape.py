@@ -1,4 +1,4 @@
-"""Gradients of the shape, view and indexing ops (derivatives_shape.yaml).
+"""Gradients of the shape, view and indexing ops (derivatives.yaml).
 
 One row per op (several for ops with distinct paths): the same function runs on ember and
 on torch (``m`` is the module, ``ember_tensor`` or ``torch``). Each row is checked four

@@ -324,12 +324,6 @@ def test_inplace_with_grad_value_into_tensor_without_grad():
     same(f)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a view of a tensor that does not require grad is not tracked (the core reports "
-    "view ops only when an input requires grad), so a write of a grad-requiring value into "
-    "it never reaches the base: torch gives the base a CopySlices history",
-)
 @pytest.mark.parametrize("how", ["setitem", "add_"])
 def test_write_into_view_of_base_without_grad(how):
     def f(m):
@@ -528,11 +522,6 @@ def test_inplace_on_view_of_leaf_under_no_grad():
     same(f)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="views made under no_grad are not marked (recording.hook returns early when grad "
-    "mode is off), so writing them with grad mode on is not refused as torch does",
-)
 @pytest.mark.parametrize("base", ["leaf", "nonleaf"])
 def test_view_made_in_no_grad_then_written_with_grad_raises(base):
     a = leaf(et)

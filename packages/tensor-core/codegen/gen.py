@@ -445,10 +445,17 @@ def emit_lambda(op: Op, variant: str, swap: bool = False, operator: bool = False
             f'    call_autograd_hook("{op.key}", "{"pre_inplace" if variant == "inplace" else "pre_out"}",'
             f" py::make_tuple({', '.join(hook_items)}), py::cast({target}));\n"
         )
+    # a result that views a temporary made inside the op is not a view for the user
+    tensor_call_args = [
+        c for a, c in zip(op.args, call_args) if a.type.startswith("Tensor")
+    ] + call_args[len(op.args):]
+    drop = ""
+    if op.returns[0][0] in ("Tensor", "Tensor[]") and tensor_call_args:
+        drop = f"  drop_internal_base(result, {', '.join(tensor_call_args)});\n"
     body = (
         f"{pre}  {ret} result;\n"
         f"  {{\n    MaybeNoGil nogil({work_expr(op)});\n"
-        f"    result = ops::{op.cpp}({', '.join(call_args)});\n  }}\n"
+        f"    result = ops::{op.cpp}({', '.join(call_args)});\n  }}\n{drop}"
     )
     kind = '"function"'
     if variant == "inplace":

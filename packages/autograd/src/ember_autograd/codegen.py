@@ -524,13 +524,6 @@ def generate(
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with open(path) as f:
         data = yaml.load(f, Loader=loader) or []
-    # TEMPORARY while entries are written in parallel: derivatives_*.yaml beside it are
-    # merged into derivatives.yaml before the issue closes
-    import glob
-
-    for extra in sorted(glob.glob(os.path.join(os.path.dirname(path), "derivatives_*.yaml"))):
-        with open(extra) as f:
-            data = data + (yaml.load(f, Loader=loader) or [])
     schema = load_schema()
     helpers = {n for n in dir(formulas) if not n.startswith("_")}
     entries = parse_entries(data, schema, helpers, strict)

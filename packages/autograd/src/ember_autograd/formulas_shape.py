@@ -14,6 +14,7 @@ from . import grad_mode
 from .graph import Node, gradient_edge
 
 __all__: list[str] = [
+    "as_strided_backward",
     "cat_backward",
     "chunk_backward",
     "diagonal_backward",
@@ -316,3 +317,22 @@ def setitem_self_backward(grad, key):
 def setitem_value_backward(grad, key, value_shape):
     """``grad[key]`` reduced to the value's shape (broadcast, extra leading size-1 dims)."""
     return reduce_to_shape(grad[key], value_shape)
+
+
+def _span(sizes, strides, offset: int) -> int:
+    """One past the highest storage element a strided view touches (offset if empty)."""
+    if any(s == 0 for s in sizes):
+        return offset
+    return offset + sum((s - 1) * t for s, t in zip(sizes, strides)) + 1
+
+
+def as_strided_backward(grad, self, size, stride, storage_offset):
+    """The gradient of ``self.as_strided(size, stride, storage_offset)`` for ``self``: the
+    gradient scattered (added where the view overlaps itself) into a buffer laid out like
+    the storage, read back with self's geometry."""
+    base_off = self.storage_offset()
+    off = base_off if storage_offset is None else storage_offset
+    n = max(_span(self.shape, self.stride(), base_off), _span(size, stride, off))
+    idx = et.arange(n).as_strided(size, stride, off).reshape(-1)
+    flat = grad.new_zeros([n]).index_add(0, idx, grad.reshape(-1))
+    return flat.as_strided(tuple(self.shape), tuple(self.stride()), base_off)

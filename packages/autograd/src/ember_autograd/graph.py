@@ -230,7 +230,16 @@ def gradient_edge(t):
     m = t._autograd_meta
     if m is None:
         fn = t.grad_fn
-        return (fn, 0) if fn is not None else (grad_accumulator(t), 0)
+        if fn is not None:
+            return (fn, 0)
+        base = t._base
+        if base is None or not base.requires_grad:
+            return (grad_accumulator(t), 0)
+        # a view made before its base required grad: its history is replayed from the base
+        from .recording import mark_strided_view
+
+        m = mark_strided_view(t, base)
+        m.view_version = -1
     if m.base is not None and m.view_version != t._version:
         from .recording import refresh_view
 

@@ -88,6 +88,16 @@ def _check_inplace(t) -> None:
             "a leaf Variable that requires grad is being used in an in-place operation."
         )
     m = t._autograd_meta
+    if m is None or m.base is None:
+        base = t._base
+        if base is not None and base.requires_grad and not t.requires_grad:
+            raise RuntimeError(
+                "A view was created in no_grad mode and is being modified inplace with grad "
+                "mode enabled. Given that this use case is ambiguous and error-prone, it is "
+                "forbidden. You can clarify your code by moving both the view and the inplace "
+                "either both inside the no_grad block (if you don't want the inplace to be "
+                "tracked) or both outside (if you want the inplace to be tracked)."
+            )
     if m is not None and m.base is not None:
         check = getattr(m.view_fn, "check_inplace", None)
         if check is not None:
@@ -165,6 +175,25 @@ def _replayer(rule: Rule, args, index):
     return lambda b: replay(b, *pos, **kw)[index]
 
 
+def mark_strided_view(view, base):
+    """Tracks a view made while nothing required grad (so the hook never saw it): its
+    history is replayed from the base by sizes, strides and offset (``as_strided``)."""
+    if not base.is_contiguous():
+        raise RuntimeError(
+            "autograd: an in-place write that requires grad into a view of a non-contiguous "
+            f"tensor (shape {tuple(base.shape)}, strides {tuple(base.stride())}) that was made "
+            "while nothing required grad is not supported; take the view after the base "
+            "requires grad, or make the base contiguous first"
+        )
+    size, stride = tuple(view.shape), tuple(view.stride())
+    rel = view.storage_offset() - base.storage_offset()
+    m = meta_of(view)
+    m.base = base
+    m.view_fn = lambda b: b.as_strided(size, stride, b.storage_offset() + rel)
+    m.view_version = view._version
+    return m
+
+
 def refresh_view(t, m) -> None:
     """Makes a view's grad_fn current after its base (or another view) was written."""
     base = m.base
@@ -193,6 +222,10 @@ def _record_inplace(rule: Rule, op: str, args, result) -> None:
     if result.dtype not in _FLOAT:
         return
     m = result._autograd_meta
+    if m is None or m.base is None:
+        base = result._base
+        if base is not None:  # a view the hook never saw made: replayed by its strides
+            m = mark_strided_view(result, base)
     if m is not None and m.base is not None:
         _record_inplace_view(rule, args, result, original, m)
         return
@@ -244,13 +277,7 @@ def _record_inplace_view(rule: Rule, args, view, original, m) -> None:
     cs.fn = fn
     cs.view_fn = m.view_fn
     base_edge = gradient_edge(base) if base.requires_grad else (None, 0)
-    rest = fn.next_functions[1:] if fn.meta[0] is not None else fn.next_functions
-    if fn.meta[0] is None:
-        # the view needed no grad before the write: make the node's first gradient unused
-        fn.meta = [True, *fn.meta[1:]]
-        fn.next_functions = ((None, 0), *fn.next_functions)
-        fn.sizes = [(view.shape, view.dtype), *fn.sizes]
-    cs.next_functions = (base_edge, *rest)
+    cs.next_functions = (base_edge, *fn.next_functions[1:])
     base._set_grad_fn(cs)
     bm = base._autograd_meta
     if bm is not None:

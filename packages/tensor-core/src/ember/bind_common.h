@@ -58,7 +58,11 @@ inline int64_t list_numel(const std::vector<Tensor>& ts) {
   for (auto& t : ts) n += t->numel();
   return n;
 }
-inline bool needs_grad(const Tensor& t) { return t && (t->requires_grad || t->autograd_watched); }
+// The provider sees ops on tensors that require grad, are watched, or view a base that
+// requires grad (it decides what such a view's write means).
+inline bool needs_grad(const Tensor& t) {
+  return t && (t->requires_grad || t->autograd_watched || (t->view_base && t->view_base->requires_grad));
+}
 inline bool any_requires_grad(const std::vector<Tensor>& ts) {
   for (auto& t : ts)
     if (needs_grad(t)) return true;
@@ -71,6 +75,29 @@ inline std::vector<Tensor> unwrap_optionals(const std::vector<std::optional<Tens
   for (auto& t : ts) out.push_back(t ? *t : Tensor());
   return out;
 }
+// A result keeps its view base only when it shares storage with an input (or out=): a view
+// of a buffer the op made for itself is, for the user, a new tensor.
+inline bool shares_storage(const Tensor& r, const Tensor& a) { return a && a->storage() == r->storage(); }
+inline bool shares_storage(const Tensor& r, const std::vector<Tensor>& ts) {
+  for (const auto& a : ts) {
+    if (shares_storage(r, a)) return true;
+  }
+  return false;
+}
+template <class... In>
+void drop_internal_base(const Tensor& r, const In&... ins) {
+  if (r && r->view_base && !(false || ... || shares_storage(r, ins))) r->view_base.reset();
+}
+template <class... In>
+void drop_internal_base(const std::vector<Tensor>& rs, const In&... ins) {
+  for (const auto& r : rs) drop_internal_base(r, ins...);
+}
+template <class... In>
+void drop_internal_base(const std::tuple<Tensor, Tensor>& rs, const In&... ins) {
+  drop_internal_base(std::get<0>(rs), ins...);
+  drop_internal_base(std::get<1>(rs), ins...);
+}
+
 inline void bump_version(const Tensor& t) { t->storage()->bump_version(); }
 
 // The autograd provider's hook: hook(op_name, kind, args, result) with kind one of

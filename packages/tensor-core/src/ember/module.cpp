@@ -73,8 +73,12 @@ void add_fast_attributes(TensorClass& cls) {
   }
 }
 
+// Shares storage (and the version counter) but is not a view: like PyTorch, writes into a
+// detached tensor are invisible to autograd, and it keeps nothing of self alive but the data.
 Tensor detach(const Tensor& self) {
-  return make_view(self, self->sizes(), self->strides(), self->offset());
+  Tensor t = make_view(self, self->sizes(), self->strides(), self->offset());
+  t->view_base.reset();
+  return t;
 }
 
 // Tensor.to(dtype) / to(device) / to(device, dtype) / to(other) with dtype=, device=, copy=.
@@ -158,7 +162,7 @@ void bind_tensor_class(py::module_& m, TensorClass& cls) {
       .def_property_readonly("_version", [](const Tensor& t) { return t->storage()->version(); })
       .def("_bump_version", [](const Tensor& t) { t->storage()->bump_version(); })
       // ---- autograd slots (meaning given by the autograd provider) ----
-      .def_property("requires_grad", [](const Tensor& t) { return t->requires_grad; },
+      .def_property("requires_grad", [](const Tensor& t) { return t->requires_grad || t->view_requires_grad(); },
                     [](const Tensor& t, bool v) {
                       if (!v && t->grad_fn.get()) {
                         throw std::runtime_error("you can only change requires_grad flags of leaf variables. If you "
@@ -202,7 +206,13 @@ void bind_tensor_class(py::module_& m, TensorClass& cls) {
       }, [](const Tensor& t, py::object o) { t->autograd_meta.set(o.is_none() ? nullptr : o.ptr()); })
       .def_property("_autograd_watched", [](const Tensor& t) { return t->autograd_watched; },
                     [](const Tensor& t, bool v) { t->autograd_watched = v; })
-      .def_property_readonly("is_leaf", [](const Tensor& t) { return t->grad_fn.get() == nullptr; })
+      .def_property_readonly("_base", [](const Tensor& t) -> py::object {
+        return t->view_base ? py::cast(t->view_base) : py::none();
+      }, "The tensor this one is a view of (never itself a view), or None.")
+      .def("_is_view", [](const Tensor& t) { return static_cast<bool>(t->view_base); })
+      .def_property_readonly("is_leaf", [](const Tensor& t) {
+        return t->grad_fn.get() == nullptr && !t->view_requires_grad();
+      })
       .def("detach", &detach, "A new tensor sharing storage with self, outside any autograd graph.")
       .def("detach_", [](py::object self) {
         Tensor t = self.cast<Tensor>();

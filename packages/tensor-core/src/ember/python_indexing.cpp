@@ -365,6 +365,7 @@ py::object getitem(py::object py_self, py::handle key) {
       result = index_get(P.view, P.adv);
     }
   }
+  drop_internal_base(result, self);
   py::object py_result = py::cast(result);
   if (autograd_hook_installed() && needs_grad(self)) {
     call_autograd_hook("__getitem__", "function", py::make_tuple(py_self, key), py_result);

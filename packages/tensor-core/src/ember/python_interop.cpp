@@ -129,7 +129,7 @@ py::object to_dlpack(const Tensor& self, py::object stream, py::object max_versi
       throw py::error_already_set();
     }
   }
-  if (self->requires_grad) {
+  if (self->requires_grad || self->view_requires_grad()) {
     throw std::runtime_error("__dlpack__: can't export a tensor that requires grad; use tensor.detach()");
   }
   const bool do_copy = !copy.is_none() && copy.cast<bool>();
@@ -312,7 +312,7 @@ Tensor from_numpy(py::array arr) {
 }
 
 py::object to_numpy(const Tensor& self, bool force) {
-  if (self->requires_grad && !force) {
+  if ((self->requires_grad || self->view_requires_grad()) && !force) {
     throw std::runtime_error("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
   }
   check_cpu(self, "numpy");

@@ -148,6 +148,8 @@ PyObject* interned(const char* s) {
 
 bool autograd_provider_installed() { return g_autograd_hook != nullptr; }
 
+bool grad_mode_enabled_on_thread() { return tls_hook_enabled; }
+
 bool autograd_hook_installed() {
   return g_autograd_hook != nullptr && (tls_hook_enabled || g_hook_forced.load(std::memory_order_relaxed) > 0);
 }

@@ -279,6 +279,29 @@ Tensor unsqueeze(const Tensor& self, int64_t dim) {
 
 // ------------------------------------------------------------------ slicing views
 
+Tensor as_strided(const Tensor& self, const Shape& size, const Shape& stride, std::optional<int64_t> storage_offset) {
+  if (size.size() != stride.size()) {
+    throw std::runtime_error(message("as_strided: mismatch in length of strides and shape (", size.size(), " sizes, ",
+                                     stride.size(), " strides)"));
+  }
+  const int64_t offset = storage_offset.value_or(self->offset());
+  if (offset < 0) throw std::runtime_error(message("as_strided: negative storage offset ", offset));
+  int64_t last = offset;  // the highest element index the view touches
+  for (size_t i = 0; i < size.size(); ++i) {
+    if (size[i] < 0) throw std::runtime_error(message("as_strided: negative size ", size[i], " at dim ", i));
+    if (stride[i] < 0) throw std::runtime_error(message("as_strided: negative stride ", stride[i], " at dim ", i));
+    if (size[i] == 0) last = -1;
+    if (last >= 0) last += (size[i] - 1) * stride[i];
+  }
+  const int64_t available = static_cast<int64_t>(self->storage()->nbytes() / self->itemsize());
+  if (last >= available) {
+    throw std::runtime_error(message("as_strided: setStorage: sizes ", shape_str(size), ", strides ", shape_str(stride),
+                                     " and storage offset ", offset, " need ", last + 1,
+                                     " elements, but the storage holds only ", available));
+  }
+  return make_view(self, size, stride, offset);
+}
+
 Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   if (self->dim() == 0) throw std::runtime_error("narrow() cannot be applied to a 0-dim tensor.");
   if (length < 0) throw std::runtime_error("narrow(): length must be non-negative.");

@@ -151,6 +151,7 @@ class TensorImpl {
   void set_geometry(Shape sizes, Shape strides, int64_t offset);
   void set_storage(std::shared_ptr<Storage> storage, Shape sizes, Shape strides, int64_t offset) {
     storage_ = std::move(storage);
+    view_base.reset();
     set_geometry(std::move(sizes), std::move(strides), offset);
   }
 
@@ -165,6 +166,14 @@ class TensorImpl {
   PyRef grad;
   PyRef grad_fn;
   PyRef autograd_meta;  // free for the autograd provider (hooks, retain_grad, ...)
+  // The tensor this one is a view of (the root: never itself a view); null when not a view.
+  // Keeps the base's TensorImpl (and its autograd slots) alive, as PyTorch's _base does.
+  std::shared_ptr<TensorImpl> view_base;
+  // Made while this thread's grad mode was on: such a view requires grad whenever its base
+  // does (also after the base gains a history by an in-place write). Views made under
+  // no_grad do not.
+  bool view_in_grad_mode = true;
+  bool view_requires_grad() const { return view_base && view_in_grad_mode && view_base->requires_grad; }
 
  private:
   void refresh();
@@ -216,5 +225,7 @@ void set_requires_grad(const Tensor& t, bool requires_grad);
 // Called (GIL held) when requires_grad=True is asked for and no provider is installed yet,
 // so a composing package can import its provider lazily.
 void set_autograd_loader(void (*loader)());
+// Whether the autograd provider records on this thread (its grad mode; on when none is installed).
+bool grad_mode_enabled_on_thread();
 
 }  // namespace ember

@@ -154,8 +154,11 @@ Tensor empty_strided(const Shape& sizes, const Shape& strides, ScalarType dtype,
 }
 
 Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset) {
-  return std::make_shared<TensorImpl>(base->storage(), std::move(sizes), std::move(strides), offset,
-                                      base->dtype());
+  Tensor v = std::make_shared<TensorImpl>(base->storage(), std::move(sizes), std::move(strides), offset,
+                                          base->dtype());
+  v->view_base = base->view_base ? base->view_base : base;
+  v->view_in_grad_mode = grad_mode_enabled_on_thread();
+  return v;
 }
 
 Tensor scalar_tensor(const Scalar& s, ScalarType dtype) {
