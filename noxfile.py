@@ -352,10 +352,12 @@ def docs(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Ember vs PyTorch 2.13 (CPU) side by side (args after -- go to bench_core.py)."""
-    install(session, CORE_NAME)
+    """Ember vs PyTorch 2.13 (CPU) side by side: the tensor core, then autograd (args after
+    -- go to both scripts, e.g. --quick)."""
+    install(session, "ember-autograd")
     session.install(f"torch{TORCH_PIN}")
     session.run("python", "benchmarks/bench_core.py", *session.posargs)
+    session.run("python", "benchmarks/bench_autograd.py", *session.posargs)
 
 
 @nox.session

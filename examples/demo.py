@@ -92,6 +92,30 @@ def main() -> None:
     print(ember.tensor(3.5))
     print(ember.arange(2000, dtype=ember.float32))  # long tensors are summarised
 
+    section("autograd: gradients of a small regression")
+    ember.manual_seed(0)
+    inputs = ember.randn(32, 3)
+    targets = inputs @ ember.tensor([[2.0], [-1.0], [0.5]]) + 0.25
+    w = ember.zeros(3, 1, requires_grad=True)  # loads ember-autograd on demand
+    b = ember.zeros(1, requires_grad=True)
+    for step in range(200):
+        loss = ((inputs @ w + b - targets) ** 2).mean()
+        loss.backward()
+        with ember.no_grad():  # the update itself is not recorded
+            w -= 0.1 * w.grad
+            b -= 0.1 * b.grad
+        w.grad = None
+        b.grad = None
+        if step % 50 == 0:
+            print(f"step {step:3d}  loss {loss.item():.6f}  grad_fn {loss.grad_fn.name()}")
+    print("fitted w", w.detach().flatten(), "b", b.detach())
+    assert (w.detach().flatten() - ember.tensor([2.0, -1.0, 0.5])).abs().max().item() < 1e-3
+    x = ember.tensor(2.0, requires_grad=True)
+    (dy,) = ember.autograd.grad(x**3, x, create_graph=True)
+    (d2y,) = ember.autograd.grad(dy, x)
+    print("d/dx x^3 at 2 =", dy.item(), " d2/dx2 =", d2y.item())
+    assert (dy.item(), d2y.item()) == (12.0, 12.0)
+
     print("\ndemo finished: all checks passed")
 
 

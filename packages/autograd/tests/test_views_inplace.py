@@ -101,8 +101,17 @@ def _view_write(kind):
 @pytest.mark.parametrize(
     "kind",
     [
-        "slice", "narrow", "select", "transpose", "diagonal", "view", "setitem_number", "permute",
-        "movedim", "unflatten", "squeeze_unsqueeze",
+        "slice",
+        "narrow",
+        "select",
+        "transpose",
+        "diagonal",
+        "view",
+        "setitem_number",
+        "permute",
+        "movedim",
+        "unflatten",
+        "squeeze_unsqueeze",
     ],
 )
 def test_inplace_on_view_of_nonleaf(kind):
@@ -619,3 +628,77 @@ def test_saved_tensor_unmodified_by_no_grad_read():
         return _grads(m, b.sum(), a)
 
     same(f)
+
+
+# ------------------------------------------------------------------ views the hook never saw
+
+
+def test_view_taken_before_base_had_history_follows_it():
+    """A view of a tensor that required no grad yet: after a write with grad into the base,
+    the view requires grad and its gradient reaches the written value."""
+
+    def f(m):
+        w = leaf(m, A[0])
+        out = m.zeros(3, 3, dtype=m.float64)
+        v = out[:2]
+        out[0] = w * 3
+        assert v.requires_grad and not v.is_leaf
+        loss = (v * v).sum() + w.sum()
+        return [*_grads(m, loss, w)]
+
+    same(f)
+
+
+def test_nested_setitem_on_view_of_plain_tensor():
+    """out[i][j] = value: the write goes through a view of a view of a plain tensor."""
+
+    def f(m):
+        w = leaf(m, A[0])
+        out = m.zeros(3, 4, dtype=m.float64)
+        for i in range(3):
+            out[i][1:3] = w[:2] * (i + 1)
+        loss = (out * out).sum()
+        return [out.detach().numpy(), *_grads(m, loss, w)]
+
+    same(f)
+
+
+def test_write_into_result_of_copying_reshape_keeps_its_history():
+    """reshape of a non-contiguous tensor copies: its result is not a view of anything the
+    user has, so an in-place write must keep the reshape's history."""
+
+    def f(m):
+        a = leaf(m)
+        r = a.reshape(-1)  # a is non-contiguous: a copy
+        r.mul_(2)
+        return _grads(m, (r * r).sum(), a)
+
+    same(f)
+
+
+def test_base_and_is_view_match_torch():
+    for m in (torch, et):
+        x = m.zeros(3, 4)
+        v = x[1:].t()
+        assert v._is_view() and v._base is x
+        assert not x._is_view() and x._base is None
+        assert not x.detach()._is_view()
+        assert not (x + 1)._is_view()
+
+
+def test_as_strided_gradients():
+    x = et.randn(12, dtype=et.float64, requires_grad=True)
+    assert ea.gradcheck(lambda t: t.as_strided((3, 2), (4, 1), 1), (x,))
+    assert ea.gradgradcheck(lambda t: t.as_strided((3, 3), (1, 1), 0), (x,))  # overlapping
+    xt = torch.tensor(x.detach().numpy(), requires_grad=True)
+    xt.as_strided((3, 3), (1, 1), 0).pow(2).sum().backward()
+    x.as_strided((3, 3), (1, 1), 0).pow(2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-12)
+
+
+def test_view_of_noncontiguous_plain_tensor_written_with_grad_is_refused():
+    base = et.from_numpy(np.zeros((4, 3)).T)  # a non-contiguous root
+    v = base[0]
+    w = et.ones(4, dtype=et.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="view of a non-contiguous tensor .* is not supported"):
+        v.copy_(w)

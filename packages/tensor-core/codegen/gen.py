@@ -58,8 +58,18 @@ RETURNS = {
     "bool": ("bool", "bool"),
 }
 VARIANTS = {"function", "method", "inplace", "out"}
-ALL_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64",
-              "float16", "bfloat16", "float32", "float64"]  # ScalarType order
+ALL_DTYPES = [
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+]  # ScalarType order
 DTYPE_SETS = {
     "all": ALL_DTYPES,
     "numeric": ALL_DTYPES[1:],
@@ -439,16 +449,21 @@ def emit_lambda(op: Op, variant: str, swap: bool = False, operator: bool = False
     pre = ""
     if op.differentiable and (variant == "inplace" or variant == "out"):
         target = "self" if variant == "inplace" else "*out"
-        guard = grad_check(op) if variant == "inplace" else f"out && ({grad_check(op)} || needs_grad(*out))"
+        guard = (
+            grad_check(op)
+            if variant == "inplace"
+            else f"out && ({grad_check(op)} || needs_grad(*out))"
+        )
+        pre_kind = "pre_inplace" if variant == "inplace" else "pre_out"
         pre = (
             f"  if (autograd_hook_installed() && ({guard}))\n"
-            f'    call_autograd_hook("{op.key}", "{"pre_inplace" if variant == "inplace" else "pre_out"}",'
+            f'    call_autograd_hook("{op.key}", "{pre_kind}",'
             f" py::make_tuple({', '.join(hook_items)}), py::cast({target}));\n"
         )
     # a result that views a temporary made inside the op is not a view for the user
     tensor_call_args = [
         c for a, c in zip(op.args, call_args) if a.type.startswith("Tensor")
-    ] + call_args[len(op.args):]
+    ] + call_args[len(op.args) :]
     drop = ""
     if op.returns[0][0] in ("Tensor", "Tensor[]") and tensor_call_args:
         drop = f"  drop_internal_base(result, {', '.join(tensor_call_args)});\n"
