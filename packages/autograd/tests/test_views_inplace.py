@@ -702,3 +702,14 @@ def test_view_of_noncontiguous_plain_tensor_written_with_grad_is_refused():
     w = et.ones(4, dtype=et.float64, requires_grad=True)
     with pytest.raises(RuntimeError, match="view of a non-contiguous tensor .* is not supported"):
         v.copy_(w)
+
+
+def test_view_taken_before_leaf_required_grad_is_refused_in_place():
+    for m in (torch, et):
+        x = m.zeros(3, dtype=m.float64)
+        v = x[1:]
+        x.requires_grad_()
+        assert v.requires_grad
+        with pytest.raises(RuntimeError, match=re.escape(VIEW_LEAF_MSG)):
+            v.mul_(2)
+        assert x.tolist() == [0.0, 0.0, 0.0]

@@ -90,7 +90,14 @@ def _check_inplace(t) -> None:
     m = t._autograd_meta
     if m is None or m.base is None:
         base = t._base
-        if base is not None and base.requires_grad and not t.requires_grad:
+        if base is None or not base.requires_grad:
+            return
+        if t.requires_grad and base.grad_fn is None:  # taken before the leaf required grad
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place "
+                "operation."
+            )
+        if not t.requires_grad:
             raise RuntimeError(
                 "A view was created in no_grad mode and is being modified inplace with grad "
                 "mode enabled. Given that this use case is ambiguous and error-prone, it is "
