@@ -82,39 +82,38 @@ def hook(op, kind, args, result):
         _check_inplace(result)
 
 
+_LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
+_VIEW_OF_LEAF_MSG = (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
+_NO_GRAD_VIEW_MSG = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode "
+    "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+    "clarify your code by moving both the view and the inplace either both inside the "
+    "no_grad block (if you don't want the inplace to be tracked) or both outside (if you want "
+    "the inplace to be tracked)."
+)
+
+
 def _check_inplace(t) -> None:
-    if t.requires_grad and t.grad_fn is None:
-        raise RuntimeError(
-            "a leaf Variable that requires grad is being used in an in-place operation."
-        )
+    """Refuses, before the data changes, a write autograd cannot give a meaning to."""
     m = t._autograd_meta
-    if m is None or m.base is None:
-        base = t._base
-        if base is None or not base.requires_grad:
-            return
-        if t.requires_grad and base.grad_fn is None:  # taken before the leaf required grad
-            raise RuntimeError(
-                "a view of a leaf Variable that requires grad is being used in an in-place "
-                "operation."
-            )
-        if not t.requires_grad:
-            raise RuntimeError(
-                "A view was created in no_grad mode and is being modified inplace with grad "
-                "mode enabled. Given that this use case is ambiguous and error-prone, it is "
-                "forbidden. You can clarify your code by moving both the view and the inplace "
-                "either both inside the no_grad block (if you don't want the inplace to be "
-                "tracked) or both outside (if you want the inplace to be tracked)."
-            )
-    if m is not None and m.base is not None:
+    if m is not None and m.base is not None:  # a view recorded by the hook
         check = getattr(m.view_fn, "check_inplace", None)
         if check is not None:
-            check()  # a view made inside a custom Function (function.py): refused, unwritten
-        base = m.base
-        if base.requires_grad and base.grad_fn is None:
-            raise RuntimeError(
-                "a view of a leaf Variable that requires grad is being used in an in-place "
-                "operation."
-            )
+            check()  # a view made inside a custom Function (function.py)
+        if m.base.requires_grad and m.base.grad_fn is None:
+            raise RuntimeError(_VIEW_OF_LEAF_MSG)
+        return
+    base = t._base
+    if base is not None and base.requires_grad:  # a view the hook never saw made
+        if not t.requires_grad:  # made under no_grad (the core says so)
+            raise RuntimeError(_NO_GRAD_VIEW_MSG)
+        if base.grad_fn is None:  # taken before its leaf required grad
+            raise RuntimeError(_VIEW_OF_LEAF_MSG)
+        return
+    if t.requires_grad and t.grad_fn is None:
+        raise RuntimeError(_LEAF_MSG)
 
 
 def _record_function(rule: Rule, op: str, args, result) -> None:
