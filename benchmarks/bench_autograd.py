@@ -28,9 +28,7 @@ the autograd provider's), else through ``ember_tensor`` and ``ember_autograd`` d
 
 from __future__ import annotations
 
-import argparse
 import gc
-import json
 import sys
 import time
 import types
@@ -42,12 +40,22 @@ import numpy as np
 from bench_core import (
     FLOOR,
     SEED,
+    Report,
     Settings,
     _version,
     fmt_target,
     fmt_time,
-    machine_info,
+    load_torch,
     median_seconds,
+    parse_args,
+    print_header,
+    print_machine,
+    print_summary,
+    result_row,
+    run_info,
+    select,
+    set_threads,
+    write_json,
 )
 
 CHAIN_OPS = 20
@@ -350,48 +358,19 @@ def load_ember() -> Any:
 # The run
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    import os
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--threads",
-        type=int,
-        default=os.cpu_count() or 1,
-        help="intra-op threads for both libraries (default: all cores)",
-    )
-    parser.add_argument(
-        "--repeats",
-        type=int,
-        default=None,
-        help="timed repeats per case, no time budget (default: 21, cut short after ~2 s)",
-    )
-    parser.add_argument(
-        "--filter", metavar="SUBSTR", help="only the cases whose group/name contains SUBSTR"
-    )
-    parser.add_argument(
-        "--quick", action="store_true", help="a smoke run: short warm-up, 5 repeats at most"
-    )
-    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    args = parser.parse_args(argv)
-    if args.threads < 1 or (args.repeats is not None and args.repeats < 1):
-        parser.error("--threads and --repeats take a positive number")
-    return args
-
-
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = parse_args(
+        argv,
+        __doc__.splitlines()[0],
+        threads_help="intra-op threads for both libraries (default: all cores)",
+    )
     settings = Settings.make(quick=args.quick, repeats=args.repeats)
     try:
         ember = load_ember()
     except ImportError as exc:
         print(f"bench_autograd: cannot import Ember's autograd ({exc})", file=sys.stderr)
         return 2
-    try:
-        import torch
-    except ImportError:
-        torch = None
-        print("PyTorch is not installed: showing Ember only (pip install torch==2.13.0)")
+    torch = load_torch()
 
     libs: dict[str, Any] = {"ember": ember}
     versions = {
@@ -402,28 +381,16 @@ def main(argv: list[str] | None = None) -> int:
     if torch is not None:
         libs["torch"] = torch
         versions["torch"] = _version("torch", torch)
-    for lib in libs.values():
-        lib.set_num_threads(args.threads)
+    set_threads(libs, args.threads)
 
-    cases = [c for c in CASES if not args.filter or args.filter.lower() in c.key.lower()]
+    cases = select(CASES, args.filter)
     if not cases:
         print(f"bench_autograd: no case matches {args.filter!r}", file=sys.stderr)
         return 2
-    machine = machine_info()
-    print(
-        f"{machine['cpu']}, {machine['cpu_count']} cores, {args.threads} threads, "
-        f"Python {machine['python']}, "
-        + ", ".join(f"{k} {v}" for k, v in versions.items())
-        + (", quick" if args.quick else "")
-    )
-    header = (
-        f"{'case':<{NAME_W}} {'ember':>9} {'torch':>9} {'ratio':>6} {'target':>7}  check"
-    )
-    print(header)
-    print("-" * (len(header) + 14))
+    machine = print_machine(args, versions)
+    print_header(f"{'case':<{NAME_W}} {'ember':>9} {'torch':>9} {'ratio':>6} {'target':>7}  check")
 
-    rows: list[dict] = []
-    below_floor, below_target, mismatches, errors = [], [], [], []
+    report = Report()
     per_case: dict[str, dict[str, Timing]] = {}
     started = time.perf_counter()
     group = None
@@ -445,19 +412,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             match = _same(results["ember"], results["torch"], case)
             word = "ok" if match else "MISMATCH"
-        mark = ""
-        if ratio is not None and ratio < FLOOR:
-            mark = f"!! <{FLOOR}"
-            below_floor.append(f"{case.key} ({ratio:.2f})")
-        elif ratio is not None and ratio < case.target:
-            mark = "! <target"
-        if ratio is not None and ratio < case.target:
-            below_target.append(f"{case.key} ({ratio:.2f}, {fmt_target(case.target)})")
-        if match is False:
-            mismatches.append(case.key)
-        for name, t in timings.items():
-            if t.error:
-                errors.append(f"{case.key} [{name}]: {t.error}")
+        mark = report.rank(case.key, ratio, case.target)
+        report.note(case.key, ember_t, torch_t, match)
         ratio_text = "-" if ratio is None else f"{ratio:.2f}"
         print(
             f"{case.name:<{NAME_W}} {fmt_time(ember_t.seconds):>9} "
@@ -467,69 +423,31 @@ def main(argv: list[str] | None = None) -> int:
         for name, t in timings.items():
             if t.error:
                 print(f"    {name}: {t.error}")
-        rows.append(
-            {
-                "key": case.key,
-                "group": case.group,
-                "name": case.name,
-                **{name: t.to_json() for name, t in timings.items()},
-                "ratio": ratio,
-                "target": case.target,
-                "below_target": None if ratio is None else ratio < case.target,
-                "below_floor": None if ratio is None else ratio < FLOOR,
-                "results_match": match,
-            }
-        )
+        report.rows.append(result_row(case, timings, ratio, match))
         gc.collect()
 
     overhead = _recording_overhead(per_case)
-    print()
+    notes = []
     if overhead:
-        print(
+        notes.append(
             f"recording cost per op (fwd in grad mode - fwd on plain tensors) / {CHAIN_OPS}: "
             + ", ".join(f"{k} {fmt_time(v)}" for k, v in overhead.items())
         )
-    print(
-        "ratio = torch time / ember time (> 1: Ember faster); times are medians per call "
-        f"({settings.repeats} repeats at most)"
-    )
-    print(f"target = the ratio a case is held to; '!' below its target, '!!' below {FLOOR}")
-    if torch is not None:
-        print(f"below {FLOOR}x ({len(below_floor)}): {', '.join(below_floor) or 'none'}")
-        print(f"below target ({len(below_target)}): {', '.join(below_target) or 'none'}")
-    if mismatches:
-        print(f"MISMATCH ({len(mismatches)}): {', '.join(mismatches)}")
-    if errors:
-        print(f"errors ({len(errors)}):")
-        for line in errors:
-            print(f"  {line}")
+    print_summary(report, torch is not None, settings, notes)
     wall = time.perf_counter() - started
     print(f"run took {wall:.0f} s")
 
     if args.json:
         out = {
-            "machine": machine,
-            "versions": versions,
-            "threads": args.threads,
-            "settings": {**asdict(settings), "quick": args.quick, "filter": args.filter},
-            "seed": SEED,
-            "floor": FLOOR,
+            **run_info(machine, versions, args, settings),
             "chain_ops": CHAIN_OPS,
             "wall_s": wall,
-            "results": rows,
+            "results": report.rows,
             "recording_cost_per_op_s": overhead,
-            "summary": {
-                "below_floor": below_floor,
-                "below_target": below_target,
-                "mismatches": mismatches,
-                "errors": errors,
-            },
+            "summary": report.summary(),
         }
-        with open(args.json, "w") as fh:
-            json.dump(out, fh, indent=2)
-            fh.write("\n")
-        print(f"wrote {args.json}")
-    return 1 if mismatches or errors else 0
+        write_json(args.json, out)
+    return 1 if report.mismatches or report.errors else 0
 
 
 def _recording_overhead(per_case: dict[str, dict[str, Timing]]) -> dict[str, float]:

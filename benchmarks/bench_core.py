@@ -281,14 +281,50 @@ class Report:
             if timing is not None and timing.error:
                 self.errors.append(f"{key} [{lib}]: {timing.error}")
 
+    def rank(self, key: str, ratio: float | None, target: float) -> str:
+        """Lists a case's ratio below the floor and below its target; its mark (``flag``)."""
+        if ratio is not None and ratio < FLOOR:
+            self.below_floor.append(f"{key} ({ratio:.2f})")
+        if ratio is not None and ratio < target:
+            self.below_target.append(f"{key} ({ratio:.2f}, {fmt_target(target)})")
+        return flag(ratio, target)
+
+    def summary(self) -> dict:
+        return {
+            "below_floor": self.below_floor,
+            "below_target": self.below_target,
+            "mismatches": self.mismatches,
+            "errors": self.errors,
+        }
+
+
+def print_header(header: str) -> None:
+    print(header)
+    print("-" * (len(header) + 14))
+
+
+def result_row(case: Any, timings: dict, ratio: float | None, match: bool | None, **extra) -> dict:
+    """One case's entry in the JSON ``results``; ``extra`` goes after its name."""
+    return {
+        "key": case.key,
+        "group": case.group,
+        "name": case.name,
+        **extra,
+        **{name: t.to_json() for name, t in timings.items()},
+        "ratio": ratio,
+        "target": case.target,
+        "below_target": None if ratio is None else ratio < case.target,
+        "below_floor": None if ratio is None else ratio < FLOOR,
+        "results_match": match,
+    }
+
 
 def run_main(cases: list[Case], libs: dict[str, Any], settings: Settings, report: Report) -> None:
     header = (
         f"{'case':<{NAME_W}} {'ember':>9} {'torch':>9} {'ember':>8} {'torch':>8} "
         f"{'unit':<8} {'ratio':>6} {'target':>7}  check"
     )
-    print(header)
-    print("-" * (len(header) + 14))
+    print_header(header)
     inputs, group = Inputs(), None
     for case in cases:
         if case.group != group:
@@ -300,11 +336,7 @@ def run_main(cases: list[Case], libs: dict[str, Any], settings: Settings, report
         ratio = ratio_of(ember, torch)
         word, match = check_word(ember, torch, case)
         report.note(case.key, ember, torch, match)
-        mark = flag(ratio, case.target)
-        if ratio is not None and ratio < FLOOR:
-            report.below_floor.append(f"{case.key} ({ratio:.2f})")
-        if ratio is not None and ratio < case.target:
-            report.below_target.append(f"{case.key} ({ratio:.2f}, {fmt_target(case.target)})")
+        mark = report.rank(case.key, ratio, case.target)
         print(
             f"{case.name:<{NAME_W}} {fmt_time(ember.seconds):>9} "
             f"{fmt_time(torch.seconds) if torch else '-':>9} "
@@ -315,22 +347,8 @@ def run_main(cases: list[Case], libs: dict[str, Any], settings: Settings, report
         for name, timing in timings.items():
             if timing.error:
                 print(f"    {name}: {timing.error}")
-        report.rows.append(
-            {
-                "key": case.key,
-                "group": case.group,
-                "name": case.name,
-                "unit": case.unit,
-                "work": case.work or None,
-                "per_call": case.per_call,
-                **{name: t.to_json() for name, t in timings.items()},
-                "ratio": ratio,
-                "target": case.target,
-                "below_target": None if ratio is None else ratio < case.target,
-                "below_floor": None if ratio is None else ratio < FLOOR,
-                "results_match": match,
-            }
-        )
+        extra = {"unit": case.unit, "work": case.work or None, "per_call": case.per_call}
+        report.rows.append(result_row(case, timings, ratio, match, **extra))
 
 
 def set_threads(libs: dict[str, Any], n: int) -> None:
@@ -351,8 +369,7 @@ def run_scaling(
         f"{'speedup':>7} {'torch ' + str(lo) + 'T':>9} {'torch ' + str(hi) + 'T':>9} "
         f"{'speedup':>7} {'ratio ' + str(lo) + 'T':>8} {'ratio ' + str(hi) + 'T':>8}  check"
     )
-    print(header)
-    print("-" * (len(header) + 14))
+    print_header(header)
     inputs = Inputs()
     for case in cases:
         arrays = inputs(case)
@@ -406,8 +423,13 @@ def _speedup(one: Timing, two: Timing) -> float | None:
     return one.seconds / two.seconds
 
 
-def print_summary(report: Report, have_torch: bool, settings: Settings) -> None:
+def print_summary(
+    report: Report, have_torch: bool, settings: Settings, notes: Iterable[str] = ()
+) -> None:
+    """The legend and the lists of the cases below their marks; ``notes`` come first."""
     print()
+    for line in notes:
+        print(line)
     print(
         "ratio = torch time / ember time (> 1: Ember faster); times are medians per call "
         f"({settings.repeats} repeats at most)"
@@ -463,14 +485,17 @@ def select(cases: Iterable[Case], pattern: str | None) -> list[Case]:
     return [c for c in cases if pattern.lower() in f"{c.key}".lower()]
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--threads",
-        type=int,
-        default=os.cpu_count() or 1,
-        help="intra-op threads for both libraries in the main table (default: all cores)",
-    )
+THREADS_HELP = "intra-op threads for both libraries in the main table (default: all cores)"
+
+
+def parse_args(
+    argv: list[str] | None, description: str | None = None, threads_help: str = THREADS_HELP
+) -> argparse.Namespace:
+    """The options of the bench scripts (``description``: this script's, by default)."""
+    if description is None:
+        description = __doc__.splitlines()[0]
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help=threads_help)
     parser.add_argument(
         "--repeats",
         type=int,
@@ -490,6 +515,49 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def load_torch() -> Any:
+    """PyTorch, or None (said on stdout) where it is not installed."""
+    try:
+        import torch
+    except ImportError:
+        print("PyTorch is not installed: showing Ember only (pip install torch==2.13.0)")
+        return None
+    return torch
+
+
+def print_machine(args: argparse.Namespace, versions: dict[str, str]) -> dict:
+    """Prints the machine, the threads and the versions in one line; the machine's info."""
+    machine = machine_info()
+    print(
+        f"{machine['cpu']}, {machine['cpu_count']} cores, {args.threads} threads, "
+        f"Python {machine['python']}, "
+        + ", ".join(f"{k} {v}" for k, v in versions.items())
+        + (", quick" if args.quick else "")
+    )
+    return machine
+
+
+def run_info(
+    machine: dict, versions: dict[str, str], args: argparse.Namespace, settings: Settings
+) -> dict:
+    """The first entries of the JSON written by ``--json``."""
+    return {
+        "machine": machine,
+        "versions": versions,
+        "threads": args.threads,
+        "settings": {**asdict(settings), "quick": args.quick, "filter": args.filter},
+        "seed": SEED,
+        "floor": FLOOR,
+    }
+
+
+def write_json(path: str, out: dict) -> None:
+    with open(path, "w") as fh:
+        json.dump(out, fh, indent=2)
+        fh.write("\n")
+    print(f"wrote {path}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     settings = Settings.make(quick=args.quick, repeats=args.repeats)
@@ -500,11 +568,7 @@ def main(argv: list[str] | None = None) -> int:
             f"bench_core: cannot import ember_tensor ({exc}); run `nox -s bench`", file=sys.stderr
         )
         return 2
-    try:
-        import torch
-    except ImportError:
-        torch = None
-        print("PyTorch is not installed: showing Ember only (pip install torch==2.13.0)")
+    torch = load_torch()
 
     libs: dict[str, Any] = {"ember": ember}
     versions = {
@@ -519,13 +583,7 @@ def main(argv: list[str] | None = None) -> int:
     if not cases and not scaling:
         print(f"bench_core: no case matches {args.filter!r}", file=sys.stderr)
         return 2
-    machine = machine_info()
-    print(
-        f"{machine['cpu']}, {machine['cpu_count']} cores, {args.threads} threads, "
-        f"Python {machine['python']}, "
-        + ", ".join(f"{k} {v}" for k, v in versions.items())
-        + (", quick" if args.quick else "")
-    )
+    machine = print_machine(args, versions)
     harness, _, _ = median_seconds({"harness": lambda: None}, settings)["harness"]
 
     report = Report()
@@ -542,27 +600,14 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.json:
         out = {
-            "machine": machine,
-            "versions": versions,
-            "threads": args.threads,
-            "settings": {**asdict(settings), "quick": args.quick, "filter": args.filter},
-            "seed": SEED,
-            "floor": FLOOR,
+            **run_info(machine, versions, args, settings),
             "harness_s": harness,
             "wall_s": wall,
             "results": report.rows,
             "scaling": report.scaling,
-            "summary": {
-                "below_floor": report.below_floor,
-                "below_target": report.below_target,
-                "mismatches": report.mismatches,
-                "errors": report.errors,
-            },
+            "summary": report.summary(),
         }
-        with open(args.json, "w") as fh:
-            json.dump(out, fh, indent=2)
-            fh.write("\n")
-        print(f"wrote {args.json}")
+        write_json(args.json, out)
     return 1 if report.mismatches or report.errors else 0
 
 

@@ -631,7 +631,10 @@ class TestAutogradConformance:
 
     # -- Function ------------------------------------------------------------------------
 
-    def _cube(self):
+    def _cube(self, factor: int = 3):
+        """A Function computing x^3 whose backward is ``grad * factor * x^2`` (right for the
+        default factor of 3, wrong for any other)."""
+
         class Cube(self.ag.Function):
             @staticmethod
             def forward(ctx, x):
@@ -641,7 +644,7 @@ class TestAutogradConformance:
             @staticmethod
             def backward(ctx, grad):
                 (x,) = ctx.saved_tensors
-                return grad * 3 * x * x
+                return grad * factor * x * x
 
         return Cube
 
@@ -711,17 +714,7 @@ class TestAutogradConformance:
         assert self.ag.gradcheck(lambda a, b: a * et.sin(b) + a * a, (x, y)) is True
 
     def test_gradcheck_fails_on_a_wrong_derivative(self) -> None:
-        class WrongCube(self.ag.Function):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.save_for_backward(x)
-                return x * x * x
-
-            @staticmethod
-            def backward(ctx, grad):
-                (x,) = ctx.saved_tensors
-                return grad * 2 * x * x  # should be 3 x^2
-
+        WrongCube = self._cube(factor=2)  # should be 3 x^2
         x = _t(X0, True)
         with pytest.raises(RuntimeError):
             self.ag.gradcheck(WrongCube.apply, (x,))

@@ -196,6 +196,23 @@ def reversed_cumsum(t, dim: int):
     return t.flip([dim]).cumsum(dim).flip([dim])
 
 
+def _sum_over_dropped(x, d: int, term):
+    """``sum_k term(at_k, from_k, c_k)`` over the positions ``k`` of dim ``d`` of ``x``:
+    ``at_k`` marks position ``k`` along ``d``, ``from_k`` the positions ``>= k``, and ``c_k``
+    is the cumprod of ``x`` along ``d`` with ``x_k`` replaced by 1 (the exact derivatives of
+    ``cumprod`` with zeros in the input; quadratic in the size of ``d``)."""
+    n = x.shape[d]
+    pos = _positions(n, d, x.dim())
+    total = None
+    for k in range(n):
+        at_k = pos == k
+        # prod_{j <= i, j != k} x_j for every i >= k (x_k replaced by 1)
+        c = et.where(at_k, 1, x).cumprod(d)
+        term_k = term(at_k, pos >= k, c)
+        total = term_k if total is None else total + term_k
+    return total
+
+
 def cumprod_backward(grad, self, result, dim: int):
     """Gradient of ``cumprod`` along ``dim``; exact with zeros in the input (then
     quadratic in the size of ``dim``)."""
@@ -204,17 +221,12 @@ def cumprod_backward(grad, self, result, dim: int):
     d = dim % self.dim()
     if not (self == 0).any().item():
         return reversed_cumsum(grad * result, d) / self
-    n = self.shape[d]
-    pos = _positions(n, d, self.dim())
-    total = None
-    for k in range(n):
-        at_k = pos == k
-        # prod_{j <= i, j != k} x_j for every i >= k (x_k replaced by 1)
-        c = et.where(at_k, 1, self).cumprod(d)
-        contrib = et.where(pos >= k, grad * c, 0).sum(d, keepdim=True)
-        term = et.where(at_k, contrib, 0)
-        total = term if total is None else total + term
-    return total
+
+    def term(at_k, from_k, c):
+        contrib = et.where(from_k, grad * c, 0).sum(d, keepdim=True)
+        return et.where(at_k, contrib, 0)
+
+    return _sum_over_dropped(self, d, term)
 
 
 def cumprod_jvp(self_t, self, result, dim: int):
@@ -223,16 +235,12 @@ def cumprod_jvp(self_t, self, result, dim: int):
     d = dim % self.dim()
     if not (self == 0).any().item():
         return result * (self_t / self).cumsum(d)
-    n = self.shape[d]
-    pos = _positions(n, d, self.dim())
-    total = None
-    for k in range(n):
-        at_k = pos == k
-        c = et.where(at_k, 1, self).cumprod(d)
+
+    def term(at_k, from_k, c):
         t_k = et.where(at_k, self_t, 0).sum(d, keepdim=True)
-        term = et.where(pos >= k, c * t_k, 0)
-        total = term if total is None else total + term
-    return total
+        return et.where(from_k, c * t_k, 0)
+
+    return _sum_over_dropped(self, d, term)
 
 
 def evenly_distribute_backward(grad, self, result):

@@ -33,7 +33,7 @@ import inspect
 
 import ember_tensor as et
 
-from . import grad_mode
+from . import grad_mode, recording
 from .graph import Node, gradient_edge, meta_of, raise_modified, raise_released
 from .saved import sum_to
 
@@ -488,41 +488,24 @@ def _mark_custom_view(out, src, fn_name: str, nr: int) -> None:
     m.view_version = out._version
 
 
-class CopySlices(Node):
+class CopySlices(recording.CopySlices):
     """The base's history after a Function wrote one of its views in place (mark_dirty):
     the written region's gradient goes through the Function's node, the rest of the base's
     gradient passes unchanged (PyTorch's ``CopySlices``)."""
 
-    __slots__ = ("fn", "view_fn", "k", "nr")
+    __slots__ = ("k", "nr")
 
-    def name(self) -> str:
-        return "CopySlices"
-
-    def apply(self, grads):
-        grad = grads[0]
-        if grad is None:
-            return [None] * len(self.next_functions)
+    def _write_grads(self, region) -> tuple:
+        # the region's gradient is that of output nr; the view was input k
         fn = self.fn
-        res = grad.clone()
-        region = self.view_fn(res)
         fn_grads_in = [None] * fn._num_outputs
         fn_grads_in[self.nr] = region.clone()
         fn_grads = list(fn.apply(fn_grads_in))
         g = fn_grads.pop(self.k)
-        if g is not None:
-            region.copy_(g)
-        else:
-            region.zero_()
-        return [res, *fn_grads]
-
-    def _release(self) -> None:
-        self._released = True
-        self.fn._release()
+        return g, fn_grads
 
 
 def _rebase_dirty_view(node, args, view_dirty) -> None:
-    from . import recording
-
     if len(view_dirty) != 1 or node._num_outputs != 1:
         raise NotImplementedError(
             f"{node.name()}: mark_dirty on a view is supported for a Function with one output "

@@ -179,6 +179,56 @@ def _grad_mode_for(create_graph: bool):
     return grad_mode.set_grad_enabled(True if create_graph else grad_mode.is_grad_enabled())
 
 
+def _prepared_inputs(inputs, create_graph: bool, name: str) -> tuple[bool, tuple]:
+    inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
+    return inputs_tuple, _prepare(inputs, create_graph, True)
+
+
+def _call(func, inputs, strict: bool, name: str) -> tuple[bool, tuple]:
+    """``func(*inputs)`` as a tuple (and whether it was one), checked under ``strict``."""
+    outputs_tuple, outputs = _as_tuple(
+        func(*inputs), "outputs of the user-provided function", name
+    )
+    _strict_check(outputs, "outputs", strict)
+    return outputs_tuple, outputs
+
+
+_V_NONE_OUTPUTS = (
+    "The vector v can only be None if the user-provided function returns a single "
+    "Tensor with a single element."
+)
+_V_NONE_INPUTS = (
+    "The vector v can only be None if the input to the user-provided function is a "
+    "single Tensor with a single element."
+)
+
+
+def _vector(v, like, like_tuple: bool, create_graph: bool, name: str, none_message: str):
+    """``v`` as a tuple of fresh tensors shaped like ``like``; None only where ``like`` is
+    one single-element tensor (else ``none_message``)."""
+    if v is not None:
+        _, v = _as_tuple(v, "v", name)
+        v = _prepare(v, create_graph, False)
+        _check_v(v, like, like_tuple)
+    elif len(like) != 1 or like[0].numel() != 1:
+        raise RuntimeError(none_message)
+    return v
+
+
+def _inputs_and_v(inputs, v, create_graph: bool, name: str):
+    inputs_tuple, inputs = _prepared_inputs(inputs, create_graph, name)
+    v = _vector(v, inputs, inputs_tuple, create_graph, name, _V_NONE_INPUTS)
+    return inputs_tuple, inputs, v
+
+
+def _results(outputs, outputs_tuple, res, res_tuple, create_graph: bool) -> tuple:
+    """``(outputs, res)``, detached unless ``create_graph``, each mirroring its argument."""
+    return (
+        _unpack(_finish(outputs, create_graph), outputs_tuple),
+        _unpack(_finish(res, create_graph), res_tuple),
+    )
+
+
 # ----------------------------------------------------------------------------- vjp / jvp
 
 
@@ -186,27 +236,13 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(inputs), v^T J)``: the vector-Jacobian product at ``inputs``. ``v`` (shaped
     like the outputs) may be omitted for a function returning one single-element tensor."""
     with grad_mode.enable_grad():
-        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
-        inputs = _prepare(inputs, create_graph, True)
-        outputs = func(*inputs)
-        outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "vjp")
-        _strict_check(outputs, "outputs", strict)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "vjp")
-            v = _prepare(v, create_graph, False)
-            _check_v(v, outputs, outputs_tuple)
-        elif len(outputs) != 1 or outputs[0].numel() != 1:
-            raise RuntimeError(
-                "The vector v can only be None if the user-provided function returns a single "
-                "Tensor with a single element."
-            )
+        inputs_tuple, inputs = _prepared_inputs(inputs, create_graph, "vjp")
+        outputs_tuple, outputs = _call(func, inputs, strict, "vjp")
+        v = _vector(v, outputs, outputs_tuple, create_graph, "vjp", _V_NONE_OUTPUTS)
     with _grad_mode_for(create_graph):
         grads = _grad(outputs, inputs, v, create_graph=create_graph)
         result = _zeros_for_none(grads, inputs, strict, create_graph, "back")
-    return (
-        _unpack(_finish(outputs, create_graph), outputs_tuple),
-        _unpack(_finish(result, create_graph), inputs_tuple),
-    )
+    return _results(outputs, outputs_tuple, result, inputs_tuple, create_graph)
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -214,35 +250,16 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     the inputs) may be omitted for a single single-element input. Computed with the
     double-backward trick (the vjp's gradient with respect to its vector)."""
     with grad_mode.enable_grad():
-        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _prepare(inputs, create_graph, True)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "jvp")
-            v = _prepare(v, create_graph, False)
-            _check_v(v, inputs, inputs_tuple)
-        elif len(inputs) != 1 or inputs[0].numel() != 1:
-            raise RuntimeError(
-                "The vector v can only be None if the input to the user-provided function is a "
-                "single Tensor with a single element."
-            )
-        outputs = func(*inputs)
-        outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
-        _strict_check(outputs, "outputs", strict)
+        inputs_tuple, inputs, v = _inputs_and_v(inputs, v, create_graph, "jvp")
+        outputs_tuple, outputs = _call(func, inputs, strict, "jvp")
         # u -> u^T J is linear in u: its gradient with respect to u, applied to v, is J v
         dummies = tuple(et.zeros_like(o, requires_grad=True) for o in outputs)
         grad_inputs = _grad(outputs, inputs, dummies, create_graph=True)
         _strict_check(grad_inputs, "grad_inputs", strict)
-    if create_graph:
-        with grad_mode.enable_grad():
-            res = _grad(grad_inputs, dummies, v, create_graph=True)
-            res = _zeros_for_none(res, outputs, strict, create_graph, "back_trick")
-    else:
-        res = _grad(grad_inputs, dummies, v, create_graph=False)
+    with _grad_mode_for(create_graph):
+        res = _grad(grad_inputs, dummies, v, create_graph=create_graph)
         res = _zeros_for_none(res, outputs, strict, create_graph, "back_trick")
-    return (
-        _unpack(_finish(outputs, create_graph), outputs_tuple),
-        _unpack(_finish(res, create_graph), outputs_tuple),
-    )
+    return _results(outputs, outputs_tuple, res, outputs_tuple, create_graph)
 
 
 # ----------------------------------------------------------------------------- jacobian
@@ -267,13 +284,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
             )
         return _jacobian_forward(func, inputs, strict, vectorize)
     with grad_mode.enable_grad():
-        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-        inputs = _prepare(inputs, create_graph, True)
-        outputs = func(*inputs)
-        outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", "jacobian"
-        )
-        _strict_check(outputs, "outputs", strict)
+        inputs_tuple, inputs = _prepared_inputs(inputs, create_graph, "jacobian")
+        outputs_tuple, outputs = _call(func, inputs, strict, "jacobian")
         if vectorize and strict:
             raise RuntimeError(
                 "ember.autograd.functional.jacobian: `strict=True` and `vectorized=True` are "
@@ -386,17 +398,8 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
 
     def scalar_func(*inp):
-        out = func(*inp)
-        out_tuple, outs = _as_tuple(out, "outputs of the user-provided function", "hessian")
-        _strict_check(outs, "outputs", strict)
-        if out_tuple or not isinstance(out, et.Tensor):
-            raise RuntimeError("The function given to hessian should return a single Tensor")
-        if out.numel() != 1:
-            raise RuntimeError(
-                "The Tensor returned by the function given to hessian should contain a single "
-                "element"
-            )
-        return out.squeeze()
+        _, outs = _scalar_output(func, inp, strict, "hessian")
+        return outs[0].squeeze()
 
     def jac_func(*inp):
         if outer_jacobian_strategy == "forward-mode":
@@ -411,9 +414,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
 
 
 def _scalar_output(func, inputs, strict: bool, name: str):
-    outputs = func(*inputs)
-    outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", name)
-    _strict_check(outputs, "outputs", strict)
+    outputs_tuple, outputs = _call(func, inputs, strict, name)
     if outputs_tuple or not isinstance(outputs[0], et.Tensor):
         raise RuntimeError(f"The function given to {name} should return a single Tensor")
     if outputs[0].numel() != 1:
@@ -424,42 +425,24 @@ def _scalar_output(func, inputs, strict: bool, name: str):
     return outputs_tuple, outputs
 
 
-def _hessian_inputs(inputs, v, create_graph: bool, name: str):
-    inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
-    inputs = _prepare(inputs, create_graph, True)
-    if v is not None:
-        _, v = _as_tuple(v, "v", name)
-        v = _prepare(v, create_graph, False)
-        _check_v(v, inputs, inputs_tuple)
-    elif len(inputs) != 1 or inputs[0].numel() != 1:
-        raise RuntimeError(
-            "The vector v can only be None if the input to the user-provided function is a "
-            "single Tensor with a single element."
-        )
-    return inputs_tuple, inputs, v
-
-
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(inputs), v^T H)`` for a scalar function (H: its Hessian at ``inputs``)."""
     with grad_mode.enable_grad():
-        inputs_tuple, inputs, v = _hessian_inputs(inputs, v, create_graph, "vhp")
+        inputs_tuple, inputs, v = _inputs_and_v(inputs, v, create_graph, "vhp")
         outputs_tuple, outputs = _scalar_output(func, inputs, strict, "vhp")
         jac = _grad(outputs, inputs, create_graph=True)
         _strict_check(jac, "jacobian", strict)
     with _grad_mode_for(create_graph):
         res = _grad(jac, inputs, v, create_graph=create_graph)
         res = _zeros_for_none(res, inputs, strict, create_graph, "double_back")
-    return (
-        _unpack(_finish(outputs, create_graph), outputs_tuple),
-        _unpack(_finish(res, create_graph), inputs_tuple),
-    )
+    return _results(outputs, outputs_tuple, res, inputs_tuple, create_graph)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(inputs), H v)`` for a scalar function, by the double-backward trick (equal to
     ``vhp`` for twice continuously differentiable functions, and slower)."""
     with grad_mode.enable_grad():
-        inputs_tuple, inputs, v = _hessian_inputs(inputs, v, create_graph, "hvp")
+        inputs_tuple, inputs, v = _inputs_and_v(inputs, v, create_graph, "hvp")
         outputs_tuple, outputs = _scalar_output(func, inputs, strict, "hvp")
         jac = _grad(outputs, inputs, create_graph=True)
         _strict_check(jac, "jacobian", strict)
@@ -469,7 +452,4 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     with _grad_mode_for(create_graph):
         res = _grad(double_back, dummies, v, create_graph=create_graph)
         res = _zeros_for_none(res, inputs, strict, create_graph, "double_back_trick")
-    return (
-        _unpack(_finish(outputs, create_graph), outputs_tuple),
-        _unpack(_finish(res, create_graph), inputs_tuple),
-    )
+    return _results(outputs, outputs_tuple, res, inputs_tuple, create_graph)

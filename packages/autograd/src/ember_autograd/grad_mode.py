@@ -99,7 +99,33 @@ class _DecoratorContextManager:
         raise NotImplementedError
 
 
-class no_grad(_DecoratorContextManager):
+class _FixedGradMode(_DecoratorContextManager):
+    """Base of ``no_grad`` and ``enable_grad``: sets grad mode to the class's ``_mode``
+    inside, restores the previous mode on leaving. Usable as ``@mode`` without parentheses
+    too."""
+
+    _mode: bool
+
+    def __new__(cls, func=None):
+        # @no_grad / @enable_grad without parentheses decorates func directly
+        self = super().__new__(cls)
+        if func is not None and callable(func):
+            self.__init__()
+            return self(func)
+        return self
+
+    def __init__(self, func=None) -> None:
+        self.prev = True
+
+    def __enter__(self) -> None:
+        self.prev = _state.enabled
+        _state.enabled = self._mode
+
+    def __exit__(self, *exc) -> None:
+        _state.enabled = self.prev
+
+
+class no_grad(_FixedGradMode):
     """Ops inside record no graph; their results do not require grad.
 
     >>> x = ember_tensor.ones(2, requires_grad=True)
@@ -109,44 +135,13 @@ class no_grad(_DecoratorContextManager):
     False
     """
 
-    def __new__(cls, func=None):
-        # @no_grad without parentheses decorates func directly
-        self = super().__new__(cls)
-        if func is not None and callable(func):
-            self.__init__()
-            return self(func)
-        return self
-
-    def __init__(self, func=None) -> None:
-        self.prev = True
-
-    def __enter__(self) -> None:
-        self.prev = _state.enabled
-        _state.enabled = False
-
-    def __exit__(self, *exc) -> None:
-        _state.enabled = self.prev
+    _mode = False
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_FixedGradMode):
     """Turns recording on inside a ``no_grad`` block (or function)."""
 
-    def __new__(cls, func=None):
-        self = super().__new__(cls)
-        if func is not None and callable(func):
-            self.__init__()
-            return self(func)
-        return self
-
-    def __init__(self, func=None) -> None:
-        self.prev = True
-
-    def __enter__(self) -> None:
-        self.prev = _state.enabled
-        _state.enabled = True
-
-    def __exit__(self, *exc) -> None:
-        _state.enabled = self.prev
+    _mode = True
 
 
 class set_grad_enabled(_DecoratorContextManager):

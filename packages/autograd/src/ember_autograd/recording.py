@@ -260,12 +260,18 @@ class CopySlices(Node):
             raise_released(self)
         res = grad.clone()
         region = self.view_fn(res)
-        fn_grads = self.fn.apply([region.clone()])
-        if fn_grads and fn_grads[0] is not None:
-            region.copy_(fn_grads[0])
+        g, others = self._write_grads(region)
+        if g is not None:
+            region.copy_(g)
         else:
             region.zero_()
-        return [res, *fn_grads[1:]]
+        return [res, *others]
+
+    def _write_grads(self, region) -> tuple:
+        """The write's node run on the region's gradient: (the gradient of the view it
+        wrote, those of its other inputs)."""
+        fn_grads = self.fn.apply([region.clone()])
+        return (fn_grads[0] if fn_grads else None), fn_grads[1:]
 
     def _release(self) -> None:
         self._released = True
