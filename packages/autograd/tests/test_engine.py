@@ -687,3 +687,37 @@ def test_anomaly_keeps_exceptions_that_take_several_arguments(anomaly_off):
     notes = getattr(info.value, "__notes__", [])
     if hasattr(info.value, "add_note"):  # Python >= 3.11: the trace comes as a note
         assert any("y = _RaisesTwoArgError.apply(x)" in n for n in notes)
+
+
+def test_leaf_gradients_never_alias_each_other_or_the_callers_tensors():
+    """.grad may take the incoming gradient without a copy only when nothing else holds it."""
+    x = et.ones(3, requires_grad=True)
+    y = et.ones(3, requires_grad=True)
+    (x + y).sum().backward()  # add hands one gradient to both inputs
+    x.grad.mul_(5)
+    assert y.grad.tolist() == [1.0, 1.0, 1.0]
+
+    g = et.full((3,), 2.0)
+    z = et.ones(3, requires_grad=True)
+    (z * 1).backward(g)  # mul passes g through for the scalar factor 1
+    z.grad.add_(1)
+    assert g.tolist() == [2.0, 2.0, 2.0]
+
+    w = et.ones(2, 2, requires_grad=True)
+    v = et.ones(2, 2, requires_grad=True)
+    s = w.view(4) + v.reshape(4)  # the gradients reaching w and v are views of one tensor
+    s.sum().backward()
+    w.grad.zero_()
+    assert v.grad.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+
+
+def test_fresh_leaf_gradient_is_taken_without_a_copy():
+    a = et.randn(4, 3, requires_grad=True)
+    b = et.randn(3, 5)
+    out = a.mm(b)
+    made = []
+    out.grad_fn.register_hook(lambda grad_in, grad_out: made.append(grad_in[0].data_ptr()))
+    out.sum().backward()
+    # the gradient of mm is a fresh tensor: .grad is it, not a copy of it
+    assert made == [a.grad.data_ptr()]
+    np.testing.assert_allclose(a.grad.numpy(), np.ones((4, 5)) @ b.numpy().T, rtol=1e-6)

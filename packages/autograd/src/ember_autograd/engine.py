@@ -225,6 +225,9 @@ def run_backward(
                     if d == 1:
                         ready.append(nxt)
                     deps[nxt] = d - 1
+            # the buffers now hold the gradients alone (AccumulateGrad then takes them
+            # without a copy)
+            out = g = buf = None
     finally:
         grad_mode._state.enabled = prev_mode
 

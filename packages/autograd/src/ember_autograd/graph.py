@@ -13,6 +13,7 @@ replay function of a view, forward-mode tangents).
 
 from __future__ import annotations
 
+import sys
 import weakref
 
 from . import anomaly_mode, grad_mode
@@ -180,6 +181,9 @@ class AccumulateGrad(Node):
         self.variable = variable
 
     def apply(self, grads: list):
+        # Nothing but the engine's buffer refers to a gradient with the probe's count, and
+        # no other tensor shares its storage: it can become .grad without a copy.
+        owned = sys.getrefcount(grads[0]) == _SOLE_REFS
         grad = grads[0]
         if grad is None:
             return ()
@@ -187,18 +191,29 @@ class AccumulateGrad(Node):
         meta = leaf._autograd_meta
         if meta is not None and meta.hooks:
             grad = run_tensor_hooks(meta.hooks, grad)
-        accumulate_into_grad(leaf, grad)
+            owned = False
+        accumulate_into_grad(leaf, grad, owned and grad._storage_use_count() == 1)
         return ()
 
 
-def accumulate_into_grad(t, grad) -> None:
-    """t.grad += grad, or t.grad = a copy of grad when t has none yet."""
+def _probe(items: list) -> int:
+    return sys.getrefcount(items[0])
+
+
+# what sys.getrefcount reports, in AccumulateGrad.apply's own expression, for an object only
+# a list refers to (measured, since it differs between Python versions)
+_SOLE_REFS = _probe([object()])
+
+
+def accumulate_into_grad(t, grad, owned: bool = False) -> None:
+    """t.grad += grad, or t.grad = grad (a copy unless ``owned``) when t has none yet."""
     old = t.grad
     if grad_mode._state.enabled:  # create_graph: keep the gradient's own graph
         t.grad = grad if old is None else old + grad
     elif old is None:
-        # a copy: the incoming gradient may alias another tensor's (add passes grad through)
-        t.grad = grad.clone()  # grad mode is off here: the copy records nothing
+        # a copy unless nothing else holds it: add passes one gradient to both inputs, and
+        # a gradient given to backward() is the caller's
+        t.grad = grad if owned and not grad.requires_grad else grad.clone()
     elif old.requires_grad:
         t.grad = old.detach() + grad
     else:

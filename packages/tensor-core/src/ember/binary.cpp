@@ -305,6 +305,28 @@ Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other, 
     dispatch_all(P.dtype, "where", [&](auto tag) {
       using T = decltype(tag);
       for_each_strided<4>(L, [](char** p, const int64_t* s, int64_t n) {
+        T* o = reinterpret_cast<T*>(p[0]);
+        const bool* c = reinterpret_cast<const bool*>(p[1]);
+        const T* a = reinterpret_cast<const T*>(p[2]);
+        const T* b = reinterpret_cast<const T*>(p[3]);
+        constexpr int64_t st = sizeof(T);
+        // contiguous output and condition, each value contiguous or one broadcast number:
+        // both values are read and selected without a branch, so the loop vectorises
+        if (s[0] == st && s[1] == 1 && (s[2] == st || s[2] == 0) && (s[3] == st || s[3] == 0)) {
+          if (s[2] == st && s[3] == st) {
+            simd_dispatch([&] { for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? a[i] : b[i]; });
+          } else if (s[2] == st) {
+            const T bv = b[0];
+            simd_dispatch([&] { for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? a[i] : bv; });
+          } else if (s[3] == st) {
+            const T av = a[0];
+            simd_dispatch([&] { for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? av : b[i]; });
+          } else {
+            const T av = a[0], bv = b[0];
+            simd_dispatch([&] { for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? av : bv; });
+          }
+          return;
+        }
         for (int64_t i = 0; i < n; ++i) {
           const bool cv = *reinterpret_cast<const bool*>(p[1] + i * s[1]);
           *reinterpret_cast<T*>(p[0] + i * s[0]) =

@@ -158,6 +158,8 @@ void bind_tensor_class(py::module_& m, TensorClass& cls) {
       .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->data_ptr()); })
       .def("_storage_data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->storage()->data()); })
       .def("_storage_nbytes", [](const Tensor& t) { return t->storage()->nbytes(); })
+      .def("_storage_use_count", [](const Tensor& t) { return t->storage().use_count(); },
+           "How many tensors share this tensor's storage (1: it is the only one).")
       .def("_is_view_of", [](const Tensor& t, const Tensor& o) { return t->storage() == o->storage(); })
       .def_property_readonly("_version", [](const Tensor& t) { return t->storage()->version(); })
       .def("_bump_version", [](const Tensor& t) { t->storage()->bump_version(); })
