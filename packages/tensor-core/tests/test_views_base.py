@@ -1,0 +1,46 @@
+"""as_strided and the view bookkeeping autograd relies on (_base, _is_view), checked against
+NumPy and (with EMBER_TEST_LIB=torch) PyTorch itself."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+
+def test_as_strided_matches_numpy(lib):
+    base = lib.arange(12.0)
+    got = base.as_strided((3, 2), (4, 1), 1)
+    ref = np.lib.stride_tricks.as_strided(np.arange(12.0)[1:], (3, 2), (32, 8))
+    np.testing.assert_array_equal(got.numpy(), ref)
+    assert got._base is base  # a view of base
+
+
+def test_as_strided_defaults_to_the_tensors_offset(lib):
+    v = lib.arange(10.0)[3:]
+    np.testing.assert_array_equal(v.as_strided((2,), (2,)).numpy(), [3.0, 5.0])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [((3,), (1,), 8), ((2, 2), (1,)), ((2,), (-1,)), ((-1,), (1,))],
+)
+def test_as_strided_out_of_bounds_or_malformed_is_an_error(lib, args):
+    with pytest.raises(RuntimeError):
+        lib.arange(10.0).as_strided(*args)
+
+
+def test_base_is_the_root_and_detach_is_not_a_view(lib):
+    x = lib.zeros(3, 4)
+    v = x[1:].t()[0]
+    assert v._is_view() and v._base is x
+    assert x._base is None and not x._is_view()
+    assert not x.detach()._is_view()
+    assert not (x + 1)._is_view()
+    assert not x.t().contiguous()._is_view()  # a copy
+
+
+def test_result_of_a_copying_reshape_is_not_a_view(lib):
+    x = lib.zeros(3, 4).t()
+    r = x.reshape(12)  # x is not contiguous: reshape copies
+    assert not r._is_view()
+
