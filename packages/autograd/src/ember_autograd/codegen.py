@@ -396,36 +396,24 @@ def emit_entry(entry: Entry, inplace: bool) -> str:
     lines.append("    if _anomaly._enabled:")
     lines.append("        node._trace = _anomaly.current_trace()")
     lines.append("        node._special = True")
-    lines.append("    edges = []")
-    lines.append("    sizes = []")
-    for inp in inputs:
-        i = _ident(inp)
-        if op.arg(inp)["type"] in LIST_TYPES:
+    required = all(op.arg(x)["type"] in ("Tensor", "Tensor|Scalar") for x in inputs)
+    if required:  # every input is a tensor: straight-line code, no lists
+        for inp in inputs:
+            i = _ident(inp)
             lines.append(f"    if r_{i}:")
-            lines.append(f"        for t in {i}:")
-            lines.append("            e = edge(t)")
-            lines.append("            edges.append(e)")
-            lines.append(
-                "            sizes.append((t.shape, t.dtype) if e[0] is not None else None)"
-            )
-        else:
-            lines.append(f"    if r_{i}:")
-            lines.append(f"        edges.append(gradient_edge({i}))")
-            lines.append(f"        sizes.append(({i}.shape, {i}.dtype))")
-            # an input that needs no grad keeps its place: (None, 0), as in PyTorch
-            lines.append(f"    elif {i} is not None:")
-            lines.append("        edges.append((None, 0))")
-            lines.append("        sizes.append(None)")
-    meta_items = []
-    for inp in inputs:
-        i = _ident(inp)
-        if op.arg(inp)["type"] in LIST_TYPES:
-            meta_items.append(f"len({i}) if r_{i} else None")
-        else:
-            meta_items.append(f"({i} is not None) or None")
-    lines.append("    node.next_functions = tuple(edges)")
-    lines.append("    node.sizes = sizes")
-    lines.append(f"    node.meta = [{', '.join(meta_items)}]")
+            lines.append(f"        e_{i} = gradient_edge({i})")
+            lines.append(f"        z_{i} = ({i}.shape, {i}.dtype)")
+            lines.append("    else:")
+            lines.append(f"        e_{i} = z_{i} = None")
+        edges = ", ".join(f"e_{_ident(x)} or _NO_EDGE" for x in inputs)
+        sizes = ", ".join(f"z_{_ident(x)}" for x in inputs)
+        comma = "," if len(inputs) == 1 else ""
+        lines.append(f"    node.next_functions = ({edges}{comma})")
+        lines.append(f"    node.sizes = ({sizes}{comma})")
+        lines.append(f"    node.meta = {tuple([True] * len(inputs))!r}")
+    else:
+        lines.extend(_list_edges(op, inputs))
+
     returns_fields = [r[1] for r in op.returns if r[1]]
     for n in sorted(saved):
         i = _ident(n)
@@ -466,6 +454,40 @@ def emit_entry(entry: Entry, inplace: bool) -> str:
     lines.append("")
     lines.append("")
     return "\n".join(lines)
+
+
+def _list_edges(op: OpSchema, inputs: list[str]) -> list[str]:
+    """Recorder lines collecting edges and sizes when some input is optional or a list."""
+    lines = ["    edges = []", "    sizes = []"]
+    for inp in inputs:
+        i = _ident(inp)
+        if op.arg(inp)["type"] in LIST_TYPES:
+            lines.append(f"    if r_{i}:")
+            lines.append(f"        for t in {i}:")
+            lines.append("            e = edge(t)")
+            lines.append("            edges.append(e)")
+            lines.append(
+                "            sizes.append((t.shape, t.dtype) if e[0] is not None else None)"
+            )
+        else:
+            lines.append(f"    if r_{i}:")
+            lines.append(f"        edges.append(gradient_edge({i}))")
+            lines.append(f"        sizes.append(({i}.shape, {i}.dtype))")
+            # an input that needs no grad keeps its place: (None, 0), as in PyTorch
+            lines.append(f"    elif {i} is not None:")
+            lines.append("        edges.append((None, 0))")
+            lines.append("        sizes.append(None)")
+    meta_items = []
+    for inp in inputs:
+        i = _ident(inp)
+        if op.arg(inp)["type"] in LIST_TYPES:
+            meta_items.append(f"len({i}) if r_{i} else None")
+        else:
+            meta_items.append(f"({i} is not None) or None")
+    lines.append("    node.next_functions = tuple(edges)")
+    lines.append("    node.sizes = sizes")
+    lines.append(f"    node.meta = [{', '.join(meta_items)}]")
+    return lines
 
 
 def _unpack_lines(op: OpSchema, names: set[str], saved: dict, indent: str) -> list[str]:
@@ -532,6 +554,7 @@ def generate(
         "from ember_autograd.graph import Node, gradient_edge, raise_released",
         "from ember_autograd import anomaly_mode as _anomaly",
         "_new = object.__new__",
+        "_NO_EDGE = (None, 0)",
         "from ember_autograd.saved import unpack, unpack_list, fix, edge",
         "from ember_autograd.formulas import *",
         "import ember_tensor as et",
