@@ -256,6 +256,8 @@ ROWS = [
         [G(0, 3), C(np.zeros((0, 3), bool))],
     ),
     # ---- [] and []=
+    ("as_strided", lambda m, x: x.as_strided((3, 2), (2, 1), 1), [G(12)]),
+    ("as_strided_overlap", lambda m, x: x.as_strided((3, 3), (1, 1)), [G(6)]),
     ("getitem_slices", lambda m, x: x[1:, ::2], [G(3, 4, nc=True)], GETITEM2),
     ("getitem_int_none", lambda m, x: x[..., None, -1], [G(3, 4)], GETITEM2),
     ("getitem_adv", lambda m, x, i: x[i], [G(3, 2, nc=True), _i(2, 0, 2)], GETITEM2),

@@ -44,3 +44,35 @@ def test_result_of_a_copying_reshape_is_not_a_view(lib):
     r = x.reshape(12)  # x is not contiguous: reshape copies
     assert not r._is_view()
 
+
+
+@pytest.mark.parametrize("op", ["index_select", "index_add", "gather", "scatter_add", "take"])
+def test_index_tensors_with_a_storage_offset(lib, op):
+    """An index tensor that is a slice (storage offset > 0) reads its own elements."""
+    idx = lib.arange(12)[1:4]  # [1, 2, 3], offset 1
+    x = lib.arange(10.0)
+    if op == "index_select":
+        got = lib.index_select(x, 0, idx)
+        ref = [1.0, 2.0, 3.0]
+    elif op == "index_add":
+        got = lib.zeros(10).index_add(0, idx, lib.ones(3))
+        ref = [0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    elif op == "gather":
+        got = x.gather(0, idx)
+        ref = [1.0, 2.0, 3.0]
+    elif op == "scatter_add":
+        got = lib.zeros(10).scatter_add(0, idx, lib.ones(3))
+        ref = [0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    else:
+        got = x[idx]
+        ref = [1.0, 2.0, 3.0]
+    assert got.tolist() == ref
+
+
+def test_masks_and_conditions_with_a_storage_offset(lib):
+    m = lib.tensor([False, True, False, True, True])[1:]  # [T, F, T, T], offset 1
+    x = lib.arange(4.0)
+    assert lib.masked_select(x, m).tolist() == [0.0, 2.0, 3.0]
+    assert x.masked_fill(m, -1.0).tolist() == [-1.0, 1.0, -1.0, -1.0]
+    assert lib.where(m, x, lib.zeros(4)).tolist() == [0.0, 0.0, 2.0, 3.0]
+    assert x[m].tolist() == [0.0, 2.0, 3.0]

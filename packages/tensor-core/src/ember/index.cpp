@@ -786,7 +786,7 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index, const 
     Tensor r1 = at_least_1d(res);
     Shape ist(r1->dim(), 0);
     ist[d] = 1;
-    gather_kernel(r1, restride(s1, r1->sizes(), d), make_view(ix, r1->sizes(), std::move(ist), 0),
+    gather_kernel(r1, restride(s1, r1->sizes(), d), make_view(ix, r1->sizes(), std::move(ist), ix->offset()),
                   s1->strides()[d] * static_cast<int64_t>(s1->itemsize()));
   }
   return finish_out("index_select", out, res);
@@ -846,7 +846,7 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Ten
   Shape ist(s1->dim(), 0);
   ist[d] = 1;
   scatter_accumulate("index_add", s1->sizes(), d, restride(r1, s1->sizes(), d),
-                     make_view(ix, s1->sizes(), std::move(ist), 0), s1,
+                     make_view(ix, s1->sizes(), std::move(ist), ix->offset()), s1,
                      r1->strides()[d] * static_cast<int64_t>(r1->itemsize()), alpha, -1);
   return res;
 }
