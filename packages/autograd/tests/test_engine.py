@@ -721,3 +721,48 @@ def test_fresh_leaf_gradient_is_taken_without_a_copy():
     # the gradient of mm is a fresh tensor: .grad is it, not a copy of it
     assert made == [a.grad.data_ptr()]
     np.testing.assert_allclose(a.grad.numpy(), np.ones((4, 5)) @ b.numpy().T, rtol=1e-6)
+
+
+def test_in_place_writes_on_two_threads_keep_their_own_old_values():
+    """Big in-place ops release the GIL between the hook's before and after calls: the old
+    value kept for one thread's write must not be taken by another thread's."""
+    import threading
+
+    errors = []
+
+    def work(seed):
+        try:
+            for _ in range(10):
+                gen = et.Generator().manual_seed(seed)
+                x = (et.rand(200_000, generator=gen) + 1).requires_grad_()
+                a = x * 1
+                a.mul_(a)  # a = x**2: backward needs the old a
+                a.sum().backward()
+                np.testing.assert_allclose(x.grad.numpy(), 2 * x.detach().numpy(), rtol=1e-6)
+        except Exception as exc:  # reported to the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in (1, 2, 3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+
+
+def test_backward_on_several_threads_accumulates_every_gradient():
+    import threading
+
+    w = et.zeros(1000, requires_grad=True)
+    x = et.ones(1000)
+
+    def work():
+        for _ in range(50):
+            (w * x).sum().backward()
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert w.grad.tolist() == [200.0] * 1000

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import linecache
+import threading
 import weakref
 from collections import namedtuple
 
@@ -61,7 +62,15 @@ _VIEW: frozenset = frozenset()  # keys of view ops (their tangent is a view of t
 _OUTPUT_DIFF: dict = {}  # op key -> output_differentiability
 _FIELDS: dict = {}  # op key -> names of its outputs (named tuples), saved as s_<name>
 _FLOAT = frozenset({et.float32, et.float64, et.float16, et.bfloat16})
-_pending: list = [None, None]  # (tensor about to be written in place, its old value)
+class _Pending(threading.local):
+    """Per thread (big ops release the GIL between the two hook calls): the tensor about to
+    be written in place and its old value."""
+
+    def __init__(self) -> None:
+        self.items: list = [None, None]
+
+
+_pending = _Pending()
 
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 UnpackedDualTensor.__doc__ = "The primal and the tangent (None if none) of a dual tensor."
@@ -157,7 +166,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
         if not m.tangents:
             m.tangents = None
             t._autograd_watched = False
-    _pending[0] = _pending[1] = None
+    _pending.items[0] = _pending.items[1] = None
     _current_level -= 1
     _levels -= 1
     if _levels == 0:
@@ -466,8 +475,8 @@ def _propagate(op, kind, args, result) -> None:
             return
         _check_supported(op)
         if op in _NEEDS_SELF or any(a is result for a in args[1:]):
-            _pending[0] = result
-            _pending[1] = result.clone()
+            _pending.items[0] = result
+            _pending.items[1] = result.clone()
     elif kind == "inplace":
         if not _has_tangents(args, top):
             return
@@ -531,9 +540,9 @@ def _propagate_function(op, args, result, top: int) -> None:
 
 def _propagate_inplace(op, args, result, top: int) -> None:
     fn = _check_supported(op)
-    if _pending[0] is result:
-        original = _pending[1]
-        _pending[0] = _pending[1] = None
+    if _pending.items[0] is result:
+        original = _pending.items[1]
+        _pending.items[0] = _pending.items[1] = None
         args = (original, *(original if a is result else a for a in args[1:]))
     if fn is False or not isinstance(result, et.Tensor) or result.dtype not in _FLOAT:
         return

@@ -14,6 +14,7 @@ replay function of a view, forward-mode tangents).
 from __future__ import annotations
 
 import sys
+import threading
 import weakref
 
 from . import anomaly_mode, grad_mode
@@ -205,8 +206,17 @@ def _probe(items: list) -> int:
 _SOLE_REFS = _probe([object()])
 
 
+# backward passes on several threads may reach the same leaf
+_accumulate_lock = threading.Lock()
+
+
 def accumulate_into_grad(t, grad, owned: bool = False) -> None:
     """t.grad += grad, or t.grad = grad (a copy unless ``owned``) when t has none yet."""
+    with _accumulate_lock:
+        _accumulate(t, grad, owned)
+
+
+def _accumulate(t, grad, owned: bool) -> None:
     old = t.grad
     if grad_mode._state.enabled:  # create_graph: keep the gradient's own graph
         t.grad = grad if old is None else old + grad

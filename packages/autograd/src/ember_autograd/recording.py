@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import ember_tensor as et
 
 from . import grad_mode
@@ -45,7 +47,18 @@ class Rule:
 
 
 RULES: dict[str, Rule] = {}
-_pending_original: list = [None, None]  # (tensor about to be written, its old value)
+
+
+class _Pending(threading.local):
+    """The tensor about to be written in place on this thread, and its old value (big ops
+    release the GIL between the two hook calls, so other threads write meanwhile)."""
+
+    def __init__(self) -> None:
+        self.target = None
+        self.original = None
+
+
+_pending = _Pending()
 
 
 def hook(op, kind, args, result):
@@ -66,8 +79,8 @@ def hook(op, kind, args, result):
         # the old value is kept when a formula needs it, or when self is also another input
         # (x.mul_(x)): the write would change the saved input too
         if rule is not None and (rule.needs_original or any(a is result for a in args[1:])):
-            _pending_original[0] = result
-            _pending_original[1] = result.clone()
+            _pending.target = result
+            _pending.original = result.clone()
     elif kind == "inplace":
         rule = RULES.get(op)
         if rule is not None:
@@ -221,9 +234,9 @@ def refresh_view(t, m) -> None:
 
 def _record_inplace(rule: Rule, op: str, args, result) -> None:
     original = None
-    if _pending_original[0] is result:
-        original = _pending_original[1]
-        _pending_original[0] = _pending_original[1] = None
+    if _pending.target is result:
+        original = _pending.original
+        _pending.target = _pending.original = None
         args = (args[0], *(original if a is result else a for a in args[1:]))
     if result.dtype not in _FLOAT:
         return
