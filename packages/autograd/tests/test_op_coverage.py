@@ -9,30 +9,29 @@ import ember_tensor as et
 import test_ops_grad_pointwise as pointwise
 import test_ops_grad_shape as shape
 from ember_autograd import codegen, recording
-from ember_tensor import _C
 
 
 def _recorded_keys() -> set[str]:
     seen: set[str] = set()
-    inner = _C._get_autograd_hook()
+    inner = et._get_autograd_hook()
 
     def spy(op, kind, args, result):
         seen.add(op)
         return inner(op, kind, args, result)
 
-    _C._set_autograd_hook(spy)
+    et._set_autograd_hook(spy)
     try:
         for row in pointwise.ROWS:
             row.ember_fn()(*row.build(et))
         for row in shape.ROWS:
             shape._ember_fn(row[1])(*shape.build(row[2], et))
     finally:
-        _C._set_autograd_hook(inner)
+        et._set_autograd_hook(inner)
     return seen
 
 
 def test_every_entry_is_checked_by_a_table_row():
-    assert _C._get_autograd_hook() is recording.hook
+    assert et._get_autograd_hook() is recording.hook
     _, entries, schema = codegen.generate(strict=True)
     seen = _recorded_keys()
     # integral casts never record (their results are not differentiable): their entries

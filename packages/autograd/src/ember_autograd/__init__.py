@@ -1,7 +1,7 @@
 """ember_autograd: reverse- and forward-mode differentiation for ember_tensor.
 
 Importing this module installs it as the core's autograd provider (the one hook of
-``ember_tensor._C._set_autograd_hook``) and gives ``ember_tensor.Tensor`` its autograd
+``ember_tensor._set_autograd_hook``) and gives ``ember_tensor.Tensor`` its autograd
 methods (``backward``, ``register_hook``, ``retain_grad``, ``retains_grad``).
 
 >>> import ember_tensor as et, ember_autograd
@@ -16,7 +16,6 @@ from __future__ import annotations
 import linecache
 
 import ember_tensor as et
-from ember_tensor import _C
 
 from . import codegen, forward_ad, graph, recording
 from .anomaly_mode import (
@@ -249,7 +248,7 @@ et.Tensor.register_hook = _register_hook
 et.Tensor.retain_grad = _retain_grad
 et.Tensor.retains_grad = property(_retains_grad)
 
-_C._set_autograd_hook(recording.hook)
+et._set_autograd_hook(recording.hook)
 
 from . import functional  # noqa: E402  (needs the hook installed)
 from .function import Function, once_differentiable  # noqa: E402

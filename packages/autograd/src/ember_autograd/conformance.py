@@ -19,7 +19,7 @@ Options:
     (``grad``, ``backward``, ``no_grad``, ``enable_grad``, ``set_grad_enabled``,
     ``inference_mode``, ``is_grad_enabled``, ``Function``, ``gradcheck``, ``forward_ad``,
     ...) and ``INTERFACE_VERSION``. Importing it must install it as the tensor core's
-    autograd provider (``ember_tensor._C._set_autograd_hook``) and give ``Tensor`` its
+    autograd provider (``ember_tensor._set_autograd_hook``) and give ``Tensor`` its
     autograd methods (``backward``, ``register_hook``, ``retain_grad``). Default:
     ``ember_autograd``. (This plugin lives in ``ember_autograd``, so ``ember_autograd`` is
     imported first; the provider under test is imported after it and replaces its hook.)

@@ -339,24 +339,20 @@ def _hook(op, kind, args, result):
 
 def _hook_in() -> None:
     global _inner_hook, _hooked
-    from ember_tensor import _C
-
-    current = _C._get_autograd_hook()
+    current = et._get_autograd_hook()
     if current is not _hook:
         _inner_hook = current
-    _C._set_autograd_hook(_hook)
-    _C._force_autograd_hook(True)  # tangents propagate under no_grad too
+    et._set_autograd_hook(_hook)
+    et._force_autograd_hook(True)  # tangents propagate under no_grad too
     _hooked = True
 
 
 def _hook_out() -> None:
     global _inner_hook, _hooked
-    from ember_tensor import _C
-
-    if _C._get_autograd_hook() is _hook:
-        _C._set_autograd_hook(_inner_hook)
+    if et._get_autograd_hook() is _hook:
+        et._set_autograd_hook(_inner_hook)
     if _hooked:
-        _C._force_autograd_hook(False)
+        et._force_autograd_hook(False)
     _inner_hook = None
     _hooked = False
 

@@ -13,9 +13,9 @@ import functools
 import inspect
 import threading
 
-from ember_tensor import _C
+import ember_tensor
 
-_set_hook_enabled = _C._set_autograd_hook_enabled
+_set_hook_enabled = ember_tensor._set_autograd_hook_enabled
 
 
 class _State(threading.local):

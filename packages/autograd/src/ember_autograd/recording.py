@@ -1,6 +1,6 @@
 """The hook the core calls for ops on tensors that require grad: records backward nodes.
 
-``hook(op, kind, args, result)`` (installed with ``ember_tensor._C._set_autograd_hook``):
+``hook(op, kind, args, result)`` (installed with ``ember_tensor._set_autograd_hook``):
 ``op`` is the op's key in ops.yaml, ``args`` its arguments in signature order, ``kind``:
 
 - ``function``: a new result; record a node for it (grad mode on, float result).

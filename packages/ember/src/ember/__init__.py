@@ -175,7 +175,7 @@ def _install() -> None:
     # a reload of this module replaces the finder of the previous one
     sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "_ember_slots", False) is False]
     sys.meta_path.insert(0, _SlotImporter)
-    _core._C._set_autograd_loader(_load_autograd)
+    _core._set_autograd_loader(_load_autograd)
 
 
 _install()

@@ -53,6 +53,14 @@ from . import _printing  # noqa: E402  (the BLAS preload must run first)
 from ._C import Generator, Tensor, device, dtype  # noqa: E402
 from ._printing import get_printoptions, set_printoptions  # noqa: E402
 
+# The autograd provider's interface to the core (DESIGN §3: one hook, no derivatives here);
+# other packages use these names, never _C itself. See docs/tensor-core.md.
+_set_autograd_hook = _C._set_autograd_hook
+_get_autograd_hook = _C._get_autograd_hook
+_set_autograd_hook_enabled = _C._set_autograd_hook_enabled
+_force_autograd_hook = _C._force_autograd_hook
+_set_autograd_loader = _C._set_autograd_loader
+
 __version__ = "0.1.0"
 
 
