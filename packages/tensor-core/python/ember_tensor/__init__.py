@@ -241,7 +241,31 @@ for _name, _fn in {
     setattr(Tensor, _name, _fn)
 Tensor.__array_priority__ = 1000  # NumPy defers binary operators to Tensor
 Tensor.T = property(lambda self: self.permute(*reversed(range(self.dim()))))
-Tensor.mT = property(lambda self: self.transpose(-2, -1))
+
+
+# The array API members of Tensor; the namespace itself (ember_tensor.array_api) is imported
+# on first use, so that `import ember_tensor` stays fast.
+def _array_namespace(self, /, *, api_version=None):
+    from .array_api._creation import _tensor_array_namespace
+
+    return _tensor_array_namespace(self, api_version=api_version)
+
+
+def _to_device(self, device, /, *, stream=None):
+    from .array_api._creation import _tensor_to_device
+
+    return _tensor_to_device(self, device, stream=stream)
+
+
+def _mT(self):
+    from .array_api._creation import _tensor_mT
+
+    return _tensor_mT(self)
+
+
+Tensor.__array_namespace__ = _array_namespace
+Tensor.to_device = _to_device
+Tensor.mT = property(_mT, doc="The transpose of the last two dimensions (a view).")
 Tensor.__module__ = "ember_tensor"
 
 

@@ -1,0 +1,33 @@
+"""The Python array API standard (2024.12) for Ember tensors: ``x.__array_namespace__()``.
+
+This namespace follows the standard where PyTorch's semantics differ (type promotion
+without value-based casting, ``sum`` of small integers, ...); the PyTorch-shaped
+``ember_tensor`` / ``ember`` namespaces keep PyTorch's behaviour. Every difference is listed
+in docs/array-api.md. Arrays are ``ember_tensor.Tensor`` objects.
+
+Not supported by the core (so absent here and from ``__array_namespace_info__().dtypes()``):
+uint16, uint32, uint64, complex64, complex128.
+"""
+
+from __future__ import annotations
+
+from ._creation import *  # noqa: F403
+from ._creation import __all__ as _creation_all
+from ._dtypes import *  # noqa: F403
+from ._dtypes import __all__ as _dtypes_all
+from ._elementwise import *  # noqa: F403
+from ._elementwise import __all__ as _elementwise_all
+from ._functions import *  # noqa: F403
+from ._functions import __all__ as _functions_all
+from ._info import __array_namespace_info__
+
+__array_api_version__ = "2024.12"
+
+__all__ = [
+    "__array_api_version__",
+    "__array_namespace_info__",
+    *_dtypes_all,
+    *_creation_all,
+    *_elementwise_all,
+    *_functions_all,
+]

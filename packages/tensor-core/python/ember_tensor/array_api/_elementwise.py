@@ -1,0 +1,833 @@
+"""(array API) Element-wise functions of the 2024.12 standard.
+
+Arguments and results
+    Arrays are positional-only. For binary functions one operand may be a Python scalar
+    (2024.12): it takes the dtype of the array (a bool meets bool arrays, an int integer or
+    floating arrays, a float floating arrays; TypeError otherwise; OverflowError for an int
+    outside the bounds of an integer array's dtype). Arrays of different dtypes promote by
+    the standard's table (``_dtypes.promote_types``): no promotion between bool, integer and
+    floating dtypes (TypeError), uint8 with int8 gives int16, float16 with bfloat16 float32.
+
+Dtypes
+    Each function takes the dtype category the standard names for it ("should have a ...
+    data type"), and raises TypeError for others, as array-api-strict does. In particular
+    the floating-point functions (``divide``, ``sqrt``, ``exp``, ``sin``...) reject integer
+    and bool arrays (NumPy would promote them to float64; the standard leaves it
+    implementation-defined): cast with ``astype`` first. ``ceil``/``floor``/``trunc``/
+    ``round`` of integers return the integers unchanged (same dtype). ``conj`` and ``real``
+    are the identity on real arrays; ``imag`` returns zeros (there are no complex dtypes).
+    float16 and bfloat16 (extensions) are accepted wherever floating dtypes are.
+
+Special cases (signed zeros, infinities, NaN) follow the standard; where it leaves a
+choice, NumPy's behaviour is used:
+
+* integer ``floor_divide`` and ``remainder`` by zero give 0 (the core raises);
+* ``floor_divide``/``remainder`` with infinite operands follow Python/NumPy;
+* ``pow`` of integers with a negative exponent truncates (``2 ** -1 == 0``,
+  ``1 ** -2 == 1``, ``(-1) ** -3 == -1``) where NumPy raises ValueError;
+* shifts by a negative amount or by the bit width or more give 0 (left) or the sign fill
+  (right), as NumPy does on x86;
+* ``clip`` with min > max gives max; bounds of a wider dtype than ``x`` are applied in the
+  promoted dtype and the result cast back (integers saturate to ``x``'s range);
+* ``maximum``/``minimum`` of +0 and -0 return either (unspecified by the standard).
+
+Composed functions and precision (the core has no kernel for these):
+``acos``, ``asin``, ``acosh``, ``asinh``, ``atanh``, ``cosh``, ``sinh``, ``atan2``,
+``logaddexp`` and ``hypot`` are built from core ops (atan, sqrt, log1p, expm1, exp, ...)
+with formulas that avoid cancellation and intermediate overflow, so they stay differentiable
+through the autograd provider. float16 and bfloat16 are computed in float32 and rounded once
+(correctly rounded in practice). Measured against the exact (float64 NumPy) values, float64
+and float32 results are within 2 ulp (the tests allow 4); special values (signed zeros,
+infinities, NaN) are exact. ``logaddexp`` is NumPy's algorithm (max + log1p(exp(-|d|))), so
+like NumPy's it loses relative precision where the result is close to 0. ``hypot`` for
+float16/bfloat16/float32 is computed in float64. ``nextafter`` is exact (the step is a power
+of two from a table; no bit access needed). ``signbit`` reads the sign bit through NumPy (a
+zero-copy view: the core has no bit reinterpretation), so ``signbit`` and ``copysign`` see
+the sign of NaN as the standard requires. Functions the core computes directly inherit its
+precision (float64 ``pow`` differs from libm by up to 1 ulp and flushes results below
+2**-1022 to 0; ``tanh`` and ``log10`` are within 2.5 ulp).
+"""
+
+from __future__ import annotations
+
+import builtins as _builtins
+import math as _math
+
+import ember_tensor as _et
+
+from . import _dtypes as _dt
+
+__all__ = [
+    "abs",
+    "acos",
+    "acosh",
+    "add",
+    "asin",
+    "asinh",
+    "atan",
+    "atan2",
+    "atanh",
+    "bitwise_and",
+    "bitwise_left_shift",
+    "bitwise_invert",
+    "bitwise_or",
+    "bitwise_right_shift",
+    "bitwise_xor",
+    "ceil",
+    "clip",
+    "conj",
+    "copysign",
+    "cos",
+    "cosh",
+    "divide",
+    "equal",
+    "exp",
+    "expm1",
+    "floor",
+    "floor_divide",
+    "greater",
+    "greater_equal",
+    "hypot",
+    "imag",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "less",
+    "less_equal",
+    "log",
+    "log1p",
+    "log2",
+    "log10",
+    "logaddexp",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "maximum",
+    "minimum",
+    "multiply",
+    "negative",
+    "nextafter",
+    "not_equal",
+    "positive",
+    "pow",
+    "real",
+    "reciprocal",
+    "remainder",
+    "round",
+    "sign",
+    "signbit",
+    "sin",
+    "sinh",
+    "square",
+    "sqrt",
+    "subtract",
+    "tan",
+    "tanh",
+    "trunc",
+]
+
+_Tensor = _et.Tensor
+_bool = _et.bool
+_i8, _i16, _i32, _i64, _u8 = _et.int8, _et.int16, _et.int32, _et.int64, _et.uint8
+_f16, _bf16, _f32, _f64 = _et.float16, _et.bfloat16, _et.float32, _et.float64
+
+_INTS = frozenset({_i8, _i16, _i32, _i64, _u8})
+_FLOATS = frozenset({_f16, _bf16, _f32, _f64})
+_BOOLS = frozenset({_bool})
+_NUMERIC = _INTS | _FLOATS
+
+# the standard's dtype categories, by the name used in its text (and in error messages)
+_CATEGORIES = {
+    "numeric": _NUMERIC,
+    "real-valued": _NUMERIC,
+    "integer": _INTS,
+    "integer or boolean": _INTS | _BOOLS,
+    "boolean": _BOOLS,
+    "floating-point": _FLOATS,
+    "real-valued floating-point": _FLOATS,
+    "any": _NUMERIC | _BOOLS,
+}
+_HALVES = frozenset({_f16, _bf16})
+
+# binary formats: (digits of the significand p, smallest normal exponent emin, emax)
+_FORMATS = {_f16: (11, -14, 15), _bf16: (8, -126, 127), _f32: (24, -126, 127),
+            _f64: (53, -1022, 1023)}
+
+_PI = _math.pi
+_LN2 = _math.log(2.0)
+
+
+# ---------------------------------------------------------------------------------------
+# argument checking and promotion
+
+
+def _name(dtype) -> str:
+    return _dt.dtype_name(dtype)
+
+
+def _not_array(fn: str, arg: str, x) -> TypeError:
+    return TypeError(f"{fn}: {arg} must be an array (ember_tensor.Tensor), got "
+                     f"{type(x).__name__}")
+
+
+def _bad_dtype(fn: str, category: str, dtype) -> TypeError:
+    return TypeError(f"{fn}: only {category} dtypes are allowed, got {_name(dtype)}")
+
+
+def _unary(x, fn: str, category: str) -> None:
+    """TypeError unless x is an array of a dtype of the category."""
+    if not isinstance(x, _Tensor):
+        raise _not_array(fn, "x", x)
+    if x.dtype not in _CATEGORIES[category]:
+        raise _bad_dtype(fn, category, x.dtype)
+
+
+def _scalar_array(value, dtype, fn: str):
+    """The Python scalar value as a 0-d array of dtype (the dtype of the array it meets)."""
+    try:
+        _dt.promote_scalar(dtype, value)
+    except TypeError as e:
+        raise TypeError(f"{fn}: {e}") from None
+    if not isinstance(value, (_builtins.bool, int, float)):  # NumPy scalars
+        value = value.item()
+    if dtype in _INTS:
+        info = _dt.iinfo(dtype)
+        if not info.min <= value <= info.max:
+            raise OverflowError(
+                f"{fn}: Python int {value} is out of bounds for {_name(dtype)}"
+            )
+    elif dtype in _FLOATS:
+        value = float(value)
+    return _et.full((), value, dtype=dtype)
+
+
+def _binary(x1, x2, fn: str, category: str):
+    """(a1, a2): the operands as arrays of their common dtype (scalars converted)."""
+    allowed = _CATEGORIES[category]
+    if isinstance(x1, _Tensor):
+        d1 = x1.dtype
+        if d1 not in allowed:
+            raise _bad_dtype(fn, category, d1)
+        if isinstance(x2, _Tensor):
+            d2 = x2.dtype
+            if d2 not in allowed:
+                raise _bad_dtype(fn, category, d2)
+            if d1 == d2:
+                return x1, x2
+            try:
+                dt = _dt.promote_types(d1, d2)
+            except TypeError as e:
+                raise TypeError(f"{fn}: {e}") from None
+            return (x1 if d1 == dt else x1.to(dt)), (x2 if d2 == dt else x2.to(dt))
+        if isinstance(x2, _Tensor) or _dt._scalar_kind(x2) is None:
+            raise _not_array(fn, "x2", x2)
+        return x1, _scalar_array(x2, d1, fn)
+    if isinstance(x2, _Tensor):
+        if _dt._scalar_kind(x1) is None:
+            raise _not_array(fn, "x1", x1)
+        if x2.dtype not in allowed:
+            raise _bad_dtype(fn, category, x2.dtype)
+        return _scalar_array(x1, x2.dtype, fn), x2
+    raise TypeError(
+        f"{fn}: at least one of x1 and x2 must be an array, got {type(x1).__name__} and "
+        f"{type(x2).__name__}"
+    )
+
+
+def _const(value, dtype):
+    """A 0-d array of dtype holding value (rounded to dtype)."""
+    return _et.full((), value, dtype=dtype)
+
+
+def _upcast(x):
+    """(x in the dtype composed formulas run in, the dtype to round the result to or None):
+    float16 and bfloat16 are computed in float32."""
+    if x.dtype in _HALVES:
+        return x.to(_f32), x.dtype
+    return x, None
+
+
+def _downcast(r, dtype):
+    return r if dtype is None else r.to(dtype)
+
+
+def _odd(r, x):
+    """r (a function of |x| with r(0) = +0) given the sign of x: -r for x < 0, and x itself
+    where x is a zero (so -0 maps to -0)."""
+    return _et.where(_et.lt(x, 0), _et.neg(r), _et.where(_et.eq(x, 0), x, r))
+
+
+# ---------------------------------------------------------------------------------------
+# unary functions the core computes directly
+
+
+def _core_unary(name: str, category: str, core, doc: str):
+    def fn(x, /):
+        _unary(x, name, category)
+        return core(x)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+abs = _core_unary("abs", "numeric", _et.abs,
+                  "Absolute value of each element (same dtype; abs of the most negative "
+                  "signed integer is itself, as in NumPy).")
+atan = _core_unary("atan", "floating-point", _et.atan, "Inverse tangent, in radians.")
+bitwise_invert = _core_unary("bitwise_invert", "integer or boolean", _et.bitwise_not,
+                             "Bitwise NOT (logical NOT for bool).")
+ceil = _core_unary("ceil", "real-valued", _et.ceil,
+                   "Smallest integer-valued number >= x (same dtype; integers unchanged).")
+cos = _core_unary("cos", "floating-point", _et.cos, "Cosine of x in radians.")
+exp = _core_unary("exp", "floating-point", _et.exp, "e ** x.")
+expm1 = _core_unary("expm1", "floating-point", _et.expm1, "e ** x - 1, accurate near 0.")
+floor = _core_unary("floor", "real-valued", _et.floor,
+                    "Largest integer-valued number <= x (same dtype; integers unchanged).")
+isfinite = _core_unary("isfinite", "numeric", _et.isfinite,
+                       "True where x is neither infinite nor NaN (bool).")
+isinf = _core_unary("isinf", "numeric", _et.isinf, "True where x is +-infinity (bool).")
+isnan = _core_unary("isnan", "numeric", _et.isnan, "True where x is NaN (bool).")
+log = _core_unary("log", "floating-point", _et.log, "Natural logarithm.")
+log1p = _core_unary("log1p", "floating-point", _et.log1p, "log(1 + x), accurate near 0.")
+log2 = _core_unary("log2", "floating-point", _et.log2, "Base-2 logarithm.")
+log10 = _core_unary("log10", "floating-point", _et.log10, "Base-10 logarithm.")
+logical_not = _core_unary("logical_not", "boolean", _et.logical_not, "Logical NOT (bool).")
+negative = _core_unary("negative", "numeric", _et.neg,
+                       "-x (integers wrap: negative of the most negative value is itself).")
+reciprocal = _core_unary("reciprocal", "floating-point", _et.reciprocal, "1 / x.")
+round = _core_unary("round", "numeric", _et.round,
+                    "Nearest integer-valued number, halves to even (same dtype; integers "
+                    "unchanged).")
+sign = _core_unary("sign", "numeric", _et.sign,
+                   "-1, 0 or 1 by the sign of x (same dtype); 0 for +-0, NaN for NaN.")
+sin = _core_unary("sin", "floating-point", _et.sin, "Sine of x in radians.")
+square = _core_unary("square", "numeric", _et.square, "x * x (integers wrap).")
+sqrt = _core_unary("sqrt", "floating-point", _et.sqrt, "Square root (correctly rounded).")
+tan = _core_unary("tan", "floating-point", _et.tan, "Tangent of x in radians.")
+tanh = _core_unary("tanh", "floating-point", _et.tanh, "Hyperbolic tangent.")
+trunc = _core_unary("trunc", "real-valued", _et.trunc,
+                    "x rounded toward zero (same dtype; integers unchanged).")
+
+
+def positive(x, /):
+    """+x: a copy of x."""
+    _unary(x, "positive", "numeric")
+    return x.clone()
+
+
+def conj(x, /):
+    """Complex conjugate: x itself for the real dtypes (the only ones there are)."""
+    _unary(x, "conj", "numeric")
+    return x
+
+
+def real(x, /):
+    """Real component: x itself for the real dtypes (the only ones there are)."""
+    _unary(x, "real", "numeric")
+    return x
+
+
+def imag(x, /):
+    """Imaginary component: zeros of x's dtype and shape for real arrays (as NumPy; the
+    standard defines imag for complex arrays only, and this namespace has none)."""
+    _unary(x, "imag", "numeric")
+    return _et.zeros_like(x)
+
+
+# ---------------------------------------------------------------------------------------
+# composed unary functions
+
+
+def acos(x, /):
+    """Inverse cosine in radians, [0, pi]; NaN outside [-1, 1].
+
+    Computed as 2 * atan(sqrt((1 - x) / (1 + x))) (no cancellation near +-1)."""
+    _unary(x, "acos", "floating-point")
+    y, dt = _upcast(x)
+    r = _et.mul(_et.atan(_et.sqrt(_et.div(_et.add(_et.neg(y), 1), _et.add(y, 1)))), 2)
+    return _downcast(r, dt)
+
+
+def asin(x, /):
+    """Inverse sine in radians, [-pi/2, pi/2]; NaN outside [-1, 1]; keeps the sign of 0.
+
+    Computed as atan(x / sqrt((1 - x) * (1 + x)))."""
+    _unary(x, "asin", "floating-point")
+    y, dt = _upcast(x)
+    r = _et.atan(_et.div(y, _et.sqrt(_et.mul(_et.add(_et.neg(y), 1), _et.add(y, 1)))))
+    return _downcast(r, dt)
+
+
+# asinh/acosh: above this, sqrt(x*x +- 1) == x to working precision and the result is
+# log(x) + log(2) (also avoids overflow of x*x)
+_HYPER_BIG = 2.0**28
+
+
+def asinh(x, /):
+    """Inverse hyperbolic sine; keeps the sign of 0.
+
+    For a = |x|: log1p(a + a*a / (1 + sqrt(1 + a*a))), or log(a) + log(2) for a > 2**28."""
+    _unary(x, "asinh", "floating-point")
+    y, dt = _upcast(x)
+    a = _et.abs(y)
+    aa = _et.mul(a, a)
+    small = _et.log1p(_et.add(a, _et.div(aa, _et.add(_et.sqrt(_et.add(aa, 1)), 1))))
+    big = _et.add(_et.log(a), _const(_LN2, a.dtype))
+    r = _et.where(_et.gt(a, _HYPER_BIG), big, small)
+    return _downcast(_odd(r, y), dt)
+
+
+def acosh(x, /):
+    """Inverse hyperbolic cosine; NaN for x < 1.
+
+    log1p(t + sqrt(t * (x + 1))) with t = x - 1 (exact near 1), or log(x) + log(2) for
+    x > 2**28."""
+    _unary(x, "acosh", "floating-point")
+    y, dt = _upcast(x)
+    t = _et.sub(y, 1)
+    small = _et.log1p(_et.add(t, _et.sqrt(_et.mul(t, _et.add(y, 1)))))
+    big = _et.add(_et.log(y), _const(_LN2, y.dtype))
+    r = _et.where(_et.gt(y, _HYPER_BIG), big, small)
+    r = _et.where(_et.lt(y, 1), _const(_math.nan, y.dtype), r)
+    return _downcast(r, dt)
+
+
+def atanh(x, /):
+    """Inverse hyperbolic tangent; +-inf at +-1, NaN outside [-1, 1]; keeps the sign of 0.
+
+    For a = |x|: 0.5 * log1p(2a + 2a * a / (1 - a)) below 0.5, 0.5 * log1p(2a / (1 - a))
+    above (1 - a is exact there)."""
+    _unary(x, "atanh", "floating-point")
+    y, dt = _upcast(x)
+    a = _et.abs(y)
+    a2 = _et.add(a, a)
+    one_minus = _et.add(_et.neg(a), 1)
+    low = _et.add(a2, _et.div(_et.mul(a2, a), one_minus))
+    high = _et.div(a2, one_minus)
+    r = _et.mul(_et.log1p(_et.where(_et.lt(a, 0.5), low, high)), 0.5)
+    return _downcast(_odd(r, y), dt)
+
+
+def _half_exp(a):
+    """(exp(a) / 2, exp(a)) for a >= 0 (or NaN), finite as long as exp(a) / 2 is: where
+    exp(a) overflows, (exp(a/2) / 2) * exp(a/2)."""
+    e = _et.exp(a)
+    t = _et.exp(_et.mul(a, 0.5))
+    return _et.where(_et.isinf(e), _et.mul(_et.mul(t, 0.5), t), _et.mul(e, 0.5)), e
+
+
+def cosh(x, /):
+    """Hyperbolic cosine: exp(|x|) / 2 + exp(-|x|) / 2, finite wherever the result is."""
+    _unary(x, "cosh", "floating-point")
+    y, dt = _upcast(x)
+    a = _et.abs(y)
+    h, e = _half_exp(a)
+    r = _et.add(h, _et.mul(_et.reciprocal(e), 0.5))
+    return _downcast(r, dt)
+
+
+# sinh: above this |x|, exp(-|x|) is below the precision of exp(|x|) (e**-40 < 2**-53)
+_SINH_BIG = 20.0
+
+
+def sinh(x, /):
+    """Hyperbolic sine; keeps the sign of 0.
+
+    For a = |x| <= 20: (E + E / (E + 1)) / 2 with E = expm1(a) (no cancellation near 0),
+    else exp(a) / 2; then the sign of x."""
+    _unary(x, "sinh", "floating-point")
+    y, dt = _upcast(x)
+    a = _et.abs(y)
+    em = _et.expm1(a)
+    small = _et.mul(_et.add(em, _et.div(em, _et.add(em, 1))), 0.5)
+    h, _ = _half_exp(a)
+    r = _et.where(_et.le(a, _SINH_BIG), small, h)
+    return _downcast(_odd(r, y), dt)
+
+
+def _signbit_bool(x):
+    """Bool array: the sign bit of each element of the floating array x, NaN included
+    (read through a zero-copy NumPy view; the core has no bit reinterpretation)."""
+    import numpy as np
+
+    t = x.detach()
+    if t.dtype == _bf16:  # NumPy has no bfloat16; widening keeps the sign bit
+        t = t.to(_f32)
+    return _et.from_numpy(np.asarray(np.signbit(t.numpy())))
+
+
+def signbit(x, /):
+    """True where the sign bit of x is set: negative numbers, -0, -inf and NaNs with
+    the sign bit set."""
+    _unary(x, "signbit", "real-valued floating-point")
+    return _signbit_bool(x)
+
+
+# ---------------------------------------------------------------------------------------
+# binary functions
+
+
+def add(x1, x2, /):
+    """x1 + x2."""
+    a, b = _binary(x1, x2, "add", "numeric")
+    return _et.add(a, b)
+
+
+def subtract(x1, x2, /):
+    """x1 - x2."""
+    a, b = _binary(x1, x2, "subtract", "numeric")
+    return _et.sub(a, b)
+
+
+def multiply(x1, x2, /):
+    """x1 * x2."""
+    a, b = _binary(x1, x2, "multiply", "numeric")
+    return _et.mul(a, b)
+
+
+def divide(x1, x2, /):
+    """x1 / x2 (floating dtypes only: integer arrays are a TypeError, cast them first)."""
+    a, b = _binary(x1, x2, "divide", "floating-point")
+    return _et.div(a, b)
+
+
+def _int_division(core, a, b):
+    """core(a, b) for integer arrays, with 0 where b == 0 (as NumPy; the core raises)."""
+    try:
+        return core(a, b)
+    except RuntimeError:
+        zero = _et.eq(b, 0)
+        r = core(a, _et.where(zero, _const(1, b.dtype), b))
+        return _et.where(zero, _const(0, r.dtype), r)
+
+
+def floor_divide(x1, x2, /):
+    """x1 // x2 rounded toward -infinity; integer division by zero gives 0 (as NumPy);
+    infinite operands as in NumPy/Python (e.g. 1 // -inf == -1)."""
+    a, b = _binary(x1, x2, "floor_divide", "real-valued")
+    if a.dtype in _INTS:
+        return _int_division(_et.floor_divide, a, b)
+    return _et.floor_divide(a, b)
+
+
+def remainder(x1, x2, /):
+    """x1 % x2 with the sign of x2 (Python's %), zeros included; integer division by zero
+    gives 0 (as NumPy)."""
+    a, b = _binary(x1, x2, "remainder", "real-valued")
+    if a.dtype in _INTS:
+        return _int_division(_et.remainder, a, b)
+    r = _et.remainder(a, b)
+    # a zero result takes the sign of x2 (the core gives the sign of x1)
+    zero = _et.where(_et.lt(b, 0), _const(-0.0, r.dtype), _const(0.0, r.dtype))
+    return _et.where(_et.eq(r, 0), zero, r)
+
+
+def pow(x1, x2, /):
+    """x1 ** x2 (C99/IEEE special cases: pow(x, +-0) == 1, pow(1, y) == 1 even for NaN...).
+
+    Integers: a negative exponent truncates the exact result toward 0 (unspecified by the
+    standard; NumPy raises)."""
+    a, b = _binary(x1, x2, "pow", "numeric")
+    return _et.pow(a, b)
+
+
+def maximum(x1, x2, /):
+    """Element-wise maximum; NaN if either is NaN."""
+    a, b = _binary(x1, x2, "maximum", "real-valued")
+    return _et.maximum(a, b)
+
+
+def minimum(x1, x2, /):
+    """Element-wise minimum; NaN if either is NaN."""
+    a, b = _binary(x1, x2, "minimum", "real-valued")
+    return _et.minimum(a, b)
+
+
+def equal(x1, x2, /):
+    """x1 == x2 (bool)."""
+    a, b = _binary(x1, x2, "equal", "any")
+    return _et.eq(a, b)
+
+
+def not_equal(x1, x2, /):
+    """x1 != x2 (bool)."""
+    a, b = _binary(x1, x2, "not_equal", "any")
+    return _et.ne(a, b)
+
+
+def greater(x1, x2, /):
+    """x1 > x2 (bool)."""
+    a, b = _binary(x1, x2, "greater", "real-valued")
+    return _et.gt(a, b)
+
+
+def greater_equal(x1, x2, /):
+    """x1 >= x2 (bool)."""
+    a, b = _binary(x1, x2, "greater_equal", "real-valued")
+    return _et.ge(a, b)
+
+
+def less(x1, x2, /):
+    """x1 < x2 (bool)."""
+    a, b = _binary(x1, x2, "less", "real-valued")
+    return _et.lt(a, b)
+
+
+def less_equal(x1, x2, /):
+    """x1 <= x2 (bool)."""
+    a, b = _binary(x1, x2, "less_equal", "real-valued")
+    return _et.le(a, b)
+
+
+def logical_and(x1, x2, /):
+    """x1 AND x2 (bool arrays)."""
+    a, b = _binary(x1, x2, "logical_and", "boolean")
+    return _et.logical_and(a, b)
+
+
+def logical_or(x1, x2, /):
+    """x1 OR x2 (bool arrays)."""
+    a, b = _binary(x1, x2, "logical_or", "boolean")
+    return _et.logical_or(a, b)
+
+
+def logical_xor(x1, x2, /):
+    """x1 XOR x2 (bool arrays)."""
+    a, b = _binary(x1, x2, "logical_xor", "boolean")
+    return _et.logical_xor(a, b)
+
+
+def bitwise_and(x1, x2, /):
+    """Bitwise AND of integer or bool arrays."""
+    a, b = _binary(x1, x2, "bitwise_and", "integer or boolean")
+    return _et.bitwise_and(a, b)
+
+
+def bitwise_or(x1, x2, /):
+    """Bitwise OR of integer or bool arrays."""
+    a, b = _binary(x1, x2, "bitwise_or", "integer or boolean")
+    return _et.bitwise_or(a, b)
+
+
+def bitwise_xor(x1, x2, /):
+    """Bitwise XOR of integer or bool arrays."""
+    a, b = _binary(x1, x2, "bitwise_xor", "integer or boolean")
+    return _et.bitwise_xor(a, b)
+
+
+def bitwise_left_shift(x1, x2, /):
+    """x1 << x2 (integers; bits shifted out are lost, as in C on the dtype's width).
+
+    A shift by the bit width or more, or by a negative amount (undefined in the standard),
+    gives 0, as NumPy does. Computed as x1 * 2**x2 in int64, which wraps."""
+    a, b = _binary(x1, x2, "bitwise_left_shift", "integer")
+    dt = a.dtype
+    b64 = b.to(_i64)
+    # 2**b in int64 wraps to 0 for b >= 64 and truncates to 0 for b < 0
+    r = _et.mul(a.to(_i64), _et.pow(2, b64))
+    return r.to(dt)
+
+
+def bitwise_right_shift(x1, x2, /):
+    """x1 >> x2, arithmetic (floor division by 2**x2). A shift by the bit width or more,
+    or by a negative amount (undefined in the standard), gives 0 or -1 (the sign), as
+    NumPy does."""
+    a, b = _binary(x1, x2, "bitwise_right_shift", "integer")
+    dt = a.dtype
+    a64 = a.to(_i64)
+    b64 = b.to(_i64)
+    r = _et.floor_divide(a64, _et.pow(2, _et.clamp(b64, 0, 62)))
+    fill = _et.where(_et.lt(a64, 0), _const(-1, _i64), _const(0, _i64))
+    r = _et.where(_et.logical_or(_et.lt(b64, 0), _et.gt(b64, 62)), fill, r)
+    return r.to(dt)
+
+
+def atan2(x1, x2, /):
+    """Angle of the point (x2, x1) in radians, in [-pi, pi], with the standard's (IEEE)
+    special cases for signed zeros and infinities.
+
+    Computed as atan(x1 / x2), plus +-pi (the sign of x1) where x2 is negative or -0,
+    after replacing 0/0 and inf/inf by the signs they stand for."""
+    a, b = _binary(x1, x2, "atan2", "real-valued floating-point")
+    y, dt = _upcast(a)
+    x, _ = _upcast(b)
+    fdt = y.dtype
+    one, neg_one = _const(1.0, fdt), _const(-1.0, fdt)
+    # the sign of y and x, zeros included (1/-0 == -inf); NaN makes the result NaN anyway
+    y_neg = _et.logical_or(_et.lt(y, 0), _et.lt(_et.reciprocal(y), 0))
+    x_neg = _et.logical_or(_et.lt(x, 0), _et.lt(_et.reciprocal(x), 0))
+    both_zero = _et.logical_and(_et.eq(y, 0), _et.eq(x, 0))
+    both_inf = _et.logical_and(_et.isinf(y), _et.isinf(x))
+    x_sign = _et.where(x_neg, neg_one, one)
+    # 0/0 -> (+-0)/(+-1); inf/inf -> (+-1)/(+-1)
+    x = _et.where(_et.logical_or(both_zero, both_inf), x_sign, x)
+    y = _et.where(both_inf, _et.where(y_neg, neg_one, one), y)
+    r = _et.atan(_et.div(y, x))
+    pi = _et.where(y_neg, _const(-_PI, fdt), _const(_PI, fdt))
+    r = _et.where(x_neg, _et.add(r, pi), r)
+    return _downcast(r, dt)
+
+
+def hypot(x1, x2, /):
+    """sqrt(x1**2 + x2**2) without undue overflow or underflow; +inf if either is
+    infinite (even with NaN).
+
+    float16, bfloat16 and float32 are computed in float64 (no overflow is possible there);
+    float64 as m * sqrt(1 + (n/m)**2) with m = max(|x1|, |x2|), n = min(|x1|, |x2|)."""
+    a, b = _binary(x1, x2, "hypot", "real-valued floating-point")
+    dt = a.dtype
+    if dt == _f64:
+        aa, ab = _et.abs(a), _et.abs(b)
+        m = _et.maximum(aa, ab)
+        n = _et.minimum(aa, ab)
+        q = _et.div(n, m)
+        r = _et.mul(m, _et.sqrt(_et.add(_et.mul(q, q), 1)))
+        r = _et.where(_et.eq(m, 0), _const(0.0, dt), r)
+    else:
+        a64, b64 = a.to(_f64), b.to(_f64)
+        r = _et.sqrt(_et.add(_et.mul(a64, a64), _et.mul(b64, b64))).to(dt)
+    inf = _et.logical_or(_et.isinf(a), _et.isinf(b))
+    return _et.where(inf, _const(_math.inf, dt), r)
+
+
+def logaddexp(x1, x2, /):
+    """log(exp(x1) + exp(x2)) without overflow: max + log1p(exp(-|x1 - x2|)), or
+    x1 + log(2) where x1 == x2 (NumPy's algorithm); +inf if either is +inf."""
+    a, b = _binary(x1, x2, "logaddexp", "real-valued floating-point")
+    y, dt = _upcast(a)
+    x, _ = _upcast(b)
+    m = _et.maximum(y, x)
+    d = _et.abs(_et.sub(y, x))
+    r = _et.add(m, _et.log1p(_et.exp(_et.neg(d))))
+    r = _et.where(_et.eq(y, x), _et.add(y, _const(_LN2, y.dtype)), r)
+    return _downcast(r, dt)
+
+
+def copysign(x1, x2, /):
+    """|x1| with the sign bit of x2 (signed zeros and NaNs included: the result's sign bit
+    is x2's even when x1 is NaN)."""
+    a, b = _binary(x1, x2, "copysign", "real-valued floating-point")
+    flip = _et.ne(_signbit_bool(a), _signbit_bool(b))
+    return _et.where(flip, _et.neg(a), a)
+
+
+# powers of two as float64, 2**k for k in [_P2_LO, _P2_HI] (subnormals included): exact
+# steps for nextafter of every floating dtype (all of them convert exactly to float64)
+_P2_LO, _P2_HI = -1074, 1024
+_P2_TABLE = None
+
+
+def _pow2(k):
+    """2.0 ** k (float64) for an int64 array k (k clamped to [_P2_LO, _P2_HI])."""
+    global _P2_TABLE
+    if _P2_TABLE is None:
+        import numpy as np
+
+        with np.errstate(over="ignore"):  # 2**1024 is inf, as wanted
+            table = np.ldexp(1.0, np.arange(_P2_LO, _P2_HI + 1, dtype=np.int64))
+        _P2_TABLE = _et.from_numpy(table)
+    idx = _et.sub(_et.clamp(k, _P2_LO, _P2_HI), _P2_LO).reshape(-1)
+    return _et.index_select(_P2_TABLE, 0, idx).reshape(tuple(k.shape))
+
+
+def nextafter(x1, x2, /):
+    """The next representable value after x1 in the direction of x2 (x2 itself where they
+    are equal, so nextafter(-0, +0) == +0; NaN if either is NaN).
+
+    Exact for every floating dtype: the exponent of |x1| comes from log2 (corrected with
+    exact powers of two), the step is one unit in the last place (half of it going down
+    from a power of two), and the arithmetic runs in float64, where it is exact."""
+    a, b = _binary(x1, x2, "nextafter", "real-valued floating-point")
+    dt = a.dtype
+    p, emin, emax = _FORMATS[dt]
+    x = a.to(_f64) if dt != _f64 else a
+    y = b.to(_f64) if dt != _f64 else b
+    mag = _et.abs(x)
+    finite = _et.logical_and(_et.isfinite(mag), _et.gt(mag, 0))
+    safe = _et.where(finite, mag, _const(1.0, _f64))
+    # e = floor(log2(|x|)), corrected to 2**e <= |x| < 2**(e+1), at least emin
+    e = _et.floor(_et.log2(safe)).to(_i64)
+    e = _et.clamp(e, emin - 1, emax)
+    e = _et.where(_et.gt(_pow2(e), safe), _et.sub(e, 1), e)
+    e = _et.where(_et.le(_pow2(_et.add(e, 1)), safe), _et.add(e, 1), e)
+    e = _et.clamp(e, emin, emax)
+    ulp_exp = _et.sub(e, p - 1)
+    up = _pow2(ulp_exp)  # one ulp away from zero
+    # going toward zero from an exact power of two (above the subnormals) the step halves
+    at_pow2 = _et.logical_and(_et.eq(safe, _pow2(e)), _et.gt(e, emin))
+    down = _et.where(at_pow2, _pow2(_et.sub(ulp_exp, 1)), up)
+    away = _et.eq(_et.gt(y, x), _et.gt(x, 0))  # does |x| grow?
+    new_mag = _et.where(away, _et.add(mag, up), _et.sub(mag, down))
+    r = _et.where(_et.lt(x, 0), _et.neg(new_mag), new_mag)
+    # x == 0: the smallest subnormal toward y; x infinite: the largest finite value
+    tiny = _pow2(_et.full((), emin - p + 1, dtype=_i64))
+    r = _et.where(_et.eq(x, 0), _et.where(_et.gt(y, x), tiny, _et.neg(tiny)), r)
+    big = _const(float(_dt.finfo(dt).max), _f64)
+    r = _et.where(_et.isinf(x), _et.where(_et.gt(x, 0), big, _et.neg(big)), r)
+    r = _et.where(_et.eq(x, y), y, r)
+    r = _et.where(_et.logical_or(_et.isnan(x), _et.isnan(y)), _const(_math.nan, _f64), r)
+    return r.to(dt) if dt != _f64 else r
+
+
+def clip(x, /, min=None, max=None):
+    """x clamped to [min, max] (each bound optional: None, a Python int/float or an array
+    broadcasting with x). The result has x's dtype and the broadcast shape; NaN in x, min
+    or max gives NaN; min > max gives max.
+
+    Bounds must be of x's kind (a float bound for an integer x is a TypeError; a Python int
+    bound for a floating x is fine). Python int bounds beyond the range of an integer x
+    saturate; array bounds of another dtype are applied in the promoted dtype and the result
+    cast back to x's dtype (integers saturating)."""
+    _unary(x, "clip", "real-valued")
+    dt = x.dtype
+    bounds = []
+    work = dt
+    for argname, bound in (("min", min), ("max", max)):
+        if bound is None:
+            bounds.append(None)
+            continue
+        if isinstance(bound, _Tensor):
+            bdt = bound.dtype
+            if bdt not in _NUMERIC:
+                raise _bad_dtype("clip", "real-valued", bdt)
+            try:
+                work = _dt.promote_types(work, bdt)
+            except TypeError:
+                raise TypeError(
+                    f"clip: {argname} ({_name(bdt)}) must be of the same kind as x "
+                    f"({_name(dt)})"
+                ) from None
+            bounds.append(bound)
+            continue
+        if type(bound) not in (int, float):
+            raise TypeError(
+                f"clip: {argname} must be None, a Python int or float, or an array, got "
+                f"{type(bound).__name__}"
+            )
+        if dt in _INTS:
+            if isinstance(bound, float):
+                raise TypeError(f"clip: {argname} must be an int when x is an integer array")
+            info = _dt.iinfo(dt)
+            if (argname == "min" and bound <= info.min) or (
+                    argname == "max" and bound >= info.max):
+                bounds.append(None)  # no effect
+                continue
+            bound = _builtins.min(_builtins.max(bound, info.min), info.max)
+        else:
+            bound = float(bound)
+        bounds.append(_const(bound, dt))
+    lo, hi = bounds
+    if lo is None and hi is None:
+        return x.clone()
+    if work != dt:
+        xs = x.to(work)
+        lo = None if lo is None else lo.to(work)
+        hi = None if hi is None else hi.to(work)
+        r = _et.clamp(xs, lo, hi)
+        if dt in _INTS:
+            info = _dt.iinfo(dt)
+            r = _et.clamp(r, info.min, info.max)
+        return r.to(dt)
+    return _et.clamp(x, lo, hi)
