@@ -76,3 +76,20 @@ def test_masks_and_conditions_with_a_storage_offset(lib):
     assert x.masked_fill(m, -1.0).tolist() == [-1.0, 1.0, -1.0, -1.0]
     assert lib.where(m, x, lib.zeros(4)).tolist() == [0.0, 0.0, 2.0, 3.0]
     assert x[m].tolist() == [0.0, 2.0, 3.0]
+
+
+def test_read_only_numpy_memory_is_copied_by_from_dlpack(ember_only):
+    import ember_tensor as et
+
+    a = np.arange(3.0)
+    a.flags.writeable = False
+    t = et.from_dlpack(a)  # DLPack 1.0 marks it read-only: Ember copies
+    t.add_(1)
+    assert a.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_from_numpy_of_a_read_only_array_warns(lib):
+    a = np.arange(3.0)
+    a.flags.writeable = False
+    with pytest.warns(UserWarning, match="not writable"):
+        lib.from_numpy(a)

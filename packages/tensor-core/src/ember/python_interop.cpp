@@ -215,11 +215,15 @@ Tensor from_dlpack(py::object obj) {
       throw py::error_already_set();
     }
     PyCapsule_SetName(c, "used_dltensor_versioned");
-    return tensor_from_dltensor(m->dl_tensor, [m] {
+    const bool read_only = m->flags & kDLFlagReadOnly;
+    Tensor t = tensor_from_dltensor(m->dl_tensor, [m] {
       PyGILState_STATE st = PyGILState_Ensure();
       if (m->deleter) m->deleter(m);
       PyGILState_Release(st);
     });
+    // Ember tensors are always writable: read-only memory (a read-only NumPy array) is
+    // copied rather than shared, so no write can reach it
+    return read_only ? ops::clone(t) : t;
   }
   if (PyCapsule_IsValid(c, "dltensor")) {
     auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(c, "dltensor"));
@@ -279,6 +283,17 @@ const char* numpy_typestr(ScalarType t) {
 Tensor from_numpy(py::array arr) {
   ScalarType dt = dtype_from_numpy(arr.dtype());
   if (arr.dtype().byteorder() == '>') throw ValueError("from_numpy: big-endian arrays are not supported");
+  if (!arr.writeable()) {
+    // shared like PyTorch does, with its warning: a write through the tensor would change
+    // (or, for read-only mapped memory, crash on) memory NumPy promised not to change
+    if (PyErr_WarnEx(PyExc_UserWarning,
+                     "The given NumPy array is not writable, and Ember does not support non-writable tensors. "
+                     "This means writing to this tensor will result in undefined behavior. You may want to "
+                     "copy the array to protect its data or make it writable before converting it to a tensor.",
+                     1) < 0) {
+      throw py::error_already_set();
+    }
+  }
   const int64_t isz = static_cast<int64_t>(itemsize(dt));
   Shape sizes(arr.ndim()), strides(arr.ndim());
   for (py::ssize_t d = 0; d < arr.ndim(); ++d) {
