@@ -766,3 +766,13 @@ def test_backward_on_several_threads_accumulates_every_gradient():
     for t in threads:
         t.join()
     assert w.grad.tolist() == [200.0] * 1000
+
+
+def test_non_tensor_outputs_or_inputs_are_type_errors():
+    x = et.ones(2, requires_grad=True)
+    with pytest.raises(TypeError, match=r"inputs\[0\]: expected a Tensor, got float"):
+        ea.grad((x * 2).sum(), [1.0])
+    with pytest.raises(TypeError, match="outputs: expected a Tensor or a sequence of Tensors"):
+        ea.grad(None, x)
+    with pytest.raises(TypeError, match=r"inputs\[0\]: expected a Tensor, got int"):
+        (x * 2).sum().backward(inputs=[3])

@@ -72,7 +72,7 @@ def _load_rules() -> None:
     # tracebacks through generated code show its lines
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace: dict = {}
-    exec(compile(source, filename, "exec"), namespace)
+    exec(codegen.compile_cached(source, filename), namespace)
     for key, entry in entries.items():
         _add_rule(key, entry, namespace)
     for op in schema.values():
@@ -121,7 +121,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if grad_tensors is None:
         grad_tensors = [None] * len(tensors)
     else:
-        grad_tensors = list(_as_tuple(grad_tensors, "grad_tensors"))
+        grad_tensors = list(_as_tuple(grad_tensors, "grad_tensors", tensors_only=False))
     if len(grad_tensors) != len(tensors):
         raise RuntimeError(
             f"grad can be implicitly created only for scalar outputs; got {len(grad_tensors)} "
@@ -156,7 +156,7 @@ def grad(
     if grad_outputs is None:
         grad_outputs = [None] * len(outputs)
     else:
-        grad_outputs = list(_as_tuple(grad_outputs, "grad_outputs"))
+        grad_outputs = list(_as_tuple(grad_outputs, "grad_outputs", tensors_only=False))
     if len(grad_outputs) != len(outputs):
         raise RuntimeError(
             f"grad_outputs has {len(grad_outputs)} tensors but outputs has {len(outputs)}"
@@ -177,17 +177,21 @@ def grad(
     return tuple(results)
 
 
-def _as_tuple(x, what: str) -> tuple:
+def _as_tuple(x, what: str, tensors_only: bool = True) -> tuple:
+    """x as a tuple; a TypeError naming ``what`` unless it holds only Tensors (or also None,
+    for gradients, when not ``tensors_only``)."""
     if isinstance(x, et.Tensor):
         return (x,)
-    if x is None:
-        return ()
     try:
-        return tuple(x)
+        items = tuple(x)
     except TypeError:
         raise TypeError(
             f"{what}: expected a Tensor or a sequence of Tensors, got {type(x).__name__}"
         ) from None
+    for i, item in enumerate(items):
+        if not isinstance(item, et.Tensor) and (tensors_only or item is not None):
+            raise TypeError(f"{what}[{i}]: expected a Tensor, got {type(item).__name__}")
+    return items
 
 
 # ----------------------------------------------------------------------------- Tensor methods

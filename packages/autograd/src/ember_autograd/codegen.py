@@ -534,6 +534,37 @@ def missing_entries(schema: dict[str, OpSchema], entries: dict[str, Entry]) -> l
     )
 
 
+def compile_cached(source: str, filename: str):
+    """compile(source), kept in a cache directory keyed by the source and the interpreter's
+    bytecode version (compiling the generated module is most of ember_autograd's import
+    time). EMBER_CACHE_DIR, else $XDG_CACHE_HOME/ember, else ~/.cache/ember; a directory
+    that cannot be written only costs the cache."""
+    import hashlib
+    import importlib.util
+    import marshal
+
+    key = hashlib.sha256(importlib.util.MAGIC_NUMBER + source.encode()).hexdigest()[:32]
+    root = os.environ.get("EMBER_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ember"
+    )
+    path = os.path.join(root, f"autograd-{key}.bin")
+    try:
+        with open(path, "rb") as f:
+            return marshal.load(f)
+    except (OSError, EOFError, ValueError, TypeError):
+        pass
+    code = compile(source, filename, "exec")
+    try:
+        os.makedirs(root, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as f:
+            marshal.dump(code, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return code
+
+
 def generate(
     path: str | None = None, strict: bool = True
 ) -> tuple[str, dict[str, Entry], dict[str, OpSchema]]:
