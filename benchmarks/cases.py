@@ -244,6 +244,51 @@ def _matmul() -> list[Case]:
 
 
 # --------------------------------------------------------------------------------------
+# linalg: LAPACK decompositions and solvers, float64 (per call; results compared through
+# what does not depend on the sign choices of the factorisations)
+
+
+def _spd(n: int, batch: tuple[int, ...] = ()) -> Callable[[np.random.Generator], list[np.ndarray]]:
+    def make(rng: np.random.Generator) -> list[np.ndarray]:
+        a = rng.standard_normal((*batch, n, n))
+        return [a @ np.swapaxes(a, -1, -2) + n * np.eye(n)]
+
+    return make
+
+
+def _general(*shapes: tuple[int, ...]) -> Callable[[np.random.Generator], list[np.ndarray]]:
+    def make(rng: np.random.Generator) -> list[np.ndarray]:
+        return [rng.standard_normal(shape) for shape in shapes]
+
+    return make
+
+
+def _linalg() -> list[Case]:
+    specs = []
+    for label, n, batch in (("256", 256, ()), ("batch 1000x8", 8, (1000,))):
+        shape = (*batch, n, n)
+        specs += [
+            (f"solve {label}", _general(shape, shape[:-1] + (4,)),
+             lambda lib, a, b: lib.linalg.solve(a, b), None),
+            (f"inv {label}", _spd(n, batch), lambda lib, a: lib.linalg.inv(a), None),
+            (f"cholesky {label}", _spd(n, batch), lambda lib, a: lib.linalg.cholesky(a), None),
+            (f"det {label}", _spd(n, batch), lambda lib, a: lib.linalg.slogdet(a)[1], None),
+            (f"eigh {label}", _spd(n, batch), lambda lib, a: lib.linalg.eigh(a),
+             lambda lib, a: lib.linalg.eigh(a)[0]),
+            (f"qr {label}", _general(shape), lambda lib, a: lib.linalg.qr(a),
+             lambda lib, a: lib.linalg.qr(a)[1].abs()),
+            (f"svd {label}", _general(shape), lambda lib, a: lib.linalg.svd(a),
+             lambda lib, a: lib.linalg.svd(a)[1]),
+            (f"svdvals {label}", _general(shape), lambda lib, a: lib.linalg.svdvals(a), None),
+        ]
+    return [
+        Case(group="linalg", name=name, inputs=inputs, op=op, unit=PER_CALL, check=check,
+             rtol=1e-6, atol=1e-6)
+        for name, inputs, op, check in specs
+    ]
+
+
+# --------------------------------------------------------------------------------------
 # indexing and memory: bytes = values read + indices read + output written
 
 
@@ -300,7 +345,9 @@ def _memory() -> list[Case]:
     ]
 
 
-CASES: list[Case] = _overhead() + _elementwise() + _reductions() + _matmul() + _memory()
+CASES: list[Case] = (
+    _overhead() + _elementwise() + _reductions() + _matmul() + _linalg() + _memory()
+)
 
 # scaling: these cases again, at 1 and at 2 intra-op threads in both libraries
 SCALING_THREADS = (1, 2)

@@ -1,11 +1,12 @@
 """Every op with a derivatives.yaml entry is exercised by a row of the gradient-check tables
-(test_ops_grad_pointwise.py and test_ops_grad_shape.py): the rows are run once more under a
-hook that notes which ops they record."""
+(test_ops_grad_pointwise.py, test_ops_grad_shape.py and test_linalg_grad.py): the rows are
+run once more under a hook that notes which ops they record."""
 
 from __future__ import annotations
 
 import ember_autograd as ea
 import ember_tensor as et
+import test_linalg_grad as linalg
 import test_ops_grad_pointwise as pointwise
 import test_ops_grad_shape as shape
 from ember_autograd import codegen, recording
@@ -25,6 +26,8 @@ def _recorded_keys() -> set[str]:
             row.ember_fn()(*row.build(et))
         for row in shape.ROWS:
             shape._ember_fn(row[1])(*shape.build(row[2], et))
+        for row in linalg.ROWS:
+            linalg._ember_fn(row[1])(*linalg.build(row[2], et))
     finally:
         et._set_autograd_hook(inner)
     return seen

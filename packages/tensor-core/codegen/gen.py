@@ -144,7 +144,7 @@ def split_top(text: str) -> list[str]:
 
 SIG_RE = re.compile(r"^\((?P<args>.*)\)\s*->\s*(?P<ret>.+)$")
 ARG_RE = re.compile(
-    r"^(?P<type>[A-Za-z|\[\]?]+)\s+(?P<name>[a-z_][a-z0-9_]*)(\s*=\s*(?P<default>.+))?$"
+    r"^(?P<type>[A-Za-z|\[\]?]+)\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)(\s*=\s*(?P<default>.+))?$"
 )
 
 
@@ -163,7 +163,7 @@ def parse_default(arg: Arg) -> None:
         and arg.type.split("?")[0] in ("float", "Scalar")
         or re.fullmatch(r"\[[-\d, ]*\]", d)
         and arg.type.startswith("int[]")
-        or re.fullmatch(r"'[a-z_]*'", d)
+        or re.fullmatch(r"'[A-Za-z_]*'", d)
         and arg.type.startswith("str")
     )
     if not ok:
@@ -472,6 +472,10 @@ def emit_lambda(op: Op, variant: str, swap: bool = False, operator: bool = False
         f"  {{\n    MaybeNoGil nogil({work_expr(op)});\n"
         f"    result = ops::{op.cpp}({', '.join(call_args)});\n  }}\n{drop}"
     )
+    wrap = f'wrap_result("{op.name}", result)'
+    if len(op.returns) > 1:  # a namedtuple with the schema's field names
+        fields = ", ".join(f'"{r[1]}"' for r in op.returns)
+        wrap = f'wrap_result("{op.name}", result, {{{fields}}})'
     kind = '"function"'
     if variant == "inplace":
         body += "  bump_version(self);\n"
@@ -481,14 +485,14 @@ def emit_lambda(op: Op, variant: str, swap: bool = False, operator: bool = False
         kind = 'out ? "out" : "function"'
     if op.differentiable and op.returns[0][0] in ("Tensor", "Tensor[]"):
         body += (
-            f'  py::object py_result = wrap_result("{op.name}", result);\n'
+            f"  py::object py_result = {wrap};\n"
             f"  if (autograd_hook_installed() && ({grad_check(op)}))\n"
             f'    call_autograd_hook("{op.key}", {kind}, py::make_tuple({", ".join(hook_items)}),'
             " py_result);\n"
             "  return py_result;\n"
         )
     else:
-        body += f'  return wrap_result("{op.name}", result);\n'
+        body += f"  return {wrap};\n"
     return f"[]({', '.join(params)}) -> py::object {{\n{locals_}{check}{body}}}"
 
 

@@ -11,8 +11,9 @@ installs, ``ember_tensor/ops_schema.json``)::
 
 Formulas are Python expressions over ember_tensor ops and methods and the helpers of
 ``ember_autograd.formulas``. Names they may use: ``grad`` (gradient of output 0),
-``grads`` (all output gradients, ops returning Tensor[]), ``result`` (output 0; tuple
-outputs also by field name, e.g. ``indices``), every argument of the op by name, and
+``grads`` (all output gradients: ops returning Tensor[] or a tuple such as ``(U, S, Vh)``;
+``grads[i]`` is None for an output that got no gradient), ``result`` (output 0; tuple
+outputs also by field name, e.g. ``indices``, ``S``), every argument of the op by name, and
 ``<arg>_shape`` / ``<arg>_dtype`` (kept without keeping the tensor). A formula for a
 ``Tensor[]`` argument returns a list. ``self`` in the formula of an in-place op is its value
 before the write. Gradients are summed back to each input's shape (broadcasting) and cast
@@ -196,6 +197,9 @@ def parse_entries(
 
     entries: dict[str, Entry] = {}
     tensor_attrs = set(dir(ember_tensor.Tensor)) | set(dir(ember_tensor))
+    linalg = getattr(ember_tensor, "linalg", None)  # et.linalg.solve(...)
+    if linalg is not None:
+        tensor_attrs |= {n for n in dir(linalg) if not n.startswith("_")}
     for i, raw in enumerate(data):
         where = f"derivatives.yaml entry {i} ({raw.get('name', '?')!r})"
         if not isinstance(raw, dict) or "name" not in raw:
@@ -319,10 +323,17 @@ def emit_entry(entry: Entry, inplace: bool) -> str:
     lines.append("")
     # ---- apply
     multi = op.returns[0][0] == "Tensor[]"
+    # a tuple of outputs ((U, S, Vh)): any of them may carry the only gradient
+    tuple_out = not multi and len(op.returns) > 1
+    uses_grads = any("grads" in names for k, names in entry.names_used.items() if k != "result")
     lines.append("    def apply(node, grads):")
     if multi:
         lines.append("        if all(g is None for g in grads):")
+    elif tuple_out and uses_grads:
+        lines.append("        grad = grads[0]")
+        lines.append("        if all(g is None for g in grads):")
     else:
+        # formulas over ``grad`` alone (sort's values): nothing to do without it
         lines.append("        grad = grads[0]")
         lines.append("        if grad is None:")
     lines.append("            return (None,) * len(node.next_functions)")
@@ -495,6 +506,7 @@ def _unpack_lines(op: OpSchema, names: set[str], saved: dict, indent: str) -> li
     out = []
     inputs = op.tensor_inputs
     returns_fields = {r[1] for r in op.returns if r[1]}
+    returns = [r[1] for r in op.returns]
     for n in sorted(names & set(saved)):
         i = _ident(n)
         if op_arg_is_plain(op, n):
@@ -503,6 +515,10 @@ def _unpack_lines(op: OpSchema, names: set[str], saved: dict, indent: str) -> li
             out.append(f"{indent}{i} = unpack_list(node, {n!r}, node.s_{i}, node.v_{i})")
         elif n == "result" and op.returns[0][0] == "Tensor[]":
             out.append(f"{indent}{i} = unpack_list(node, {n!r}, node.s_{i}, node.v_{i})")
+        elif n in returns_fields and returns.index(n) > 0:
+            # output k > 0 of a tuple: re-attached (create_graph) as the node's output k
+            k = returns.index(n)
+            out.append(f"{indent}{i} = unpack(node, {n!r}, node.s_{i}, node.v_{i}, True, {k})")
         else:
             is_out = n == "result" or n in returns_fields
             out.append(f"{indent}{i} = unpack(node, {n!r}, node.s_{i}, node.v_{i}, {is_out})")

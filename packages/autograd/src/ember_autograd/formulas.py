@@ -15,11 +15,14 @@ import math
 
 import ember_tensor as et
 
+from .formulas_linalg import *  # noqa: F403
+from .formulas_linalg import __all__ as _linalg_all
 from .formulas_shape import *  # noqa: F403
 from .formulas_shape import __all__ as _shape_all
 from .saved import sum_to
 
 __all__ = [
+    *_linalg_all,
     *_shape_all,
     "amax_backward",
     "clamp_backward_max",

@@ -515,7 +515,9 @@ def _propagate_function(op, args, result, top: int) -> None:
         got = _compute(fn, op, args, result, tans, level)
         if got is None or not outs:
             continue
-        got = [got] if hasattr(result, "_fields") or isinstance(got, et.Tensor) else list(got)
+        # one tangent (output 0 of a namedtuple), or one per output (a list for Tensor[]
+        # outputs, a tuple for namedtuples such as (U, S, Vh); None where zero)
+        got = list(got) if isinstance(got, (list, tuple)) else [got]
         diff = _OUTPUT_DIFF.get(op)
         for i, (out, tangent) in enumerate(zip(outs, got)):
             if diff is not None and i < len(diff) and not diff[i]:

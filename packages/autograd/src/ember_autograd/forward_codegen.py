@@ -16,7 +16,9 @@ arguments in signature order (for an in-place op ``self`` is its value before th
 ``result`` the op's output (the tensor, a named tuple or a list), ``tangents`` one tangent
 per tensor input of the op (``None`` for none; a list of tangents for a ``Tensor[]``
 argument, its missing elements already filled with zeros). It returns the tangent of output
-0 (a list of them for ``Tensor[]`` outputs), or ``None`` when the result's tangent is zero.
+0 (a list of them for ``Tensor[]`` outputs; for a tuple of outputs such as ``(U, S, Vh)``,
+either output 0's tangent or a tuple with one per output, None for a zero one), or ``None``
+when the result's tangent is zero.
 
 A missing tangent is a zero: the formula is specialized for every combination of present
 tangents, dropping the terms a zero tangent makes vanish (``self_t * other`` with no

@@ -142,17 +142,24 @@ def _record_function(rule: Rule, op: str, args, result) -> None:
         if rule.view and result._is_view_of(args[0]):
             _mark_view(result, args[0], rule, op, args, None)
         return
-    # tuple results: (values, indices) differentiate output 0; Tensor[] all outputs
+    # tuple results: the float outputs ((values, indices): values only); Tensor[] all outputs
     outs = list(result)
     if not outs:
         return
-    if hasattr(result, "_fields"):  # a namedtuple: only values
+    if hasattr(result, "_fields"):  # a namedtuple: its float outputs ((U, S, Vh), not indices)
         first = outs[0]
         if first.dtype not in _FLOAT:
             return
         node = rule.record(args, result, None)
-        if node is not None:
-            first._set_grad_fn(node)
+        if node is None:
+            return
+        first._set_grad_fn(node)
+        rest = [i for i in range(1, len(outs)) if outs[i].dtype in _FLOAT]
+        if rest:
+            node._num_outputs = len(outs)
+            for i in rest:
+                outs[i]._set_grad_fn(node)
+                meta_of(outs[i]).output_nr = i
         return
     if outs[0].dtype not in _FLOAT:
         return

@@ -4,7 +4,7 @@ version check, and fitting a gradient to its input's shape and dtype."""
 from __future__ import annotations
 
 from . import forward_ad, grad_mode
-from .graph import gradient_edge, raise_modified, raise_released
+from .graph import gradient_edge, meta_of, raise_modified, raise_released
 
 _NO_EDGE = (None, 0)
 
@@ -16,11 +16,12 @@ def edge(t):
     return gradient_edge(t)
 
 
-def unpack(node, what: str, t, version: int, is_output: bool):
+def unpack(node, what: str, t, version: int, is_output: bool, output_nr: int = 0):
     """A saved tensor, checked against in-place writes since it was saved.
 
-    A saved output comes back attached to ``node`` when backward records a graph
-    (create_graph), so that formulas using ``result`` are differentiable again."""
+    A saved output comes back attached to ``node`` (as its output ``output_nr``: S of
+    ``(U, S, Vh)`` is output 1) when backward records a graph (create_graph), so that
+    formulas using ``result`` are differentiable again."""
     if t is None:
         if node._released:
             raise_released(node)
@@ -33,6 +34,8 @@ def unpack(node, what: str, t, version: int, is_output: bool):
     if is_output and grad_mode._state.enabled:
         saved, t = t, t.detach()
         t._set_grad_fn(node)
+        if output_nr:
+            meta_of(t).output_nr = output_nr
         if saved._autograd_meta is not None:  # forward-over-reverse: keep its tangent
             forward_ad.carry_tangents(saved, t)
     return t

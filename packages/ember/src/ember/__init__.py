@@ -25,6 +25,7 @@ the distribution providing it.
 from __future__ import annotations
 
 import importlib.util as _importlib_util
+import sys as _sys
 
 import ember_tensor as _core
 
@@ -42,6 +43,11 @@ except AttributeError:  # pragma: no cover - a broken core build
 globals().update({_name: getattr(_core, _name) for _name in _CORE_NAMES})
 
 __all__ = list(_CORE_NAMES)
+
+# the core's submodules, importable as ember.<name> too (``import ember.linalg``)
+for _name in ("linalg",):
+    if _name in _CORE_NAMES:
+        _sys.modules[f"{__name__}.{_name}"] = getattr(_core, _name)
 
 # attribute -> (slot, import name, distribution) of the component that provides it
 _SLOTS: dict[str, tuple[str, str, str]] = {

@@ -105,6 +105,44 @@ def nonzero(input: Tensor, *, as_tuple: bool = False):
     return tuple(idx.t().unbind(0))
 
 
+def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Tensor:
+    """Elementwise ``|input - other| <= atol + rtol * |other|`` (bool, broadcast); infinities
+    are close only to themselves, NaN only to NaN with ``equal_nan``. RuntimeError if the
+    dtypes differ, as in PyTorch."""
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+        raise TypeError(
+            f"isclose(): argument 'input' and 'other' must be Tensors, got "
+            f"{type(input).__name__} and {type(other).__name__}"
+        )
+    if input.dtype != other.dtype:
+        names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+                 "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte"}
+        a, b = (str(t.dtype).rsplit(".", 1)[-1] for t in (input, other))
+        raise RuntimeError(
+            f"isclose: {names.get(a, a.capitalize())} did not match {names.get(b, b.capitalize())}"
+        )
+    if rtol < 0 or atol < 0:
+        raise RuntimeError(f"isclose: rtol ({rtol}) and atol ({atol}) must be non-negative")
+    if input.dtype == _C.bool:
+        return _C.eq(input, other)
+    exact = _C.eq(input, other)
+    if not input.dtype.is_floating_point:
+        input, other = input.to(_C.float64), other.to(_C.float64)
+    diff = (input - other).abs()
+    close = _C.logical_or(exact, _C.logical_and(_C.isfinite(diff),
+                                                diff <= atol + rtol * other.abs()))
+    if equal_nan:
+        close = _C.logical_or(close, _C.logical_and(_C.isnan(input), _C.isnan(other)))
+    return close
+
+
+def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
+    """Whether ``isclose`` holds for every element (a Python bool)."""
+    return _builtins.bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
 def broadcast_shapes(*shapes) -> Size:
     """The shape that tensors of the given shapes broadcast to; RuntimeError if none."""
     out: list[int] = []
@@ -271,12 +309,13 @@ Tensor.__module__ = "ember_tensor"
 
 # ---- the public namespace: every op of ops.yaml plus the hand-written ones ----
 
-_PRIVATE = {"Tensor", "dtype", "device", "Generator"}
+_PRIVATE = {"Tensor", "dtype", "device", "Generator", "LinAlgError"}
 __all__ = ["Tensor", "dtype", "device", "Generator", "Size", "is_tensor", "numel", "nonzero",
-           "as_tensor", "broadcast_shapes", "set_printoptions", "get_printoptions"]
+           "as_tensor", "broadcast_shapes", "isclose", "allclose", "set_printoptions",
+           "get_printoptions"]
 for _name in dir(_C):
-    if _name.startswith("_") or _name in _PRIVATE or _name in globals():
-        continue
+    if _name.startswith(("_", "linalg_")) or _name in _PRIVATE or _name in globals():
+        continue  # the linalg_* ops and LinAlgError live in ember_tensor.linalg
     globals()[_name] = getattr(_C, _name)
     __all__.append(_name)
 
@@ -288,3 +327,7 @@ for _alias, _target in _ALIASES.items():
     __all__.append(_alias)
 
 del _name, _fn, _alias, _target
+
+from . import linalg  # noqa: E402, F401  (torch.linalg's place: ember_tensor.linalg)
+
+__all__.append("linalg")

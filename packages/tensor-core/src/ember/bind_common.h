@@ -92,10 +92,9 @@ template <class... In>
 void drop_internal_base(const std::vector<Tensor>& rs, const In&... ins) {
   for (const auto& r : rs) drop_internal_base(r, ins...);
 }
-template <class... In>
-void drop_internal_base(const std::tuple<Tensor, Tensor>& rs, const In&... ins) {
-  drop_internal_base(std::get<0>(rs), ins...);
-  drop_internal_base(std::get<1>(rs), ins...);
+template <class... Out, class... In>
+void drop_internal_base(const std::tuple<Out...>& rs, const In&... ins) {
+  std::apply([&](const auto&... r) { (drop_internal_base(r, ins...), ...); }, rs);
 }
 
 inline void bump_version(const Tensor& t) { t->storage()->bump_version(); }
@@ -118,7 +117,14 @@ Shape shape_from_varargs(const char* op, const char* arg, const py::args& args);
 
 py::object wrap_result(const char* op, const Tensor& t);
 py::object wrap_result(const char* op, const std::vector<Tensor>& ts);
-py::object wrap_result(const char* op, const std::tuple<Tensor, Tensor>& ts);
+// A namedtuple (ember_tensor.return_types.<op>, like torch.return_types) with the given fields.
+py::object wrap_result(const char* op, const std::vector<Tensor>& ts, std::initializer_list<const char*> fields);
+template <class... T>
+py::object wrap_result(const char* op, const std::tuple<T...>& ts, std::initializer_list<const char*> fields) {
+  std::vector<Tensor> v;
+  std::apply([&](const auto&... t) { (v.push_back(t), ...); }, ts);
+  return wrap_result(op, v, fields);
+}
 py::object wrap_result(const char* op, const Scalar& s);
 py::object wrap_result(const char* op, int64_t v);
 py::object wrap_result(const char* op, bool v);

@@ -13,6 +13,8 @@ struct ValueError : std::runtime_error { using std::runtime_error::runtime_error
 struct IndexError : std::runtime_error { using std::runtime_error::runtime_error; };
 struct ZeroDivisionError : std::runtime_error { using std::runtime_error::runtime_error; };
 struct NotImplementedError : std::runtime_error { using std::runtime_error::runtime_error; };
+// ember_tensor.linalg.LinAlgError, a RuntimeError (a failed decomposition or a singular matrix).
+struct LinAlgError : std::runtime_error { using std::runtime_error::runtime_error; };
 // Plain std::runtime_error maps to RuntimeError.
 
 template <typename... Args> std::string message(const Args&... args) {

@@ -444,6 +444,8 @@ PYBIND11_MODULE(_C, m) {
       PyErr_SetString(PyExc_NotImplementedError, e.what());
     }
   });
+  // registered after the translator above, so tried before it
+  py::register_exception<LinAlgError>(m, "LinAlgError", PyExc_RuntimeError);
   register_dtype_objects(m);
   TensorClass cls(m, "Tensor", "A strided n-dimensional view over reference-counted storage.");
   bind_module_functions(m);

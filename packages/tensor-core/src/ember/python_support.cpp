@@ -109,17 +109,21 @@ py::object wrap_result(const char*, const std::vector<Tensor>& ts) {
   return std::move(out);
 }
 
-py::object wrap_result(const char* op, const std::tuple<Tensor, Tensor>& ts) {
+py::object wrap_result(const char* op, const std::vector<Tensor>& ts, std::initializer_list<const char*> fields) {
   // namedtuple types like PyTorch's torch.return_types.max, one per op, made once
   static std::unordered_map<std::string, py::object>* types = new std::unordered_map<std::string, py::object>();
   auto it = types->find(op);
   if (it == types->end()) {
-    py::object nt = py::module_::import("collections").attr("namedtuple");
-    py::object t = nt(op, py::make_tuple("values", "indices"));
+    py::tuple names(fields.size());
+    size_t i = 0;
+    for (const char* f : fields) names[i++] = py::str(f);
+    py::object t = py::module_::import("collections").attr("namedtuple")(op, names);
     t.attr("__module__") = "ember_tensor.return_types";
     it = types->emplace(op, t).first;
   }
-  return it->second(py::cast(std::get<0>(ts)), py::cast(std::get<1>(ts)));
+  py::tuple values(ts.size());
+  for (size_t i = 0; i < ts.size(); ++i) values[i] = py::cast(ts[i]);
+  return it->second(*values);
 }
 
 py::object wrap_result(const char*, const Scalar& s) { return py::cast(s); }

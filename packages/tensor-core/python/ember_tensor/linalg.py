@@ -1,0 +1,389 @@
+"""Linear algebra with PyTorch's ``torch.linalg`` names, arguments and semantics.
+
+Decompositions and solvers (``cholesky``, ``qr``, ``eigh``, ``eigvalsh``, ``svd``,
+``svdvals``, ``solve``, ``inv``, ``det``, ``slogdet``, ``solve_triangular``) are ops of the
+core (LAPACK, float32/float64, batched over leading dimensions); the rest is composed of
+them and of other ops, so autograd differentiates it all. Every function takes a batch of
+matrices ``(*, m, n)`` where it takes a matrix. A decomposition that fails (a matrix that is
+not positive-definite, singular, or with non-finite values for ``svd``) raises
+``LinAlgError``, a ``RuntimeError``. Complex matrices are not supported (the core has no
+complex dtypes), so there is no ``eig``/``eigvals``.
+
+Example::
+
+    >>> import ember_tensor as et
+    >>> A = et.tensor([[4.0, 2.0], [2.0, 3.0]], dtype=et.float64)
+    >>> L = et.linalg.cholesky(A)
+    >>> bool(et.allclose(L @ L.mT, A))
+    True
+    >>> et.linalg.solve(A, et.tensor([2.0, 1.0], dtype=et.float64)).tolist()
+    [0.5, 0.0]
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+
+from . import _C
+
+__all__ = [
+    "LinAlgError",
+    "cholesky",
+    "cond",
+    "cross",
+    "det",
+    "diagonal",
+    "eigh",
+    "eigvalsh",
+    "inv",
+    "matmul",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
+    "multi_dot",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "solve_triangular",
+    "svd",
+    "svdvals",
+    "vecdot",
+    "vector_norm",
+]
+
+LinAlgError = _C.LinAlgError
+LinAlgError.__module__ = __name__
+LinAlgError.__doc__ = "A matrix decomposition or solve failed (a RuntimeError, as in PyTorch)."
+
+cholesky = _C.linalg_cholesky
+qr = _C.linalg_qr
+eigh = _C.linalg_eigh
+eigvalsh = _C.linalg_eigvalsh
+svd = _C.linalg_svd
+svdvals = _C.linalg_svdvals
+solve = _C.linalg_solve
+inv = _C.linalg_inv
+det = _C.linalg_det
+slogdet = _C.linalg_slogdet
+solve_triangular = _C.linalg_solve_triangular
+matmul = _C.matmul
+
+
+def _check_tensor(fn: str, name: str, x) -> None:
+    if not isinstance(x, _C.Tensor):
+        raise TypeError(f"linalg.{fn}: argument '{name}' must be a Tensor, not {type(x).__name__}")
+
+
+def _floating(fn: str, x) -> None:
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(
+            f"linalg.{fn}: Expected a floating point or complex tensor as input. Got {x.dtype}"
+        )
+
+
+def _matrix(fn: str, A, square: bool = False) -> None:
+    _check_tensor(fn, "A", A)
+    if A.dim() < 2:
+        raise RuntimeError(f"linalg.{fn}: The input tensor A must have at least 2 dimensions.")
+    _floating(fn, A)
+    if square and A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(
+            f"linalg.{fn}: A must be batches of square matrices, but they are "
+            f"{A.shape[-2]} by {A.shape[-1]} matrices"
+        )
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """The ``ord``-norm of x over ``dim`` (an int, a tuple, or None for all elements),
+    treating the selected elements as one vector: ``ord`` is any real number, ``inf``,
+    ``-inf`` or 0 (the count of nonzeros). ``dtype`` casts x first. Floating x only."""
+    _check_tensor("vector_norm", "x", x)
+    if dtype is not None:
+        x = x.to(dtype)
+    _floating("vector_norm", x)
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is not None:
+        dim = tuple(dim)
+    if x.numel() == 0 and ord < 0:
+        raise RuntimeError(
+            f"linalg.vector_norm cannot compute the {ord} norm on an empty tensor because "
+            "the operation does not have an identity"
+        )
+    reduce_all = dim is None or dim == ()
+    kw = {} if reduce_all else {"dim": dim}
+    a = x.abs()
+    if ord == math.inf:
+        r = a.amax(**kw, keepdim=keepdim) if x.numel() else a.sum(**kw, keepdim=keepdim)
+    elif ord == -math.inf:
+        r = a.amin(**kw, keepdim=keepdim)
+    elif ord == 0:
+        r = (a != 0).to(x.dtype).sum(**kw, keepdim=keepdim)
+    elif ord == 1:
+        r = a.sum(**kw, keepdim=keepdim)
+    elif ord == 2:
+        r = (a * a).sum(**kw, keepdim=keepdim).sqrt()
+    else:
+        r = a.pow(ord).sum(**kw, keepdim=keepdim).pow(1.0 / ord)
+    if reduce_all and keepdim:
+        r = r.reshape((1,) * x.dim())
+    return r
+
+
+def _two_dims(fn: str, A, dim) -> tuple[int, int]:
+    d = tuple(dim)
+    if len(d) != 2:
+        raise RuntimeError(f"linalg.{fn}: dim must be a 2-tuple. Got {d}")
+    nd = A.dim()
+    r = tuple(i + nd if i < 0 else i for i in d)
+    for i, v in zip(d, r):
+        if not 0 <= v < nd:
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], "
+                f"but got {i})"
+            )
+    if r[0] == r[1]:
+        raise RuntimeError(f"linalg.{fn}: dims must be different. Got ({d[0]}, {d[1]})")
+    return r
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """Matrix norm of the matrices in ``dim`` of A: ``'fro'``, ``'nuc'`` (sum of singular
+    values), ``2``/``-2`` (largest/smallest singular value), ``1``/``-1`` (max/min column
+    sum of absolute values), ``inf``/``-inf`` (max/min row sum)."""
+    _check_tensor("matrix_norm", "A", A)
+    if dtype is not None:
+        A = A.to(dtype)
+    if A.dim() < 2:
+        raise RuntimeError(
+            "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."
+        )
+    _floating("matrix_norm", A)
+    d0, d1 = _two_dims("matrix_norm", A, dim)
+    if ord == "fro":
+        return vector_norm(A, 2, (d0, d1), keepdim)
+    if ord in ("nuc", 2, -2):
+        m = A.movedim((d0, d1), (-2, -1))
+        s = svdvals(m)
+        if ord == "nuc":
+            r = s.sum(-1)
+        elif ord == 2:
+            r = s.amax(-1)
+        else:
+            r = s.amin(-1)
+        if keepdim:
+            r = r.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))
+        return r
+    if ord in (1, -1, math.inf, -math.inf):
+        # column sums (ord 1) reduce over rows first; row sums (ord inf) over columns
+        inner, outer = (d0, d1) if ord in (1, -1) else (d1, d0)
+        sums = A.abs().sum(dim=inner, keepdim=True)
+        r = sums.amax(dim=outer, keepdim=True) if ord > 0 else sums.amin(dim=outer, keepdim=True)
+        return r if keepdim else r.squeeze((d0, d1))
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """A vector norm when ``dim`` is an int (or A is 1-d with ``dim`` None), a matrix norm
+    when ``dim`` is a 2-tuple (or A is 2-d); with ``ord`` None and ``dim`` None, the 2-norm
+    of A flattened."""
+    _check_tensor("norm", "A", A)
+    if isinstance(dim, int):
+        dim = (dim,)
+    if ord is None:
+        return vector_norm(A, 2, dim, keepdim, dtype=dtype)
+    if dim is None:
+        if A.dim() == 1:
+            return vector_norm(A, ord, None, keepdim, dtype=dtype)
+        if A.dim() == 2:
+            return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+        raise RuntimeError(
+            f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+            f"Got {A.dim()}D."
+        )
+    if len(dim) == 1:
+        return vector_norm(A, ord, dim, keepdim, dtype=dtype)
+    return matrix_norm(A, ord, dim, keepdim, dtype=dtype)
+
+
+def _tolerance(fn: str, A, s, atol, rtol):
+    """max(atol, rtol * largest singular value), with PyTorch's defaults: rtol = eps * max(m, n)
+    when neither is given, else 0 unless given."""
+    if rtol is None:
+        rtol = 0.0 if atol is not None else _eps(A.dtype) * builtins.max(A.shape[-2], A.shape[-1])
+    if atol is None:
+        atol = 0.0
+    smax = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
+    rtol_t = rtol if not isinstance(rtol, _C.Tensor) else rtol.unsqueeze(-1)
+    atol_t = atol if not isinstance(atol, _C.Tensor) else atol.unsqueeze(-1)
+    return _C.maximum(smax * rtol_t, _C.zeros_like(smax) + atol_t)
+
+
+def _eps(dtype) -> float:
+    return {_C.float64: 2.220446049250313e-16, _C.float32: 1.1920928955078125e-07}.get(
+        dtype, 1.1920928955078125e-07
+    )
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+    """Number of singular values (absolute eigenvalues when ``hermitian``) above
+    ``max(atol, rtol * largest)``, as int64."""
+    _matrix("matrix_rank", A)
+    s = eigvalsh(A).abs() if hermitian else svdvals(A)
+    tol = _tolerance("matrix_rank", A, s, atol, rtol)
+    return (s > tol).sum(-1)
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """Moore-Penrose pseudo-inverse through the SVD (eigh when ``hermitian``): singular
+    values at or below ``max(atol, rtol * largest)`` count as zero."""
+    _matrix("pinv", A)
+    if hermitian:
+        w, V = eigh(A)
+        tol = _tolerance("pinv", A, w.abs(), atol, rtol)
+        inv_w = _C.where(w.abs() > tol, 1.0 / w, _C.zeros_like(w))
+        return (V * inv_w.unsqueeze(-2)) @ V.mT
+    U, S, Vh = svd(A, full_matrices=False)
+    tol = _tolerance("pinv", A, S, atol, rtol)
+    inv_s = _C.where(S > tol, 1.0 / S, _C.zeros_like(S))
+    return (Vh.mT * inv_s.unsqueeze(-2)) @ U.mT
+
+
+def matrix_power(A, n):
+    """A multiplied by itself ``n`` times (by squaring); ``n == 0`` gives identities and a
+    negative ``n`` powers the inverse."""
+    _check_tensor("matrix_power", "A", A)
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"linalg.matrix_power: n must be an int, not {type(n).__name__}")
+    if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(
+            "linalg.matrix_power: expected a tensor of square matrices, but got a tensor of "
+            f"shape {list(A.shape)}"
+        )
+    if n == 0:
+        eye = _C.eye(A.shape[-1], dtype=A.dtype)
+        return eye.expand(A.shape).clone()
+    if n < 0:
+        A, n = inv(A), -n
+    result, base = None, A
+    while n:
+        if n & 1:
+            result = base if result is None else result @ base
+        n >>= 1
+        if n:
+            base = base @ base
+    return result
+
+
+def cross(input, other, *, dim=-1):
+    """Cross product of 3-vectors along ``dim`` (batch dimensions broadcast)."""
+    _check_tensor("cross", "input", input)
+    _check_tensor("cross", "other", other)
+    if input.dim() != other.dim():
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {input.dim()} must match other dimension {other.dim()}"
+        )
+    nd = input.dim()
+    d = dim + nd if dim < 0 else dim
+    if not 0 <= d < nd:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})"
+        )
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} "
+            f"and {other.shape[d]}"
+        )
+    a0, a1, a2 = (input.select(d, i) for i in range(3))
+    b0, b1, b2 = (other.select(d, i) for i in range(3))
+    return _C.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
+
+
+def vecdot(x, y, *, dim=-1):
+    """Dot product of the vectors along ``dim`` (other dimensions broadcast)."""
+    _check_tensor("vecdot", "x", x)
+    _check_tensor("vecdot", "y", y)
+    if x.shape[dim] != y.shape[dim]:
+        raise RuntimeError(
+            f"linalg.vecdot: Expected x and y to have the same size along dim {dim}, but got "
+            f"{x.shape[dim]} and {y.shape[dim]}"
+        )
+    return (x * y).sum(dim)
+
+
+def multi_dot(tensors):
+    """The product of a sequence of matrices (the first may be 1-d: a row vector; the last
+    1-d: a column vector), multiplied in the order that needs the fewest operations."""
+    ts = list(tensors)
+    if len(ts) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
+    first_vec, last_vec = ts[0].dim() == 1, ts[-1].dim() == 1
+    if first_vec:
+        ts[0] = ts[0].unsqueeze(0)
+    if last_vec:
+        ts[-1] = ts[-1].unsqueeze(-1)
+    for i, t in enumerate(ts):
+        if t.dim() != 2:
+            raise RuntimeError(
+                f"multi_dot(): tensor {i} must be 2D but got {t.dim()}D"
+                if 0 < i < len(ts) - 1
+                else f"multi_dot(): the first and last tensors must be 1D or 2D but got {t.dim()}D"
+            )
+    for i in range(len(ts) - 1):
+        if ts[i].shape[1] != ts[i + 1].shape[0]:
+            raise RuntimeError(
+                f"multi_dot(): tensors {i} and {i + 1} with shapes {list(ts[i].shape)} and "
+                f"{list(ts[i + 1].shape)} cannot be multiplied"
+            )
+    dims = [t.shape[0] for t in ts] + [ts[-1].shape[1]]
+    n = len(ts)
+    # classic matrix-chain order by dynamic programming
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = math.inf
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+
+    def product(i, j):
+        if i == j:
+            return ts[i]
+        k = split[i][j]
+        return product(i, k) @ product(k + 1, j)
+
+    r = product(0, n - 1)
+    if first_vec:
+        r = r.squeeze(0)
+    if last_vec:
+        r = r.squeeze(-1)
+    return r
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """The diagonal (a view) of the matrices of A, ``offset`` above (>0) or below (<0) the
+    main one."""
+    return _C.diagonal(A, offset, dim1, dim2)
+
+
+def cond(A, p=None):
+    """Condition number of A in the norm ``p`` (None: 2-norm, through the singular values;
+    ``'fro'``, ``'nuc'``, ``1``, ``-1``, ``inf``, ``-inf``: norm(A) * norm(inv(A)))."""
+    _matrix("cond", A)
+    if p is None or p in (2, -2):
+        s = svdvals(A)
+        if p == -2:
+            return s[..., -1] / s[..., 0]
+        return s[..., 0] / s[..., -1]
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(
+            f"linalg.cond(ord={p}): A must be batches of square matrices, but they are "
+            f"{A.shape[-2]} by {A.shape[-1]} matrices"
+        )
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)
