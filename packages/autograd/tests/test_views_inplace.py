@@ -713,3 +713,14 @@ def test_view_taken_before_leaf_required_grad_is_refused_in_place():
         with pytest.raises(RuntimeError, match=re.escape(VIEW_LEAF_MSG)):
             v.mul_(2)
         assert x.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_negative_slice_step_gradient():
+    """x[::-2] is a flipped copy in the core; its gradient lands on the selected elements."""
+    x = et.arange(5.0, dtype=et.float64).requires_grad_()
+    w = et.tensor([1.0, 2.0, 3.0], dtype=et.float64)
+    (x[::-2] * w).sum().backward()
+    assert x.grad.tolist() == [3.0, 0.0, 2.0, 0.0, 1.0]
+    y = et.arange(12.0, dtype=et.float64).reshape(3, 4).requires_grad_()
+    (y[::-1, 1::-1] * et.arange(6.0, dtype=et.float64).reshape(3, 2)).sum().backward()
+    assert y.grad.tolist() == [[5.0, 4.0, 0.0, 0.0], [3.0, 2.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]]

@@ -535,3 +535,53 @@ def test_index_put_matches_numpy(lib, accumulate):
     np.testing.assert_array_equal(y.numpy(), expect)
     with pytest.raises(IndexError):
         lib.tensor(base).index_put_((lib.tensor([1.5]),), lib.tensor(1.0))
+
+
+# ---- negative slice steps: an Ember extension (PyTorch refuses them; the array API and
+# NumPy need them). The result is a copy; assignment writes through.
+
+NEGATIVE_KEYS = [
+    (slice(None, None, -1),),
+    (slice(8, 2, -2),),
+    (Ellipsis, slice(None, None, -3)),
+    (0, slice(None, None, -1), slice(1, None, -1)),
+    (None, slice(None, None, -1), 1),
+    (slice(None), slice(2, 0, -1), slice(None, None, 2)),
+    (slice(1, 5, -1),),  # empty
+]
+
+
+@pytest.mark.parametrize("key", NEGATIVE_KEYS, ids=str)
+def test_negative_step_getitem_and_setitem(ember_only, key):
+    import ember_tensor as et
+
+    a = np.arange(2 * 9 * 4, dtype=np.float64).reshape(2, 9, 4)
+    x = et.from_numpy(a.copy())
+    got = x[key]
+    assert np.array_equal(got.numpy(), a[key])
+    assert not np.shares_memory(got.numpy(), x.numpy()) or got.numel() <= 1
+    b = a.copy()
+    value = np.arange(b[key].size, dtype=np.float64).reshape(b[key].shape) + 1000
+    b[key] = value
+    x[key] = et.from_numpy(value)
+    assert np.array_equal(x.numpy(), b)
+    x = et.from_numpy(a.copy())
+    x[key] = 7.0
+    b = a.copy()
+    b[key] = 7.0
+    assert np.array_equal(x.numpy(), b)
+
+
+def test_negative_step_with_tensor_index_is_a_clear_error(ember_only):
+    import ember_tensor as et
+
+    x = et.arange(12.0).reshape(3, 4)
+    with pytest.raises(IndexError, match="negative step cannot be combined with tensor"):
+        x[::-1, et.tensor([0, 1])]
+
+
+def test_movedim_of_a_0d_tensor(lib):
+    t = lib.tensor(1.5)
+    assert t.movedim(0, -1).item() == 1.5
+    with pytest.raises(IndexError):
+        t.movedim(1, 0)

@@ -36,6 +36,8 @@ PyObject* dtype_object(ScalarType t);  // borrowed reference to the singleton
 py::object device_object(const Device& d);  // the shared (immutable) Python device object
 Device parse_device(py::handle h);     // "cpu", "cuda:0", device objects; ValueError otherwise
 bool scalar_from_python(py::handle h, Scalar& out);
+// A NumPy array given where a tensor operand goes becomes a tensor (a copy), as in PyTorch.
+bool tensor_from_ndarray(py::handle h, Tensor& out);
 
 // Releases the GIL for ops that touch many elements.
 class MaybeNoGil {
@@ -153,9 +155,11 @@ template <> struct type_caster<ember::Operand> {
       return true;
     }
     ember::Scalar s;
-    if (!ember::scalar_from_python(src, s)) return false;
-    value.t = ember::wrapped_scalar(s);
-    return true;
+    if (ember::scalar_from_python(src, s)) {
+      value.t = ember::wrapped_scalar(s);
+      return true;
+    }
+    return ember::tensor_from_ndarray(src, value.t);
   }
   static handle cast(const ember::Operand& o, return_value_policy p, handle h) {
     return make_caster<ember::Tensor>::cast(o.t, p, h);

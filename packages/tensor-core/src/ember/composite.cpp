@@ -45,6 +45,13 @@ Tensor movedim(const Tensor& self, const Shape& source, const Shape& destination
                                      " dims) should contain the same number of dims as destination (",
                                      shape_str(destination), " dims)"));
   }
+  if (nd == 0) {  // a 0-d tensor: dims 0 and -1 name its only (virtual) dim
+    for (size_t i = 0; i < source.size(); ++i) {
+      wrap_dim(source[i], nd, "movedim");
+      wrap_dim(destination[i], nd, "movedim");
+    }
+    return ops::permute(self, {});
+  }
   std::vector<int64_t> perm(nd, -1);
   std::vector<bool> used_src(nd, false);
   for (size_t i = 0; i < source.size(); ++i) {

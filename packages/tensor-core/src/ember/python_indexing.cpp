@@ -25,9 +25,24 @@ struct Item {
 };
 
 // Geometry of the view being built.
+// A view being built by basic indexing. A slice with a negative step is kept as the
+// positive-step slice over the same elements, its dim marked in `flipped`: the core has
+// no negative strides, so getitem flips those dims of the result (a copy) and setitem
+// flips the value instead.
 struct View {
   Shape sizes, strides;
   int64_t offset;
+  std::vector<char> flipped;
+
+  explicit View(const Tensor& t)
+      : sizes(t->sizes()), strides(t->strides()), offset(t->offset()), flipped(t->dim(), 0) {}
+  Shape flip_dims() const {
+    Shape dims;
+    for (size_t d = 0; d < flipped.size(); ++d) {
+      if (flipped[d]) dims.push_back(static_cast<int64_t>(d));
+    }
+    return dims;
+  }
 };
 
 [[noreturn]] void invalid_index(PyObject* obj) {
@@ -207,13 +222,18 @@ void apply_select(View& v, int64_t d, int64_t index, int64_t real_dim) {
   v.offset += index * v.strides[d];
   v.sizes.erase(v.sizes.begin() + d);
   v.strides.erase(v.strides.begin() + d);
+  v.flipped.erase(v.flipped.begin() + d);
 }
 
 void apply_slice(View& v, int64_t d, PyObject* slice) {
   Py_ssize_t start, stop, step;
   if (PySlice_Unpack(slice, &start, &stop, &step) < 0) throw py::error_already_set();
-  if (step <= 0) throw ValueError("step must be greater than zero");
   const Py_ssize_t len = PySlice_AdjustIndices(static_cast<Py_ssize_t>(v.sizes[d]), &start, &stop, step);
+  if (step < 0) {  // the same elements in increasing order, flipped later
+    if (len > 0) start += (len - 1) * step;
+    step = -step;
+    v.flipped[d] = len > 1;
+  }
   v.offset += static_cast<int64_t>(start) * v.strides[d];
   v.sizes[d] = len;
   v.strides[d] *= step;
@@ -224,6 +244,7 @@ void insert_dim(View& v, int64_t d) {
   const int64_t stride = d < nd ? v.sizes[d] * v.strides[d] : 1;
   v.sizes.insert(v.sizes.begin() + d, 1);
   v.strides.insert(v.strides.begin() + d, stride);
+  v.flipped.insert(v.flipped.begin() + d, 0);
 }
 
 // The result of parsing: a view of self, and the advanced indices over its leading dims.
@@ -231,6 +252,7 @@ struct Parsed {
   Tensor view;
   std::vector<Tensor> adv;
   bool has_adv = false;
+  Shape flips;  // dims of view that negative-step slices reversed
 };
 
 void set_adv(Parsed& P, int64_t d, Tensor t) {
@@ -268,7 +290,7 @@ Parsed parse(const Tensor& self, PyObject* key) {
     }
   }
   Parsed P;
-  View v{self->sizes(), self->strides(), self->offset()};
+  View v(self);
   int64_t d = 0, real = 0;
   bool seen_ellipsis = false;
   for (const Item& it : items) {
@@ -329,24 +351,30 @@ Parsed parse(const Tensor& self, PyObject* key) {
       }
     }
   }
+  P.flips = v.flip_dims();
+  if (P.has_adv && !P.flips.empty()) {
+    throw IndexError("a slice with a negative step cannot be combined with tensor (advanced) indices; flip the "
+                     "tensor first, e.g. x.flip(dim)[...]");
+  }
   P.view = make_view(self, std::move(v.sizes), std::move(v.strides), v.offset);
   return P;
 }
 
-// The fast path: one int or one slice on a tensor with dims.
-bool simple_view(const Tensor& self, PyObject* key, Tensor& out) {
+// The fast path: one int or one slice on a tensor with dims (flips: see View).
+bool simple_view(const Tensor& self, PyObject* key, Tensor& out, Shape& flips) {
   if (self->dim() == 0) return false;
   if (PyLong_CheckExact(key)) {
     const int64_t i = PyLong_AsLongLong(key);
     if (i == -1 && PyErr_Occurred()) throw py::error_already_set();
-    View v{self->sizes(), self->strides(), self->offset()};
+    View v(self);
     apply_select(v, 0, i, 0);
     out = make_view(self, std::move(v.sizes), std::move(v.strides), v.offset);
     return true;
   }
   if (PySlice_Check(key)) {
-    View v{self->sizes(), self->strides(), self->offset()};
+    View v(self);
     apply_slice(v, 0, key);
+    flips = v.flip_dims();
     out = make_view(self, std::move(v.sizes), std::move(v.strides), v.offset);
     return true;
   }
@@ -356,14 +384,20 @@ bool simple_view(const Tensor& self, PyObject* key, Tensor& out) {
 py::object getitem(py::object py_self, py::handle key) {
   const Tensor self = py_self.cast<Tensor>();
   Tensor result;
-  if (!simple_view(self, key.ptr(), result)) {
+  Shape flips;
+  if (!simple_view(self, key.ptr(), result, flips)) {
     Parsed P = parse(self, key.ptr());
+    flips = P.flips;
     if (!P.has_adv) {
       result = P.view;
     } else {
       MaybeNoGil nogil(P.view->numel());
       result = index_get(P.view, P.adv);
     }
+  }
+  if (!flips.empty()) {
+    MaybeNoGil nogil(result->numel());
+    result = ops::flip(result, flips);
   }
   drop_internal_base(result, self);
   py::object py_result = py::cast(result);
@@ -416,7 +450,7 @@ void setitem(py::object py_self, py::handle key, py::handle value) {
   Tensor view;
   Parsed P;
   const bool done = masked_assign(self, key.ptr(), val);
-  if (!done && !simple_view(self, key.ptr(), view)) {
+  if (!done && !simple_view(self, key.ptr(), view, P.flips)) {
     P = parse(self, key.ptr());
     view = P.view;
   }
@@ -434,7 +468,11 @@ void setitem(py::object py_self, py::handle key, py::handle value) {
                       Shape(v->strides().begin() + drop, v->strides().end()), v->offset());
       }
       v = ops::expand(v, view->sizes());
-      if (v->storage() == view->storage()) v = ops::clone(v);
+      if (!P.flips.empty()) {
+        v = ops::flip(v, P.flips);
+      } else if (v->storage() == view->storage()) {
+        v = ops::clone(v);
+      }
       copy_into(view, v);
     }
   }
@@ -448,7 +486,7 @@ void index_add_key(const Tensor& self, py::handle key, py::handle value) {
   Tensor val = value_tensor(value, self);
   Tensor view;
   Parsed P;
-  if (!simple_view(self, key.ptr(), view)) {
+  if (!simple_view(self, key.ptr(), view, P.flips)) {
     P = parse(self, key.ptr());
     view = P.view;
   }
@@ -457,7 +495,11 @@ void index_add_key(const Tensor& self, py::handle key, py::handle value) {
     index_put(view, P.adv, val, true);
   } else {
     Tensor v = ops::expand(val, view->sizes());
-    if (v->storage() == view->storage()) v = ops::clone(v);
+    if (!P.flips.empty()) {
+      v = ops::flip(v, P.flips);
+    } else if (v->storage() == view->storage()) {
+      v = ops::clone(v);
+    }
     ops::add(view, v, Scalar::from_int(1), view);
   }
 }

@@ -56,6 +56,16 @@ Device parse_device(py::handle h) {
   return d;
 }
 
+bool tensor_from_ndarray(py::handle h, Tensor& out) {
+  if (!py::isinstance<py::array>(h)) return false;
+  try {
+    out = tensor_from_data(h, std::nullopt);
+  } catch (const std::exception&) {  // a dtype the core lacks: not an operand
+    return false;
+  }
+  return true;
+}
+
 bool scalar_from_python(py::handle h, Scalar& out) {
   PyObject* o = h.ptr();
   if (PyBool_Check(o)) { out = Scalar::from_bool(o == Py_True); return true; }
@@ -83,10 +93,12 @@ bool scalar_from_python(py::handle h, Scalar& out) {
   }
   // NumPy scalars and other numbers: integers through __index__, reals through __float__
   std::string tn = Py_TYPE(o)->tp_name;
-  if (tn.rfind("numpy.", 0) == 0) {
+  if (tn.rfind("numpy.", 0) == 0 && tn != "numpy.ndarray") {
     if (tn == "numpy.bool" || tn == "numpy.bool_") { out = Scalar::from_bool(PyObject_IsTrue(o)); return true; }
     if (PyIndex_Check(o)) {
-      py::int_ v = py::reinterpret_steal<py::int_>(PyNumber_Index(o));
+      PyObject* index = PyNumber_Index(o);
+      if (!index) { PyErr_Clear(); return false; }
+      py::int_ v = py::reinterpret_steal<py::int_>(index);
       out = Scalar::from_int(v.cast<int64_t>());
       return true;
     }

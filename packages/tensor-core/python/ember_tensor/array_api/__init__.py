@@ -7,10 +7,15 @@ in docs/array-api.md. Arrays are ``ember_tensor.Tensor`` objects.
 
 Not supported by the core (so absent here and from ``__array_namespace_info__().dtypes()``):
 uint16, uint32, uint64, complex64, complex128.
+
+Extensions: ``linalg`` (the linear algebra extension, ``xp.linalg``) is present. ``fft`` is
+absent (``hasattr(xp, "fft")`` is False): every function of the standard's fft extension
+takes or returns complex arrays, and the core has no complex dtypes.
 """
 
 from __future__ import annotations
 
+from . import linalg as linalg  # the linalg extension: xp.linalg
 from ._creation import *  # noqa: F403
 from ._creation import __all__ as _creation_all
 from ._dtypes import *  # noqa: F403
@@ -20,6 +25,8 @@ from ._elementwise import __all__ as _elementwise_all
 from ._functions import *  # noqa: F403
 from ._functions import __all__ as _functions_all
 from ._info import __array_namespace_info__
+from ._linear_algebra import *  # noqa: F403
+from ._linear_algebra import __all__ as _linear_algebra_all
 
 __array_api_version__ = "2024.12"
 
@@ -30,4 +37,5 @@ __all__ = [
     *_creation_all,
     *_elementwise_all,
     *_functions_all,
+    *_linear_algebra_all,
 ]

@@ -1,5 +1,5 @@
-"""(array API) Data types and the data type functions: astype, can_cast, finfo, iinfo,
-isdtype, result_type.
+"""(array API) Constants (e, inf, nan, newaxis, pi), data types and the data type
+functions: astype, can_cast, finfo, iinfo, isdtype, result_type.
 
 The standard's dtypes supported by the core are bool, int8, int16, int32, int64, uint8,
 float32 and float64. uint16, uint32, uint64, complex64 and complex128 do not exist in the
@@ -21,10 +21,16 @@ Helpers for the other modules of the namespace (not exported): ``promote_types(a
 from __future__ import annotations
 
 import builtins as _builtins
+import math as _math
 
 import ember_tensor as _et
 
 __all__ = [
+    "e",
+    "inf",
+    "nan",
+    "newaxis",
+    "pi",
     "bool",
     "int8",
     "int16",
@@ -42,6 +48,13 @@ __all__ = [
     "isdtype",
     "result_type",
 ]
+
+# constants (Python floats, as the standard asks; newaxis is None, as in NumPy)
+e = _math.e
+inf = _math.inf
+nan = _math.nan
+newaxis = None
+pi = _math.pi
 
 # NB: `bool` below is the dtype; the builtin is spelled `_builtins.bool` in this module.
 bool = _et.bool

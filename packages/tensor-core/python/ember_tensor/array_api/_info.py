@@ -8,6 +8,10 @@ floating")`` is empty. The default real floating-point dtype is
 ``ember_tensor.get_default_dtype()`` (float32 unless changed); the default integral and
 indexing dtype is int64. Arrays have no limit on their number of dimensions
 (``"max dimensions": None``).
+
+The standard's capabilities do not cover extensions: they are found as attributes of the
+namespace. ``xp.linalg`` (the linear algebra extension) is present; ``xp.fft`` is absent,
+since the fft extension works on complex arrays and there are no complex dtypes.
 """
 
 from __future__ import annotations
@@ -35,7 +39,8 @@ class Info:
 
     def capabilities(self) -> dict:
         """{"boolean indexing": True, "data-dependent shapes": True,
-        "max dimensions": None} (no limit on the number of dimensions)."""
+        "max dimensions": None} (no limit on the number of dimensions). Extensions are not
+        capabilities: ``hasattr(xp, "linalg")`` is True, ``hasattr(xp, "fft")`` False."""
         return {
             "boolean indexing": True,
             "data-dependent shapes": True,
