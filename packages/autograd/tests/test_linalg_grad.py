@@ -21,6 +21,7 @@ import torch
 import ember_autograd as ea
 import ember_tensor as et
 from ember_autograd import formulas_linalg
+from torch_compare import assert_matches_torch, ember_fn
 
 # torch's forward AD loads its decompositions through torch.jit.script on first use
 pytestmark = pytest.mark.filterwarnings(
@@ -219,35 +220,27 @@ def _opts(row):
     return row[3] if len(row) > 3 else {}
 
 
-def _ember_fn(fn):
-    return lambda *a: fn(et, *a)
-
-
-def _outputs(res):
-    return list(res) if isinstance(res, (tuple, list)) else [res]
-
-
 GG_ROWS = [r for r in ROWS if _opts(r).get("gg")]
 
 
 @pytest.mark.parametrize("row", ROWS, ids=IDS)
 def test_gradcheck(row):
     fn, specs = row[1], row[2]
-    assert ea.gradcheck(_ember_fn(fn), tuple(build(specs, et)))
+    assert ea.gradcheck(ember_fn(fn), tuple(build(specs, et)))
 
 
 @pytest.mark.parametrize("row", ROWS, ids=IDS)
 def test_forward_ad(row):
     fn, specs = row[1], row[2]
     args = tuple(build(specs, et))
-    assert ea.gradcheck(_ember_fn(fn), args, check_forward_ad=True, check_backward_ad=False)
+    assert ea.gradcheck(ember_fn(fn), args, check_forward_ad=True, check_backward_ad=False)
 
 
 @pytest.mark.parametrize("row", GG_ROWS, ids=[r[0] for r in GG_ROWS])
 def test_gradgradcheck(row):
     fn, specs = row[1], row[2]
     assert ea.gradgradcheck(
-        _ember_fn(fn), tuple(build(specs, et)), gen_non_contig_grad_outputs=True
+        ember_fn(fn), tuple(build(specs, et)), gen_non_contig_grad_outputs=True
     )
 
 
@@ -255,27 +248,8 @@ def test_gradgradcheck(row):
 def test_matches_torch(row):
     fn, specs = row[1], row[2]
     e_args, t_args = build(specs, et), build(specs, torch)
-    e_out, t_out = _outputs(fn(et, *e_args)), _outputs(fn(torch, *t_args))
-    assert len(e_out) == len(t_out)
-    rng = np.random.default_rng(7)
-    e_loss, t_loss = None, None
-    for e, t in zip(e_out, t_out):
-        assert tuple(e.shape) == tuple(t.shape)
-        np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=1e-10, atol=1e-12)
-        if not t.requires_grad:
-            continue
-        w = rng.uniform(-1.0, 1.0, size=tuple(t.shape))
-        e_term = (e * et.from_numpy(w)).sum()
-        t_term = (t * torch.from_numpy(w)).sum()
-        e_loss = e_term if e_loss is None else e_loss + e_term
-        t_loss = t_term if t_loss is None else t_loss + t_term
-    e_loss.backward()
-    t_loss.backward()
-    for spec, e, t in zip(specs, e_args, t_args):
-        if isinstance(spec, G) and t.grad is not None:
-            assert e.grad is not None
-            assert e.grad.dtype == et.float64 and tuple(e.grad.shape) == tuple(t.grad.shape)
-            np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-9, atol=1e-11)
+    pairs = [(e, t) for s, e, t in zip(specs, e_args, t_args) if isinstance(s, G)]
+    assert_matches_torch(fn(et, *e_args), fn(torch, *t_args), pairs, 1e-10, 1e-12, 1e-9, 1e-11)
 
 
 # ----------------------------------------------------------------------------- beyond the table

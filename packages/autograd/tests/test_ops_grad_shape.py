@@ -16,6 +16,7 @@ import torch
 
 import ember_autograd as ea
 import ember_tensor as et
+from torch_compare import assert_matches_torch, ember_fn
 
 # ----------------------------------------------------------------------------- inputs
 
@@ -309,32 +310,24 @@ def _params(gradgrad=False):
     return out
 
 
-def _ember_fn(fn):
-    return lambda *a: fn(et, *a)
-
-
-def _outputs(res):
-    return list(res) if isinstance(res, (tuple, list)) else [res]
-
-
 @pytest.mark.parametrize("row", _params())
 def test_gradcheck(row):
     fn, specs = row[1], row[2]
-    assert ea.gradcheck(_ember_fn(fn), tuple(build(specs, et)))
+    assert ea.gradcheck(ember_fn(fn), tuple(build(specs, et)))
 
 
 @pytest.mark.parametrize("row", _params())
 def test_forward_ad(row):
     fn, specs = row[1], row[2]
     args = tuple(build(specs, et))
-    assert ea.gradcheck(_ember_fn(fn), args, check_forward_ad=True, check_backward_ad=False)
+    assert ea.gradcheck(ember_fn(fn), args, check_forward_ad=True, check_backward_ad=False)
 
 
 @pytest.mark.parametrize("row", _params(gradgrad=True))
 def test_gradgradcheck(row):
     fn, specs = row[1], row[2]
     assert ea.gradgradcheck(
-        _ember_fn(fn), tuple(build(specs, et)), gen_non_contig_grad_outputs=True
+        ember_fn(fn), tuple(build(specs, et)), gen_non_contig_grad_outputs=True
     )
 
 
@@ -343,25 +336,9 @@ def test_matches_torch(row):
     fn, specs = row[1], row[2]
     t_fn = _opts(row).get("torch_fn", fn)
     e_args, t_args = build(specs, et), build(specs, torch)
-    e_out, t_out = _outputs(fn(et, *e_args)), _outputs(t_fn(torch, *t_args))
-    assert len(e_out) == len(t_out)
-    rng = np.random.default_rng(7)
-    e_loss, t_loss = None, None
-    for e, t in zip(e_out, t_out):
-        assert tuple(e.shape) == tuple(t.shape)
-        np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=1e-12, atol=1e-12)
-        w = rng.uniform(-1.0, 1.0, size=tuple(t.shape))
-        e_term = (e * et.from_numpy(w)).sum()
-        t_term = (t * torch.from_numpy(w)).sum()
-        e_loss = e_term if e_loss is None else e_loss + e_term
-        t_loss = t_term if t_loss is None else t_loss + t_term
-    e_loss.backward()
-    t_loss.backward()
-    for spec, e, t in zip(specs, e_args, t_args):
-        if isinstance(spec, G):
-            assert e.grad is not None and t.grad is not None
-            assert e.grad.dtype == et.float64 and tuple(e.grad.shape) == tuple(t.grad.shape)
-            np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-12, atol=1e-12)
+    pairs = [(e, t) for s, e, t in zip(specs, e_args, t_args) if isinstance(s, G)]
+    assert_matches_torch(fn(et, *e_args), t_fn(torch, *t_args), pairs, 1e-12, 1e-12, 1e-12, 1e-12)
+    assert all(t.grad is not None for _, t in pairs)
 
 
 # ----------------------------------------------------------------------------- beyond the table
