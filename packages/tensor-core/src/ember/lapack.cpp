@@ -257,8 +257,34 @@ Tensor fortran_empty(const Shape& batch, int64_t rows, int64_t cols, ScalarType 
 
 // A column-major copy of t (broadcast to batch first): LAPACK's working matrices.
 Tensor fortran_copy(const Tensor& t, const Shape& batch) {
-  Tensor out = fortran_empty(batch, t->size(-2), t->size(-1), t->dtype());
-  copy_into(out, t);
+  const int64_t rows = t->size(-2), cols = t->size(-1), count = batch_count(batch);
+  Tensor out = fortran_empty(batch, rows, cols, t->dtype());
+  if (rows * cols > 64 * 64 || count == 0) {  // big matrices: the general (blocked) copy
+    copy_into(out, t);
+    return out;
+  }
+  // many small matrices: one plain loop per matrix, spread over the pool
+  const int64_t nb = static_cast<int64_t>(batch.size()), rs = t->stride(-2), cs = t->stride(-1);
+  const char* src = t->data_ptr();
+  char* dst = out->data_ptr();
+  dispatch_itemsize(t->itemsize(), [&](auto unit) {
+    using U = decltype(unit);
+    parallel_for(0, count, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(rows * cols, 1)),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t b = begin; b < end; ++b) {
+                     int64_t off = 0, rem = b;
+                     for (int64_t d = nb - 1; d >= 0; --d) {
+                       off += (rem % batch[d]) * t->stride(d);
+                       rem /= batch[d];
+                     }
+                     const U* s = reinterpret_cast<const U*>(src) + off;
+                     U* o = reinterpret_cast<U*>(dst) + b * rows * cols;
+                     for (int64_t j = 0; j < cols; ++j) {
+                       for (int64_t i = 0; i < rows; ++i) o[i + j * rows] = s[i * rs + j * cs];
+                     }
+                   }
+                 });
+  });
   return out;
 }
 
