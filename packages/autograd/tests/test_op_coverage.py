@@ -25,9 +25,9 @@ def _recorded_keys() -> set[str]:
         for row in pointwise.ROWS:
             row.ember_fn()(*row.build(et))
         for row in shape.ROWS:
-            shape._ember_fn(row[1])(*shape.build(row[2], et))
+            shape.ember_fn(row[1])(*shape.build(row[2], et))
         for row in linalg.ROWS:
-            linalg._ember_fn(row[1])(*linalg.build(row[2], et))
+            linalg.ember_fn(row[1])(*linalg.build(row[2], et))
     finally:
         et._set_autograd_hook(inner)
     return seen

@@ -291,6 +291,35 @@ ROWS = [
     ("setitem_from_self", lambda m, x: _setitem_self(x), [G(3, 4, nc=True)], GETITEM2),
     ("setitem_number", lambda m, x: _setitem(x, (0, slice(None)), 1.5), [G(2, 3)]),
     ("setitem_view_of_nonleaf", lambda m, x, v: _setitem(x[1:], 0, v), [G(3, 2), G(2)]),
+    # ---- convolution
+    ("conv2d", lambda m, x, w, b: m.conv2d(x, w, b, 1, 1), [G(2, 3, 5, 4), G(4, 3, 3, 3), G(4)]),
+    (
+        "conv2d_groups_stride_dilation",
+        lambda m, x, w: m.conv2d(x, w, None, (2, 1), (0, 1), (2, 1), 2),
+        [G(1, 4, 7, 6, nc=True), G(4, 2, 3, 2)],
+    ),
+    (
+        "conv_transpose2d",
+        lambda m, x, w, b: m.conv_transpose2d(x, w, b, 2, 1, 1),
+        [G(2, 3, 3, 4), G(3, 2, 3, 3), G(2)],
+    ),
+    (
+        "conv_transpose2d_groups",
+        lambda m, x, w: m.conv_transpose2d(x, w, None, 1, 0, 0, 2, 2),
+        [G(1, 4, 3, 3), G(4, 1, 2, 2)],
+    ),
+    (
+        "im2col",
+        lambda m, x: m.im2col(x, [2, 3], 1, 1, 2),
+        [G(2, 3, 5, 6)],
+        {"torch_fn": lambda m, x: m.nn.functional.unfold(x, (2, 3), 1, 1, 2)},
+    ),
+    (
+        "col2im",
+        lambda m, x: m.col2im(x, [5, 6], [2, 2], 1, 0, 2),
+        [G(2, 12, 6)],
+        {"torch_fn": lambda m, x: m.nn.functional.fold(x, (5, 6), (2, 2), 1, 0, 2)},
+    ),
 ]
 
 IDS = [r[0] for r in ROWS]

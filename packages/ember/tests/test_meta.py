@@ -1,5 +1,5 @@
 """The meta-package re-exports the tensor core, loads nothing else on import, and resolves
-the autograd slot lazily."""
+the autograd and nn slots lazily."""
 
 from __future__ import annotations
 
@@ -95,7 +95,6 @@ def test_import_loads_the_core_only() -> None:
 @pytest.mark.parametrize(
     ("attr", "distribution"),
     [
-        ("nn", "ember-nn"),
         ("optim", "ember-optim"),
         ("data", "ember-data"),
         ("multiprocessing", "ember-mp"),
@@ -285,4 +284,106 @@ def test_unknown_attribute() -> None:
 
 def test_from_import_of_missing_component() -> None:
     with pytest.raises(ImportError):
-        from ember import nn  # noqa: F401
+        from ember import optim  # noqa: F401
+
+
+# ----------------------------------------------------------------------------- nn slot
+
+
+def test_nn_is_the_default_provider() -> None:
+    import ember_nn
+
+    assert ember.nn is ember_nn
+    assert ember.nn.functional is ember_nn.functional
+    assert "nn" in vars(ember)
+
+
+def test_nn_slot_is_declared_as_an_entry_point() -> None:
+    from importlib import metadata
+
+    eps = {ep.name: ep for ep in metadata.entry_points(group="ember.slots.nn")}
+    assert eps["ember"].value == "ember_nn"
+    assert eps["ember"].dist is not None and eps["ember"].dist.name == "ember-nn"
+
+
+def test_nn_is_imported_on_first_use_only() -> None:
+    code = (
+        "import json, sys; import ember; before = 'ember_nn' in sys.modules; "
+        "lin = ember.nn.Linear(2, 3); "
+        "print(json.dumps([before, 'ember_nn' in sys.modules, 'ember_autograd' in sys.modules, "
+        "list(lin(ember.ones(4, 2)).shape)]))"
+    )
+    assert json.loads(run_python(code)) == [False, True, True, [4, 3]]
+
+
+def test_nn_import_statements_give_the_providers_modules() -> None:
+    code = """
+import json, sys
+import ember
+import ember.nn
+from ember.nn import functional as F
+import ember.nn.functional as F2
+import ember.nn.init as init
+from ember.nn import Module, Parameter
+from ember.nn.utils import clip_grad_norm_
+import ember_nn
+print(json.dumps([
+    ember.nn is ember_nn,
+    sys.modules["ember.nn"] is ember_nn,
+    F is ember_nn.functional and F2 is ember_nn.functional,
+    sys.modules["ember.nn.functional"] is ember_nn.functional,
+    init is ember_nn.init,
+    Module is ember_nn.Module and Parameter is ember_nn.Parameter,
+    clip_grad_norm_ is ember_nn.utils.clip_grad_norm_,
+    ember_nn.__spec__.name,
+]))
+"""
+    assert json.loads(run_python(code)) == [True] * 7 + ["ember_nn"]
+
+
+def test_nn_works_with_the_meta_package() -> None:
+    import ember.nn as nn
+    from ember.nn import functional as F
+
+    class LinearLayer(nn.Module):
+        def __init__(self, in_sz, out_sz):
+            super().__init__()
+            self.w = nn.Parameter(ember.randn(in_sz, out_sz))
+            self.b = nn.Parameter(ember.randn(out_sz))
+
+        def forward(self, activations):
+            return ember.mm(activations, self.w) + self.b
+
+    layer = LinearLayer(4, 2)
+    loss = F.mse_loss(layer(ember.ones(3, 4)), ember.zeros(3, 2))
+    loss.backward()
+    assert tuple(layer.w.grad.shape) == (4, 2)
+    with ember.no_grad():
+        assert not layer(ember.ones(1, 4)).requires_grad
+
+
+def test_import_of_a_missing_nn_submodule() -> None:
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("ember.nn.no_such_module")
+
+
+def test_nn_provider_with_another_interface_version(
+    monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    from importlib import metadata
+
+    monkeypatch.setattr(ember, "_providers", {})
+    monkeypatch.delitem(vars(ember), "nn", raising=False)
+    for name in [m for m in sys.modules if m.split(".")[:2] == ["ember", "nn"]]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "old_nn_provider.py").write_text("INTERFACE_VERSION = 0\n")
+
+    def entry_points(group: str):
+        assert group == "ember.slots.nn"
+        return [metadata.EntryPoint(name="ember", value="old_nn_provider", group=group)]
+
+    monkeypatch.setattr("importlib.metadata.entry_points", entry_points)
+    expected = "implements interface version 0, but this ember needs version 1 of the 'nn'"
+    with pytest.raises(ember.SlotError, match=expected):
+        ember.nn  # noqa: B018

@@ -93,3 +93,29 @@ def test_from_numpy_of_a_read_only_array_warns(lib):
     a.flags.writeable = False
     with pytest.warns(UserWarning, match="not writable"):
         lib.from_numpy(a)
+
+
+def test_data_assignment_takes_shape_and_dtype(lib):
+    t = lib.zeros(2)
+    src = lib.ones(3, dtype=lib.float64)
+    t.data = src
+    assert t.dtype == lib.float64 and tuple(t.shape) == (3,)
+    assert t.tolist() == [1.0, 1.0, 1.0]
+    src[0] = 5.0
+    assert t[0].item() == 5.0  # t views src's memory
+
+
+def test_detach_in_place_refuses_views(lib):
+    with pytest.raises(RuntimeError, match="Can't detach views in-place. Use detach"):
+        lib.ones(3)[:2].detach_()
+
+
+def test_tensor_new_refuses_to_make_uninitialised_tensors(ember_only):
+    import ember_tensor as et
+
+    class Sub(et.Tensor):
+        pass
+
+    for make in (lambda: et.Tensor.__new__(Sub), lambda: Sub(), lambda: et.Tensor()):
+        with pytest.raises(TypeError, match="cannot be created directly"):
+            make()

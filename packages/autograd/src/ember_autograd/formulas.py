@@ -15,6 +15,8 @@ import math
 
 import ember_tensor as et
 
+from .formulas_conv import *  # noqa: F403
+from .formulas_conv import __all__ as _conv_all
 from .formulas_linalg import *  # noqa: F403
 from .formulas_linalg import __all__ as _linalg_all
 from .formulas_shape import *  # noqa: F403
@@ -22,6 +24,7 @@ from .formulas_shape import __all__ as _shape_all
 from .saved import sum_to
 
 __all__ = [
+    *_conv_all,
     *_linalg_all,
     *_shape_all,
     "amax_backward",

@@ -15,8 +15,11 @@ and caches it in this module's namespace. ``import ember.autograd`` and
 ``from ember.autograd.forward_ad import dual_level`` give the provider's modules (a finder
 on ``sys.meta_path``), and the core calls back (``_set_autograd_loader``) when
 ``requires_grad=True`` is first asked for, so ``ember.randn(3, requires_grad=True)`` works
-without touching ``ember.autograd`` first. Choosing another provider (``ember.use``,
-``EMBER_AUTOGRAD``, ``[tool.ember]``) is not implemented yet.
+without touching ``ember.autograd`` first. The ``nn`` slot is resolved the same way:
+``ember.nn`` is the provider of the group ``ember.slots.nn`` (``ember_nn``), and
+``import ember.nn``, ``import ember.nn.functional as F`` and ``from ember.nn import init``
+give its modules. Choosing another provider (``ember.use``, ``EMBER_AUTOGRAD``,
+``[tool.ember]``) is not implemented yet.
 
 The other slots are not resolved yet: touching one raises an ``AttributeError`` that names
 the distribution providing it.
@@ -67,7 +70,7 @@ _SLOTS: dict[str, tuple[str, str, str]] = {
 # The slots this version resolves, with the interface version their providers must declare
 # (``INTERFACE_VERSION`` in the provider's module). Attributes of a resolved slot other than
 # its own name (``ember.no_grad``) are the provider's attributes of the same name.
-_INTERFACES: dict[str, int] = {"autograd": 1}
+_INTERFACES: dict[str, int] = {"autograd": 1, "nn": 1}
 _DEFAULT_PROVIDER = "ember"  # the entry point name of Ember's own provider in every slot
 _providers: dict[str, object] = {}  # slot -> its provider's module, once resolved
 

@@ -307,6 +307,17 @@ Tensor.mT = property(_mT, doc="The transpose of the last two dimensions (a view)
 Tensor.__module__ = "ember_tensor"
 
 
+def _tensor_new(cls, *args, **kwargs):
+    # pybind11 makes the core's tensors without __new__; one made here would have no data
+    raise TypeError(
+        f"{cls.__name__} objects cannot be created directly: use ember_tensor.tensor(), "
+        "empty(), zeros(), ... (subclasses of Tensor cannot be instantiated)"
+    )
+
+
+Tensor.__new__ = _tensor_new
+
+
 # ---- the public namespace: every op of ops.yaml plus the hand-written ones ----
 
 _PRIVATE = {"Tensor", "dtype", "device", "Generator", "LinAlgError"}

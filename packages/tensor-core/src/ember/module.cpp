@@ -218,13 +218,14 @@ void bind_tensor_class(py::module_& m, TensorClass& cls) {
       .def("detach", &detach, "A new tensor sharing storage with self, outside any autograd graph.")
       .def("detach_", [](py::object self) {
         Tensor t = self.cast<Tensor>();
+        if (t->view_base) throw std::runtime_error("Can't detach views in-place. Use detach() instead.");
         t->grad_fn.set(nullptr);
         t->requires_grad = false;
         return self;
       })
       .def_property("data", &detach, [](const Tensor& t, const Tensor& src) {
-        t->set_storage(src->storage(), src->sizes(), src->strides(), src->offset());
-        if (src->dtype() != t->dtype()) throw TypeError("data: assigning data of a different dtype is not supported");
+        // t now views src's memory, with src's geometry and dtype (PyTorch's x.data = y)
+        t->set_storage(src->storage(), src->sizes(), src->strides(), src->offset(), src->dtype());
       })
       // ---- conversion ----
       .def("to", &tensor_to)

@@ -154,6 +154,10 @@ class TensorImpl {
     view_base.reset();
     set_geometry(std::move(sizes), std::move(strides), offset);
   }
+  void set_storage(std::shared_ptr<Storage> storage, Shape sizes, Shape strides, int64_t offset, ScalarType dtype) {
+    dtype_ = dtype;
+    set_storage(std::move(storage), std::move(sizes), std::move(strides), offset);
+  }
 
   // A Python number converted to a 0-d tensor: weaker in type promotion.
   bool wrapped_number = false;

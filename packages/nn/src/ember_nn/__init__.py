@@ -1,0 +1,119 @@
+"""ember_nn: neural networks for Ember, the default provider of the ``nn`` slot
+(``ember.nn``).
+
+``Module`` and ``Parameter`` with PyTorch's contract, containers, layers, activation and
+loss modules, ``functional``, ``init`` and ``utils``; everything is composed of the tensor
+core's ops and differentiated by the ``autograd`` provider.
+
+>>> import ember_tensor as et
+>>> import ember_nn as nn
+>>> model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+>>> tuple(model(et.ones(2, 3)).shape)
+(2, 1)
+"""
+
+from __future__ import annotations
+
+import ember_autograd  # noqa: F401  (the autograd provider: Parameter requires grad)
+
+from . import functional, init, utils
+from .modules import (
+    CELU,
+    ELU,
+    GELU,
+    GLU,
+    SELU,
+    BCELoss,
+    BCEWithLogitsLoss,
+    Bilinear,
+    CosineEmbeddingLoss,
+    Dropout,
+    Flatten,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    HuberLoss,
+    Identity,
+    KLDivLoss,
+    L1Loss,
+    LeakyReLU,
+    Linear,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    Module,
+    ModuleDict,
+    ModuleList,
+    MSELoss,
+    ParameterDict,
+    ParameterList,
+    ReLU,
+    ReLU6,
+    Sequential,
+    Sigmoid,
+    SiLU,
+    SmoothL1Loss,
+    Softmax,
+    Softmin,
+    Softplus,
+    Softsign,
+    Tanh,
+    Tanhshrink,
+    Threshold,
+    Unflatten,
+)
+from .parameter import Buffer, Parameter
+
+__version__ = "0.1.0"
+INTERFACE_VERSION = 1
+
+__all__ = [
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "Bilinear",
+    "Buffer",
+    "CELU",
+    "CosineEmbeddingLoss",
+    "Dropout",
+    "ELU",
+    "Flatten",
+    "GELU",
+    "GLU",
+    "Hardsigmoid",
+    "Hardswish",
+    "Hardtanh",
+    "HuberLoss",
+    "Identity",
+    "KLDivLoss",
+    "L1Loss",
+    "LeakyReLU",
+    "Linear",
+    "LogSigmoid",
+    "LogSoftmax",
+    "MSELoss",
+    "Mish",
+    "Module",
+    "ModuleDict",
+    "ModuleList",
+    "Parameter",
+    "ParameterDict",
+    "ParameterList",
+    "ReLU",
+    "ReLU6",
+    "SELU",
+    "Sequential",
+    "SiLU",
+    "Sigmoid",
+    "SmoothL1Loss",
+    "Softmax",
+    "Softmin",
+    "Softplus",
+    "Softsign",
+    "Tanh",
+    "Tanhshrink",
+    "Threshold",
+    "Unflatten",
+    "functional",
+    "init",
+    "utils",
+]

@@ -1,0 +1,713 @@
+"""``ember.nn.functional``: the stateless operations behind the layers, composed of the
+tensor core's ops (so ``ember.autograd`` differentiates them without entries of their own).
+
+Same names, signatures, defaults, errors and warnings as ``torch.nn.functional``. Composed
+formulas are written so that their gradients are PyTorch's everywhere, kinks included
+(``hardtanh`` passes no gradient at its bounds, ``softplus`` and the log-sigmoid terms
+never overflow or produce NaN gradients, ``binary_cross_entropy`` has PyTorch's clamped
+derivative at 0 and 1).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import ember_tensor as et
+from ember_autograd import Function
+
+from . import _reduction
+
+__all__ = [
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "bilinear",
+    "celu",
+    "cosine_embedding_loss",
+    "dropout",
+    "elu",
+    "elu_",
+    "gelu",
+    "glu",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "hardtanh_",
+    "huber_loss",
+    "kl_div",
+    "l1_loss",
+    "leaky_relu",
+    "leaky_relu_",
+    "linear",
+    "log_softmax",
+    "logsigmoid",
+    "mish",
+    "mse_loss",
+    "normalize",
+    "one_hot",
+    "pad",
+    "relu",
+    "relu6",
+    "relu_",
+    "selu",
+    "sigmoid",
+    "silu",
+    "smooth_l1_loss",
+    "softmax",
+    "softmin",
+    "softplus",
+    "softsign",
+    "tanh",
+    "tanhshrink",
+    "threshold",
+]
+
+
+def _dtype_name(t) -> str:
+    return str(t.dtype).rsplit(".", 1)[-1]
+
+
+def _check_float(name: str, input) -> None:
+    if not input.is_floating_point():
+        raise NotImplementedError(
+            f"{name}: not implemented for dtype {_dtype_name(input)} (expected a floating "
+            "point tensor)"
+        )
+
+
+def _inplace(input, out):
+    """Writes ``out`` into ``input`` and returns ``input`` (the in-place variants)."""
+    input.copy_(out)
+    return input
+
+
+def _original(input, inplace: bool):
+    """The tensor a formula reads: for an in-place variant, a copy (the formula's backward
+    may need the values that the write replaces)."""
+    return input.clone() if inplace and input.requires_grad else input
+
+
+def _softplus0(z):
+    """log(1 + exp(z)), exact and finite everywhere, gradient included:
+    ``m + log(exp(-m) + exp(z - m))`` holds for any constant ``m``; ``m = max(z, 0)``
+    keeps both exponentials at most 1."""
+    m = z.detach().clamp(min=0)
+    return m + et.log(et.exp(-m) + et.exp(z - m))
+
+
+# ----------------------------------------------------------------------------- linear
+
+
+def linear(input, weight, bias=None):
+    """``input @ weight.T + bias``: input ``(*, in_features)``, weight ``(out_features,
+    in_features)`` (or ``(in_features,)``), bias ``(out_features,)`` or ``()``."""
+    if input.dim() == 2 and weight.dim() == 2 and bias is not None:
+        return et.addmm(bias, input, weight.t())
+    out = input.matmul(weight.t())
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """``y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``."""
+    if input1.dim() != input2.dim():
+        raise RuntimeError(
+            f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}"
+        )
+    for d in range(input1.dim() - 1):
+        if input1.shape[d] != input2.shape[d]:
+            raise RuntimeError(
+                f"bilinear(): input batch dimensions do not match at dim {d}: got "
+                f"{input1.shape[d]} and {input2.shape[d]}"
+            )
+    if weight.dim() != 3:
+        raise RuntimeError(
+            f"bilinear(): weight must be 3-dimensional (out, in1, in2), got {weight.dim()} "
+            "dimensions"
+        )
+    if input1.shape[-1] != weight.shape[1]:
+        raise RuntimeError(
+            "bilinear(): input1 size does not match weight size: got "
+            f"{input1.shape[-1]} but expected {weight.shape[1]}"
+        )
+    if input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(
+            "bilinear(): input2 size does not match weight size: got "
+            f"{input2.shape[-1]} but expected {weight.shape[2]}"
+        )
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != weight.shape[0]):
+        got = bias.shape[0] if bias.dim() else "a 0-d tensor"
+        raise RuntimeError(
+            f"bilinear(): bias size does not match weight size: got {got} but expected "
+            f"{weight.shape[0]}"
+        )
+    # (..., 1, 1, in1) @ (out, in1, in2) -> (..., out, 1, in2)
+    left = input1.unsqueeze(-2).unsqueeze(-3).matmul(weight).squeeze(-2)
+    out = (left * input2.unsqueeze(-2)).sum(-1)
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+# ----------------------------------------------------------------------------- dropout
+
+
+def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """During training, zeroes each element with probability ``p`` and scales the others
+    by ``1 / (1 - p)``; the identity otherwise (the input itself is returned)."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    if p == 1:
+        return input.mul_(0) if inplace else input * 0
+    mask = et.empty_like(input).bernoulli_(1 - p).div_(1 - p)
+    return input.mul_(mask) if inplace else input * mask
+
+
+# ----------------------------------------------------------------------------- activations
+
+
+def relu(input, inplace: bool = False):
+    """``max(input, 0)``."""
+    return input.relu_() if inplace else et.relu(input)
+
+
+def relu_(input):
+    """In-place ``relu``."""
+    return input.relu_()
+
+
+def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
+    """``input`` where positive, ``negative_slope * input`` elsewhere."""
+    _check_float("leaky_relu", input)
+    x = _original(input, inplace)
+    out = et.where(x > 0, x, x * negative_slope)
+    return _inplace(input, out) if inplace else out
+
+
+def leaky_relu_(input, negative_slope: float = 0.01):
+    """In-place ``leaky_relu``."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def elu(input, alpha: float = 1.0, inplace: bool = False):
+    """``input`` where positive, ``alpha * (exp(input) - 1)`` elsewhere."""
+    _check_float("elu", input)
+    x = _original(input, inplace)
+    out = et.where(x > 0, x, alpha * et.expm1(x.clamp(max=0)))
+    return _inplace(input, out) if inplace else out
+
+
+def elu_(input, alpha: float = 1.0):
+    """In-place ``elu``."""
+    return elu(input, alpha, inplace=True)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input, inplace: bool = False):
+    """``scale * elu(input, alpha)`` with the self-normalising constants (Klambauer et
+    al. 2017)."""
+    _check_float("selu", input)
+    x = _original(input, inplace)
+    out = _SELU_SCALE * et.where(x > 0, x, _SELU_ALPHA * et.expm1(x.clamp(max=0)))
+    return _inplace(input, out) if inplace else out
+
+
+def celu(input, alpha: float = 1.0, inplace: bool = False):
+    """``input`` where positive, ``alpha * (exp(input / alpha) - 1)`` elsewhere."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    _check_float("celu", input)
+    x = _original(input, inplace)
+    out = et.where(x > 0, x, alpha * et.expm1(x.clamp(max=0) / alpha))
+    return _inplace(input, out) if inplace else out
+
+
+def threshold(input, threshold: float, value: float, inplace: bool = False):
+    """``input`` where it is greater than ``threshold``, ``value`` elsewhere."""
+    x = _original(input, inplace)
+    out = et.where(x > threshold, x, value)
+    return _inplace(input, out) if inplace else out
+
+
+def glu(input, dim: int = -1):
+    """Gated linear unit: ``a * sigmoid(b)`` for the two halves ``a, b`` of ``dim``."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    size = input.shape[dim]
+    if size % 2:
+        d = dim % input.dim()
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
+    a, b = input.chunk(2, dim)
+    return a * et.sigmoid(b)
+
+
+def hardsigmoid(input, inplace: bool = False):
+    """``relu6(input + 3) / 6``; no gradient at or beyond -3 and 3."""
+    _check_float("hardsigmoid", input)
+    x = _original(input, inplace)
+    out = hardtanh(x + 3, 0.0, 6.0) / 6
+    return _inplace(input, out) if inplace else out
+
+
+def hardswish(input, inplace: bool = False):
+    """``input * relu6(input + 3) / 6`` (MobileNetV3)."""
+    _check_float("hardswish", input)
+    x = _original(input, inplace)
+    out = et.where(x <= -3, 0, et.where(x < 3, x * (x + 3) / 6, x))
+    return _inplace(input, out) if inplace else out
+
+
+def mish(input, inplace: bool = False):
+    """``input * tanh(softplus(input))``."""
+    _check_float("mish", input)
+    x = _original(input, inplace)
+    out = x * et.tanh(_softplus0(x))
+    return _inplace(input, out) if inplace else out
+
+
+def softsign(input):
+    """``input / (1 + |input|)``."""
+    return input / (1 + input.abs())
+
+
+def tanhshrink(input):
+    """``input - tanh(input)``."""
+    return input - et.tanh(input)
+
+
+_SQRT1_2 = 1 / math.sqrt(2)
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+
+
+def gelu(input, approximate: str = "none"):
+    """``input * Phi(input)`` (Phi: the standard normal CDF); ``approximate='tanh'`` uses
+    ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    _check_float("gelu", input)
+    if approximate == "tanh":
+        inner = _SQRT_2_OVER_PI * (input + 0.044715 * input * input * input)
+        return 0.5 * input * (1 + et.tanh(inner))
+    return input * 0.5 * (1 + et.erf(input * _SQRT1_2))
+
+
+def silu(input, inplace: bool = False):
+    """``input * sigmoid(input)`` (also called swish)."""
+    _check_float("silu", input)
+    x = _original(input, inplace)
+    out = x * et.sigmoid(x)
+    return _inplace(input, out) if inplace else out
+
+
+def sigmoid(input):
+    """``1 / (1 + exp(-input))``."""
+    return et.sigmoid(input)
+
+
+def tanh(input):
+    """Hyperbolic tangent."""
+    return et.tanh(input)
+
+
+def softplus(input, beta: float = 1.0, threshold: float = 20.0):
+    """``log(1 + exp(beta * input)) / beta``, and ``input`` itself where ``beta * input >
+    threshold``."""
+    _check_float("softplus", input)
+    z = input * beta
+    smooth = et.log1p(et.exp(z.clamp(max=threshold))) / beta
+    return et.where(z > threshold, input, smooth)
+
+
+def logsigmoid(input):
+    """``log(sigmoid(input))``, computed without overflow."""
+    _check_float("log_sigmoid", input)
+    return -_softplus0(-input)
+
+
+def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+    """``input`` clamped to ``[min_val, max_val]``; no gradient reaches the input at or
+    beyond the bounds."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    x = _original(input, inplace)
+    inside = et.logical_and(x > min_val, x < max_val)
+    out = et.where(inside, x, x.detach().clamp(min_val, max_val))
+    return _inplace(input, out) if inplace else out
+
+
+def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
+    """In-place ``hardtanh``."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input, inplace: bool = False):
+    """``min(max(input, 0), 6)``."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+        "include dim=X as an argument.",
+        stacklevel=stacklevel,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
+    """``exp(input) / exp(input).sum(dim)``, computed stably (in ``dtype`` if given)."""
+    if dim is None:
+        dim = _softmax_dim("softmax", input.dim(), _stacklevel)
+    return et.softmax(input, dim, dtype=dtype)
+
+
+def softmin(input, dim=None, _stacklevel: int = 3, dtype=None):
+    """``softmax(-input)``."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.dim(), _stacklevel)
+    return et.softmax(-input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
+    """``log(softmax(input))``, computed stably."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
+    return et.log_softmax(input, dim, dtype=dtype)
+
+
+# ----------------------------------------------------------------------------- losses
+
+
+def _warn_size(input, target) -> None:
+    if target.shape != input.shape:
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}). This will likely lead to incorrect results due to "
+            "broadcasting. Please ensure they have the same size.",
+            stacklevel=3,
+        )
+
+
+def _weighted(loss, weight, input, reduction: str, mean_by_weight: bool):
+    if weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.sum() / weight.sum() if mean_by_weight else loss.mean()
+    raise ValueError(
+        f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'."
+    )
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
+             weight=None):
+    """Mean squared error ``(input - target)**2``, reduced; with ``weight``, the weighted
+    sum divided by ``weight.sum()`` for ``'mean'``."""
+    _warn_size(input, target)
+    if size_average is not None or reduce is not None:
+        reduction = _reduction.legacy_get_string(size_average, reduce)
+    loss = (input - target).square()
+    if weight is not None:
+        return _weighted(loss, weight, input, reduction, mean_by_weight=True)
+    return _reduction.reduce(loss, _reduction.check(reduction))
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
+            weight=None):
+    """Mean absolute error ``|input - target|``, reduced; with ``weight`` as in
+    ``mse_loss``."""
+    _warn_size(input, target)
+    if size_average is not None or reduce is not None:
+        reduction = _reduction.legacy_get_string(size_average, reduce)
+    loss = (input - target).abs()
+    if weight is not None:
+        return _weighted(loss, weight, input, reduction, mean_by_weight=True)
+    return _reduction.reduce(loss, _reduction.check(reduction))
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
+                   beta: float = 1.0):
+    """``0.5 * d**2 / beta`` where ``|d| < beta``, ``|d| - 0.5 * beta`` elsewhere
+    (``d = input - target``); ``beta=0`` is ``l1_loss``."""
+    _warn_size(input, target)
+    if size_average is not None or reduce is not None:
+        reduction = _reduction.legacy_get_string(size_average, reduce)
+    reduction = _reduction.check(reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    d = input - target
+    ad = d.abs()
+    if beta == 0:
+        return _reduction.reduce(ad, reduction)
+    loss = et.where(ad < beta, 0.5 * d * d / beta, ad - 0.5 * beta)
+    return _reduction.reduce(loss, reduction)
+
+
+def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
+    """``0.5 * d**2`` where ``|d| < delta``, ``delta * (|d| - 0.5 * delta)`` elsewhere;
+    with ``weight``, the weighted losses reduced (``'mean'`` is their plain mean)."""
+    _warn_size(input, target)
+    if weight is None:
+        reduction = _reduction.check(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    d = input - target
+    ad = d.abs()
+    loss = et.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
+    if weight is not None:
+        return _weighted(loss, weight, input, reduction, mean_by_weight=False)
+    return _reduction.reduce(loss, reduction)
+
+
+class _BinaryCrossEntropy(Function):
+    """Elementwise ``-(t log x + (1 - t) log(1 - x))`` with each log clamped at -100, and
+    PyTorch's derivatives: ``(x - t) / max(x (1 - x), 1e-12)`` for the input (finite at 0
+    and 1) and ``log(1 - x) - log(x)`` (clamped) for the target."""
+
+    @staticmethod
+    def forward(ctx, x, t):
+        ctx.save_for_backward(x, t)
+        return (t - 1) * et.log1p(-x).clamp(min=-100) - t * et.log(x).clamp(min=-100)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, t = ctx.saved_tensors
+        gx = gt = None
+        if ctx.needs_input_grad[0]:
+            gx = grad * (x - t) / ((1 - x) * x).clamp(min=1e-12)
+        if ctx.needs_input_grad[1]:
+            gt = grad * (et.log1p(-x).clamp(min=-100) - et.log(x).clamp(min=-100))
+        return gx, gt
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction: str = "mean"):
+    """``-w * (t * log(x) + (1 - t) * log(1 - x))`` for probabilities ``x`` and targets
+    ``t`` in [0, 1], each log clamped at -100; ``weight`` broadcasts to the target."""
+    reduction = _reduction.resolve(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}) is deprecated. Please ensure they have the same size."
+        )
+    if bool(et.logical_or(input < 0, input > 1).any()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    if bool(et.logical_or(target < 0, target > 1).any()):
+        raise RuntimeError("all elements of target should be between 0 and 1")
+    loss = _BinaryCrossEntropy.apply(input, target)
+    if weight is not None:
+        loss = loss * weight.expand(et.broadcast_shapes(target.shape, weight.shape))
+    return _reduction.reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
+                                     reduce=None, reduction: str = "mean", pos_weight=None):
+    """``binary_cross_entropy(sigmoid(input), target)`` computed stably from the logits;
+    ``pos_weight`` weighs the positive term (broadcast along the last dimension)."""
+    reduction = _reduction.resolve(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"Target size ({target.shape}) must be the same as input size ({input.shape})"
+        )
+    neg_log_sigmoid = _softplus0(-input)  # -log(sigmoid(input))
+    if pos_weight is not None:
+        log_weight = (pos_weight - 1) * target + 1
+        loss = (1 - target) * input + log_weight * neg_log_sigmoid
+    else:
+        loss = (1 - target) * input + neg_log_sigmoid
+    if weight is not None:
+        loss = loss * weight
+    return _reduction.reduce(loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean",
+           log_target: bool = False):
+    """Kullback-Leibler divergence pointwise ``target * (log(target) - input)`` for
+    log-probabilities ``input`` (``log_target``: the target is given as log-probabilities
+    too); ``reduction='batchmean'`` divides the sum by the batch size (the mathematical
+    KL divergence), ``'mean'`` by the number of elements (with a warning, as PyTorch)."""
+    if size_average is not None or reduce is not None:
+        reduction = _reduction.legacy_get_string(size_average, reduce)
+    else:
+        if reduction == "mean":
+            warnings.warn(
+                "reduction: 'mean' divides the total loss by both the batch size and the "
+                "support size.'batchmean' divides only by the batch size, and aligns with the "
+                "KL div math definition.'mean' will be changed to behave the same as "
+                "'batchmean' in the next major release.",
+                stacklevel=2,
+            )
+        if reduction != "batchmean":
+            reduction = _reduction.check(reduction)
+    if log_target:
+        loss = et.exp(target) * (target - input)
+    else:
+        safe = et.where(target == 0, 1, target)
+        loss = target * et.log(safe) - target * input  # xlogy(t, t) - t * x
+    if reduction == "batchmean":
+        out = loss.sum()
+        return out / input.shape[0] if input.dim() != 0 else out
+    return _reduction.reduce(loss, reduction)
+
+
+def _shape_list(t) -> str:
+    return "[" + ", ".join(str(s) for s in t.shape) + "]"
+
+
+def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_average=None,
+                          reduce=None, reduction: str = "mean"):
+    """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos(x1, x2) - margin)`` where
+    ``target == -1`` (cosine over the last dimension of 2-d inputs, or of 1-d inputs with a
+    0-d target)."""
+    reduction = _reduction.resolve(size_average, reduce, reduction)
+    if target.dim() not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if target.dim() == 1 and (input1.dim() != 2 or input2.dim() != 2):
+        raise RuntimeError(
+            "1D target tensor expects 2D input tensors, but found inputs with sizes "
+            f"{_shape_list(input1)} and {_shape_list(input2)}."
+        )
+    if target.dim() == 0 and (input1.dim() != 1 or input2.dim() != 1):
+        raise RuntimeError(
+            "0D target tensor expects 1D input tensors, but found inputs with sizes "
+            f"{_shape_list(input1)} and {_shape_list(input2)}."
+        )
+    dim = target.dim()  # 1 for batches, 0 for single vectors
+    eps = 1e-12
+    prod = (input1 * input2).sum(dim)
+    mag1 = (input1 * input1).sum(dim) + eps
+    mag2 = (input2 * input2).sum(dim) + eps
+    cos = prod / (mag1 * mag2).sqrt()
+    pos = 1 - cos
+    neg = (cos - margin).clamp(min=0)
+    loss = et.where(target == 1, pos, 0) + et.where(target == -1, neg, 0)
+    return _reduction.reduce(loss, reduction)
+
+
+# ----------------------------------------------------------------------------- utilities
+
+
+def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None):
+    """``input / max(||input||_p, eps)`` along ``dim``."""
+    denom = input.norm(p, dim, keepdim=True).clamp(min=eps).expand_as(input)
+    if out is None:
+        return input / denom
+    return et.div(input, denom, out=out)
+
+
+def one_hot(tensor, num_classes: int = -1):
+    """int64 tensor of shape ``(*tensor.shape, num_classes)`` with a 1 at each index of
+    ``tensor`` (an int64 tensor of class indices); ``num_classes=-1`` takes ``max + 1``."""
+    if tensor.dtype != et.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if tensor.numel() == 0:
+        if num_classes == -1:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        return et.zeros((*tensor.shape, num_classes), dtype=et.int64)
+    if bool((tensor < 0).any()):
+        raise RuntimeError("Class values must be non-negative.")
+    largest = int(tensor.max().item())
+    if num_classes == -1:
+        num_classes = largest + 1
+    elif largest >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    classes = et.arange(num_classes, dtype=et.int64)
+    return (tensor.unsqueeze(-1) == classes).long()
+
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def _pad_index(mode: str, size: int, left: int, right: int, dim: int, shape) -> list[int]:
+    """The source index of every output position of one padded dimension."""
+    n = size + left + right
+    if mode == "reflect" and (left >= size or right >= size):
+        raise RuntimeError(
+            "Argument #4: Padding size should be less than the corresponding input "
+            f"dimension, but got: padding ({left}, {right}) at dimension {dim} of input "
+            f"{list(shape)}"
+        )
+    if mode == "circular" and (left > size or right > size):
+        raise RuntimeError("Padding value causes wrapping around more than once.")
+    out = []
+    for j in range(n):
+        i = j - left
+        if mode == "reflect":
+            i = abs(i)
+            i = (size - 1) - abs((size - 1) - i)
+        elif mode == "replicate":
+            i = min(max(i, 0), size - 1)
+        else:  # circular: negative amounts crop first, the rest wraps around what is left
+            start = max(-left, 0)
+            kept = size - start - max(-right, 0)
+            i = start + (j - max(left, 0)) % kept
+        out.append(i)
+    return out
+
+
+def pad(input, pad, mode: str = "constant", value=None):
+    """Pads (or, with negative amounts, crops) the last ``len(pad) // 2`` dimensions:
+    ``pad = (left_last, right_last, left_second_last, right_second_last, ...)``. Modes:
+    ``'constant'`` (with ``value``, default 0; any number of dimensions), ``'reflect'``,
+    ``'replicate'`` and ``'circular'`` (the last 1 to 3 dimensions of a batched or unbatched
+    input, as PyTorch)."""
+    pad = [int(p) for p in pad]
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.dim():
+        raise RuntimeError(
+            "Padding length should be less than or equal to two times the input dimension "
+            f"but got padding length {len(pad)} and input of dimension {input.dim()}"
+        )
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    n = len(pad) // 2
+    if mode != "constant":
+        if value is not None and value != 0:
+            raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+        if n not in (1, 2, 3) or input.dim() not in (n + 1, n + 2):
+            raise NotImplementedError(
+                f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
+                "Supported combinations for non-constant padding:\n"
+                "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+                "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+                "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
+            )
+    out = input
+    shape = tuple(input.shape)
+    for k in range(n):
+        dim = input.dim() - 1 - k
+        left, right = pad[2 * k], pad[2 * k + 1]
+        if left == 0 and right == 0:
+            continue
+        size = out.shape[dim]
+        if size + left + right < 0:
+            raise RuntimeError(
+                f"pad: the padded size of dimension {dim} would be negative: {size} with "
+                f"padding ({left}, {right})"
+            )
+        if mode != "constant":
+            index = et.tensor(_pad_index(mode, size, left, right, dim, shape), dtype=et.int64)
+            out = out.index_select(dim, index)
+            continue
+        if left < 0 or right < 0:  # negative padding crops
+            start = max(-left, 0)
+            out = out.narrow(dim, start, size - start - max(-right, 0))
+        pieces = []
+        fill = 0 if value is None else value
+        for amount in (left, right):
+            piece_shape = list(out.shape)
+            piece_shape[dim] = max(amount, 0)
+            pieces.append(et.full(piece_shape, fill, dtype=out.dtype))
+        out = et.cat([pieces[0], out, pieces[1]], dim)
+    return out

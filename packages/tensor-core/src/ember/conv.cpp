@@ -1,0 +1,294 @@
+// Convolution by im2col + GEMM: im2col, col2im, conv2d, conv_transpose2d.
+//
+// im2col lays every receptive field of a (N, C, H, W) input out as a column of a
+// (N, C*kh*kw, L) matrix (L output positions); col2im is its adjoint, summing the columns
+// back into an image. A convolution is then one batched matrix product with the weight
+// (BLAS), and its derivatives are products with im2col/col2im (derivatives.yaml), so the
+// two kernels here are all the convolution code there is. float32/float64.
+#include <algorithm>
+#include <string>
+
+#include "ember/ops_util.h"
+#include "ember/parallel.h"
+
+namespace ember::ops {
+namespace {
+
+struct Geometry {
+  int64_t kh, kw, dh, dw, ph, pw, sh, sw;
+  int64_t oh(int64_t h) const { return (h + 2 * ph - dh * (kh - 1) - 1) / sh + 1; }
+  int64_t ow(int64_t w) const { return (w + 2 * pw - dw * (kw - 1) - 1) / sw + 1; }
+};
+
+// A 2-element int[] argument (one int stands for both); RuntimeError naming op and arg.
+std::pair<int64_t, int64_t> pair_arg(const char* op, const char* arg, const Shape& v, int64_t min) {
+  if (v.size() != 1 && v.size() != 2) {
+    throw std::runtime_error(message(op, ": expected ", arg, " to be a single integer value or a list of 2 values, "
+                                     "but got ", v.size(), " values"));
+  }
+  const int64_t a = v[0], b = v.size() == 2 ? v[1] : v[0];
+  if (a < min || b < min) {
+    throw std::runtime_error(message(op, ": ", arg, " should be ", min == 0 ? "non-negative" : "greater than zero",
+                                     ", but got ", arg, ": ", shape_str(v)));
+  }
+  return {a, b};
+}
+
+Geometry geometry(const char* op, const Shape& kernel, const Shape& dilation, const Shape& padding,
+                  const Shape& stride) {
+  auto [kh, kw] = pair_arg(op, "kernel_size", kernel, 1);
+  auto [dh, dw] = pair_arg(op, "dilation", dilation, 1);
+  auto [ph, pw] = pair_arg(op, "padding", padding, 0);
+  auto [sh, sw] = pair_arg(op, "stride", stride, 1);
+  return {kh, kw, dh, dw, ph, pw, sh, sw};
+}
+
+void check_real(const char* op, const Tensor& t) {
+  const ScalarType dt = t->dtype();
+  if (dt != ScalarType::Float32 && dt != ScalarType::Float64) {
+    throw NotImplementedError(message("\"", op, "\" not implemented for '", scalar_type_name(dt),
+                                      "' (float32 and float64 are supported)"));
+  }
+}
+
+template <typename F> void dispatch_real(ScalarType dt, F&& f) {
+  if (dt == ScalarType::Float64) {
+    f(double{});
+  } else {
+    f(float{});
+  }
+}
+
+// cols[n, (c, i, j), (y, x)] = img[n, c, y*sh - ph + i*dh, x*sw - pw + j*dw] (0 outside);
+// img contiguous (N, C, H, W), cols contiguous (N, C*kh*kw, oh*ow).
+template <typename T>
+void im2col_kernel(const T* img, T* cols, int64_t planes, int64_t H, int64_t W, int64_t oh, int64_t ow,
+                   const Geometry& g) {
+  const int64_t L = oh * ow;
+  parallel_for(0, planes, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(g.kh * g.kw * L, 1)),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t p = begin; p < end; ++p) {
+                   const T* src = img + p * H * W;
+                   T* dst = cols + p * g.kh * g.kw * L;
+                   for (int64_t i = 0; i < g.kh; ++i) {
+                     for (int64_t j = 0; j < g.kw; ++j, dst += L) {
+                       for (int64_t y = 0; y < oh; ++y) {
+                         const int64_t sy = y * g.sh - g.ph + i * g.dh;
+                         T* row = dst + y * ow;
+                         if (sy < 0 || sy >= H) {
+                           std::fill(row, row + ow, T(0));
+                           continue;
+                         }
+                         const T* line = src + sy * W;
+                         const int64_t off = j * g.dw - g.pw;
+                         if (g.sw == 1) {  // a contiguous run, zero-padded at both ends
+                           const int64_t lo = std::clamp<int64_t>(-off, 0, ow), hi = std::clamp<int64_t>(W - off, lo, ow);
+                           std::fill(row, row + lo, T(0));
+                           std::copy(line + lo + off, line + hi + off, row + lo);
+                           std::fill(row + hi, row + ow, T(0));
+                         } else {
+                           for (int64_t x = 0; x < ow; ++x) {
+                             const int64_t sx = x * g.sw + off;
+                             row[x] = sx >= 0 && sx < W ? line[sx] : T(0);
+                           }
+                         }
+                       }
+                     }
+                   }
+                 }
+               });
+}
+
+// The adjoint of im2col_kernel: img (zeroed here) += each column at its receptive field.
+template <typename T>
+void col2im_kernel(const T* cols, T* img, int64_t planes, int64_t H, int64_t W, int64_t oh, int64_t ow,
+                   const Geometry& g) {
+  const int64_t L = oh * ow;
+  parallel_for(0, planes, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(g.kh * g.kw * L, 1)),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t p = begin; p < end; ++p) {
+                   T* dst = img + p * H * W;
+                   std::fill(dst, dst + H * W, T(0));
+                   const T* src = cols + p * g.kh * g.kw * L;
+                   for (int64_t i = 0; i < g.kh; ++i) {
+                     for (int64_t j = 0; j < g.kw; ++j, src += L) {
+                       for (int64_t y = 0; y < oh; ++y) {
+                         const int64_t sy = y * g.sh - g.ph + i * g.dh;
+                         if (sy < 0 || sy >= H) continue;
+                         T* line = dst + sy * W;
+                         const T* row = src + y * ow;
+                         const int64_t off = j * g.dw - g.pw;
+                         for (int64_t x = 0; x < ow; ++x) {
+                           const int64_t sx = x * g.sw + off;
+                           if (sx >= 0 && sx < W) line[sx] += row[x];
+                         }
+                       }
+                     }
+                   }
+                 }
+               });
+}
+
+Tensor im2col_impl(const char* op, const Tensor& input, const Geometry& g) {
+  check_real(op, input);
+  if (input->dim() != 4) {
+    throw std::runtime_error(message(op, ": Expected 4D (batch mode) tensor for input with non-zero batch size and "
+                                     "non-zero dimensions, but got: ", shape_str(input->sizes())));
+  }
+  const int64_t N = input->size(0), C = input->size(1), H = input->size(2), W = input->size(3);
+  const int64_t oh = g.oh(H), ow = g.ow(W);
+  if (oh < 1 || ow < 1) {
+    throw std::runtime_error(message(op, ": Given input with spatial size (", H, ", ", W, "), kernel_size=(", g.kh,
+                                     ", ", g.kw, "), dilation=(", g.dh, ", ", g.dw, "), padding=(", g.ph, ", ",
+                                     g.pw, "), calculated shape of the array of sliding blocks as (", oh, ", ", ow,
+                                     "), but its components must be at least one."));
+  }
+  Tensor src = as_contiguous(input);
+  Tensor cols = empty({N, C * g.kh * g.kw, oh * ow}, input->dtype());
+  dispatch_real(input->dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    im2col_kernel(src->data<T>(), cols->data<T>(), N * C, H, W, oh, ow, g);
+  });
+  return cols;
+}
+
+// oh, ow: the grid of blocks the columns hold (those past the image are dropped).
+Tensor col2im_impl(const char* op, const Tensor& cols, int64_t H, int64_t W, const Geometry& g, int64_t oh,
+                   int64_t ow) {
+  check_real(op, cols);
+  if (cols->dim() != 3) {
+    throw std::runtime_error(message(op, ": Expected 3D (batch mode) tensor for input, but got: ",
+                                     shape_str(cols->sizes())));
+  }
+  const int64_t N = cols->size(0), K = g.kh * g.kw;
+  if (cols->size(1) % K != 0) {
+    throw std::runtime_error(message(op, ": Expected size of input's dimension 1 to be divisible by the product of "
+                                     "kernel_size, but got input.size(1)=", cols->size(1), " and kernel_size=(",
+                                     g.kh, ", ", g.kw, ")"));
+  }
+  if (oh < 1 || ow < 1 || cols->size(2) != oh * ow) {
+    throw std::runtime_error(message(op, ": Given output_size=(", H, ", ", W, "), kernel_size=(", g.kh, ", ", g.kw,
+                                     "), dilation=(", g.dh, ", ", g.dw, "), padding=(", g.ph, ", ", g.pw,
+                                     "), stride=(", g.sh, ", ", g.sw, "), expected size of input's dimension 2 to "
+                                     "match the calculated number of sliding blocks ", oh, " * ", ow, " = ",
+                                     oh * ow, ", but got input.size(2)=", cols->size(2), "."));
+  }
+  const int64_t C = cols->size(1) / K;
+  Tensor src = as_contiguous(cols);
+  Tensor img = empty({N, C, H, W}, cols->dtype());
+  dispatch_real(cols->dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    col2im_kernel(src->data<T>(), img->data<T>(), N * C, H, W, oh, ow, g);
+  });
+  return img;
+}
+
+void check_conv_args(const char* op, const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  if (input->dim() != 4) {
+    throw std::runtime_error(message(op, ": Expected 4-dimensional input for 4-dimensional weight ",
+                                     shape_str(weight->sizes()), ", but got ", input->dim(),
+                                     "-dimensional input of size ", shape_str(input->sizes()), " instead"));
+  }
+  if (weight->dim() != 4) {
+    throw std::runtime_error(message(op, ": weight should have 4 dimensions, got ", weight->dim(),
+                                     " (shape ", shape_str(weight->sizes()), ")"));
+  }
+  if (input->dtype() != weight->dtype() || (bias && bias->dtype() != input->dtype())) {
+    throw std::runtime_error(message(op, ": Input type (", scalar_type_name(input->dtype()),
+                                     ") and weight type (", scalar_type_name(weight->dtype()),
+                                     ") should be the same", bias ? " as the bias type" : "", " (bias type ",
+                                     bias ? scalar_type_name(bias->dtype()) : "None", ")"));
+  }
+  check_real(op, input);
+}
+
+}  // namespace
+
+Tensor im2col(const Tensor& self, const Shape& kernel_size, const Shape& dilation, const Shape& padding,
+              const Shape& stride) {
+  return im2col_impl("im2col", self, geometry("im2col", kernel_size, dilation, padding, stride));
+}
+
+Tensor col2im(const Tensor& self, const Shape& output_size, const Shape& kernel_size, const Shape& dilation,
+              const Shape& padding, const Shape& stride) {
+  auto [H, W] = pair_arg("col2im", "output_size", output_size, 1);
+  const Geometry g = geometry("col2im", kernel_size, dilation, padding, stride);
+  return col2im_impl("col2im", self, H, W, g, g.oh(H), g.ow(W));
+}
+
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
+              const Shape& padding, const Shape& dilation, int64_t groups) {
+  const char* op = "conv2d";
+  check_conv_args(op, input, weight, bias);
+  const int64_t N = input->size(0), C = input->size(1), O = weight->size(0);
+  if (groups < 1) throw std::runtime_error(message(op, ": non-positive groups is not supported"));
+  if (C != weight->size(1) * groups || O % groups != 0) {
+    throw std::runtime_error(message(op, ": Given groups=", groups, ", weight of size ", shape_str(weight->sizes()),
+                                     ", expected input", shape_str(input->sizes()), " to have ",
+                                     weight->size(1) * groups, " channels, but got ", C, " channels instead"));
+  }
+  if (bias && (bias->dim() != 1 || bias->size(0) != O)) {
+    throw std::runtime_error(message(op, ": Given weight of size ", shape_str(weight->sizes()),
+                                     ", expected bias to be 1-dimensional with ", O, " elements, but got bias of size ",
+                                     shape_str(bias->sizes()), " instead"));
+  }
+  const Geometry g = geometry(op, {weight->size(2), weight->size(3)}, dilation, padding, stride);
+  const int64_t oh = g.oh(input->size(2)), ow = g.ow(input->size(3));
+  if (oh < 1 || ow < 1) {
+    throw std::runtime_error(message(op, ": Calculated padded input size per channel: (",
+                                     input->size(2) + 2 * g.ph, " x ", input->size(3) + 2 * g.pw,
+                                     "). Kernel size: (", g.dh * (g.kh - 1) + 1, " x ", g.dw * (g.kw - 1) + 1,
+                                     "). Kernel size can't be greater than actual input size"));
+  }
+  // (N, G, C/G*kh*kw, L) columns times the (G, O/G, C/G*kh*kw) weight
+  Tensor cols = im2col_impl(op, input, g);
+  const int64_t K = C / groups * g.kh * g.kw, L = oh * ow;
+  Tensor w = reshape(weight, {groups, O / groups, K});
+  Tensor out = matmul(w, view(cols, {N, groups, K, L}), Tensor());
+  out = view(out, {N, O, oh, ow});
+  if (bias) add(out, view(bias, {O, 1, 1}), Scalar::from_int(1), out);
+  return out;
+}
+
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
+                        const Shape& padding, const Shape& output_padding, int64_t groups, const Shape& dilation) {
+  const char* op = "conv_transpose2d";
+  check_conv_args(op, input, weight, bias);
+  const int64_t N = input->size(0), C = input->size(1), H = input->size(2), W = input->size(3);
+  if (groups < 1) throw std::runtime_error(message(op, ": non-positive groups is not supported"));
+  if (weight->size(0) != C || C % groups != 0) {
+    throw std::runtime_error(message(op, ": Given transposed=1, weight of size ", shape_str(weight->sizes()),
+                                     ", expected input", shape_str(input->sizes()), " to have ", weight->size(0),
+                                     " channels, but got ", C, " channels instead"));
+  }
+  const int64_t O = weight->size(1) * groups;
+  if (bias && (bias->dim() != 1 || bias->size(0) != O)) {
+    throw std::runtime_error(message(op, ": Given transposed=1, weight of size ", shape_str(weight->sizes()),
+                                     ", expected bias to be 1-dimensional with ", O, " elements, but got bias of size ",
+                                     shape_str(bias->sizes()), " instead"));
+  }
+  const Geometry g = geometry(op, {weight->size(2), weight->size(3)}, dilation, padding, stride);
+  auto [oph, opw] = pair_arg(op, "output_padding", output_padding, 0);
+  if (oph >= std::max(g.sh, g.dh) || opw >= std::max(g.sw, g.dw)) {
+    throw std::runtime_error(message(op, ": output padding must be smaller than either stride or dilation, but got "
+                                     "output_padding_height: ", oph, " output_padding_width: ", opw, " stride_height: ",
+                                     g.sh, " stride_width: ", g.sw, " dilation_height: ", g.dh, " dilation_width: ",
+                                     g.dw));
+  }
+  const int64_t OH = (H - 1) * g.sh - 2 * g.ph + g.dh * (g.kh - 1) + oph + 1;
+  const int64_t OW = (W - 1) * g.sw - 2 * g.pw + g.dw * (g.kw - 1) + opw + 1;
+  if (OH < 1 || OW < 1) {
+    throw std::runtime_error(message(op, ": Given input size per channel: (", H, " x ", W,
+                                     "). Calculated output size per channel: (", OH, " x ", OW,
+                                     "). Output size is too small"));
+  }
+  // columns (N, G, O/G*kh*kw, H*W) = weight^T (G, O/G*kh*kw, C/G) @ input (N, G, C/G, H*W)
+  const int64_t Cg = C / groups, K = O / groups * g.kh * g.kw;
+  Tensor wt = transpose(reshape(weight, {groups, Cg, K}), 1, 2);
+  Tensor cols = matmul(wt, reshape(input, {N, groups, Cg, H * W}), Tensor());
+  Tensor out = col2im_impl(op, view(cols, {N, groups * K, H * W}), OH, OW, g, H, W);
+  if (bias) add(out, view(bias, {O, 1, 1}), Scalar::from_int(1), out);
+  return out;
+}
+
+}  // namespace ember::ops
