@@ -81,10 +81,11 @@ SHARDS = 4
 
 
 @pytest.mark.parametrize("shard", range(SHARDS))
-def test_random_calls_never_crash(ember_only, shard):
+def test_random_calls_never_crash(ember_only, shard, tmp_path):
+    # in an empty directory: save("x") and load("x") write and read files there
     proc = subprocess.run(
         [sys.executable, "-c", CHILD, "1234", str(shard), str(SHARDS)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
     )
     assert proc.returncode == 0, (
         f"the child crashed or failed (exit code {proc.returncode}):\n{proc.stderr[-3000:]}"

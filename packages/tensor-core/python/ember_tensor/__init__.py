@@ -342,3 +342,8 @@ del _name, _fn, _alias, _target
 from . import linalg  # noqa: E402, F401  (torch.linalg's place: ember_tensor.linalg)
 
 __all__.append("linalg")
+
+from . import serialization  # noqa: E402  (checkpoints: safetensors files, never pickle)
+from .serialization import load, save  # noqa: E402
+
+__all__ += ["save", "load", "serialization"]
