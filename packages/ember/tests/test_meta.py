@@ -1,5 +1,5 @@
 """The meta-package re-exports the tensor core, loads nothing else on import, and resolves
-the autograd and nn slots lazily."""
+the autograd, nn and optim slots lazily."""
 
 from __future__ import annotations
 
@@ -95,7 +95,6 @@ def test_import_loads_the_core_only() -> None:
 @pytest.mark.parametrize(
     ("attr", "distribution"),
     [
-        ("optim", "ember-optim"),
         ("data", "ember-data"),
         ("multiprocessing", "ember-mp"),
     ],
@@ -284,7 +283,7 @@ def test_unknown_attribute() -> None:
 
 def test_from_import_of_missing_component() -> None:
     with pytest.raises(ImportError):
-        from ember import optim  # noqa: F401
+        from ember import data  # noqa: F401
 
 
 # ----------------------------------------------------------------------------- nn slot
@@ -387,3 +386,120 @@ def test_nn_provider_with_another_interface_version(
     expected = "implements interface version 0, but this ember needs version 1 of the 'nn'"
     with pytest.raises(ember.SlotError, match=expected):
         ember.nn  # noqa: B018
+
+
+# ----------------------------------------------------------------------------- optim slot
+
+
+def test_optim_is_the_default_provider() -> None:
+    import ember_optim
+
+    assert ember.optim is ember_optim
+    assert ember.optim.lr_scheduler is ember_optim.lr_scheduler
+    assert "optim" in vars(ember)
+
+
+def test_optim_slot_is_declared_as_an_entry_point() -> None:
+    from importlib import metadata
+
+    eps = {ep.name: ep for ep in metadata.entry_points(group="ember.slots.optim")}
+    assert eps["ember"].value == "ember_optim"
+    assert eps["ember"].dist is not None and eps["ember"].dist.name == "ember-optim"
+
+
+def test_optim_is_imported_on_first_use_only() -> None:
+    code = (
+        "import json, sys; import ember; before = 'ember_optim' in sys.modules; "
+        "w = ember.ones(2); w.grad = ember.ones(2); "
+        "opt = ember.optim.SGD([w], lr=0.5); opt.step(); "
+        "print(json.dumps([before, 'ember_optim' in sys.modules, "
+        "'ember_nn' in sys.modules, w.tolist()]))"
+    )
+    assert json.loads(run_python(code)) == [False, True, False, [0.5, 0.5]]
+
+
+def test_optim_import_statements_give_the_providers_modules() -> None:
+    code = """
+import json, sys
+import ember
+import ember.optim
+import ember.optim.lr_scheduler
+from ember.optim import SGD, Adam
+from ember.optim.lr_scheduler import StepLR
+import ember.optim.lr_scheduler as lrs
+import ember_optim
+print(json.dumps([
+    ember.optim is ember_optim,
+    sys.modules["ember.optim"] is ember_optim,
+    sys.modules["ember.optim.lr_scheduler"] is ember_optim.lr_scheduler,
+    lrs is ember_optim.lr_scheduler and ember.optim.lr_scheduler is lrs,
+    SGD is ember_optim.SGD and Adam is ember_optim.Adam,
+    StepLR is ember_optim.lr_scheduler.StepLR,
+    ember_optim.__spec__.name,
+]))
+"""
+    assert json.loads(run_python(code)) == [True] * 6 + ["ember_optim"]
+
+
+def test_optim_works_with_the_meta_package() -> None:
+    import ember.nn as nn
+    import ember.optim as optim
+    from ember.nn import functional as F
+    from ember.optim.lr_scheduler import StepLR
+
+    model = nn.Linear(3, 1)
+    opt = optim.Adam(model.parameters(), lr=0.1)
+    sched = StepLR(opt, step_size=2, gamma=0.5)
+    x, y = ember.randn(16, 3), ember.randn(16, 1)
+    losses = []
+    for _ in range(4):
+        opt.zero_grad()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        sched.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0]
+    assert sched.get_last_lr() == [0.025]
+    assert model.weight.is_leaf and model.weight.grad_fn is None
+    assert set(opt.state_dict()["state"]) == {0, 1}
+
+
+def test_import_of_a_missing_optim_submodule() -> None:
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("ember.optim.no_such_module")
+
+
+def test_optim_provider_with_another_interface_version(
+    monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    from importlib import metadata
+
+    monkeypatch.setattr(ember, "_providers", {})
+    monkeypatch.delitem(vars(ember), "optim", raising=False)
+    for name in [m for m in sys.modules if m.split(".")[:2] == ["ember", "optim"]]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "old_optim_provider.py").write_text("INTERFACE_VERSION = 0\n")
+
+    def entry_points(group: str):
+        assert group == "ember.slots.optim"
+        return [metadata.EntryPoint(name="ember", value="old_optim_provider", group=group)]
+
+    monkeypatch.setattr("importlib.metadata.entry_points", entry_points)
+    expected = "implements interface version 0, but this ember needs version 1 of the 'optim'"
+    with pytest.raises(ember.SlotError, match=expected):
+        ember.optim  # noqa: B018
+
+
+def test_optim_provider_not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ember, "_providers", {})
+    monkeypatch.delitem(vars(ember), "optim", raising=False)
+    for name in [m for m in sys.modules if m.split(".")[:2] == ["ember", "optim"]]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr("importlib.metadata.entry_points", lambda group: [])
+    expected = r"ember\.optim is provided by ember-optim, which is not installed"
+    with pytest.raises(AttributeError, match=expected):
+        ember.optim  # noqa: B018
+    with pytest.raises(ModuleNotFoundError, match=expected):
+        importlib.import_module("ember.optim.lr_scheduler")

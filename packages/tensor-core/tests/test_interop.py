@@ -255,3 +255,14 @@ def test_dlpack_keeps_producer_alive(lib):
     gc.collect()
     torch.zeros(1000, dtype=torch.int64)
     assert to_np(e).tolist() == list(range(1000))
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (3,), (2, 3)], ids=str)
+def test_pickle_and_deepcopy_keep_the_shape(lib, shape):
+    import copy
+    import pickle
+
+    t = lib.arange(int(np.prod(shape)), dtype=lib.float64).reshape(shape)
+    for back in (copy.deepcopy(t), pickle.loads(pickle.dumps(t))):
+        assert tuple(back.shape) == shape and back.dtype == t.dtype
+        assert back.tolist() == t.tolist()

@@ -18,8 +18,11 @@ on ``sys.meta_path``), and the core calls back (``_set_autograd_loader``) when
 without touching ``ember.autograd`` first. The ``nn`` slot is resolved the same way:
 ``ember.nn`` is the provider of the group ``ember.slots.nn`` (``ember_nn``), and
 ``import ember.nn``, ``import ember.nn.functional as F`` and ``from ember.nn import init``
-give its modules. Choosing another provider (``ember.use``, ``EMBER_AUTOGRAD``,
-``[tool.ember]``) is not implemented yet.
+give its modules. The ``optim`` slot too: ``ember.optim`` is the provider of the group
+``ember.slots.optim`` (``ember_optim``), and ``import ember.optim``,
+``ember.optim.lr_scheduler`` and ``from ember.optim.lr_scheduler import StepLR`` give its
+modules. Choosing another provider (``ember.use``, ``EMBER_AUTOGRAD``, ``[tool.ember]``) is
+not implemented yet.
 
 The other slots are not resolved yet: touching one raises an ``AttributeError`` that names
 the distribution providing it.
@@ -70,7 +73,7 @@ _SLOTS: dict[str, tuple[str, str, str]] = {
 # The slots this version resolves, with the interface version their providers must declare
 # (``INTERFACE_VERSION`` in the provider's module). Attributes of a resolved slot other than
 # its own name (``ember.no_grad``) are the provider's attributes of the same name.
-_INTERFACES: dict[str, int] = {"autograd": 1, "nn": 1}
+_INTERFACES: dict[str, int] = {"autograd": 1, "nn": 1, "optim": 1}
 _DEFAULT_PROVIDER = "ember"  # the entry point name of Ember's own provider in every slot
 _providers: dict[str, object] = {}  # slot -> its provider's module, once resolved
 

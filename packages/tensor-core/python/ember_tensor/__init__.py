@@ -201,7 +201,7 @@ def _array(self, dtype=None, copy=None):
 def _reduce_ex(self, protocol):
     import numpy as np
 
-    values = np.ascontiguousarray(_array(self)).copy()
+    values = np.array(_array(self), order="C", copy=True)  # ascontiguousarray makes 0-d 1-d
     dtype_name = str(self.dtype).split(".")[1]
     return (_rebuild_tensor, (values, dtype_name, self.requires_grad))
 
