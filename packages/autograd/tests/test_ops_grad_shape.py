@@ -87,6 +87,16 @@ def _mask(*v):
 
 GETITEM2: dict = {}  # options of the indexing rows (none needed now)
 
+# ember_tensor's nn ops that torch has only under torch.ops.aten (or torch._C._nn)
+_ATEN_NAMES = {"adaptive_avg_pool2d_backward": "_adaptive_avg_pool2d_backward"}
+
+
+def _nn(m, name):
+    """The op ``name`` of ember_tensor, or torch's aten op of that name."""
+    if m is et:
+        return getattr(et, name)
+    return getattr(torch.ops.aten, _ATEN_NAMES.get(name, name))
+
 # (id, fn(m, *args), args[, options]). fn may return a tensor or a tuple of tensors.
 ROWS = [
     # ---- views
@@ -320,6 +330,140 @@ ROWS = [
         [G(2, 12, 6)],
         {"torch_fn": lambda m, x: m.nn.functional.fold(x, (5, 6), (2, 2), 1, 0, 2)},
     ),
+    # ---- pooling (and the backward ops, whose derivatives give the second derivatives)
+    (
+        "max_pool2d_with_indices",
+        lambda m, x: _nn(m, "max_pool2d_with_indices")(x, [3, 2], [2, 1], [1, 0], [1, 1], True),
+        [G(2, 3, 7, 6, nc=True)],
+    ),
+    (
+        "max_pool2d_dilation_unbatched",
+        lambda m, x: _nn(m, "max_pool2d_with_indices")(x, [2], [], [1], [2])[0],
+        [G(3, 6, 5)],
+    ),
+    (
+        "max_pool2d_with_indices_backward",
+        lambda m, g, x: _nn(m, "max_pool2d_with_indices_backward")(
+            g, x, [3], [2], [1], [1], False, _nn(m, "max_pool2d_with_indices")(x, [3], [2], [1])[1]
+        ),
+        [G(2, 2, 3, 2), C(np.random.default_rng(5).permutation(72).reshape(2, 2, 6, 3) * 1.0)],
+    ),
+    (
+        "avg_pool2d",
+        lambda m, x: _nn(m, "avg_pool2d")(x, [3, 2], [2, 1], [1, 0]),
+        [G(2, 3, 7, 6, nc=True)],
+    ),
+    (
+        "avg_pool2d_ceil_no_pad_count",
+        lambda m, x: _nn(m, "avg_pool2d")(x, [3], [2], [1], True, False),
+        [G(3, 6, 5)],
+    ),
+    (
+        "avg_pool2d_divisor",
+        lambda m, x: _nn(m, "avg_pool2d")(x, [2], [1], [1], False, True, 3),
+        [G(1, 2, 4, 4)],
+    ),
+    (
+        "avg_pool2d_backward",
+        lambda m, g, x: _nn(m, "avg_pool2d_backward")(g, x, [3], [2], [1], True, False, None),
+        [G(2, 2, 4, 3), C(np.zeros((2, 2, 6, 5)))],
+    ),
+    ("adaptive_avg_pool2d", lambda m, x: _nn(m, "adaptive_avg_pool2d")(x, [3, 4]), [G(2, 3, 7, 5)]),
+    (
+        "adaptive_avg_pool2d_backward",
+        lambda m, g, x: _nn(m, "adaptive_avg_pool2d_backward")(g, x),
+        [G(2, 3, 3, 4), C(np.zeros((2, 3, 7, 5)))],
+    ),
+    (
+        "adaptive_max_pool2d",
+        lambda m, x: _nn(m, "adaptive_max_pool2d")(x, [3, 4]),
+        [G(2, 3, 7, 5, nc=True)],
+    ),
+    (
+        "adaptive_max_pool2d_backward",
+        lambda m, g, x: _nn(m, "adaptive_max_pool2d_backward")(
+            g, x, _nn(m, "adaptive_max_pool2d")(x, [4, 2])[1]
+        ),
+        [G(3, 4, 2), C(np.random.default_rng(6).permutation(45).reshape(3, 5, 3) * 1.0)],
+    ),
+    # ---- normalization: gradcheck covers the statistics' gradients too (torch's do not
+    # require grad, so the torch comparison weighs the output alone)
+    (
+        "native_batch_norm_train",
+        lambda m, x, w, b, rm, rv: _nn(m, "native_batch_norm")(x, w, b, rm, rv, True, 0.1, 1e-5),
+        [G(4, 3, 5, nc=True), G(3), G(3), C(np.zeros(3)), C(np.ones(3))],
+    ),
+    (
+        "native_batch_norm_train_4d_no_affine",
+        lambda m, x: _nn(m, "native_batch_norm")(x, None, None, None, None, True, 0.3, 1e-3),
+        [G(3, 2, 3, 2)],
+    ),
+    (
+        "native_batch_norm_eval",
+        lambda m, x, w, b, rm, rv: _nn(m, "native_batch_norm")(x, w, b, rm, rv, False, 0.1,
+                                                               1e-5)[0],
+        [G(4, 3, 2), G(3), G(3), C(np.array([0.1, -0.2, 0.3])), C(np.array([0.5, 1.5, 2.0]))],
+    ),
+    (
+        "native_layer_norm",
+        lambda m, x, w, b: _nn(m, "native_layer_norm")(x, [3, 4], w, b, 1e-5),
+        [G(2, 3, 4, nc=True), G(3, 4), G(3, 4)],
+    ),
+    (
+        "native_layer_norm_no_affine",
+        lambda m, x: _nn(m, "native_layer_norm")(x, [5], None, None, 1e-3),
+        [G(2, 2, 5)],
+    ),
+    (
+        "native_group_norm",
+        lambda m, x, w, b: _nn(m, "native_group_norm")(x, w, b, 2, 6, 5, 3, 1e-5),
+        [G(2, 6, 5, nc=True), G(6), G(6)],
+        {"torch_fn": lambda m, x, w, b: m.native_group_norm(x.contiguous(), w, b, 2, 6, 5, 3,
+                                                            1e-5)},
+    ),
+    (
+        "native_group_norm_4d_no_affine",
+        lambda m, x: _nn(m, "native_group_norm")(x, None, None, 2, 4, 6, 2, 1e-3),
+        [G(2, 4, 3, 2)],
+    ),
+    # ---- embedding
+    # (padding_idx and scale_grad_by_freq change the gradient, not the function, so finite
+    # differences cannot check them: the padding row is absent here and the scaled gradient is
+    # compared with torch's in test_embedding_gradient_options_match_torch)
+    (
+        "embedding",
+        lambda m, w, i: m.embedding(w, i, 1),
+        [G(5, 3, nc=True), C(np.array([[0, 3, 4], [0, 2, 2]]))],
+    ),
+    (
+        "embedding_dense_backward",
+        lambda m, g, i: _nn(m, "embedding_dense_backward")(g, i, 5, 1, False),
+        [G(2, 3, 4), C(np.array([[0, 1, 1], [4, 3, 0]]))],
+    ),
+    # ---- nll_loss (reduction: 0 none, 1 mean, 2 sum)
+    (
+        "nll_loss_mean_weight_ignore",
+        lambda m, x, t, w: _nn(m, "nll_loss")(x, t, w, 1, 2),
+        [G(5, 4, nc=True), _i(0, 2, 3, 1, 2), C(np.array([0.5, 1.0, 2.0, 1.5]))],
+    ),
+    ("nll_loss_sum", lambda m, x, t: _nn(m, "nll_loss")(x, t, None, 2, -100),
+     [G(3, 4), _i(3, 0, 1)]),
+    ("nll_loss_1d", lambda m, x, t: _nn(m, "nll_loss")(x, t, None, 1, -100),
+     [G(4), C(np.array(2))]),
+    (
+        "nll_loss_nd_none",
+        lambda m, x, t, w: m.nll_loss(x, t, w, 0, 1),
+        [G(2, 3, 2, 2), C(np.array([[[0, 1], [2, 1]], [[2, 2], [0, 1]]])),
+         C(np.array([1.0, 2.0, 0.5]))],
+        {"torch_fn": lambda m, x, t, w: m.nn.functional.nll_loss(x, t, w, ignore_index=1,
+                                                                 reduction="none")},
+    ),
+    (
+        "nll_loss_nd_mean",
+        lambda m, x, t: m.nll_loss(x, t),
+        [G(2, 3, 4), C(np.array([[0, 1, 2, 1], [2, 2, 0, 1]]))],
+        {"torch_fn": lambda m, x, t: m.nn.functional.nll_loss(x, t)},
+    ),
 ]
 
 IDS = [r[0] for r in ROWS]
@@ -462,3 +606,65 @@ def test_split_unused_outputs_get_zero_gradient():
     expected = np.zeros((5, 2))
     expected[4:] = 1.0
     np.testing.assert_array_equal(x.grad.numpy(), expected)
+
+
+def test_embedding_gradient_options_match_torch():
+    """padding_idx (no gradient for its row) and scale_grad_by_freq (each row's gradient
+    divided by its index's count), against torch; and the second derivative with
+    scale_grad_by_freq, which is the scaled gather (torch's ignores the scale)."""
+    w = np.random.default_rng(8).uniform(-1, 1, size=(6, 3))
+    idx = np.array([[0, 1, 1, 5], [4, 1, 0, 2]])
+    g = np.random.default_rng(9).uniform(-1, 1, size=(2, 4, 3))
+    for padding_idx, scale in [(1, False), (-1, True), (0, True)]:
+        grads = []
+        for m in (et, torch):
+            x = m.from_numpy(w.copy()).requires_grad_()
+            out = m.embedding(x, m.from_numpy(idx.copy()), padding_idx, scale)
+            out.backward(m.from_numpy(g.copy()))
+            grads.append(x.grad.numpy())
+        np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, atol=1e-12)
+    i = et.from_numpy(idx.copy())
+    assert ea.gradgradcheck(
+        lambda x: et.embedding(x, i, 0, True), (et.from_numpy(w.copy()).requires_grad_(),)
+    )
+    assert ea.gradcheck(
+        lambda gg: et.embedding_dense_backward(gg, i, 6, 0, True),
+        (et.from_numpy(g.copy()).requires_grad_(),),
+        check_forward_ad=True,
+    )
+
+
+NORM_CASES = [
+    ("batch_norm_train", lambda x, w, b: et.native_batch_norm(
+        x, w, b, et.zeros(3, dtype=et.float64), et.ones(3, dtype=et.float64), True, 0.1, 1e-5),
+     (4, 3, 5)),
+    ("batch_norm_train_2d", lambda x, w, b: et.native_batch_norm(
+        x, w, b, None, None, True, 0.1, 1e-5), (6, 3)),
+    ("batch_norm_eval", lambda x, w, b: et.native_batch_norm(
+        x, w, b, et.full((3,), 0.2, dtype=et.float64), et.full((3,), 1.7, dtype=et.float64),
+        False, 0.1, 1e-5), (4, 3, 2, 2)),
+    ("layer_norm", lambda x, w, b: et.native_layer_norm(x, [3, 2], w.reshape(3, 2),
+                                                        b.reshape(3, 2), 1e-5), (4, 3, 2)),
+    ("group_norm", lambda x, w, b: et.native_group_norm(x, w, b, 2, 6, 4, 3, 1e-5), (2, 6, 2, 2)),
+]
+
+
+@pytest.mark.parametrize("case", NORM_CASES, ids=lambda c: c[0])
+@pytest.mark.parametrize("affine", [True, False])
+def test_fused_norm_backward_matches_the_formulas(case, affine):
+    """A backward pass that records no graph goes through the core's fused kernels; one that
+    does (create_graph) through the composed formulas: both give the same gradients."""
+    name, fn, shape = case
+    rng = np.random.default_rng(3)
+    x = et.from_numpy(rng.standard_normal(shape) * 2 + 1).requires_grad_()
+    c = 6 if name == "group_norm" else 3 if not name.startswith("layer") else 6
+    w = et.from_numpy(rng.uniform(0.5, 1.5, c)).requires_grad_() if affine else None
+    b = et.from_numpy(rng.uniform(-1, 1, c)).requires_grad_() if affine else None
+    if not affine and name == "layer_norm":
+        fn = (lambda f: lambda x, w, b: et.native_layer_norm(x, [3, 2], None, None, 1e-5))(fn)
+    g = et.from_numpy(rng.standard_normal(shape))
+    inputs = [t for t in (x, w, b) if t is not None]
+    fused = ea.grad(fn(x, w, b)[0], inputs, g)
+    composed = ea.grad(fn(x, w, b)[0], inputs, g, create_graph=True)
+    for a, e in zip(fused, composed):
+        np.testing.assert_allclose(a.numpy(), e.detach().numpy(), rtol=1e-12, atol=1e-12)

@@ -7,7 +7,6 @@ through ``import ember`` too)."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import torch
 
 import ember_nn as nn
@@ -72,7 +71,6 @@ def test_linear_layer_trains_like_torch() -> None:
         assert_close(p, tp, "float32", n, scale=10.0)
 
 
-@pytest.mark.skip(reason="Conv2d not implemented yet")
 def test_full_basic_model() -> None:
     class FullBasicModel(nn.Module):
         def __init__(self):
@@ -88,7 +86,23 @@ def test_full_basic_model() -> None:
             t3 = self.fc(t2.flatten(1))
             return nn.functional.softmax(t3, dim=1)
 
+    class TorchFullBasicModel(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(1, 128, 3)
+            self.fc = TorchLinearLayer(128, 10)
+
+        def forward(self, x):
+            t2 = torch.nn.functional.relu(self.conv(x))
+            return torch.nn.functional.softmax(self.fc(t2.flatten(1)), dim=1)
+
     model = FullBasicModel()
-    out = model(ember.randn(4, 1, 3, 3))
+    x = ember.randn(4, 1, 3, 3)
+    out = model(x)
     assert tuple(out.shape) == (4, 10)
     np.testing.assert_allclose(np_of(out.sum(dim=1)), np.ones(4), rtol=1e-5)
+    theirs = TorchFullBasicModel()
+    theirs.load_state_dict({k: torch.from_numpy(np_of(v).copy())
+                            for k, v in model.state_dict().items()})
+    assert_close(out, theirs(torch.from_numpy(np_of(x).copy())), "float32", "output",
+                 scale=10.0)

@@ -526,11 +526,12 @@ def _unpack_lines(op: OpSchema, names: set[str], saved: dict, indent: str) -> li
 
 
 def op_arg_is_plain(op: OpSchema, name: str) -> bool:
-    """A saved name kept as a plain value (non-tensor argument, shape, dtype)."""
-    if name.endswith("_shape") or name.endswith("_dtype"):
-        return name[:-6] in op.arg_names
+    """A saved name kept as a plain value (non-tensor argument, shape, dtype). An argument's
+    own name comes first: ``normalized_shape`` is an int[] argument, not a tensor's shape."""
     if name in op.arg_names:
         return op.arg(name)["type"] not in TENSOR_TYPES | LIST_TYPES
+    if name.endswith("_shape") or name.endswith("_dtype"):
+        return name[:-6] in op.arg_names
     return False
 
 

@@ -19,6 +19,8 @@ from .formulas_conv import *  # noqa: F403
 from .formulas_conv import __all__ as _conv_all
 from .formulas_linalg import *  # noqa: F403
 from .formulas_linalg import __all__ as _linalg_all
+from .formulas_nn import *  # noqa: F403
+from .formulas_nn import __all__ as _nn_all
 from .formulas_shape import *  # noqa: F403
 from .formulas_shape import __all__ as _shape_all
 from .saved import sum_to
@@ -26,6 +28,7 @@ from .saved import sum_to
 __all__ = [
     *_conv_all,
     *_linalg_all,
+    *_nn_all,
     *_shape_all,
     "amax_backward",
     "clamp_backward_max",

@@ -711,3 +711,89 @@ def pad(input, pad, mode: str = "constant", value=None):
             pieces.append(et.full(piece_shape, fill, dtype=out.dtype))
         out = et.cat([pieces[0], out, pieces[1]], dim)
     return out
+
+
+# ----------------------------------------------------------------------------- convolution,
+# fold/unfold and interpolation (in _functional_conv.py)
+
+from ._functional_conv import (  # noqa: E402
+    conv1d,
+    conv2d,
+    conv_transpose1d,
+    conv_transpose2d,
+    fold,
+    interpolate,
+    unfold,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
+)
+
+__all__ += [
+    "conv1d",
+    "conv2d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "fold",
+    "interpolate",
+    "unfold",
+    "upsample",
+    "upsample_bilinear",
+    "upsample_nearest",
+]
+
+
+# ----------------------------------------------------------------------------- attention
+# (in _functional_attention.py)
+
+from ._functional_attention import (  # noqa: E402
+    multi_head_attention_forward,
+    scaled_dot_product_attention,
+)
+
+__all__ += ["multi_head_attention_forward", "scaled_dot_product_attention"]
+
+
+# ----------------------------------------------------------------------------- pooling,
+# normalization, embedding, nll_loss/cross_entropy (in _functional_pooling.py,
+# _functional_norm.py, _functional_sparse.py, _functional_loss.py)
+
+from ._functional_loss import cross_entropy, nll_loss  # noqa: E402
+from ._functional_norm import batch_norm, group_norm, instance_norm, layer_norm  # noqa: E402
+from ._functional_pooling import (  # noqa: E402
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d,
+    adaptive_max_pool2d_with_indices,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool1d_with_indices,
+    max_pool2d,
+    max_pool2d_with_indices,
+)
+from ._functional_sparse import embedding  # noqa: E402
+
+__all__ += [
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d_with_indices",
+    "avg_pool1d",
+    "avg_pool2d",
+    "batch_norm",
+    "cross_entropy",
+    "embedding",
+    "group_norm",
+    "instance_norm",
+    "layer_norm",
+    "max_pool1d",
+    "max_pool1d_with_indices",
+    "max_pool2d",
+    "max_pool2d_with_indices",
+    "nll_loss",
+]

@@ -1,7 +1,7 @@
 """Loss modules over ``ember_nn.functional``: ``MSELoss``, ``L1Loss``, ``SmoothL1Loss``,
-``HuberLoss``, ``BCELoss``, ``BCEWithLogitsLoss``, ``KLDivLoss`` and
-``CosineEmbeddingLoss``. Each takes ``reduction`` ('none', 'mean', 'sum') and, where
-PyTorch does, the legacy ``size_average``/``reduce`` pair."""
+``HuberLoss``, ``BCELoss``, ``BCEWithLogitsLoss``, ``KLDivLoss``, ``CosineEmbeddingLoss``,
+``NLLLoss`` and ``CrossEntropyLoss``. Each takes ``reduction`` ('none', 'mean', 'sum') and,
+where PyTorch does, the legacy ``size_average``/``reduce`` pair."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ __all__ = [
     "L1Loss",
     "MSELoss",
     "SmoothL1Loss",
+    "NLLLoss",
+    "CrossEntropyLoss",
 ]
 
 
@@ -124,3 +126,34 @@ class CosineEmbeddingLoss(_Loss):
     def forward(self, input1, input2, target):
         return F.cosine_embedding_loss(input1, input2, target, margin=self.margin,
                                        reduction=self.reduction)
+
+
+class NLLLoss(_WeightedLoss):
+    """Negative log likelihood of log-probabilities at class-index targets; ``weight`` (a
+    buffer) weighs the classes, targets equal to ``ignore_index`` count for nothing, and
+    ``'mean'`` divides by the total weight of the counted targets."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean") -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+
+    def forward(self, input, target):
+        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
+
+
+class CrossEntropyLoss(_WeightedLoss):
+    """``log_softmax`` over the class dimension then ``NLLLoss`` for class-index targets, or
+    the cross entropy with class-probability targets (of the input's shape);
+    ``label_smoothing`` mixes the target with the uniform distribution."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean", label_smoothing: float = 0.0) -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+
+    def forward(self, input, target):
+        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import hooks
+from . import hooks, rnn
 from .clip_grad import clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 
@@ -13,5 +13,6 @@ __all__ = [
     "get_total_norm",
     "hooks",
     "parameters_to_vector",
+    "rnn",
     "vector_to_parameters",
 ]

@@ -1,0 +1,460 @@
+"""Convolutions, ``unfold``/``fold`` and ``interpolate`` of ``ember.nn.functional``.
+
+The convolutions are the tensor core's ``conv2d``/``conv_transpose2d`` (im2col + GEMM);
+this module adds what PyTorch's Python layer adds on top: unbatched inputs, the
+``'same'``/``'valid'`` padding strings (an even effective kernel pads the input on the right
+first, as PyTorch does), and the 1-d variants, which run as 2-d convolutions over a
+unit-height image. ``interpolate`` is separable: each spatial dimension in turn is resampled
+with ``index_select`` (nearest) or a weighted sum of ``index_select``s (linear, cubic), so
+the gradient is that of index ops; the source indices and weights are computed in the
+input's precision with PyTorch's formulas (``align_corners``, ``scale_factor`` vs ``size``).
+
+>>> import ember_tensor as et
+>>> from ember_nn import functional as F
+>>> tuple(F.conv2d(et.ones(1, 2, 5, 5), et.ones(3, 2, 3, 3), padding="same").shape)
+(1, 3, 5, 5)
+>>> F.interpolate(et.tensor([[[1.0, 2.0]]]), scale_factor=2).tolist()
+[[[1.0, 1.0, 2.0, 2.0]]]
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+import ember_tensor as et
+
+__all__ = [
+    "conv1d",
+    "conv2d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "fold",
+    "interpolate",
+    "unfold",
+    "upsample",
+    "upsample_bilinear",
+    "upsample_nearest",
+]
+
+
+def _ntuple(value, n: int, name: str = "argument") -> tuple:
+    if isinstance(value, (list, tuple)):
+        if len(value) == 1 and n > 1:
+            return tuple(value) * n
+        return tuple(value)
+    return (value,) * n
+
+
+def _shape(t) -> list[int]:
+    return list(t.shape)
+
+
+# ----------------------------------------------------------------------------- convolution
+
+
+def _same_padding(op: str, kernel, dilation, stride):
+    """``'same'`` as (left, right) amounts per spatial dim: the total ``d * (k - 1)`` split
+    with the extra element on the right."""
+    if any(s != 1 for s in stride):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    left, right = [], []
+    for k, d in zip(kernel, dilation):
+        total = d * (k - 1)
+        left.append(total // 2)
+        right.append(total - total // 2)
+    return left, right
+
+
+def _conv_nd(op: str, nd: int, input, weight, bias, stride, padding, dilation, groups):
+    """conv1d/conv2d: checks the ranks, strips a missing batch dim, resolves string
+    paddings and runs the core's conv2d (1-d as a height-1 image)."""
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {op}, but got "
+            f"input of size: {_shape(input)}"
+        )
+    if weight.dim() != nd + 2:
+        raise RuntimeError(
+            f"{op}: Expected {weight.dim()}-dimensional input for {weight.dim()}-dimensional "
+            f"weight {_shape(weight)}, but got {input.dim()}-dimensional input of size "
+            f"{_shape(input)} instead (the weight of {op} is (out_channels, "
+            f"in_channels / groups, {'kL' if nd == 1 else 'kH, kW'}))"
+        )
+    unbatched = input.dim() == nd + 1
+    x = input.unsqueeze(0) if unbatched else input
+    stride = _ntuple(stride, nd)
+    dilation = _ntuple(dilation, nd)
+    kernel = tuple(weight.shape[2:])
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0,) * nd
+        elif padding == "same":
+            left, right = _same_padding(op, kernel, dilation, stride)
+            if left != right:
+                from .functional import pad
+
+                amounts = []
+                for lo, hi in reversed(list(zip(left, right))):
+                    amounts += [0, hi - lo]
+                x = pad(x, amounts)
+            padding = tuple(left)
+        else:
+            raise RuntimeError(f"Invalid padding string: {padding!r}")
+    padding = _ntuple(padding, nd)
+    if nd == 1:
+        out = et.conv2d(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, stride[0]),
+                        (0, padding[0]), (1, dilation[0]), groups).squeeze(2)
+    else:
+        out = et.conv2d(x, weight, bias, stride, padding, dilation, groups)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-d cross-correlation: input ``(N, C_in, L)`` or ``(C_in, L)``, weight ``(C_out,
+    C_in / groups, kL)``, bias ``(C_out,)``; ``padding`` an int, a 1-tuple, ``'valid'`` or
+    ``'same'`` (stride 1 only)."""
+    return _conv_nd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-d cross-correlation: input ``(N, C_in, H, W)`` or ``(C_in, H, W)``, weight
+    ``(C_out, C_in / groups, kH, kW)``, bias ``(C_out,)``; ``padding`` an int, a pair,
+    ``'valid'`` or ``'same'`` (stride 1 only)."""
+    return _conv_nd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv_transpose_nd(op, nd, input, weight, bias, stride, padding, output_padding, groups,
+                       dilation):
+    if isinstance(padding, str):
+        raise TypeError(f"{op}(): argument 'padding' must be tuple of ints, not str")
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {op}, but got "
+            f"input of size: {_shape(input)}"
+        )
+    if weight.dim() != nd + 2:
+        raise RuntimeError(
+            f"{op}: expected a {nd + 2}-dimensional weight (in_channels, out_channels / "
+            f"groups, {'kL' if nd == 1 else 'kH, kW'}), but got weight of size "
+            f"{_shape(weight)}"
+        )
+    unbatched = input.dim() == nd + 1
+    x = input.unsqueeze(0) if unbatched else input
+    stride, padding = _ntuple(stride, nd), _ntuple(padding, nd)
+    output_padding, dilation = _ntuple(output_padding, nd), _ntuple(dilation, nd)
+    if nd == 1:
+        out = et.conv_transpose2d(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, stride[0]),
+                                  (0, padding[0]), (0, output_padding[0]), groups,
+                                  (1, dilation[0])).squeeze(2)
+    else:
+        out = et.conv_transpose2d(x, weight, bias, stride, padding, output_padding, groups,
+                                  dilation)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1):
+    """The transpose of ``conv1d`` (a "deconvolution"): input ``(N, C_in, L)`` or ``(C_in,
+    L)``, weight ``(C_in, C_out / groups, kL)``."""
+    return _conv_transpose_nd("conv_transpose1d", 1, input, weight, bias, stride, padding,
+                              output_padding, groups, dilation)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1):
+    """The transpose of ``conv2d`` (its gradient with respect to the input): input ``(N,
+    C_in, H, W)`` or ``(C_in, H, W)``, weight ``(C_in, C_out / groups, kH, kW)``; the
+    output is ``(H - 1) * stride - 2 * padding + dilation * (kH - 1) + output_padding + 1``
+    high (likewise wide)."""
+    return _conv_transpose_nd("conv_transpose2d", 2, input, weight, bias, stride, padding,
+                              output_padding, groups, dilation)
+
+
+# ----------------------------------------------------------------------------- unfold/fold
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Sliding ``kernel_size`` blocks of a ``(N, C, H, W)`` (or ``(C, H, W)``) input as
+    columns: ``(N, C * kH * kW, L)``, ``L`` the number of blocks."""
+    if input.dim() not in (3, 4):
+        raise RuntimeError(
+            "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other "
+            f"non-zero dimensions for input, but got: {_shape(input)}"
+        )
+    args = [_ntuple(a, 2) for a in (kernel_size, dilation, padding, stride)]
+    for name, a in zip(("kernel_size", "dilation", "padding", "stride"), args):
+        if len(a) != 2:
+            raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(a)}")
+    if input.dim() == 3:
+        return et.im2col(input.unsqueeze(0), *args).squeeze(0)
+    return et.im2col(input, *args)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """The adjoint of ``unfold``: ``(N, C * kH * kW, L)`` (or ``(C * kH * kW, L)``) columns
+    summed into a ``(N, C, *output_size)`` image (overlapping values add up)."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+            f"non-zero dimensions for input, but got: {_shape(input)}"
+        )
+    args = [_ntuple(a, 2) for a in (output_size, kernel_size, dilation, padding, stride)]
+    for name, a in zip(("output_size", "kernel_size", "dilation", "padding", "stride"), args):
+        if len(a) != 2:
+            raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(a)}")
+    if input.dim() == 2:
+        return et.col2im(input.unsqueeze(0), *args).squeeze(0)
+    return et.col2im(input, *args)
+
+
+# ----------------------------------------------------------------------------- interpolate
+
+_INTERP_MODES = ("nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+                 "nearest-exact")
+_MODE_DIMS = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
+
+
+def _np_float(dtype):
+    """NumPy float type of the arithmetic PyTorch does for ``dtype`` (float for all but
+    double)."""
+    return np.float64 if dtype == et.float64 else np.float32
+
+
+def _scale_value(ft, scale, in_size: int, out_size: int):
+    """PyTorch's source/destination ratio: ``1 / scale_factor`` when one is used, ``in /
+    out`` otherwise (in ``ft``)."""
+    if scale is not None and scale > 0:
+        return ft(1.0 / scale)
+    return ft(in_size) / ft(out_size)
+
+
+def _nearest_index(in_size, out_size, scale, exact: bool) -> np.ndarray:
+    dst = np.arange(out_size)
+    if not exact and out_size == in_size:
+        return dst
+    if not exact and out_size == 2 * in_size:
+        return dst >> 1
+    s = _scale_value(np.float32, scale, in_size, out_size)
+    if exact:
+        src = np.floor(((dst + 0.5) * np.float64(s)).astype(np.float32))
+    else:
+        src = np.floor(dst.astype(np.float32) * s)
+    return np.minimum(src.astype(np.int64), in_size - 1)
+
+
+def _area_scale(ft, in_size, out_size, align_corners, scale):
+    if align_corners:
+        return ft(in_size - 1) / ft(out_size - 1) if out_size > 1 else ft(0)
+    return _scale_value(ft, scale, in_size, out_size)
+
+
+def _source_index(ft, ratio, out_size, align_corners, cubic: bool) -> np.ndarray:
+    dst = np.arange(out_size).astype(ft)
+    if align_corners:
+        return ratio * dst
+    src = ratio * (dst + ft(0.5)) - ft(0.5)
+    return src if cubic else np.maximum(src, ft(0))
+
+
+def _linear_taps(ft, in_size, out_size, align_corners, scale):
+    """(indices, weights) of the two taps of each output position."""
+    if in_size == out_size:
+        i = np.arange(out_size)
+        return [i, i], [np.ones(out_size, ft), np.zeros(out_size, ft)]
+    ratio = _area_scale(ft, in_size, out_size, align_corners, scale)
+    src = _source_index(ft, ratio, out_size, align_corners, cubic=False)
+    i0 = np.minimum(np.floor(src).astype(np.int64), in_size - 1)
+    lam1 = np.clip(src - i0.astype(ft), ft(0), ft(1)).astype(ft)
+    i1 = i0 + (i0 < in_size - 1)
+    return [i0, i1], [(ft(1) - lam1).astype(ft), lam1]
+
+
+def _cubic_taps(ft, in_size, out_size, align_corners, scale):
+    """(indices, weights) of the four taps (Keys' cubic convolution, A = -0.75), indices
+    clamped to the input."""
+    ratio = _area_scale(ft, in_size, out_size, align_corners, scale)
+    src = _source_index(ft, ratio, out_size, align_corners, cubic=True)
+    base = np.floor(src).astype(np.int64)
+    t = (src - base.astype(ft)).astype(ft)
+    a = ft(-0.75)
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    weights = [far(t + 1), near(t), near(1 - t), far(2 - t)]
+    index = [np.clip(base - 1 + j, 0, in_size - 1) for j in range(4)]
+    return index, [w.astype(ft) for w in weights]
+
+
+def _area_matrix(in_size, out_size) -> np.ndarray:
+    """Adaptive average pooling along one dim as an (out, in) averaging matrix."""
+    m = np.zeros((out_size, in_size))
+    for i in range(out_size):
+        start = (i * in_size) // out_size
+        end = ((i + 1) * in_size + out_size - 1) // out_size
+        m[i, start:end] = 1.0 / (end - start)
+    return m
+
+
+def _resample_dim(x, dim: int, index, weights):
+    """``sum_k weights[k][j] * x.index_select(dim, index[k])[..., j, ...]``."""
+    shape = [1] * x.dim()
+    shape[dim] = -1
+    out = None
+    for idx, w in zip(index, weights):
+        if not np.any(w):
+            continue
+        term = x.index_select(dim, et.from_numpy(np.ascontiguousarray(idx, dtype=np.int64)))
+        if not np.all(w == 1):
+            term = term * et.from_numpy(np.ascontiguousarray(w)).to(x.dtype).reshape(shape)
+        out = term if out is None else out + term
+    if out is None:  # every weight zero (cannot happen for valid sizes)
+        out = x.index_select(dim, et.from_numpy(index[0].astype(np.int64))) * 0
+    return out
+
+
+def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
+                align_corners=None, recompute_scale_factor=None, antialias: bool = False):
+    """Resamples the spatial dims of an ``(N, C, d1[, d2[, d3]])`` input to ``size`` or by
+    ``scale_factor``. Modes: ``'nearest'``, ``'nearest-exact'``, ``'linear'`` (3-d input),
+    ``'bilinear'``/``'bicubic'`` (4-d), ``'trilinear'`` (5-d), ``'area'`` (adaptive average
+    pooling); ``align_corners`` for the interpolating ones. ``antialias`` and
+    ``'lanczos'`` are not implemented."""
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError(
+                "align_corners option can only be set with the interpolating modes: "
+                "linear | bilinear | bicubic | trilinear"
+            )
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2
+    spatial = _shape(input)[2:]
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(
+                    "Input and output must have the same number of spatial dimensions, but "
+                    f"got input with spatial dimensions of {spatial} and output size of "
+                    f"{size}. Please provide input tensor in (N, C, d1, d2, ...,dK) format "
+                    "and output size in (o1, o2, ...,oK) format."
+                )
+            output_size = [int(s) for s in size]
+        else:
+            output_size = [int(size)] * dim
+        scales = [None] * dim
+    elif scale_factor is not None:
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError(
+                    "Input and scale_factor must have the same number of spatial dimensions, "
+                    f"but got input with spatial dimensions of {spatial} and scale_factor of "
+                    f"shape {scale_factor}. Please provide input tensor in (N, C, d1, d2, "
+                    "...,dK) format and scale_factor in (s1, s2, ...,sK) format."
+                )
+            scales = [float(s) for s in scale_factor]
+        else:
+            scales = [float(scale_factor)] * dim
+        output_size = None
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and output_size is None:
+        recompute_scale_factor = True
+    if output_size is None:
+        output_size = [int(math.floor(float(n) * s)) for n, s in zip(spatial, scales)]
+        if recompute_scale_factor:
+            scales = [None] * dim
+    if antialias and not (mode in ("bilinear", "bicubic") and input.dim() == 4):
+        raise ValueError(
+            "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and "
+            "requires a 4-D tensor as input"
+        )
+    known = ("nearest", "nearest-exact", "area") + tuple(_MODE_DIMS)
+    need = _MODE_DIMS.get(mode)
+    if mode != "bicubic" and need is not None and input.dim() in (3, 4, 5) \
+            and input.dim() != need:
+        raise NotImplementedError(
+            f"Got {input.dim()}D input, but {mode} mode needs {need}D input"
+        )
+    if mode not in known or input.dim() not in (3, 4, 5) or (
+        mode == "bicubic" and input.dim() != 4
+    ):
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) "
+            f"for the modes: {_INTERP_MODES} (got {mode})"
+        )
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not implemented in Ember")
+    if any(o <= 0 for o in output_size) or any(n <= 0 for n in spatial):
+        names = "DHW"[3 - dim:]
+        ins = ", ".join(f"{c}: {n}" for c, n in zip(names, spatial))
+        outs = ", ".join(f"{c}: {n}" for c, n in zip(names, output_size))
+        raise RuntimeError(
+            "Input and output sizes should be greater than 0, but got input "
+            f"({ins}) output ({outs})"
+        )
+    if mode not in ("nearest", "nearest-exact") and not input.is_floating_point():
+        raise NotImplementedError(
+            f"interpolate: mode {mode!r} is not implemented for dtype "
+            f"{str(input.dtype).rsplit('.', 1)[-1]} (expected a floating point tensor)"
+        )
+    ft = _np_float(input.dtype)
+    out = input
+    for k in range(dim):
+        d = k + 2
+        n, m, s = spatial[k], output_size[k], scales[k]
+        if mode in ("nearest", "nearest-exact"):
+            idx = _nearest_index(n, m, s, exact=mode == "nearest-exact")
+            if m != n or np.any(idx != np.arange(m)):
+                out = out.index_select(d, et.from_numpy(np.ascontiguousarray(idx)))
+        elif mode == "area":
+            if m != n:
+                mat = et.from_numpy(_area_matrix(n, m)).to(input.dtype)
+                out = out.movedim(d, -1).matmul(mat.t()).movedim(-1, d)
+        elif mode == "bicubic":
+            out = _resample_dim(out, d, *_cubic_taps(ft, n, m, align_corners, s))
+        else:
+            out = _resample_dim(out, d, *_linear_taps(ft, n, m, align_corners, s))
+    if out is input:  # the identity resampling still returns a new tensor
+        out = input.clone()
+    return out
+
+
+def upsample(input, size=None, scale_factor=None, mode: str = "nearest", align_corners=None):
+    """Deprecated name of ``interpolate`` (warns, as PyTorch)."""
+    warnings.warn(
+        "`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(..., mode='nearest')`` (warns, as PyTorch)."""
+    warnings.warn(
+        "`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` "
+        "instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(..., mode='bilinear', align_corners=True)`` (warns, as
+    PyTorch)."""
+    warnings.warn(
+        "`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` "
+        "instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

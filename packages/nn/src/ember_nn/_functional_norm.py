@@ -1,0 +1,90 @@
+"""``batch_norm``, ``layer_norm``, ``group_norm`` and ``instance_norm`` of
+``ember.nn.functional``, on the core's ``native_batch_norm``, ``native_layer_norm`` and
+``native_group_norm`` (whose derivatives ember_autograd has, second derivatives included)."""
+
+from __future__ import annotations
+
+import ember_tensor as et
+
+__all__ = ["batch_norm", "group_norm", "instance_norm", "layer_norm"]
+
+
+def _verify_batch_size(size) -> None:
+    n = size[0]
+    for s in size[2:]:
+        n *= s
+    if n == 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {size}"
+        )
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5):
+    """Normalizes each channel of an ``(N, C, *)`` input: with the batch's statistics when
+    ``training`` (and then, when given, ``running_mean``/``running_var`` move towards them by
+    ``momentum``, in place; the running variance is the unbiased one), with the running ones
+    otherwise; then ``* weight + bias`` per channel."""
+    if training:
+        _verify_batch_size(input.shape)
+    return et.native_batch_norm(input, weight, bias, running_mean, running_var, training,
+                                momentum, eps)[0]
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
+    """Normalizes over the last ``len(normalized_shape)`` dimensions (which must be
+    ``normalized_shape``), then ``* weight + bias`` elementwise."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    return et.native_layer_norm(input, list(normalized_shape), weight, bias, eps)[0]
+
+
+def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
+    """Normalizes each group of ``C / num_groups`` channels of an ``(N, C, *)`` input over
+    its channels and positions, then ``* weight + bias`` per channel."""
+    if input.dim() < 2:
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {input.dim()}"
+        )
+    shape = tuple(input.shape)
+    n, c = shape[0], shape[1]
+    _verify_batch_size([n * c // num_groups, num_groups, *shape[2:]])
+    hxw = 1
+    for s in shape[2:]:
+        hxw *= s
+    return et.native_group_norm(input, weight, bias, n, c, hxw, num_groups, eps)[0]
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5):
+    """Normalizes each channel of each sample of an ``(N, C, *)`` input over its positions
+    (batch_norm of the input seen as one sample of N * C channels); running statistics, when
+    given, are the average over the batch of the per-sample ones."""
+    if use_input_stats:
+        shape = tuple(input.shape)
+        n = 1
+        for s in shape[2:]:
+            n *= s
+        if n == 1:
+            raise ValueError(
+                "Expected more than 1 spatial element when training, got input size "
+                f"{input.shape}"
+            )
+    n, c = input.shape[0], input.shape[1]
+    x = input.reshape(1, n * c, *input.shape[2:])
+    rm = None if running_mean is None else running_mean.repeat(n)
+    rv = None if running_var is None else running_var.repeat(n)
+    w = None if weight is None else weight.repeat(n)
+    b = None if bias is None else bias.repeat(n)
+    out = et.native_batch_norm(x, w, b, rm, rv, use_input_stats, momentum, eps)[0]
+    if use_input_stats and running_mean is not None:
+        with _no_grad():
+            running_mean.copy_(rm.view(n, c).mean(0))
+            running_var.copy_(rv.view(n, c).mean(0))
+    return out.view(tuple(input.shape))
+
+
+def _no_grad():
+    from ember_autograd import no_grad
+
+    return no_grad()
