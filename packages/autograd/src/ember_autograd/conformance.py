@@ -36,18 +36,14 @@ Options:
 
 from __future__ import annotations
 
-import importlib
 import math
-import re
-import sys
 import threading
-from importlib import metadata
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import ember_tensor as et
+from ember_tensor.conformance_kit import ConformanceKit
 
 KIT_NODEID = "ember_autograd.conformance"
 CLASS_NAME = "TestAutogradConformance"
@@ -73,187 +69,18 @@ INTERFACE_NAMES = (
 
 
 # --------------------------------------------------------------------------------------
-# The plugin
+# The plugin (its plumbing: ember_tensor.conformance_kit)
 
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("ember-autograd-conformance", "ember autograd conformance kit")
-    group.addoption(
-        "--autograd-provider",
-        metavar="MODULE",
-        default="ember_autograd",
-        help="the autograd implementation under test, an importable module "
-        "(default: ember_autograd)",
-    )
-    group.addoption(
-        "--autograd-xfail",
-        metavar="FILE",
-        default=None,
-        help="expected failures: one '<test id> : <reason>' per line",
-    )
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    kit = _Kit(config.getoption("autograd_provider"), config.getoption("autograd_xfail"))
-    config.stash[_KIT] = kit
-    config.pluginmanager.register(kit, "ember-autograd-conformance-kit")
-
-
-_KIT = pytest.StashKey["_Kit"]()
-# <test id> : <reason>, the separator being a colon that is not part of "::"
-_LINE = re.compile(r"^(?P<id>.*?[^:\s])\s*(?<!:):(?!:)\s*(?P<reason>.*)$")
-
-
-def parse_xfail_file(path: Path) -> dict[str, str]:
-    """``{short test id: reason}`` of an expected-failures file (see the module docstring)."""
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise pytest.UsageError(f"--autograd-xfail: cannot read {str(path)!r}: {exc}") from None
-    out: dict[str, str] = {}
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        m = _LINE.match(line)
-        reason = m["reason"].strip() if m else ""
-        if not m or not reason:
-            raise pytest.UsageError(
-                f"--autograd-xfail: {path}:{number}: expected '<test id> : <reason>', got "
-                f"{line!r}: every expected failure needs a reason"
-            )
-        test_id = _short_id(m["id"].strip())
-        if test_id in out:
-            raise pytest.UsageError(f"--autograd-xfail: {path}:{number}: {test_id} listed twice")
-        out[test_id] = reason
-    return out
-
-
-def _short_id(test_id: str) -> str:
-    """``TestAutogradConformance::test_x[param]`` from a full node id (any module part)."""
-    at = test_id.find(CLASS_NAME + "::")
-    return test_id[at:] if at >= 0 else test_id
-
-
-class _KitModule(pytest.Module):
-    """This module, collected as a test module whatever the directory pytest runs in."""
-
-    def _getobj(self):
-        return sys.modules[__name__]
-
-
-class _Kit:
-    """The plugin's state and hooks for one pytest run."""
-
-    def __init__(self, provider_name: str, xfail: str | None) -> None:
-        self.provider_name = provider_name
-        self.xfail_path = Path(xfail) if xfail else None
-        self.xfails = parse_xfail_file(self.xfail_path) if self.xfail_path else {}
-        self.kit_items: dict[str, str] = {}  # nodeid -> short id, of the kit's tests
-        self.outcomes: dict[str, str] = {}  # short id -> outcome
-        self._description: str | None = None
-        try:
-            self.provider = importlib.import_module(provider_name)
-        except Exception as exc:  # noqa: BLE001 - any import failure is a usage error
-            raise pytest.UsageError(
-                f"--autograd-provider: cannot import the autograd provider {provider_name!r}: "
-                f"{type(exc).__name__}: {exc}"
-            ) from exc
-
-    def describe(self) -> str:
-        """The provider: module, version, distribution and version, interface version."""
-        if self._description is None:
-            self._description = self._describe()
-        return self._description
-
-    def _describe(self) -> str:
-        module = self.provider
-        text = f"{self.provider_name} {getattr(module, '__version__', '(no __version__)')}"
-        top = self.provider_name.split(".")[0]
-        for dist in metadata.packages_distributions().get(top, [])[:1]:
-            try:
-                text += f", distribution {dist} {metadata.version(dist)}"
-            except metadata.PackageNotFoundError:
-                text += f", distribution {dist}"
-        iface = getattr(module, "INTERFACE_VERSION", "missing")
-        return f"{text}, interface version {iface}"
-
-    def pytest_report_header(self) -> str:
-        line = f"ember autograd conformance kit: provider {self.describe()}"
-        if self.xfail_path is not None:
-            line += f"; expected failures: {self.xfail_path} ({len(self.xfails)})"
-        return line
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_make_collect_report(self, collector: pytest.Collector):
-        report = yield
-        if isinstance(collector, pytest.Session) and report.passed:
-            here = Path(__file__).resolve()
-            if not any(getattr(node, "path", None) == here for node in report.result):
-                report.result.append(
-                    _KitModule.from_parent(collector, path=here, nodeid=KIT_NODEID)
-                )
-        return report
-
-    @pytest.hookimpl(tryfirst=True)  # before -k / --deselect drop items
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        for item in items:
-            if getattr(item, "cls", None) is not TestAutogradConformance:
-                continue
-            short = _short_id(item.nodeid)
-            self.kit_items[item.nodeid] = short
-            reason = self.xfails.get(short)
-            if reason is not None:
-                item.add_marker(pytest.mark.xfail(reason=reason, strict=True))
-        unknown = sorted(set(self.xfails) - set(self.kit_items.values()))
-        if unknown:
-            raise pytest.UsageError(
-                f"--autograd-xfail: {self.xfail_path} names tests the kit does not have: "
-                + ", ".join(unknown)
-            )
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        short = self.kit_items.get(report.nodeid)
-        if short is None:
-            return
-        if hasattr(report, "wasxfail"):
-            outcome = "xfailed" if report.skipped else "xpassed"
-        elif report.failed and str(report.longrepr).startswith("[XPASS(strict)]"):
-            outcome = "xpassed"  # a listed test that passed: a failure, counted apart
-        elif report.failed:
-            outcome = "failed" if report.when == "call" else "error"
-        elif report.skipped:
-            outcome = "skipped"
-        elif report.when == "call":
-            outcome = "passed"
-        else:
-            return
-        if self.outcomes.get(short) in ("failed", "error", "xpassed"):
-            return  # a teardown that passed does not hide a failed call
-        self.outcomes[short] = outcome
-
-    def pytest_terminal_summary(self, terminalreporter) -> None:
-        counts: dict[str, int] = {}
-        for outcome in self.outcomes.values():
-            counts[outcome] = counts.get(outcome, 0) + 1
-        tr = terminalreporter
-        tr.section("ember autograd conformance kit")
-        tr.write_line(f"provider: {self.describe()}")
-        labels = {
-            "passed": "passed",
-            "failed": "failed",
-            "error": "errors",
-            "xfailed": "xfailed (expected failures)",
-            "xpassed": "xpassed (listed as expected failures: strict, so failures)",
-            "skipped": "skipped",
-        }
-        summary = ", ".join(f"{counts[k]} {v}" for k, v in labels.items() if counts.get(k))
-        tr.write_line(f"kit tests: {summary or 'none ran'}")
-        if self.xfails:
-            tr.write_line(f"expected failures ({len(self.xfails)}, from {self.xfail_path}):")
-            for test_id, reason in self.xfails.items():
-                got = self.outcomes.get(test_id, "not run")
-                tr.write_line(f"  {test_id} : {reason} [{got}]")
+_SPEC = ConformanceKit(
+    component="autograd",
+    class_name=CLASS_NAME,
+    default_provider="ember_autograd",
+    plugin_module=__name__,
+)
+pytest_addoption = _SPEC.pytest_addoption
+pytest_configure = _SPEC.pytest_configure
+parse_xfail_file = _SPEC.parse_xfail_file
+_KIT = _SPEC.stash_key
 
 
 # --------------------------------------------------------------------------------------
