@@ -104,6 +104,25 @@ def test_large_matmul(lib, rng):
                  rtol=1e-4, atol=1e-3)
 
 
+# Products above 64^3 multiply-adds are split into tiles of rows (M >= N) or columns of C
+# over the thread pool: both splits, ragged last tiles, every operand layout, and beta.
+@pytest.mark.parametrize("la", ["contig", "transposed", "stepped"])
+@pytest.mark.parametrize("lb", ["contig", "transposed"])
+@pytest.mark.parametrize("mkn", [(203, 70, 45), (45, 70, 203), (16, 4100, 33)], ids=str)
+def test_tiled_products(lib, rng, mkn, la, lb):
+    m, k, n = mkn
+    for dt, tol in (("float64", 1e-10), ("float32", 1e-3)):
+        a, b, c = (rand_array(rng, s, dt) for s in ((m, k), (k, n), (m, n)))
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        x, y = tensor(lib, a, dt, la), tensor(lib, b, dt, lb)
+        assert_close(x @ y, want, dt, rtol=tol, atol=tol)
+        assert_close(lib.addmm(tensor(lib, c, dt), x, y, beta=0.5, alpha=2.0),
+                     0.5 * c + 2.0 * want, dt, rtol=tol, atol=tol)
+    ab = rand_array(rng, (2, m, k), "float64")  # a batch of large products
+    assert_close(tensor(lib, ab, "float64", la) @ tensor(lib, b, "float64", lb), ab @ b,
+                 "float64", rtol=1e-10, atol=1e-10)
+
+
 @pytest.mark.parametrize("layout", ["contig", "transposed"])
 def test_bmm(lib, rng, layout):
     a = rand_array(rng, (3, 4, 5), "float32")

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/blas.h"
 #include "ember/ops_util.h"
 #include "ember/parallel.h"
 
@@ -313,6 +314,7 @@ template <typename F> std::pair<int64_t, int> each_matrix(int64_t count, double 
     const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(kSmall / std::max(flops, 1.0)));
     parallel_for(0, count, grain, run);
   } else {
+    BlasThreadsScope threaded;  // large matrices: LAPACK's inner products on all threads
     run(0, count);
   }
   for (int64_t b = 0; b < count; ++b) {

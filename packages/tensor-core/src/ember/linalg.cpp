@@ -10,6 +10,7 @@
 // in the narrow type.
 #include <algorithm>
 #include <climits>
+#include <mutex>
 #include <type_traits>
 #include <vector>
 
@@ -35,13 +36,30 @@ void scipy_openblas_set_num_threads(int num_threads);
 
 namespace ember {
 
-void set_blas_num_threads(int n) {
 #ifdef EMBER_HAVE_OPENBLAS
-  scipy_openblas_set_num_threads(std::max(n, 1));
-#else
-  (void)n;
-#endif
+namespace {
+std::mutex g_blas_threads_mu;
+int g_blas_scopes = 0;
+// OpenBLAS starts with as many threads as cores: one thread from the first product on.
+[[maybe_unused]] const bool g_blas_single = [] {
+  scipy_openblas_set_num_threads(1);
+  return true;
+}();
+}  // namespace
+
+BlasThreadsScope::BlasThreadsScope() {
+  std::lock_guard<std::mutex> g(g_blas_threads_mu);
+  if (g_blas_scopes++ == 0) scipy_openblas_set_num_threads(get_num_threads());
 }
+
+BlasThreadsScope::~BlasThreadsScope() {
+  std::lock_guard<std::mutex> g(g_blas_threads_mu);
+  if (--g_blas_scopes == 0) scipy_openblas_set_num_threads(1);
+}
+#else
+BlasThreadsScope::BlasThreadsScope() {}
+BlasThreadsScope::~BlasThreadsScope() {}
+#endif
 
 bool have_blas() {
 #ifdef EMBER_HAVE_OPENBLAS
@@ -269,34 +287,58 @@ template <typename T> bool gemm_blas(const Gemm<T>& g) {
     return false;
   }
   const int M = static_cast<int>(g.M), N = static_cast<int>(g.N), K = static_cast<int>(g.K);
-  auto one = [&](int64_t bt) {
-    const T* A = g.a + g.a_off[bt];
-    const T* B = g.b + g.b_off[bt];
-    T* C = g.c + bt * g.M * g.N;
+  // C[bt][r0:r1, c0:c1] from rows r0:r1 of A[bt] and columns c0:c1 of B[bt]
+  auto one = [&](int64_t bt, int r0, int r1, int c0, int c1) {
+    const T* A = g.a + g.a_off[bt] + r0 * g.a_rs;
+    const T* B = g.b + g.b_off[bt] + c0 * g.b_cs;
+    T* C = g.c + bt * g.M * g.N + r0 * g.N + c0;
     if constexpr (std::is_same_v<T, float>) {
-      scipy_cblas_sgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, M, N, K, g.alpha, A,
-                        static_cast<int>(lda), B, static_cast<int>(ldb), g.beta, C, std::max(N, 1));
+      scipy_cblas_sgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, r1 - r0, c1 - c0, K, g.alpha,
+                        A, static_cast<int>(lda), B, static_cast<int>(ldb), g.beta, C, std::max(N, 1));
     } else {
-      scipy_cblas_dgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, M, N, K, g.alpha, A,
-                        static_cast<int>(lda), B, static_cast<int>(ldb), g.beta, C, std::max(N, 1));
+      scipy_cblas_dgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, r1 - r0, c1 - c0, K, g.alpha,
+                        A, static_cast<int>(lda), B, static_cast<int>(ldb), g.beta, C, std::max(N, 1));
     }
   };
   const int64_t work = g.M * g.N * g.K;
   const int threads = get_num_threads();
   if (g.nbatch > 1 && (work <= kSmallGemm || (work <= kBatchedGemm && g.nbatch >= threads))) {
-    // many small products: the batch is split over Ember's pool and each product runs on
-    // one thread (OpenBLAS threading them as well would oversubscribe the cores)
-    struct OneBlasThread {  // restores the BLAS thread count however the loop ends
-      int restore;
-      explicit OneBlasThread(int n) : restore(n) { set_blas_num_threads(1); }
-      ~OneBlasThread() { set_blas_num_threads(restore); }
-    } one_thread(threads);
+    // many small products: one product per task
     parallel_for(0, g.nbatch, std::max<int64_t>(1, kSmallGemm / std::max<int64_t>(work, 1)),
                  [&](int64_t b, int64_t e) {
-                   for (int64_t bt = b; bt < e; ++bt) one(bt);
+                   for (int64_t bt = b; bt < e; ++bt) one(bt, 0, M, 0, N);
                  });
-  } else {
-    for (int64_t bt = 0; bt < g.nbatch; ++bt) one(bt);  // OpenBLAS threads each product
+    return true;
+  }
+  // Each product split into tiles along its longer side of C, so that the operand every tile
+  // packs again (B for row tiles, A for column tiles) is the smaller one. A tile holds at
+  // least kSmallGemm multiply-adds and a multiple of 16 rows or columns (OpenBLAS's widest
+  // micro-kernel).
+  const bool by_rows = M >= N;
+  const int64_t side = by_rows ? M : N;
+  int64_t tiles = 1;
+  if (threads > 1 && work > kSmallGemm) {
+    tiles = std::min<int64_t>({int64_t{4} * threads, work / kSmallGemm, (side + 15) / 16});
+    if (tiles > threads) tiles -= tiles % threads;  // equal rounds on a quiet machine
+    tiles = std::max<int64_t>(tiles, 1);
+  }
+  const int64_t span = ((side + tiles - 1) / tiles + 15) / 16 * 16;
+  tiles = (side + span - 1) / span;
+  for (int64_t bt = 0; bt < g.nbatch; ++bt) {
+    if (tiles == 1) {
+      one(bt, 0, M, 0, N);
+      continue;
+    }
+    parallel_for(0, tiles, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int lo = static_cast<int>(t * span), hi = static_cast<int>(std::min(side, (t + 1) * span));
+        if (by_rows) {
+          one(bt, lo, hi, 0, N);
+        } else {
+          one(bt, 0, M, lo, hi);
+        }
+      }
+    });
   }
   return true;
 }

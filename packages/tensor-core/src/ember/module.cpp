@@ -5,7 +5,6 @@
 #include <chrono>
 
 #include "ember/ops_util.h"
-#include "ember/blas.h"
 #include "ember/python_api.h"
 #include "ember/parallel.h"
 #include "ember/simd.h"
@@ -353,7 +352,6 @@ void bind_module_functions(py::module_& m) {
   m.def("set_num_threads", [](int n) {
     if (n < 1) throw std::runtime_error(message("set_num_threads expects a positive integer, got ", n));
     set_num_threads(n);
-    set_blas_num_threads(n);
   }, py::arg("num"));
   if (const char* bad = unknown_cpu_capability()) {
     const std::string msg = message("EMBER_CPU_CAPABILITY=", bad, " is not one of 'default', 'avx2', 'avx512'; ",
