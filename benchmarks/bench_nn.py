@@ -29,24 +29,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 import warnings
 
 import numpy as np
-
-
-def _median(fn, repeats: int, budget: float) -> float:
-    fn()
-    fn()
-    times = []
-    start = time.perf_counter()
-    while len(times) < repeats:
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-        if len(times) >= 5 and time.perf_counter() - start > budget:
-            break
-    return float(np.median(times))
+from timing import alternating_medians
 
 
 def _copy(ours, theirs, torch) -> None:
@@ -142,7 +128,8 @@ def build_cases(et, nn, ea, optim, torch):
 
     ours, theirs = pair(language_model(nn), language_model(torch.nn))
     tokens, ttokens = data((36, 20), 1000)
-    inp, tinp, tgt, ttgt = tokens[:-1], ttokens[:-1], tokens[1:].reshape(-1), ttokens[1:].reshape(-1)
+    inp, tinp = tokens[:-1], ttokens[:-1]
+    tgt, ttgt = tokens[1:].reshape(-1), ttokens[1:].reshape(-1)
     steps("lstm lm 2x256 vocab1000 35x20: step", ours, theirs,
           lambda m: F.cross_entropy(m(inp).reshape(-1, 1000), tgt),
           lambda m: TF.cross_entropy(m(tinp).reshape(-1, 1000), ttgt))
@@ -213,8 +200,7 @@ def main(argv=None) -> int:
             continue
         a, b = float(ours().item()), float(theirs().item())
         ok = abs(a - b) <= 1e-3 * max(1.0, abs(b))
-        te = _median(ours, repeats, budget)
-        tt = _median(theirs, repeats, budget)
+        te, tt = alternating_medians(ours, theirs, repeats, budget)
         mark = "" if ok else "  MISMATCH"
         status = status or (0 if ok else 1)
         print(f"{name:<54} {te * 1e3:>8.1f}ms {tt * 1e3:>8.1f}ms {tt / te:>7.2f}{mark}")

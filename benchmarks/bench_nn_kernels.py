@@ -25,27 +25,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
 import numpy as np
-
-
-def _medians(fn, tfn, repeats: int, budget: float) -> tuple[float, float]:
-    for _ in range(2):
-        fn()
-        tfn()
-    a, b = [], []
-    start = time.perf_counter()
-    while len(a) < repeats:
-        t = time.perf_counter()
-        fn()
-        a.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        tfn()
-        b.append(time.perf_counter() - t)
-        if len(a) >= 5 and time.perf_counter() - start > budget:
-            break
-    return float(np.median(a)), float(np.median(b))
+from timing import alternating_medians
 
 
 def build_cases(et, nn, F, torch):
@@ -159,7 +141,7 @@ def main(argv=None) -> int:
                          atol=1e-4)
         if not ok:
             status = 1
-        me, mt = _medians(fn, tfn, repeats, budget)
+        me, mt = alternating_medians(fn, tfn, repeats, budget)
         flag = "" if ok else "  MISMATCH"
         print(f"{name:32s} {me * 1e3:10.3f} {mt * 1e3:10.3f} {mt / me:7.2f}{flag}")
     return status

@@ -64,7 +64,8 @@ class Pair:
     gradients are set directly."""
 
     def __init__(self, name: str, kwargs: dict, dtype: str = "float32", shapes=SHAPES,
-                 seed: int = 0, groups=None, ember_kwargs: dict | None = None) -> None:
+                 seed: int = 0, groups=None, ember_kwargs: dict | None = None,
+                 torch_kwargs: dict | None = None) -> None:
         self.rng = np.random.default_rng(seed)
         self.dtype = dtype
         self.shapes = shapes
@@ -72,6 +73,7 @@ class Pair:
         self.ember_params = [ember_from(a) for a in init]
         self.torch_params = [torch_from(a).requires_grad_() for a in init]
         e_kwargs = dict(kwargs, **(ember_kwargs or {}))
+        t_kwargs = dict(kwargs, **(torch_kwargs or {}))
         if groups is None:
             e_spec, t_spec = self.ember_params, self.torch_params
         else:  # groups: list of (indices, options)
@@ -80,7 +82,7 @@ class Pair:
             t_spec = [dict(opts, params=[self.torch_params[i] for i in idx])
                       for idx, opts in groups]
         self.ember = getattr(ember_optim, name)(e_spec, **e_kwargs)
-        self.torch = getattr(torch.optim, name)(t_spec, **kwargs)
+        self.torch = getattr(torch.optim, name)(t_spec, **t_kwargs)
 
     def set_grads(self, skip: set[int] = frozenset(), scale: float = 1.0) -> None:
         for i, (e, t, s) in enumerate(zip(self.ember_params, self.torch_params, self.shapes)):

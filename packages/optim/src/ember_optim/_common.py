@@ -60,14 +60,24 @@ def choose_impl(
     multi: Callable,
 ) -> Callable:
     """The implementation a step uses: the fused kernel (``fused=True``), the
-    multi-tensor path (``foreach=True``), or the per-tensor path (the default: the same
-    choice as PyTorch makes for CPU tensors)."""
+    multi-tensor path (``foreach=True``), the per-tensor path (``foreach=False`` or
+    ``fused=False``); with neither given, the fused kernel when there is one and it takes
+    the step's tensors, else the per-tensor path."""
     if fused and foreach:
         raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
     if fused:
         return _fused.fused_kernel(algorithm, name)
     if foreach:
         return multi
+    if fused is None and foreach is None and _fused.has_fused_kernel(algorithm):
+        kernel = _fused.fused_kernel(algorithm, name)
+
+        def auto(params, grads, *states, **hyper):
+            if _fused.usable(params, grads, *states):
+                return kernel(params, grads, *states, **hyper)
+            return single(params, grads, *states, **hyper)
+
+        return auto
     return single
 
 

@@ -66,9 +66,10 @@ class Adam(Optimizer):
         p = p - lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
 
     Arguments, defaults and errors are PyTorch's. ``capturable`` is accepted and has no
-    effect (Ember has no CUDA graphs). ``foreach=True`` runs the multi-tensor path (same
-    result); ``fused=True`` needs a registered fused kernel (none yet:
-    ``NotImplementedError``). State per parameter: ``step`` (a 0-d float32 tensor),
+    effect (Ember has no CUDA graphs). The step runs the core's fused kernel
+    (``fused=True``, and by default when the tensors are contiguous float32/float64 CPU
+    tensors), the multi-tensor path (``foreach=True``) or one op per tensor
+    (``foreach=False``): the same result bit for bit. State per parameter: ``step`` (a 0-d float32 tensor),
     ``exp_avg``, ``exp_avg_sq`` and, with ``amsgrad``, ``max_exp_avg_sq``.
     """
 

@@ -32,9 +32,10 @@ class SGD(Optimizer):
         g = g + momentum * b if nesterov else b
         p = p - lr * g
 
-    Arguments, defaults and errors are PyTorch's (``lr=1e-3``). ``foreach=True`` runs
-    the multi-tensor path (same result); ``fused=True`` needs a registered fused kernel
-    (none yet: ``NotImplementedError``). State per parameter: ``momentum_buffer`` (when
+    Arguments, defaults and errors are PyTorch's (``lr=1e-3``). The step runs the
+    core's fused kernel (``fused=True``, and by default when the tensors are contiguous
+    float32/float64 CPU tensors), the multi-tensor path (``foreach=True``) or one op per
+    tensor (``foreach=False``): the same result bit for bit. State per parameter: ``momentum_buffer`` (when
     momentum is used; ``None`` until the first step).
     """
 
