@@ -71,6 +71,14 @@ class Row:
         return lambda *xs: self.fn(et, *xs)
 
 
+def _linear(m):
+    return m.nn.functional.linear if m is torch else m.linear
+
+
+def _threshold_backward(m):
+    return torch.ops.aten.threshold_backward if m is torch else m.threshold_backward
+
+
 def _gen(m, seed=0):
     g = m.Generator()
     g.manual_seed(seed)
@@ -232,6 +240,13 @@ ROWS = [
     Row("addmm_scaled_bcast", lambda m, c, a, b: c.addmm(a, b, beta=0.5, alpha=-2), In(4),
         In(2, 3, nc=True), In(3, 4)),
     Row("dot", lambda m, a, b: m.dot(a, b), In(4), In(4)),
+    Row("linear", lambda m, x, w, b: _linear(m)(x, w, b), In(3, 4), In(2, 4), In(2)),
+    Row("linear_3d_no_bias", lambda m, x, w: _linear(m)(x, w), In(2, 3, 4, nc=True), In(5, 4)),
+    Row("linear_1d_input", lambda m, x, w, b: _linear(m)(x, w, b), In(4), In(3, 4, nc=True),
+        In(3)),
+    Row("linear_1d_weight", lambda m, x, w, b: _linear(m)(x, w, b), In(2, 3, 4), In(4), In()),
+    Row("threshold_backward", lambda m, g, x: _threshold_backward(m)(g, x, 0.25), In(3, 4),
+        In(3, 4, away=0.3)),
     # --- fills and copies: zero gradient to the overwritten tensor ---
     Row("fill_", lambda m, a: a * a.clone().fill_(2.0), In(3, 4)),
     Row("zero_", lambda m, a: a + (a * 3).zero_(), In(3, 4)),

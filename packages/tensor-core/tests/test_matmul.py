@@ -198,3 +198,30 @@ MATMUL_ERRORS = [
 def test_matmul_shape_errors(lib, name, fn, pattern):
     with pytest.raises(RuntimeError, match=pattern):
         fn(lib)
+
+
+LINEAR = [((3, 4), (5, 4), (5,)), ((2, 3, 4), (5, 4), None), ((4,), (5, 4), (5,)),
+          ((2, 3, 4), (4,), ()), ((0, 4), (5, 4), (5,)), ((3, 4), (5, 4), (3, 5))]
+
+
+@pytest.mark.parametrize("shapes", LINEAR, ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_linear_matches_torch(lib, rng, shapes, dtype):
+    import torch
+
+    arrays = [rand_array(rng, s, dtype) for s in shapes if s is not None]
+    got = lib.linear(*[tensor(lib, a, dtype) for a in arrays])
+    want = torch.nn.functional.linear(*[torch.from_numpy(a) for a in arrays])
+    assert tuple(got.shape) == tuple(want.shape)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(to_np(got), want.numpy(), rtol=tol, atol=tol)
+
+
+def test_linear_errors(lib):
+    with pytest.raises(RuntimeError, match=r"^linear: mat1 and mat2 shapes cannot be multiplied "
+                                           r"\(6x4 and 3x5\)"):
+        lib.linear(lib.zeros(2, 3, 4), lib.zeros(5, 3))
+    with pytest.raises(RuntimeError, match=r"^linear: expected input of at least 1 dimension"):
+        lib.linear(lib.zeros(()), lib.zeros(5, 3))
+    with pytest.raises(RuntimeError, match="same dtype"):
+        lib.linear(lib.zeros(2, 3), lib.zeros(5, 3, dtype=lib.float64))

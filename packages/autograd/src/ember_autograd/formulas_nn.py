@@ -27,9 +27,34 @@ __all__ = [
     "layer_norm_backward",
     "layer_norm_jvp",
     "leading_sum",
+    "linear_input_backward",
+    "linear_weight_backward",
     "nll_loss_backward",
     "take_at_indices",
 ]
+
+
+# ----------------------------------------------------------------------------- linear
+
+
+def linear_input_backward(grad, weight):
+    """The input gradient of ``linear``: ``grad @ weight`` (``grad`` outer ``weight`` for a
+    1-d weight), leading dims folded into one product."""
+    if weight.dim() == 1:
+        return grad.unsqueeze(-1) * weight
+    out, n_in = weight.shape
+    if grad.dim() == 2:
+        return grad.mm(weight)
+    return grad.reshape(-1, out).mm(weight).reshape(*grad.shape[:-1], n_in)
+
+
+def linear_weight_backward(grad, input, weight):
+    """The weight gradient of ``linear``: ``grad^T @ input`` over all leading dims, a fresh
+    (out, in) tensor (so that it becomes ``.grad`` without a copy)."""
+    n_in = input.shape[-1]
+    if weight.dim() == 1:
+        return (grad.unsqueeze(-1) * input).reshape(-1, n_in).sum(0)
+    return grad.reshape(-1, weight.shape[0]).t().mm(input.reshape(-1, n_in))
 
 
 # ----------------------------------------------------------------------------- pooling

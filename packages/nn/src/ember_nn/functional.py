@@ -101,12 +101,7 @@ def _softplus0(z):
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``: input ``(*, in_features)``, weight ``(out_features,
     in_features)`` (or ``(in_features,)``), bias ``(out_features,)`` or ``()``."""
-    if input.dim() == 2 and weight.dim() == 2 and bias is not None:
-        return et.addmm(bias, input, weight.t())
-    out = input.matmul(weight.t())
-    if bias is not None:
-        out = out + bias
-    return out
+    return et.linear(input, weight, bias)
 
 
 def bilinear(input1, input2, weight, bias=None):

@@ -242,6 +242,16 @@ EMBER_MINMAX(minimum, <)
 #undef EMBER_MINMAX
 
 Tensor max_other(const Tensor& self, const Tensor& other) { return maximum(self, other, Tensor()); }
+
+// PyTorch's rule: self <= threshold gives 0, anything else (NaN included) passes the gradient.
+Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold) {
+  auto P = promote(grad_output, self);
+  return map_binary("threshold_backward", P.a, P.b, Tensor(), P.dtype, DispatchNumeric{}, [&](auto tag) {
+    using A = opmath_t<decltype(tag)>;
+    const A th = threshold.to<A>();
+    return [th](A g, A x) -> A { return x <= th ? A(0) : g; };
+  });
+}
 Tensor min_other(const Tensor& self, const Tensor& other) { return minimum(self, other, Tensor()); }
 
 #define EMBER_COMPARE(NAME, OP)                                                               \
