@@ -69,8 +69,8 @@ class Adam(Optimizer):
     effect (Ember has no CUDA graphs). The step runs the core's fused kernel
     (``fused=True``, and by default when the tensors are contiguous float32/float64 CPU
     tensors), the multi-tensor path (``foreach=True``) or one op per tensor
-    (``foreach=False``): the same result bit for bit. State per parameter: ``step`` (a 0-d float32 tensor),
-    ``exp_avg``, ``exp_avg_sq`` and, with ``amsgrad``, ``max_exp_avg_sq``.
+    (``foreach=False``): the same result bit for bit. State per parameter: ``step`` (a
+    0-d float32 tensor), ``exp_avg``, ``exp_avg_sq`` and, with ``amsgrad``, ``max_exp_avg_sq``.
     """
 
     _name = "Adam"

@@ -35,8 +35,8 @@ class SGD(Optimizer):
     Arguments, defaults and errors are PyTorch's (``lr=1e-3``). The step runs the
     core's fused kernel (``fused=True``, and by default when the tensors are contiguous
     float32/float64 CPU tensors), the multi-tensor path (``foreach=True``) or one op per
-    tensor (``foreach=False``): the same result bit for bit. State per parameter: ``momentum_buffer`` (when
-    momentum is used; ``None`` until the first step).
+    tensor (``foreach=False``): the same result bit for bit. State per parameter:
+    ``momentum_buffer`` (when momentum is used; ``None`` until the first step).
     """
 
     def __init__(
