@@ -122,7 +122,10 @@ template <typename T> struct AdamScalars {
 };
 
 template <typename T, bool kFma, bool kAmsgrad, bool kCoupledDecay>
-void adam_block(T* p, const T* g, T* m, T* v, T* vmax, int64_t n, const AdamScalars<T>& s) {
+void adam_block(T* __restrict__ p, const T* __restrict__ g, T* __restrict__ m, T* __restrict__ v,
+                T* __restrict__ vmax, int64_t n, const AdamScalars<T>& scalars) {
+  const AdamScalars<T> s = scalars;  // locals: stores through p, m, v cannot change them
+  const T lerp_w = s.lerp_from_avg ? s.w : s.w1;
   for (int64_t i = 0; i < n; ++i) {
     T grad = s.sign * g[i];
     T param = p[i];
@@ -133,7 +136,7 @@ void adam_block(T* p, const T* g, T* m, T* v, T* vmax, int64_t n, const AdamScal
     }
     const T avg = m[i];
     const T diff = grad - avg;
-    const T new_avg = s.lerp_from_avg ? madd<kFma>(s.w, diff, avg) : madd<kFma>(s.w1, diff, grad);
+    const T new_avg = madd<kFma>(lerp_w, diff, s.lerp_from_avg ? avg : grad);
     const T new_sq = madd<kFma>(s.one_minus_beta2, grad * grad, v[i] * s.beta2);
     T second = new_sq;
     if constexpr (kAmsgrad) {
@@ -202,7 +205,7 @@ AdamScalars<T> adam_scalars(double step, double lr, double beta1, double beta2, 
 }
 
 template <typename T, bool kFma, bool kCoupledDecay, int kMomentum>  // kMomentum: 0 none, 1 first step, 2 later
-void sgd_block(T* p, const T* g, T* buf, int64_t n, T sign, T wd, T momentum, T one_minus_dampening, T neg_lr,
+void sgd_block(T* __restrict__ p, const T* __restrict__ g, T* __restrict__ buf, int64_t n, T sign, T wd, T momentum, T one_minus_dampening, T neg_lr,
                bool nesterov) {
   const bool undamped = one_minus_dampening == T(1);  // add(alpha=1) is a plain add
   for (int64_t i = 0; i < n; ++i) {
