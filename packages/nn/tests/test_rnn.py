@@ -369,6 +369,44 @@ def test_gradcheck_through_the_layers() -> None:
     assert ea.gradcheck(lambda a, b: cell(a, b), (x, h))
 
 
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_lstm_single_node_gradients(bidirectional: bool) -> None:
+    """The unpacked, unprojected LSTM runs each direction as one autograd node with its
+    own backward: first and second derivatives by finite differences, through the initial
+    state and the weights too, and second derivatives against PyTorch."""
+    rng = np.random.default_rng(1)
+    m = nn.LSTM(2, 3, num_layers=2, bidirectional=bidirectional).double()
+    d = 2 if bidirectional else 1
+    x = et.from_numpy(rng.standard_normal((4, 2, 2))).requires_grad_()
+    h0 = et.from_numpy(rng.standard_normal((2 * d, 2, 3))).requires_grad_()
+    c0 = et.from_numpy(rng.standard_normal((2 * d, 2, 3))).requires_grad_()
+    w = m.weight_hh_l0
+
+    def run(x, h0, c0, w_hh):
+        saved = m.weight_hh_l0
+        m.weight_hh_l0 = w_hh
+        try:
+            out, (h, c) = m(x, (h0, c0))
+        finally:
+            m.weight_hh_l0 = saved
+        return out, h, c
+
+    assert ea.gradcheck(run, (x, h0, c0, w))
+    assert ea.gradgradcheck(run, (x, h0, c0, w))
+    t = torch.nn.LSTM(2, 3, num_layers=2, bidirectional=bidirectional).double()
+    t.load_state_dict({k: torch.from_numpy(np_of(v).copy()) for k, v in m.state_dict().items()})
+    tx = torch.from_numpy(np_of(x).copy()).requires_grad_()
+    (tg,) = torch.autograd.grad(t(tx)[0].square().sum(), tx, create_graph=True)
+    (eg,) = ea.grad(m(x)[0].square().sum(), x, create_graph=True)
+    np.testing.assert_allclose(np_of(eg), tg.detach().numpy(), atol=1e-12)
+    tg.square().sum().backward()
+    eg.square().sum().backward()
+    np.testing.assert_allclose(np_of(x.grad), tx.grad.numpy(), atol=1e-12)
+    for name in ("weight_hh_l0", "weight_ih_l1", "bias_hh_l1"):
+        np.testing.assert_allclose(np_of(getattr(m, name).grad),
+                                   getattr(t, name).grad.numpy(), atol=1e-12)
+
+
 # ----------------------------------------------------------------------------- utils.rnn
 
 

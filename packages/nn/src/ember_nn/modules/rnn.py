@@ -10,7 +10,10 @@ order and initialisation (every parameter from U(-1/sqrt(hidden_size),
 
 The recurrence is a Python loop over time steps of core ops; each layer and direction
 first projects the inputs of all time steps with one matrix product (both biases folded
-in where the cell allows), so a step costs one ``addmm`` and the gate arithmetic.
+in where the cell allows), so a step costs one ``addmm`` and the gate arithmetic. An
+LSTM direction without projection on unpacked input is one autograd node with a
+hand-written backward (``_lstm_direction``): its recurrent weight gradient is one product
+over all steps.
 
 >>> import ember_tensor as et
 >>> import ember_nn as nn
@@ -32,6 +35,7 @@ from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
+from ._lstm_direction import lstm_direction
 from .module import Module
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
@@ -376,11 +380,20 @@ class RNNBase(Module):
                     proj = et.addmm(b_ih + b_hh if fold_bias else b_ih, flat, w_ih.t())
                 else:
                     proj = flat.mm(w_ih.t())
+                k = layer * directions + direction
+                if self.mode == "LSTM" and not packed and w_hr is None:
+                    out, h, c = lstm_direction(
+                        proj.reshape(layer_input.shape[0], -1, proj.shape[-1]), h0[k], c0[k],
+                        w_hh, direction == 1,
+                    )
+                    outputs.append(out)
+                    h_n.append(h)
+                    c_n.append(c)
+                    continue
                 if packed:
                     steps = list(proj.split(batch_sizes, 0))
                 else:
                     steps = list(proj.reshape(layer_input.shape[0], -1, proj.shape[-1]).unbind(0))
-                k = layer * directions + direction
                 outs, h, c = _run_direction(
                     self.mode, steps, batch_sizes, h0[k], c0[k] if c0 is not None else None,
                     w_hh, b_hh, w_hr, reverse=direction == 1,

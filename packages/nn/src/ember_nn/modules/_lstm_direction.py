@@ -1,0 +1,124 @@
+"""One direction of one LSTM layer as a single autograd node, with a hand-written
+backpropagation through time.
+
+Recorded op by op, a step of the recurrence costs a dozen autograd nodes, and the gradient
+of the recurrent weight arrives as one small matrix product per step. As one node, the
+forward runs without recording, and the backward collects the gate gradients of all steps
+in one ``(T, N, 4H)`` tensor and forms the weight gradient with one product over all of
+them: the per-step work left is the product that carries the gradient to the previous
+hidden state, and the gate arithmetic.
+
+Second derivatives: when the backward itself is recorded (``create_graph=True``), it
+replays the recurrence op by op from the saved inputs and differentiates that, so higher
+derivatives are exact (and cost what the op-by-op form costs).
+"""
+
+from __future__ import annotations
+
+import ember_autograd as ea
+import ember_tensor as et
+
+
+def _reference(x_proj, h0, c0, w_hh, reverse: bool):
+    """The recurrence op by op (recorded when grad mode is on): outputs (T, N, H), h_n, c_n."""
+    steps = x_proj.unbind(0)
+    order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
+    h, c = h0, c0
+    w_t = w_hh.t()
+    outs = [None] * len(steps)
+    for t in order:
+        i, f, g, o = et.addmm(steps[t], h, w_t).chunk(4, 1)
+        c = et.sigmoid(f) * c + et.sigmoid(i) * et.tanh(g)
+        h = et.sigmoid(o) * et.tanh(c)
+        outs[t] = h
+    return et.stack(outs, 0), h, c
+
+
+class LSTMDirection(ea.Function):
+    """``(x_proj (T, N, 4H), h0 (N, H), c0 (N, H), w_hh (4H, H), reverse) -> (outputs
+    (T, N, H), h_n, c_n)``, gates i|f|g|o; ``x_proj`` holds the input projections with both
+    biases."""
+
+    @staticmethod
+    def forward(ctx, x_proj, h0, c0, w_hh, reverse):
+        steps, n, four_h = x_proj.shape
+        size = four_h // 4
+        order = range(steps - 1, -1, -1) if reverse else range(steps)
+        acts = et.empty_like(x_proj)  # activated gates, step by step
+        cells = et.empty((steps, n, size), dtype=x_proj.dtype)
+        outs = et.empty((steps, n, size), dtype=x_proj.dtype)
+        w_t = w_hh.t()
+        h, c = h0, c0
+        for t in order:
+            a = acts[t]
+            et.addmm(x_proj[t], h, w_t, out=a)
+            a[:, :2 * size].sigmoid_()
+            g = a[:, 2 * size:3 * size].tanh_()
+            o = a[:, 3 * size:].sigmoid_()
+            c = et.mul(a[:, size:2 * size], c).add_(a[:, :size] * g)
+            cells[t] = c
+            h = et.mul(o, et.tanh(c), out=outs[t])
+        ctx.reverse = reverse
+        ctx.acts, ctx.cells = acts, cells  # intermediates: no one else can write them
+        ctx.save_for_backward(x_proj, h0, c0, w_hh, outs)
+        return outs, h.clone(), c.clone()
+
+    @staticmethod
+    def backward(ctx, d_outs, d_hn, d_cn):
+        x_proj, h0, c0, w_hh, outs = ctx.saved_tensors
+        reverse, acts, cells = ctx.reverse, ctx.acts, ctx.cells
+        if ea.is_grad_enabled():  # create_graph: differentiate the recorded recurrence
+            return _replayed_backward(x_proj, h0, c0, w_hh, reverse, d_outs, d_hn, d_cn)
+        steps, n, four_h = x_proj.shape
+        size = four_h // 4
+        order = range(steps) if reverse else range(steps - 1, -1, -1)
+        d_gates = et.empty_like(x_proj)
+        dh = d_hn.clone() if d_hn is not None else et.zeros_like(h0)
+        dc = d_cn.clone() if d_cn is not None else et.zeros_like(c0)
+        first = order[-1]  # the step that read h0 / c0
+        prev = (lambda t: t + 1) if reverse else (lambda t: t - 1)
+        for t in order:
+            if d_outs is not None:
+                dh.add_(d_outs[t])
+            a = acts[t]
+            i, f, g, o = a[:, :size], a[:, size:2 * size], a[:, 2 * size:3 * size], a[:, 3 * size:]
+            c_prev = c0 if t == first else cells[prev(t)]
+            tc = et.tanh(cells[t])
+            dg_all = d_gates[t]
+            d_o = dg_all[:, 3 * size:]
+            et.mul(dh, tc, out=d_o)
+            d_o.mul_(o * (1 - o))  # through the sigmoid
+            dc.add_(dh * o * (1 - tc * tc))
+            d_i = dg_all[:, :size]
+            et.mul(dc, g, out=d_i)
+            d_i.mul_(i * (1 - i))
+            d_f = dg_all[:, size:2 * size]
+            et.mul(dc, c_prev, out=d_f)
+            d_f.mul_(f * (1 - f))
+            d_g = dg_all[:, 2 * size:3 * size]
+            et.mul(dc, i, out=d_g)
+            d_g.mul_(1 - g * g)
+            dc.mul_(f)
+            dh = dg_all.mm(w_hh)
+        # the hidden state each step read, in time order
+        if reverse:
+            h_prev = et.cat([outs[1:], h0.unsqueeze(0)], 0)
+        else:
+            h_prev = et.cat([h0.unsqueeze(0), outs[:-1]], 0)
+        d_w = d_gates.reshape(-1, four_h).t().mm(h_prev.reshape(-1, size))
+        return d_gates, dh, dc, d_w, None
+
+
+def _replayed_backward(x_proj, h0, c0, w_hh, reverse, d_outs, d_hn, d_cn):
+    outs, h, c = _reference(x_proj, h0, c0, w_hh, reverse)
+    pairs = [(y, g) for y, g in ((outs, d_outs), (h, d_hn), (c, d_cn)) if g is not None]
+    inputs = [x_proj, h0, c0, w_hh]
+    wanted = [t for t in inputs if t.requires_grad]
+    grads = iter(ea.grad([y for y, _ in pairs], wanted, [g for _, g in pairs],
+                         create_graph=True, allow_unused=True))
+    return (*(next(grads) if t.requires_grad else None for t in inputs), None)
+
+
+def lstm_direction(x_proj, h0, c0, w_hh, reverse: bool):
+    """One direction of one layer (see ``LSTMDirection``): (outputs, h_n, c_n)."""
+    return LSTMDirection.apply(x_proj, h0, c0, w_hh, reverse)
