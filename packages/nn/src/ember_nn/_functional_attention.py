@@ -218,8 +218,7 @@ def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads) 
 
 
 def _linear(x, w, b):
-    out = x.matmul(w.t())
-    return out + b if b is not None else out
+    return et.linear(x, w, b)
 
 
 def _in_projection(query, key, value, w, b, separate):
