@@ -729,6 +729,31 @@ def test_mark_non_differentiable_output():
     close(ve.grad_fn.grad_indices, vt.grad_fn.grad_indices)
 
 
+def test_input_returned_as_is_and_marked_non_differentiable():
+    """The returned alias of an input marked non-differentiable requires no grad (the mark
+    must survive the input being replaced by its alias), as in PyTorch."""
+    def make(base):
+        class PassThrough(base):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.mark_non_differentiable(x)
+                return x, x * 2
+
+            @staticmethod
+            def backward(ctx, g_same, g_double):
+                return g_double * 2
+        return PassThrough
+
+    xt, xe = T(X, requires_grad=True), E(X, requires_grad=True)
+    (at, bt), (ae, be) = make(torch.autograd.Function).apply(xt), make(Function).apply(xe)
+    assert (ae.requires_grad, be.requires_grad) == (at.requires_grad, bt.requires_grad)
+    assert (ae.requires_grad, be.requires_grad) == (False, True)
+    assert ae is not xe and ae.grad_fn is None
+    bt.sum().backward()
+    be.sum().backward()
+    close(xe.grad, xt.grad)
+
+
 def test_float_output_marked_non_differentiable_and_integer_outputs():
     def make(base):
         class Split(base):

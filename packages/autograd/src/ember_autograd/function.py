@@ -401,6 +401,7 @@ def _wrap_outputs(ctx, args, output, edges):
         out_meta.append((tuple(o.shape), o.dtype))
         is_dirty = any(o is d for d in dirty)
         is_input = any(o is a for a in args)
+        is_non_diff = any(o is n for n in non_diff)  # before an input becomes its alias
         if is_dirty:
             _check_inplace_leaf(o)
         elif is_input:
@@ -413,7 +414,7 @@ def _wrap_outputs(ctx, args, output, edges):
             finally:
                 grad_mode._state.enabled = prev
             outs[i] = o
-        if o.dtype not in _FLOAT or any(o is n for n in non_diff):
+        if o.dtype not in _FLOAT or is_non_diff:
             continue
         if is_dirty:
             m = o._autograd_meta
