@@ -369,31 +369,34 @@ def test_gradcheck_through_the_layers() -> None:
     assert ea.gradcheck(lambda a, b: cell(a, b), (x, h))
 
 
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
 @pytest.mark.parametrize("bidirectional", [False, True])
-def test_lstm_single_node_gradients(bidirectional: bool) -> None:
-    """The unpacked, unprojected LSTM runs each direction as one autograd node with its
-    own backward: first and second derivatives by finite differences, through the initial
-    state and the weights too, and second derivatives against PyTorch."""
+def test_single_node_gradients(mode: str, bidirectional: bool) -> None:
+    """Unpacked LSTM (without projection) and GRU directions run as one autograd node with
+    their own backward: first and second derivatives by finite differences, through the
+    initial state and the weights too, and second derivatives against PyTorch."""
     rng = np.random.default_rng(1)
-    m = nn.LSTM(2, 3, num_layers=2, bidirectional=bidirectional).double()
+    m = getattr(nn, mode)(2, 3, num_layers=2, bidirectional=bidirectional).double()
     d = 2 if bidirectional else 1
     x = et.from_numpy(rng.standard_normal((4, 2, 2))).requires_grad_()
     h0 = et.from_numpy(rng.standard_normal((2 * d, 2, 3))).requires_grad_()
     c0 = et.from_numpy(rng.standard_normal((2 * d, 2, 3))).requires_grad_()
-    w = m.weight_hh_l0
+    state = (h0, c0) if mode == "LSTM" else h0
 
-    def run(x, h0, c0, w_hh):
-        saved = m.weight_hh_l0
-        m.weight_hh_l0 = w_hh
+    def run(x, *state_and_weights):
+        *st, w_hh, b_hh = state_and_weights
+        saved = m.weight_hh_l0, m.bias_hh_l0
+        m.weight_hh_l0, m.bias_hh_l0 = w_hh, b_hh
         try:
-            out, (h, c) = m(x, (h0, c0))
+            out, hidden = m(x, tuple(st) if mode == "LSTM" else st[0])
         finally:
-            m.weight_hh_l0 = saved
-        return out, h, c
+            m.weight_hh_l0, m.bias_hh_l0 = saved
+        return (out, *hidden) if mode == "LSTM" else (out, hidden)
 
-    assert ea.gradcheck(run, (x, h0, c0, w))
-    assert ea.gradgradcheck(run, (x, h0, c0, w))
-    t = torch.nn.LSTM(2, 3, num_layers=2, bidirectional=bidirectional).double()
+    inputs = (x, *(state if mode == "LSTM" else (state,)), m.weight_hh_l0, m.bias_hh_l0)
+    assert ea.gradcheck(run, inputs)
+    assert ea.gradgradcheck(run, inputs)
+    t = getattr(torch.nn, mode)(2, 3, num_layers=2, bidirectional=bidirectional).double()
     t.load_state_dict({k: torch.from_numpy(np_of(v).copy()) for k, v in m.state_dict().items()})
     tx = torch.from_numpy(np_of(x).copy()).requires_grad_()
     (tg,) = torch.autograd.grad(t(tx)[0].square().sum(), tx, create_graph=True)

@@ -1,4 +1,4 @@
-"""One direction of one LSTM layer as a single autograd node, with a hand-written
+"""One direction of one LSTM or GRU layer as a single autograd node, with a hand-written
 backpropagation through time.
 
 Recorded op by op, a step of the recurrence costs a dozen autograd nodes, and the gradient
@@ -122,3 +122,107 @@ def _replayed_backward(x_proj, h0, c0, w_hh, reverse, d_outs, d_hn, d_cn):
 def lstm_direction(x_proj, h0, c0, w_hh, reverse: bool):
     """One direction of one layer (see ``LSTMDirection``): (outputs, h_n, c_n)."""
     return LSTMDirection.apply(x_proj, h0, c0, w_hh, reverse)
+
+
+# ----------------------------------------------------------------------------- GRU
+
+
+def _gru_reference(x_proj, h0, w_hh, b_hh, reverse: bool):
+    """The GRU recurrence op by op (recorded when grad mode is on): outputs (T, N, H), h_n."""
+    steps = x_proj.unbind(0)
+    order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
+    h = h0
+    size = h0.shape[1]
+    w_t = w_hh.t()
+    outs = [None] * len(steps)
+    for t in order:
+        x = steps[t]
+        gh = et.addmm(b_hh, h, w_t) if b_hh is not None else h.mm(w_t)
+        r, z = et.sigmoid(x[:, :2 * size] + gh[:, :2 * size]).chunk(2, 1)
+        new = et.tanh(x[:, 2 * size:] + r * gh[:, 2 * size:])
+        h = new + z * (h - new)
+        outs[t] = h
+    return et.stack(outs, 0), h
+
+
+class GRUDirection(ea.Function):
+    """``(x_proj (T, N, 3H) with b_ih, h0 (N, H), w_hh (3H, H), b_hh (3H,) or None,
+    reverse) -> (outputs (T, N, H), h_n)``, gates r|z|n (PyTorch's: the reset gate scales
+    ``h W_hn^T + b_hn``)."""
+
+    @staticmethod
+    def forward(ctx, x_proj, h0, w_hh, b_hh, reverse):
+        steps, n, three_h = x_proj.shape
+        size = three_h // 3
+        order = range(steps - 1, -1, -1) if reverse else range(steps)
+        acts = et.empty_like(x_proj)  # r, z, n per step
+        hidden_n = et.empty((steps, n, size), dtype=x_proj.dtype)  # h W_hn^T + b_hn
+        outs = et.empty((steps, n, size), dtype=x_proj.dtype)
+        w_t = w_hh.t()
+        h = h0
+        for t in order:
+            gh = et.addmm(b_hh, h, w_t) if b_hh is not None else h.mm(w_t)
+            a = acts[t]
+            x = x_proj[t]
+            rz = a[:, :2 * size]
+            et.add(x[:, :2 * size], gh[:, :2 * size], out=rz).sigmoid_()
+            hidden_n[t] = gh[:, 2 * size:]
+            new = a[:, 2 * size:]
+            et.mul(rz[:, :size], gh[:, 2 * size:], out=new).add_(x[:, 2 * size:]).tanh_()
+            h = et.sub(h, new, out=outs[t]).mul_(rz[:, size:]).add_(new)
+        ctx.reverse = reverse
+        ctx.acts, ctx.hidden_n = acts, hidden_n
+        ctx.has_bias = b_hh is not None
+        ctx.save_for_backward(x_proj, h0, w_hh, b_hh, outs)
+        return outs, h.clone()
+
+    @staticmethod
+    def backward(ctx, d_outs, d_hn):
+        x_proj, h0, w_hh, b_hh, outs = ctx.saved_tensors
+        reverse, acts, hidden_n = ctx.reverse, ctx.acts, ctx.hidden_n
+        if ea.is_grad_enabled():  # create_graph: differentiate the recorded recurrence
+            inputs = [x_proj, h0, w_hh, b_hh]
+            wanted = [t for t in inputs if t is not None and t.requires_grad]
+            y, h = _gru_reference(x_proj, h0, w_hh, b_hh, reverse)
+            pairs = [(a, g) for a, g in ((y, d_outs), (h, d_hn)) if g is not None]
+            grads = iter(ea.grad([a for a, _ in pairs], wanted, [g for _, g in pairs],
+                                 create_graph=True, allow_unused=True))
+            return (*(next(grads) if t is not None and t.requires_grad else None
+                      for t in inputs), None)
+        steps, n, three_h = x_proj.shape
+        size = three_h // 3
+        order = range(steps) if reverse else range(steps - 1, -1, -1)
+        first = order[-1]
+        prev = (lambda t: t + 1) if reverse else (lambda t: t - 1)
+        d_x = et.empty_like(x_proj)
+        d_gh = et.empty_like(x_proj)
+        dh = d_hn.clone() if d_hn is not None else et.zeros_like(h0)
+        for t in order:
+            if d_outs is not None:
+                dh.add_(d_outs[t])
+            a = acts[t]
+            r, z, new = a[:, :size], a[:, size:2 * size], a[:, 2 * size:]
+            h_prev = h0 if t == first else outs[prev(t)]
+            dx, dg = d_x[t], d_gh[t]
+            d_new = dx[:, 2 * size:]
+            et.mul(dh, 1 - z, out=d_new).mul_(1 - new * new)  # through tanh
+            d_z = dx[:, size:2 * size]
+            et.sub(h_prev, new, out=d_z).mul_(dh).mul_(z * (1 - z))
+            d_r = dx[:, :size]
+            et.mul(d_new, hidden_n[t], out=d_r).mul_(r * (1 - r))
+            dg[:, :2 * size] = dx[:, :2 * size]
+            et.mul(d_new, r, out=dg[:, 2 * size:])
+            dh = dg.mm(w_hh).add_(dh * z)
+        if reverse:
+            h_prev_all = et.cat([outs[1:], h0.unsqueeze(0)], 0)
+        else:
+            h_prev_all = et.cat([h0.unsqueeze(0), outs[:-1]], 0)
+        flat = d_gh.reshape(-1, three_h)
+        d_w = flat.t().mm(h_prev_all.reshape(-1, size))
+        d_b = flat.sum(0) if ctx.has_bias else None
+        return d_x, dh, d_w, d_b, None
+
+
+def gru_direction(x_proj, h0, w_hh, b_hh, reverse: bool):
+    """One direction of one GRU layer (see ``GRUDirection``): (outputs, h_n)."""
+    return GRUDirection.apply(x_proj, h0, w_hh, b_hh, reverse)

@@ -10,10 +10,10 @@ order and initialisation (every parameter from U(-1/sqrt(hidden_size),
 
 The recurrence is a Python loop over time steps of core ops; each layer and direction
 first projects the inputs of all time steps with one matrix product (both biases folded
-in where the cell allows), so a step costs one ``addmm`` and the gate arithmetic. An
-LSTM direction without projection on unpacked input is one autograd node with a
-hand-written backward (``_lstm_direction``): its recurrent weight gradient is one product
-over all steps.
+in where the cell allows), so a step costs one ``addmm`` and the gate arithmetic. On
+unpacked input, an LSTM direction without projection and a GRU direction are each one
+autograd node with a hand-written backward (``_lstm_direction``): the recurrent weight
+gradient is one product over all steps.
 
 >>> import ember_tensor as et
 >>> import ember_nn as nn
@@ -35,7 +35,7 @@ from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
-from ._lstm_direction import lstm_direction
+from ._lstm_direction import gru_direction, lstm_direction
 from .module import Module
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
@@ -389,6 +389,14 @@ class RNNBase(Module):
                     outputs.append(out)
                     h_n.append(h)
                     c_n.append(c)
+                    continue
+                if self.mode == "GRU" and not packed:
+                    out, h = gru_direction(
+                        proj.reshape(layer_input.shape[0], -1, proj.shape[-1]), h0[k], w_hh,
+                        b_hh, direction == 1,
+                    )
+                    outputs.append(out)
+                    h_n.append(h)
                     continue
                 if packed:
                     steps = list(proj.split(batch_sizes, 0))
