@@ -309,6 +309,18 @@ ROWS = [
         [G(1, 4, 7, 6, nc=True), G(4, 2, 3, 2)],
     ),
     (
+        "conv2d_backward_input",
+        lambda m, g, w: m.conv2d_backward_input(g, w, [2, 3, 5, 4], 1, 1),
+        [G(2, 4, 5, 4), G(4, 3, 3, 3)],
+        {"torch_fn": lambda m, g, w: m.nn.grad.conv2d_input([2, 3, 5, 4], w, g, 1, 1)},
+    ),
+    (
+        "conv2d_backward_weight",
+        lambda m, g, x: m.conv2d_backward_weight(g, x, [4, 3, 3, 3], 1, 1),
+        [G(2, 4, 5, 4), G(2, 3, 5, 4)],
+        {"torch_fn": lambda m, g, x: m.nn.grad.conv2d_weight(x, [4, 3, 3, 3], g, 1, 1)},
+    ),
+    (
         "conv_transpose2d",
         lambda m, x, w, b: m.conv_transpose2d(x, w, b, 2, 1, 1),
         [G(2, 3, 3, 4), G(3, 2, 3, 3), G(2)],

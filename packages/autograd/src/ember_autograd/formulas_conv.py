@@ -21,23 +21,17 @@ def conv_bias_backward(grad):
 
 
 def conv2d_backward_input(grad, input_shape, weight, stride, padding, dilation, groups):
-    """col2im(W^T @ grad) per group: the gradient of conv2d with respect to its input."""
-    n, c, h, w = input_shape
-    o, cg, kh, kw = weight.shape
-    g = grad.reshape(n, groups, o // groups, -1)
-    wt = weight.reshape(groups, o // groups, cg * kh * kw).transpose(1, 2)
-    cols = wt.matmul(g).reshape(n, c * kh * kw, -1)
-    return et.col2im(cols, [h, w], [kh, kw], dilation, padding, stride)
+    """The gradient of conv2d with respect to its input (core op: col2im(W^T @ grad), or
+    the direct kernel for float32 stride-1 convolutions)."""
+    return et.conv2d_backward_input(grad, weight, list(input_shape), stride, padding, dilation,
+                                    groups)
 
 
 def conv2d_backward_weight(grad, input, weight_shape, stride, padding, dilation, groups):
-    """sum over the batch of grad @ im2col(input)^T, per group."""
-    o, cg, kh, kw = weight_shape
-    n = input.shape[0]
-    cols = et.im2col(input, [kh, kw], dilation, padding, stride)
-    cols = cols.reshape(n, groups, cg * kh * kw, -1)
-    g = grad.reshape(n, groups, o // groups, -1)
-    return g.matmul(cols.transpose(2, 3)).sum(0).reshape(o, cg, kh, kw)
+    """The gradient of conv2d with respect to its weight (core op: the batch sum of
+    grad @ im2col(input)^T, or the direct kernel for float32 stride-1 convolutions)."""
+    return et.conv2d_backward_weight(grad, input, list(weight_shape), stride, padding, dilation,
+                                     groups)
 
 
 def conv_transpose2d_backward_weight(grad, input, weight_shape, stride, padding, dilation,

@@ -3,11 +3,14 @@
 // im2col lays every receptive field of a (N, C, H, W) input out as a column of a
 // (N, C*kh*kw, L) matrix (L output positions); col2im is its adjoint, summing the columns
 // back into an image. A convolution is then one batched matrix product with the weight
-// (BLAS), and its derivatives are products with im2col/col2im (derivatives.yaml), so the
-// two kernels here are all the convolution code there is. float32/float64.
+// (BLAS), and its derivatives are products with im2col/col2im (derivatives.yaml).
+// float32/float64. Float32 stride-1 convolutions with enough channels go to the blocked
+// direct kernel of conv_direct.cpp on AVX-512 CPUs instead (conv2d, conv2d_backward_input,
+// conv2d_backward_weight; docs/conv-algorithms.md has the numbers behind the choice).
 #include <algorithm>
 #include <string>
 
+#include "ember/conv_direct.h"
 #include "ember/ops_util.h"
 #include "ember/parallel.h"
 
@@ -202,6 +205,11 @@ void check_conv_args(const char* op, const Tensor& input, const Tensor& weight, 
   check_real(op, input);
 }
 
+// float32, stride 1, dilation 1, groups 1: what the direct kernel handles at all.
+bool direct_path(const Tensor& t, const Geometry& g, int64_t groups) {
+  return t->dtype() == ScalarType::Float32 && groups == 1 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1;
+}
+
 }  // namespace
 
 Tensor im2col(const Tensor& self, const Shape& kernel_size, const Shape& dilation, const Shape& padding,
@@ -240,6 +248,14 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
                                      "). Kernel size: (", g.dh * (g.kh - 1) + 1, " x ", g.dw * (g.kw - 1) + 1,
                                      "). Kernel size can't be greater than actual input size"));
   }
+  const DirectConvShape ds{N, C, input->size(2), input->size(3), O, g.kh, g.kw, g.ph, g.pw};
+  if (direct_path(input, g, groups) && direct_forward_suits(ds)) {
+    Tensor x = as_contiguous(input), w = as_contiguous(weight), b = bias ? as_contiguous(bias) : Tensor();
+    Tensor out = empty({N, O, oh, ow}, input->dtype());
+    direct_conv2d_forward(ds, x->data<float>(), w->data<float>(), b ? b->data<float>() : nullptr,
+                          out->data<float>());
+    return out;
+  }
   // (N, G, C/G*kh*kw, L) columns times the (G, O/G, C/G*kh*kw) weight
   Tensor cols = im2col_impl(op, input, g);
   const int64_t K = C / groups * g.kh * g.kw, L = oh * ow;
@@ -248,6 +264,85 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
   out = view(out, {N, O, oh, ow});
   if (bias) add(out, view(bias, {O, 1, 1}), Scalar::from_int(1), out);
   return out;
+}
+
+namespace {
+
+// The shape checks shared by the two backward ops: grad_output (N, O, oh, ow) of a conv2d
+// of an (N, C, H, W) input with an (O, C/groups, kh, kw) weight.
+Geometry check_conv_backward(const char* op, const Tensor& grad_output, const Shape& input_size,
+                             const Shape& weight_size, const Shape& stride, const Shape& padding,
+                             const Shape& dilation, int64_t groups) {
+  check_real(op, grad_output);
+  if (grad_output->dim() != 4 || input_size.size() != 4 || weight_size.size() != 4) {
+    throw std::runtime_error(message(op, ": expected a 4-D grad_output, input and weight, got grad_output of size ",
+                                     shape_str(grad_output->sizes()), ", input ", shape_str(input_size),
+                                     " and weight ", shape_str(weight_size)));
+  }
+  const int64_t N = input_size[0], C = input_size[1], O = weight_size[0];
+  if (groups < 1 || C != weight_size[1] * groups || O % groups != 0) {
+    throw std::runtime_error(message(op, ": Given groups=", groups, ", weight of size ", shape_str(weight_size),
+                                     " does not fit an input of size ", shape_str(input_size)));
+  }
+  const Geometry g = geometry(op, {weight_size[2], weight_size[3]}, dilation, padding, stride);
+  const Shape want{N, O, g.oh(input_size[2]), g.ow(input_size[3])};
+  if (want[2] < 1 || want[3] < 1 || grad_output->sizes() != want) {
+    throw std::runtime_error(message(op, ": expected grad_output of size ", shape_str(want), ", but got ",
+                                     shape_str(grad_output->sizes())));
+  }
+  return g;
+}
+
+}  // namespace
+
+Tensor conv2d_backward_input(const Tensor& grad_output, const Tensor& weight, const Shape& input_size,
+                             const Shape& stride, const Shape& padding, const Shape& dilation, int64_t groups) {
+  const char* op = "conv2d_backward_input";
+  if (weight->dim() != 4 || weight->dtype() != grad_output->dtype()) {
+    throw std::runtime_error(message(op, ": expected a 4-D weight of grad_output's dtype, got ",
+                                     scalar_type_name(weight->dtype()), " weight of size ", shape_str(weight->sizes())));
+  }
+  const Geometry g = check_conv_backward(op, grad_output, input_size, weight->sizes(), stride, padding, dilation,
+                                         groups);
+  const int64_t N = input_size[0], C = input_size[1], H = input_size[2], W = input_size[3], O = weight->size(0);
+  const int64_t oh = grad_output->size(2), ow = grad_output->size(3);
+  const DirectConvShape ds{N, C, H, W, O, g.kh, g.kw, g.ph, g.pw};
+  if (direct_path(grad_output, g, groups) && direct_backward_input_suits(ds)) {
+    Tensor gy = as_contiguous(grad_output), w = as_contiguous(weight);
+    Tensor gx = empty({N, C, H, W}, grad_output->dtype());
+    direct_conv2d_backward_input(ds, gy->data<float>(), w->data<float>(), gx->data<float>());
+    return gx;
+  }
+  // col2im(W^T @ grad_output) per group
+  const int64_t K = C / groups * g.kh * g.kw;
+  Tensor wt = transpose(reshape(weight, {groups, O / groups, K}), 1, 2);
+  Tensor cols = matmul(wt, reshape(grad_output, {N, groups, O / groups, oh * ow}), Tensor());
+  return col2im_impl(op, reshape(cols, {N, groups * K, oh * ow}), H, W, g, oh, ow);
+}
+
+Tensor conv2d_backward_weight(const Tensor& grad_output, const Tensor& input, const Shape& weight_size,
+                              const Shape& stride, const Shape& padding, const Shape& dilation, int64_t groups) {
+  const char* op = "conv2d_backward_weight";
+  if (input->dim() != 4 || input->dtype() != grad_output->dtype()) {
+    throw std::runtime_error(message(op, ": expected a 4-D input of grad_output's dtype, got ",
+                                     scalar_type_name(input->dtype()), " input of size ", shape_str(input->sizes())));
+  }
+  const Geometry g = check_conv_backward(op, grad_output, input->sizes(), weight_size, stride, padding, dilation,
+                                         groups);
+  const int64_t N = input->size(0), C = input->size(1), O = weight_size[0];
+  const int64_t L = grad_output->size(2) * grad_output->size(3);
+  const DirectConvShape ds{N, C, input->size(2), input->size(3), O, g.kh, g.kw, g.ph, g.pw};
+  if (direct_path(grad_output, g, groups) && direct_backward_weight_suits(ds)) {
+    Tensor gy = as_contiguous(grad_output), x = as_contiguous(input);
+    Tensor gw = empty(weight_size, grad_output->dtype());
+    direct_conv2d_backward_weight(ds, gy->data<float>(), x->data<float>(), gw->data<float>());
+    return gw;
+  }
+  // sum over the batch of grad_output @ im2col(input)^T, per group
+  const int64_t K = C / groups * g.kh * g.kw;
+  Tensor cols = view(im2col_impl(op, input, g), {N, groups, K, L});
+  Tensor prod = matmul(reshape(grad_output, {N, groups, O / groups, L}), transpose(cols, 2, 3), Tensor());
+  return reshape(sum(prod, Shape{0}, false, std::nullopt, Tensor()), weight_size);
 }
 
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
