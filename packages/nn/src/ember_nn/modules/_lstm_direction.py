@@ -48,16 +48,12 @@ class LSTMDirection(ea.Function):
         cells = et.empty((steps, n, size), dtype=x_proj.dtype)
         outs = et.empty((steps, n, size), dtype=x_proj.dtype)
         w_t = w_hh.t()
-        h, c = h0, c0
+        h, c = h0, c0.contiguous()
         for t in order:
             a = acts[t]
             et.addmm(x_proj[t], h, w_t, out=a)
-            a[:, :2 * size].sigmoid_()
-            g = a[:, 2 * size:3 * size].tanh_()
-            o = a[:, 3 * size:].sigmoid_()
-            c = et.mul(a[:, size:2 * size], c).add_(a[:, :size] * g)
-            cells[t] = c
-            h = et.mul(o, et.tanh(c), out=outs[t])
+            et._lstm_cell_(a, c, cells[t], outs[t])  # a: activations from here on
+            h, c = outs[t], cells[t]
         ctx.reverse = reverse
         ctx.acts, ctx.cells = acts, cells  # intermediates: no one else can write them
         ctx.save_for_backward(x_proj, h0, c0, w_hh, outs)
@@ -73,33 +69,17 @@ class LSTMDirection(ea.Function):
         size = four_h // 4
         order = range(steps) if reverse else range(steps - 1, -1, -1)
         d_gates = et.empty_like(x_proj)
-        dh = d_hn.clone() if d_hn is not None else et.zeros_like(h0)
-        dc = d_cn.clone() if d_cn is not None else et.zeros_like(c0)
+        dh = d_hn.contiguous().clone() if d_hn is not None else et.zeros_like(h0)
+        dc = d_cn.contiguous().clone() if d_cn is not None else et.zeros_like(c0)
+        c0 = c0.contiguous()
         first = order[-1]  # the step that read h0 / c0
         prev = (lambda t: t + 1) if reverse else (lambda t: t - 1)
         for t in order:
             if d_outs is not None:
                 dh.add_(d_outs[t])
-            a = acts[t]
-            i, f, g, o = a[:, :size], a[:, size:2 * size], a[:, 2 * size:3 * size], a[:, 3 * size:]
             c_prev = c0 if t == first else cells[prev(t)]
-            tc = et.tanh(cells[t])
-            dg_all = d_gates[t]
-            d_o = dg_all[:, 3 * size:]
-            et.mul(dh, tc, out=d_o)
-            d_o.mul_(o * (1 - o))  # through the sigmoid
-            dc.add_(dh * o * (1 - tc * tc))
-            d_i = dg_all[:, :size]
-            et.mul(dc, g, out=d_i)
-            d_i.mul_(i * (1 - i))
-            d_f = dg_all[:, size:2 * size]
-            et.mul(dc, c_prev, out=d_f)
-            d_f.mul_(f * (1 - f))
-            d_g = dg_all[:, 2 * size:3 * size]
-            et.mul(dc, i, out=d_g)
-            d_g.mul_(1 - g * g)
-            dc.mul_(f)
-            dh = dg_all.mm(w_hh)
+            et._lstm_cell_backward_(acts[t], cells[t], c_prev, dh, dc, d_gates[t])
+            dh = d_gates[t].mm(w_hh)
         # the hidden state each step read, in time order
         if reverse:
             h_prev = et.cat([outs[1:], h0.unsqueeze(0)], 0)
