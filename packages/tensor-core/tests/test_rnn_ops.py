@@ -49,8 +49,9 @@ def test_lstm_cell_errors():
     with pytest.raises(RuntimeError, match=r"^_lstm_cell_: expected gates of shape \(N, 4 \* H\), "
                                            r"got \[2, 7\]$"):
         et._lstm_cell_(et.zeros(2, 7), s, s, s)
-    with pytest.raises(RuntimeError, match=r"^_lstm_cell_: expected c to be a contiguous float32 "
-                                           r"tensor of shape \[2, 2\], got float32 of shape \[2, 3\]$"):
+    with pytest.raises(RuntimeError, match=r"^_lstm_cell_: expected c to be a contiguous "
+                                           r"float32 tensor of shape \[2, 2\], got float32 of "
+                                           r"shape \[2, 3\]$"):
         et._lstm_cell_(g, s, et.zeros(2, 3), s)
     with pytest.raises(RuntimeError, match=r"expected h to be .* \(not contiguous\)$"):
         et._lstm_cell_(g, s, s, et.zeros(2, 2).t())
