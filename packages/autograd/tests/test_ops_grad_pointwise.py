@@ -219,6 +219,12 @@ ROWS = [
     Row("softmax", lambda m, a: a.softmax(1), In(3, 4)),
     Row("softmax_nc", lambda m, a: m.softmax(a, 0), In(3, 4, nc=True)),
     Row("log_softmax", lambda m, a: a.log_softmax(-1), In(3, 4)),
+    Row("_softmax_backward_data", lambda m, g, y: m._softmax_backward_data(
+        g, y.softmax(1), 1, y.dtype) if m is torch else m._softmax_backward_data(
+        g, y.softmax(1), 1), In(2, 3, 4), In(2, 3, 4)),
+    Row("_log_softmax_backward_data", lambda m, g, y: m._log_softmax_backward_data(
+        g, y.log_softmax(0), 0, y.dtype) if m is torch else m._log_softmax_backward_data(
+        g, y.log_softmax(0), 0), In(3, 4, nc=True), In(3, 4)),
     Row("cumsum", lambda m, a: a.cumsum(1), In(3, 4, nc=True)),
     Row("cumsum_0d", lambda m, a: a.cumsum(0), In()),
     Row("cumprod", lambda m, a: a.cumprod(0), In(3, 4)),

@@ -402,3 +402,23 @@ def test_norm_variants(lib):
     assert_close(m.norm(dim=1), [5.0, 12.0], "float32")
     assert_close(m.norm(p=1, dim=0, keepdim=True), [[3.0, 16.0]], "float32")
     assert float(lib.norm(lib.zeros(0))) == 0.0
+
+
+@pytest.mark.parametrize("name", ["_softmax_backward_data", "_log_softmax_backward_data"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_softmax_backward_data_matches_torch(name, dim):
+    import torch
+
+    import ember_tensor as et
+
+    rng = np.random.default_rng(0)
+    g, x = rng.standard_normal((3, 5, 4)), rng.standard_normal((3, 5, 4))
+    forward = "log_softmax" if name.startswith("_log") else "softmax"
+    y = getattr(torch.from_numpy(x), forward)(dim)
+    want = getattr(torch, name)(torch.from_numpy(g), y, dim, torch.float64)
+    got = getattr(et, name)(et.from_numpy(g.copy()), et.from_numpy(y.numpy().copy()), dim)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
+    with pytest.raises(RuntimeError, match=rf"^{name}: expected grad_output and output of one "
+                                           r"shape and dtype, got \[3, 5\] float64 and "
+                                           r"\[3, 5, 4\] float64$"):
+        getattr(et, name)(et.zeros(3, 5, dtype=et.float64), et.from_numpy(x), dim)

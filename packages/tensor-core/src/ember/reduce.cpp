@@ -1148,6 +1148,65 @@ Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dt
   return softmax_impl<true>("log_softmax", self, dim, dtype);
 }
 
+namespace {
+
+// The backward of (log_)softmax along the middle dim of (O, K, I) contiguous buffers, in
+// one pass per row after its sum: softmax: y * (g - sum(g * y)); log_softmax:
+// g - exp(y) * sum(g). Sums in the opmath type, as the forward's.
+template <typename T, bool Log>
+void softmax_backward_kernel(const T* g, const T* y, T* out, int64_t O, int64_t K, int64_t I) {
+  using A = opmath_t<T>;
+  parallel_for(0, O * I, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(K, 1)), [&](int64_t b, int64_t e) {
+    simd_dispatch([&] {
+      for (int64_t row = b; row < e; ++row) {
+        const int64_t o = row / I, i = row % I, base = o * K * I + i;
+        A sum = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          const A gk = load<A>(g[base + k * I]);
+          sum += Log ? gk : gk * load<A>(y[base + k * I]);
+        }
+        for (int64_t k = 0; k < K; ++k) {
+          const A gk = load<A>(g[base + k * I]), yk = load<A>(y[base + k * I]);
+          out[base + k * I] = static_cast<T>(Log ? gk - exp_(yk) * sum : yk * (gk - sum));
+        }
+      }
+    });
+  });
+}
+
+template <bool Log>
+Tensor softmax_backward_impl(const char* op, const Tensor& grad_output, const Tensor& output, int64_t dim) {
+  check_cpu(grad_output, op);
+  if (grad_output->sizes() != output->sizes() || grad_output->dtype() != output->dtype()) {
+    throw std::runtime_error(message(op, ": expected grad_output and output of one shape and dtype, got ",
+                                     shape_str(grad_output->sizes()), " ", dtype_name(grad_output->dtype()), " and ",
+                                     shape_str(output->sizes()), " ", dtype_name(output->dtype())));
+  }
+  if (!is_floating(output->dtype())) {
+    throw NotImplementedError(message(op, ": not implemented for dtype ", dtype_name(output->dtype())));
+  }
+  const int64_t d = wrap_dim(dim, output->dim(), op);
+  DimLayout G = dim_layout(grad_output, output->dim() == 0 ? 0 : d);
+  DimLayout Y = dim_layout(output, output->dim() == 0 ? 0 : d);
+  Tensor res = empty(output->sizes(), output->dtype());
+  if (res->numel() == 0) return res;
+  dispatch_float(output->dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    softmax_backward_kernel<T, Log>(G.src->data<T>(), Y.src->data<T>(), res->data<T>(), Y.O, Y.K, Y.I);
+  });
+  return res;
+}
+
+}  // namespace
+
+Tensor _softmax_backward_data(const Tensor& grad_output, const Tensor& output, int64_t dim) {
+  return softmax_backward_impl<false>("_softmax_backward_data", grad_output, output, dim);
+}
+
+Tensor _log_softmax_backward_data(const Tensor& grad_output, const Tensor& output, int64_t dim) {
+  return softmax_backward_impl<true>("_log_softmax_backward_data", grad_output, output, dim);
+}
+
 // ---------------------------------------------------------------------------------------------
 // cumsum, cumprod
 
