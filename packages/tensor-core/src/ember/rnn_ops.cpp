@@ -50,8 +50,42 @@ template <typename F> void dispatch_real(ScalarType dt, F&& f) {
   }
 }
 
+// One row of each, as functions with restrict pointers: with the gates, state and output
+// rows all possibly overlapping, the vectoriser would otherwise keep the loops scalar.
+template <typename T>
+inline void cell_row(T* __restrict__ i, T* __restrict__ f, T* __restrict__ g, T* __restrict__ o,
+                     const T* __restrict__ cp, T* __restrict__ cr, T* __restrict__ hr, int64_t n) {
+  for (int64_t k = 0; k < n; ++k) {
+    const T ai = sigmoid_(i[k]), af = sigmoid_(f[k]), ag = tanh_(g[k]), ao = sigmoid_(o[k]);
+    const T cn = af * cp[k] + ai * ag;
+    i[k] = ai;
+    f[k] = af;
+    g[k] = ag;
+    o[k] = ao;
+    cr[k] = cn;
+    hr[k] = ao * tanh_(cn);
+  }
+}
+
+template <typename T>
+inline void cell_backward_row(const T* __restrict__ i, const T* __restrict__ f, const T* __restrict__ g,
+                              const T* __restrict__ o, const T* __restrict__ cr, const T* __restrict__ cp,
+                              const T* __restrict__ dhr, T* __restrict__ dcr, T* __restrict__ di,
+                              T* __restrict__ df, T* __restrict__ dg, T* __restrict__ d_o, int64_t n) {
+  for (int64_t k = 0; k < n; ++k) {
+    const T tc = tanh_(cr[k]);
+    const T dct = dcr[k] + dhr[k] * o[k] * (T(1) - tc * tc);
+    d_o[k] = dhr[k] * tc * o[k] * (T(1) - o[k]);
+    di[k] = dct * g[k] * i[k] * (T(1) - i[k]);
+    df[k] = dct * cp[k] * f[k] * (T(1) - f[k]);
+    dg[k] = dct * i[k] * (T(1) - g[k] * g[k]);
+    dcr[k] = dct * f[k];
+  }
+}
+
 template <typename F> void for_rows(int64_t n, int64_t h, F&& f) {
-  parallel_for(0, n, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(8 * h, 1)), [&](int64_t r0, int64_t r1) {
+  // a row costs about 4 * h transcendental evaluations: a step of a usual batch is one task
+  parallel_for(0, n, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(h, 1)), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) f(r);
   });
 }
@@ -74,18 +108,7 @@ std::vector<Tensor> _lstm_cell_(const Tensor& gates, const Tensor& c_prev, const
       const T* cp = CP + r * hs;
       T* cr = C + r * hs;
       T* hr = H + r * hs;
-      simd_dispatch([&] {
-        for (int64_t k = 0; k < hs; ++k) {
-          const T ai = sigmoid_(i[k]), af = sigmoid_(f[k]), ag = tanh_(g[k]), ao = sigmoid_(o[k]);
-          const T cn = af * cp[k] + ai * ag;
-          i[k] = ai;
-          f[k] = af;
-          g[k] = ag;
-          o[k] = ao;
-          cr[k] = cn;
-          hr[k] = ao * tanh_(cn);
-        }
-      });
+      simd_dispatch([&] { cell_row(i, f, g, o, cp, cr, hr, hs); });
     });
   });
   for (const Tensor* t : {&gates, &c, &h}) (*t)->storage()->bump_version();
@@ -117,17 +140,7 @@ std::vector<Tensor> _lstm_cell_backward_(const Tensor& acts, const Tensor& c, co
       T* df = di + hs;
       T* dg = df + hs;
       T* d_o = dg + hs;
-      simd_dispatch([&] {
-        for (int64_t k = 0; k < hs; ++k) {
-          const T tc = tanh_(cr[k]);
-          const T dct = dcr[k] + dhr[k] * o[k] * (T(1) - tc * tc);
-          d_o[k] = dhr[k] * tc * o[k] * (T(1) - o[k]);
-          di[k] = dct * g[k] * i[k] * (T(1) - i[k]);
-          df[k] = dct * cp[k] * f[k] * (T(1) - f[k]);
-          dg[k] = dct * i[k] * (T(1) - g[k] * g[k]);
-          dcr[k] = dct * f[k];
-        }
-      });
+      simd_dispatch([&] { cell_backward_row(i, f, g, o, cr, cp, dhr, dcr, di, df, dg, d_o, hs); });
     });
   });
   for (const Tensor* t : {&dc, &d_gates}) (*t)->storage()->bump_version();
