@@ -374,4 +374,7 @@ def nll_loss_backward(grad, self_shape, target, weight, reduction: int, ignore_i
     if reduction == 1:
         coef = coef / w.sum()
     coef = et.where(valid, coef, 0)
-    return grad.new_zeros(list(self_shape)).scatter(cdim, t.unsqueeze(cdim), coef.unsqueeze(cdim))
+    out = grad.new_zeros(list(self_shape))
+    if not coef.requires_grad:  # written in place: no copy of the zeros
+        return out.scatter_(cdim, t.unsqueeze(cdim), coef.unsqueeze(cdim))
+    return out.scatter(cdim, t.unsqueeze(cdim), coef.unsqueeze(cdim))

@@ -1153,9 +1153,44 @@ namespace {
 // The backward of (log_)softmax along the middle dim of (O, K, I) contiguous buffers, in
 // one pass per row after its sum: softmax: y * (g - sum(g * y)); log_softmax:
 // g - exp(y) * sum(g). Sums in the opmath type, as the forward's.
+// sum(g) (Log) or sum(g * y) over one contiguous row, in 16 lanes the vectoriser keeps in
+// registers.
+template <bool Log, typename T>
+inline opmath_t<T> row_sum(const T* __restrict__ g, const T* __restrict__ y, int64_t K) {
+  using A = opmath_t<T>;
+  constexpr int L = 16;
+  A acc[L] = {};
+  int64_t k = 0;
+  for (; k + L <= K; k += L) {
+    for (int j = 0; j < L; ++j) acc[j] += Log ? load<A>(g[k + j]) : load<A>(g[k + j]) * load<A>(y[k + j]);
+  }
+  A sum = 0;
+  for (; k < K; ++k) sum += Log ? load<A>(g[k]) : load<A>(g[k]) * load<A>(y[k]);
+  for (int j = 0; j < L; ++j) sum += acc[j];
+  return sum;
+}
+
+template <bool Log, typename T>
+inline void softmax_backward_row(const T* __restrict__ g, const T* __restrict__ y, T* __restrict__ out, int64_t K) {
+  using A = opmath_t<T>;
+  const A sum = row_sum<Log>(g, y, K);
+  for (int64_t k = 0; k < K; ++k) {
+    const A gk = load<A>(g[k]), yk = load<A>(y[k]);
+    out[k] = static_cast<T>(Log ? gk - exp_(yk) * sum : yk * (gk - sum));
+  }
+}
+
 template <typename T, bool Log>
 void softmax_backward_kernel(const T* g, const T* y, T* out, int64_t O, int64_t K, int64_t I) {
   using A = opmath_t<T>;
+  if (I == 1) {  // rows along the last dim: contiguous
+    parallel_for(0, O, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(K, 1)), [&](int64_t b, int64_t e) {
+      simd_dispatch([&] {
+        for (int64_t o = b; o < e; ++o) softmax_backward_row<Log>(g + o * K, y + o * K, out + o * K, K);
+      });
+    });
+    return;
+  }
   parallel_for(0, O * I, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(K, 1)), [&](int64_t b, int64_t e) {
     simd_dispatch([&] {
       for (int64_t row = b; row < e; ++row) {
