@@ -54,14 +54,6 @@ void check_real(const char* op, const Tensor& t) {
   }
 }
 
-template <typename F> void dispatch_real(ScalarType dt, F&& f) {
-  if (dt == ScalarType::Float64) {
-    f(double{});
-  } else {
-    f(float{});
-  }
-}
-
 // cols[n, (c, i, j), (y, x)] = img[n, c, y*sh - ph + i*dh, x*sw - pw + j*dw] (0 outside);
 // img contiguous (N, C, H, W), cols contiguous (N, C*kh*kw, oh*ow).
 template <typename T>

@@ -191,15 +191,6 @@ template <> struct Lapack<double> {
 };
 #endif
 
-// Runs f(T{}) with T the C++ type of a float32/float64 dtype.
-template <typename F> void dispatch_real(ScalarType dt, F&& f) {
-  if (dt == ScalarType::Float64) {
-    f(double{});
-  } else {
-    f(float{});
-  }
-}
-
 // RuntimeError unless t is a (batch of) floating matrices; `square` also asks rows == cols.
 void check_matrix(const char* op, const Tensor& t, bool square, const char* name = "A") {
   if (t->dim() < 2) {

@@ -44,6 +44,16 @@ template <typename F> void dispatch_itemsize(size_t n, F&& f) {
   }
 }
 
+// Calls f(T{}) with T the C++ type of a float32 (or anything else) / float64 dtype: for
+// kernels whose callers have already checked that the dtype is one of the two.
+template <typename F> void dispatch_real(ScalarType dt, F&& f) {
+  if (dt == ScalarType::Float64) {
+    f(double{});
+  } else {
+    f(float{});
+  }
+}
+
 // An int64 `index` argument check: dtype int64 (int32 accepted), device cpu.
 void check_index_tensor(const char* op, const Tensor& index);
 

@@ -288,7 +288,7 @@ std::vector<Tensor> _fused_adam_(const std::vector<Tensor>& params, const std::v
   }
   if (params.empty()) return {};
   const bool coupled = weight_decay != 0 && !decoupled_weight_decay;
-  auto run = [&](auto zero) {
+  dispatch_real(params[0]->dtype(), [&](auto zero) {
     using T = decltype(zero);
     std::vector<AdamScalars<T>> scalars;
     scalars.reserve(params.size());
@@ -297,12 +297,7 @@ std::vector<Tensor> _fused_adam_(const std::vector<Tensor>& params, const std::v
       scalars.push_back(adam_scalars<T>(step, lr, beta1, beta2, weight_decay, eps, maximize, decoupled_weight_decay));
     }
     fused_adam_typed<T>(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, scalars, amsgrad, coupled);
-  };
-  if (params[0]->dtype() == ScalarType::Float64) {
-    run(double{});
-  } else {
-    run(float{});
-  }
+  });
   bump_all(params);
   bump_all(exp_avgs);
   bump_all(exp_avg_sqs);
@@ -319,13 +314,10 @@ std::vector<Tensor> _fused_sgd_(const std::vector<Tensor>& params, const std::ve
   check_list(op, "grads", grads, params, true);
   check_list(op, "momentum_buffers", momentum_buffers, params, momentum != 0);
   if (params.empty()) return {};
-  if (params[0]->dtype() == ScalarType::Float64) {
-    fused_sgd_typed<double>(params, grads, momentum_buffers, weight_decay, momentum, lr, dampening, nesterov, maximize,
-                            is_first_step);
-  } else {
-    fused_sgd_typed<float>(params, grads, momentum_buffers, weight_decay, momentum, lr, dampening, nesterov, maximize,
-                           is_first_step);
-  }
+  dispatch_real(params[0]->dtype(), [&](auto zero) {
+    fused_sgd_typed<decltype(zero)>(params, grads, momentum_buffers, weight_decay, momentum, lr, dampening, nesterov,
+                                    maximize, is_first_step);
+  });
   bump_all(params);
   if (momentum != 0) bump_all(momentum_buffers);
   return {};

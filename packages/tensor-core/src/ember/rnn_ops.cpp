@@ -42,14 +42,6 @@ std::pair<int64_t, int64_t> check_cell(const char* op, const std::vector<std::pa
   return {n, h};
 }
 
-template <typename F> void dispatch_real(ScalarType dt, F&& f) {
-  if (dt == ScalarType::Float64) {
-    f(double{});
-  } else {
-    f(float{});
-  }
-}
-
 // One row of each, as functions with restrict pointers: with the gates, state and output
 // rows all possibly overlapping, the vectoriser would otherwise keep the loops scalar.
 template <typename T>
