@@ -257,6 +257,32 @@ def test_differentiable_is_refused() -> None:
         ember_optim.Adam([et.zeros(1)], differentiable=True)
 
 
+@pytest.mark.parametrize(("name", "missing", "scalars"), [
+    ("NAdam", "decoupled_weight_decay", ("step", "mu_product")),
+    ("Adam", "fused", ("step",)),
+    ("SGD", "nesterov", ()),
+])
+def test_setstate_upgrades_older_pickles(name, missing, scalars) -> None:
+    """An optimizer pickled by an older version (an option missing from its groups, scalar
+    state as plain numbers) comes back with the defaults and 0-d tensors."""
+    p = et.ones(2)
+    p.grad = et.ones(2)
+    opt = getattr(ember_optim, name)([p], lr=0.1, **({"momentum": 0.9} if name == "SGD" else {}))
+    opt.step()
+    old = pickle.loads(pickle.dumps(opt.__getstate__()))
+    old["param_groups"][0].pop(missing)
+    (p_state,) = old["state"].values()
+    for key in scalars:
+        p_state[key] = float(p_state[key])
+    again = getattr(ember_optim, name).__new__(getattr(ember_optim, name))
+    again.__setstate__(old)
+    assert again.param_groups[0][missing] == type(opt)._setstate_defaults[missing]
+    (p_state,) = again.state.values()
+    for key in scalars:
+        assert isinstance(p_state[key], et.Tensor) and p_state[key].dim() == 0
+        assert float(p_state[key]) == float(opt.state[p][key])
+
+
 def test_copy_and_pickle() -> None:
     pair = Pair("Adam", dict(lr=0.01), "float64")
     pair.step(3)

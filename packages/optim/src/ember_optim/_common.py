@@ -44,13 +44,6 @@ def new_step() -> Tensor:
     return et.tensor(0.0, dtype=_scalar_dtype())
 
 
-def as_step_tensor(value) -> Tensor:
-    """A loaded ``step`` as a 0-d tensor (old checkpoints keep plain numbers)."""
-    if isinstance(value, Tensor):
-        return value
-    return et.tensor(float(value), dtype=_scalar_dtype())
-
-
 def choose_impl(
     name: str,
     algorithm: str,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ember_tensor as et
 
-from ._common import as_step_tensor, choose_impl, multi_tensor, new_step, store_state
-from ._grad_mode import enable_grad, grad_disabled
+from ._common import choose_impl, multi_tensor, new_step, store_state
+from ._grad_mode import grad_disabled
 from ._ops import addcmul_
 from .optimizer import Optimizer, _check_lr, _reject_differentiable, _to_scalar
 
@@ -63,17 +63,10 @@ class Adadelta(Optimizer):
         }
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = as_step_tensor(p_state["step"])
+    _setstate_defaults = {
+        "foreach": None, "maximize": False, "differentiable": False, "capturable": False,
+    }
+    _scalar_state = ("step",)
 
     def _init_group(self, group, params_with_grad, grads, square_avgs, acc_deltas,
                     state_steps):
@@ -95,10 +88,7 @@ class Adadelta(Optimizer):
     def step(self, closure=None):
         """Performs one step; ``closure`` (optional) re-evaluates the loss, which is
         returned."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+        loss = self._evaluate(closure)
         for group in self.param_groups:
             params_with_grad: list[Tensor] = []
             grads: list[Tensor] = []

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ember_tensor as et
 
 from . import _fused
-from ._common import as_step_tensor, choose_impl, multi_tensor, new_step, store_state
-from ._grad_mode import enable_grad, grad_disabled
+from ._common import choose_impl, multi_tensor, new_step, store_state
+from ._grad_mode import grad_disabled
 from ._ops import addcdiv_, addcmul_
 from .optimizer import (
     Optimizer,
@@ -85,18 +85,10 @@ class Adagrad(Optimizer):
                 state["step"] = new_step()
                 state["sum"] = et.full_like(p, initial_accumulator_value)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
-        for p_state in self.state.values():
-            if isinstance(p_state, dict) and "step" in p_state and not isinstance(
-                p_state["step"], Tensor
-            ):
-                p_state["step"] = as_step_tensor(p_state["step"])
+    _setstate_defaults = {
+        "foreach": None, "maximize": False, "differentiable": False, "fused": None,
+    }
+    _scalar_state = ("step",)
 
     def share_memory(self) -> None:
         """Moves the ``sum`` accumulators to shared memory (for multiprocess training),
@@ -129,10 +121,7 @@ class Adagrad(Optimizer):
     def step(self, closure=None):
         """Performs one step; ``closure`` (optional) re-evaluates the loss, which is
         returned."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+        loss = self._evaluate(closure)
         for group in self.param_groups:
             params_with_grad: list[Tensor] = []
             grads: list[Tensor] = []

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ember_tensor as et
 
 from . import _fused
-from ._common import as_step_tensor, choose_impl, multi_tensor, new_step, store_state
-from ._grad_mode import enable_grad, grad_disabled
+from ._common import choose_impl, multi_tensor, new_step, store_state
+from ._grad_mode import grad_disabled
 from ._ops import addcdiv_, addcmul_, lerp_
 from .optimizer import (
     Optimizer,
@@ -112,20 +112,11 @@ class Adam(Optimizer):
             _check_fused_flags(self._name, foreach, fused, differentiable)
             _fused.fused_kernel("adam", self._name)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = as_step_tensor(p_state["step"])
+    _setstate_defaults = {
+        "amsgrad": False, "maximize": False, "foreach": None, "capturable": False,
+        "differentiable": False, "decoupled_weight_decay": False, "fused": None,
+    }
+    _scalar_state = ("step",)
 
     def _init_group(
         self, group, params_with_grad, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
@@ -153,10 +144,7 @@ class Adam(Optimizer):
     def step(self, closure=None):
         """Performs one step; ``closure`` (optional) re-evaluates the loss, which is
         returned."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+        loss = self._evaluate(closure)
         for group in self.param_groups:
             params_with_grad: list[Tensor] = []
             grads: list[Tensor] = []

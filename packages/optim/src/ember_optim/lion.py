@@ -6,7 +6,7 @@ import ember_tensor as et
 
 from . import _fused
 from ._common import choose_impl, multi_tensor, store_state
-from ._grad_mode import enable_grad, grad_disabled
+from ._grad_mode import grad_disabled
 from ._ops import lerp_
 from .optimizer import (
     Optimizer,
@@ -70,22 +70,15 @@ class Lion(Optimizer):
             _check_fused_flags("Lion", foreach, fused, differentiable)
             _fused.fused_kernel("lion", "Lion")
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
+    _setstate_defaults = {
+        "maximize": False, "foreach": None, "differentiable": False, "fused": None,
+    }
 
     @grad_disabled
     def step(self, closure=None):
         """Performs one step; ``closure`` (optional) re-evaluates the loss, which is
         returned."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+        loss = self._evaluate(closure)
         for group in self.param_groups:
             params: list[Tensor] = []
             grads: list[Tensor] = []

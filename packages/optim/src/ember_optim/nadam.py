@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ember_tensor as et
 
-from ._common import as_step_tensor, choose_impl, multi_tensor, new_step, store_state
-from ._grad_mode import enable_grad, grad_disabled
+from ._common import choose_impl, multi_tensor, new_step, store_state
+from ._grad_mode import grad_disabled
 from ._ops import addcdiv_, addcmul_, lerp_
 from .optimizer import (
     Optimizer,
@@ -80,21 +80,11 @@ class NAdam(Optimizer):
         }
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0:
-                    if not isinstance(p_state["step"], Tensor):
-                        p_state["step"] = as_step_tensor(p_state["step"])
-                    if not isinstance(p_state["mu_product"], Tensor):
-                        p_state["mu_product"] = as_step_tensor(p_state["mu_product"])
+    _setstate_defaults = {
+        "maximize": False, "foreach": None, "capturable": False, "differentiable": False,
+        "decoupled_weight_decay": False,
+    }
+    _scalar_state = ("step", "mu_product")
 
     def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_avg_sqs,
                     mu_products, state_steps):
@@ -118,10 +108,7 @@ class NAdam(Optimizer):
     def step(self, closure=None):
         """Performs one step; ``closure`` (optional) re-evaluates the loss, which is
         returned."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+        loss = self._evaluate(closure)
         for group in self.param_groups:
             params_with_grad: list[Tensor] = []
             grads: list[Tensor] = []

@@ -26,6 +26,7 @@ from typing import Any
 
 import ember_tensor as et
 
+from ._grad_mode import enable_grad
 from ._hooks import RemovableHandle
 
 __all__ = [
@@ -192,6 +193,28 @@ class Optimizer:
                 setattr(self, name, OrderedDict())
         self._patch_step_function()
         self.defaults.setdefault("differentiable", False)
+        # an object pickled by an older version: options it lacks, scalar state as numbers
+        for group in self.param_groups:
+            for key, value in self._setstate_defaults.items():
+                group.setdefault(key, value)
+        for p_state in self.state.values():
+            for key in self._scalar_state:
+                if isinstance(p_state, dict) and key in p_state and not isinstance(
+                        p_state[key], et.Tensor):
+                    p_state[key] = et.tensor(float(p_state[key]), dtype=_scalar_dtype())
+
+    # Options an unpickled optimizer's groups get when they lack them, and the per-parameter
+    # state kept as 0-d tensors (older checkpoints hold plain numbers): set by subclasses.
+    _setstate_defaults: dict[str, Any] = {}
+    _scalar_state: tuple[str, ...] = ()
+
+    @staticmethod
+    def _evaluate(closure):
+        """The loss ``closure()`` returns, computed with grad enabled; None without one."""
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
 
     def __repr__(self) -> str:
         text = self.__class__.__name__ + " ("

@@ -7,7 +7,7 @@ import ember_tensor as et
 
 from . import _fused
 from ._common import choose_impl, multi_tensor
-from ._grad_mode import enable_grad, grad_disabled
+from ._grad_mode import grad_disabled
 from .optimizer import (
     Optimizer,
     _check_fused_flags,
@@ -77,14 +77,10 @@ class SGD(Optimizer):
             _check_fused_flags("SGD", foreach, fused, differentiable)
             _fused.fused_kernel("sgd", "SGD")
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
+    _setstate_defaults = {
+        "nesterov": False, "maximize": False, "foreach": None, "differentiable": False,
+        "fused": False,
+    }
 
     def _init_group(self, group, params, grads, momentum_buffer_list) -> None:
         for p in group["params"]:
@@ -98,10 +94,7 @@ class SGD(Optimizer):
     def step(self, closure=None):
         """Performs one step; ``closure`` (optional) re-evaluates the loss, which is
         returned."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+        loss = self._evaluate(closure)
         for group in self.param_groups:
             params: list[Tensor] = []
             grads: list[Tensor] = []
