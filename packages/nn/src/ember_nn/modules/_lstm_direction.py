@@ -64,7 +64,8 @@ class LSTMDirection(ea.Function):
         x_proj, h0, c0, w_hh, outs = ctx.saved_tensors
         reverse, acts, cells = ctx.reverse, ctx.acts, ctx.cells
         if ea.is_grad_enabled():  # create_graph: differentiate the recorded recurrence
-            return _replayed_backward(x_proj, h0, c0, w_hh, reverse, d_outs, d_hn, d_cn)
+            return _replayed_backward(_reference, (x_proj, h0, c0, w_hh), reverse,
+                                      (d_outs, d_hn, d_cn))
         steps, n, four_h = x_proj.shape
         size = four_h // 4
         order = range(steps) if reverse else range(steps - 1, -1, -1)
@@ -89,14 +90,17 @@ class LSTMDirection(ea.Function):
         return d_gates, dh, dc, d_w, None
 
 
-def _replayed_backward(x_proj, h0, c0, w_hh, reverse, d_outs, d_hn, d_cn):
-    outs, h, c = _reference(x_proj, h0, c0, w_hh, reverse)
-    pairs = [(y, g) for y, g in ((outs, d_outs), (h, d_hn), (c, d_cn)) if g is not None]
-    inputs = [x_proj, h0, c0, w_hh]
-    wanted = [t for t in inputs if t.requires_grad]
+def _replayed_backward(reference, inputs, reverse, grad_outputs):
+    """The backward of a single-node direction under ``create_graph``: ``reference(*inputs,
+    reverse)`` recorded op by op and differentiated, so the gradients have a history. One
+    gradient per input (None for those not requiring grad), then None for ``reverse``."""
+    outputs = reference(*inputs, reverse)
+    pairs = [(y, g) for y, g in zip(outputs, grad_outputs) if g is not None]
+    wanted = [t for t in inputs if t is not None and t.requires_grad]
     grads = iter(ea.grad([y for y, _ in pairs], wanted, [g for _, g in pairs],
                          create_graph=True, allow_unused=True))
-    return (*(next(grads) if t.requires_grad else None for t in inputs), None)
+    return (*(next(grads) if t is not None and t.requires_grad else None for t in inputs),
+            None)
 
 
 def lstm_direction(x_proj, h0, c0, w_hh, reverse: bool):
@@ -161,14 +165,8 @@ class GRUDirection(ea.Function):
         x_proj, h0, w_hh, b_hh, outs = ctx.saved_tensors
         reverse, acts, hidden_n = ctx.reverse, ctx.acts, ctx.hidden_n
         if ea.is_grad_enabled():  # create_graph: differentiate the recorded recurrence
-            inputs = [x_proj, h0, w_hh, b_hh]
-            wanted = [t for t in inputs if t is not None and t.requires_grad]
-            y, h = _gru_reference(x_proj, h0, w_hh, b_hh, reverse)
-            pairs = [(a, g) for a, g in ((y, d_outs), (h, d_hn)) if g is not None]
-            grads = iter(ea.grad([a for a, _ in pairs], wanted, [g for _, g in pairs],
-                                 create_graph=True, allow_unused=True))
-            return (*(next(grads) if t is not None and t.requires_grad else None
-                      for t in inputs), None)
+            return _replayed_backward(_gru_reference, (x_proj, h0, w_hh, b_hh), reverse,
+                                      (d_outs, d_hn))
         steps, n, three_h = x_proj.shape
         size = three_h // 3
         order = range(steps) if reverse else range(steps - 1, -1, -1)
