@@ -7,8 +7,19 @@ import time
 import numpy as np
 
 
+SETTLE = 0.02
+"""Seconds of untimed calls that open each block."""
+
+
 def _block(fn, calls: int) -> list[float]:
-    fn()  # the first call of a block pays for the other library's threads still spinning
+    # The calls that open a block pay for the other library's worker threads still spinning
+    # on the cores: PyTorch's OpenMP threads spin for milliseconds after a parallel region,
+    # and on a 2-core machine they take the cores from whatever runs next. A user's
+    # training loop runs one library alone, so time each only once the other has settled.
+    start = time.perf_counter()
+    fn()
+    while time.perf_counter() - start < SETTLE:
+        fn()
     times = []
     for _ in range(calls):
         t = time.perf_counter()
@@ -21,10 +32,10 @@ def alternating_medians(fn, tfn, repeats: int, budget: float) -> tuple[float, fl
     """Median seconds of `fn()` and of `tfn()` over `repeats` timed calls each (or fewer, at
     least 6, once `budget` seconds have passed).
 
-    The calls run in alternating blocks of 3, each after one untimed call: a machine slowing
-    down mid-run affects both libraries alike, while neither is timed in the moment right
-    after the other, when the other's worker threads still spin on the cores (PyTorch's
-    OpenMP threads spin for milliseconds after a parallel region)."""
+    The calls run in alternating blocks of 3, each after untimed calls for `SETTLE` seconds:
+    a machine slowing down mid-run affects both libraries alike, while neither is timed in
+    the moment right after the other, when the other's worker threads still spin on the
+    cores."""
     a, b = [], []
     start = time.perf_counter()
     while len(a) < repeats:

@@ -1,6 +1,7 @@
 #include "ember/parallel.h"
 
 #include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -15,9 +16,18 @@ namespace {
 
 thread_local bool t_in_parallel = false;
 
+// The cores this process may run on, read once: hardware_concurrency() reads a file under
+// /sys on every call, and get_num_threads() runs on every parallel op.
 int default_threads() {
-  unsigned hc = std::thread::hardware_concurrency();
-  return hc == 0 ? 1 : static_cast<int>(hc);
+  static const int cores = [] {
+#ifdef __linux__
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+#endif
+    unsigned hc = std::thread::hardware_concurrency();
+    return hc == 0 ? 1 : static_cast<int>(hc);
+  }();
+  return cores;
 }
 
 // Workers spin briefly, then sleep, waiting for a job; the caller runs chunks too and waits
