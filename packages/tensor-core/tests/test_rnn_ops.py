@@ -1,66 +1,137 @@
-"""_lstm_cell_ and _lstm_cell_backward_ (the kernels behind ember_nn's LSTM) against a
-NumPy reference, and their argument errors."""
+"""_lstm_forward_ and _lstm_backward_ (the recurrence behind ember_nn's LSTM) against a
+NumPy reference of the recurrence and of its backpropagation through time, at every SIMD
+level, and their argument errors."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 import ember_tensor as et
 
+# (steps, batch, hidden): ragged row blocks and partial unit panels at every vector width
+SHAPES = [(4, 7, 37), (3, 12, 70), (2, 1, 1)]
+
 
 def sigmoid(x):
     return 1 / (1 + np.exp(-x))
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_lstm_cell_forward_and_backward_match_numpy(dtype):
+def reference(x_proj, h0, c0, w, reverse, d_outs, dh, dc):
+    """Forward (acts, cells, outs) and backward (d_gates, dh0, dc0) in float64 NumPy."""
+    steps, _, four_h = x_proj.shape
+    size = four_h // 4
+    order = list(range(steps))[::-1] if reverse else list(range(steps))
+    acts = np.empty_like(x_proj)
+    cells = np.empty((steps, *h0.shape))
+    outs = np.empty((steps, *h0.shape))
+    h, c = h0, c0
+    for t in order:
+        z = x_proj[t] + h @ w.T
+        i, f, g, o = (sigmoid(z[:, :size]), sigmoid(z[:, size:2 * size]),
+                      np.tanh(z[:, 2 * size:3 * size]), sigmoid(z[:, 3 * size:]))
+        c = f * c + i * g
+        h = o * np.tanh(c)
+        acts[t], cells[t], outs[t] = np.concatenate([i, f, g, o], 1), c, h
+    d_gates = np.empty_like(x_proj)
+    for k, t in enumerate(order[::-1]):
+        c_prev = c0 if k == steps - 1 else cells[order[steps - 2 - k]]
+        if d_outs is not None:
+            dh = dh + d_outs[t]
+        i, f, g, o = np.split(acts[t], 4, 1)
+        tc = np.tanh(cells[t])
+        dct = dc + dh * o * (1 - tc ** 2)
+        d_gates[t] = np.concatenate([dct * g * i * (1 - i), dct * c_prev * f * (1 - f),
+                                     dct * i * (1 - g ** 2), dh * tc * o * (1 - o)], 1)
+        dc = dct * f
+        dh = d_gates[t] @ w
+    return acts, cells, outs, d_gates, dh, dc
+
+
+def check_all() -> None:
+    """Every shape, dtype, direction and d_outs given or not; raises AssertionError."""
     rng = np.random.default_rng(0)
-    n, h = 5, 37  # an odd width: the vector loops' tails
-    gates = rng.standard_normal((n, 4 * h)) * 2
-    c_prev, dh, dc = (rng.standard_normal((n, h)) for _ in range(3))
-    i, f, g, o = sigmoid(gates[:, :h]), sigmoid(gates[:, h:2 * h]), np.tanh(
-        gates[:, 2 * h:3 * h]), sigmoid(gates[:, 3 * h:])
-    c = f * c_prev + i * g
-    tc = np.tanh(c)
-    want_h = o * tc
-    dct = dc + dh * o * (1 - tc ** 2)
-    want_dg = np.concatenate([dct * g * i * (1 - i), dct * c_prev * f * (1 - f),
-                              dct * i * (1 - g ** 2), dh * tc * o * (1 - o)], 1)
+    for steps, n, h in SHAPES:
+        for dtype in ("float32", "float64"):
+            for reverse in (False, True):
+                for with_d_outs in (True, False):
+                    x = rng.standard_normal((steps, n, 4 * h)) * 1.5
+                    h0, c0, dh, dc = (rng.standard_normal((n, h)) for _ in range(4))
+                    w = rng.standard_normal((4 * h, h)) / np.sqrt(h)
+                    d_outs = rng.standard_normal((steps, n, h)) if with_d_outs else None
+                    want = reference(x, h0, c0, w, reverse, d_outs, dh, dc)
 
-    def t(a):
-        return et.from_numpy(np.ascontiguousarray(a.astype(dtype)))
+                    def t(a):
+                        return et.from_numpy(np.ascontiguousarray(a.astype(dtype)))
 
-    eg, ecp = t(gates), t(c_prev)
-    ec, eh = et.empty((n, h), dtype=getattr(et, dtype)), et.empty((n, h), dtype=getattr(et, dtype))
-    assert len(et._lstm_cell_(eg, ecp, ec, eh)) == 0
-    tol = 1e-6 if dtype == "float32" else 1e-13
-    np.testing.assert_allclose(eg.numpy(), np.concatenate([i, f, g, o], 1), rtol=tol, atol=tol)
-    np.testing.assert_allclose(ec.numpy(), c, rtol=tol, atol=tol)
-    np.testing.assert_allclose(eh.numpy(), want_h, rtol=tol, atol=tol)
-    edc, edg = t(dc), et.empty((n, 4 * h), dtype=getattr(et, dtype))
-    et._lstm_cell_backward_(eg, ec, ecp, t(dh), edc, edg)
-    np.testing.assert_allclose(edg.numpy(), want_dg, rtol=tol, atol=tol)
-    np.testing.assert_allclose(edc.numpy(), dct * f, rtol=tol, atol=tol)
+                    dt = getattr(et, dtype)
+                    acts = et.empty((steps, n, 4 * h), dtype=dt)
+                    cells, outs = (et.empty((steps, n, h), dtype=dt) for _ in range(2))
+                    assert et._lstm_forward_(t(x), t(h0), t(c0), t(w), reverse, acts, cells,
+                                             outs) == ()
+                    e_dh, e_dc = t(dh), t(dc)
+                    d_gates = et.empty((steps, n, 4 * h), dtype=dt)
+                    et._lstm_backward_(acts, cells, t(c0), t(w),
+                                       None if d_outs is None else t(d_outs), reverse, e_dh,
+                                       e_dc, d_gates)
+                    tol = 2e-5 if dtype == "float32" else 1e-12
+                    for name, got, expect in zip(
+                            ("acts", "cells", "outs", "d_gates", "dh0", "dc0"),
+                            (acts, cells, outs, d_gates, e_dh, e_dc), want):
+                        np.testing.assert_allclose(
+                            got.numpy(), expect, rtol=tol, atol=tol,
+                            err_msg=f"{name}: shape {(steps, n, h)} {dtype} reverse={reverse} "
+                                    f"d_outs={with_d_outs}")
 
 
-def test_lstm_cell_errors():
-    g, s = et.zeros(2, 8), et.zeros(2, 2)
-    with pytest.raises(RuntimeError, match=r"^_lstm_cell_: expected gates of shape \(N, 4 \* H\), "
-                                           r"got \[2, 7\]$"):
-        et._lstm_cell_(et.zeros(2, 7), s, s, s)
-    with pytest.raises(RuntimeError, match=r"^_lstm_cell_: expected c to be a contiguous "
-                                           r"float32 tensor of shape \[2, 2\], got float32 of "
-                                           r"shape \[2, 3\]$"):
-        et._lstm_cell_(g, s, et.zeros(2, 3), s)
-    with pytest.raises(RuntimeError, match=r"expected h to be .* \(not contiguous\)$"):
-        et._lstm_cell_(g, s, s, et.zeros(2, 2).t())
-    with pytest.raises(RuntimeError, match=r"expected c_prev to be a contiguous float32 tensor"):
-        et._lstm_cell_(g, s.double(), s, s)
-    with pytest.raises(RuntimeError, match="_lstm_cell_: dtype int64 is not supported"):
-        et._lstm_cell_(et.zeros(2, 8, dtype=et.int64), s, s, s)
-    with pytest.raises(NotImplementedError, match="expected float32 or float64 tensors, got "
-                                                  "float16"):
-        et._lstm_cell_(et.zeros(2, 8, dtype=et.float16), s, s, s)
-    with pytest.raises(RuntimeError, match=r"^_lstm_cell_backward_: expected d_gates to be"):
-        et._lstm_cell_backward_(g, s, s, s, s, et.zeros(2, 4))
+def test_lstm_recurrence_matches_numpy():
+    check_all()
+
+
+@pytest.mark.parametrize("level", ["default", "avx2"])
+def test_lstm_recurrence_other_levels(level):
+    """The narrower vector widths (their own packing and tiles) in a child process."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = f"import sys; sys.path.insert(0, {here!r}); import test_rnn_ops; test_rnn_ops.check_all()"
+    env = {**os.environ, "EMBER_CPU_CAPABILITY": level}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_lstm_recurrence_zero_steps_leaves_gradients():
+    w, s = et.zeros(8, 2), et.ones(3, 2)
+    empty_gates, empty_states = et.zeros(0, 3, 8), et.zeros(0, 3, 2)
+    et._lstm_forward_(empty_gates, s, s, w, False, empty_gates, empty_states, empty_states)
+    dh, dc = et.full((3, 2), 2.0), et.full((3, 2), 3.0)
+    et._lstm_backward_(empty_gates, empty_states, s, w, None, False, dh, dc, empty_gates)
+    assert dh.tolist() == [[2.0, 2.0]] * 3 and dc.tolist() == [[3.0, 3.0]] * 3
+
+
+def test_lstm_recurrence_errors():
+    g, s, w = et.zeros(3, 2, 8), et.zeros(2, 2), et.zeros(8, 2)
+    st = et.zeros(3, 2, 2)
+    with pytest.raises(RuntimeError, match=r"^_lstm_forward_: expected x_proj of shape "
+                                           r"\(T, N, 4 \* H\), got \[3, 2, 7\]$"):
+        et._lstm_forward_(et.zeros(3, 2, 7), s, s, w, False, g, st, st)
+    with pytest.raises(RuntimeError, match=r"^_lstm_forward_: expected w_hh to be a contiguous "
+                                           r"float32 tensor of shape \[8, 2\], got float32 of "
+                                           r"shape \[2, 8\] \(not contiguous\)$"):
+        et._lstm_forward_(g, s, s, w.t(), False, g, st, st)
+    with pytest.raises(RuntimeError, match=r"expected cells to be a contiguous float32 tensor of "
+                                           r"shape \[3, 2, 2\], got float64"):
+        et._lstm_forward_(g, s, s, w, False, g, st.double(), st)
+    with pytest.raises(RuntimeError, match=r"expected h0 to be .* shape \[2, 2\], got float32 of "
+                                           r"shape \[3, 2\]$"):
+        et._lstm_forward_(g, et.zeros(3, 2), s, w, False, g, st, st)
+    with pytest.raises(RuntimeError, match="_lstm_forward_: dtype int64 is not supported"):
+        et._lstm_forward_(g.long(), s, s, w, False, g, st, st)
+    with pytest.raises(RuntimeError, match=r"^_lstm_backward_: expected d_outs to be a contiguous "
+                                           r"float32 tensor of shape \[3, 2, 2\]"):
+        et._lstm_backward_(g, st, s, w, et.zeros(3, 2, 3), False, s, s, g)
+    with pytest.raises(RuntimeError, match=r"^_lstm_backward_: expected d_gates to be"):
+        et._lstm_backward_(g, st, s, w, None, False, s, s, et.zeros(3, 2, 4))

@@ -325,7 +325,7 @@ __all__ = ["Tensor", "dtype", "device", "Generator", "Size", "is_tensor", "numel
            "as_tensor", "broadcast_shapes", "isclose", "allclose", "set_printoptions",
            "get_printoptions"]
 for _name in dir(_C):
-    if _name.startswith(("_fused_", "_lstm_cell", "_softmax_back", "_log_softmax_back")):
+    if _name.startswith(("_fused_", "_lstm_", "_softmax_back", "_log_softmax_back")):
         # kernels for other packages (PyTorch's names where it has them): not in __all__
         globals()[_name] = getattr(_C, _name)
         continue

@@ -43,17 +43,13 @@ class LSTMDirection(ea.Function):
     def forward(ctx, x_proj, h0, c0, w_hh, reverse):
         steps, n, four_h = x_proj.shape
         size = four_h // 4
-        order = range(steps - 1, -1, -1) if reverse else range(steps)
+        x_proj, h0, c0, w_hh = (t.contiguous() for t in (x_proj, h0, c0, w_hh))
         acts = et.empty_like(x_proj)  # activated gates, step by step
         cells = et.empty((steps, n, size), dtype=x_proj.dtype)
         outs = et.empty((steps, n, size), dtype=x_proj.dtype)
-        w_t = w_hh.t()
-        h, c = h0, c0.contiguous()
-        for t in order:
-            a = acts[t]
-            et.addmm(x_proj[t], h, w_t, out=a)
-            et._lstm_cell_(a, c, cells[t], outs[t])  # a: activations from here on
-            h, c = outs[t], cells[t]
+        et._lstm_forward_(x_proj, h0, c0, w_hh, reverse, acts, cells, outs)
+        last = 0 if reverse else steps - 1
+        h, c = (outs[last], cells[last]) if steps else (h0, c0)
         ctx.reverse = reverse
         ctx.acts, ctx.cells = acts, cells  # intermediates: no one else can write them
         ctx.save_for_backward(x_proj, h0, c0, w_hh, outs)
@@ -66,27 +62,19 @@ class LSTMDirection(ea.Function):
         if ea.is_grad_enabled():  # create_graph: differentiate the recorded recurrence
             return _replayed_backward(_reference, (x_proj, h0, c0, w_hh), reverse,
                                       (d_outs, d_hn, d_cn))
-        steps, n, four_h = x_proj.shape
-        size = four_h // 4
-        order = range(steps) if reverse else range(steps - 1, -1, -1)
+        size = h0.shape[1]
         d_gates = et.empty_like(x_proj)
         dh = d_hn.contiguous().clone() if d_hn is not None else et.zeros_like(h0)
         dc = d_cn.contiguous().clone() if d_cn is not None else et.zeros_like(c0)
-        c0 = c0.contiguous()
-        first = order[-1]  # the step that read h0 / c0
-        prev = (lambda t: t + 1) if reverse else (lambda t: t - 1)
-        for t in order:
-            if d_outs is not None:
-                dh.add_(d_outs[t])
-            c_prev = c0 if t == first else cells[prev(t)]
-            et._lstm_cell_backward_(acts[t], cells[t], c_prev, dh, dc, d_gates[t])
-            dh = d_gates[t].mm(w_hh)
+        et._lstm_backward_(acts, cells, c0, w_hh,
+                           d_outs.contiguous() if d_outs is not None else None, reverse,
+                           dh, dc, d_gates)
         # the hidden state each step read, in time order
         if reverse:
             h_prev = et.cat([outs[1:], h0.unsqueeze(0)], 0)
         else:
             h_prev = et.cat([h0.unsqueeze(0), outs[:-1]], 0)
-        d_w = d_gates.reshape(-1, four_h).t().mm(h_prev.reshape(-1, size))
+        d_w = d_gates.reshape(-1, 4 * size).t().mm(h_prev.reshape(-1, size))
         return d_gates, dh, dc, d_w, None
 
 
