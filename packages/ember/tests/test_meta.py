@@ -96,13 +96,21 @@ def test_import_loads_the_core_only() -> None:
     ("attr", "distribution"),
     [
         ("data", "ember-data"),
-        ("multiprocessing", "ember-mp"),
     ],
 )
 def test_missing_component_names_its_distribution(attr: str, distribution: str) -> None:
     with pytest.raises(AttributeError, match=rf"ember\.{attr} is provided by {distribution}"):
         getattr(ember, attr)
     assert not hasattr(ember, attr)
+
+
+def test_multiprocessing_is_the_mp_slots_provider() -> None:
+    import ember_mp
+
+    assert ember.multiprocessing is ember_mp
+    out = run_python("import ember.multiprocessing as mp, ember_mp; "
+                     "print(mp is ember_mp, mp.get_sharing_strategy())")
+    assert out.split() == ["True", "file_descriptor"]
 
 
 # ----------------------------------------------------------------------------- autograd slot

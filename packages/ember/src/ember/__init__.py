@@ -21,7 +21,9 @@ without touching ``ember.autograd`` first. The ``nn`` slot is resolved the same 
 give its modules. The ``optim`` slot too: ``ember.optim`` is the provider of the group
 ``ember.slots.optim`` (``ember_optim``), and ``import ember.optim``,
 ``ember.optim.lr_scheduler`` and ``from ember.optim.lr_scheduler import StepLR`` give its
-modules. Choosing another provider (``ember.use``, ``EMBER_AUTOGRAD``, ``[tool.ember]``) is
+modules. The ``mp`` slot too: ``ember.multiprocessing`` (and ``import
+ember.multiprocessing as mp``) is the provider of the group ``ember.slots.mp``
+(``ember_mp``). Choosing another provider (``ember.use``, ``EMBER_AUTOGRAD``, ``[tool.ember]``) is
 not implemented yet.
 
 The other slots are not resolved yet: touching one raises an ``AttributeError`` that names
@@ -73,7 +75,10 @@ _SLOTS: dict[str, tuple[str, str, str]] = {
 # The slots this version resolves, with the interface version their providers must declare
 # (``INTERFACE_VERSION`` in the provider's module). Attributes of a resolved slot other than
 # its own name (``ember.no_grad``) are the provider's attributes of the same name.
-_INTERFACES: dict[str, int] = {"autograd": 1, "nn": 1, "optim": 1}
+_INTERFACES: dict[str, int] = {"autograd": 1, "nn": 1, "optim": 1, "mp": 1}
+# ember.<module> -> the slot whose provider it is (``ember.multiprocessing`` is slot "mp")
+_MODULE_SLOTS: dict[str, str] = {"autograd": "autograd", "nn": "nn", "optim": "optim",
+                                 "multiprocessing": "mp"}
 _DEFAULT_PROVIDER = "ember"  # the entry point name of Ember's own provider in every slot
 _providers: dict[str, object] = {}  # slot -> its provider's module, once resolved
 
@@ -131,7 +136,7 @@ def __getattr__(name: str) -> object:
             provider = _resolve(slot_name)
         except ModuleNotFoundError as exc:
             raise AttributeError(str(exc)) from None
-        value = provider if name == slot_name else getattr(provider, name)
+        value = provider if _MODULE_SLOTS.get(name) == slot_name else getattr(provider, name)
         globals()[name] = value
         return value
     if _importlib_util.find_spec(module) is None:
@@ -154,7 +159,7 @@ class _SlotImporter:
     @staticmethod
     def find_spec(fullname: str, path=None, target=None):
         parts = fullname.split(".")
-        if len(parts) < 2 or parts[0] != __name__ or parts[1] not in _INTERFACES:
+        if len(parts) < 2 or parts[0] != __name__ or parts[1] not in _MODULE_SLOTS:
             return None
         from importlib.machinery import ModuleSpec
 
@@ -169,8 +174,8 @@ class _SlotImporter:
         import sys
         from importlib import import_module
 
-        _, slot, *rest = module.__name__.split(".")
-        provider = _resolve(slot)
+        _, name, *rest = module.__name__.split(".")
+        provider = _resolve(_MODULE_SLOTS[name])
         target = import_module(".".join([provider.__name__, *rest])) if rest else provider
         sys.modules[module.__name__] = target  # what the import statement returns
 

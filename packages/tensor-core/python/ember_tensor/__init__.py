@@ -198,9 +198,18 @@ def _array(self, dtype=None, copy=None):
     return arr
 
 
+def _refuse_non_leaf(self):
+    if self.requires_grad and getattr(self, "grad_fn", None) is not None:
+        raise RuntimeError(
+            "Cowardly refusing to serialize non-leaf tensor which requires_grad, since autograd "
+            "does not support crossing process boundaries.  If you just want to transfer the "
+            "data, call detach() on the tensor before serializing (e.g., putting it on the queue).")
+
+
 def _reduce_ex(self, protocol):
     import numpy as np
 
+    _refuse_non_leaf(self)
     values = np.array(_array(self), order="C", copy=True)  # ascontiguousarray makes 0-d 1-d
     dtype_name = str(self.dtype).split(".")[1]
     return (_rebuild_tensor, (values, dtype_name, self.requires_grad))
@@ -211,6 +220,33 @@ def _rebuild_tensor(values, dtype_name, requires_grad):
     if requires_grad:
         t.requires_grad_()
     return t
+
+
+_memory_sharer = None
+
+
+def _set_memory_sharer(sharer) -> None:
+    """Installs ``sharer(tensor)``, which moves a tensor's storage into memory shared between
+    processes and sets its ``_storage_record``: the multiprocessing provider's hook (the core
+    itself knows nothing of segments and strategies)."""
+    global _memory_sharer
+    _memory_sharer = sharer
+
+
+def _share_memory_(self):
+    """Moves the storage into shared memory (no-op when it is there already); returns self.
+    Every view of the storage follows. Needs a multiprocessing provider (ember-mp)."""
+    if self._storage_record is None:
+        if _memory_sharer is None:
+            raise RuntimeError("share_memory_: no memory sharer is installed; import "
+                               "ember.multiprocessing (or ember_mp, from the ember-mp package)")
+        _memory_sharer(self)
+    return self
+
+
+def _is_shared(self) -> bool:
+    """Whether the storage lives in memory shared between processes."""
+    return self._storage_record is not None
 
 
 def _format(self, spec):
@@ -262,6 +298,8 @@ for _name, _fn in {
     "__array__": _array,
     "__reduce_ex__": _reduce_ex,
     "__format__": _format,
+    "share_memory_": _share_memory_,
+    "is_shared": _is_shared,
     "__repr__": _repr,
     "__str__": _repr,
     "new_zeros": _new_factory(_C.zeros),

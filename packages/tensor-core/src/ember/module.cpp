@@ -160,6 +160,51 @@ void bind_tensor_class(py::module_& m, TensorClass& cls) {
       .def("_storage_use_count", [](const Tensor& t) { return t->storage().use_count(); },
            "How many tensors share this tensor's storage (1: it is the only one).")
       .def("_is_view_of", [](const Tensor& t, const Tensor& o) { return t->storage() == o->storage(); })
+      // ---- memory shared between processes (meaning given by the memory sharer) ----
+      .def("_adopt_storage_memory", [](const Tensor& t, const Tensor& target) {
+        const auto& s = t->storage();
+        const auto& d = target->storage();
+        if (t->device().type != DeviceType::CPU || target->device().type != DeviceType::CPU) {
+          throw std::runtime_error("_adopt_storage_memory: only CPU storages can move into shared memory");
+        }
+        if (s->nbytes() != d->nbytes()) {
+          throw std::runtime_error(message("_adopt_storage_memory: the target storage holds ", d->nbytes(),
+                                           " bytes, this one ", s->nbytes()));
+        }
+        s->adopt_memory(d);
+      }, py::arg("target"),
+         "Moves this tensor's storage into `target`'s memory (same byte size): its bytes are copied "
+         "there and every view of the storage uses that memory from now on.")
+      .def_property("_storage_record",
+                    [](const Tensor& t) -> py::object {
+                      PyObject* o = t->storage()->shared_record().get();
+                      return o ? py::reinterpret_borrow<py::object>(o) : py::none();
+                    },
+                    [](const Tensor& t, py::object o) {
+                      t->storage()->shared_record().set(o.is_none() ? nullptr : o.ptr());
+                    },
+                    "What the memory sharer recorded about the storage's shared segment (None: not shared).")
+      .def("_reinterpret", [](const Tensor& t, ScalarType dtype, Shape sizes, Shape strides, int64_t offset) {
+        if (sizes.size() != strides.size()) {
+          throw std::runtime_error(message("_reinterpret: ", sizes.size(), " sizes but ", strides.size(), " strides"));
+        }
+        const int64_t item = static_cast<int64_t>(itemsize(dtype));
+        int64_t lo = offset, hi = offset;  // element range touched
+        bool empty = false;
+        for (size_t d = 0; d < sizes.size(); ++d) {
+          if (sizes[d] < 0) throw std::runtime_error(message("_reinterpret: negative size ", sizes[d]));
+          if (sizes[d] == 0) empty = true;
+          if (sizes[d] > 0) (strides[d] < 0 ? lo : hi) += strides[d] * (sizes[d] - 1);
+        }
+        const int64_t nbytes = static_cast<int64_t>(t->storage()->nbytes());
+        if (offset < 0 || (!empty && (lo < 0 || (hi + 1) * item > nbytes))) {
+          throw std::runtime_error(message("_reinterpret: sizes ", shape_str(sizes), ", strides ", shape_str(strides),
+                                           " and offset ", offset, " of ", dtype_name(dtype),
+                                           " reach outside the storage of ", nbytes, " bytes"));
+        }
+        return std::make_shared<TensorImpl>(t->storage(), std::move(sizes), std::move(strides), offset, dtype);
+      }, py::arg("dtype"), py::arg("size"), py::arg("stride"), py::arg("offset"),
+         "A tensor of another dtype and geometry over this tensor's storage (offset in its elements).")
       .def_property_readonly("_version", [](const Tensor& t) { return t->storage()->version(); })
       .def("_bump_version", [](const Tensor& t) { t->storage()->bump_version(); })
       // ---- autograd slots (meaning given by the autograd provider) ----

@@ -74,36 +74,6 @@ void reset_accumulated_cpu_memory();  // cumulative counters := 0
 void cpu_empty_cache();               // returns every cached (unused) block to the OS
 void hold_cpu_allocator_lock(double seconds);  // tests only: fork while the lock is held
 
-// A reference-counted block of memory. Views share one Storage, and with it the version
-// counter that in-place writes bump (autograd uses it to detect modified saved tensors).
-class Storage {
- public:
-  // Memory from `allocator`.
-  Storage(size_t nbytes, Allocator* allocator, Device device);
-  // Memory owned elsewhere (NumPy, DLPack): `release` runs when the last reference goes.
-  Storage(void* data, size_t nbytes, Device device, std::function<void()> release);
-  ~Storage();
-  Storage(const Storage&) = delete;
-  Storage& operator=(const Storage&) = delete;
-
-  void* data() const { return data_; }
-  size_t nbytes() const { return nbytes_; }
-  Device device() const { return device_; }
-  int64_t version() const { return version_.load(std::memory_order_relaxed); }
-  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
-  bool is_external() const { return allocator_ == nullptr; }
-
- private:
-  void* data_ = nullptr;
-  size_t nbytes_ = 0;
-  Device device_;
-  Allocator* allocator_ = nullptr;
-  std::function<void()> release_;
-  std::atomic<int64_t> version_{0};
-};
-
-using Shape = std::vector<int64_t>;
-
 // A Python object reference that may be dropped without holding the GIL when empty.
 class PyRef {
  public:
@@ -123,6 +93,44 @@ class PyRef {
  private:
   PyObject* obj_ = nullptr;
 };
+
+// A reference-counted block of memory. Views share one Storage, and with it the version
+// counter that in-place writes bump (autograd uses it to detect modified saved tensors).
+class Storage {
+ public:
+  // Memory from `allocator`.
+  Storage(size_t nbytes, Allocator* allocator, Device device);
+  // Memory owned elsewhere (NumPy, DLPack): `release` runs when the last reference goes.
+  Storage(void* data, size_t nbytes, Device device, std::function<void()> release);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+  int64_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+  bool is_external() const { return allocator_ == nullptr; }
+
+  // Copies the bytes into `target`'s memory (a storage of the same size on the CPU) and uses
+  // that memory from now on, keeping `target` alive: every view of this storage follows. How
+  // a storage moves into memory shared between processes.
+  void adopt_memory(std::shared_ptr<Storage> target);
+  // What the memory sharer recorded about this storage's shared segment (null: not shared).
+  PyRef& shared_record() { return shared_record_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t nbytes_ = 0;
+  Device device_;
+  Allocator* allocator_ = nullptr;
+  std::function<void()> release_;
+  std::atomic<int64_t> version_{0};
+  PyRef shared_record_;
+};
+
+using Shape = std::vector<int64_t>;
 
 // A strided view over a Storage. Sizes and strides are in elements, offset in elements.
 class TensorImpl {

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "ember/generator.h"
@@ -45,6 +46,19 @@ Storage::~Storage() {
   } else if (release_) {
     release_();
   }
+}
+
+void Storage::adopt_memory(std::shared_ptr<Storage> target) {
+  if (target.get() == this) return;
+  std::memcpy(target->data(), data_, nbytes_);
+  if (allocator_) {
+    allocator_->deallocate(data_, nbytes_);
+  } else if (release_) {
+    release_();
+  }
+  data_ = target->data();
+  allocator_ = nullptr;
+  release_ = [keep = std::move(target)]() mutable { keep.reset(); };
 }
 
 void PyRef::reset() {

@@ -464,6 +464,19 @@ class Module:
         """Same as ``train(False)``."""
         return self.train(False)
 
+    def share_memory(self):
+        """Moves every parameter and buffer, and every gradient already allocated, into
+        memory shared between processes (``Tensor.share_memory_``, which needs a
+        multiprocessing provider such as ember-mp); the tensors stay the same objects.
+        Returns self."""
+        for p in self.parameters():
+            p.share_memory_()
+            if p.grad is not None:
+                p.grad.share_memory_()
+        for b in self.buffers():
+            b.share_memory_()
+        return self
+
     def requires_grad_(self, requires_grad: bool = True):
         """Sets ``requires_grad`` of every parameter."""
         for p in self.parameters():
