@@ -9,6 +9,7 @@ process is mapped once (the two tensors then share memory, though not one storag
 
 from __future__ import annotations
 
+import errno
 import threading
 import weakref
 from multiprocessing import reduction
@@ -58,6 +59,12 @@ def rebuild_from_fd(dup, nbytes, *meta):
         fd = dup.detach()
     except OSError as exc:
         raise _segments._fd_error(exc, "receiving", nbytes) from None
+    except RuntimeError as exc:
+        if "ancdata" not in str(exc):
+            raise
+        # the kernel drops a passed descriptor that would exceed the receiver's limit
+        raise _segments._fd_error(OSError(errno.EMFILE, str(exc)), "receiving",
+                                  nbytes) from None
     return _rebuild(_base_of(_segments.adopt_fd(fd, nbytes)), *meta)
 
 

@@ -96,6 +96,11 @@ class Segment:
         fd, self.fd = self.fd, -1
         if fd < 0:
             return
+        try:
+            # Python's mmap holds a duplicate of the descriptor, and with it the lock
+            self.mapping.close()
+        except BufferError:  # a tensor still uses the memory: it stays mapped
+            pass
         os.close(fd)  # drops the shared lock of a file_system segment
         if self.name is not None:
             unlink_if_unused(self.name)

@@ -1,0 +1,121 @@
+"""Functions the tests run in child processes (importable under every start method)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import ember_tensor as et
+
+
+def echo(q_in, q_out) -> None:
+    """Sends back whatever arrives, until None."""
+    while (item := q_in.get()) is not None:
+        q_out.put(item)
+
+
+def double_in_place(q_in, q_out) -> None:
+    """Doubles each tensor received (in the shared memory) and says done."""
+    while (t := q_in.get()) is not None:
+        t.mul_(2)
+        q_out.put("done")
+
+
+def send_new(q, count: int, nbytes: int, strategy: str) -> None:
+    """Sends `count` fresh tensors and waits to be killed."""
+    import ember_mp
+
+    ember_mp.set_sharing_strategy(strategy)
+    for _ in range(count):
+        q.put(et.ones(nbytes // 4))
+    time.sleep(60)
+
+
+def receive_and_hold(q_in, q_out) -> None:
+    """Keeps everything received alive; reports how many, until killed."""
+    held = []
+    while True:
+        held.append(q_in.get())
+        q_out.put(len(held))
+
+
+def receive_with_fd_limit(q_in, q_out, limit: int) -> None:
+    """Lowers its descriptor limit, then receives until an error, which it reports."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+    held = []
+    try:
+        while True:
+            held.append(q_in.get(timeout=30))
+    except Exception as exc:  # noqa: BLE001  (the test reads the message)
+        q_out.put(f"{type(exc).__name__}: {exc}")
+
+
+def kill_self_after_send(q, nbytes: int) -> None:
+    """Sends one tensor, then dies by SIGKILL."""
+    import ember_mp
+
+    ember_mp.set_sharing_strategy("file_system")
+    t = et.ones(nbytes // 4)
+    q.put(t)
+    time.sleep(0.5)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def all_reduce_worker(rank, group, values, op, out_q) -> None:
+    import ember_mp
+
+    ember_mp.init_process_group(group, rank)
+    t = et.from_numpy(values[rank].copy())
+    ember_mp.all_reduce(t, op=op)
+    out_q.put((rank, t.numpy().copy()))
+
+
+def broadcast_worker(rank, group, values, src, out_q) -> None:
+    import ember_mp
+
+    ember_mp.init_process_group(group, rank)
+    t = et.from_numpy(values[rank].copy())
+    ember_mp.broadcast(t, src)
+    ember_mp.barrier()
+    out_q.put((rank, t.numpy().copy()))
+
+
+def spawned_ok(i, path) -> None:
+    with open(f"{path}/{i}", "w") as f:
+        f.write(str(i * i))
+
+
+def spawned_raises(i) -> None:
+    if i == 1:
+        raise ValueError(f"bad value in process {i}")
+    time.sleep(60)  # terminated by the parent
+
+
+def spawned_exits(i) -> None:
+    if i == 0:
+        os._exit(3)
+    time.sleep(60)
+
+
+def spawned_killed(i) -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def send_then_close(q, done, count: int) -> None:
+    """Sends `count` tensors, closes its end of the queue, and waits for the receiver."""
+    for i in range(count):
+        q.put(et.full((1000,), float(i)))
+    q.close()
+    q.join_thread()
+    done.wait(60)
+
+
+def send_forever(q) -> None:
+    """Sends tensors until killed."""
+    i = 0
+    while True:
+        q.put(et.full((1000,), float(i)))
+        i += 1
