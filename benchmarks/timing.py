@@ -6,7 +6,6 @@ import time
 
 import numpy as np
 
-
 SETTLE = 0.02
 """Seconds of untimed calls that open each block."""
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import mp_helpers
 import numpy as np
 import pytest
 
 import ember_mp as mp
 import ember_tensor as et
+import mp_helpers
 
 
 def run(target, world, *args, method="spawn"):

@@ -10,12 +10,12 @@ import queue
 import signal
 import time
 
-import mp_helpers
 import pytest
-from conftest import shm_segments
 
 import ember_mp as mp
 import ember_tensor as et
+import mp_helpers
+from conftest import shm_segments
 from ember_mp import _cleanup
 
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pickle
 
-import mp_helpers
 import numpy as np
 import pytest
-from conftest import START_METHODS, shm_segments
 
 import ember_mp as mp
 import ember_tensor as et
+import mp_helpers
+from conftest import START_METHODS, shm_segments
 
 DTYPES = ["float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64",
           "uint8", "bool"]

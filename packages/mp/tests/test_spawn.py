@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import time
 
-import mp_helpers
 import pytest
 
 import ember_mp as mp
+import mp_helpers
 
 
 def test_spawn_runs_every_process(tmp_path):

@@ -65,7 +65,7 @@ def check_all() -> None:
                     d_outs = rng.standard_normal((steps, n, h)) if with_d_outs else None
                     want = reference(x, h0, c0, w, reverse, d_outs, dh, dc)
 
-                    def t(a):
+                    def t(a, dtype=dtype):
                         return et.from_numpy(np.ascontiguousarray(a.astype(dtype)))
 
                     dt = getattr(et, dtype)
@@ -96,7 +96,8 @@ def test_lstm_recurrence_matches_numpy():
 def test_lstm_recurrence_other_levels(level):
     """The narrower vector widths (their own packing and tiles) in a child process."""
     here = os.path.dirname(os.path.abspath(__file__))
-    code = f"import sys; sys.path.insert(0, {here!r}); import test_rnn_ops; test_rnn_ops.check_all()"
+    code = (f"import sys; sys.path.insert(0, {here!r}); import test_rnn_ops; "
+            "test_rnn_ops.check_all()")
     env = {**os.environ, "EMBER_CPU_CAPABILITY": level}
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                           timeout=300)

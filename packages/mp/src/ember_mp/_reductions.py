@@ -57,6 +57,12 @@ def rebuild_empty(*meta):
 def rebuild_from_fd(dup, nbytes, *meta):
     try:
         fd = dup.detach()
+    except (FileNotFoundError, ConnectionRefusedError):
+        raise RuntimeError(
+            f"ember.multiprocessing: the process that sent a tensor of {nbytes} bytes exited "
+            "before it was received; under the 'file_descriptor' sharing strategy the "
+            "sender hands the descriptor over itself, so it must stay alive until the "
+            "receiver has the tensor") from None
     except OSError as exc:
         raise _segments._fd_error(exc, "receiving", nbytes) from None
     except RuntimeError as exc:
