@@ -8,6 +8,13 @@ import time
 
 import ember_tensor as et
 
+START_METHODS = ["fork", "spawn", "forkserver"]
+
+
+def shm_segments() -> set[str]:
+    """Ember's segments in /dev/shm right now."""
+    return {n for n in os.listdir("/dev/shm") if n.startswith("ember_")}
+
 
 def echo(q_in, q_out) -> None:
     """Sends back whatever arrives, until None."""

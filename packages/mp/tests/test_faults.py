@@ -15,7 +15,6 @@ import pytest
 import ember_mp as mp
 import ember_tensor as et
 import mp_helpers
-from conftest import shm_segments
 from ember_mp import _cleanup
 
 
@@ -56,13 +55,13 @@ def test_receiver_killed_then_sender_drops(file_system):
     for _ in range(len(sent) + 1):
         q_out.get(timeout=60)
     kill(holder)  # it held every segment
-    assert names <= shm_segments()
+    assert names <= mp_helpers.shm_segments()
     import ember_mp._segments as segments
 
     segments._sent.clear()  # the keep-alive of recent sends
     del sent, t
     gc.collect()
-    assert not names & shm_segments()  # the last user unlinked them as it let go
+    assert not names & mp_helpers.shm_segments()  # the last user unlinked them as it let go
 
 
 def test_every_user_killed_leaves_nothing_behind():
@@ -77,11 +76,11 @@ def test_every_user_killed_leaves_nothing_behind():
     for _ in range(4):
         q_out.get(timeout=60)
     prefix = f"ember_fs_{sender.pid}_"
-    mine = {n for n in shm_segments() if n.startswith(prefix)}
+    mine = {n for n in mp_helpers.shm_segments() if n.startswith(prefix)}
     assert len(mine) == 4
     kill(sender)
     kill(holder)
-    seconds = wait_for(lambda: not any(n.startswith(prefix) for n in shm_segments()), 10)
+    seconds = wait_for(lambda: not any(n.startswith(prefix) for n in mp_helpers.shm_segments()), 10)
     print(f"segments unlinked {seconds:.2f} s after the last user was killed")
     assert seconds < 2 * _cleanup.INTERVAL + 1.0
 
@@ -94,7 +93,7 @@ def test_sender_killed_mid_transfer_is_a_clear_error(file_system):
     sender.join(30)
     assert sender.exitcode == -signal.SIGKILL
     prefix = f"ember_fs_{sender.pid}_"
-    wait_for(lambda: not any(n.startswith(prefix) for n in shm_segments()), 10)
+    wait_for(lambda: not any(n.startswith(prefix) for n in mp_helpers.shm_segments()), 10)
     with pytest.raises(RuntimeError, match=r"no longer exists: the sending process dropped "
                                            r"the tensor \(or died\)"):
         q.get(timeout=30)
@@ -120,11 +119,11 @@ def test_full_dev_shm_names_the_size(monkeypatch):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(os, "posix_fallocate", no_room)
-    before = shm_segments()
+    before = mp_helpers.shm_segments()
     with pytest.raises(RuntimeError, match=r"/dev/shm has no room for a shared segment of "
                                            r"4000000 bytes \(3.8 MiB\)"):
         et.ones(1_000_000).share_memory_()
-    assert shm_segments() == before  # the half-made file is gone
+    assert mp_helpers.shm_segments() == before  # the half-made file is gone
 
 
 def test_queue_closed_by_the_sender_after_sending():

@@ -12,7 +12,6 @@ import pytest
 import ember_mp as mp
 import ember_tensor as et
 import mp_helpers
-from conftest import START_METHODS, shm_segments
 
 DTYPES = ["float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64",
           "uint8", "bool"]
@@ -42,7 +41,7 @@ class Echo:
         assert self.proc.exitcode == 0
 
 
-@pytest.fixture(scope="module", params=START_METHODS)
+@pytest.fixture(scope="module", params=mp_helpers.START_METHODS)
 def echo(request):
     e = Echo(request.param)
     yield e
@@ -80,7 +79,7 @@ def test_zero_size_and_nested_containers(echo, strategy):
     assert back["list"][1][1] == "text" and back["n"] == 3
 
 
-@pytest.mark.parametrize("method", START_METHODS)
+@pytest.mark.parametrize("method", mp_helpers.START_METHODS)
 def test_writes_are_seen_by_both_processes(method, strategy):
     child = Echo(method, target=mp_helpers.double_in_place)
     try:
@@ -106,11 +105,11 @@ def test_the_same_storage_sent_twice_is_not_copied_again(echo, strategy):
     t = et.arange(1000.0)
     echo(t)
     record, ptr = t._storage_record, t._storage_data_ptr()
-    before = shm_segments()
+    before = mp_helpers.shm_segments()
     echo(t[10:20])
     echo(t)
     assert t._storage_record is record and t._storage_data_ptr() == ptr
-    assert shm_segments() <= before  # no new segment
+    assert mp_helpers.shm_segments() <= before  # no new segment
 
 
 def test_share_memory_in_place():

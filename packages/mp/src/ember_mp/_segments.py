@@ -22,7 +22,6 @@ import itertools
 import mmap
 import os
 import secrets
-import subprocess
 import sys
 import threading
 import time
@@ -37,7 +36,7 @@ _strategy = "file_descriptor"
 
 _counter = itertools.count()
 _owner: tuple[int, str] | None = None  # (pid, prefix) of this process's file_system names
-_daemons: dict[str, tuple[int, subprocess.Popen]] = {}  # prefix -> (pid, its daemon)
+_daemons: dict[str, int] = {}  # prefix -> the pid of the process that started its daemon
 _lock = threading.Lock()
 
 
@@ -138,14 +137,30 @@ def watch(prefix: str) -> None:
     process and prefix)."""
     with _lock:
         pid = os.getpid()
-        known = _daemons.get(prefix)
-        if known is not None and known[0] == pid:
+        if _daemons.get(prefix) == pid:
             return
-        daemon = subprocess.Popen(
-            [sys.executable, "-m", "ember_mp._cleanup", prefix, str(pid)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True, close_fds=True)
-        _daemons[prefix] = (pid, daemon)
+        # posix_spawn, not Popen: no handle to reap or to warn about; its own session, so
+        # that it outlives this process whatever kills it. It must hold none of our
+        # descriptors: a process's exit is seen as EOF on a pipe it holds.
+        actions = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, flags, 0)
+                   for fd, flags in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY))]
+        actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _open_fds() if fd > 2]
+        os.posix_spawn(sys.executable,
+                       [sys.executable, "-m", "ember_mp._cleanup", prefix, str(pid)],
+                       os.environ, file_actions=actions, setsid=True)
+        _daemons[prefix] = pid
+
+
+def _open_fds() -> list[int]:
+    fds = []
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        try:
+            os.fstat(fd)  # the listing's own descriptor is closed by now
+        except OSError:
+            continue
+        fds.append(fd)
+    return fds
 
 
 def _owner_prefix() -> str:
