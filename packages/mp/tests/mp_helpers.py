@@ -11,9 +11,11 @@ import ember_tensor as et
 START_METHODS = ["fork", "spawn", "forkserver"]
 
 
-def shm_segments() -> set[str]:
-    """Ember's segments in /dev/shm right now."""
-    return {n for n in os.listdir("/dev/shm") if n.startswith("ember_")}
+def shm_segments(pid: int | None = None) -> set[str]:
+    """Ember's segments in /dev/shm right now (those made by process `pid` only, when
+    given: other test runs may share the machine)."""
+    names = {n for n in os.listdir("/dev/shm") if n.startswith("ember_")}
+    return names if pid is None else {n for n in names if n.split("_")[2] == str(pid)}
 
 
 def echo(q_in, q_out) -> None:

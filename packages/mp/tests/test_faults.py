@@ -119,11 +119,11 @@ def test_full_dev_shm_names_the_size(monkeypatch):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(os, "posix_fallocate", no_room)
-    before = mp_helpers.shm_segments()
+    before = mp_helpers.shm_segments(os.getpid())
     with pytest.raises(RuntimeError, match=r"/dev/shm has no room for a shared segment of "
                                            r"4000000 bytes \(3.8 MiB\)"):
         et.ones(1_000_000).share_memory_()
-    assert mp_helpers.shm_segments() == before  # the half-made file is gone
+    assert mp_helpers.shm_segments(os.getpid()) == before  # the half-made file is gone
 
 
 def test_queue_closed_by_the_sender_after_sending():
@@ -149,3 +149,15 @@ def test_sender_killed_while_sending_does_not_hang_the_receiver():
     with pytest.raises((queue.Empty, RuntimeError, OSError, EOFError)):
         while True:  # what was in flight arrives or fails; then nothing more comes
             q.get(timeout=2)
+
+
+def test_file_descriptor_segments_never_appear_in_dev_shm():
+    """Under file_descriptor a segment's name is gone before the tensor is used: a sender
+    killed mid-stream leaves nothing to clean."""
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    sender = ctx.Process(target=mp_helpers.send_forever, args=(q,))
+    sender.start()
+    q.get(timeout=60)
+    kill(sender)
+    assert not mp_helpers.shm_segments(sender.pid)

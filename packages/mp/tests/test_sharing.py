@@ -4,6 +4,7 @@ both sides, and no copy for a storage sent again."""
 
 from __future__ import annotations
 
+import os
 import pickle
 
 import numpy as np
@@ -105,11 +106,11 @@ def test_the_same_storage_sent_twice_is_not_copied_again(echo, strategy):
     t = et.arange(1000.0)
     echo(t)
     record, ptr = t._storage_record, t._storage_data_ptr()
-    before = mp_helpers.shm_segments()
+    before = mp_helpers.shm_segments(os.getpid())
     echo(t[10:20])
     echo(t)
     assert t._storage_record is record and t._storage_data_ptr() == ptr
-    assert mp_helpers.shm_segments() <= before  # no new segment
+    assert mp_helpers.shm_segments(os.getpid()) <= before  # no new segment
 
 
 def test_share_memory_in_place():
