@@ -75,29 +75,21 @@ def round_trips(method: str, repeats: int) -> dict[str, tuple[float, float]]:
     return results
 
 
-def ember_all_reduce(rank, group, n, repeats, out) -> None:
-    import ember_mp
-    import ember_tensor as et
+def all_reduce_worker(lib, rank, setup, n, repeats, out) -> None:
+    """Times `repeats` all_reduce calls of n ones in rank `rank` of a 2-process group
+    (``setup``: Ember's ProcessGroup, or the init file of torch.distributed's gloo group)."""
+    if lib == "ember":
+        import ember_mp as dist
+        import ember_tensor as backend
 
-    et.set_num_threads(1)  # two processes on two cores
-    ember_mp.init_process_group(group, rank)
-    t = et.ones(n)
-    times = []
-    for _ in range(repeats + 2):
-        ember_mp.barrier()
-        start = time.perf_counter()
-        ember_mp.all_reduce(t)
-        times.append(time.perf_counter() - start)
-    out.put((rank, float(np.median(times[2:])), t[0].item()))
+        dist.init_process_group(setup, rank)
+    else:
+        import torch as backend
+        import torch.distributed as dist
 
-
-def torch_all_reduce(rank, init_file, n, repeats, out) -> None:
-    import torch
-    import torch.distributed as dist
-
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=2)
-    t = torch.ones(n)
+        dist.init_process_group("gloo", init_method=f"file://{setup}", rank=rank, world_size=2)
+    backend.set_num_threads(1)  # two processes on two cores
+    t = backend.ones(n)
     times = []
     for _ in range(repeats + 2):
         dist.barrier()
@@ -105,7 +97,8 @@ def torch_all_reduce(rank, init_file, n, repeats, out) -> None:
         dist.all_reduce(t)
         times.append(time.perf_counter() - start)
     out.put((rank, float(np.median(times[2:])), t[0].item()))
-    dist.destroy_process_group()
+    if lib == "torch":
+        dist.destroy_process_group()
 
 
 def all_reduces(method: str, repeats: int) -> dict[str, tuple[float, float]]:
@@ -116,15 +109,10 @@ def all_reduces(method: str, repeats: int) -> dict[str, tuple[float, float]]:
     results = []
     for lib in ("ember", "torch"):
         out = ctx.Queue()
-        if lib == "ember":
-            group = ember_mp.ProcessGroup(2, ctx=ctx)
-            args = [(r, group, n, repeats, out) for r in range(2)]
-            target = ember_all_reduce
-        else:
-            init_file = os.path.join(tempfile.mkdtemp(), "init")
-            args = [(r, init_file, n, repeats, out) for r in range(2)]
-            target = torch_all_reduce
-        procs = [ctx.Process(target=target, args=a) for a in args]
+        setup = (ember_mp.ProcessGroup(2, ctx=ctx) if lib == "ember"
+                 else os.path.join(tempfile.mkdtemp(), "init"))
+        procs = [ctx.Process(target=all_reduce_worker, args=(lib, r, setup, n, repeats, out))
+                 for r in range(2)]
         for p in procs:
             p.start()
         got = sorted(out.get() for _ in procs)

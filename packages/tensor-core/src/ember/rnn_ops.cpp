@@ -92,24 +92,27 @@ template <typename T, int VB, int R> struct LstmKernels {
   static constexpr int L = VB / static_cast<int>(sizeof(T));
   typedef T V __attribute__((vector_size(VB)));
 
+  // acc[r][v] = sum over k < K of a[r * K + k] * b[k * 4L + v L : ...]: NR rows of `a` times a
+  // packed panel of 4 vectors per k, in registers
+  template <int NR> static void tile_product(const T* a, const T* b, int64_t K, V (&acc)[NR][4]) {
+    for (int64_t k = 0; k < K; ++k, b += 4 * L) {
+      const V b0 = vload<V>(b), b1 = vload<V>(b + L), b2 = vload<V>(b + 2 * L), b3 = vload<V>(b + 3 * L);
+      for (int r = 0; r < NR; ++r) {
+        const T x = a[r * K + k];
+        acc[r][0] += x * b0;
+        acc[r][1] += x * b1;
+        acc[r][2] += x * b2;
+        acc[r][3] += x * b3;
+      }
+    }
+  }
+
   // the 4 gates of units [u0, u0 + units) for rows r0..r0+NR of the step
   template <int NR> static void forward_tile(const ForwardStep<T>& s, int64_t r0, int64_t panel) {
     const int64_t H = s.H, u0 = panel * L;
     const int units = static_cast<int>(std::min<int64_t>(L, H - u0));
-    const T* wp = s.wp + panel * H * 4 * L;
-    const T* hp = s.h_prev + r0 * H;
     V acc[NR][4] = {};
-    for (int64_t k = 0; k < H; ++k) {
-      const T* b = wp + k * 4 * L;
-      const V b0 = vload<V>(b), b1 = vload<V>(b + L), b2 = vload<V>(b + 2 * L), b3 = vload<V>(b + 3 * L);
-      for (int r = 0; r < NR; ++r) {
-        const T a = hp[r * H + k];
-        acc[r][0] += a * b0;
-        acc[r][1] += a * b1;
-        acc[r][2] += a * b2;
-        acc[r][3] += a * b3;
-      }
-    }
+    tile_product<NR>(s.h_prev + r0 * H, s.wp + panel * H * 4 * L, H, acc);
     for (int r = 0; r < NR; ++r) {
       T* a = s.acts + (r0 + r) * 4 * H;
       const T* x = s.x + (r0 + r) * 4 * H;
@@ -131,20 +134,8 @@ template <typename T, int VB, int R> struct LstmKernels {
     const int64_t H = s.H, K = 4 * H, u0 = panel * 4 * L;
     const int units = static_cast<int>(std::min<int64_t>(4 * L, H - u0));
     if (s.dg) {
-      const T* wb = s.wb + panel * K * 4 * L;
-      const T* dg = s.dg + r0 * K;
       V acc[NR][4] = {};
-      for (int64_t k = 0; k < K; ++k) {
-        const T* b = wb + k * 4 * L;
-        const V b0 = vload<V>(b), b1 = vload<V>(b + L), b2 = vload<V>(b + 2 * L), b3 = vload<V>(b + 3 * L);
-        for (int r = 0; r < NR; ++r) {
-          const T a = dg[r * K + k];
-          acc[r][0] += a * b0;
-          acc[r][1] += a * b1;
-          acc[r][2] += a * b2;
-          acc[r][3] += a * b3;
-        }
-      }
+      tile_product<NR>(s.dg + r0 * K, s.wb + panel * K * 4 * L, K, acc);
       for (int r = 0; r < NR; ++r) {
         T* dh = s.dh + (r0 + r) * H + u0;
         if (units == 4 * L) {
