@@ -57,7 +57,7 @@ def rebuild_empty(*meta):
 def rebuild_from_fd(dup, nbytes, *meta):
     try:
         fd = dup.detach()
-    except (FileNotFoundError, ConnectionRefusedError):
+    except (FileNotFoundError, ConnectionError):
         raise RuntimeError(
             f"ember.multiprocessing: the process that sent a tensor of {nbytes} bytes exited "
             "before it was received; under the 'file_descriptor' sharing strategy the "

@@ -1,0 +1,339 @@
+"""``DataLoader``: batches of a dataset, in the main process or from worker processes, with
+PyTorch's arguments, defaults and errors."""
+
+from __future__ import annotations
+
+import itertools
+import queue
+import signal
+import time
+import warnings
+import weakref
+
+import ember_tensor as et
+
+from . import _worker
+from .collate import default_collate, default_convert
+from .dataset import IterableDataset
+from .sampler import BatchSampler, RandomSampler, SequentialSampler
+
+# how often the main process checks its workers while it waits for a batch
+_POLL_SECONDS = 1.0
+
+
+class _InfiniteConstant:
+    """The sampler of an iterable dataset: None forever (the workers draw the samples)."""
+
+    def __iter__(self):
+        return itertools.repeat(None)
+
+
+class DataLoader:
+    """Iterates over ``dataset`` in batches.
+
+    ``batch_size`` samples (None: no batching, samples one by one through
+    ``default_convert``) drawn by ``sampler`` (default: sequential, or random with
+    ``shuffle=True``), or whole index lists by ``batch_sampler``, collated by ``collate_fn``
+    (default ``default_collate``). ``num_workers > 0`` loads in that many worker processes
+    (``multiprocessing_context``: a start method name or context), each keeping at most
+    ``prefetch_factor`` (default 2) batches in flight; their batches arrive through shared
+    memory. ``persistent_workers`` keeps the workers across epochs. ``timeout`` (seconds,
+    0 = none) bounds the wait for a worker's batch. ``in_order=False`` yields batches as they
+    come. ``generator`` seeds the random sampler and the workers' base seed.
+    """
+
+    def __init__(self, dataset, batch_size: int | None = 1, shuffle: bool | None = None,
+                 sampler=None, batch_sampler=None, num_workers: int = 0, collate_fn=None,
+                 pin_memory: bool = False, drop_last: bool = False, timeout: float = 0,
+                 worker_init_fn=None, multiprocessing_context=None, generator=None, *,
+                 prefetch_factor: int | None = None, persistent_workers: bool = False,
+                 pin_memory_device: str = "", in_order: bool = True):
+        if num_workers < 0:
+            raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
+                             "disable multiprocessing.")
+        if timeout < 0:
+            raise ValueError("timeout option should be non-negative")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("prefetch_factor option could only be specified in "
+                             "multiprocessing.let num_workers > 0 to enable multiprocessing, "
+                             "otherwise set prefetch_factor to None.")
+        if num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2
+        if prefetch_factor is not None and prefetch_factor < 0:
+            raise ValueError("prefetch_factor option should be non-negative")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
+        self._is_iterable = isinstance(dataset, IterableDataset)
+        if self._is_iterable:
+            if shuffle not in (None, False):
+                raise ValueError("DataLoader with IterableDataset: expected unspecified shuffle "
+                                 f"option, but got shuffle={shuffle}")
+            if sampler is not None:
+                raise ValueError("DataLoader with IterableDataset: expected unspecified sampler "
+                                 f"option, but got sampler={sampler}")
+            if batch_sampler is not None:
+                raise ValueError("DataLoader with IterableDataset: expected unspecified "
+                                 f"batch_sampler option, but got batch_sampler={batch_sampler}")
+        shuffle = bool(shuffle)
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
+                                 "shuffle, sampler, and drop_last")
+            batch_size, drop_last = None, False
+        elif batch_size is None and drop_last:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually "
+                             "exclusive with drop_last")
+        if sampler is None:
+            if self._is_iterable:
+                sampler = _InfiniteConstant()
+            elif shuffle:
+                sampler = RandomSampler(dataset, generator=generator)
+            else:
+                sampler = SequentialSampler(dataset)
+        if batch_size is not None and batch_sampler is None:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        if pin_memory:
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
+                          "then device pinned memory won't be used.", stacklevel=2)
+        self.dataset, self.batch_size, self.drop_last = dataset, batch_size, drop_last
+        self.sampler, self.batch_sampler = sampler, batch_sampler
+        self.num_workers, self.prefetch_factor = num_workers, prefetch_factor
+        self.pin_memory, self.pin_memory_device = pin_memory, pin_memory_device
+        self.timeout, self.worker_init_fn, self.generator = timeout, worker_init_fn, generator
+        self.multiprocessing_context = multiprocessing_context
+        self.persistent_workers, self.in_order = persistent_workers, in_order
+        self.collate_fn = collate_fn or (default_collate if self._auto_collation
+                                         else default_convert)
+        self._iterator = None
+
+    @property
+    def _auto_collation(self) -> bool:
+        return self.batch_sampler is not None
+
+    @property
+    def _index_sampler(self):
+        return self.batch_sampler if self._auto_collation else self.sampler
+
+    def __len__(self) -> int:
+        if self._is_iterable:
+            n = len(self.dataset)
+            if self.batch_size is not None:
+                n = n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+            return n
+        return len(self._index_sampler)
+
+    def __iter__(self):
+        if self.num_workers == 0:
+            return _SingleProcessIter(self)
+        if self.persistent_workers:
+            if self._iterator is None:
+                # the loader owns its persistent iterator, which must not keep the loader
+                # alive in turn: deleting the loader shuts the workers down at once
+                self._iterator = _MultiProcessIter(weakref.proxy(self))
+            else:
+                self._iterator._reset()
+            return self._iterator
+        return _MultiProcessIter(self)
+
+
+def _base_seed(loader: DataLoader) -> int:
+    """The epoch's seed of the workers, drawn from the loader's generator by every iterator
+    (with or without workers), so that the sampler sees the same stream either way."""
+    return int(et.randint(0, 2**62, (), generator=loader.generator).item())
+
+
+class _SingleProcessIter:
+    def __init__(self, loader: DataLoader):
+        self.loader = loader
+        _base_seed(loader)
+        self.indices = iter(loader._index_sampler)
+        self.data = iter(loader.dataset) if loader._is_iterable else None
+
+    def __iter__(self):
+        return self
+
+    def __len__(self) -> int:
+        return len(self.loader)
+
+    def __next__(self):
+        loader = self.loader
+        index = next(self.indices)
+        if loader._is_iterable:
+            if not loader._auto_collation:
+                return loader.collate_fn(next(self.data))
+            items = list(itertools.islice(self.data, loader.batch_size))
+            if not items or (loader.drop_last and len(items) < loader.batch_size):
+                raise StopIteration
+            return loader.collate_fn(items)
+        if loader._auto_collation:
+            fetch = getattr(loader.dataset, "__getitems__", None)
+            items = fetch(index) if fetch else [loader.dataset[i] for i in index]
+            return loader.collate_fn(items)
+        return loader.collate_fn(loader.dataset[index])
+
+
+class _MultiProcessIter:
+    """Workers fed index lists round-robin, at most ``prefetch_factor`` each in flight."""
+
+    def __init__(self, loader: DataLoader):
+        import ember_mp
+
+        self.loader = loader
+        ctx = loader.multiprocessing_context
+        if ctx is None or isinstance(ctx, str):
+            ctx = ember_mp.get_context(ctx)
+        self.result_queue = ctx.Queue()
+        self.done_event = ctx.Event()
+        self.index_queues, self.workers = [], []
+        self.base_seed = _base_seed(loader)
+        for wid in range(loader.num_workers):
+            index_queue = ctx.Queue()
+            index_queue.cancel_join_thread()
+            w = ctx.Process(
+                target=_worker.worker_loop,
+                args=(loader._is_iterable, loader.dataset, index_queue, self.result_queue,
+                      self.done_event, loader.collate_fn, loader._auto_collation,
+                      loader.drop_last, loader.batch_size, self.base_seed + wid,
+                      loader.worker_init_fn, wid, loader.num_workers),
+                daemon=True)
+            w.start()
+            self.index_queues.append(index_queue)
+            self.workers.append(w)
+        self.shut = False
+        self._start_epoch(first=True)
+
+    def _start_epoch(self, first: bool) -> None:
+        loader = self.loader
+        self.indices = iter(loader._index_sampler)
+        self.sent = self.rcvd = 0  # task ids sent, and the next one to yield (in order)
+        self.pending: dict[int, object] = {}
+        self.task_worker: dict[int, int] = {}
+        self.active = [True] * loader.num_workers  # iterable: workers not yet exhausted
+        self.next_worker = 0
+        if not first and loader._is_iterable:
+            for q in self.index_queues:
+                q.put(_worker.RESET)
+        for _ in range(loader.prefetch_factor * loader.num_workers):
+            if not self._send():
+                break
+
+    def _reset(self) -> None:
+        """A new epoch on the same (persistent) workers."""
+        self._start_epoch(first=False)
+
+    def _send(self) -> bool:
+        """Sends the next task to the next active worker; False when none is left."""
+        if not any(self.active):
+            return False
+        try:
+            index = next(self.indices)
+        except StopIteration:
+            return False
+        n = self.loader.num_workers
+        while not self.active[self.next_worker]:
+            self.next_worker = (self.next_worker + 1) % n
+        wid = self.next_worker
+        self.next_worker = (wid + 1) % n
+        self.index_queues[wid].put((self.sent, index))
+        self.task_worker[self.sent] = wid
+        self.sent += 1
+        return True
+
+    def __iter__(self):
+        return self
+
+    def __len__(self) -> int:
+        return len(self.loader)
+
+    def __next__(self):
+        while True:
+            if not self.in_flight():
+                if not self.loader.persistent_workers:
+                    self._shutdown()
+                raise StopIteration
+            if self.loader.in_order and self.rcvd in self.pending:
+                task_id = self.rcvd
+                data = self.pending.pop(task_id)
+            elif not self.loader.in_order and self.pending:
+                task_id, data = self.pending.popitem()
+            else:
+                task_id, data = self._get()
+                if self.loader.in_order and task_id != self.rcvd:
+                    self.pending[task_id] = data
+                    continue
+            self.rcvd = max(self.rcvd, task_id + 1) if not self.loader.in_order else task_id + 1
+            self.task_worker.pop(task_id, None)
+            if isinstance(data, _worker.IterableEnd):
+                self.active[data.worker_id] = False
+                self._send()
+                continue
+            self._send()
+            if isinstance(data, _worker.WorkerError):
+                self._shutdown()
+                raise data.exception()
+            return data
+
+    def in_flight(self) -> bool:
+        return bool(self.task_worker)
+
+    def _get(self):
+        timeout = self.loader.timeout
+        waited = 0.0
+        while True:
+            step = min(_POLL_SECONDS, timeout - waited) if timeout else _POLL_SECONDS
+            try:
+                return self.result_queue.get(timeout=step)
+            except (RuntimeError, OSError, EOFError):
+                # a batch whose worker died before it was handed over: report the death
+                time.sleep(0.1)
+                self._check_workers()
+                raise
+            except queue.Empty:
+                waited += step
+                self._check_workers()
+                if timeout and waited >= timeout:
+                    self._shutdown()
+                    raise RuntimeError(f"DataLoader timed out after {timeout} seconds") from None
+
+    def _check_workers(self) -> None:
+        for w in self.workers:
+            if w.exitcode is not None and not self.shut:
+                pid, code = w.pid, w.exitcode
+                self._shutdown()
+                if code < 0:
+                    name = signal.Signals(-code).name
+                    hint = (" It is possible that dataloader's workers are out of shared "
+                            "memory. Please try to raise your shared memory limit."
+                            if -code == signal.SIGBUS else "")
+                    raise RuntimeError(f"DataLoader worker (pid {pid}) is killed by signal: "
+                                       f"{name}.{hint}")
+                raise RuntimeError(f"DataLoader worker (pid {pid}) exited unexpectedly with "
+                                   f"exit code {code}.")
+
+    def _shutdown(self) -> None:
+        if self.shut:
+            return
+        self.shut = True
+        self.done_event.set()
+        for q in self.index_queues:
+            try:
+                q.put(None)
+            except (ValueError, OSError):
+                pass
+        for w in self.workers:
+            w.join(timeout=5)
+            if w.is_alive():
+                w.terminate()
+                w.join()
+        self.result_queue.cancel_join_thread()
+        for q in self.index_queues:
+            q.close()
+        self.result_queue.close()
+
+    def __del__(self):
+        try:
+            self._shutdown()
+        except Exception:  # noqa: BLE001  (interpreter shutdown)
+            pass

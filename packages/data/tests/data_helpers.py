@@ -1,0 +1,61 @@
+"""Datasets the DataLoader tests use in worker processes (importable by name)."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import time
+
+import numpy as np
+
+import ember_data as D
+import ember_tensor as et
+
+
+class Squares(D.Dataset):
+    def __len__(self):
+        return 20
+
+    def __getitem__(self, i):
+        return {"i": i, "sq": et.tensor([float(i * i)])}
+
+
+class Seeds(D.Dataset):
+    """Each sample: the worker id and draws of Python's, NumPy's and Ember's generators."""
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        info = D.get_worker_info()
+        return (info.id, random.random(), float(np.random.random()), et.rand(1).item(), os.getpid())
+
+
+class Failing(D.Dataset):
+    def __len__(self):
+        return 10
+
+    def __getitem__(self, i):
+        if i == 7:
+            raise KeyError(f"no sample {i}")
+        return i
+
+
+class Dying(D.Dataset):
+    def __len__(self):
+        return 10
+
+    def __getitem__(self, i):
+        if i == 5:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return i
+
+
+class Slow(D.Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        time.sleep(5)
+        return i
