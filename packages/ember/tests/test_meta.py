@@ -92,16 +92,14 @@ def test_import_loads_the_core_only() -> None:
     assert not any(m == "torch" or m.startswith("torch.") for m in loaded), loaded
 
 
-@pytest.mark.parametrize(
-    ("attr", "distribution"),
-    [
-        ("data", "ember-data"),
-    ],
-)
-def test_missing_component_names_its_distribution(attr: str, distribution: str) -> None:
-    with pytest.raises(AttributeError, match=rf"ember\.{attr} is provided by {distribution}"):
-        getattr(ember, attr)
-    assert not hasattr(ember, attr)
+def test_data_is_the_data_slots_provider() -> None:
+    import ember_data
+
+    assert ember.data is ember_data and ember.utils.data is ember_data
+    out = run_python("import ember.utils.data as d; from ember.data import DataLoader; "
+                     "import ember_data; print(d is ember_data, DataLoader is "
+                     "ember_data.DataLoader)")
+    assert out.split() == ["True", "True"]
 
 
 def test_multiprocessing_is_the_mp_slots_provider() -> None:
@@ -289,9 +287,15 @@ def test_unknown_attribute() -> None:
         ember.no_such_thing  # noqa: B018
 
 
-def test_from_import_of_missing_component() -> None:
-    with pytest.raises(ImportError):
-        from ember import data  # noqa: F401
+def test_missing_provider_names_its_distribution(monkeypatch) -> None:
+    from importlib import metadata
+
+    monkeypatch.setattr(metadata, "entry_points", lambda group=None: [])
+    monkeypatch.delitem(ember._providers, "data", raising=False)
+    monkeypatch.delitem(vars(ember), "data", raising=False)
+    with pytest.raises(AttributeError, match=r"ember\.data is provided by ember-data, which is "
+                                             r"not installed \(slot 'data'"):
+        ember.data
 
 
 # ----------------------------------------------------------------------------- nn slot

@@ -47,6 +47,12 @@ class TensorDataset(Dataset):
     def __getitem__(self, index):
         return tuple(t[index] for t in self.tensors)
 
+    def __getitems__(self, indices: list[int]) -> list[tuple]:
+        """The samples at ``indices``, gathered with one indexing op per tensor."""
+        rows = et.tensor(indices, dtype=et.int64)
+        columns = [t[rows].unbind(0) for t in self.tensors]
+        return list(zip(*columns))
+
     def __len__(self) -> int:
         return self.tensors[0].shape[0] if self.tensors else 0
 

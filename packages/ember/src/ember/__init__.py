@@ -23,11 +23,11 @@ give its modules. The ``optim`` slot too: ``ember.optim`` is the provider of the
 ``ember.optim.lr_scheduler`` and ``from ember.optim.lr_scheduler import StepLR`` give its
 modules. The ``mp`` slot too: ``ember.multiprocessing`` (and ``import
 ember.multiprocessing as mp``) is the provider of the group ``ember.slots.mp``
-(``ember_mp``). Choosing another provider (``ember.use``, ``EMBER_AUTOGRAD``, ``[tool.ember]``) is
-not implemented yet.
-
-The other slots are not resolved yet: touching one raises an ``AttributeError`` that names
-the distribution providing it.
+(``ember_mp``). The ``data`` slot too: ``ember.data`` and ``ember.utils.data`` (and
+``from ember.utils.data import DataLoader``) are the provider of ``ember.slots.data``
+(``ember_data``). Choosing another provider (``ember.use``, ``EMBER_AUTOGRAD``, ``[tool.ember]``) is
+not implemented yet. A slot whose provider is not installed raises an ``AttributeError``
+that names the distribution providing it.
 """
 
 from __future__ import annotations
@@ -75,10 +75,10 @@ _SLOTS: dict[str, tuple[str, str, str]] = {
 # The slots this version resolves, with the interface version their providers must declare
 # (``INTERFACE_VERSION`` in the provider's module). Attributes of a resolved slot other than
 # its own name (``ember.no_grad``) are the provider's attributes of the same name.
-_INTERFACES: dict[str, int] = {"autograd": 1, "nn": 1, "optim": 1, "mp": 1}
+_INTERFACES: dict[str, int] = {"autograd": 1, "nn": 1, "optim": 1, "mp": 1, "data": 1}
 # ember.<module> -> the slot whose provider it is (``ember.multiprocessing`` is slot "mp")
 _MODULE_SLOTS: dict[str, str] = {"autograd": "autograd", "nn": "nn", "optim": "optim",
-                                 "multiprocessing": "mp"}
+                                 "multiprocessing": "mp", "data": "data", "utils.data": "data"}
 _DEFAULT_PROVIDER = "ember"  # the entry point name of Ember's own provider in every slot
 _providers: dict[str, object] = {}  # slot -> its provider's module, once resolved
 
@@ -131,6 +131,10 @@ def __getattr__(name: str) -> object:
     if slot is None:
         raise AttributeError(f"module 'ember' has no attribute {name!r}")
     slot_name, module, distribution = slot
+    if name == "utils":  # a real subpackage whose attribute ``data`` is the data slot
+        from importlib import import_module
+
+        return import_module(f"{__name__}.utils")
     if slot_name in _INTERFACES:
         try:
             provider = _resolve(slot_name)
@@ -159,6 +163,8 @@ class _SlotImporter:
     @staticmethod
     def find_spec(fullname: str, path=None, target=None):
         parts = fullname.split(".")
+        if parts[1:3] == ["utils", "data"]:  # ember.utils.data[.x]: the data slot
+            parts = [parts[0], "utils.data", *parts[3:]]
         if len(parts) < 2 or parts[0] != __name__ or parts[1] not in _MODULE_SLOTS:
             return None
         from importlib.machinery import ModuleSpec
@@ -175,6 +181,8 @@ class _SlotImporter:
         from importlib import import_module
 
         _, name, *rest = module.__name__.split(".")
+        if name == "utils":  # ember.utils.data[.x]
+            name, rest = "utils.data", rest[1:]
         provider = _resolve(_MODULE_SLOTS[name])
         target = import_module(".".join([provider.__name__, *rest])) if rest else provider
         sys.modules[module.__name__] = target  # what the import statement returns
