@@ -295,7 +295,7 @@ def test_missing_provider_names_its_distribution(monkeypatch) -> None:
     monkeypatch.delitem(vars(ember), "data", raising=False)
     with pytest.raises(AttributeError, match=r"ember\.data is provided by ember-data, which is "
                                              r"not installed \(slot 'data'"):
-        ember.data
+        _ = ember.data
 
 
 # ----------------------------------------------------------------------------- nn slot
