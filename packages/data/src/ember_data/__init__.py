@@ -9,6 +9,7 @@ parallel worker processes (``num_workers``), whose batches come back through sha
 
 from __future__ import annotations
 
+from . import datasets
 from ._worker import WorkerInfo, get_worker_info
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader
@@ -39,5 +40,6 @@ __all__ = [
     "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
     "DistributedSampler", "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler",
     "StackDataset", "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
-    "WorkerInfo", "default_collate", "default_convert", "get_worker_info", "random_split",
+    "WorkerInfo", "datasets", "default_collate", "default_convert", "get_worker_info",
+    "random_split",
 ]
