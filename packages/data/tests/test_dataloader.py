@@ -113,3 +113,11 @@ def test_iterable_dataset_arguments(kwargs):
 def test_len_matches_pytorch():
     for kw in ({"batch_size": 3}, {"batch_size": 3, "drop_last": True}, {"batch_size": None}):
         assert len(D.DataLoader(range(10), **kw)) == len(tud.DataLoader(range(10), **kw))
+
+
+def test_progress_bar_knows_the_length():
+    tqdm = pytest.importorskip("tqdm")
+    loader = D.DataLoader(H.Squares(), batch_size=6)
+    with tqdm.tqdm(loader, disable=True) as bar:
+        assert bar.total == len(loader) == 4
+        assert sum(len(b["i"]) for b in bar) == 20
