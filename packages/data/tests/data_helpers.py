@@ -59,3 +59,22 @@ class Slow(D.Dataset):
     def __getitem__(self, i):
         time.sleep(5)
         return i
+
+
+class Mixed(D.Dataset):
+    """Samples of many kinds: every dtype, non-contiguous and empty tensors, nesting."""
+
+    def __len__(self):
+        return 12
+
+    def __getitem__(self, i):
+        base = et.arange(24.0).reshape(4, 6) + i
+        return {
+            "strided": base[:, ::2],
+            "empty": et.zeros(0, 3),
+            "ints": et.tensor([i, -i], dtype=et.int16),
+            "flag": et.tensor(i % 2 == 0),
+            "half": et.full((2,), i / 4, dtype=et.bfloat16),
+            "pair": (et.ones(1, dtype=et.uint8) * i, str(i)),
+            "n": i,
+        }

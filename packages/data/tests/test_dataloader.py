@@ -121,3 +121,20 @@ def test_progress_bar_knows_the_length():
     with tqdm.tqdm(loader, disable=True) as bar:
         assert bar.total == len(loader) == 4
         assert sum(len(b["i"]) for b in bar) == 20
+
+
+@pytest.mark.parametrize("in_order", [True, False])
+def test_worker_batches_match_the_main_process(in_order):
+    """Every kind of tensor comes back from the workers (one shared segment per batch) with
+    the values, dtypes and shapes a loader without workers gives."""
+    want = list(D.DataLoader(H.Mixed(), batch_size=5))
+    got = list(D.DataLoader(H.Mixed(), batch_size=5, num_workers=2, in_order=in_order))
+    if not in_order:
+        got.sort(key=lambda b: b["n"][0].item())
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g["pair"][1] == w["pair"][1] and g["n"].tolist() == w["n"].tolist()
+        for key in ("strided", "empty", "ints", "flag", "half"):
+            assert g[key].dtype == w[key].dtype and tuple(g[key].shape) == tuple(w[key].shape)
+            assert g[key].to(et.float64).tolist() == w[key].to(et.float64).tolist(), key
+        assert g["pair"][0].tolist() == w["pair"][0].tolist()

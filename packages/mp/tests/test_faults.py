@@ -6,7 +6,6 @@ from __future__ import annotations
 import errno
 import gc
 import os
-import queue
 import signal
 import time
 
@@ -138,22 +137,10 @@ def test_queue_closed_by_the_sender_after_sending():
     assert sender.exitcode == 0
 
 
-def test_sender_killed_while_sending_does_not_hang_the_receiver():
-    ctx = mp.get_context("spawn")
-    q = ctx.Queue()
-    sender = ctx.Process(target=mp_helpers.send_forever, args=(q,))
-    sender.start()
-    first = q.get(timeout=60)
-    assert first[0].item() == 0.0
-    kill(sender)
-    with pytest.raises((queue.Empty, RuntimeError, OSError, EOFError)):
-        while True:  # what was in flight arrives or fails; then nothing more comes
-            q.get(timeout=2)
-
-
 def test_file_descriptor_segments_never_appear_in_dev_shm():
     """Under file_descriptor a segment's name is gone before the tensor is used: a sender
-    killed mid-stream leaves nothing to clean."""
+    killed mid-stream leaves nothing to clean. (What it was writing into the queue's pipe
+    may be cut short, which makes Python's Queue unusable: nothing is read after the kill.)"""
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
     sender = ctx.Process(target=mp_helpers.send_forever, args=(q,))

@@ -12,6 +12,8 @@ import numpy as np
 
 import ember_tensor as et
 
+from . import _transfer
+
 
 @dataclass(frozen=True)
 class WorkerInfo:
@@ -81,9 +83,10 @@ def seed_worker(seed: int) -> None:
 
 def worker_loop(is_iterable: bool, dataset, index_queue, result_queue, done_event, collate_fn,
                 auto_collation: bool, drop_last: bool, batch_size, seed: int, init_fn,
-                worker_id: int, num_workers: int) -> None:
+                worker_id: int, num_workers: int, channel) -> None:
     """Serves (task id, indices) from ``index_queue`` until None or ``done_event``: each
-    answer is (task id, batch or WorkerError or IterableEnd)."""
+    answer is (task id, batch or WorkerError or IterableEnd); a batch's tensors travel in
+    one segment whose descriptor goes over ``channel`` (``_transfer``)."""
     global _info
     et.set_num_threads(1)  # the workers share the cores
     seed_worker(seed)
@@ -133,6 +136,7 @@ def worker_loop(is_iterable: bool, dataset, index_queue, result_queue, done_even
                 batch = collate_fn(items)
             else:
                 batch = collate_fn(dataset[indices])
+            batch = _transfer.pack(batch, channel, worker_id)
         except Exception as exc:  # noqa: BLE001  (sent to the main process)
             batch = WorkerError.of(worker_id, exc)
         result_queue.put((task_id, batch))

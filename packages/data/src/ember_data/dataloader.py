@@ -12,7 +12,7 @@ import weakref
 
 import ember_tensor as et
 
-from . import _worker
+from . import _transfer, _worker
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
@@ -186,19 +186,22 @@ class _MultiProcessIter:
             ctx = ember_mp.get_context(ctx)
         self.result_queue = ctx.Queue()
         self.done_event = ctx.Event()
-        self.index_queues, self.workers = [], []
+        self.index_queues, self.workers, self.channels = [], [], []
         self.base_seed = _base_seed(loader)
         for wid in range(loader.num_workers):
             index_queue = ctx.Queue()
             index_queue.cancel_join_thread()
+            ours, theirs = ctx.Pipe(duplex=True)  # a socket pair: batches' descriptors
             w = ctx.Process(
                 target=_worker.worker_loop,
                 args=(loader._is_iterable, loader.dataset, index_queue, self.result_queue,
                       self.done_event, loader.collate_fn, loader._auto_collation,
                       loader.drop_last, loader.batch_size, self.base_seed + wid,
-                      loader.worker_init_fn, wid, loader.num_workers),
+                      loader.worker_init_fn, wid, loader.num_workers, theirs),
                 daemon=True)
             w.start()
+            theirs.close()
+            self.channels.append(ours)
             self.index_queues.append(index_queue)
             self.workers.append(w)
         self.shut = False
@@ -284,7 +287,10 @@ class _MultiProcessIter:
         while True:
             step = min(_POLL_SECONDS, timeout - waited) if timeout else _POLL_SECONDS
             try:
-                return self.result_queue.get(timeout=step)
+                task_id, data = self.result_queue.get(timeout=step)
+                if isinstance(data, _transfer.Packed):
+                    data = _transfer.unpack(data, self.channels[data.worker_id])
+                return task_id, data
             except (RuntimeError, OSError, EOFError):
                 # a batch whose worker died before it was handed over: report the death
                 time.sleep(0.1)
@@ -331,6 +337,8 @@ class _MultiProcessIter:
         for q in self.index_queues:
             q.close()
         self.result_queue.close()
+        for c in self.channels:
+            c.close()
 
     def __del__(self):
         try:
