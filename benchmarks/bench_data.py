@@ -20,6 +20,7 @@ import sys
 import time
 
 import numpy as np
+from timing import import_torch
 
 
 class SlowItems:
@@ -51,12 +52,11 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
-    try:
-        import torch
-        import torch.utils.data as tud
-    except ImportError:
-        print("torch is not installed: nothing to compare with")
+    torch = import_torch()
+    if torch is None:
         return 2
+    import torch.utils.data as tud
+
     import ember_data
     import ember_tensor as et
 

@@ -21,6 +21,7 @@ import tempfile
 import time
 
 import numpy as np
+from timing import import_torch
 
 
 def echo(q_in, q_out) -> None:
@@ -129,10 +130,8 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=50)
     parser.add_argument("--start-method", default="spawn")
     args = parser.parse_args(argv)
-    try:
-        import torch
-    except ImportError:
-        print("torch is not installed: nothing to compare with")
+    torch = import_torch()
+    if torch is None:
         return 2
     print(f"torch {torch.__version__}; start method {args.start_method}")
     print(f"{'case':<40} {'ember':>10} {'torch':>10} {'ratio':>7}")

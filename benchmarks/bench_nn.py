@@ -32,7 +32,7 @@ import sys
 import warnings
 
 import numpy as np
-from timing import alternating_medians
+from timing import alternating_medians, import_torch
 
 
 def _copy(ours, theirs, torch) -> None:
@@ -182,10 +182,8 @@ def main(argv=None) -> int:
     import ember_optim as optim
     import ember_tensor as et
 
-    try:
-        import torch
-    except ImportError:
-        print("torch is not installed: nothing to compare with")
+    torch = import_torch()
+    if torch is None:
         return 2
     if args.threads:
         et.set_num_threads(args.threads)

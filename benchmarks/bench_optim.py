@@ -39,6 +39,7 @@ import sys
 import time
 
 import numpy as np
+from timing import import_torch
 
 LAYOUTS = {
     "64 x 256K": [(262144,)] * 64,
@@ -96,10 +97,8 @@ def main(argv=None) -> int:
     import ember_optim
     import ember_tensor as et
 
-    try:
-        import torch
-    except ImportError:
-        print("torch is not installed: nothing to compare with")
+    torch = import_torch()
+    if torch is None:
         return 2
     if args.threads:
         et.set_num_threads(args.threads)

@@ -43,3 +43,13 @@ def alternating_medians(fn, tfn, repeats: int, budget: float) -> tuple[float, fl
         if len(a) >= 6 and time.perf_counter() - start > budget:
             break
     return float(np.median(a)), float(np.median(b))
+
+
+def import_torch():
+    """PyTorch, or None after saying so (the side-by-side scripts then exit with 2)."""
+    try:
+        import torch
+    except ImportError:
+        print("torch is not installed: nothing to compare with")
+        return None
+    return torch
