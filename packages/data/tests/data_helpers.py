@@ -78,3 +78,47 @@ class Mixed(D.Dataset):
             "pair": (et.ones(1, dtype=et.uint8) * i, str(i)),
             "n": i,
         }
+
+
+class Exiting(D.Dataset):
+    def __len__(self):
+        return 10
+
+    def __getitem__(self, i):
+        if i == 3:
+            os._exit(7)
+        return i
+
+
+class Bus(D.Dataset):
+    def __len__(self):
+        return 10
+
+    def __getitem__(self, i):
+        if i == 3:
+            os.kill(os.getpid(), signal.SIGBUS)
+        return i
+
+
+class Shards(D.IterableDataset):
+    """0..29, each worker taking every num_workers-th item."""
+
+    def __iter__(self):
+        info = D.get_worker_info()
+        start, step = (info.id, info.num_workers) if info else (0, 1)
+        return iter(range(start, 30, step))
+
+
+def record_init(worker_id):
+    D.get_worker_info().dataset.inits.append(worker_id)
+
+
+class InitSeen(D.Dataset):
+    def __init__(self):
+        self.inits = []
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return list(self.inits)
