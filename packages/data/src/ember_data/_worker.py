@@ -13,6 +13,7 @@ import numpy as np
 import ember_tensor as et
 
 from . import _transfer
+from .collate import default_collate
 
 
 @dataclass(frozen=True)
@@ -133,10 +134,12 @@ def worker_loop(is_iterable: bool, dataset, index_queue, result_queue, done_even
             elif auto_collation:
                 fetch = getattr(dataset, "__getitems__", None)
                 items = fetch(indices) if fetch else [dataset[i] for i in indices]
-                batch = collate_fn(items)
+                batch = (_transfer.collate_packed(items, channel, worker_id)
+                         if collate_fn is default_collate else collate_fn(items))
             else:
                 batch = collate_fn(dataset[indices])
-            batch = _transfer.pack(batch, channel, worker_id)
+            if not isinstance(batch, _transfer.Packed):
+                batch = _transfer.pack(batch, channel, worker_id)
         except Exception as exc:  # noqa: BLE001  (sent to the main process)
             batch = WorkerError.of(worker_id, exc)
         result_queue.put((task_id, batch))

@@ -61,13 +61,19 @@ def default_collate(batch):
       field; other sequences (tuples included) become lists of collated positions, and
       must be of equal length.
     """
+    return collate_with(batch, lambda tensors: et.stack(list(tensors), 0))
+
+
+def collate_with(batch, stack):
+    """``default_collate`` with ``stack(tensors)`` making each stacked batch tensor (the
+    DataLoader's workers stack straight into shared memory)."""
     elem = batch[0]
     if isinstance(elem, et.Tensor):
-        return et.stack(list(batch), 0)
+        return stack(batch)
     if isinstance(elem, np.ndarray):
         if _NOT_NUMERIC.search(elem.dtype.str):
             raise TypeError(_COLLATE_ERROR.format(elem.dtype))
-        return default_collate([_numpy_to_tensor(b) for b in batch])
+        return collate_with([_numpy_to_tensor(b) for b in batch], stack)
     if isinstance(elem, np.generic) and not isinstance(elem, (np.str_, np.bytes_)):
         return _numpy_to_tensor(np.array(batch))
     if isinstance(elem, bool):
@@ -79,18 +85,18 @@ def default_collate(batch):
     if isinstance(elem, (str, bytes)):
         return batch
     if isinstance(elem, collections.abc.Mapping):
-        collated = {key: default_collate([d[key] for d in batch]) for key in elem}
+        collated = {key: collate_with([d[key] for d in batch], stack) for key in elem}
         try:
             return type(elem)(collated)
         except TypeError:
             return collated
     if _is_namedtuple(elem):
-        return type(elem)(*(default_collate(s) for s in zip(*batch)))
+        return type(elem)(*(collate_with(s, stack) for s in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         size = len(elem)
         if any(len(e) != size for e in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        transposed = [default_collate(s) for s in zip(*batch)]
+        transposed = [collate_with(s, stack) for s in zip(*batch)]
         if isinstance(elem, tuple):
             return transposed
         try:
