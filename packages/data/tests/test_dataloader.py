@@ -138,3 +138,12 @@ def test_worker_batches_match_the_main_process(in_order):
             assert g[key].dtype == w[key].dtype and tuple(g[key].shape) == tuple(w[key].shape)
             assert g[key].to(et.float64).tolist() == w[key].to(et.float64).tolist(), key
         assert g["pair"][0].tolist() == w["pair"][0].tolist()
+
+
+def test_worker_seeds_are_reproducible_with_a_generator():
+    def draws(seed):
+        loader = D.DataLoader(H.Seeds(), batch_size=None, num_workers=2,
+                              generator=et.Generator().manual_seed(seed))
+        return sorted((s[0], s[1], s[2], s[3]) for s in loader)
+    assert draws(5) == draws(5)
+    assert draws(5) != draws(6)
