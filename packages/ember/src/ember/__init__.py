@@ -25,8 +25,16 @@ modules. The ``mp`` slot too: ``ember.multiprocessing`` (and ``import
 ember.multiprocessing as mp``) is the provider of the group ``ember.slots.mp``
 (``ember_mp``). The ``data`` slot too: ``ember.data`` and ``ember.utils.data`` (and
 ``from ember.utils.data import DataLoader``) are the provider of ``ember.slots.data``
-(``ember_data``). Choosing another provider (``ember.use``, ``EMBER_AUTOGRAD``, ``[tool.ember]``) is
-not implemented yet. A slot whose provider is not installed raises an ``AttributeError``
+(``ember_data``).
+
+Another provider (another entry point name in the slot's group) is chosen, in this order of
+precedence, by ``ember.use(optim="name")`` before the slot's first use, by the environment
+variable ``EMBER_<SLOT>`` (``EMBER_OPTIM=name``), or by the ``[tool.ember]`` table of the
+nearest ``pyproject.toml`` (``optim = "name"``); installing a plugin changes nothing by
+itself. An unknown name, a provider that fails to import or one of another interface version
+is a ``SlotError`` naming the slot, the provider, its distribution and version, where the
+choice came from, and the cause: never a silent fallback. A slot whose provider is not
+installed raises an ``AttributeError``
 that names the distribution providing it.
 """
 
@@ -50,7 +58,7 @@ except AttributeError:  # pragma: no cover - a broken core build
 # Re-export the core's public names: ember.tensor is ember_tensor.tensor, and so on.
 globals().update({_name: getattr(_core, _name) for _name in _CORE_NAMES})
 
-__all__ = list(_CORE_NAMES)
+__all__ = [*_CORE_NAMES, "use", "SlotError"]
 
 # the core's submodules, importable as ember.<name> too (``import ember.linalg``)
 for _name in ("linalg",):
@@ -89,6 +97,82 @@ class SlotError(ImportError):
     attributes raise ``AttributeError``, as for components that do not exist yet.)"""
 
 
+_chosen: dict[str, str] = {}  # slot -> provider name, from ember.use()
+_project_table: tuple[dict, str] | None = None  # [tool.ember] of the project, and its file
+
+
+def use(**providers: str) -> None:
+    """Chooses the provider of slots by entry point name, before their first use:
+    ``ember.use(optim="fastopt")``. Slots: autograd, nn, optim, data, mp. Overrides
+    ``EMBER_<SLOT>`` and the project's ``[tool.ember]`` table. Choosing another provider
+    for a slot already in use is an error; the name is checked when the slot resolves."""
+    for slot, name in providers.items():
+        if slot not in _INTERFACES:
+            raise ValueError(f"ember.use: unknown slot {slot!r}; the slots are "
+                             f"{', '.join(sorted(_INTERFACES))}")
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"ember.use: the provider of {slot!r} must be an entry point name "
+                            f"(a non-empty str), got {name!r}")
+        active = _providers.get(slot)
+        if active is not None and _active_names.get(slot) != name:
+            raise RuntimeError(
+                f"ember.use: the {slot!r} slot is already in use with provider "
+                f"{_active_names.get(slot)!r} ({getattr(active, '__name__', active)}); choose "
+                f"{name!r} before the first use of ember.{_slot_attr(slot)}")
+    _chosen.update(providers)
+
+
+_active_names: dict[str, str] = {}  # slot -> the entry point name of its active provider
+
+
+def _slot_attr(slot: str) -> str:
+    return "multiprocessing" if slot == "mp" else slot
+
+
+def _project_choices() -> tuple[dict, str]:
+    """The ``[tool.ember]`` table of the nearest pyproject.toml from the working directory
+    up, and that file's path (read once)."""
+    global _project_table
+    if _project_table is None:
+        import os
+
+        table, where = {}, ""
+        here = os.path.abspath(os.getcwd())
+        while True:
+            candidate = os.path.join(here, "pyproject.toml")
+            if os.path.isfile(candidate):
+                try:
+                    import tomllib
+                except ImportError:  # Python 3.10 without tomli: no project table
+                    tomllib = None
+                if tomllib is not None:
+                    with open(candidate, "rb") as f:
+                        table = tomllib.load(f).get("tool", {}).get("ember", {})
+                    where = candidate
+                break
+            parent = os.path.dirname(here)
+            if parent == here:
+                break
+            here = parent
+        _project_table = (table, where)
+    return _project_table
+
+
+def _choice(slot: str) -> tuple[str, str]:
+    """(provider name, where the choice came from) for ``slot``."""
+    import os
+
+    if slot in _chosen:
+        return _chosen[slot], "ember.use()"
+    env = f"EMBER_{slot.upper()}"
+    if os.environ.get(env):
+        return os.environ[env], f"the environment variable {env}"
+    table, where = _project_choices()
+    if table.get(slot):
+        return str(table[slot]), f"[tool.ember] in {where}"
+    return _DEFAULT_PROVIDER, "the default"
+
+
 def _resolve(slot: str) -> object:
     """The module of the slot's provider, found through the entry point group
     ``ember.slots.<slot>``, imported and checked once, then cached."""
@@ -97,8 +181,15 @@ def _resolve(slot: str) -> object:
         return provider
     from importlib import import_module, metadata
 
-    group, name = f"ember.slots.{slot}", _DEFAULT_PROVIDER
-    found = [ep for ep in metadata.entry_points(group=group) if ep.name == name]
+    group = f"ember.slots.{slot}"
+    name, source = _choice(slot)
+    entry_points = list(metadata.entry_points(group=group))
+    found = [ep for ep in entry_points if ep.name == name]
+    if not found and name != _DEFAULT_PROVIDER:
+        known = sorted({ep.name for ep in entry_points})
+        raise SlotError(
+            f"ember: slot {slot!r}: no provider {name!r} (chosen by {source}) in entry point "
+            f"group {group!r}; installed providers: {known or 'none'}")
     if not found:
         _, module, distribution = _SLOTS[slot]
         raise ModuleNotFoundError(
@@ -109,7 +200,7 @@ def _resolve(slot: str) -> object:
         )
     ep = found[0]
     dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist is not None else "unknown distribution"
-    where = f"slot {slot!r}, provider {name!r} ({ep.value}, {dist})"
+    where = f"slot {slot!r}, provider {name!r} ({ep.value}, {dist}; chosen by {source})"
     try:
         provider = import_module(ep.value)
     except Exception as exc:
@@ -121,6 +212,7 @@ def _resolve(slot: str) -> object:
             f"version {_INTERFACES[slot]} of the {slot!r} slot"
         )
     _providers[slot] = provider
+    _active_names[slot] = name
     return provider
 
 

@@ -1,0 +1,109 @@
+"""Choosing a slot's provider: the default, ``EMBER_<SLOT>``, ``ember.use``, the project's
+``[tool.ember]`` table, and the errors for an unknown provider, a broken one, an interface
+mismatch and a choice after first use. Each case runs in a fresh interpreter, next to a
+fake third-party provider installed as a distribution (a ``.dist-info`` on the path)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+
+def fake_provider(root: Path, name: str, module_body: str) -> None:
+    """A distribution ``fake-<name>`` 1.2 whose entry point ``<name>`` in ember.slots.optim
+    is the module ``fake_<name>``."""
+    (root / f"fake_{name}.py").write_text(textwrap.dedent(module_body))
+    info = root / f"fake_{name}-1.2.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: fake-{name}\nVersion: 1.2\n")
+    (info / "entry_points.txt").write_text(f"[ember.slots.optim]\n{name} = fake_{name}\n")
+
+
+@pytest.fixture
+def plugins(tmp_path: Path) -> Path:
+    fake_provider(tmp_path, "good", """
+        from ember_optim import *  # noqa: F403
+        INTERFACE_VERSION = 1
+        PROVIDER = "good"
+    """)
+    fake_provider(tmp_path, "old", "INTERFACE_VERSION = 0\n")
+    fake_provider(tmp_path, "broken", "raise ImportError('needs libfoo')\n")
+    return tmp_path
+
+
+def run(cwd: Path, code: str, **env: str) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("EMBER_")}
+    environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(cwd), environ.get("PYTHONPATH")]))
+    environ.update(env)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd, env=environ,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_installing_a_plugin_changes_nothing(plugins):
+    out = run(plugins, "import ember, ember_optim; print(ember.optim is ember_optim)")
+    assert out.stdout.split() == ["True"], out.stderr
+
+
+def test_environment_variable_chooses(plugins):
+    out = run(plugins, "import ember; print(ember.optim.PROVIDER)", EMBER_OPTIM="good")
+    assert out.stdout.split() == ["good"], out.stderr
+
+
+def test_use_chooses_and_overrides_the_environment(plugins):
+    out = run(plugins, """
+        import ember
+        ember.use(optim="good")
+        print(ember.optim.PROVIDER)
+        try:
+            ember.use(optim="ember")
+        except RuntimeError as exc:
+            print(exc)
+    """, EMBER_OPTIM="ember")
+    lines = out.stdout.splitlines()
+    assert lines[0] == "good", out.stderr
+    assert lines[1] == ("ember.use: the 'optim' slot is already in use with provider 'good' "
+                        "(fake_good); choose 'ember' before the first use of ember.optim")
+
+
+def test_project_table_chooses(plugins):
+    (plugins / "pyproject.toml").write_text('[tool.ember]\noptim = "good"\n')
+    sub = plugins / "src"
+    sub.mkdir()
+    out = run(sub, f"import sys; sys.path.insert(0, {str(plugins)!r}); import ember; "
+                   "print(ember.optim.PROVIDER)")
+    assert out.stdout.split() == ["good"], out.stderr
+
+
+@pytest.mark.parametrize(("choice", "message"), [
+    ("nosuch", "ember: slot 'optim': no provider 'nosuch' (chosen by the environment variable "
+               "EMBER_OPTIM) in entry point group 'ember.slots.optim'; installed providers: "
+               "['broken', 'ember', 'good', 'old']"),
+    ("old", "ember: slot 'optim', provider 'old' (fake_old, fake-old 1.2; chosen by the "
+            "environment variable EMBER_OPTIM) implements interface version 0, but this ember "
+            "needs version 1 of the 'optim' slot"),
+    ("broken", "ember: slot 'optim', provider 'broken' (fake_broken, fake-broken 1.2; chosen by "
+               "the environment variable EMBER_OPTIM) failed to import: ImportError: needs "
+               "libfoo"),
+])
+def test_bad_choices_are_errors_never_fallbacks(plugins, choice, message):
+    out = run(plugins, """
+        import ember
+        try:
+            ember.optim
+        except ember.SlotError as exc:
+            print(exc)
+    """, EMBER_OPTIM=choice)
+    assert out.stdout.strip() == message, out.stderr
+
+
+def test_use_checks_the_slot_name():
+    import ember
+
+    with pytest.raises(ValueError, match="ember.use: unknown slot 'optimizer'; the slots are "
+                                         "autograd, data, mp, nn, optim"):
+        ember.use(optimizer="x")
