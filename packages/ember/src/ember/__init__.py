@@ -58,7 +58,7 @@ except AttributeError:  # pragma: no cover - a broken core build
 # Re-export the core's public names: ember.tensor is ember_tensor.tensor, and so on.
 globals().update({_name: getattr(_core, _name) for _name in _CORE_NAMES})
 
-__all__ = [*_CORE_NAMES, "use", "SlotError"]
+__all__ = list(_CORE_NAMES)
 
 # the core's submodules, importable as ember.<name> too (``import ember.linalg``)
 for _name in ("linalg",):
