@@ -13,6 +13,7 @@ import numpy as np
 import ember_tensor as et
 
 from . import _transfer
+from ._fetch import END, fetch
 from .collate import default_collate
 
 
@@ -118,26 +119,15 @@ def worker_loop(is_iterable: bool, dataset, index_queue, result_queue, done_even
             result_queue.put((task_id, IterableEnd(worker_id)))
             continue
         try:
-            if is_iterable:
-                items = []
-                for _ in range(batch_size if auto_collation else 1):
-                    try:
-                        items.append(next(iterator))
-                    except StopIteration:
-                        exhausted = True
-                        break
-                if not items or (auto_collation and drop_last and len(items) < batch_size):
-                    exhausted = True
-                    result_queue.put((task_id, IterableEnd(worker_id)))
-                    continue
-                batch = collate_fn(items) if auto_collation else collate_fn(items[0])
-            elif auto_collation:
-                fetch = getattr(dataset, "__getitems__", None)
-                items = fetch(indices) if fetch else [dataset[i] for i in indices]
-                batch = (_transfer.collate_packed(items, channel, worker_id)
-                         if collate_fn is default_collate else collate_fn(items))
+            samples = fetch(dataset, iterator, indices, auto_collation, batch_size, drop_last)
+            if samples is END:
+                exhausted = True
+                result_queue.put((task_id, IterableEnd(worker_id)))
+                continue
+            if auto_collation and collate_fn is default_collate:
+                batch = _transfer.collate_packed(samples, channel, worker_id)
             else:
-                batch = collate_fn(dataset[indices])
+                batch = collate_fn(samples)
             if not isinstance(batch, _transfer.Packed):
                 batch = _transfer.pack(batch, channel, worker_id)
         except Exception as exc:  # noqa: BLE001  (sent to the main process)

@@ -13,6 +13,7 @@ import weakref
 import ember_tensor as et
 
 from . import _transfer, _worker
+from ._fetch import END, fetch
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
@@ -159,19 +160,11 @@ class _SingleProcessIter:
 
     def __next__(self):
         loader = self.loader
-        index = next(self.indices)
-        if loader._is_iterable:
-            if not loader._auto_collation:
-                return loader.collate_fn(next(self.data))
-            items = list(itertools.islice(self.data, loader.batch_size))
-            if not items or (loader.drop_last and len(items) < loader.batch_size):
-                raise StopIteration
-            return loader.collate_fn(items)
-        if loader._auto_collation:
-            fetch = getattr(loader.dataset, "__getitems__", None)
-            items = fetch(index) if fetch else [loader.dataset[i] for i in index]
-            return loader.collate_fn(items)
-        return loader.collate_fn(loader.dataset[index])
+        samples = fetch(loader.dataset, self.data, next(self.indices), loader._auto_collation,
+                        loader.batch_size, loader.drop_last)
+        if samples is END:
+            raise StopIteration
+        return loader.collate_fn(samples)
 
 
 class _MultiProcessIter:
@@ -266,7 +259,8 @@ class _MultiProcessIter:
                 if self.loader.in_order and task_id != self.rcvd:
                     self.pending[task_id] = data
                     continue
-            self.rcvd = max(self.rcvd, task_id + 1) if not self.loader.in_order else task_id + 1
+            if self.loader.in_order:
+                self.rcvd = task_id + 1
             self.task_worker.pop(task_id, None)
             if isinstance(data, _worker.IterableEnd):
                 self.active[data.worker_id] = False
