@@ -467,9 +467,16 @@ def emit_lambda(op: Op, variant: str, swap: bool = False, operator: bool = False
     drop = ""
     if op.returns[0][0] in ("Tensor", "Tensor[]") and tensor_call_args:
         drop = f"  drop_internal_base(result, {', '.join(tensor_call_args)});\n"
+    # an out-of-tree kernel registered for the op runs instead of the built-in one
+    out_ptr = {"out": "(out ? &*out : nullptr)", "inplace": "&self"}.get(variant, "nullptr")
+    override = (
+        f'run_kernel_override("{op.name}", py::make_tuple({", ".join(hook_items)}), {out_ptr},'
+        " result)"
+    )
     body = (
         f"{pre}  {ret} result;\n"
-        f"  {{\n    MaybeNoGil nogil({work_expr(op)});\n"
+        f"  if (!(kernel_overrides_active() && {override})) {{\n"
+        f"    MaybeNoGil nogil({work_expr(op)});\n"
         f"    result = ops::{op.cpp}({', '.join(call_args)});\n  }}\n{drop}"
     )
     wrap = f'wrap_result("{op.name}", result)'

@@ -389,3 +389,12 @@ from . import serialization  # noqa: E402  (checkpoints: safetensors files, neve
 from .serialization import load, save  # noqa: E402
 
 __all__ += ["save", "load", "serialization"]
+
+# The plug points for out-of-tree packages (docs/plugins.md): kernel overrides, and the C API
+# table of compiled plugins (ember_plugin.h, in get_include()), which installs host allocators.
+from . import library  # noqa: E402
+from .library import get_include  # noqa: E402, F401  (numpy.get_include's counterpart)
+
+_C_API = _C._C_API
+
+__all__ += ["library"]

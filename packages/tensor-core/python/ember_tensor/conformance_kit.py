@@ -256,3 +256,32 @@ class _Kit:
             for test_id, reason in self.xfails.items():
                 got = self.outcomes.get(test_id, "not run")
                 tr.write_line(f"  {test_id} : {reason} [{got}]")
+
+
+# --------------------------------------------------------------------------------------
+# For the kits' own tests: run a kit in a child pytest and read its outcomes
+
+
+def run_kit(kit: str, cwd: Path, *args: str, plugin: bool = True, env: dict | None = None):
+    """``python -m pytest -p <kit> -p no:cacheprovider -v <args>`` in ``cwd`` (prepended to
+    PYTHONPATH, so a fake provider can sit there), without the calling pytest's environment;
+    ``plugin=False`` leaves ``-p <kit>`` out. Returns the CompletedProcess (text output)."""
+    import os
+    import subprocess
+
+    child = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    child.update(env or {})
+    child["PYTHONPATH"] = os.pathsep.join(filter(None, [str(cwd), child.get("PYTHONPATH")]))
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", *(["-p", kit] if plugin else []), "-p",
+         "no:cacheprovider", "-v", *args],
+        cwd=cwd, env=child, capture_output=True, text=True, timeout=600,
+    )
+
+
+def kit_outcomes(out: str, kit: str, class_name: str) -> dict[str, str]:
+    """``{test name[param]: PASSED / FAILED / ERROR / XFAIL / XPASS / SKIPPED}`` of the kit's
+    aggregate class, read from ``pytest -v`` output."""
+    prefix = re.escape(f"{kit}::{class_name}::")
+    pattern = rf"^{prefix}(\S+) (PASSED|FAILED|ERROR|XFAIL|XPASS|SKIPPED)"
+    return {m[1]: m[2] for m in re.finditer(pattern, out, re.M)}

@@ -5,7 +5,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <optional>
+#include <type_traits>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -108,6 +110,30 @@ bool autograd_provider_installed();  // installed at all
 bool set_autograd_hook_enabled(bool enabled);  // returns the previous value
 void force_autograd_hook(bool on);
 void call_autograd_hook(const char* op, const char* kind, py::tuple args, py::object result);
+
+// Kernel overrides (ember_tensor.library.register_kernel): fn(*args) -- with out= for the
+// in-place and out= variants -- runs instead of an op's built-in CPU kernel; returning
+// NotImplemented falls back to the built-in one. Ops an override runs use the built-in kernels.
+extern std::atomic<bool> g_kernel_overrides_active;
+inline bool kernel_overrides_active() { return g_kernel_overrides_active.load(std::memory_order_relaxed); }
+py::object find_kernel_override(const char* op);  // empty when op has none (or inside an override)
+py::object call_kernel_override(const char* op, const py::object& fn, const py::tuple& args, const Tensor* out);
+[[noreturn]] void override_result_error(const char* op, const py::object& fn, const py::object& result,
+                                        const char* expected);
+// Runs op's override into `result`; false when there is none or it returned NotImplemented.
+template <class R>
+bool run_kernel_override(const char* op, const py::tuple& args, const Tensor* out, R& result) {
+  py::object fn = find_kernel_override(op);
+  if (!fn) return false;
+  py::object r = call_kernel_override(op, fn, args, out);
+  if (r.is(py::reinterpret_borrow<py::object>(Py_NotImplemented))) return false;
+  try {
+    result = r.cast<R>();
+  } catch (const py::cast_error&) {
+    override_result_error(op, fn, r, std::is_same<R, Tensor>::value ? "a Tensor" : "the op's result type");
+  }
+  return true;
+}
 
 void check_dtypes(const char* op, const Tensor& t, uint32_t mask);
 // TypeError for a None passed where a tensor (or a sequence of tensors) is required.

@@ -325,7 +325,7 @@ CachingAllocator& cpu() {
 
 }  // namespace
 
-Allocator* cpu_allocator() { return &cpu(); }
+Allocator* caching_cpu_allocator() { return &cpu(); }
 MemoryStats cpu_memory_stats() { return cpu().stats(); }
 void reset_peak_cpu_memory() { cpu().reset_peak(); }
 void reset_accumulated_cpu_memory() { cpu().reset_accumulated(); }

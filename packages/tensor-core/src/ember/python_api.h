@@ -13,6 +13,9 @@ void bind_ops_1(py::module_&, TensorClass&);
 void bind_ops_2(py::module_&, TensorClass&);
 void bind_ops_3(py::module_&, TensorClass&);
 
+// plug_points.cpp: the C API capsule, the host allocator's state, kernel overrides
+void bind_plug_points(py::module_& m);
+
 // python_support.cpp
 void register_dtype_objects(py::module_& m);
 void set_autograd_hook(py::object hook);

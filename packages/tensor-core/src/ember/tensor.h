@@ -66,8 +66,11 @@ struct MemoryStats {
   int64_t cache_limit = 0;        // the most bytes kept cached (0 when caching is off)
 };
 
-// The CPU (host) caching allocator, created at first use (host_allocator.cpp).
+// The host allocator every CPU storage takes its memory from: the caching allocator below,
+// or a plugin's, installed before the first call (plug_points.cpp).
 Allocator* cpu_allocator();
+// The CPU (host) caching allocator, created at first use (host_allocator.cpp).
+Allocator* caching_cpu_allocator();
 MemoryStats cpu_memory_stats();
 void reset_peak_cpu_memory();         // peaks := current values
 void reset_accumulated_cpu_memory();  // cumulative counters := 0
