@@ -2,7 +2,7 @@
 
     nox -l              list the sessions
     nox -s demo         build the core once, install it with the meta-package, run the demo
-    nox -s tests        every package's tests against the installed wheel
+    nox -s tests        every package's tests, each installed alone, then the example plugins
     nox -s tests_core   one component, installed alone (also tests_ember, ...)
 
 The C++ core is compiled at most once: the ``wheel`` helper builds
@@ -306,11 +306,14 @@ def wheel(session: nox.Session) -> None:
     session.log(f"core wheel: {path.relative_to(ROOT)}")
 
 
-@nox.session
+@nox.session(venv_backend="none")
 def tests(session: nox.Session) -> None:
-    """All packages installed together; every package's tests (pytest args after --)."""
-    order = install(session, *PACKAGES, tests=True)
-    run_tests(session, order)
+    """Every package's tests, each package installed alone in its own environment (the
+    tests_<short> sessions: the core, each component with only its declared dependencies, the
+    meta-package with everything), then the example plugins (pytest args after --)."""
+    for pkg in sorted(PACKAGES.values(), key=lambda p: _test_order(p.name)):
+        session.notify(f"tests_{pkg.short}", posargs=session.posargs)
+    session.notify("plugins", posargs=session.posargs)
 
 
 def _component_session(pkg: Package) -> None:
@@ -324,6 +327,39 @@ def _component_session(pkg: Package) -> None:
 
 for _pkg in PACKAGES.values():
     _component_session(_pkg)
+
+
+PLUGINS_DIR = ROOT / "examples" / "plugins"
+
+
+@nox.session
+def plugins(session: nox.Session) -> None:
+    """The third-party-style plugins of examples/plugins/, installed beside the ember
+    meta-package as their users would install them; each one's tests, run from its own
+    directory with its own pytest configuration (which enables the conformance kit it must
+    pass)."""
+    install(session, "ember", tests=True)
+    session.install("setuptools>=64")  # the plugins build against the installed core
+    failed = []
+    for pyproject in sorted(PLUGINS_DIR.glob("*/pyproject.toml")):
+        project = tomllib.loads(pyproject.read_text())["project"]
+        reqs = [Requirement(r) for r in project.get("dependencies", [])]
+        reqs += [Requirement(r) for r in project.get("optional-dependencies", {}).get("test", [])]
+        external = [str(r) for r in reqs if not _is_local(r) and _applies(r)]
+        for req in external:
+            _check_torch(Requirement(req))
+        if external:
+            session.install(*external)
+        session.install("--no-build-isolation", "--no-deps", "--force-reinstall",
+                        str(pyproject.parent))
+        session.log(f"--- plugin {project['name']} ---")
+        with session.chdir(pyproject.parent):
+            try:
+                session.run("pytest", *session.posargs)
+            except nox.command.CommandFailed:
+                failed.append(project["name"])
+    if failed:
+        session.error(f"plugin tests failed in: {', '.join(failed)}")
 
 
 @nox.session

@@ -123,6 +123,7 @@ def use(**providers: str) -> None:
 
 
 _active_names: dict[str, str] = {}  # slot -> the entry point name of its active provider
+_active_dists: dict[str, str] = {}  # slot -> "distribution version" of its active provider
 
 
 def _slot_attr(slot: str) -> str:
@@ -213,6 +214,7 @@ def _resolve(slot: str) -> object:
         )
     _providers[slot] = provider
     _active_names[slot] = name
+    _active_dists[slot] = dist
     return provider
 
 
