@@ -15,29 +15,19 @@ from pathlib import Path
 
 import pytest
 
+from ember_tensor.conformance_kit import kit_outcomes
+from ember_tensor.conformance_kit import run_kit as shared_run_kit
+
 KIT = "ember_autograd.conformance"
 PREFIX = f"{KIT}::TestAutogradConformance::"
 
 def run_kit(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(cwd), env.get("PYTHONPATH")]))
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", KIT, "-p", "no:cacheprovider", "-v", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return shared_run_kit(KIT, cwd, *args)
 
 
 def outcomes(out: str) -> dict[str, str]:
     """{short test id: PASSED / FAILED / XFAIL / ...} from pytest -v output."""
-    found = {}
-    for m in re.finditer(rf"^{re.escape(PREFIX)}(\S+) (PASSED|FAILED|ERROR|XFAIL|XPASS|SKIPPED)",
-                         out, re.M):
-        found[m[1]] = m[2]
-    return found
+    return kit_outcomes(out, KIT, "TestAutogradConformance")
 
 
 def test_kit_passes_against_ember_autograd(tmp_path: Path) -> None:

@@ -5,27 +5,23 @@ provider that breaks the protocol."""
 
 from __future__ import annotations
 
-import os
-import re
 import subprocess
-import sys
 from pathlib import Path
+
+from ember_tensor.conformance_kit import kit_outcomes
+from ember_tensor.conformance_kit import run_kit as shared_run_kit
 
 KIT = "ember_mp.conformance"
 PREFIX = f"{KIT}::TestMPConformance::"
 
 
 def run_kit(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(cwd), env.get("PYTHONPATH")]))
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", KIT, "-p", "no:cacheprovider", "-v", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    return shared_run_kit(KIT, cwd, *args)
 
 
 def outcomes(out: str) -> dict[str, str]:
-    return {m[1]: m[2] for m in re.finditer(
-        rf"^{re.escape(PREFIX)}(\S+) (PASSED|FAILED|ERROR|XFAIL|XPASS|SKIPPED)", out, re.M)}
+    """{short test id: PASSED / FAILED / XFAIL / ...} from pytest -v output."""
+    return kit_outcomes(out, KIT, "TestMPConformance")
 
 
 def test_kit_passes_against_ember_mp(tmp_path: Path) -> None:

@@ -4,40 +4,27 @@ to work from any directory, and a fake provider can sit next to it."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from ember_tensor.conformance_kit import kit_outcomes
+from ember_tensor.conformance_kit import run_kit as shared_run_kit
 
 KIT = "ember_optim.conformance"
 PREFIX = f"{KIT}::TestOptimConformance::"
 
 
 def run_kit(cwd: Path, *args: str, plugin: bool = True) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(cwd), env.get("PYTHONPATH")]))
-    kit = ["-p", KIT] if plugin else []
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", *kit, "-p", "no:cacheprovider", "-v", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return shared_run_kit(KIT, cwd, *args, plugin=plugin)
 
 
 def outcomes(out: str) -> dict[str, str]:
     """{short test id: PASSED / FAILED / XFAIL / ...} from pytest -v output."""
-    found = {}
-    for m in re.finditer(rf"^{re.escape(PREFIX)}(\S+) (PASSED|FAILED|ERROR|XFAIL|XPASS|SKIPPED)",
-                         out, re.M):
-        found[m[1]] = m[2]
-    return found
+    return kit_outcomes(out, KIT, "TestOptimConformance")
 
 
 def test_kit_passes_against_ember_optim(tmp_path: Path) -> None:
