@@ -10,13 +10,14 @@ import textwrap
 from pathlib import Path
 
 
-def fake_provider(root: Path, name: str, module_body: str) -> None:
-    """A distribution ``fake-<name>`` 1.2 whose entry point ``<name>`` in ember.slots.optim
-    is the module ``fake_<name>``."""
+def fake_provider(root: Path, name: str, module_body: str, dist: str = "") -> None:
+    """A distribution ``fake-<name>`` 1.2 (or ``<dist>``) whose entry point ``<name>`` in
+    ember.slots.optim is the module ``fake_<name>``."""
     (root / f"fake_{name}.py").write_text(textwrap.dedent(module_body))
-    info = root / f"fake_{name}-1.2.dist-info"
+    dist = dist or f"fake-{name}"
+    info = root / f"{dist.replace('-', '_')}-1.2.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: fake-{name}\nVersion: 1.2\n")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.2\n")
     (info / "entry_points.txt").write_text(f"[ember.slots.optim]\n{name} = fake_{name}\n")
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from slot_helpers import fake_plugins, run
+from slot_helpers import fake_plugins, fake_provider, run
 
 
 @pytest.fixture
@@ -80,3 +80,21 @@ def test_use_checks_the_slot_name():
     with pytest.raises(ValueError, match="ember.use: unknown slot 'optimizer'; the slots are "
                                          "autograd, data, mp, nn, optim"):
         ember.use(optimizer="x")
+
+
+def test_a_name_declared_twice_is_an_error(plugins):
+    fake_provider(plugins, "good", "INTERFACE_VERSION = 1\n", dist="other-good")
+    out = run(plugins, """
+        import ember
+        try:
+            ember.optim
+        except ember.SlotError as exc:
+            print(exc)
+    """, EMBER_OPTIM="good")
+    message = out.stdout.strip()
+    assert message.startswith(
+        "ember: slot 'optim': provider name 'good' (chosen by the environment variable "
+        "EMBER_OPTIM) is declared by several distributions in 'ember.slots.optim': "
+    ), out.stdout + out.stderr
+    assert "fake_good (fake-good 1.2)" in message and "fake_good (other-good 1.2)" in message
+    assert message.endswith("; uninstall all but one")

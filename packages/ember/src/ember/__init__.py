@@ -199,8 +199,17 @@ def _resolve(slot: str) -> object:
             f"pip install {distribution})",
             name=f"{__name__}.{slot}",
         )
+
+    def dist_of(ep) -> str:
+        return f"{ep.dist.name} {ep.dist.version}" if ep.dist else "unknown distribution"
+
+    if len({(ep.value, dist_of(ep)) for ep in found}) > 1:
+        raise SlotError(
+            f"ember: slot {slot!r}: provider name {name!r} (chosen by {source}) is declared by "
+            f"several distributions in {group!r}: "
+            f"{', '.join(f'{ep.value} ({dist_of(ep)})' for ep in found)}; uninstall all but one")
     ep = found[0]
-    dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist is not None else "unknown distribution"
+    dist = dist_of(ep)
     where = f"slot {slot!r}, provider {name!r} ({ep.value}, {dist}; chosen by {source})"
     try:
         provider = import_module(ep.value)
