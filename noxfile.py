@@ -371,9 +371,21 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def docs(session: nox.Session) -> None:
-    """Generate the op table and execute every ```python block of docs/."""
+    """The documentation site: generate the op table, execute every ```python block of
+    docs/, build the site (mkdocs.yml; warnings are errors) into build/site, and check that
+    it rendered (tools/check_site.py)."""
+    # the site's tools, pinned (tools/griffe_ember.py uses griffe's extension API)
+    site_tools = (
+        "mkdocs==1.6.1",
+        "mkdocstrings==1.0.8",
+        "mkdocstrings-python==2.0.11",
+        "griffelib==2.4.1",
+        "mkdocs-autorefs==1.4.5",
+    )
     install(session, *PACKAGES)
-    session.install("pyyaml>=6")
+    # pytest: docs/write-your-own-component.md runs a conformance kit; ruff: mkdocstrings
+    # formats the signatures with it
+    session.install("pyyaml>=6", "pytest>=8", RUFF, *site_tools)
     gen = CORE_DIR / "codegen" / "gen.py"
     check = ["python", "tools/check_docs.py", "docs"]
     if gen.exists():
@@ -384,6 +396,10 @@ def docs(session: nox.Session) -> None:
     session.run(
         *check, "--links", "README.md", *PACKAGES_DIR.glob("*/README.md"), "benchmarks/README.md"
     )
+    if not gen.exists():
+        session.error("the site needs the op table: no mkdocs build without codegen/gen.py")
+    session.run("mkdocs", "build", "--strict", "--config-file", "mkdocs.yml")
+    session.run("python", "tools/check_site.py", "--config", "mkdocs.yml")
 
 
 @nox.session
@@ -398,6 +414,10 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def demo(session: nox.Session) -> None:
-    """The main job: install the core and the ember meta-package, run examples/demo.py."""
+    """The main job: install the core and the ember meta-package, run the API tour
+    (examples/demo.py), then train a CNN on the digits (examples/train_digits.py; args after
+    -- go to it, e.g. -- --epochs 5)."""
     install(session, "ember")
+    session.install("scikit-learn", "tqdm", "matplotlib")
     session.run("python", "examples/demo.py")
+    session.run("python", "examples/train_digits.py", *session.posargs)

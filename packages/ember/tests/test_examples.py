@@ -80,7 +80,7 @@ def test_train_digits_default_run(tmp_path):
     assert "batch" in out.split("--- stderr")[1]  # tqdm's progress bar, on stderr
 
     run = tmp_path / "runs" / "digits"
-    state = ember.load(run / "checkpoint.safetensors")
+    state = ember.load(run / "checkpoint.pt")
     assert set(state) == {"model", "optimizer", "scheduler", "epoch"}
     assert state["epoch"] == defaults.epochs
     model = example.DigitsCNN()
@@ -112,7 +112,7 @@ def test_train_digits_flags_and_out_dir(tmp_path):
     out = run_example("train_digits.py", "--epochs", "1", "--batch-size", "128", "--lr", "0.005",
                       "--seed", "3", "--out", str(tmp_path / "x"), cwd=tmp_path)
     assert "1 epochs of 12 batches" in out  # 1437 training images / 128
-    assert ember.load(tmp_path / "x" / "checkpoint.safetensors")["epoch"] == 1
+    assert ember.load(tmp_path / "x" / "checkpoint.pt")["epoch"] == 1
     assert (tmp_path / "x" / "loss.png").read_bytes()[:8] == PNG_MAGIC
     assert not (tmp_path / "runs").exists()
 

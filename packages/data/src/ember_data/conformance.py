@@ -5,9 +5,11 @@
 Run from any directory: the plugin adds one aggregate test class, ``TestDataConformance``.
 Its tests check what makes an implementation a drop-in ``ember.data``: the names, map-style
 and iterable datasets, the samplers' contracts, ``default_collate``'s batch structure, and a
-``DataLoader`` with and without worker processes (batches in order, every sample once per
-epoch with shuffling, ``get_worker_info`` in workers, a worker's exception raised in the
-main process, PyTorch's argument errors).
+``DataLoader`` with and without workers (batches in order, ``drop_last``, ``collate_fn``,
+``batch_sampler``, ``sampler``, ``batch_size=None``, every sample once per epoch with
+shuffling, shuffles that follow ``generator``, ``get_worker_info`` and ``worker_init_fn`` in
+workers, persistent workers over several epochs, a
+worker's exception raised in the main process, PyTorch's argument errors).
 
 ``--data-provider=MODULE``: the implementation under test (default: ``ember_data``), an
 importable module with the names below and ``INTERFACE_VERSION``.
@@ -57,7 +59,8 @@ class _Squares:
 
 
 class _WorkerIds:
-    """Sample i: the id of the worker that loads it (the provider's ``get_worker_info``)."""
+    """Sample i: (the id of the worker that loads it, the number of workers), from the
+    provider's ``get_worker_info``, and what ``_init_worker`` recorded for that worker."""
 
     def __init__(self, provider: str):
         self.provider = provider
@@ -67,7 +70,29 @@ class _WorkerIds:
 
     def __getitem__(self, i):
         info = importlib.import_module(self.provider).get_worker_info()
-        return -1 if info is None else info.id
+        if info is None:
+            return -1, 0, -1
+        return info.id, info.num_workers, _INITIALIZED.get(_worker_key(), -1)
+
+
+# worker_init_fn's record, keyed by process and thread (workers may be either)
+_INITIALIZED: dict[tuple[int, int], int] = {}
+
+
+def _worker_key() -> tuple[int, int]:
+    import os
+    import threading
+
+    return os.getpid(), threading.get_ident()
+
+
+def _init_worker(worker_id: int) -> None:
+    _INITIALIZED[_worker_key()] = worker_id
+
+
+def _pairs(batch):
+    """A collate_fn: the batch as a list of (index, square) pairs of Python numbers."""
+    return [(int(i), float(v)) for i, v in batch]
 
 
 class _Failing:
@@ -121,11 +146,48 @@ class TestDataConformance:
                     for v in i.tolist()]
         assert sorted(shuffled) == list(range(10))
 
-    def test_worker_info(self) -> None:
-        ids = [int(b) for b in self.data.DataLoader(_WorkerIds(self.data.__name__), batch_size=None,
-                                                     num_workers=2)]
-        assert sorted(set(ids)) == [0, 1]
+    def test_worker_info_and_init_fn(self) -> None:
+        loader = self.data.DataLoader(_WorkerIds(self.data.__name__), batch_size=None,
+                                      num_workers=2, worker_init_fn=_init_worker)
+        samples = [tuple(int(v) for v in s) for s in loader]
+        assert len(samples) == 6
+        assert all(n == 2 and wid in (0, 1) for wid, n, _ in samples), samples
+        # worker_init_fn ran in the worker that loaded the sample, with that worker's id
+        assert all(init == wid for wid, _, init in samples), samples
         assert self.data.get_worker_info() is None
+
+    @pytest.mark.parametrize("workers", [0, 2])
+    def test_loader_options(self, workers: int) -> None:
+        d = self.data
+        dropped = d.DataLoader(_Squares(), batch_size=4, drop_last=True, num_workers=workers)
+        assert len(dropped) == 2 and [b[0].tolist() for b in dropped] == [[0, 1, 2, 3],
+                                                                          [4, 5, 6, 7]]
+        custom = list(d.DataLoader(_Squares(), batch_size=3, collate_fn=_pairs,
+                                   num_workers=workers))
+        assert custom[0] == [(0, 0.0), (1, 1.0), (2, 4.0)] and custom[-1] == [(9, 81.0)]
+        by_batches = d.DataLoader(_Squares(), batch_sampler=[[9, 0], [3], [5, 6, 7]],
+                                  num_workers=workers)
+        assert [b[0].tolist() for b in by_batches] == [[9, 0], [3], [5, 6, 7]]
+        ordered = d.DataLoader(_Squares(), sampler=[7, 2, 2], batch_size=2, num_workers=workers)
+        assert [b[0].tolist() for b in ordered] == [[7, 2], [2]]
+        single = [tuple(s) for s in d.DataLoader(_Squares(), batch_size=None,
+                                                 num_workers=workers)]
+        assert [int(i) for i, _ in single] == list(range(10))
+
+    def test_shuffle_follows_the_generator(self) -> None:
+        def order(seed: int) -> list[int]:
+            loader = self.data.DataLoader(_Squares(), batch_size=5, shuffle=True,
+                                          generator=et.Generator().manual_seed(seed))
+            return [int(v) for b in loader for v in b[0].tolist()]
+
+        assert order(3) == order(3)
+        assert sorted(order(3)) == list(range(10)) and order(3) != order(4)
+
+    def test_persistent_workers_serve_every_epoch(self) -> None:
+        loader = self.data.DataLoader(_Squares(), batch_size=3, shuffle=True, num_workers=2,
+                                      persistent_workers=True)
+        for _ in range(3):
+            assert sorted(int(v) for b in loader for v in b[0].tolist()) == list(range(10))
 
     def test_worker_exception(self) -> None:
         with pytest.raises(ValueError, match="sample 2 is broken"):
