@@ -43,7 +43,7 @@ import numpy as np
 import pytest
 
 import ember_tensor as et
-from ember_tensor.conformance_kit import ConformanceKit
+from ember_tensor.conformance_kit import define_kit
 
 KIT_NODEID = "ember_autograd.conformance"
 CLASS_NAME = "TestAutogradConformance"
@@ -71,16 +71,9 @@ INTERFACE_NAMES = (
 # --------------------------------------------------------------------------------------
 # The plugin (its plumbing: ember_tensor.conformance_kit)
 
-_SPEC = ConformanceKit(
-    component="autograd",
-    class_name=CLASS_NAME,
-    default_provider="ember_autograd",
-    plugin_module=__name__,
-)
-pytest_addoption = _SPEC.pytest_addoption
-pytest_configure = _SPEC.pytest_configure
-parse_xfail_file = _SPEC.parse_xfail_file
-_KIT = _SPEC.stash_key
+# the pytest plugin: its hooks come from ember_tensor.conformance_kit
+_KIT = define_kit(globals(), component="autograd", class_name=CLASS_NAME,
+                  default_provider="ember_autograd")
 
 
 # --------------------------------------------------------------------------------------

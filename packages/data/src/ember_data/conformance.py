@@ -23,7 +23,7 @@ import importlib
 import pytest
 
 import ember_tensor as et
-from ember_tensor.conformance_kit import ConformanceKit
+from ember_tensor.conformance_kit import define_kit
 
 INTERFACE_VERSION = 1
 
@@ -34,16 +34,9 @@ INTERFACE_NAMES = (
     "DataLoader", "default_collate", "default_convert", "get_worker_info",
 )
 
-_SPEC = ConformanceKit(
-    component="data",
-    class_name="TestDataConformance",
-    default_provider="ember_data",
-    plugin_module=__name__,
-)
-pytest_addoption = _SPEC.pytest_addoption
-pytest_configure = _SPEC.pytest_configure
-parse_xfail_file = _SPEC.parse_xfail_file
-_KIT = _SPEC.stash_key
+# the pytest plugin: its hooks come from ember_tensor.conformance_kit
+_KIT = define_kit(globals(), component="data", class_name="TestDataConformance",
+                  default_provider="ember_data")
 
 
 class _Squares:

@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 import ember_tensor as et
-from ember_tensor.conformance_kit import ConformanceKit
+from ember_tensor.conformance_kit import define_kit
 
 INTERFACE_VERSION = 1
 
@@ -38,16 +38,9 @@ INTERFACE_NAMES = tuple(multiprocessing.__all__) + (
     "ReduceOp", "init_process_group", "all_reduce", "broadcast", "barrier",
 )
 
-_SPEC = ConformanceKit(
-    component="mp",
-    class_name="TestMPConformance",
-    default_provider="ember_mp",
-    plugin_module=__name__,
-)
-pytest_addoption = _SPEC.pytest_addoption
-pytest_configure = _SPEC.pytest_configure
-parse_xfail_file = _SPEC.parse_xfail_file
-_KIT = _SPEC.stash_key
+# the pytest plugin: its hooks come from ember_tensor.conformance_kit
+_KIT = define_kit(globals(), component="mp", class_name="TestMPConformance",
+                  default_provider="ember_mp")
 
 
 # --------------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ import numpy as np
 import pytest
 
 import ember_tensor as et
-from ember_tensor.conformance_kit import ConformanceKit
+from ember_tensor.conformance_kit import define_kit
 
 KIT_NODEID = "ember_nn.conformance"
 CLASS_NAME = "TestNNConformance"
@@ -90,16 +90,9 @@ INTERFACE_NAMES = (
 # --------------------------------------------------------------------------------------
 # The plugin (its plumbing: ember_tensor.conformance_kit)
 
-_SPEC = ConformanceKit(
-    component="nn",
-    class_name=CLASS_NAME,
-    default_provider="ember_nn",
-    plugin_module=__name__,
-)
-pytest_addoption = _SPEC.pytest_addoption
-pytest_configure = _SPEC.pytest_configure
-parse_xfail_file = _SPEC.parse_xfail_file
-_KIT = _SPEC.stash_key
+# the pytest plugin: its hooks come from ember_tensor.conformance_kit
+_KIT = define_kit(globals(), component="nn", class_name=CLASS_NAME,
+                  default_provider="ember_nn")
 
 
 # --------------------------------------------------------------------------------------

@@ -48,21 +48,14 @@ import pytest
 
 import ember_tensor as et
 from ember_tensor import library
-from ember_tensor.conformance_kit import ConformanceKit
+from ember_tensor.conformance_kit import define_kit
 
 CLASS_NAME = "TestCorePluginConformance"
 INTERFACE_VERSION = 1
 
-_SPEC = ConformanceKit(
-    component="core",
-    class_name=CLASS_NAME,
-    default_provider="ember_tensor._builtin_plugins",
-    plugin_module=__name__,
-)
-pytest_addoption = _SPEC.pytest_addoption
-pytest_configure = _SPEC.pytest_configure
-parse_xfail_file = _SPEC.parse_xfail_file
-_KIT = _SPEC.stash_key
+# the pytest plugin: its hooks come from ember_tensor.conformance_kit
+_KIT = define_kit(globals(), component="core", class_name=CLASS_NAME,
+                  default_provider="ember_tensor._builtin_plugins")
 
 # dtypes the kernel cases are drawn in (those the op accepts), and their comparison tolerance
 _DTYPES = {"float32": 1e-6, "float64": 1e-13, "int64": 0, "int32": 0, "uint8": 0, "bool": 0}

@@ -5,18 +5,11 @@ here. Not imported by ``import ember_tensor``; only by the kits.
 
 A kit module does::
 
-    from ember_tensor.conformance_kit import ConformanceKit
+    from ember_tensor.conformance_kit import define_kit
 
-    _SPEC = ConformanceKit(
-        component="nn",
-        class_name="TestNNConformance",
-        default_provider="ember_nn",
-        plugin_module=__name__,
-    )
-    pytest_addoption = _SPEC.pytest_addoption
-    pytest_configure = _SPEC.pytest_configure
-    parse_xfail_file = _SPEC.parse_xfail_file
-    _KIT = _SPEC.stash_key  # request.config.stash[_KIT].provider: the provider under test
+    _KIT = define_kit(globals(), component="nn", class_name="TestNNConformance",
+                      default_provider="ember_nn")
+    # request.config.stash[_KIT].provider: the provider under test
 
 and gets the options ``--<component>-provider=MODULE`` (the implementation under test,
 imported when pytest is configured) and ``--<component>-xfail=FILE`` (expected failures,
@@ -37,6 +30,17 @@ import pytest
 
 # <test id> : <reason>, the separator being a colon that is not part of "::"
 _LINE = re.compile(r"^(?P<id>.*?[^:\s])\s*(?<!:):(?!:)\s*(?P<reason>.*)$")
+
+
+def define_kit(namespace: dict, component: str, class_name: str, default_provider: str):
+    """Makes the module whose globals are ``namespace`` a kit: defines its pytest hooks
+    (``pytest_addoption``, ``pytest_configure``), ``parse_xfail_file`` and ``_SPEC`` (the
+    ``ConformanceKit``); returns the stash key under which the run's kit state lives."""
+    spec = ConformanceKit(component, class_name, default_provider, namespace["__name__"])
+    namespace.update(pytest_addoption=spec.pytest_addoption,
+                     pytest_configure=spec.pytest_configure,
+                     parse_xfail_file=spec.parse_xfail_file, _SPEC=spec)
+    return spec.stash_key
 
 
 class ConformanceKit:
