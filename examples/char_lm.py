@@ -133,17 +133,15 @@ def evaluate(model, data, block: int, batch_size: int, max_batches: int) -> floa
 
 
 def sample(model, prompt_ids: list[int], length: int, temperature: float, generator) -> list[int]:
-    """Extends ``prompt_ids`` by ``length`` characters drawn from the model. Drawing from the
-    softmax uses the Gumbel-max trick (argmax of logits/T plus Gumbel noise), which gives the
-    same distribution as ``multinomial`` on the softmax."""
+    """Extends ``prompt_ids`` by ``length`` characters drawn from the model's softmax at
+    ``temperature``."""
     model.eval()
     ids = list(prompt_ids)
     with ember.no_grad():
         for _ in range(length):
             context = ember.tensor([ids[-model.block:]])
-            logits = model(context)[0, -1] / temperature
-            uniform = ember.rand(logits.shape[0], generator=generator).clamp(1e-9, 1.0)
-            ids.append(int((logits - (-uniform.log()).log()).argmax().item()))
+            probs = (model(context)[0, -1] / temperature).softmax(dim=-1)
+            ids.append(int(ember.multinomial(probs, 1, generator=generator).item()))
     model.train()
     return ids
 

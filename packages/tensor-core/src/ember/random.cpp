@@ -20,6 +20,13 @@
 //  - bernoulli: one counter per element; the element is 1 when a 53-bit uniform u < p.
 //  - randperm: Fisher-Yates, serial: n counters, step i (n-1 down to 1) swaps element i with
 //    element j in [0, i] drawn from counter start + i.
+//  - multinomial with replacement: one counter per sample; a 53-bit uniform u scaled by the
+//    row's total picks the first category whose cumulative weight exceeds it. Without
+//    replacement: one counter per category; the key -log(u) / w (exponential race,
+//    Efraimidis-Spirakis) orders the categories, and the num_samples smallest keys, in
+//    increasing order, are the draws (the law of sequential draws without replacement);
+//    categories of weight zero follow the others, in random order.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -314,6 +321,78 @@ Tensor randperm(int64_t n, Generator* generator, std::optional<ScalarType> dtype
       for (int64_t i = 0; i < n; ++i) p[i] = convert<T>(perm[static_cast<size_t>(i)]);
     });
   });
+}
+
+Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement, Generator* generator) {
+  const int64_t dim = self->dim();
+  if (dim < 1 || dim > 2) throw std::runtime_error(message("multinomial: prob_dist must be 1 or 2 dim, got ", dim));
+  if (num_samples <= 0) {
+    throw std::runtime_error(message("multinomial: cannot sample n_sample <= 0 samples (got ", num_samples, ")"));
+  }
+  const int64_t rows = dim == 1 ? 1 : self->size(0);
+  const int64_t cats = self->size(dim - 1);
+  if (cats == 0) throw std::runtime_error("multinomial: number of categories cannot be zero");
+  if (!replacement && num_samples > cats) {
+    throw std::runtime_error(message("multinomial: cannot sample n_sample > prob_dist.size(-1) samples without "
+                                     "replacement (n_sample=", num_samples, ", categories=", cats, ")"));
+  }
+  Tensor w = ember::empty(self->sizes(), ScalarType::Float64);
+  copy_into(w, self);
+  const double* wp = w->data<double>();
+  for (int64_t r = 0; r < rows; ++r) {
+    double total = 0;
+    for (int64_t k = 0; k < cats; ++k) {
+      const double v = wp[r * cats + k];
+      if (!(v >= 0.0) || std::isinf(v)) {
+        throw std::runtime_error(message("multinomial: probability tensor contains either `inf`, `nan` or element < 0 "
+                                         "(", v, " in row ", r, ", category ", k, ")"));
+      }
+      total += v;
+    }
+    if (!(total > 0)) {
+      throw std::runtime_error(message("multinomial: invalid multinomial distribution (sum of probabilities <= 0) in row ", r));
+    }
+  }
+  Shape shape = dim == 1 ? Shape{num_samples} : Shape{rows, num_samples};
+  Tensor res = ember::empty(shape, ScalarType::Int64);
+  int64_t* out = res->data<int64_t>();
+  const Counters c = reserve(generator, static_cast<uint64_t>(rows * (replacement ? num_samples : cats)));
+  parallel_for(0, rows, 1, [&](int64_t b, int64_t e) {
+    std::vector<double> acc(static_cast<size_t>(cats));
+    std::vector<int64_t> order(static_cast<size_t>(cats));
+    for (int64_t r = b; r < e; ++r) {
+      const double* row = wp + r * cats;
+      int64_t* dst = out + r * num_samples;
+      if (replacement) {
+        std::partial_sum(row, row + cats, acc.begin());
+        const double total = acc.back();
+        for (int64_t s = 0; s < num_samples; ++s) {
+          const double u = uniform_double(random_bits(c.seed, c.start + static_cast<uint64_t>(r * num_samples + s)));
+          const auto it = std::upper_bound(acc.begin(), acc.end(), u * total);
+          int64_t k = std::min<int64_t>(it - acc.begin(), cats - 1);
+          while (row[k] == 0.0) --k;  // u * total rounded onto the last cumulative weight
+          dst[s] = k;
+        }
+      } else {
+        for (int64_t k = 0; k < cats; ++k) {
+          const double u = uniform_double(random_bits(c.seed, c.start + static_cast<uint64_t>(r * cats + k)));
+          // -log(1 - u) is an exponential draw (u < 1); zero weights come after every positive
+          // one (as in PyTorch, which draws them only once the others are exhausted), in a
+          // uniformly random order
+          const double e = -std::log1p(-u);
+          acc[static_cast<size_t>(k)] = row[k] > 0 ? e / row[k] : e;
+        }
+        std::iota(order.begin(), order.end(), int64_t(0));
+        auto first = [&](int64_t a, int64_t z) {
+          const bool za = row[a] == 0.0, zz = row[z] == 0.0;
+          return za != zz ? zz : acc[static_cast<size_t>(a)] < acc[static_cast<size_t>(z)];
+        };
+        std::partial_sort(order.begin(), order.begin() + num_samples, order.end(), first);
+        std::copy(order.begin(), order.begin() + num_samples, dst);
+      }
+    }
+  });
+  return res;
 }
 
 // In-place fills: the binding passes self as `out`; a null out (a functional call from C++)
