@@ -38,10 +38,8 @@ other kits (``ember_tensor.conformance_kit``).
 from __future__ import annotations
 
 import gc
-import json
 import os
 import threading
-from importlib import resources
 
 import numpy as np
 import pytest
@@ -59,17 +57,7 @@ _KIT = define_kit(globals(), component="core", class_name=CLASS_NAME,
 
 # dtypes the kernel cases are drawn in (those the op accepts), and their comparison tolerance
 _DTYPES = {"float32": 1e-6, "float64": 1e-13, "int64": 0, "int32": 0, "uint8": 0, "bool": 0}
-_SCHEMA = None
-
-
-def _schema() -> dict[str, dict]:
-    global _SCHEMA
-    if _SCHEMA is None:
-        text = resources.files("ember_tensor").joinpath("ops_schema.json").read_text()
-        _SCHEMA = {}
-        for entry in json.loads(text):
-            _SCHEMA.setdefault(entry["name"], entry)  # the first overload is the tensor one
-    return _SCHEMA
+_schema = library._op_schema  # op name -> its ops_schema.json entry
 
 
 def _tensor_arity(op: str) -> int | None:

@@ -43,15 +43,18 @@ __all__ = ["KernelHandle", "register_kernel", "registered_kernels"]
 # devices an override can target in this build
 _DEVICES = ("cpu",)
 _registered: dict[str, Callable] = {}
-_op_names: frozenset[str] | None = None
+_schema: dict[str, dict] | None = None
 
 
-def _known_ops() -> frozenset[str]:
-    global _op_names
-    if _op_names is None:
-        schema = resources.files(__package__).joinpath("ops_schema.json").read_text()
-        _op_names = frozenset(entry["name"] for entry in json.loads(schema))
-    return _op_names
+def _op_schema() -> dict[str, dict]:
+    """Op name -> its entry in ops_schema.json (the first overload), read once."""
+    global _schema
+    if _schema is None:
+        text = resources.files(__package__).joinpath("ops_schema.json").read_text()
+        _schema = {}
+        for entry in json.loads(text):
+            _schema.setdefault(entry["name"], entry)
+    return _schema
 
 
 class KernelHandle:
@@ -90,7 +93,7 @@ def register_kernel(op: str, device: str = "cpu", fn: Callable | None = None):
     ``"cpu"``, ``TypeError`` when ``fn`` is not callable, and ``RuntimeError`` when ``op``
     already has an override.
     """
-    if not isinstance(op, str) or op not in _known_ops():
+    if not isinstance(op, str) or op not in _op_schema():
         raise ValueError(
             f"register_kernel: {op!r} is not an op of ember_tensor (op names are those of the op "
             "table, e.g. 'relu', 'add', 'matmul'; in-place and out= variants share the op's name)"
