@@ -56,3 +56,8 @@ inline double uniform_double(uint64_t bits) { return static_cast<double>(bits >>
 inline float uniform_float(uint64_t bits) { return static_cast<float>(bits >> 40) * 0x1.0p-24f; }
 
 }  // namespace ember
+
+namespace ember {
+// The default generator of CUDA device `device` (created at first use; cuda_hooks.cpp).
+Generator& cuda_generator(int device);
+}  // namespace ember

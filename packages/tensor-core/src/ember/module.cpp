@@ -494,6 +494,7 @@ PYBIND11_MODULE(_C, m) {
   TensorClass cls(m, "Tensor", "A strided n-dimensional view over reference-counted storage.");
   bind_module_functions(m);
   bind_plug_points(m);
+  bind_cuda(m);
   bind_tensor_class(m, cls);
   bind_ops_0(m, cls);
   bind_ops_1(m, cls);

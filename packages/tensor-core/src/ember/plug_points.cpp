@@ -10,6 +10,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "ember/cuda_hooks.h"
 #include "ember/host_allocator.h"
 #include "ember/python_api.h"
 #include "ember/simd.h"
@@ -212,7 +213,7 @@ void bind_plug_points(py::module_& m) {
 #else
     d["blas"] = "built-in GEMM";
 #endif
-    d["cuda"] = false;
+    d["cuda"] = cuda_hooks().is_built();
     d["simd"] = cpu_level_name(cpu_level());
 #if defined(__clang__)
     d["compiler"] = "clang " __clang_version__;

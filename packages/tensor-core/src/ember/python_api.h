@@ -16,6 +16,9 @@ void bind_ops_3(py::module_&, TensorClass&);
 // plug_points.cpp: the C API capsule, the host allocator's state, kernel overrides
 void bind_plug_points(py::module_& m);
 
+// python_cuda.cpp: the compiled side of ember_tensor.cuda, and the fake-device allocator
+void bind_cuda(py::module_& m);
+
 // python_support.cpp
 void register_dtype_objects(py::module_& m);
 void set_autograd_hook(py::object hook);

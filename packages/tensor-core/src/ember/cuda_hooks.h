@@ -1,0 +1,76 @@
+// What the core needs from the CUDA runtime, behind one interface, so that no file outside
+// src/ember/cuda/ includes a CUDA header or needs an #ifdef. A build without CUDA (or with
+// EMBER_CUDA=OFF) has the default CudaHooks, whose device_count() is 0 and whose other
+// members raise "ember was built without CUDA"; a CUDA build installs CudaRuntimeHooks
+// (cuda/cuda_runtime_hooks.cpp) at load time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "ember/device_allocator.h"
+#include "ember/tensor.h"
+
+namespace ember {
+
+class CudaHooks {
+ public:
+  virtual ~CudaHooks() = default;
+  virtual bool is_built() const { return false; }
+  // Devices visible to this process; 0 when there is no driver or no GPU (never throws).
+  virtual int device_count() const { return 0; }
+  // Why device_count() is 0 on a CUDA build ("no NVIDIA driver", ...), for error messages.
+  virtual std::string unavailable_reason() const { return "ember was built without CUDA"; }
+  virtual int current_device() const { unavailable(); }
+  virtual void set_device(int) const { unavailable(); }
+  virtual std::string device_name(int) const { unavailable(); }
+  // (major, minor, total memory, multiprocessors)
+  virtual void device_properties(int, int*, int*, size_t*, int*) const { unavailable(); }
+  virtual void synchronize(int) const { unavailable(); }
+  virtual void mem_get_info(int, size_t* /*free*/, size_t* /*total*/) const { unavailable(); }
+
+  // The storage allocator of a device (the caching allocator, or the pluggable one).
+  virtual Allocator* allocator(int) const { unavailable(); }
+  // The caching allocator of a device, for stats and empty_cache; null while the pluggable
+  // allocator is in use.
+  virtual DeviceCachingAllocator* caching_allocator(int) const { unavailable(); }
+  // Host memory that is page-locked (cudaHostAlloc), cached like the device memory.
+  virtual Allocator* pinned_allocator() const { unavailable(); }
+  virtual bool is_pinned(const void*) const { return false; }
+
+  // Streams: StreamId 0 is the default (legacy) stream of the current device.
+  virtual StreamId current_stream(int) const { unavailable(); }
+  virtual void set_current_stream(int, StreamId) const { unavailable(); }
+  virtual StreamId create_stream(int, int /*priority*/) const { unavailable(); }
+  virtual void destroy_stream(int, StreamId) const { unavailable(); }
+  virtual bool query_stream(int, StreamId) const { unavailable(); }
+  virtual void synchronize_stream(int, StreamId) const { unavailable(); }
+  virtual void stream_wait_event(int, StreamId, void*) const { unavailable(); }
+  // Events: opaque handles (cudaEvent_t).
+  virtual void* create_event(int, bool /*timing*/, bool /*blocking*/, bool /*interprocess*/) const { unavailable(); }
+  virtual void destroy_event(int, void*) const { unavailable(); }
+  virtual void record_event(int, void*, StreamId) const { unavailable(); }
+  virtual bool query_event(void*) const { unavailable(); }
+  virtual void synchronize_event(void*) const { unavailable(); }
+  virtual float elapsed_ms(void*, void*) const { unavailable(); }
+
+  // Copies nbytes between any two of host and device memory, ordered on the current stream
+  // of the device involved. Synchronous unless non_blocking and the host side is pinned.
+  virtual void copy_bytes(void*, Device, const void*, Device, size_t, bool /*non_blocking*/) const {
+    unavailable();
+  }
+
+ protected:
+  [[noreturn]] void unavailable() const;
+};
+
+// The installed hooks (never null).
+const CudaHooks& cuda_hooks();
+void set_cuda_hooks(const CudaHooks* hooks);  // called once, at load, by a CUDA build
+
+// The index a Device names: its own, or the current CUDA device for "cuda" (-1). Raises
+// a RuntimeError naming the device when it does not exist.
+int resolve_cuda_index(const Device& d);
+
+}  // namespace ember
