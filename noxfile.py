@@ -19,6 +19,7 @@ import contextlib
 import fcntl
 import json
 import os
+import shutil
 import sys
 import tomllib
 from collections.abc import Iterable, Iterator
@@ -50,7 +51,10 @@ WHEEL_STAMP = DIST_DIR / "ember_tensor_core.build.json"
 # With build isolation off, scikit-build-core needs these in the environment.
 BUILD_TOOLS = ("cmake>=3.26", "ninja>=1.11")
 # Environment variables that change what the core's wheel contains.
-BUILD_CONFIG_ENV = ("EMBER_CUDA",)
+BUILD_CONFIG_ENV = ("EMBER_CUDA", "EMBER_CUDA_ARCHS")
+# A CUDA build compiles against the cuBLAS and cuDNN headers of these wheels (the kernels load
+# the libraries at run time), installed into the build environment when nvcc is there.
+CUDA_HEADER_WHEELS = ("nvidia-cublas", "nvidia-cudnn-cu13")
 # Directory names under packages/tensor-core that are not inputs of the wheel.
 NOT_SOURCES = frozenset(
     {"build", "dist", "tests", "__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache"}
@@ -174,6 +178,16 @@ def _build_config() -> dict[str, str]:
     return {"python": PY_TAG, **{k: os.environ.get(k, "") for k in BUILD_CONFIG_ENV}}
 
 
+def _cuda_build_requires() -> tuple[str, ...]:
+    """CUDA_HEADER_WHEELS when the core will build with CUDA: a CUDA compiler is there
+    ($CUDACXX, or nvcc on PATH, as CMake looks for it) and EMBER_CUDA is not OFF."""
+    if os.environ.get("EMBER_CUDA", "").strip().upper() in {"OFF", "0", "FALSE", "NO"}:
+        return ()
+    if not shutil.which(os.environ.get("CUDACXX") or "nvcc"):
+        return ()
+    return CUDA_HEADER_WHEELS
+
+
 def _existing_wheels() -> list[Path]:
     return sorted(DIST_DIR.glob(f"ember_tensor_core-*-{PY_TAG}-*.whl"))
 
@@ -211,7 +225,15 @@ def core_wheel(session: nox.Session, *, force: bool = False) -> Path:
             session.run(sys.executable, "-m", "venv", str(WHEEL_BUILD_ENV), external=True)
         core = PACKAGES[CORE_NAME]
         pip = (str(python), "-m", "pip")
-        session.run(*pip, "install", "-q", *core.build_requires, *BUILD_TOOLS, external=True)
+        session.run(
+            *pip,
+            "install",
+            "-q",
+            *core.build_requires,
+            *BUILD_TOOLS,
+            *_cuda_build_requires(),
+            external=True,
+        )
         for old in _existing_wheels():
             old.unlink()
         WHEEL_STAMP.unlink(missing_ok=True)

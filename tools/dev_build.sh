@@ -9,5 +9,13 @@ site=$(python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
 if [ -d "$site/ember_tensor" ]; then
   find "$site/ember_tensor" -maxdepth 2 -type l -exec rm -f {} +
 fi
+# A CUDA build (nvcc there, EMBER_CUDA not OFF) compiles against the cuBLAS and cuDNN headers
+# of their pip wheels (noxfile.py: CUDA_HEADER_WHEELS): install them once.
+case "${EMBER_CUDA:-}" in [Oo][Ff][Ff]|0|[Ff][Aa][Ll][Ss][Ee]|[Nn][Oo]) cuda=0 ;; *) cuda=1 ;; esac
+if [ "$cuda" = 1 ] && command -v "${CUDACXX:-nvcc}" >/dev/null 2>&1 &&
+   ! python -c "from importlib.metadata import version as v; v('nvidia-cublas'); v('nvidia-cudnn-cu13')" \
+     2>/dev/null; then
+  flock /tmp/ember-build.lock python -m pip install -q nvidia-cublas nvidia-cudnn-cu13
+fi
 exec flock /tmp/ember-build.lock python -m pip install --no-build-isolation --no-deps -q \
   -Cbuild-dir="$root/build/tensor-core-dev" "$root/packages/tensor-core" "$@"

@@ -29,7 +29,8 @@ def test_healthy_installation(plugins):
     out = proc.stdout
     core = ember._core._C._build_info()
     assert f"Ember {ember.__version__}" in out
-    assert f"BLAS: {core['blas']}; CUDA: not built; SIMD: {core['simd']}" in out
+    cuda = "CUDA: built for sm_" if core["cuda"] else "CUDA: not built; "
+    assert f"BLAS: {core['blas']}; {cuda}" in out and f"SIMD: {core['simd']}" in out
     assert "host allocator: ember caching allocator; kernel overrides: none" in out
     for slot, module in [("autograd", "ember_autograd"), ("data", "ember_data"),
                          ("mp", "ember_mp"), ("nn", "ember_nn"), ("optim", "ember_optim")]:

@@ -48,7 +48,9 @@ def test_segment_sizes(request_bytes, segment):
     assert stat(a, f"segment.{pool}.current") == 1
 
 
-@pytest.mark.parametrize(("request_bytes", "rounded"), [(1, 512), (511, 512), (512, 512), (513, 1024), (1000, 1024)])
+@pytest.mark.parametrize(
+    ("request_bytes", "rounded"), [(1, 512), (511, 512), (512, 512), (513, 1024), (1000, 1024)]
+)
 def test_requests_round_up_to_512_bytes(request_bytes, rounded):
     a = fake()
     p = a.allocate(request_bytes)
@@ -128,7 +130,11 @@ def test_freed_neighbours_merge():
     a.free(x)
     (seg,) = a.memory_snapshot()
     states = [(b["address"] - x, b["size"], b["state"]) for b in seg["blocks"]]
-    assert states == [(0, 1024, "inactive"), (1024, 512, "active_allocated"), (1536, 2 * MiB - 1536, "inactive")]
+    assert states == [
+        (0, 1024, "inactive"),
+        (1024, 512, "active_allocated"),
+        (1536, 2 * MiB - 1536, "inactive"),
+    ]
     assert stat(a, "inactive_split.small_pool.current") == 2
     a.free(z)
     (seg,) = a.memory_snapshot()
@@ -347,8 +353,17 @@ def test_stats_peaks_and_resets():
 
 def test_stat_keys_are_pytorchs():
     keys = set(fake().memory_stats())
-    for name in ("allocation", "segment", "active", "inactive_split", "allocated_bytes", "reserved_bytes",
-                 "active_bytes", "inactive_split_bytes", "requested_bytes"):
+    for name in (
+        "allocation",
+        "segment",
+        "active",
+        "inactive_split",
+        "allocated_bytes",
+        "reserved_bytes",
+        "active_bytes",
+        "inactive_split_bytes",
+        "requested_bytes",
+    ):
         for pool in ("all", "small_pool", "large_pool"):
             for field in ("current", "peak", "allocated", "freed"):
                 assert f"{name}.{pool}.{field}" in keys

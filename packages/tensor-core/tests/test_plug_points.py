@@ -129,7 +129,7 @@ def test_includes_and_capsule():
     versions = (ctypes.c_uint32 * 2).from_address(get(et._C_API, b"ember_tensor._C_API"))
     assert tuple(versions) == et._C._c_api_version() == (1, 1)
     info = et._C._build_info()
-    assert info["cuda"] is False and info["simd"] == et._C._cpu_capability()
+    assert info["cuda"] is et._C._cuda_is_built() and info["simd"] == et._C._cpu_capability()
 
 
 # -- the host allocator through the C API ----------------------------------------------------

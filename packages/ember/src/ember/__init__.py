@@ -65,6 +65,13 @@ for _name in ("linalg",):
     if _name in _CORE_NAMES:
         _sys.modules[f"{__name__}.{_name}"] = getattr(_core, _name)
 
+# ember.cuda is the core's ember_tensor.cuda, its submodules too (``import ember.cuda``,
+# ``from ember.cuda.memory import memory_summary``); importing it does not touch the GPU
+import ember_tensor.cuda as cuda  # noqa: E402, F401
+
+for _name in [m for m in _sys.modules if m.split(".")[:2] == ["ember_tensor", "cuda"]]:
+    _sys.modules[__name__ + _name[len("ember_tensor"):]] = _sys.modules[_name]
+
 # attribute -> (slot, import name, distribution) of the component that provides it
 _SLOTS: dict[str, tuple[str, str, str]] = {
     "autograd": ("autograd", "ember_autograd", "ember-autograd"),

@@ -27,6 +27,21 @@ def _dist_of(module_name: str) -> str:
     return "?"
 
 
+def _cuda_summary(core, build: dict) -> str:
+    """'not built', or what the CUDA build holds: architectures, kernel coverage, devices."""
+    if not build["cuda"]:
+        return "not built"
+    C = core._C
+    have, lack = len(C._cuda_kernel_coverage()), len(C._cuda_kernel_coverage(False))
+    n = C._cuda_device_count()
+    if n:
+        devices = f"{n} device{'s' if n != 1 else ''}"
+    else:
+        devices = f"no device ({C._cuda_unavailable_reason()})"
+    archs = "sm_" + build.get("cuda_archs", "?").replace(",", ", sm_")
+    return f"built for {archs}, {have} of {have + lack} ops with CUDA kernels, {devices}"
+
+
 def _core_lines(problems: list[str]) -> list[str]:
     core = ember._core
     build = core._C._build_info()
@@ -35,7 +50,7 @@ def _core_lines(problems: list[str]) -> list[str]:
     major, level = build["c_api"]
     return [
         f"tensor core: {_dist_of('ember_tensor')}, {os.path.dirname(core.__file__)}",
-        f"  BLAS: {build['blas']}; CUDA: {'built' if build['cuda'] else 'not built'}; "
+        f"  BLAS: {build['blas']}; CUDA: {_cuda_summary(core, build)}; "
         f"SIMD: {build['simd']}; threads: {core.get_num_threads()}; compiler: {build['compiler']}",
         f"  C API: {major}.{level}; host allocator: {allocator['name']}"
         f"{' (plugin)' if allocator['plugin'] else ''}; kernel overrides: "

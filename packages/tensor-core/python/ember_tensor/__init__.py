@@ -358,7 +358,8 @@ Tensor.__new__ = _tensor_new
 
 # ---- the public namespace: every op of ops.yaml plus the hand-written ones ----
 
-_PRIVATE = {"Tensor", "dtype", "device", "Generator", "LinAlgError"}
+# OutOfMemoryError lives in ember_tensor.cuda, LinAlgError in ember_tensor.linalg
+_PRIVATE = {"Tensor", "dtype", "device", "Generator", "LinAlgError", "OutOfMemoryError"}
 __all__ = ["Tensor", "dtype", "device", "Generator", "Size", "is_tensor", "numel", "nonzero",
            "as_tensor", "broadcast_shapes", "isclose", "allclose", "set_printoptions",
            "get_printoptions"]
@@ -398,3 +399,8 @@ from .library import get_include  # noqa: E402, F401  (numpy.get_include's count
 _C_API = _C._C_API
 
 __all__ += ["library"]
+
+# torch.cuda's and torch.backends' places; importing them does not initialise CUDA
+from . import backends, cuda  # noqa: E402
+
+__all__ += ["backends", "cuda"]

@@ -3,7 +3,7 @@
 
 #include "ember/elementwise.h"
 
-namespace ember::ops {
+namespace ember::cpu {
 namespace {
 
 // The dtype both operands are converted to, and the operands converted.
@@ -199,9 +199,6 @@ Tensor pow(const Tensor& self, const Tensor& exponent, const Tensor& out) {
   });
 }
 
-Tensor pow_scalar(const Scalar& self, const Tensor& exponent) {
-  return pow(wrapped_scalar(self), exponent, Tensor());
-}
 
 Tensor fmod(const Tensor& self, const Tensor& other, const Tensor& out) {
   auto P = promote(self, other);
@@ -216,13 +213,7 @@ Tensor fmod(const Tensor& self, const Tensor& other, const Tensor& out) {
   });
 }
 
-Tensor where_method(const Tensor& self, const Tensor& condition, const Tensor& other) {
-  return where(condition, self, other, Tensor());
-}
 
-Tensor true_divide(const Tensor& self, const Tensor& other, const Tensor& out) {
-  return div(self, other, std::nullopt, out);
-}
 
 #define EMBER_MINMAX(NAME, CMP)                                                               \
   Tensor NAME(const Tensor& self, const Tensor& other, const Tensor& out) {                  \
@@ -395,4 +386,16 @@ Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max, const Ten
   return finish_out("clamp", out, res);
 }
 
+}  // namespace ember::cpu
+
+namespace ember::ops {
+Tensor pow_scalar(const Scalar& self, const Tensor& exponent) {
+  return pow(wrapped_scalar(self), exponent, Tensor());
+}
+Tensor where_method(const Tensor& self, const Tensor& condition, const Tensor& other) {
+  return where(condition, self, other, Tensor());
+}
+Tensor true_divide(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return div(self, other, std::nullopt, out);
+}
 }  // namespace ember::ops

@@ -14,7 +14,7 @@
 #include "ember/ops_util.h"
 #include "ember/parallel.h"
 
-namespace ember::ops {
+namespace ember::cpu {
 namespace {
 
 struct Geometry {
@@ -378,4 +378,4 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
   return out;
 }
 
-}  // namespace ember::ops
+}  // namespace ember::cpu

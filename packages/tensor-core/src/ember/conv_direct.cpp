@@ -29,7 +29,7 @@
 #include "ember/simd.h"
 #include "ember/tensor.h"
 
-namespace ember::ops {
+namespace ember::cpu {
 namespace {
 
 bool direct_enabled() {
@@ -332,4 +332,4 @@ void direct_conv2d_backward_weight(const DirectConvShape&, const float*, const f
 }
 #endif
 
-}  // namespace ember::ops
+}  // namespace ember::cpu

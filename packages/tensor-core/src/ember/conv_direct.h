@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-namespace ember::ops {
+namespace ember::cpu {
 
 // A stride-1 convolution of x (N, C, H, W) with w (O, C, kh, kw), padding (ph, pw):
 // output (N, O, H + 2ph - kh + 1, W + 2pw - kw + 1).
@@ -29,4 +29,4 @@ void direct_conv2d_backward_input(const DirectConvShape& s, const float* gy, con
 // gw (O, C, kh, kw) = the gradient of the forward above for gy (N, O, oh, ow) and input x.
 void direct_conv2d_backward_weight(const DirectConvShape& s, const float* gy, const float* x, float* gw);
 
-}  // namespace ember::ops
+}  // namespace ember::cpu

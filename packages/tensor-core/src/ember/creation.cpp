@@ -4,7 +4,7 @@
 #include "ember/iter.h"
 #include "ember/ops_util.h"
 
-namespace ember::ops {
+namespace ember::cpu {
 namespace {
 
 Device resolve_device(const std::optional<Device>& device) { return device ? *device : Device{}; }
@@ -169,8 +169,19 @@ Tensor clone(const Tensor& self) {
 
 Tensor contiguous(const Tensor& self) { return as_contiguous(self); }
 
-#define EMBER_CONVERT(NAME, TYPE) \
-  Tensor NAME(const Tensor& self) { return to_dtype(self, ScalarType::TYPE); }
+
+}  // namespace ember::cpu
+
+namespace ember::ops {
+
+// The dtype conversions (float(), long(), ...) are composites: a copy into the new dtype on
+// the tensor's own device, or the tensor itself when it has that dtype already.
+#define EMBER_CONVERT(NAME, TYPE)                                            \
+  Tensor NAME(const Tensor& self) {                                          \
+    if (self->dtype() == ScalarType::TYPE) return self;                      \
+    Tensor out = ember::empty(self->sizes(), ScalarType::TYPE, self->device()); \
+    return copy(out, self, out);                                             \
+  }
 EMBER_CONVERT(to_float32, Float32)
 EMBER_CONVERT(to_float64, Float64)
 EMBER_CONVERT(to_float16, Float16)

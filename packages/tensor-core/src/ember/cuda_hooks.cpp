@@ -36,6 +36,18 @@ int resolve_cuda_index(const Device& d) {
   return index;
 }
 
+namespace {
+std::atomic<bool> g_allow_tf32{false};  // PyTorch's default since 1.12
+}  // namespace
+
+bool allow_tf32() { return g_allow_tf32.load(std::memory_order_relaxed); }
+void set_allow_tf32(bool allow) { g_allow_tf32.store(allow, std::memory_order_relaxed); }
+
+Device concrete_device(const Device& d) {
+  if (d.type == DeviceType::CPU) return Device{};
+  return Device{DeviceType::CUDA, resolve_cuda_index(d)};
+}
+
 Generator& cuda_generator(int device) {
   static std::mutex mu;
   static std::deque<Generator> generators;  // a deque never moves its elements

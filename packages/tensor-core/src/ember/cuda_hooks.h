@@ -72,5 +72,11 @@ void set_cuda_hooks(const CudaHooks* hooks);  // called once, at load, by a CUDA
 // The index a Device names: its own, or the current CUDA device for "cuda" (-1). Raises
 // a RuntimeError naming the device when it does not exist.
 int resolve_cuda_index(const Device& d);
+// ember.backends.cuda.matmul.allow_tf32: float32 matrix products may use TF32 tensor cores.
+bool allow_tf32();
+void set_allow_tf32(bool allow);
+
+// d with its index made concrete: cpu stays "cpu", "cuda" becomes "cuda:<current device>".
+Device concrete_device(const Device& d);
 
 }  // namespace ember

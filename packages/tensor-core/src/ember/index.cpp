@@ -590,7 +590,7 @@ void check_value_fits(const char* op, const Scalar& v, ScalarType dtype, bool ch
   }
 }
 
-namespace ops {
+namespace cpu {
 
 namespace {
 
@@ -1022,10 +1022,10 @@ Tensor nonzero(const Tensor& self) {
   return out;
 }
 
-}  // namespace ops
+}  // namespace cpu
 }  // namespace ember
 
-namespace ember::ops {
+namespace ember::cpu {
 
 // self[indices] = values (+= with accumulate; repeated indices add up). indices: one entry per
 // leading dim of self, an index tensor, a bool mask (covering as many dims as it has) or a null
@@ -1086,4 +1086,4 @@ Tensor index_put(const Tensor& self, const std::vector<Tensor>& indices, const T
   return target;
 }
 
-}  // namespace ember::ops
+}  // namespace ember::cpu

@@ -14,6 +14,9 @@
 
 namespace ember {
 
+// "a CPU kernel was given a tensor on cuda:0" (ops_util.cpp).
+[[noreturn]] void throw_not_on_cpu(const Device& d);
+
 template <int N> struct StridedLoop {
   Shape shape;                                // coalesced, innermost last
   std::vector<std::array<int64_t, N>> strides;  // per dim, bytes
@@ -30,7 +33,11 @@ template <int N> struct StridedLoop {
 template <int N>
 StridedLoop<N> make_loop(const Shape& shape, const std::array<const TensorImpl*, N>& ops) {
   StridedLoop<N> L;
-  for (int k = 0; k < N; ++k) L.base[k] = ops[k]->data_ptr();
+  for (int k = 0; k < N; ++k) {
+    // a safety net: dispatch sends CUDA tensors to CUDA kernels, never into a CPU loop
+    if (ops[k]->device().type != DeviceType::CPU) throw_not_on_cpu(ops[k]->device());
+    L.base[k] = ops[k]->data_ptr();
+  }
   const int64_t nd = static_cast<int64_t>(shape.size());
   // drop size-1 dims, then merge neighbours that are contiguous for every operand
   for (int64_t d = 0; d < nd; ++d) {

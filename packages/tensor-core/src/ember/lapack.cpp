@@ -42,7 +42,7 @@ void scipy_cblas_dtrsm(int layout, int side, int uplo, int trans, int diag, int 
 }
 #endif
 
-namespace ember::ops {
+namespace ember::cpu {
 namespace {
 
 // LAPACK's unblocked algorithms (getf2, getrs, potf2) for matrices up to kSmallN, where a
@@ -675,4 +675,4 @@ Tensor linalg_solve_triangular(const Tensor& A, const Tensor& B, bool upper, boo
   return x;
 }
 
-}  // namespace ember::ops
+}  // namespace ember::cpu

@@ -71,7 +71,7 @@ bool have_blas() {
 
 }  // namespace ember
 
-namespace ember::ops {
+namespace ember::cpu {
 namespace {
 
 #ifdef EMBER_HAVE_OPENBLAS
@@ -645,31 +645,6 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const S
   return run_product("addmm", mat1, mat2, {}, shape, dt, use_self ? bias : Tensor(), a, b, out);
 }
 
-Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
-  if (input->dim() == 0 || weight->dim() == 0 || weight->dim() > 2) {
-    throw std::runtime_error(message("linear: expected input of at least 1 dimension and a weight of 1 or 2, got ",
-                                     "input of shape ", shape_str(input->sizes()), " and weight of shape ",
-                                     shape_str(weight->sizes())));
-  }
-  if (weight->dim() == 1) {  // (*, in) @ (in,) -> (*)
-    Tensor out = matmul(input, weight, Tensor());
-    return bias ? add(out, bias, Scalar::from_int(1), Tensor()) : out;
-  }
-  const int64_t in = weight->size(1), rows = input->numel() / std::max<int64_t>(input->size(-1), 1);
-  if (input->size(-1) != in) throw_cannot_multiply("linear", {rows, input->size(-1)}, {in, weight->size(0)});
-  Tensor wt = t(weight);
-  if (input->dim() == 2) {
-    return bias ? addmm(bias, input, wt, Scalar::from_int(1), Scalar::from_int(1), Tensor())
-                : mm(input, wt, Tensor());
-  }
-  // (*, in): one product over the leading dims folded into rows
-  Shape out_shape = input->sizes();
-  out_shape.back() = weight->size(0);
-  Tensor flat = reshape(input, {rows, in});
-  Tensor res = bias ? addmm(bias, flat, wt, Scalar::from_int(1), Scalar::from_int(1), Tensor())
-                    : mm(flat, wt, Tensor());
-  return reshape(res, out_shape);
-}
 
 Tensor matmul(const Tensor& self, const Tensor& other, const Tensor& out) {
   const int64_t da = self->dim(), db = other->dim();
@@ -711,6 +686,38 @@ Tensor matmul(const Tensor& self, const Tensor& other, const Tensor& out) {
     return run_product("matmul", fold_rows(a), b, {}, final_shape, dt, Tensor(), one, zero, out);
   }
   return run_product("matmul", a, b, batch, final_shape, dt, Tensor(), one, zero, out);
+}
+
+}  // namespace ember::cpu
+
+namespace ember::ops {
+
+using cpu::throw_cannot_multiply;
+
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  if (input->dim() == 0 || weight->dim() == 0 || weight->dim() > 2) {
+    throw std::runtime_error(message("linear: expected input of at least 1 dimension and a weight of 1 or 2, got ",
+                                     "input of shape ", shape_str(input->sizes()), " and weight of shape ",
+                                     shape_str(weight->sizes())));
+  }
+  if (weight->dim() == 1) {  // (*, in) @ (in,) -> (*)
+    Tensor out = matmul(input, weight, Tensor());
+    return bias ? add(out, bias, Scalar::from_int(1), Tensor()) : out;
+  }
+  const int64_t in = weight->size(1), rows = input->numel() / std::max<int64_t>(input->size(-1), 1);
+  if (input->size(-1) != in) throw_cannot_multiply("linear", {rows, input->size(-1)}, {in, weight->size(0)});
+  Tensor wt = t(weight);
+  if (input->dim() == 2) {
+    return bias ? addmm(bias, input, wt, Scalar::from_int(1), Scalar::from_int(1), Tensor())
+                : mm(input, wt, Tensor());
+  }
+  // (*, in): one product over the leading dims folded into rows
+  Shape out_shape = input->sizes();
+  out_shape.back() = weight->size(0);
+  Tensor flat = reshape(input, {rows, in});
+  Tensor res = bias ? addmm(bias, flat, wt, Scalar::from_int(1), Scalar::from_int(1), Tensor())
+                    : mm(flat, wt, Tensor());
+  return reshape(res, out_shape);
 }
 
 }  // namespace ember::ops

@@ -3,7 +3,9 @@
 #include <pybind11/numpy.h>
 
 #include <chrono>
+#include <cstring>
 
+#include "ember/cuda_hooks.h"
 #include "ember/ops_util.h"
 #include "ember/python_api.h"
 #include "ember/parallel.h"
@@ -113,13 +115,14 @@ py::object tensor_to(py::object py_self, py::args args, py::kwargs kwargs) {
     else if (k == "non_blocking" || k == "memory_format") continue;
     else throw TypeError(message("to() got an unexpected keyword argument '", k, "'"));
   }
-  if (device && device->type != DeviceType::CPU) {
-    throw std::runtime_error(message("to: device ", device->str(), " is not available in this build of ember"));
-  }
+  const Device target_device = device ? concrete_device(*device) : self->device();
   ScalarType target = dtype.value_or(self->dtype());
-  if (target == self->dtype() && !copy) return py_self;
-  Tensor out = ember::empty(self->sizes(), target);
-  copy_into(out, self);
+  if (target == self->dtype() && target_device == self->device() && !copy) return py_self;
+  Tensor out = ember::empty(self->sizes(), target, target_device);
+  {
+    py::gil_scoped_release nogil;
+    ops::copy(out, self, out);
+  }
   py::object res = py::cast(out);
   if (autograd_hook_installed() && needs_grad(self)) {
     call_autograd_hook("to", "function", py::make_tuple(py_self, py::cast(target)), res);
@@ -273,13 +276,47 @@ void bind_tensor_class(py::module_& m, TensorClass& cls) {
       })
       // ---- conversion ----
       .def("to", &tensor_to)
-      .def("cpu", [](py::object self) { return self; })
+      .def("cpu", [](py::object self, py::kwargs kw) {
+        return tensor_to(self, py::make_tuple(py::str("cpu")), kw);
+      })
+      .def("cuda", [](py::object self, py::object device, py::kwargs kw) {
+        py::object target = device.is_none() ? py::object(py::str("cuda")) : device;
+        if (PyLong_Check(target.ptr())) target = py::str("cuda:" + std::to_string(target.cast<int64_t>()));
+        return tensor_to(self, py::make_tuple(target), kw);
+      }, py::arg("device") = py::none())
+      .def("pin_memory", [](py::object self) -> py::object {
+        Tensor t = self.cast<Tensor>();
+        check_cpu(t, "pin_memory");
+        if (cuda_hooks().is_pinned(t->storage()->data())) return self;
+        auto storage = std::make_shared<Storage>(t->storage()->nbytes(), cuda_hooks().pinned_allocator(), Device{});
+        Tensor out = std::make_shared<TensorImpl>(std::move(storage), t->sizes(), t->strides(), t->offset(), t->dtype());
+        std::memcpy(out->storage()->data(), t->storage()->data(), t->storage()->nbytes());
+        return py::cast(out);
+      }, "A copy of this CPU tensor in page-locked (pinned) host memory, from which copies to CUDA can run "
+         "asynchronously; the tensor itself when it is pinned already.")
+      .def("is_pinned", [](const Tensor& t) {
+        return t->device().type == DeviceType::CPU && t->storage()->data() &&
+               cuda_hooks().is_pinned(t->storage()->data());
+      })
+      .def("record_stream", [](const Tensor& t, py::object stream) {
+        if (t->device().type != DeviceType::CUDA) {
+          throw std::runtime_error(message("record_stream: expected a cuda tensor, got one on ", t->device().str()));
+        }
+        DeviceCachingAllocator* a = cuda_hooks().caching_allocator(t->device().index);
+        if (a && t->storage()->data() && !t->storage()->is_external()) {
+          a->record_stream(t->storage()->data(), stream.attr("_handle").cast<StreamId>());
+        }
+      }, py::arg("stream"),
+         "Marks this tensor's memory as used by `stream`: when freed, the caching allocator reuses it only after "
+         "the work queued on that stream so far has completed.")
       .def("item", &item)
       .def("tolist", &tolist)
       .def("numpy", &to_numpy, py::kw_only(), py::arg("force") = false)
       .def("__dlpack__", &to_dlpack, py::kw_only(), py::arg("stream") = py::none(),
            py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
-      .def("__dlpack_device__", [](const Tensor&) { return py::make_tuple(1, 0); })
+      .def("__dlpack_device__", [](const Tensor& t) {
+        return t->device().type == DeviceType::CUDA ? py::make_tuple(2, t->device().index) : py::make_tuple(1, 0);
+      })
       .def("__len__", [](const Tensor& t) {
         if (t->dim() == 0) throw TypeError("len() of a 0-d tensor");
         return t->sizes()[0];
@@ -303,10 +340,12 @@ void bind_tensor_class(py::module_& m, TensorClass& cls) {
 
   m.def("tensor", [](py::handle data, std::optional<ScalarType> dtype, std::optional<Device> device,
                      bool requires_grad) {
-    if (device && device->type != DeviceType::CPU) {
-      throw std::runtime_error(message("tensor: device ", device->str(), " is not available in this build of ember"));
-    }
     Tensor t = tensor_from_data(data, dtype);
+    if (device && device->type != DeviceType::CPU) {
+      Tensor moved = ember::empty(t->sizes(), t->dtype(), concrete_device(*device));
+      ops::copy(moved, t, moved);
+      t = moved;
+    }
     if (requires_grad) set_requires_grad(t, true);
     return t;
   }, py::arg("data"), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
@@ -314,10 +353,14 @@ void bind_tensor_class(py::module_& m, TensorClass& cls) {
         "A new tensor holding a copy of data (nested lists, numbers, NumPy arrays or tensors).");
   m.def("from_numpy", &from_numpy, py::arg("ndarray"), "A tensor sharing memory with a NumPy array.");
   m.def("from_dlpack", [](py::object obj, py::object device, py::object copy) {
-    if (!device.is_none() && parse_device(device).type != DeviceType::CPU) {
-      throw std::runtime_error("from_dlpack: only the cpu device exists in this build");
-    }
     Tensor t = from_dlpack(obj);
+    if (!device.is_none()) {
+      const Device want = concrete_device(parse_device(device));
+      if (want != t->device()) {  // a copy to the device asked for
+        Tensor moved = ember::empty(t->sizes(), t->dtype(), want);
+        return ops::copy(moved, t, moved);
+      }
+    }
     return (!copy.is_none() && copy.cast<bool>()) ? ops::clone(t) : t;
   }, py::arg("ext_tensor"), py::kw_only(), py::arg("device") = py::none(), py::arg("copy") = py::none(),
         "A tensor sharing memory with any object that implements __dlpack__ (or a DLPack capsule).");

@@ -15,7 +15,7 @@
 #include "ember/ops_util.h"
 #include "ember/parallel.h"
 
-namespace ember::ops {
+namespace ember::cpu {
 namespace {
 
 // PyTorch's legacy type names ("torch.FloatTensor"), as its argument checks print them.
@@ -258,4 +258,4 @@ Tensor nll_loss(const Tensor& self, const Tensor& target, const Tensor& weight, 
   return out;
 }
 
-}  // namespace ember::ops
+}  // namespace ember::cpu

@@ -19,7 +19,7 @@
 #include "ember/parallel.h"
 #include "ember/simd.h"
 
-namespace ember::ops {
+namespace ember::cpu {
 namespace {
 
 // The values of a 1-d (or any contiguous-able) float tensor as doubles.
@@ -643,4 +643,4 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(const Tensor& grad
   return {gi, grads_tensor(gw, C, pdt, static_cast<bool>(weight)), grads_tensor(gb, C, pdt, static_cast<bool>(weight))};
 }
 
-}  // namespace ember::ops
+}  // namespace ember::cpu

@@ -159,6 +159,18 @@ void copy_into(const Tensor& dst, const Tensor& src) {
   });
 }
 
+void throw_not_on_cpu(const Device& d) {
+  throw NotImplementedError(message("a CPU kernel was given a tensor on ", d.str(), ": this operation has no ",
+                                    d.type == DeviceType::CUDA ? "CUDA" : "device", " kernel yet"));
+}
+
+Tensor to_host(const Tensor& t) {
+  if (t->device().type == DeviceType::CPU) return t;
+  Tensor out = empty(t->sizes(), t->dtype());
+  ops::copy(out, t, out);
+  return out;
+}
+
 void fill_with(const Tensor& dst, const Scalar& value) {
   if (dst->numel() == 0) return;
   dispatch_all(dst->dtype(), "fill_", [&](auto tag) {
@@ -202,7 +214,7 @@ Tensor finish_out(const char* op, const Tensor& out, const Tensor& result) {
   if (out->sizes() != result->sizes()) {
     if (out->numel() == 0 && out->storage()->nbytes() == 0) {
       // an empty out= is resized, as PyTorch does; it gets fresh storage
-      Tensor fresh = empty(result->sizes(), out->dtype());
+      Tensor fresh = empty(result->sizes(), out->dtype(), out->device());
       out->set_storage(fresh->storage(), result->sizes(), fresh->strides(), 0);
     } else {
       throw std::runtime_error(message(op, ": output with shape ", shape_str(out->sizes()),
@@ -214,7 +226,11 @@ Tensor finish_out(const char* op, const Tensor& out, const Tensor& result) {
                                  " can't be cast to the desired output type ",
                                  dtype_name(out->dtype())));
   }
-  copy_into(out, result);
+  if (out->device().type == DeviceType::CPU) {
+    copy_into(out, result);
+  } else {
+    ops::copy(out, result, out);
+  }
   return out;
 }
 

@@ -24,11 +24,14 @@ Tensor as_contiguous(const Tensor& t);
 
 // Writes src (broadcast to dst's shape, cast to dst's dtype) into dst.
 void copy_into(const Tensor& dst, const Tensor& src);
+// t itself when on the CPU, else a CPU copy of it (which waits for the device's queued work).
+Tensor to_host(const Tensor& t);
 void fill_with(const Tensor& dst, const Scalar& value);
 
 // out= support. prepare_out returns the tensor to compute into: a fresh contiguous tensor
 // when out is null, else out itself if it already has the shape and dtype, else a
-// temporary. finish_out checks out (shape, castable dtype) and copies the result into it.
+// temporary. finish_out checks out (shape, castable dtype) and copies the result into it
+// (on any device: CUDA kernels use it too).
 // An out with zero elements is resized to the result's shape.
 Tensor prepare_out(const char* op, const Tensor& out, const Shape& shape, ScalarType dtype);
 Tensor finish_out(const char* op, const Tensor& out, const Tensor& result);

@@ -22,7 +22,7 @@
 #include "ember/parallel.h"
 #include "ember/simd.h"
 
-namespace ember::ops {
+namespace ember::cpu {
 namespace {
 
 constexpr int64_t kBlock = 1 << 15;
@@ -323,4 +323,4 @@ std::vector<Tensor> _fused_sgd_(const std::vector<Tensor>& params, const std::ve
   return {};
 }
 
-}  // namespace ember::ops
+}  // namespace ember::cpu

@@ -214,6 +214,9 @@ void bind_plug_points(py::module_& m) {
     d["blas"] = "built-in GEMM";
 #endif
     d["cuda"] = cuda_hooks().is_built();
+#ifdef EMBER_CUDA_ARCHS
+    d["cuda_archs"] = EMBER_CUDA_ARCHS;  // "80,90"
+#endif
     d["simd"] = cpu_level_name(cpu_level());
 #if defined(__clang__)
     d["compiler"] = "clang " __clang_version__;

@@ -17,7 +17,7 @@
 #include "ember/parallel.h"
 #include "ember/simd.h"
 
-namespace ember::ops {
+namespace ember::cpu {
 namespace {
 
 struct Pool {
@@ -662,4 +662,4 @@ Tensor adaptive_max_pool2d_backward(const Tensor& grad_output, const Tensor& sel
                             pooled_shape(self, grad_output->size(-2), grad_output->size(-1)));
 }
 
-}  // namespace ember::ops
+}  // namespace ember::cpu

@@ -5,6 +5,7 @@
 #include "ember/cuda_plug.h"
 #include "ember/generator.h"
 #include "ember/python_api.h"
+#include "ops_decl.h"
 
 namespace ember {
 
@@ -159,6 +160,12 @@ void bind_cuda(py::module_& m) {
     h->synchronize_event(as_ptr(e));
   });
   m.def("_cuda_elapsed_time", [h](uint64_t a, uint64_t b) { return h->elapsed_ms(as_ptr(a), as_ptr(b)); });
+
+  m.def("_cuda_kernel_coverage", [](bool registered) { return cuda_kernel_coverage(registered); },
+        py::arg("registered") = true,
+        "The C++ names of the ops that have a CUDA kernel (registered=False: of those that do not).");
+  m.def("_cuda_allow_tf32", [] { return allow_tf32(); });
+  m.def("_cuda_set_allow_tf32", [](bool allow) { set_allow_tf32(allow); });
 
   // random numbers
   m.def("_cuda_manual_seed", [](uint64_t seed, int i) { cuda_generator(i).manual_seed(seed); });

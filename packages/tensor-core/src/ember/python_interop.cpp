@@ -2,6 +2,7 @@
 #include <pybind11/numpy.h>
 
 #include "ember/python_api.h"
+#include "ember/cuda_hooks.h"
 #include "ember/ops_util.h"
 
 namespace ember {
@@ -33,7 +34,7 @@ struct DLManagedTensorVersioned {
   uint64_t flags;
   DLTensor dl_tensor;
 };
-constexpr int32_t kDLCPU = 1;
+constexpr int32_t kDLCPU = 1, kDLCUDA = 2;
 constexpr uint8_t kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6;
 constexpr uint64_t kDLFlagReadOnly = 1, kDLFlagIsCopied = 2;
 
@@ -79,7 +80,7 @@ struct DLContext {
 void fill_dl(DLTensor& dl, DLContext* ctx) {
   const Tensor& t = ctx->tensor;
   dl.data = t->storage()->data();
-  dl.device = {kDLCPU, 0};
+  dl.device = t->device().type == DeviceType::CUDA ? DLDevice{kDLCUDA, t->device().index} : DLDevice{kDLCPU, 0};
   dl.ndim = static_cast<int32_t>(t->dim());
   dl.dtype = to_dl(t->dtype());
   ctx->shape = t->sizes();
@@ -117,18 +118,41 @@ void capsule_destructor_versioned(PyObject* cap) {
 
 }  // namespace
 
+// The DLPack stream protocol for CUDA: the consumer names the stream it will use (1: the
+// legacy default stream, 2: the per-thread default stream, else a cudaStream_t; None means
+// 1; -1: no ordering wanted). Work queued on this device's current stream is made to come
+// first on that stream through an event, without blocking the host.
+static void order_for_consumer(int device, py::object stream) {
+  int64_t s = stream.is_none() ? 1 : stream.cast<int64_t>();
+  if (s == -1) return;
+  if (s == 0) throw ValueError("__dlpack__: stream 0 is ambiguous for CUDA; pass 1 for the legacy default stream");
+  const CudaHooks& h = cuda_hooks();
+  const StreamId consumer = s == 1 ? 0 : static_cast<StreamId>(s);
+  const StreamId producer = h.current_stream(device);
+  if (consumer == producer) return;
+  void* ev = h.create_event(device, false, false, false);
+  h.record_event(device, ev, producer);
+  h.stream_wait_event(device, consumer, ev);
+  h.destroy_event(device, ev);  // released once the wait is done
+}
+
 py::object to_dlpack(const Tensor& self, py::object stream, py::object max_version, py::object dl_device,
                      py::object copy) {
-  if (!stream.is_none() && self->device().type == DeviceType::CPU) {
+  const bool on_cuda = self->device().type == DeviceType::CUDA;
+  if (!stream.is_none() && !on_cuda) {
     throw ValueError("__dlpack__: stream must be None for a cpu tensor");
   }
   if (!dl_device.is_none()) {
     py::tuple d = dl_device;
-    if (d[0].cast<int>() != kDLCPU) {
-      PyErr_SetString(PyExc_BufferError, "__dlpack__: a cpu tensor can only be exported to the cpu device");
+    const bool same = on_cuda ? d[0].cast<int>() == kDLCUDA && d[1].cast<int>() == self->device().index
+                              : d[0].cast<int>() == kDLCPU;
+    if (!same) {
+      PyErr_SetString(PyExc_BufferError, message("__dlpack__: a ", self->device().str(),
+                                                 " tensor can only be exported to its own device").c_str());
       throw py::error_already_set();
     }
   }
+  if (on_cuda) order_for_consumer(self->device().index, stream);
   if (self->requires_grad || self->view_requires_grad()) {
     throw std::runtime_error("__dlpack__: can't export a tensor that requires grad; use tensor.detach()");
   }
@@ -156,9 +180,12 @@ py::object to_dlpack(const Tensor& self, py::object stream, py::object max_versi
 }
 
 static Tensor tensor_from_dltensor(const DLTensor& dl, std::function<void()> release) {
-  if (dl.device.device_type != kDLCPU) {
+  Device device;
+  if (dl.device.device_type == kDLCUDA) {
+    device = Device{DeviceType::CUDA, dl.device.device_id};
+  } else if (dl.device.device_type != kDLCPU) {
     release();
-    throw std::runtime_error(message("from_dlpack: only cpu tensors can be imported in this build (DLPack device type ",
+    throw std::runtime_error(message("from_dlpack: only cpu and cuda tensors can be imported (DLPack device type ",
                                      dl.device.device_type, ")"));
   }
   ScalarType dt;
@@ -180,23 +207,31 @@ static Tensor tensor_from_dltensor(const DLTensor& dl, std::function<void()> rel
   }
   const int64_t n = shape_numel(sizes);
   size_t nbytes = n == 0 ? 0 : static_cast<size_t>(max_off - min_off + 1) * itemsize(dt);
-  auto storage = std::make_shared<Storage>(base + min_off * static_cast<int64_t>(itemsize(dt)), nbytes, Device{},
+  auto storage = std::make_shared<Storage>(base + min_off * static_cast<int64_t>(itemsize(dt)), nbytes, device,
                                            std::move(release));
   return std::make_shared<TensorImpl>(std::move(storage), sizes, strides, -min_off, dt);
 }
 
 Tensor from_dlpack(py::object obj) {
   py::object cap;
+  py::object cuda_stream = py::none();  // set for a CUDA producer
   if (py::hasattr(obj, "__dlpack__")) {
     if (py::hasattr(obj, "__dlpack_device__")) {
       py::tuple dev = obj.attr("__dlpack_device__")();
-      if (dev[0].cast<int>() != kDLCPU) {
-        throw std::runtime_error(message("from_dlpack: only cpu tensors can be imported in this build (DLPack device type ",
-                                         dev[0].cast<int>(), ")"));
+      const int type = dev[0].cast<int>();
+      if (type == kDLCUDA) {
+        // the producer orders its work before ours: we name our current stream (1: legacy default)
+        const StreamId ours = cuda_hooks().current_stream(resolve_cuda_index(Device{DeviceType::CUDA, dev[1].cast<int>()}));
+        cuda_stream = py::int_(ours == 0 ? int64_t(1) : static_cast<int64_t>(ours));
+      } else if (type != kDLCPU) {
+        throw std::runtime_error(message("from_dlpack: only cpu and cuda tensors can be imported (DLPack device type ",
+                                         type, ")"));
       }
     }
     try {
-      cap = obj.attr("__dlpack__")(py::arg("max_version") = py::make_tuple(1, 0));
+      cap = cuda_stream.is_none() ? obj.attr("__dlpack__")(py::arg("max_version") = py::make_tuple(1, 0))
+                                  : obj.attr("__dlpack__")(py::arg("stream") = cuda_stream,
+                                                           py::arg("max_version") = py::make_tuple(1, 0));
     } catch (py::error_already_set& e) {
       if (!e.matches(PyExc_TypeError)) throw;
       cap = obj.attr("__dlpack__")();
@@ -330,7 +365,10 @@ py::object to_numpy(const Tensor& self, bool force) {
   if ((self->requires_grad || self->view_requires_grad()) && !force) {
     throw std::runtime_error("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
   }
-  check_cpu(self, "numpy");
+  if (self->device().type != DeviceType::CPU) {
+    throw TypeError(message("can't convert ", self->device().str(), " device type tensor to numpy. Use Tensor.cpu() "
+                            "to copy the tensor to host memory first."));
+  }
   py::dtype dt(numpy_typestr(self->dtype()));
   std::vector<py::ssize_t> shape(self->sizes().begin(), self->sizes().end());
   std::vector<py::ssize_t> strides;
@@ -418,7 +456,7 @@ py::object item(const Tensor& self) {
   if (self->numel() != 1) {
     throw std::runtime_error(message("a Tensor with ", self->numel(), " elements cannot be converted to Scalar"));
   }
-  return element_to_python(self->dtype(), self->data_ptr());
+  return element_to_python(self->dtype(), to_host(self)->data_ptr());
 }
 
 namespace {
@@ -432,6 +470,9 @@ py::object tolist_rec(const Tensor& t, int64_t dim, const char* ptr) {
 }
 }  // namespace
 
-py::object tolist(const Tensor& self) { return tolist_rec(self, 0, self->data_ptr()); }
+py::object tolist(const Tensor& self) {
+  const Tensor t = to_host(self);
+  return tolist_rec(t, 0, t->data_ptr());
+}
 
 }  // namespace ember

@@ -36,7 +36,7 @@
 #include "ember/parallel.h"
 #include "ember/simd.h"
 
-namespace ember::ops {
+namespace ember::cpu {
 namespace {
 
 constexpr int64_t kUniformGrain = 32768;
@@ -466,4 +466,4 @@ Tensor bernoulli_p(const Tensor& self, double p, Generator* generator, const Ten
   return target;
 }
 
-}  // namespace ember::ops
+}  // namespace ember::cpu

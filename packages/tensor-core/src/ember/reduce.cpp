@@ -695,7 +695,7 @@ template <bool Prod> void run_sum_or_prod(const char* op, const Plan& P, ScalarT
 
 }  // namespace
 
-namespace ops {
+namespace cpu {
 
 // ---------------------------------------------------------------------------------------------
 // sum, mean, prod
@@ -1330,5 +1330,5 @@ Tensor cumprod(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype,
   return scan<true>("cumprod", self, dim, dtype, out);
 }
 
-}  // namespace ops
+}  // namespace cpu
 }  // namespace ember

@@ -27,7 +27,7 @@
 #include "ember/simd.h"
 #include "ember/vec_math.h"
 
-namespace ember::ops {
+namespace ember::cpu {
 namespace {
 
 // One row of each, as functions with restrict pointers: with the gates, state and output
@@ -373,4 +373,4 @@ std::vector<Tensor> _lstm_backward_(const Tensor& acts, const Tensor& cells, con
   return {};
 }
 
-}  // namespace ember::ops
+}  // namespace ember::cpu

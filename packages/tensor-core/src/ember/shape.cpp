@@ -399,6 +399,12 @@ std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
   return parts;
 }
 
+}  // namespace ember::ops
+
+// ---- kernels
+
+namespace ember::cpu {
+
 // ------------------------------------------------------------------ cat / stack
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim, const Tensor& out) {
@@ -659,4 +665,4 @@ Tensor triu(const Tensor& self, int64_t diagonal, const Tensor& out) {
   return triangle("triu", self, diagonal, out, false);
 }
 
-}  // namespace ember::ops
+}  // namespace ember::cpu

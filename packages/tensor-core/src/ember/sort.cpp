@@ -155,7 +155,7 @@ std::tuple<Tensor, Tensor> order(const char* op, const Tensor& self, int64_t dim
 
 }  // namespace
 
-namespace ops {
+namespace cpu {
 
 std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending, bool stable) {
   (void)stable;  // every sort here is stable
@@ -171,5 +171,5 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
   return order("topk", self, dim, k, largest, true, true, sorted);
 }
 
-}  // namespace ops
+}  // namespace cpu
 }  // namespace ember

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "ember/cuda_hooks.h"
 #include "ember/generator.h"
 #include "ember/tensor.h"
 
@@ -144,26 +145,29 @@ static size_t checked_nbytes(const Shape& sizes, ScalarType dtype) {
   return static_cast<size_t>(n);
 }
 
+namespace {
+// Fresh memory on a device: the host allocator, or the CUDA device's allocator.
+std::shared_ptr<Storage> new_storage(size_t nbytes, const Device& device) {
+  if (device.type == DeviceType::CPU) return std::make_shared<Storage>(nbytes, cpu_allocator(), Device{});
+  const int index = resolve_cuda_index(device);
+  return std::make_shared<Storage>(nbytes, cuda_hooks().allocator(index), Device{DeviceType::CUDA, index});
+}
+}  // namespace
+
 Tensor empty(const Shape& sizes, ScalarType dtype, Device device) {
   const size_t nbytes = checked_nbytes(sizes, dtype);
-  if (device.type != DeviceType::CPU) {
-    throw std::runtime_error(message("device ", device.str(), " is not available in this build of ember"));
-  }
-  auto storage = std::make_shared<Storage>(nbytes, cpu_allocator(), Device{});
+  auto storage = new_storage(nbytes, device);
   return std::make_shared<TensorImpl>(std::move(storage), sizes, contiguous_strides(sizes), 0, dtype);
 }
 
 Tensor empty_strided(const Shape& sizes, const Shape& strides, ScalarType dtype, Device device) {
   checked_nbytes(sizes, dtype);
-  if (device.type != DeviceType::CPU) {
-    throw std::runtime_error(message("device ", device.str(), " is not available in this build of ember"));
-  }
   int64_t span = 1;
   for (size_t d = 0; d < sizes.size(); ++d) {
     if (sizes[d] == 0) { span = 0; break; }
     span += (sizes[d] - 1) * strides[d];
   }
-  auto storage = std::make_shared<Storage>(static_cast<size_t>(span) * itemsize(dtype), cpu_allocator(), Device{});
+  auto storage = new_storage(static_cast<size_t>(span) * itemsize(dtype), device);
   return std::make_shared<TensorImpl>(std::move(storage), sizes, strides, 0, dtype);
 }
 

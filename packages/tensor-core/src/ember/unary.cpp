@@ -4,7 +4,7 @@
 #include "ember/elementwise.h"
 #include "ember/vec_math.h"
 
-namespace ember::ops {
+namespace ember::cpu {
 namespace {
 
 // Ops defined on reals: integer and bool inputs are computed in the default float dtype.
@@ -125,4 +125,4 @@ EMBER_CLASSIFY(isinf, std::isinf(x), false)
 EMBER_CLASSIFY(isfinite, std::isfinite(x), true)
 #undef EMBER_CLASSIFY
 
-}  // namespace ember::ops
+}  // namespace ember::cpu

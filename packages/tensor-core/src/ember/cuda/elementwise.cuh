@@ -1,0 +1,176 @@
+// The CUDA iteration engine for elementwise kernels: operands described by byte strides over a
+// broadcast shape (coalesced like the CPU's make_loop), one thread per element in a
+// grid-stride loop, on the current stream of the tensors' device. Also the device-side
+// dtype conversions and the dtype dispatch of the CUDA kernels.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <type_traits>
+
+#include "ember/cuda_hooks.h"
+#include "ember/ops_util.h"
+
+namespace ember::cuda_engine {
+
+constexpr int kMaxDims = 10;
+constexpr int kThreads = 256;
+
+// Storage type -> the type arithmetic runs in (16-bit floats compute in float).
+template <typename T> struct OpMath { using type = T; };
+template <> struct OpMath<__half> { using type = float; };
+template <> struct OpMath<__nv_bfloat16> { using type = float; };
+template <typename T> using opmath_t = typename OpMath<T>::type;
+
+template <typename T> constexpr bool is_low_float = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+
+// Converts between any two element types the way the CPU's convert<To, From> does.
+template <typename To, typename From> __device__ __forceinline__ To cvt(From v) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (std::is_same_v<From, __half>) {
+    return cvt<To>(__half2float(v));
+  } else if constexpr (std::is_same_v<From, __nv_bfloat16>) {
+    return cvt<To>(__bfloat162float(v));
+  } else if constexpr (std::is_same_v<To, __half>) {
+    return __float2half(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<To, __nv_bfloat16>) {
+    return __float2bfloat16(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+// Calls f(T{}) with T the device storage type of dtype t.
+template <typename F> void dispatch_device_type(ScalarType t, const char* op, F&& f) {
+  switch (t) {
+    case ScalarType::Bool: f(bool{}); return;
+    case ScalarType::UInt8: f(uint8_t{}); return;
+    case ScalarType::Int8: f(int8_t{}); return;
+    case ScalarType::Int16: f(int16_t{}); return;
+    case ScalarType::Int32: f(int32_t{}); return;
+    case ScalarType::Int64: f(int64_t{}); return;
+    case ScalarType::Float16: f(__half{}); return;
+    case ScalarType::BFloat16: f(__nv_bfloat16{}); return;
+    case ScalarType::Float32: f(float{}); return;
+    case ScalarType::Float64: f(double{}); return;
+  }
+  throw std::runtime_error(message(op, ": unsupported dtype on cuda"));
+}
+template <typename F> void dispatch_device_float(ScalarType t, const char* op, F&& f) {
+  switch (t) {
+    case ScalarType::Float16: f(__half{}); return;
+    case ScalarType::BFloat16: f(__nv_bfloat16{}); return;
+    case ScalarType::Float32: f(float{}); return;
+    case ScalarType::Float64: f(double{}); return;
+    default: throw std::runtime_error(message(op, ": expected a floating point tensor, got ", dtype_name(t)));
+  }
+}
+
+// N operands over one shape: byte strides per operand and dim, innermost last.
+template <int N> struct Strided {
+  int ndim = 0;
+  int64_t sizes[kMaxDims];
+  int64_t strides[N][kMaxDims];
+  char* base[N];
+
+  __device__ __forceinline__ void offsets(int64_t linear, int64_t* off) const {
+#pragma unroll
+    for (int k = 0; k < N; ++k) off[k] = 0;
+    for (int d = ndim - 1; d >= 0; --d) {
+      const int64_t i = linear % sizes[d];
+      linear /= sizes[d];
+#pragma unroll
+      for (int k = 0; k < N; ++k) off[k] += i * strides[k][d];
+    }
+  }
+};
+
+// Operands already expanded to `shape`. Size-1 dims are dropped and neighbours that are
+// contiguous for every operand merged, so contiguous tensors become one dim.
+template <int N> Strided<N> make_strided(const char* op, const Shape& shape, const std::array<const TensorImpl*, N>& ts) {
+  Strided<N> s;
+  for (int k = 0; k < N; ++k) s.base[k] = ts[k]->data_ptr();
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    int64_t st[N];
+    for (int k = 0; k < N; ++k) st[k] = ts[k]->strides()[d] * static_cast<int64_t>(ts[k]->itemsize());
+    if (s.ndim > 0) {
+      bool merge = true;
+      for (int k = 0; k < N; ++k) merge = merge && s.strides[k][s.ndim - 1] == st[k] * shape[d];
+      if (merge) {
+        s.sizes[s.ndim - 1] *= shape[d];
+        for (int k = 0; k < N; ++k) s.strides[k][s.ndim - 1] = st[k];
+        continue;
+      }
+    }
+    if (s.ndim == kMaxDims) {
+      throw NotImplementedError(message(op, ": cuda tensors with more than ", kMaxDims,
+                                        " non-mergeable dims are not supported"));
+    }
+    s.sizes[s.ndim] = shape[d];
+    for (int k = 0; k < N; ++k) s.strides[k][s.ndim] = st[k];
+    ++s.ndim;
+  }
+  return s;
+}
+
+// The current stream of a CUDA device, as the hooks keep it.
+inline cudaStream_t stream_of(const Device& d) {
+  return reinterpret_cast<cudaStream_t>(static_cast<uintptr_t>(cuda_hooks().current_stream(d.index)));
+}
+
+// Makes the device current for a scope (the runtime layer's guard, through the hooks).
+class CurrentDevice {
+ public:
+  explicit CurrentDevice(int index) {
+    cudaGetDevice(&previous_);
+    if (previous_ != index) cudaSetDevice(index);
+  }
+  ~CurrentDevice() {
+    int now = -1;
+    cudaGetDevice(&now);
+    if (now != previous_) cudaSetDevice(previous_);
+  }
+  CurrentDevice(const CurrentDevice&) = delete;
+  CurrentDevice& operator=(const CurrentDevice&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+inline int blocks_for(int64_t n) {
+  const int64_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<int>(b < 65536 ? (b > 0 ? b : 1) : 65536);
+}
+
+void check_launch(const char* op);  // raises the launch error, if any, naming the op
+
+template <int N, typename F> __global__ void elementwise_kernel(Strided<N> s, int64_t n, F f) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t off[N];
+    s.offsets(i, off);
+    f(s.base, off);
+  }
+}
+
+// Runs f(char** base, const int64_t* offsets) for every element of the operands (operand 0
+// the output), on the device's current stream.
+template <int N, typename F>
+void launch_elementwise(const char* op, const Device& device, const Shape& shape,
+                        const std::array<const TensorImpl*, N>& ts, F f) {
+  const int64_t n = shape_numel(shape);
+  if (n == 0) return;
+  Strided<N> s = make_strided<N>(op, shape, ts);
+  CurrentDevice guard(device.index);
+  elementwise_kernel<N><<<blocks_for(n), kThreads, 0, stream_of(device)>>>(s, n, f);
+  check_launch(op);
+}
+
+}  // namespace ember::cuda_engine

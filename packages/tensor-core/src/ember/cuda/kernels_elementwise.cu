@@ -1,0 +1,522 @@
+// CUDA kernels of the copy, fill and creation ops, the arithmetic binary ops, the common
+// unary math ops and sum/mean, on the iteration engine of elementwise.cuh. Each is the
+// ember::cuda::<op> that the generated dispatcher calls for CUDA tensors.
+#include <cmath>
+#include <cstring>
+
+#include "ember/cuda/elementwise.cuh"
+
+namespace ember::cuda_engine {
+
+double item_as_double(const Tensor& t);  // the value of a 0-d tensor on any device
+
+void check_launch(const char* op) {
+  const cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) {
+    throw std::runtime_error(message(op, ": CUDA kernel launch failed: ", cudaGetErrorName(err), ": ",
+                                     cudaGetErrorString(err)));
+  }
+}
+
+namespace {
+
+Tensor new_like_shape(const Shape& shape, ScalarType dtype, const Device& device) {
+  return ember::empty(shape, dtype, device);
+}
+
+template <typename To, typename From> void copy_t(const Tensor& dst, const Tensor& s) {
+  launch_elementwise<2>("copy_", dst->device(), dst->sizes(), {dst.get(), s.get()},
+                        [] __device__(char** base, const int64_t* off) {
+                          *reinterpret_cast<To*>(base[0] + off[0]) =
+                              cvt<To>(*reinterpret_cast<const From*>(base[1] + off[1]));
+                        });
+}
+
+// dst (CUDA) := src (CUDA, same device, expanded to dst's shape), converting the dtype.
+void device_copy(const Tensor& dst, const Tensor& src) {
+  Tensor s = expand_to(src, dst->sizes(), "copy_");
+  dispatch_device_type(dst->dtype(), "copy_", [&](auto to_tag) {
+    dispatch_device_type(s->dtype(), "copy_", [&](auto from_tag) {
+      copy_t<decltype(to_tag), decltype(from_tag)>(dst, s);
+    });
+  });
+}
+
+// A contiguous tensor on the same device holding t's values in dtype.
+Tensor contiguous_as(const Tensor& t, ScalarType dtype) {
+  if (t->is_contiguous() && t->dtype() == dtype) return t;
+  Tensor out = new_like_shape(t->sizes(), dtype, t->device());
+  device_copy(out, t);
+  return out;
+}
+
+void memcpy_on_stream(void* dst, const void* src, size_t n, cudaMemcpyKind kind, const Device& d, bool sync) {
+  if (n == 0) return;
+  CurrentDevice guard(d.index);
+  cudaStream_t s = stream_of(d);
+  cudaError_t err = cudaMemcpyAsync(dst, src, n, kind, s);
+  if (err == cudaSuccess && sync) err = cudaStreamSynchronize(s);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    throw std::runtime_error(message("copy_: cudaMemcpyAsync failed: ", cudaGetErrorName(err), ": ",
+                                     cudaGetErrorString(err)));
+  }
+}
+
+template <typename T> void fill_t(const Tensor& t, T v) {
+  launch_elementwise<1>("fill_", t->device(), t->sizes(), {t.get()},
+                        [v] __device__(char** base, const int64_t* off) { *reinterpret_cast<T*>(base[0] + off[0]) = v; });
+}
+
+void fill_device(const Tensor& t, const Scalar& value) {
+  dispatch_device_type(t->dtype(), "fill_", [&](auto tag) {
+    using T = decltype(tag);
+    // the value converted on the host the way the CPU converts it, then moved bit for bit
+    T v;
+    dispatch_all(t->dtype(), "fill_", [&](auto host_tag) {
+      using H = decltype(host_tag);
+      const H h = value.to<H>();
+      if constexpr (sizeof(H) == sizeof(T)) std::memcpy(&v, &h, sizeof(T));  // the same dtype at run time
+    });
+    fill_t<T>(t, v);
+  });
+}
+
+// The device a creation op makes its result on: device= (made concrete) or out's.
+Device creation_device(const std::optional<Device>& device, const Tensor& out) {
+  if (device) return concrete_device(*device);
+  return out->device();
+}
+
+template <typename Fill>
+Tensor create(const char* op, const Shape& size, ScalarType dtype, const std::optional<Device>& device,
+              bool requires_grad, const Tensor& out, Fill fill) {
+  Tensor res = out && out->sizes() == size && out->dtype() == dtype ? out
+                                                                      : ember::empty(size, dtype, creation_device(device, out));
+  fill(res);
+  res = finish_out(op, out, res);
+  if (requires_grad) set_requires_grad(res, true);
+  return res;
+}
+
+// ---- binary arithmetic ----
+
+// One operand of a binary op: a CUDA tensor, or a CPU 0-d tensor read as a host value.
+struct BinaryOperands {
+  Tensor a, b;              // CUDA tensors, expanded to the result shape (null: a scalar)
+  double sa = 0.0, sb = 0.0;  // the scalar values
+  Shape shape;
+  ScalarType dtype;
+  Device device;
+};
+
+double scalar_value(const Tensor& t) { return item_as_double(t); }
+
+BinaryOperands binary_operands(const char* op, const Tensor& self, const Tensor& other, ScalarType dtype) {
+  BinaryOperands r;
+  r.dtype = dtype;
+  const bool a_host = self->device().type == DeviceType::CPU;
+  const bool b_host = other->device().type == DeviceType::CPU;
+  r.device = a_host ? other->device() : self->device();
+  r.shape = broadcast_shapes(self->sizes(), other->sizes(), op);
+  if (a_host) r.sa = scalar_value(self);
+  else r.a = expand_to(contiguous_as(self, dtype), r.shape, op);
+  if (b_host) r.sb = scalar_value(other);
+  else r.b = expand_to(contiguous_as(other, dtype), r.shape, op);
+  return r;
+}
+
+// out[i] = f(a[i], b[i]) in opmath of dtype T; either side may be a scalar.
+template <typename T, typename F>
+void run_binary(const char* op, const BinaryOperands& P, const Tensor& res, F f) {
+  using A = opmath_t<T>;
+  const A sa = static_cast<A>(P.sa), sb = static_cast<A>(P.sb);
+  if (P.a && P.b) {
+    launch_elementwise<3>(op, P.device, P.shape, {res.get(), P.a.get(), P.b.get()},
+                          [f] __device__(char** base, const int64_t* off) {
+                            const A x = cvt<A>(*reinterpret_cast<const T*>(base[1] + off[1]));
+                            const A y = cvt<A>(*reinterpret_cast<const T*>(base[2] + off[2]));
+                            *reinterpret_cast<T*>(base[0] + off[0]) = cvt<T>(f(x, y));
+                          });
+  } else if (P.a) {
+    launch_elementwise<2>(op, P.device, P.shape, {res.get(), P.a.get()},
+                          [f, sb] __device__(char** base, const int64_t* off) {
+                            const A x = cvt<A>(*reinterpret_cast<const T*>(base[1] + off[1]));
+                            *reinterpret_cast<T*>(base[0] + off[0]) = cvt<T>(f(x, sb));
+                          });
+  } else {
+    launch_elementwise<2>(op, P.device, P.shape, {res.get(), P.b.get()},
+                          [f, sa] __device__(char** base, const int64_t* off) {
+                            const A y = cvt<A>(*reinterpret_cast<const T*>(base[1] + off[1]));
+                            *reinterpret_cast<T*>(base[0] + off[0]) = cvt<T>(f(sa, y));
+                          });
+  }
+}
+
+Tensor result_for(const char* op, const Tensor& out, const Shape& shape, ScalarType dtype, const Device& device) {
+  if (out && out->sizes() == shape && out->dtype() == dtype) return out;
+  return ember::empty(shape, dtype, device);
+}
+
+enum class Arith { Add, Sub, Mul, Div };
+
+template <typename T>
+void arith_t(const char* op, Arith kind, const BinaryOperands& P, const Tensor& res, const Scalar& alpha,
+             ScalarType dt) {
+  using A = opmath_t<T>;
+  const A al = static_cast<A>(alpha.to_double());
+  const A al_int = static_cast<A>(alpha.to_int());
+  const A a = is_floating(dt) ? al : al_int;
+  switch (kind) {
+    case Arith::Add:
+      if constexpr (std::is_same_v<T, bool>) {
+        run_binary<T>(op, P, res, [] __device__(A x, A y) { return static_cast<A>(x || y); });
+      } else {
+        run_binary<T>(op, P, res, [a] __device__(A x, A y) { return static_cast<A>(x + a * y); });
+      }
+      break;
+    case Arith::Sub:
+      run_binary<T>(op, P, res, [a] __device__(A x, A y) { return static_cast<A>(x - a * y); });
+      break;
+    case Arith::Mul:
+      if constexpr (std::is_same_v<T, bool>) {
+        run_binary<T>(op, P, res, [] __device__(A x, A y) { return static_cast<A>(x && y); });
+      } else {
+        run_binary<T>(op, P, res, [] __device__(A x, A y) { return static_cast<A>(x * y); });
+      }
+      break;
+    case Arith::Div:
+      run_binary<T>(op, P, res, [] __device__(A x, A y) { return static_cast<A>(x / y); });
+      break;
+  }
+}
+
+Tensor arith(const char* op, Arith kind, const Tensor& self, const Tensor& other, const Scalar& alpha,
+             const Tensor& out) {
+  ScalarType dt = result_type(self, other);
+  if (kind == Arith::Div && !is_floating(dt)) dt = default_float_dtype();
+  if (dt == ScalarType::Bool && kind == Arith::Sub) {
+    throw std::runtime_error("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                             "Use the `^` or `logical_xor()` operator instead.");
+  }
+  BinaryOperands P = binary_operands(op, self, other, dt);
+  Tensor res = result_for(op, out, P.shape, dt, P.device);
+  dispatch_device_type(dt, op, [&](auto tag) { arith_t<decltype(tag)>(op, kind, P, res, alpha, dt); });
+  return finish_out(op, out, res);
+}
+
+// ---- unary float math ----
+
+enum class Unary { Neg, Abs, Exp, Log, Sqrt, Tanh, Sigmoid, Relu };
+
+template <typename T, typename F> void run_unary(const char* op, const Tensor& res, const Tensor& in, F f) {
+  using A = opmath_t<T>;
+  launch_elementwise<2>(op, res->device(), res->sizes(), {res.get(), in.get()},
+                        [f] __device__(char** base, const int64_t* off) {
+                          const A x = cvt<A>(*reinterpret_cast<const T*>(base[1] + off[1]));
+                          *reinterpret_cast<T*>(base[0] + off[0]) = cvt<T>(f(x));
+                        });
+}
+
+template <typename T> void unary_t(const char* op, Unary kind, const Tensor& res, const Tensor& in) {
+  using A = opmath_t<T>;
+  if constexpr (std::is_floating_point_v<A>) {
+    switch (kind) {
+      case Unary::Neg: run_unary<T>(op, res, in, [] __device__(A x) { return -x; }); break;
+      case Unary::Abs: run_unary<T>(op, res, in, [] __device__(A x) { return x < A(0) ? -x : x; }); break;
+      case Unary::Exp: run_unary<T>(op, res, in, [] __device__(A x) { return ::exp(x); }); break;
+      case Unary::Log: run_unary<T>(op, res, in, [] __device__(A x) { return ::log(x); }); break;
+      case Unary::Sqrt: run_unary<T>(op, res, in, [] __device__(A x) { return ::sqrt(x); }); break;
+      case Unary::Tanh: run_unary<T>(op, res, in, [] __device__(A x) { return ::tanh(x); }); break;
+      case Unary::Sigmoid: run_unary<T>(op, res, in, [] __device__(A x) { return A(1) / (A(1) + ::exp(-x)); }); break;
+      case Unary::Relu:  // NaN stays NaN, as on the CPU
+        run_unary<T>(op, res, in, [] __device__(A x) { return x > A(0) ? x : (x == x ? A(0) : x); });
+        break;
+    }
+  } else if constexpr (!std::is_same_v<T, bool>) {
+    switch (kind) {
+      case Unary::Neg: run_unary<T>(op, res, in, [] __device__(A x) { return static_cast<A>(-x); }); break;
+      case Unary::Abs: run_unary<T>(op, res, in, [] __device__(A x) { return x < A(0) ? static_cast<A>(-x) : x; }); break;
+      case Unary::Relu: run_unary<T>(op, res, in, [] __device__(A x) { return x > A(0) ? x : A(0); }); break;
+      default: break;  // the float-only kinds never get an integer dtype
+    }
+  } else {
+    run_unary<T>(op, res, in, [] __device__(A x) { return x; });  // abs / relu of bool
+  }
+}
+
+Tensor unary(const char* op, Unary kind, const Tensor& self, const Tensor& out) {
+  const bool float_only = kind != Unary::Neg && kind != Unary::Abs && kind != Unary::Relu;
+  ScalarType dt = self->dtype();
+  if (float_only && !is_floating(dt)) dt = default_float_dtype();
+  if (kind == Unary::Neg && dt == ScalarType::Bool) {
+    throw std::runtime_error("Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+                             "to invert a mask, use the `~` or `logical_not()` operator instead.");
+  }
+  Tensor in = contiguous_as(self, dt);
+  Tensor res = result_for(op, out, self->sizes(), dt, self->device());
+  dispatch_device_type(dt, op, [&](auto tag) { unary_t<decltype(tag)>(op, kind, res, in); });
+  return finish_out(op, out, res);
+}
+
+// ---- sum / mean: one thread per output element, accumulating in double or int64 ----
+
+template <typename T, typename Acc>
+__global__ void reduce_sum_kernel(const T* in, T* out, int64_t outer, int64_t reduced, int64_t inner, double scale,
+                                  bool do_scale) {
+  for (int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; o < outer * inner;
+       o += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t i = o / inner, j = o % inner;
+    Acc acc = Acc(0);
+    for (int64_t r = 0; r < reduced; ++r) acc += cvt<Acc>(in[(i * reduced + r) * inner + j]);
+    if (do_scale) acc = static_cast<Acc>(static_cast<double>(acc) * scale);
+    out[o] = cvt<T>(acc);
+  }
+}
+
+Tensor sum_impl(const char* op, const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
+                std::optional<ScalarType> dtype, const Tensor& out, bool mean) {
+  ScalarType dt = dtype.value_or(is_integral(self->dtype(), true) && !mean ? ScalarType::Int64 : self->dtype());
+  if (mean && !is_floating(dt)) {
+    throw std::runtime_error(message("mean(): could not infer output dtype. Input dtype must be either a floating "
+                                     "point or complex dtype. Got: ", scalar_type_name(self->dtype())));
+  }
+  std::vector<int64_t> dims = reduce_dims(op, dim, self->dim());
+  // move the reduced dims next to each other: permute to (kept..., reduced...) then view as
+  // (outer, reduced, 1)
+  Shape perm;
+  std::vector<bool> red(static_cast<size_t>(self->dim()), false);
+  for (int64_t d : dims) red[static_cast<size_t>(d)] = true;
+  int64_t outer = 1, reduced = 1;
+  for (int64_t d = 0; d < self->dim(); ++d) {
+    if (!red[static_cast<size_t>(d)]) {
+      perm.push_back(d);
+      outer *= self->size(d);
+    }
+  }
+  for (int64_t d : dims) {
+    perm.push_back(d);
+    reduced *= self->size(d);
+  }
+  Tensor x = contiguous_as(ops::permute(self, perm), dt);
+  Shape rshape = reduced_shape(self->sizes(), dims, keepdim);
+  Tensor res = result_for(op, out, rshape, dt, self->device());
+  if (!res->is_contiguous()) res = ember::empty(rshape, dt, self->device());
+  if (outer == 0) return finish_out(op, out, res);
+  dispatch_device_type(dt, op, [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = std::conditional_t<std::is_floating_point_v<opmath_t<T>>, double,
+                                   std::conditional_t<std::is_same_v<T, bool>, int64_t, int64_t>>;
+    CurrentDevice guard(self->device().index);
+    reduce_sum_kernel<T, Acc><<<blocks_for(outer), kThreads, 0, stream_of(self->device())>>>(
+        reinterpret_cast<const T*>(x->data_ptr()), reinterpret_cast<T*>(res->data_ptr()), outer, reduced, 1,
+        reduced ? 1.0 / static_cast<double>(reduced) : NAN, mean);
+    check_launch(op);
+  });
+  return finish_out(op, out, res);
+}
+
+}  // namespace
+
+// ---- the value of a CPU or CUDA 0-d tensor, on the host ----
+
+double item_as_double(const Tensor& t) {
+  const Tensor h = to_host(t);
+  double v = 0.0;
+  dispatch_all(h->dtype(), "item", [&](auto tag) {
+    using H = decltype(tag);
+    v = convert<double>(*reinterpret_cast<const H*>(h->data_ptr()));
+  });
+  return v;
+}
+
+// ---- copies between any two of host and device ----
+
+void copy_across(const Tensor& self, const Tensor& src, bool non_blocking) {
+  const bool dst_cuda = self->device().type == DeviceType::CUDA;
+  const bool src_cuda = src->device().type == DeviceType::CUDA;
+  if (dst_cuda && src_cuda) {
+    if (self->device() == src->device()) {
+      device_copy(self, src);
+      return;
+    }
+    // another GPU: a contiguous copy of src moved over, then converted in place
+    Tensor s = contiguous_as(src, src->dtype());
+    Tensor moved = ember::empty(s->sizes(), s->dtype(), self->device());
+    CurrentDevice guard(self->device().index);
+    cudaError_t err = cudaMemcpyPeerAsync(moved->data_ptr(), self->device().index, s->data_ptr(),
+                                          src->device().index, s->storage()->nbytes() ? s->numel() * s->itemsize() : 0,
+                                          stream_of(self->device()));
+    if (err == cudaSuccess) err = cudaStreamSynchronize(stream_of(self->device()));
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      throw std::runtime_error(message("copy_: cudaMemcpyPeerAsync failed: ", cudaGetErrorString(err)));
+    }
+    device_copy(self, moved);
+    return;
+  }
+  if (dst_cuda) {  // host -> device: make the host side contiguous in the target dtype first
+    Tensor h = expand_to(src, self->sizes(), "copy_");
+    if (!h->is_contiguous() || h->dtype() != self->dtype()) {
+      Tensor c = ember::empty(self->sizes(), self->dtype());
+      copy_into(c, h);
+      h = c;
+    }
+    const size_t n = static_cast<size_t>(h->numel()) * h->itemsize();
+    const bool pinned = cuda_hooks().is_pinned(h->storage()->data());
+    if (self->is_contiguous()) {
+      memcpy_on_stream(self->data_ptr(), h->data_ptr(), n, cudaMemcpyHostToDevice, self->device(),
+                       !(non_blocking && pinned));
+    } else {
+      Tensor staged = ember::empty(self->sizes(), self->dtype(), self->device());
+      memcpy_on_stream(staged->data_ptr(), h->data_ptr(), n, cudaMemcpyHostToDevice, self->device(), true);
+      device_copy(self, staged);
+    }
+    return;
+  }
+  // device -> host: a contiguous device copy in src's dtype comes down, then the CPU converts
+  Tensor d = contiguous_as(src, src->dtype());
+  const size_t n = static_cast<size_t>(d->numel()) * d->itemsize();
+  if (self->is_contiguous() && self->dtype() == d->dtype() && self->sizes() == d->sizes()) {
+    memcpy_on_stream(self->data_ptr(), d->data_ptr(), n, cudaMemcpyDeviceToHost, src->device(), true);
+    return;
+  }
+  Tensor h = ember::empty(d->sizes(), d->dtype());
+  memcpy_on_stream(h->data_ptr(), d->data_ptr(), n, cudaMemcpyDeviceToHost, src->device(), true);
+  copy_into(self, h);
+}
+
+}  // namespace ember::cuda_engine
+
+namespace ember::cuda {
+
+using namespace ember::cuda_engine;
+
+Tensor copy(const Tensor& self, const Tensor& src, const Tensor&) {
+  if (self == src) return self;
+  Tensor s = src->storage() == self->storage() ? ops::clone(src) : src;
+  copy_across(self, s, false);
+  return self;
+}
+
+Tensor clone(const Tensor& self) {
+  Tensor out = ember::empty(self->sizes(), self->dtype(), self->device());
+  device_copy(out, self);
+  return out;
+}
+
+Tensor contiguous(const Tensor& self) { return self->is_contiguous() ? self : clone(self); }
+
+Tensor fill(const Tensor& self, const Scalar& value, const Tensor&) {
+  fill_device(self, value);
+  return self;
+}
+
+Tensor zero(const Tensor& self, const Tensor&) {
+  fill_device(self, Scalar::from_int(0));
+  return self;
+}
+
+Tensor zeros(const Shape& size, std::optional<ScalarType> dtype, std::optional<Device> device, bool requires_grad,
+             const Tensor& out) {
+  return create("zeros", size, dtype.value_or(out ? out->dtype() : default_float_dtype()), device, requires_grad, out,
+                [](const Tensor& t) { fill_device(t, Scalar::from_int(0)); });
+}
+
+Tensor ones(const Shape& size, std::optional<ScalarType> dtype, std::optional<Device> device, bool requires_grad,
+            const Tensor& out) {
+  return create("ones", size, dtype.value_or(out ? out->dtype() : default_float_dtype()), device, requires_grad, out,
+                [](const Tensor& t) { fill_device(t, Scalar::from_int(1)); });
+}
+
+Tensor empty(const Shape& size, std::optional<ScalarType> dtype, std::optional<Device> device, bool requires_grad,
+             const Tensor& out) {
+  return create("empty", size, dtype.value_or(out ? out->dtype() : default_float_dtype()), device, requires_grad, out,
+                [](const Tensor&) {});
+}
+
+Tensor full(const Shape& size, const Scalar& fill_value, std::optional<ScalarType> dtype, std::optional<Device> device,
+            bool requires_grad, const Tensor& out) {
+  return create("full", size, dtype.value_or(out ? out->dtype() : fill_value.natural_dtype()), device, requires_grad,
+                out, [&](const Tensor& t) { fill_device(t, fill_value); });
+}
+
+Tensor zeros_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
+                  bool requires_grad) {
+  return zeros(self->sizes(), dtype.value_or(self->dtype()), device ? device : self->device(), requires_grad, Tensor());
+}
+Tensor ones_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
+                 bool requires_grad) {
+  return ones(self->sizes(), dtype.value_or(self->dtype()), device ? device : self->device(), requires_grad, Tensor());
+}
+Tensor empty_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
+                  bool requires_grad) {
+  return empty(self->sizes(), dtype.value_or(self->dtype()), device ? device : self->device(), requires_grad, Tensor());
+}
+Tensor full_like(const Tensor& self, const Scalar& fill_value, std::optional<ScalarType> dtype,
+                 std::optional<Device> device, bool requires_grad) {
+  return full(self->sizes(), fill_value, dtype.value_or(self->dtype()), device ? device : self->device(),
+              requires_grad, Tensor());
+}
+
+Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha, const Tensor& out) {
+  return arith("add", Arith::Add, self, other, alpha, out);
+}
+Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha, const Tensor& out) {
+  return arith("sub", Arith::Sub, self, other, alpha, out);
+}
+Tensor mul(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return arith("mul", Arith::Mul, self, other, Scalar::from_int(1), out);
+}
+Tensor div(const Tensor& self, const Tensor& other, const std::optional<std::string>& rounding_mode, const Tensor& out) {
+  if (rounding_mode) throw NotImplementedError("div: rounding_mode is not implemented for CUDA tensors yet");
+  return arith("div", Arith::Div, self, other, Scalar::from_int(1), out);
+}
+
+Tensor neg(const Tensor& self, const Tensor& out) { return unary("neg", Unary::Neg, self, out); }
+Tensor abs(const Tensor& self, const Tensor& out) { return unary("abs", Unary::Abs, self, out); }
+Tensor exp(const Tensor& self, const Tensor& out) { return unary("exp", Unary::Exp, self, out); }
+Tensor log(const Tensor& self, const Tensor& out) { return unary("log", Unary::Log, self, out); }
+Tensor sqrt(const Tensor& self, const Tensor& out) { return unary("sqrt", Unary::Sqrt, self, out); }
+Tensor tanh(const Tensor& self, const Tensor& out) { return unary("tanh", Unary::Tanh, self, out); }
+Tensor sigmoid(const Tensor& self, const Tensor& out) { return unary("sigmoid", Unary::Sigmoid, self, out); }
+Tensor relu(const Tensor& self, const Tensor& out) { return unary("relu", Unary::Relu, self, out); }
+
+Tensor sum(const Tensor& self, const std::optional<Shape>& dim, bool keepdim, std::optional<ScalarType> dtype,
+           const Tensor& out) {
+  return sum_impl("sum", self, dim, keepdim, dtype, out, false);
+}
+Tensor mean(const Tensor& self, const std::optional<Shape>& dim, bool keepdim, std::optional<ScalarType> dtype,
+            const Tensor& out) {
+  return sum_impl("mean", self, dim, keepdim, dtype, out, true);
+}
+
+}  // namespace ember::cuda
+
+EMBER_REGISTER_CUDA_KERNEL(copy);
+EMBER_REGISTER_CUDA_KERNEL(clone);
+EMBER_REGISTER_CUDA_KERNEL(contiguous);
+EMBER_REGISTER_CUDA_KERNEL(fill);
+EMBER_REGISTER_CUDA_KERNEL(zero);
+EMBER_REGISTER_CUDA_KERNEL(zeros);
+EMBER_REGISTER_CUDA_KERNEL(ones);
+EMBER_REGISTER_CUDA_KERNEL(empty);
+EMBER_REGISTER_CUDA_KERNEL(full);
+EMBER_REGISTER_CUDA_KERNEL(zeros_like);
+EMBER_REGISTER_CUDA_KERNEL(ones_like);
+EMBER_REGISTER_CUDA_KERNEL(empty_like);
+EMBER_REGISTER_CUDA_KERNEL(full_like);
+EMBER_REGISTER_CUDA_KERNEL(add);
+EMBER_REGISTER_CUDA_KERNEL(sub);
+EMBER_REGISTER_CUDA_KERNEL(mul);
+EMBER_REGISTER_CUDA_KERNEL(div);
+EMBER_REGISTER_CUDA_KERNEL(neg);
+EMBER_REGISTER_CUDA_KERNEL(abs);
+EMBER_REGISTER_CUDA_KERNEL(exp);
+EMBER_REGISTER_CUDA_KERNEL(log);
+EMBER_REGISTER_CUDA_KERNEL(sqrt);
+EMBER_REGISTER_CUDA_KERNEL(tanh);
+EMBER_REGISTER_CUDA_KERNEL(sigmoid);
+EMBER_REGISTER_CUDA_KERNEL(relu);
+EMBER_REGISTER_CUDA_KERNEL(sum);
+EMBER_REGISTER_CUDA_KERNEL(mean);
