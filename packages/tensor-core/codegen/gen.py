@@ -343,6 +343,11 @@ def unique_cpp(ops: list[Op]) -> list[Op]:
     return out
 
 
+def cpp_param_types(op: Op) -> list[str]:
+    """The C++ parameter types, without names (weak definitions, function pointers)."""
+    return [p.rsplit(" ", 1)[0] for p in cpp_params(op)]
+
+
 def emit_decl(ops: list[Op]) -> str:
     """ember::ops::<cpp> for every op (a dispatcher, or the generic implementation), and the
     per-device kernels ember::cpu::<cpp> / ember::cuda::<cpp> of ops that have them."""
@@ -375,8 +380,9 @@ def emit_decl(ops: list[Op]) -> str:
     lines += ["namespace ember {", "", "struct CudaKernelTable {"]
     for op in ops:
         if op.has_kernels:
-            types = [p.rsplit(" ", 1)[0] for p in cpp_params(op)]
-            lines.append(f"  {cpp_return(op)} (*{op.cpp})({', '.join(types)}) = nullptr;")
+            lines.append(
+                f"  {cpp_return(op)} (*{op.cpp})({', '.join(cpp_param_types(op))}) = nullptr;"
+            )
     lines += [
         "};",
         "CudaKernelTable& cuda_kernels();",
@@ -693,8 +699,8 @@ def emit_fallbacks(ops: list[Op]) -> str:
     ):
         lines += [f"namespace ember::{ns} {{", ""]
         for op in ns_ops:
-            params = [p.rsplit(" ", 1)[0] for p in cpp_params(op)]
-            lines.append(f"__attribute__((weak)) {cpp_return(op)} {op.cpp}({', '.join(params)}) {{")
+            params = ", ".join(cpp_param_types(op))
+            lines.append(f"__attribute__((weak)) {cpp_return(op)} {op.cpp}({params}) {{")
             lines.append(f'  throw NotImplementedError("{op.name}: {what}");')
             lines.append("}")
         lines += ["", f"}}  // namespace ember::{ns}", ""]

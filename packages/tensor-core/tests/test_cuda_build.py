@@ -10,38 +10,12 @@ built = _C._cuda_is_built()
 no_device = _C._cuda_device_count() == 0
 
 # the ops whose CUDA kernels this build must carry (src/ember/cuda/)
-CORE_CUDA_OPS = {
-    "copy",
-    "clone",
-    "contiguous",
-    "fill",
-    "zero",
-    "zeros",
-    "ones",
-    "empty",
-    "full",
-    "zeros_like",
-    "ones_like",
-    "empty_like",
-    "full_like",
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "neg",
-    "abs",
-    "exp",
-    "log",
-    "sqrt",
-    "tanh",
-    "sigmoid",
-    "relu",
-    "sum",
-    "mean",
-    "mm",
-    "bmm",
-    "matmul",
-}
+CORE_CUDA_OPS = set(
+    "copy clone contiguous fill zero zeros ones empty full add sub mul div neg abs exp log sqrt "
+    "tanh sigmoid relu sum mean mm bmm matmul eq lt where maximum clamp pow softmax log_softmax "
+    "argmax max_dim rand randn randint arange cat index_select gather embedding nll_loss "
+    "native_layer_norm".split()
+)
 
 
 def test_build_info_reports_cuda():

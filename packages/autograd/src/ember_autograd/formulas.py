@@ -159,11 +159,12 @@ def reduce_jvp(coeff, self_t, dim, keepdim: bool):
     return prod.sum(reduced_dims(dim, ndim), keepdim=keepdim)
 
 
-def _positions(n: int, d: int, ndim: int):
-    """``arange(n)`` laid along dim ``d`` of an ``ndim``-dim tensor (other dims size 1)."""
+def _positions(n: int, d: int, ndim: int, device=None):
+    """``arange(n)`` laid along dim ``d`` of an ``ndim``-dim tensor (other dims size 1), on
+    ``device`` (the CPU when None)."""
     shape = [1] * ndim
     shape[d] = n
-    return et.arange(n).reshape(shape)
+    return et.arange(n, device=device).reshape(shape)
 
 
 def _exclusive_prods(x, d: int):
@@ -211,7 +212,7 @@ def _sum_over_dropped(x, d: int, term):
     is the cumprod of ``x`` along ``d`` with ``x_k`` replaced by 1 (the exact derivatives of
     ``cumprod`` with zeros in the input; quadratic in the size of ``d``)."""
     n = x.shape[d]
-    pos = _positions(n, d, x.dim())
+    pos = _positions(n, d, x.dim(), x.device)
     total = None
     for k in range(n):
         at_k = pos == k
@@ -279,7 +280,7 @@ def index_reduction_backward(grad, shape, dim: int, indices, keepdim: bool):
     d = dim % ndim
     g = grad if keepdim else grad.unsqueeze(d)
     idx = indices if keepdim else indices.unsqueeze(d)
-    return et.where(_positions(shape[d], d, ndim) == idx, g, 0)
+    return et.where(_positions(shape[d], d, ndim, idx.device) == idx, g, 0)
 
 
 def index_reduction_jvp(self_t, dim: int, indices, keepdim: bool):
@@ -288,7 +289,7 @@ def index_reduction_jvp(self_t, dim: int, indices, keepdim: bool):
         return self_t
     d = dim % ndim
     idx = indices if keepdim else indices.unsqueeze(d)
-    picked = et.where(_positions(self_t.shape[d], d, ndim) == idx, self_t, 0)
+    picked = et.where(_positions(self_t.shape[d], d, ndim, idx.device) == idx, self_t, 0)
     return picked.sum(d, keepdim=keepdim)
 
 

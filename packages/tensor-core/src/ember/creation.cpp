@@ -46,26 +46,6 @@ Tensor full(const Shape& size, const Scalar& fill_value, std::optional<ScalarTyp
                 requires_grad, out, [&](const Tensor& t) { fill_with(t, fill_value); });
 }
 
-Tensor zeros_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
-                  bool requires_grad) {
-  return zeros(self->sizes(), dtype.value_or(self->dtype()), device ? device : self->device(),
-               requires_grad, Tensor());
-}
-Tensor ones_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
-                 bool requires_grad) {
-  return ones(self->sizes(), dtype.value_or(self->dtype()), device ? device : self->device(),
-              requires_grad, Tensor());
-}
-Tensor empty_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
-                  bool requires_grad) {
-  return empty(self->sizes(), dtype.value_or(self->dtype()), device ? device : self->device(),
-               requires_grad, Tensor());
-}
-Tensor full_like(const Tensor& self, const Scalar& fill_value, std::optional<ScalarType> dtype,
-                 std::optional<Device> device, bool requires_grad) {
-  return full(self->sizes(), fill_value, dtype.value_or(self->dtype()), device ? device : self->device(),
-              requires_grad, Tensor());
-}
 
 Tensor arange(const Scalar& start, std::optional<Scalar> end, const Scalar& step,
               std::optional<ScalarType> dtype, std::optional<Device> device, bool requires_grad,
@@ -193,5 +173,35 @@ EMBER_CONVERT(to_int8, Int8)
 EMBER_CONVERT(to_uint8, UInt8)
 EMBER_CONVERT(to_bool, Bool)
 #undef EMBER_CONVERT
+
+}  // namespace ember::ops
+
+namespace ember::ops {
+
+// The *_like creation ops are generic: the device-dispatched op with the shape (and, by
+// default, the dtype and device) of self.
+Tensor zeros_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
+                  bool requires_grad) {
+  return zeros(self->sizes(), dtype.value_or(self->dtype()), device ? device : self->device(),
+               requires_grad, Tensor());
+}
+
+Tensor ones_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
+                 bool requires_grad) {
+  return ones(self->sizes(), dtype.value_or(self->dtype()), device ? device : self->device(),
+              requires_grad, Tensor());
+}
+
+Tensor empty_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
+                  bool requires_grad) {
+  return empty(self->sizes(), dtype.value_or(self->dtype()), device ? device : self->device(),
+               requires_grad, Tensor());
+}
+
+Tensor full_like(const Tensor& self, const Scalar& fill_value, std::optional<ScalarType> dtype,
+                 std::optional<Device> device, bool requires_grad) {
+  return full(self->sizes(), fill_value, dtype.value_or(self->dtype()), device ? device : self->device(),
+              requires_grad, Tensor());
+}
 
 }  // namespace ember::ops

@@ -313,25 +313,26 @@ DeviceMemoryStats DeviceCachingAllocator::stats() const {
   return stats_;
 }
 
-void DeviceCachingAllocator::reset_peak_stats() {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto& p : stats_.pools) {
+namespace {
+// Calls f(stat) for every MemoryStat of every pool.
+template <typename F> void for_each_stat(DeviceMemoryStats& stats, F f) {
+  for (auto& p : stats.pools) {
     for (MemoryStat* s : {&p.allocation, &p.segment, &p.active, &p.inactive_split, &p.allocated_bytes,
                           &p.reserved_bytes, &p.active_bytes, &p.inactive_split_bytes, &p.requested_bytes}) {
-      s->peak = s->current;
+      f(*s);
     }
   }
+}
+}  // namespace
+
+void DeviceCachingAllocator::reset_peak_stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for_each_stat(stats_, [](MemoryStat& s) { s.peak = s.current; });
 }
 
 void DeviceCachingAllocator::reset_accumulated_stats() {
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& p : stats_.pools) {
-    for (MemoryStat* s : {&p.allocation, &p.segment, &p.active, &p.inactive_split, &p.allocated_bytes,
-                          &p.reserved_bytes, &p.active_bytes, &p.inactive_split_bytes, &p.requested_bytes}) {
-      s->allocated = 0;
-      s->freed = 0;
-    }
-  }
+  for_each_stat(stats_, [](MemoryStat& s) { s.allocated = s.freed = 0; });
   stats_.num_alloc_retries = stats_.num_ooms = stats_.num_device_alloc = stats_.num_device_free = 0;
   stats_.num_sync_all_streams = 0;
 }

@@ -91,8 +91,10 @@ Device creation_device(const std::optional<Device>& device, const Tensor& out) {
 template <typename Fill>
 Tensor create(const char* op, const Shape& size, ScalarType dtype, const std::optional<Device>& device,
               bool requires_grad, const Tensor& out, Fill fill) {
-  Tensor res = out && out->sizes() == size && out->dtype() == dtype ? out
-                                                                      : ember::empty(size, dtype, creation_device(device, out));
+  const Device where = creation_device(device, out);
+  Tensor res = out && out->sizes() == size && out->dtype() == dtype && out->device() == where
+                   ? out
+                   : ember::empty(size, dtype, where);
   fill(res);
   res = finish_out(op, out, res);
   if (requires_grad) set_requires_grad(res, true);
@@ -441,24 +443,6 @@ Tensor full(const Shape& size, const Scalar& fill_value, std::optional<ScalarTyp
                 out, [&](const Tensor& t) { fill_device(t, fill_value); });
 }
 
-Tensor zeros_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
-                  bool requires_grad) {
-  return zeros(self->sizes(), dtype.value_or(self->dtype()), device ? device : self->device(), requires_grad, Tensor());
-}
-Tensor ones_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
-                 bool requires_grad) {
-  return ones(self->sizes(), dtype.value_or(self->dtype()), device ? device : self->device(), requires_grad, Tensor());
-}
-Tensor empty_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
-                  bool requires_grad) {
-  return empty(self->sizes(), dtype.value_or(self->dtype()), device ? device : self->device(), requires_grad, Tensor());
-}
-Tensor full_like(const Tensor& self, const Scalar& fill_value, std::optional<ScalarType> dtype,
-                 std::optional<Device> device, bool requires_grad) {
-  return full(self->sizes(), fill_value, dtype.value_or(self->dtype()), device ? device : self->device(),
-              requires_grad, Tensor());
-}
-
 Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha, const Tensor& out) {
   return arith("add", Arith::Add, self, other, alpha, out);
 }
@@ -502,10 +486,6 @@ EMBER_REGISTER_CUDA_KERNEL(zeros);
 EMBER_REGISTER_CUDA_KERNEL(ones);
 EMBER_REGISTER_CUDA_KERNEL(empty);
 EMBER_REGISTER_CUDA_KERNEL(full);
-EMBER_REGISTER_CUDA_KERNEL(zeros_like);
-EMBER_REGISTER_CUDA_KERNEL(ones_like);
-EMBER_REGISTER_CUDA_KERNEL(empty_like);
-EMBER_REGISTER_CUDA_KERNEL(full_like);
 EMBER_REGISTER_CUDA_KERNEL(add);
 EMBER_REGISTER_CUDA_KERNEL(sub);
 EMBER_REGISTER_CUDA_KERNEL(mul);
