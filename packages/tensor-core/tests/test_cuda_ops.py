@@ -168,3 +168,93 @@ def test_record_stream_keeps_memory_until_the_stream_is_done():
     del t
     u = et.empty((1 << 20,), device="cuda")
     assert u.data_ptr() != ptr or s.query()
+
+
+@pytest.mark.parametrize(
+    ("stride", "padding", "dilation", "groups"),
+    [(1, 0, 1, 1), (2, 1, 1, 1), (1, 2, 2, 1), (1, 1, 1, 2), (3, 0, 1, 4)],
+)
+def test_conv2d_and_its_derivatives_match_cpu(stride, padding, dilation, groups):
+    x, w, b = (
+        rand((2, 8, 11, 9), et.float64, 5),
+        rand((4, 8 // groups, 3, 3), et.float64, 6),
+        rand((4,), et.float64),
+    )
+    args = ([stride], [padding], [dilation], groups)
+    y = et.conv2d(x, w, b, *args)
+    assert_same(et.conv2d(x.cuda(), w.cuda(), b.cuda(), *args), y, et.float64)
+    gy = rand(tuple(y.shape), et.float64, 7)
+    assert_same(
+        et.conv2d_backward_input(gy.cuda(), w.cuda(), list(x.shape), *args),
+        et.conv2d_backward_input(gy, w, list(x.shape), *args),
+        et.float64,
+    )
+    assert_same(
+        et.conv2d_backward_weight(gy.cuda(), x.cuda(), list(w.shape), *args),
+        et.conv2d_backward_weight(gy, x, list(w.shape), *args),
+        et.float64,
+    )
+
+
+def test_im2col_and_col2im_match_cpu():
+    x = rand((2, 3, 7, 6), et.float32, 8)
+    cols = et.im2col(x, [3, 2], [1, 2], [1, 0], [2, 1])
+    assert_same(et.im2col(x.cuda(), [3, 2], [1, 2], [1, 0], [2, 1]), cols)
+    assert_same(
+        et.col2im(cols.cuda(), [7, 6], [3, 2], [1, 2], [1, 0], [2, 1]),
+        et.col2im(cols, [7, 6], [3, 2], [1, 2], [1, 0], [2, 1]),
+    )
+
+
+@pytest.mark.parametrize("dtype", [et.float32, et.float64])
+@pytest.mark.parametrize(
+    ("kernel", "stride", "padding", "ceil_mode"),
+    [(2, 2, 0, False), (3, 2, 1, True), (3, 1, 1, False)],
+)
+def test_pooling_and_its_derivatives_match_cpu(dtype, kernel, stride, padding, ceil_mode):
+    x = rand((2, 3, 9, 8), dtype, 9)
+    out, idx = et.max_pool2d_with_indices(x, [kernel], [stride], [padding], [1], ceil_mode)
+    c_out, c_idx = et.max_pool2d_with_indices(
+        x.cuda(), [kernel], [stride], [padding], [1], ceil_mode
+    )
+    assert_same(c_out, out, dtype)
+    assert np.array_equal(c_idx.cpu().numpy(), idx.numpy())
+    g = rand(tuple(out.shape), dtype, 10)
+    args = ([kernel], [stride], [padding], [1], ceil_mode)
+    assert_same(
+        et.max_pool2d_with_indices_backward(g.cuda(), x.cuda(), *args, c_idx),
+        et.max_pool2d_with_indices_backward(g, x, *args, idx),
+        dtype,
+    )
+    for cip in (True, False):
+        a_args = ([kernel], [stride], [padding], ceil_mode, cip, None)
+        y = et.avg_pool2d(x, *a_args)
+        assert_same(et.avg_pool2d(x.cuda(), *a_args), y, dtype)
+        gy = rand(tuple(y.shape), dtype, 11)
+        assert_same(
+            et.avg_pool2d_backward(gy.cuda(), x.cuda(), *a_args),
+            et.avg_pool2d_backward(gy, x, *a_args),
+            dtype,
+        )
+
+
+@pytest.mark.parametrize("out_size", [(1, 1), (3, 4), (5, 3)])
+def test_adaptive_pooling_matches_cpu(out_size):
+    x = rand((2, 3, 10, 7), et.float64, 12)
+    y = et.adaptive_avg_pool2d(x, list(out_size))
+    assert_same(et.adaptive_avg_pool2d(x.cuda(), list(out_size)), y, et.float64)
+    g = rand(tuple(y.shape), et.float64, 13)
+    assert_same(
+        et.adaptive_avg_pool2d_backward(g.cuda(), x.cuda()),
+        et.adaptive_avg_pool2d_backward(g, x),
+        et.float64,
+    )
+    m, i = et.adaptive_max_pool2d(x, list(out_size))
+    cm, ci = et.adaptive_max_pool2d(x.cuda(), list(out_size))
+    assert_same(cm, m, et.float64)
+    assert np.array_equal(ci.cpu().numpy(), i.numpy())
+    assert_same(
+        et.adaptive_max_pool2d_backward(g.cuda(), x.cuda(), ci),
+        et.adaptive_max_pool2d_backward(g, x, i),
+        et.float64,
+    )

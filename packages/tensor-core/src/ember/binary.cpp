@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "ember/elementwise.h"
+#include "ember/reduce_random_meta.h"
 
 namespace ember::cpu {
 namespace {
@@ -14,6 +15,17 @@ struct Promoted {
 Promoted promote(const Tensor& a, const Tensor& b) {
   ScalarType t = result_type(a, b);
   return {to_dtype(a, t), to_dtype(b, t), t};
+}
+
+// The operands of the comparisons, logical ops and maximum / minimum converted to
+// binary_meta's dtype, and the result's dtype.
+struct BinaryOperands {
+  Tensor a, b;
+  ScalarType dtype, result_dtype;
+};
+BinaryOperands binary_operands(const char* op, const Tensor& a, const Tensor& b, bool boolean_result) {
+  const BinaryMeta M = binary_meta(op, a, b, boolean_result);
+  return {to_dtype(a, M.dtype), to_dtype(b, M.dtype), M.dtype, M.result_dtype};
 }
 
 template <typename T> inline bool is_zero(T v) { return v == T(0); }
@@ -155,27 +167,10 @@ Tensor remainder(const Tensor& self, const Tensor& other, const Tensor& out) {
 }
 
 Tensor pow(const Tensor& self, const Tensor& exponent, const Tensor& out) {
-  auto P = promote(self, exponent);
-  if (P.dtype == ScalarType::Bool) {
-    if (!exponent->wrapped_number) throw NotImplementedError("pow: not implemented for two bool operands");
-    // bool ** True == self, bool ** False == True
-    Tensor r = *exponent->data<bool>() ? ops::clone(self) : ops::ones_like(self, std::nullopt, std::nullopt, false);
-    return finish_out("pow", out, r);
-  }
-  if (!is_floating(P.dtype) && exponent->wrapped_number) {
-    // like PyTorch: a negative Python-number exponent of an integer tensor is an error;
-    // negative tensor exponents give 1, -1 or 0 as integer arithmetic does
-    bool negative = false;
-    dispatch_numeric(P.dtype, "pow", [&](auto tag) {
-      using T = decltype(tag);
-      if constexpr (std::is_signed_v<T>) {
-        Tensor c = as_contiguous(P.b);
-        for (int64_t i = 0; i < c->numel() && !negative; ++i) negative = c->data<T>()[i] < 0;
-      }
-    });
-    if (negative) throw std::runtime_error("pow: integers to negative integer powers are not allowed");
-  }
-  return map_binary("pow", P.a, P.b, out, P.dtype, DispatchNumeric{}, [](auto tag) {
+  const PowMeta M = pow_meta(self, exponent);
+  if (M.result) return finish_out("pow", out, M.result);
+  const Tensor a = to_dtype(self, M.dtype), b = to_dtype(exponent, M.dtype);
+  return map_binary("pow", a, b, out, M.dtype, DispatchNumeric{}, [](auto tag) {
     using A = opmath_t<decltype(tag)>;
     return [](A x, A y) -> A {
       if constexpr (std::is_floating_point_v<A>) {
@@ -217,7 +212,7 @@ Tensor fmod(const Tensor& self, const Tensor& other, const Tensor& out) {
 
 #define EMBER_MINMAX(NAME, CMP)                                                               \
   Tensor NAME(const Tensor& self, const Tensor& other, const Tensor& out) {                  \
-    auto P = promote(self, other);                                                            \
+    auto P = binary_operands(#NAME, self, other, false);                                      \
     return map_binary(#NAME, P.a, P.b, out, P.dtype, DispatchAll{}, [](auto tag) {           \
       using A = opmath_t<decltype(tag)>;                                                      \
       return [](A x, A y) -> A {                                                              \
@@ -247,8 +242,8 @@ Tensor min_other(const Tensor& self, const Tensor& other) { return minimum(self,
 
 #define EMBER_COMPARE(NAME, OP)                                                               \
   Tensor NAME(const Tensor& self, const Tensor& other, const Tensor& out) {                  \
-    auto P = promote(self, other);                                                            \
-    return map_binary(#NAME, P.a, P.b, out, ScalarType::Bool, DispatchAll{}, [](auto tag) {  \
+    auto P = binary_operands(#NAME, self, other, true);                                       \
+    return map_binary(#NAME, P.a, P.b, out, P.result_dtype, DispatchAll{}, [](auto tag) {    \
       using A = opmath_t<decltype(tag)>;                                                      \
       return [](A x, A y) -> bool { return x OP y; };                                         \
     });                                                                                       \
@@ -263,8 +258,8 @@ EMBER_COMPARE(ge, >=)
 
 #define EMBER_LOGICAL(NAME, EXPR)                                                             \
   Tensor NAME(const Tensor& self, const Tensor& other, const Tensor& out) {                  \
-    auto P = promote(self, other);                                                            \
-    return map_binary(#NAME, P.a, P.b, out, ScalarType::Bool, DispatchAll{}, [](auto tag) {  \
+    auto P = binary_operands(#NAME, self, other, true);                                       \
+    return map_binary(#NAME, P.a, P.b, out, P.result_dtype, DispatchAll{}, [](auto tag) {    \
       using A = opmath_t<decltype(tag)>;                                                      \
       return [](A x, A y) -> bool {                                                           \
         const bool a = x != A(0), b = y != A(0);                                              \
@@ -291,19 +286,15 @@ EMBER_BITWISE(bitwise_xor, ^)
 #undef EMBER_BITWISE
 
 Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other, const Tensor& out) {
-  if (condition->dtype() != ScalarType::Bool && condition->dtype() != ScalarType::UInt8) {
-    throw std::runtime_error(message("where: expected condition to be a bool tensor, got ",
-                                 dtype_name(condition->dtype())));
-  }
-  auto P = promote(input, other);
-  Shape shape = broadcast_shapes(broadcast_shapes(condition->sizes(), P.a->sizes(), "where"),
-                                 P.b->sizes(), "where");
-  Tensor res = elementwise_out(out, shape, P.dtype);
+  const WhereMeta M = where_meta(condition, input, other);
+  const Shape& shape = M.shape;
+  Tensor res = elementwise_out(out, shape, M.dtype);
   if (res->numel() > 0) {
     Tensor c = to_dtype(expand_to(condition, shape, "where"), ScalarType::Bool);
-    Tensor a = expand_to(P.a, shape, "where"), b = expand_to(P.b, shape, "where");
+    Tensor a = expand_to(to_dtype(input, M.dtype), shape, "where");
+    Tensor b = expand_to(to_dtype(other, M.dtype), shape, "where");
     auto L = make_loop<4>(shape, {res.get(), c.get(), a.get(), b.get()});
-    dispatch_all(P.dtype, "where", [&](auto tag) {
+    dispatch_all(M.dtype, "where", [&](auto tag) {
       using T = decltype(tag);
       for_each_strided<4>(L, [](char** p, const int64_t* s, int64_t n) {
         T* o = reinterpret_cast<T*>(p[0]);
@@ -340,17 +331,11 @@ Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other, 
 }
 
 Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max, const Tensor& out) {
-  if (!min && !max) throw std::runtime_error("clamp: at least one of 'min' or 'max' must not be None");
-  ScalarType t = result_type({self.get(), min.get(), max.get()});
-  if (out && !is_floating(out->dtype()) && is_floating(t) && out == self) {
-    throw std::runtime_error(message("clamp_: result type ", dtype_name(t),
-                                 " can't be cast to the desired output type ", dtype_name(self->dtype())));
-  }
+  const ClampMeta M = clamp_meta(self, min, max, out);
+  const ScalarType t = M.dtype;
+  const Shape& shape = M.shape;
   Tensor x = to_dtype(self, t);
   Tensor lo = min ? to_dtype(min, t) : Tensor(), hi = max ? to_dtype(max, t) : Tensor();
-  Shape shape = x->sizes();
-  if (lo) shape = broadcast_shapes(shape, lo->sizes(), "clamp");
-  if (hi) shape = broadcast_shapes(shape, hi->sizes(), "clamp");
   Tensor res = elementwise_out(out, shape, t);
   if (res->numel() > 0) {
     // a missing bound is passed as the tensor itself and ignored by the loop

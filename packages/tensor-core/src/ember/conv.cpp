@@ -11,20 +11,13 @@
 #include <string>
 
 #include "ember/conv_direct.h"
+#include "ember/conv_meta.h"
 #include "ember/ops_util.h"
 #include "ember/parallel.h"
 
-namespace ember::cpu {
-namespace {
+namespace ember {
 
-struct Geometry {
-  int64_t kh, kw, dh, dw, ph, pw, sh, sw;
-  int64_t oh(int64_t h) const { return (h + 2 * ph - dh * (kh - 1) - 1) / sh + 1; }
-  int64_t ow(int64_t w) const { return (w + 2 * pw - dw * (kw - 1) - 1) / sw + 1; }
-};
-
-// A 2-element int[] argument (one int stands for both); RuntimeError naming op and arg.
-std::pair<int64_t, int64_t> pair_arg(const char* op, const char* arg, const Shape& v, int64_t min) {
+std::pair<int64_t, int64_t> conv_pair_arg(const char* op, const char* arg, const Shape& v, int64_t min) {
   if (v.size() != 1 && v.size() != 2) {
     throw std::runtime_error(message(op, ": expected ", arg, " to be a single integer value or a list of 2 values, "
                                      "but got ", v.size(), " values"));
@@ -37,22 +30,69 @@ std::pair<int64_t, int64_t> pair_arg(const char* op, const char* arg, const Shap
   return {a, b};
 }
 
-Geometry geometry(const char* op, const Shape& kernel, const Shape& dilation, const Shape& padding,
-                  const Shape& stride) {
-  auto [kh, kw] = pair_arg(op, "kernel_size", kernel, 1);
-  auto [dh, dw] = pair_arg(op, "dilation", dilation, 1);
-  auto [ph, pw] = pair_arg(op, "padding", padding, 0);
-  auto [sh, sw] = pair_arg(op, "stride", stride, 1);
+ConvGeometry conv_geometry(const char* op, const Shape& kernel, const Shape& dilation, const Shape& padding,
+                           const Shape& stride) {
+  auto [kh, kw] = conv_pair_arg(op, "kernel_size", kernel, 1);
+  auto [dh, dw] = conv_pair_arg(op, "dilation", dilation, 1);
+  auto [ph, pw] = conv_pair_arg(op, "padding", padding, 0);
+  auto [sh, sw] = conv_pair_arg(op, "stride", stride, 1);
   return {kh, kw, dh, dw, ph, pw, sh, sw};
 }
 
-void check_real(const char* op, const Tensor& t) {
+void check_conv_dtype(const char* op, const Tensor& t) {
   const ScalarType dt = t->dtype();
   if (dt != ScalarType::Float32 && dt != ScalarType::Float64) {
     throw NotImplementedError(message("\"", op, "\" not implemented for '", scalar_type_name(dt),
                                       "' (float32 and float64 are supported)"));
   }
 }
+
+std::pair<int64_t, int64_t> im2col_check(const char* op, const Tensor& input, const ConvGeometry& g) {
+  check_conv_dtype(op, input);
+  if (input->dim() != 4) {
+    throw std::runtime_error(message(op, ": Expected 4D (batch mode) tensor for input with non-zero batch size and "
+                                     "non-zero dimensions, but got: ", shape_str(input->sizes())));
+  }
+  const int64_t H = input->size(2), W = input->size(3);
+  const int64_t oh = g.oh(H), ow = g.ow(W);
+  if (oh < 1 || ow < 1) {
+    throw std::runtime_error(message(op, ": Given input with spatial size (", H, ", ", W, "), kernel_size=(", g.kh,
+                                     ", ", g.kw, "), dilation=(", g.dh, ", ", g.dw, "), padding=(", g.ph, ", ",
+                                     g.pw, "), calculated shape of the array of sliding blocks as (", oh, ", ", ow,
+                                     "), but its components must be at least one."));
+  }
+  return {oh, ow};
+}
+
+int64_t col2im_check(const char* op, const Tensor& cols, int64_t H, int64_t W, const ConvGeometry& g, int64_t oh,
+                     int64_t ow) {
+  check_conv_dtype(op, cols);
+  if (cols->dim() != 3) {
+    throw std::runtime_error(message(op, ": Expected 3D (batch mode) tensor for input, but got: ",
+                                     shape_str(cols->sizes())));
+  }
+  const int64_t K = g.kh * g.kw;
+  if (cols->size(1) % K != 0) {
+    throw std::runtime_error(message(op, ": Expected size of input's dimension 1 to be divisible by the product of "
+                                     "kernel_size, but got input.size(1)=", cols->size(1), " and kernel_size=(",
+                                     g.kh, ", ", g.kw, ")"));
+  }
+  if (oh < 1 || ow < 1 || cols->size(2) != oh * ow) {
+    throw std::runtime_error(message(op, ": Given output_size=(", H, ", ", W, "), kernel_size=(", g.kh, ", ", g.kw,
+                                     "), dilation=(", g.dh, ", ", g.dw, "), padding=(", g.ph, ", ", g.pw,
+                                     "), stride=(", g.sh, ", ", g.sw, "), expected size of input's dimension 2 to "
+                                     "match the calculated number of sliding blocks ", oh, " * ", ow, " = ",
+                                     oh * ow, ", but got input.size(2)=", cols->size(2), "."));
+  }
+  return cols->size(1) / K;
+}
+
+}  // namespace ember
+
+namespace ember::cpu {
+namespace {
+
+using Geometry = ConvGeometry;
 
 // cols[n, (c, i, j), (y, x)] = img[n, c, y*sh - ph + i*dh, x*sw - pw + j*dw] (0 outside);
 // img contiguous (N, C, H, W), cols contiguous (N, C*kh*kw, oh*ow).
@@ -125,19 +165,8 @@ void col2im_kernel(const T* cols, T* img, int64_t planes, int64_t H, int64_t W, 
 }
 
 Tensor im2col_impl(const char* op, const Tensor& input, const Geometry& g) {
-  check_real(op, input);
-  if (input->dim() != 4) {
-    throw std::runtime_error(message(op, ": Expected 4D (batch mode) tensor for input with non-zero batch size and "
-                                     "non-zero dimensions, but got: ", shape_str(input->sizes())));
-  }
+  const auto [oh, ow] = im2col_check(op, input, g);
   const int64_t N = input->size(0), C = input->size(1), H = input->size(2), W = input->size(3);
-  const int64_t oh = g.oh(H), ow = g.ow(W);
-  if (oh < 1 || ow < 1) {
-    throw std::runtime_error(message(op, ": Given input with spatial size (", H, ", ", W, "), kernel_size=(", g.kh,
-                                     ", ", g.kw, "), dilation=(", g.dh, ", ", g.dw, "), padding=(", g.ph, ", ",
-                                     g.pw, "), calculated shape of the array of sliding blocks as (", oh, ", ", ow,
-                                     "), but its components must be at least one."));
-  }
   Tensor src = as_contiguous(input);
   Tensor cols = empty({N, C * g.kh * g.kw, oh * ow}, input->dtype());
   dispatch_real(input->dtype(), [&](auto zero) {
@@ -150,25 +179,8 @@ Tensor im2col_impl(const char* op, const Tensor& input, const Geometry& g) {
 // oh, ow: the grid of blocks the columns hold (those past the image are dropped).
 Tensor col2im_impl(const char* op, const Tensor& cols, int64_t H, int64_t W, const Geometry& g, int64_t oh,
                    int64_t ow) {
-  check_real(op, cols);
-  if (cols->dim() != 3) {
-    throw std::runtime_error(message(op, ": Expected 3D (batch mode) tensor for input, but got: ",
-                                     shape_str(cols->sizes())));
-  }
-  const int64_t N = cols->size(0), K = g.kh * g.kw;
-  if (cols->size(1) % K != 0) {
-    throw std::runtime_error(message(op, ": Expected size of input's dimension 1 to be divisible by the product of "
-                                     "kernel_size, but got input.size(1)=", cols->size(1), " and kernel_size=(",
-                                     g.kh, ", ", g.kw, ")"));
-  }
-  if (oh < 1 || ow < 1 || cols->size(2) != oh * ow) {
-    throw std::runtime_error(message(op, ": Given output_size=(", H, ", ", W, "), kernel_size=(", g.kh, ", ", g.kw,
-                                     "), dilation=(", g.dh, ", ", g.dw, "), padding=(", g.ph, ", ", g.pw,
-                                     "), stride=(", g.sh, ", ", g.sw, "), expected size of input's dimension 2 to "
-                                     "match the calculated number of sliding blocks ", oh, " * ", ow, " = ",
-                                     oh * ow, ", but got input.size(2)=", cols->size(2), "."));
-  }
-  const int64_t C = cols->size(1) / K;
+  const int64_t C = col2im_check(op, cols, H, W, g, oh, ow);
+  const int64_t N = cols->size(0);
   Tensor src = as_contiguous(cols);
   Tensor img = empty({N, C, H, W}, cols->dtype());
   dispatch_real(cols->dtype(), [&](auto zero) {
@@ -194,7 +206,7 @@ void check_conv_args(const char* op, const Tensor& input, const Tensor& weight, 
                                      ") should be the same", bias ? " as the bias type" : "", " (bias type ",
                                      bias ? scalar_type_name(bias->dtype()) : "None", ")"));
   }
-  check_real(op, input);
+  check_conv_dtype(op, input);
 }
 
 // float32, stride 1, dilation 1, groups 1: what the direct kernel handles at all.
@@ -206,135 +218,14 @@ bool direct_path(const Tensor& t, const Geometry& g, int64_t groups) {
 
 Tensor im2col(const Tensor& self, const Shape& kernel_size, const Shape& dilation, const Shape& padding,
               const Shape& stride) {
-  return im2col_impl("im2col", self, geometry("im2col", kernel_size, dilation, padding, stride));
+  return im2col_impl("im2col", self, conv_geometry("im2col", kernel_size, dilation, padding, stride));
 }
 
 Tensor col2im(const Tensor& self, const Shape& output_size, const Shape& kernel_size, const Shape& dilation,
               const Shape& padding, const Shape& stride) {
-  auto [H, W] = pair_arg("col2im", "output_size", output_size, 1);
-  const Geometry g = geometry("col2im", kernel_size, dilation, padding, stride);
+  auto [H, W] = conv_pair_arg("col2im", "output_size", output_size, 1);
+  const Geometry g = conv_geometry("col2im", kernel_size, dilation, padding, stride);
   return col2im_impl("col2im", self, H, W, g, g.oh(H), g.ow(W));
-}
-
-Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
-              const Shape& padding, const Shape& dilation, int64_t groups) {
-  const char* op = "conv2d";
-  check_conv_args(op, input, weight, bias);
-  const int64_t N = input->size(0), C = input->size(1), O = weight->size(0);
-  if (groups < 1) throw std::runtime_error(message(op, ": non-positive groups is not supported"));
-  if (C != weight->size(1) * groups || O % groups != 0) {
-    throw std::runtime_error(message(op, ": Given groups=", groups, ", weight of size ", shape_str(weight->sizes()),
-                                     ", expected input", shape_str(input->sizes()), " to have ",
-                                     weight->size(1) * groups, " channels, but got ", C, " channels instead"));
-  }
-  if (bias && (bias->dim() != 1 || bias->size(0) != O)) {
-    throw std::runtime_error(message(op, ": Given weight of size ", shape_str(weight->sizes()),
-                                     ", expected bias to be 1-dimensional with ", O, " elements, but got bias of size ",
-                                     shape_str(bias->sizes()), " instead"));
-  }
-  const Geometry g = geometry(op, {weight->size(2), weight->size(3)}, dilation, padding, stride);
-  const int64_t oh = g.oh(input->size(2)), ow = g.ow(input->size(3));
-  if (oh < 1 || ow < 1) {
-    throw std::runtime_error(message(op, ": Calculated padded input size per channel: (",
-                                     input->size(2) + 2 * g.ph, " x ", input->size(3) + 2 * g.pw,
-                                     "). Kernel size: (", g.dh * (g.kh - 1) + 1, " x ", g.dw * (g.kw - 1) + 1,
-                                     "). Kernel size can't be greater than actual input size"));
-  }
-  const DirectConvShape ds{N, C, input->size(2), input->size(3), O, g.kh, g.kw, g.ph, g.pw};
-  if (direct_path(input, g, groups) && direct_forward_suits(ds)) {
-    Tensor x = as_contiguous(input), w = as_contiguous(weight), b = bias ? as_contiguous(bias) : Tensor();
-    Tensor out = empty({N, O, oh, ow}, input->dtype());
-    direct_conv2d_forward(ds, x->data<float>(), w->data<float>(), b ? b->data<float>() : nullptr,
-                          out->data<float>());
-    return out;
-  }
-  // (N, G, C/G*kh*kw, L) columns times the (G, O/G, C/G*kh*kw) weight
-  Tensor cols = im2col_impl(op, input, g);
-  const int64_t K = C / groups * g.kh * g.kw, L = oh * ow;
-  Tensor w = reshape(weight, {groups, O / groups, K});
-  Tensor out = matmul(w, view(cols, {N, groups, K, L}), Tensor());
-  out = view(out, {N, O, oh, ow});
-  if (bias) add(out, view(bias, {O, 1, 1}), Scalar::from_int(1), out);
-  return out;
-}
-
-namespace {
-
-// The shape checks shared by the two backward ops: grad_output (N, O, oh, ow) of a conv2d
-// of an (N, C, H, W) input with an (O, C/groups, kh, kw) weight.
-Geometry check_conv_backward(const char* op, const Tensor& grad_output, const Shape& input_size,
-                             const Shape& weight_size, const Shape& stride, const Shape& padding,
-                             const Shape& dilation, int64_t groups) {
-  check_real(op, grad_output);
-  if (grad_output->dim() != 4 || input_size.size() != 4 || weight_size.size() != 4) {
-    throw std::runtime_error(message(op, ": expected a 4-D grad_output, input and weight, got grad_output of size ",
-                                     shape_str(grad_output->sizes()), ", input ", shape_str(input_size),
-                                     " and weight ", shape_str(weight_size)));
-  }
-  const int64_t N = input_size[0], C = input_size[1], O = weight_size[0];
-  if (groups < 1 || C != weight_size[1] * groups || O % groups != 0) {
-    throw std::runtime_error(message(op, ": Given groups=", groups, ", weight of size ", shape_str(weight_size),
-                                     " does not fit an input of size ", shape_str(input_size)));
-  }
-  const Geometry g = geometry(op, {weight_size[2], weight_size[3]}, dilation, padding, stride);
-  const Shape want{N, O, g.oh(input_size[2]), g.ow(input_size[3])};
-  if (want[2] < 1 || want[3] < 1 || grad_output->sizes() != want) {
-    throw std::runtime_error(message(op, ": expected grad_output of size ", shape_str(want), ", but got ",
-                                     shape_str(grad_output->sizes())));
-  }
-  return g;
-}
-
-}  // namespace
-
-Tensor conv2d_backward_input(const Tensor& grad_output, const Tensor& weight, const Shape& input_size,
-                             const Shape& stride, const Shape& padding, const Shape& dilation, int64_t groups) {
-  const char* op = "conv2d_backward_input";
-  if (weight->dim() != 4 || weight->dtype() != grad_output->dtype()) {
-    throw std::runtime_error(message(op, ": expected a 4-D weight of grad_output's dtype, got ",
-                                     scalar_type_name(weight->dtype()), " weight of size ", shape_str(weight->sizes())));
-  }
-  const Geometry g = check_conv_backward(op, grad_output, input_size, weight->sizes(), stride, padding, dilation,
-                                         groups);
-  const int64_t N = input_size[0], C = input_size[1], H = input_size[2], W = input_size[3], O = weight->size(0);
-  const int64_t oh = grad_output->size(2), ow = grad_output->size(3);
-  const DirectConvShape ds{N, C, H, W, O, g.kh, g.kw, g.ph, g.pw};
-  if (direct_path(grad_output, g, groups) && direct_backward_input_suits(ds)) {
-    Tensor gy = as_contiguous(grad_output), w = as_contiguous(weight);
-    Tensor gx = empty({N, C, H, W}, grad_output->dtype());
-    direct_conv2d_backward_input(ds, gy->data<float>(), w->data<float>(), gx->data<float>());
-    return gx;
-  }
-  // col2im(W^T @ grad_output) per group
-  const int64_t K = C / groups * g.kh * g.kw;
-  Tensor wt = transpose(reshape(weight, {groups, O / groups, K}), 1, 2);
-  Tensor cols = matmul(wt, reshape(grad_output, {N, groups, O / groups, oh * ow}), Tensor());
-  return col2im_impl(op, reshape(cols, {N, groups * K, oh * ow}), H, W, g, oh, ow);
-}
-
-Tensor conv2d_backward_weight(const Tensor& grad_output, const Tensor& input, const Shape& weight_size,
-                              const Shape& stride, const Shape& padding, const Shape& dilation, int64_t groups) {
-  const char* op = "conv2d_backward_weight";
-  if (input->dim() != 4 || input->dtype() != grad_output->dtype()) {
-    throw std::runtime_error(message(op, ": expected a 4-D input of grad_output's dtype, got ",
-                                     scalar_type_name(input->dtype()), " input of size ", shape_str(input->sizes())));
-  }
-  const Geometry g = check_conv_backward(op, grad_output, input->sizes(), weight_size, stride, padding, dilation,
-                                         groups);
-  const int64_t N = input->size(0), C = input->size(1), O = weight_size[0];
-  const int64_t L = grad_output->size(2) * grad_output->size(3);
-  const DirectConvShape ds{N, C, input->size(2), input->size(3), O, g.kh, g.kw, g.ph, g.pw};
-  if (direct_path(grad_output, g, groups) && direct_backward_weight_suits(ds)) {
-    Tensor gy = as_contiguous(grad_output), x = as_contiguous(input);
-    Tensor gw = empty(weight_size, grad_output->dtype());
-    direct_conv2d_backward_weight(ds, gy->data<float>(), x->data<float>(), gw->data<float>());
-    return gw;
-  }
-  // sum over the batch of grad_output @ im2col(input)^T, per group
-  const int64_t K = C / groups * g.kh * g.kw;
-  Tensor cols = view(im2col_impl(op, input, g), {N, groups, K, L});
-  Tensor prod = matmul(reshape(grad_output, {N, groups, O / groups, L}), transpose(cols, 2, 3), Tensor());
-  return reshape(sum(prod, Shape{0}, false, std::nullopt, Tensor()), weight_size);
 }
 
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
@@ -354,8 +245,8 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
                                      ", expected bias to be 1-dimensional with ", O, " elements, but got bias of size ",
                                      shape_str(bias->sizes()), " instead"));
   }
-  const Geometry g = geometry(op, {weight->size(2), weight->size(3)}, dilation, padding, stride);
-  auto [oph, opw] = pair_arg(op, "output_padding", output_padding, 0);
+  const Geometry g = conv_geometry(op, {weight->size(2), weight->size(3)}, dilation, padding, stride);
+  auto [oph, opw] = conv_pair_arg(op, "output_padding", output_padding, 0);
   if (oph >= std::max(g.sh, g.dh) || opw >= std::max(g.sw, g.dw)) {
     throw std::runtime_error(message(op, ": output padding must be smaller than either stride or dilation, but got "
                                      "output_padding_height: ", oph, " output_padding_width: ", opw, " stride_height: ",
@@ -379,3 +270,142 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
 }
 
 }  // namespace ember::cpu
+
+namespace ember::ops {
+namespace {
+
+using Geometry = ConvGeometry;
+
+// im2col and col2im through their dispatchers, so that the convolutions below run on every
+// device that has those two kernels (and matmul).
+Tensor columns(const Tensor& input, const Geometry& g) {
+  return im2col(input, {g.kh, g.kw}, {g.dh, g.dw}, {g.ph, g.pw}, {g.sh, g.sw});
+}
+Tensor image(const Tensor& cols, int64_t H, int64_t W, const Geometry& g) {
+  return col2im(cols, {H, W}, {g.kh, g.kw}, {g.dh, g.dw}, {g.ph, g.pw}, {g.sh, g.sw});
+}
+
+// The shape checks shared by the two backward ops: grad_output (N, O, oh, ow) of a conv2d
+// of an (N, C, H, W) input with an (O, C/groups, kh, kw) weight.
+Geometry check_conv_backward(const char* op, const Tensor& grad_output, const Shape& input_size,
+                             const Shape& weight_size, const Shape& stride, const Shape& padding,
+                             const Shape& dilation, int64_t groups) {
+  check_conv_dtype(op, grad_output);
+  if (grad_output->dim() != 4 || input_size.size() != 4 || weight_size.size() != 4) {
+    throw std::runtime_error(message(op, ": expected a 4-D grad_output, input and weight, got grad_output of size ",
+                                     shape_str(grad_output->sizes()), ", input ", shape_str(input_size),
+                                     " and weight ", shape_str(weight_size)));
+  }
+  const int64_t N = input_size[0], C = input_size[1], O = weight_size[0];
+  if (groups < 1 || C != weight_size[1] * groups || O % groups != 0) {
+    throw std::runtime_error(message(op, ": Given groups=", groups, ", weight of size ", shape_str(weight_size),
+                                     " does not fit an input of size ", shape_str(input_size)));
+  }
+  const Geometry g = conv_geometry(op, {weight_size[2], weight_size[3]}, dilation, padding, stride);
+  const Shape want{N, O, g.oh(input_size[2]), g.ow(input_size[3])};
+  if (want[2] < 1 || want[3] < 1 || grad_output->sizes() != want) {
+    throw std::runtime_error(message(op, ": expected grad_output of size ", shape_str(want), ", but got ",
+                                     shape_str(grad_output->sizes())));
+  }
+  return g;
+}
+
+}  // namespace
+
+// conv2d and its derivatives are generic: CPU float32 shapes that suit it take the direct
+// kernel (conv_direct.cpp); everything else is im2col/col2im + matmul on the tensors' device.
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
+              const Shape& padding, const Shape& dilation, int64_t groups) {
+  const char* op = "conv2d";
+  cpu::check_conv_args(op, input, weight, bias);
+  const int64_t N = input->size(0), C = input->size(1), O = weight->size(0);
+  if (groups < 1) throw std::runtime_error(message(op, ": non-positive groups is not supported"));
+  if (C != weight->size(1) * groups || O % groups != 0) {
+    throw std::runtime_error(message(op, ": Given groups=", groups, ", weight of size ", shape_str(weight->sizes()),
+                                     ", expected input", shape_str(input->sizes()), " to have ",
+                                     weight->size(1) * groups, " channels, but got ", C, " channels instead"));
+  }
+  if (bias && (bias->dim() != 1 || bias->size(0) != O)) {
+    throw std::runtime_error(message(op, ": Given weight of size ", shape_str(weight->sizes()),
+                                     ", expected bias to be 1-dimensional with ", O, " elements, but got bias of size ",
+                                     shape_str(bias->sizes()), " instead"));
+  }
+  const Geometry g = conv_geometry(op, {weight->size(2), weight->size(3)}, dilation, padding, stride);
+  const int64_t oh = g.oh(input->size(2)), ow = g.ow(input->size(3));
+  if (oh < 1 || ow < 1) {
+    throw std::runtime_error(message(op, ": Calculated padded input size per channel: (",
+                                     input->size(2) + 2 * g.ph, " x ", input->size(3) + 2 * g.pw,
+                                     "). Kernel size: (", g.dh * (g.kh - 1) + 1, " x ", g.dw * (g.kw - 1) + 1,
+                                     "). Kernel size can't be greater than actual input size"));
+  }
+  const cpu::DirectConvShape ds{N, C, input->size(2), input->size(3), O, g.kh, g.kw, g.ph, g.pw};
+  if (input->device().type == DeviceType::CPU && cpu::direct_path(input, g, groups) && cpu::direct_forward_suits(ds)) {
+    Tensor x = as_contiguous(input), w = as_contiguous(weight), b = bias ? as_contiguous(bias) : Tensor();
+    Tensor out = ember::empty({N, O, oh, ow}, input->dtype());
+    cpu::direct_conv2d_forward(ds, x->data<float>(), w->data<float>(), b ? b->data<float>() : nullptr,
+                          out->data<float>());
+    return out;
+  }
+  // (N, G, C/G*kh*kw, L) columns times the (G, O/G, C/G*kh*kw) weight
+  Tensor cols = columns(input, g);
+  const int64_t K = C / groups * g.kh * g.kw, L = oh * ow;
+  Tensor w = reshape(weight, {groups, O / groups, K});
+  Tensor out = matmul(w, view(cols, {N, groups, K, L}), Tensor());
+  out = view(out, {N, O, oh, ow});
+  if (bias) add(out, view(bias, {O, 1, 1}), Scalar::from_int(1), out);
+  return out;
+}
+
+Tensor conv2d_backward_input(const Tensor& grad_output, const Tensor& weight, const Shape& input_size,
+                             const Shape& stride, const Shape& padding, const Shape& dilation, int64_t groups) {
+  const char* op = "conv2d_backward_input";
+  if (weight->dim() != 4 || weight->dtype() != grad_output->dtype()) {
+    throw std::runtime_error(message(op, ": expected a 4-D weight of grad_output's dtype, got ",
+                                     scalar_type_name(weight->dtype()), " weight of size ", shape_str(weight->sizes())));
+  }
+  const Geometry g = check_conv_backward(op, grad_output, input_size, weight->sizes(), stride, padding, dilation,
+                                         groups);
+  const int64_t N = input_size[0], C = input_size[1], H = input_size[2], W = input_size[3], O = weight->size(0);
+  const int64_t oh = grad_output->size(2), ow = grad_output->size(3);
+  const cpu::DirectConvShape ds{N, C, H, W, O, g.kh, g.kw, g.ph, g.pw};
+  if (grad_output->device().type == DeviceType::CPU && cpu::direct_path(grad_output, g, groups) &&
+      cpu::direct_backward_input_suits(ds)) {
+    Tensor gy = as_contiguous(grad_output), w = as_contiguous(weight);
+    Tensor gx = ember::empty({N, C, H, W}, grad_output->dtype());
+    cpu::direct_conv2d_backward_input(ds, gy->data<float>(), w->data<float>(), gx->data<float>());
+    return gx;
+  }
+  // col2im(W^T @ grad_output) per group
+  const int64_t K = C / groups * g.kh * g.kw;
+  Tensor wt = transpose(reshape(weight, {groups, O / groups, K}), 1, 2);
+  Tensor cols = matmul(wt, reshape(grad_output, {N, groups, O / groups, oh * ow}), Tensor());
+  return image(reshape(cols, {N, groups * K, oh * ow}), H, W, g);
+}
+
+Tensor conv2d_backward_weight(const Tensor& grad_output, const Tensor& input, const Shape& weight_size,
+                              const Shape& stride, const Shape& padding, const Shape& dilation, int64_t groups) {
+  const char* op = "conv2d_backward_weight";
+  if (input->dim() != 4 || input->dtype() != grad_output->dtype()) {
+    throw std::runtime_error(message(op, ": expected a 4-D input of grad_output's dtype, got ",
+                                     scalar_type_name(input->dtype()), " input of size ", shape_str(input->sizes())));
+  }
+  const Geometry g = check_conv_backward(op, grad_output, input->sizes(), weight_size, stride, padding, dilation,
+                                         groups);
+  const int64_t N = input->size(0), C = input->size(1), O = weight_size[0];
+  const int64_t L = grad_output->size(2) * grad_output->size(3);
+  const cpu::DirectConvShape ds{N, C, input->size(2), input->size(3), O, g.kh, g.kw, g.ph, g.pw};
+  if (grad_output->device().type == DeviceType::CPU && cpu::direct_path(grad_output, g, groups) &&
+      cpu::direct_backward_weight_suits(ds)) {
+    Tensor gy = as_contiguous(grad_output), x = as_contiguous(input);
+    Tensor gw = ember::empty(weight_size, grad_output->dtype());
+    cpu::direct_conv2d_backward_weight(ds, gy->data<float>(), x->data<float>(), gw->data<float>());
+    return gw;
+  }
+  // sum over the batch of grad_output @ im2col(input)^T, per group
+  const int64_t K = C / groups * g.kh * g.kw;
+  Tensor cols = view(columns(input, g), {N, groups, K, L});
+  Tensor prod = matmul(reshape(grad_output, {N, groups, O / groups, L}), transpose(cols, 2, 3), Tensor());
+  return reshape(sum(prod, Shape{0}, false, std::nullopt, Tensor()), weight_size);
+}
+
+}  // namespace ember::ops

@@ -3,6 +3,7 @@
 
 #include "ember/iter.h"
 #include "ember/ops_util.h"
+#include "ember/reduce_random_meta.h"
 
 namespace ember::cpu {
 namespace {
@@ -50,37 +51,17 @@ Tensor full(const Shape& size, const Scalar& fill_value, std::optional<ScalarTyp
 Tensor arange(const Scalar& start, std::optional<Scalar> end, const Scalar& step,
               std::optional<ScalarType> dtype, std::optional<Device> device, bool requires_grad,
               const Tensor& out) {
-  Scalar lo = end ? start : Scalar::from_int(0);
-  Scalar hi = end ? *end : start;
-  const bool all_int = !lo.is_float() && !hi.is_float() && !step.is_float();
-  ScalarType t = dtype.value_or(out ? out->dtype() : (all_int ? ScalarType::Int64 : default_float_dtype()));
-  const double s = step.to_double(), a = lo.to_double(), b = hi.to_double();
-  if (s == 0) throw std::runtime_error("arange: step must be nonzero");
-  if (!std::isfinite(a) || !std::isfinite(b)) throw std::runtime_error("arange: unsupported range: start and end must be finite");
-  if ((s > 0 && b < a) || (s < 0 && b > a)) {
-    throw std::runtime_error(message("arange: upper bound and larger bound inconsistent with step sign (start=",
-                                 a, ", end=", b, ", step=", s, ")"));
-  }
-  int64_t n;
-  if (all_int) {
-    const __int128 si = step.to_int(), d = static_cast<__int128>(hi.to_int()) - lo.to_int();
-    __int128 n128 = si > 0 ? (d + si - 1) / si : (d + si + 1) / si;
-    if (n128 > (__int128(1) << 62)) throw std::runtime_error("arange: the range has too many elements");
-    n = static_cast<int64_t>(n128);
-  } else {
-    const double nd = std::ceil((b - a) / s);
-    if (!(nd < 4.6e18)) throw std::runtime_error("arange: the range has too many elements");
-    n = static_cast<int64_t>(nd);
-  }
-  n = std::max<int64_t>(n, 0);
-  return create("arange", {n}, t, device, requires_grad, out, [&](const Tensor& r) {
-    dispatch_numeric(t, "arange", [&](auto tag) {
+  const ArangeMeta M = arange_meta(start, end, step, dtype, out);
+  const int64_t n = M.n;
+  return create("arange", {n}, M.dtype, device, requires_grad, out, [&](const Tensor& r) {
+    dispatch_numeric(M.dtype, "arange", [&](auto tag) {
       using T = decltype(tag);
       T* p = r->data<T>();
-      if (all_int) {
-        const int64_t a0 = lo.to_int(), si = step.to_int();
+      if (M.all_int) {
+        const int64_t a0 = M.a0, si = M.si;
         for (int64_t i = 0; i < n; ++i) p[i] = convert<T>(a0 + i * si);
       } else {
+        const double a = M.a, s = M.s;
         for (int64_t i = 0; i < n; ++i) p[i] = convert<T>(a + static_cast<double>(i) * s);
       }
     });

@@ -1,10 +1,21 @@
 // Counter-based random number generation: a Generator is (seed, offset); sample i of a
 // call that reserved n numbers at offset k is hash(seed, k + i). Results are therefore the
 // same for any number of threads and reproducible across runs and machines.
+//
+// The hash and the uniforms below are plain integer and floating arithmetic, usable in CUDA
+// device code too (the CUDA samplers compute the same numbers as the CPU's) and in constant
+// expressions.
 #pragma once
 
 #include <cstdint>
 #include <mutex>
+
+// __host__ __device__ under nvcc (CUDA kernels call the functions marked with it), else nothing.
+#if defined(__CUDACC__)
+#define EMBER_HOST_DEVICE __host__ __device__
+#else
+#define EMBER_HOST_DEVICE
+#endif
 
 namespace ember {
 
@@ -40,8 +51,17 @@ class Generator {
 Generator& default_generator();
 inline Generator& resolve_generator(Generator* g) { return g ? *g : default_generator(); }
 
+// The seed and the first of n counters freshly reserved from a generator.
+struct RandomCounters {
+  uint64_t seed, start;
+};
+inline RandomCounters reserve_counters(Generator& g, uint64_t n) {
+  const uint64_t start = g.reserve(n);
+  return {g.initial_seed(), start};
+}
+
 // A 64-bit hash of (seed, counter) with good avalanche (splitmix64 finaliser, twice).
-inline uint64_t random_bits(uint64_t seed, uint64_t counter) {
+EMBER_HOST_DEVICE constexpr uint64_t random_bits(uint64_t seed, uint64_t counter) {
   uint64_t z = seed * 0x9e3779b97f4a7c15ULL + counter * 0xbf58476d1ce4e5b9ULL + 0x94d049bb133111ebULL;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -51,9 +71,13 @@ inline uint64_t random_bits(uint64_t seed, uint64_t counter) {
   z = (z ^ (z >> 33)) * 0xc4ceb9fe1a85ec53ULL;
   return z ^ (z >> 33);
 }
-// Uniform double in [0, 1) from 53 random bits.
-inline double uniform_double(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
-inline float uniform_float(uint64_t bits) { return static_cast<float>(bits >> 40) * 0x1.0p-24f; }
+// Uniform double in [0, 1) from the top 53 random bits; float from the top 24.
+EMBER_HOST_DEVICE constexpr double uniform_double(uint64_t bits) {
+  return static_cast<double>(bits >> 11) * 0x1.0p-53;
+}
+EMBER_HOST_DEVICE constexpr float uniform_float(uint64_t bits) {
+  return static_cast<float>(bits >> 40) * 0x1.0p-24f;
+}
 
 }  // namespace ember
 

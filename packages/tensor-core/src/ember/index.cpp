@@ -15,6 +15,7 @@
 #include <cstring>
 #include <limits>
 
+#include "ember/index_nn_meta.h"
 #include "ember/indexing.h"
 #include "ember/iter.h"
 #include "ember/ops_util.h"
@@ -38,19 +39,6 @@ bool find_bad_index(const Tensor& idx, int64_t lo, int64_t size, int64_t& bad) {
     }
   }
   return false;
-}
-
-// A 0-d tensor seen as shape [1] (gather/scatter treat 0-d tensors as 1-d).
-Tensor at_least_1d(const Tensor& t) {
-  if (t->dim() > 0) return t;
-  return make_view(t, {1}, {1}, t->offset());
-}
-
-// t's data seen with `sizes` (each <= t's size) and t's strides, one dim's stride zeroed.
-Tensor restride(const Tensor& t, const Shape& sizes, int64_t zero_dim) {
-  Shape st = t->strides();
-  if (zero_dim >= 0) st[zero_dim] = 0;
-  return make_view(t, sizes, std::move(st), t->offset());
 }
 
 // out[i] = *(src_i + idx_i * step) over out's shape: src and idx are views with out's sizes
@@ -594,16 +582,12 @@ namespace cpu {
 
 namespace {
 
-// The tensor an op computes into: out when it fits and aliases none of the inputs.
+// The tensor an op computes into: out (a cpu tensor) when it fits and aliases none of the
+// inputs, else a fresh one.
 Tensor result_for(const char* op, const Tensor& out, const Shape& shape, ScalarType dtype,
                   std::initializer_list<const Tensor*> inputs) {
-  Tensor res = prepare_out(op, out, shape, dtype);
-  if (out && res == out) {
-    for (const Tensor* t : inputs) {
-      if (*t && (*t)->storage() == out->storage()) return ember::empty(shape, dtype);
-    }
-  }
-  return res;
+  if (out) check_cpu(out, op);
+  return out_or_fresh(out, shape, dtype, Device{}, inputs);
 }
 
 // value (a 0-d tensor) as a 0-d tensor of dtype, with PyTorch's overflow check.
@@ -614,69 +598,12 @@ Tensor fill_value(const char* op, const Tensor& value, ScalarType dtype) {
   return t;
 }
 
-// out= of ops whose result has self's dtype must have it too (PyTorch's structured kernels).
-void check_out_dtype(const Tensor& out, const Tensor& self) {
-  if (out && out->dtype() != self->dtype()) {
-    throw std::runtime_error(message("gather(): Expected out tensor to have dtype ", dtype_name(self->dtype()), ", but got ",
-                                     dtype_name(out->dtype()), " instead"));
-  }
-}
-
-void check_index_dtype(const char* what, const Tensor& index) {
-  if (index->dtype() != ScalarType::Int64 && index->dtype() != ScalarType::Int32) {
-    throw std::runtime_error(message(what, ": Expected dtype int32/int64 for index, got ",
-                                     dtype_name(index->dtype())));
-  }
-  check_cpu(index, what);
-}
-
-void throw_out_of_bounds(const char* op, int64_t bad, int64_t dim, int64_t size) {
-  throw std::runtime_error(message(op, ": index ", bad, " is out of bounds for dimension ", dim, " with size ", size));
-}
-
-// Checks for gather/scatter: same number of dims (0-d counts as 1-d) and index sizes no larger
-// than self's outside dim (and than src's everywhere, if given).
-void scatter_gather_shape_check(const Tensor& self, int64_t dim, const Tensor& index,
-                                const Tensor* src, bool is_gather) {
-  const int64_t nd = std::max<int64_t>(self->dim(), 1);
-  if (std::max<int64_t>(index->dim(), 1) != nd) {
-    throw std::runtime_error(is_gather ? "gather(): Index tensor must have the same number of dimensions as input tensor"
-                                       : "scatter(): Index tensor must have the same number of dimensions as self tensor");
-  }
-  if (src && std::max<int64_t>((*src)->dim(), 1) != nd) {
-    throw std::runtime_error("scatter(): Index tensor must have the same number of dimensions as src tensor");
-  }
-  auto size_of = [](const Tensor& t, int64_t d) { return t->dim() == 0 ? 1 : t->sizes()[d]; };
-  bool wrong = false;
-  for (int64_t d = 0; d < nd; ++d) {
-    if (d != dim && size_of(index, d) > size_of(self, d)) {
-      if (is_gather) {
-        throw std::runtime_error(message("gather(): Size does not match at dimension ", d, " expected index ",
-                                         shape_str(index->sizes()), " to be no larger than self ",
-                                         shape_str(self->sizes()), " apart from dimension ", dim));
-      }
-      wrong = true;
-    }
-    if (src && size_of(index, d) > size_of(*src, d)) wrong = true;
-  }
-  if (wrong) {
-    std::string msg = message("scatter(): Expected index ", shape_str(index->sizes()), " to be no larger than self ",
-                              shape_str(self->sizes()), " apart from dimension ", dim);
-    if (src) msg += message(" and to be no larger size than src ", shape_str((*src)->sizes()));
-    throw std::runtime_error(msg);
-  }
-}
-
 }  // namespace
 
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& out) {
   check_cpu(self, "gather");
-  const int64_t d = wrap_dim(dim, self->dim(), "gather");
-  if (index->numel() > 0) {
-    check_index_dtype("gather()", index);
-    scatter_gather_shape_check(self, d, index, nullptr, true);
-  }
-  check_out_dtype(out, self);
+  if (index->numel() > 0) check_cpu(index, "gather()");
+  const int64_t d = gather_meta(self, dim, index, out);
   Tensor res = result_for("gather", out, index->sizes(), self->dtype(), {&self, &index});
   if (index->numel() > 0) {
     Tensor s1 = at_least_1d(self);
@@ -688,7 +615,7 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, const Tensor
                        size)) {
       int64_t bad = 0;
       find_bad_index(ix, 0, size, bad);
-      throw_out_of_bounds("gather()", bad, d, size);
+      throw_index_out_of_bounds("gather()", bad, d, size);
     }
   }
   return finish_out("gather", out, res);
@@ -696,13 +623,9 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, const Tensor
 
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Tensor& out) {
   check_cpu(self, "scatter");
-  const int64_t d = wrap_dim(dim, self->dim(), "scatter");
-  if (index->numel() > 0) check_index_dtype("scatter()", index);
+  if (index->numel() > 0) check_cpu(index, "scatter()");
   const bool is_value = src->wrapped_number;
-  if (!is_value && src->dtype() != self->dtype()) {
-    throw std::runtime_error("scatter(): Expected self.dtype to be equal to src.dtype");
-  }
-  if (index->numel() > 0) scatter_gather_shape_check(self, d, index, is_value ? nullptr : &src, false);
+  const int64_t d = scatter_meta("scatter", self, dim, index, src, is_value);
   Tensor res = out == self ? self : ops::clone(self);
   if (index->numel() == 0) return res;
   Tensor r1 = at_least_1d(res);
@@ -712,7 +635,7 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tenso
   // by the kernel on the way (and dropped on error)
   const bool inplace = res == self;
   int64_t bad;
-  if (inplace && find_bad_index(ix, 0, size, bad)) throw_out_of_bounds("scatter()", bad, d, size);
+  if (inplace && find_bad_index(ix, 0, size, bad)) throw_index_out_of_bounds("scatter()", bad, d, size);
   const int64_t step = r1->strides()[d] * static_cast<int64_t>(r1->itemsize());
   Tensor dst = restride(r1, ix->sizes(), d);
   bool ok;
@@ -726,19 +649,15 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tenso
   }
   if (!ok) {
     find_bad_index(ix, 0, size, bad);
-    throw_out_of_bounds("scatter()", bad, d, size);
+    throw_index_out_of_bounds("scatter()", bad, d, size);
   }
   return res;
 }
 
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Tensor& out) {
   check_cpu(self, "scatter_add");
-  const int64_t d = wrap_dim(dim, self->dim(), "scatter_add");
-  if (index->numel() > 0) check_index_dtype("scatter_add()", index);
-  if (src->dtype() != self->dtype()) {
-    throw std::runtime_error("scatter(): Expected self.dtype to be equal to src.dtype");
-  }
-  if (index->numel() > 0) scatter_gather_shape_check(self, d, index, &src, false);
+  if (index->numel() > 0) check_cpu(index, "scatter_add()");
+  const int64_t d = scatter_meta("scatter_add", self, dim, index, src, false);
   Tensor res = out == self ? self : ops::clone(self);
   if (index->numel() == 0) return res;
   Tensor r1 = at_least_1d(res);
@@ -746,7 +665,7 @@ Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const T
   const int64_t size = r1->sizes()[d];
   const bool inplace = res == self;  // see scatter
   int64_t bad;
-  if (inplace && find_bad_index(ix, 0, size, bad)) throw_out_of_bounds("scatter_add()", bad, d, size);
+  if (inplace && find_bad_index(ix, 0, size, bad)) throw_index_out_of_bounds("scatter_add()", bad, d, size);
   const int64_t step = r1->strides()[d] * static_cast<int64_t>(r1->itemsize());
   Tensor s1 = at_least_1d(src);
   Tensor sv = restride(s1, ix->sizes(), -1);
@@ -754,34 +673,22 @@ Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const T
   if (!scatter_accumulate("scatter_add", ix->sizes(), d, restride(r1, ix->sizes(), d), ix, sv, step,
                           Scalar::from_int(1), inplace ? -1 : size)) {
     find_bad_index(ix, 0, size, bad);
-    throw_out_of_bounds("scatter_add()", bad, d, size);
+    throw_index_out_of_bounds("scatter_add()", bad, d, size);
   }
   return res;
 }
 
 Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& out) {
   check_cpu(self, "index_select");
-  const int64_t d = wrap_dim(dim, self->dim(), "index_select");
-  if (index->dim() > 1) throw IndexError("index_select(): Index is supposed to be a vector");
-  if (index->dtype() != ScalarType::Int64 && index->dtype() != ScalarType::Int32) {
-    throw std::runtime_error("index_select(): Expected dtype int32 or int64 for index");
-  }
   check_cpu(index, "index_select");
-  const int64_t n = index->numel();
-  if (self->dim() == 0 && n != 1) {
-    throw std::runtime_error(message("index_select(): Index to scalar can have only 1 value, got ", n, " value(s)"));
-  }
-  Shape shape = self->sizes();
-  if (self->dim() > 0) shape[d] = n;
+  const IndexSelectMeta m = index_select_meta(self, dim, index);
+  const int64_t d = m.dim, n = index->numel();
   Tensor ix = contiguous_int64(index);
   Tensor s1 = at_least_1d(self);
-  const int64_t size = s1->sizes()[d];
   int64_t bad;
-  if (find_bad_index(ix, 0, size, bad)) throw IndexError("index_select(): index out of range in self");
-  if (out && out->dtype() != self->dtype()) {
-    throw std::runtime_error("index_select(): self and result must have the same scalar type");
-  }
-  Tensor res = result_for("index_select", out, shape, self->dtype(), {&self});
+  if (find_bad_index(ix, 0, m.size, bad)) throw_index_select_out_of_range();
+  check_index_select_out(self, out);
+  Tensor res = result_for("index_select", out, m.shape, self->dtype(), {&self});
   if (n > 0 && res->numel() > 0) {
     Tensor r1 = at_least_1d(res);
     Shape ist(r1->dim(), 0);
@@ -795,52 +702,15 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index, const 
 Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha,
                  const Tensor& out) {
   check_cpu(self, "index_add");
-  const int64_t d = wrap_dim(dim, self->dim(), "index_add");
-  if (index->dim() > 1) {
-    throw IndexError(message("index_add_(): Index is supposed to be a vector, but got dim: ", index->dim(),
-                             " with type: ", dtype_name(index->dtype()), " and size: ", shape_str(index->sizes())));
-  }
-  if (index->dtype() != ScalarType::Int64 && index->dtype() != ScalarType::Int32) {
-    throw std::runtime_error("index_add_(): Expected dtype int32/int64 for index");
-  }
   check_cpu(index, "index_add");
-  if (self->dtype() != source->dtype()) {
-    throw std::runtime_error(message("index_add_(): self (", dtype_name(self->dtype()), ") and source (",
-                                     dtype_name(source->dtype()), ") must have the same scalar type"));
-  }
-  const int64_t n = index->numel();
-  const int64_t src_len = source->dim() == 0 ? 1 : source->sizes()[std::min(d, source->dim() - 1)];
-  if (n != src_len) {
-    // (PyTorch reads source.size(dim) for this message, which fails first on a 0-d source)
-    if (source->dim() == 0) throw IndexError("index_add_(): Dimension specified as 0 but tensor has no dimensions");
-    throw std::runtime_error(message("index_add_(): Number of indices (", n,
-                                     ") should be equal to source.size(dim): (", src_len, "), for dim: ", d));
-  }
-  bool same = source->dim() == self->dim();
-  for (int64_t k = 0; same && k < self->dim(); ++k) same = k == d || source->sizes()[k] == self->sizes()[k];
-  if (!same) {
-    throw std::runtime_error(message("index_add_(): source tensor shape must match self tensor shape, excluding the specified "
-                                     "dimension. Got self.shape = ",
-                                     shape_str(self->sizes()), " source.shape = ", shape_str(source->sizes())));
-  }
+  const int64_t d = index_add_meta(self, dim, index, source);
   Tensor res = out == self ? self : ops::clone(self);
-  // (PyTorch skips the index check for an empty self, except in its 1-d kernel with alpha)
-  if (n == 0 || source->numel() == 0 || (res->numel() == 0 && !(self->dim() == 1 && alpha.to_double() != 1.0))) {
-    return res;
-  }
+  if (index_add_is_noop(self, index, source, alpha)) return res;
   Tensor r1 = at_least_1d(res);
   Tensor ix = contiguous_int64(index);
   const int64_t size = r1->sizes()[d];
   int64_t bad;
-  if (find_bad_index(ix, 0, size, bad)) {
-    // PyTorch's kernels differ in the error: RuntimeError where it goes through index_put
-    // (alpha 1, not bool, first or last of >= 2 dims), IndexError elsewhere
-    if (alpha.to_double() == 1.0 && self->dtype() != ScalarType::Bool && self->dim() >= 2 &&
-        (d == 0 || d == self->dim() - 1)) {
-      throw_out_of_bounds("index_add_()", bad, d, size);
-    }
-    throw IndexError("index_add_(): index out of range in self");
-  }
+  if (find_bad_index(ix, 0, size, bad)) throw_index_add_out_of_range(self, d, alpha, bad, size);
   Tensor s1 = at_least_1d(source);
   if (s1->storage() == res->storage()) s1 = ops::clone(s1);
   Shape ist(s1->dim(), 0);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/index_nn_meta.h"
 #include "ember/lane_sum.h"
 #include "ember/ops_util.h"
 #include "ember/parallel.h"
@@ -43,17 +44,6 @@ Tensor from_doubles(const std::vector<double>& v, const Shape& shape, ScalarType
     for (size_t i = 0; i < v.size(); ++i) p[i] = static_cast<T>(static_cast<opmath_t<T>>(v[i]));
   });
   return t;
-}
-
-// Parameters (weight, bias, running statistics) share the input's dtype, or are float32 for
-// a 16-bit float input.
-void check_param_dtype(const Tensor& input, const Tensor& p) {
-  if (!p) return;
-  const ScalarType it = input->dtype(), pt = p->dtype();
-  const bool half = it == ScalarType::Float16 || it == ScalarType::BFloat16;
-  if (pt != it && !(half && pt == ScalarType::Float32)) {
-    throw std::runtime_error("mixed dtype (CPU): all inputs must share same datatype.");
-  }
 }
 
 ScalarType param_dtype(const Tensor& input, std::initializer_list<const Tensor*> params) {
@@ -110,7 +100,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
   check_numel("running_var", running_var, C);
   check_numel("weight", weight, C);
   check_numel("bias", bias, C);
-  for (const Tensor* p : {&weight, &bias, &running_mean, &running_var}) check_param_dtype(input, *p);
+  for (const Tensor* p : {&weight, &bias, &running_mean, &running_var}) check_norm_param_dtype(input, *p);
   if (static_cast<bool>(running_mean) != static_cast<bool>(running_var)) {
     throw ValueError("running_mean and running_var must either both be None or neither be None");
   }
@@ -226,41 +216,13 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, const 
                                                      const Tensor& weight, const Tensor& bias, double eps) {
   const char* op = "native_layer_norm";
   check_cpu(input, op);
-  const int64_t k = static_cast<int64_t>(normalized_shape.size()), nd = input->dim();
-  if (k == 0) {
-    throw std::runtime_error(message("Expected normalized_shape to be at least 1-dimensional, i.e., containing at "
-                                     "least one element, but got normalized_shape = ", shape_str(normalized_shape)));
-  }
-  if (weight && weight->sizes() != normalized_shape) {
-    throw std::runtime_error(message("Expected weight to be of same shape as normalized_shape, but got weight of shape ",
-                                     shape_str(weight->sizes()), " and normalized_shape = ",
-                                     shape_str(normalized_shape)));
-  }
-  if (bias && bias->sizes() != normalized_shape) {
-    throw std::runtime_error(message("Expected bias to be of same shape as normalized_shape, but got bias of shape ",
-                                     shape_str(bias->sizes()), " and normalized_shape = ",
-                                     shape_str(normalized_shape)));
-  }
-  bool ok = nd >= k;
-  for (int64_t i = 0; ok && i < k; ++i) ok = input->size(nd - k + i) == normalized_shape[i];
-  if (!ok) {
-    std::string expected = "[*";
-    for (int64_t s : normalized_shape) expected += message(", ", s);
-    throw std::runtime_error(message("Given normalized_shape=", shape_str(normalized_shape),
-                                     ", expected input with shape ", expected, "], but got input of size",
-                                     shape_str(input->sizes())));
-  }
-  check_param_dtype(input, weight);
-  check_param_dtype(input, bias);
-  const int64_t K = shape_numel(normalized_shape);
-  const int64_t R = shape_numel(Shape(input->sizes().begin(), input->sizes().end() - k));
-  Shape stat_shape(input->sizes().begin(), input->sizes().end() - k);
-  stat_shape.insert(stat_shape.end(), k, 1);
+  const LayerNormMeta m = native_layer_norm_meta(input, normalized_shape, weight, bias);
+  const int64_t K = m.K, R = m.R;
   const std::vector<double> w = weight ? to_doubles(weight) : std::vector<double>();
   const std::vector<double> b = bias ? to_doubles(bias) : std::vector<double>();
   Tensor x = as_contiguous(input);
   Tensor out = empty(input->sizes(), input->dtype());
-  Tensor mean = empty(stat_shape, input->dtype()), rstd = empty(stat_shape, input->dtype());
+  Tensor mean = empty(m.stat_shape, input->dtype()), rstd = empty(m.stat_shape, input->dtype());
   if (R == 0) return {out, mean, rstd};
   dispatch_float(input->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
@@ -329,8 +291,8 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const 
     throw std::runtime_error(message(op, ": expected an input of shape (N, C, *) with N * C * HxW = ", N, " * ", C,
                                      " * ", HxW, " elements, but got input of size ", shape_str(input->sizes())));
   }
-  check_param_dtype(input, weight);
-  check_param_dtype(input, bias);
+  check_norm_param_dtype(input, weight);
+  check_norm_param_dtype(input, bias);
   const int64_t D = C / group, K = D * HxW, R = N * group;
   const std::vector<double> w = weight ? to_doubles(weight) : std::vector<double>(C, 1.0);
   const std::vector<double> b = bias ? to_doubles(bias) : std::vector<double>(C, 0.0);
@@ -385,17 +347,6 @@ Tensor grads_tensor(const std::vector<double>& v, int64_t n, ScalarType dtype, b
   return from_doubles(v, {n}, dtype);
 }
 
-void check_grad_out(const char* op, const Tensor& grad_out, const Tensor& input) {
-  if (grad_out->sizes() != input->sizes()) {
-    throw std::runtime_error(message(op, ": expected grad_out of the input's size ", shape_str(input->sizes()),
-                                     ", but got ", shape_str(grad_out->sizes())));
-  }
-  if (grad_out->dtype() != input->dtype()) {
-    throw std::runtime_error(message(op, ": expected grad_out of the input's dtype ", dtype_name(input->dtype()),
-                                     ", but got ", dtype_name(grad_out->dtype())));
-  }
-}
-
 }  // namespace
 
 std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(const Tensor& grad_out, const Tensor& input,
@@ -404,7 +355,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(const Tensor& grad
                                                               const Tensor& save_invstd, bool train, double eps) {
   const char* op = "native_batch_norm_backward";
   check_cpu(input, op);
-  check_grad_out(op, grad_out, input);
+  check_norm_grad_out(op, grad_out, input);
   if (input->dim() < 2) throw std::runtime_error(message(op, ": expected an (N, C, *) input"));
   const int64_t N = input->size(0), C = input->size(1);
   const int64_t S = N * C ? input->numel() / (N * C) : 0, M = N * S;
@@ -471,20 +422,8 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad
                                                               const Tensor& bias) {
   const char* op = "native_layer_norm_backward";
   check_cpu(input, op);
-  check_grad_out(op, grad_out, input);
-  const int64_t k = static_cast<int64_t>(normalized_shape.size()), nd = input->dim();
-  bool ok = k >= 1 && nd >= k;
-  for (int64_t i = 0; ok && i < k; ++i) ok = input->size(nd - k + i) == normalized_shape[i];
-  if (!ok) {
-    throw std::runtime_error(message(op, ": input of size ", shape_str(input->sizes()),
-                                     " does not end with normalized_shape ", shape_str(normalized_shape)));
-  }
-  const int64_t K = shape_numel(normalized_shape);
-  const int64_t R = shape_numel(Shape(input->sizes().begin(), input->sizes().end() - k));
-  if (mean->numel() != R || rstd->numel() != R) {
-    throw std::runtime_error(message(op, ": expected mean and rstd of ", R, " elements"));
-  }
-  if (weight && weight->numel() != K) throw std::runtime_error(message(op, ": expected a weight of ", K, " elements"));
+  const LayerNormMeta m = native_layer_norm_backward_meta(grad_out, input, normalized_shape, mean, rstd, weight);
+  const int64_t K = m.K, R = m.R;
   const std::vector<double> mu = to_doubles(mean), rs = to_doubles(rstd);
   const std::vector<double> w = weight ? to_doubles(weight) : std::vector<double>();
   const bool want_w = static_cast<bool>(weight), want_b = static_cast<bool>(bias);
@@ -585,7 +524,7 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(const Tensor& grad
                                                               int64_t HxW, int64_t group) {
   const char* op = "native_group_norm_backward";
   check_cpu(input, op);
-  check_grad_out(op, grad_out, input);
+  check_norm_grad_out(op, grad_out, input);
   if (group <= 0 || C % group != 0 || input->numel() != N * C * HxW) {
     throw std::runtime_error(message(op, ": expected an input of N * C * HxW = ", N, " * ", C, " * ", HxW,
                                      " elements and C divisible by group=", group, ", but got input of size ",

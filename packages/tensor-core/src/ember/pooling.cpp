@@ -15,16 +15,13 @@
 #include "ember/lane_sum.h"
 #include "ember/ops_util.h"
 #include "ember/parallel.h"
+#include "ember/pool_meta.h"
 #include "ember/simd.h"
 
 namespace ember::cpu {
 namespace {
 
-struct Pool {
-  int64_t kh, kw, sh, sw, ph, pw, dh, dw;
-  int64_t H = 0, W = 0, OH = 0, OW = 0, planes = 0;
-  bool batched = true;
-};
+using Pool = PoolGeometry;
 
 // One or two values of an int[] argument; `what` ends the PyTorch message.
 std::pair<int64_t, int64_t> two(const Shape& v, bool allow_empty, const std::string& msg) {
@@ -102,12 +99,6 @@ Pool pool_geometry(const char* op, const Tensor& input, const Shape& kernel_size
   return g;
 }
 
-Shape pooled_shape(const Tensor& input, int64_t OH, int64_t OW) {
-  Shape s = input->sizes();
-  s[s.size() - 2] = OH;
-  s[s.size() - 1] = OW;
-  return s;
-}
 
 int64_t plane_grain(int64_t work_per_plane) {
   return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(work_per_plane, 1));
@@ -264,16 +255,9 @@ void check_same_dtype(const char* op, const Tensor& grad, const Tensor& self) {
   }
 }
 
+// grad_input of self's shape: grad_output scattered through the indices (checked already).
 Tensor scatter_by_indices(const char* op, const Tensor& grad_output, const Tensor& self, const Tensor& indices,
                           const Shape& out_shape) {
-  check_cpu(grad_output, op);
-  check_float(op, grad_output);
-  check_same_dtype(op, grad_output, self);
-  check_grad_shape(op, "grad_output", grad_output, out_shape);
-  if (indices->dtype() != ScalarType::Int64) {
-    throw std::runtime_error(message(op, ": expected indices of dtype int64, but got ", dtype_name(indices->dtype())));
-  }
-  check_grad_shape(op, "indices", indices, out_shape);
   const int64_t H = self->size(-2), W = self->size(-1);
   const int64_t L = out_shape[out_shape.size() - 2] * out_shape[out_shape.size() - 1];
   const int64_t planes = self->numel() / std::max<int64_t>(H * W, 1);
@@ -304,11 +288,9 @@ AxisWindows axis_windows(int64_t out, int64_t in, int64_t k, int64_t s, int64_t 
   a.hi.resize(out);
   a.extent.resize(out);
   for (int64_t o = 0; o < out; ++o) {
-    const int64_t start = o * s - pad, stop = std::min(start + k, in + pad);
-    const int64_t lo = std::max<int64_t>(start, 0), hi = std::min(stop, in);
-    a.lo[o] = lo;
-    a.hi[o] = hi;
-    a.extent[o] = static_cast<double>(count_include_pad ? stop - start : hi - lo);
+    int64_t extent = 0;
+    avg_window(o, in, k, s, pad, count_include_pad, &a.lo[o], &a.hi[o], &extent);
+    a.extent[o] = static_cast<double>(extent);
   }
   return a;
 }
@@ -402,8 +384,6 @@ Pool avg_geometry(const Tensor& input, const Shape& kernel_size, const Shape& st
 
 // ------------------------------------------------------------------------------ adaptive pool
 
-inline int64_t start_index(int64_t o, int64_t out, int64_t in) { return (o * in) / out; }
-inline int64_t end_index(int64_t o, int64_t out, int64_t in) { return ((o + 1) * in + out - 1) / out; }
 
 template <typename T>
 void adaptive_avg_kernel(const T* in, T* out, int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW) {
@@ -415,9 +395,9 @@ void adaptive_avg_kernel(const T* in, T* out, int64_t planes, int64_t H, int64_t
       T* dst = out + p * L;
       simd_dispatch([&] {
         for (int64_t oy = 0; oy < OH; ++oy) {
-          const int64_t y0 = start_index(oy, OH, H), y1 = end_index(oy, OH, H);
+          const int64_t y0 = adaptive_start(oy, OH, H), y1 = adaptive_end(oy, OH, H);
           for (int64_t ox = 0; ox < OW; ++ox) {
-            const int64_t x0 = start_index(ox, OW, W), x1 = end_index(ox, OW, W);
+            const int64_t x0 = adaptive_start(ox, OW, W), x1 = adaptive_end(ox, OW, W);
             double sum = 0;
             if (x0 == 0 && x1 == W) {  // whole rows: one contiguous run
               sum = lane_sum(src + y0 * W, (y1 - y0) * W);
@@ -443,9 +423,9 @@ void adaptive_avg_backward_kernel(const T* grad, T* gin, int64_t planes, int64_t
       std::fill(acc.begin(), acc.end(), A(0));
       const T* go = grad + p * L;
       for (int64_t oy = 0; oy < OH; ++oy) {
-        const int64_t y0 = start_index(oy, OH, H), y1 = end_index(oy, OH, H);
+        const int64_t y0 = adaptive_start(oy, OH, H), y1 = adaptive_end(oy, OH, H);
         for (int64_t ox = 0; ox < OW; ++ox) {
-          const int64_t x0 = start_index(ox, OW, W), x1 = end_index(ox, OW, W);
+          const int64_t x0 = adaptive_start(ox, OW, W), x1 = adaptive_end(ox, OW, W);
           const A v = static_cast<A>(go[oy * OW + ox]) / static_cast<A>((y1 - y0) * (x1 - x0));
           for (int64_t y = y0; y < y1; ++y) {
             for (int64_t x = x0; x < x1; ++x) acc[y * W + x] += v;
@@ -467,9 +447,9 @@ void adaptive_max_kernel(const T* in, T* out, int64_t* idx, int64_t planes, int6
     for (int64_t p = p0; p < p1; ++p) {
       const T* src = in + p * HW;
       for (int64_t oy = 0; oy < OH; ++oy) {
-        const int64_t y0 = start_index(oy, OH, H), y1 = end_index(oy, OH, H);
+        const int64_t y0 = adaptive_start(oy, OH, H), y1 = adaptive_end(oy, OH, H);
         for (int64_t ox = 0; ox < OW; ++ox) {
-          const int64_t x0 = start_index(ox, OW, W), x1 = end_index(ox, OW, W);
+          const int64_t x0 = adaptive_start(ox, OW, W), x1 = adaptive_end(ox, OW, W);
           A best = -std::numeric_limits<A>::infinity();
           int64_t at = y0 * W + x0;
           for (int64_t y = y0; y < y1; ++y) {
@@ -524,14 +504,99 @@ std::pair<int64_t, int64_t> adaptive_output(const char* op, const Tensor& input,
 }
 
 }  // namespace
+}  // namespace ember::cpu
 
-// ----------------------------------------------------------------------------------- the ops
+namespace ember {
+
+// The checks of a backward op that scatters grad_output through max-pooling indices.
+static void check_index_scatter(const char* op, const Tensor& grad_output, const Tensor& self, const Tensor& indices,
+                                const Shape& out_shape) {
+  cpu::check_float(op, grad_output);
+  cpu::check_same_dtype(op, grad_output, self);
+  cpu::check_grad_shape(op, "grad_output", grad_output, out_shape);
+  if (indices->dtype() != ScalarType::Int64) {
+    throw std::runtime_error(message(op, ": expected indices of dtype int64, but got ", dtype_name(indices->dtype())));
+  }
+  cpu::check_grad_shape(op, "indices", indices, out_shape);
+}
+
+Shape pooled_shape(const Tensor& input, int64_t OH, int64_t OW) {
+  Shape s = input->sizes();
+  s[s.size() - 2] = OH;
+  s[s.size() - 1] = OW;
+  return s;
+}
+
+PoolGeometry max_pool_meta(const Tensor& self, const Shape& kernel_size, const Shape& stride, const Shape& padding,
+                           const Shape& dilation, bool ceil_mode) {
+  return cpu::pool_geometry("max_pool2d", self, kernel_size, stride, padding, dilation, ceil_mode);
+}
+
+PoolGeometry max_pool_backward_meta(const Tensor& grad_output, const Tensor& self, const Shape& kernel_size,
+                                    const Shape& stride, const Shape& padding, const Shape& dilation, bool ceil_mode,
+                                    const Tensor& indices) {
+  const PoolGeometry g = max_pool_meta(self, kernel_size, stride, padding, dilation, ceil_mode);
+  check_index_scatter("max_pool2d_with_indices_backward", grad_output, self, indices, pooled_shape(self, g.OH, g.OW));
+  return g;
+}
+
+PoolGeometry avg_pool_meta(const Tensor& self, const Shape& kernel_size, const Shape& stride, const Shape& padding,
+                           bool ceil_mode, std::optional<int64_t> divisor_override) {
+  const PoolGeometry g = cpu::avg_geometry(self, kernel_size, stride, padding, ceil_mode, divisor_override);
+  cpu::check_float("avg_pool2d", self);
+  return g;
+}
+
+PoolGeometry avg_pool_backward_meta(const Tensor& grad_output, const Tensor& self, const Shape& kernel_size,
+                                    const Shape& stride, const Shape& padding, bool ceil_mode,
+                                    std::optional<int64_t> divisor_override) {
+  const char* op = "avg_pool2d_backward";
+  const PoolGeometry g = cpu::avg_geometry(self, kernel_size, stride, padding, ceil_mode, divisor_override);
+  cpu::check_float(op, grad_output);
+  cpu::check_same_dtype(op, grad_output, self);
+  cpu::check_grad_shape(op, "grad_output", grad_output, pooled_shape(self, g.OH, g.OW));
+  return g;
+}
+
+std::pair<int64_t, int64_t> adaptive_pool_meta(const char* op, const Tensor& self, const Shape& output_size,
+                                               bool max) {
+  return cpu::adaptive_output(op, self, output_size, max);
+}
+
+void adaptive_avg_pool_backward_meta(const Tensor& grad_output, const Tensor& self) {
+  const char* op = "adaptive_avg_pool2d_backward";
+  cpu::check_float(op, grad_output);
+  cpu::check_same_dtype(op, grad_output, self);
+  if (self->dim() != 3 && self->dim() != 4) {
+    throw std::runtime_error(message(op, "(): Expected 3D or 4D tensor, but got ", shape_str(self->sizes())));
+  }
+  if (grad_output->dim() != self->dim() || grad_output->size(0) != self->size(0) ||
+      grad_output->size(-3) != self->size(-3)) {
+    throw std::runtime_error(message(op, ": expected grad_output of size ", shape_str(self->sizes()),
+                                     " in its leading dimensions, but got ", shape_str(grad_output->sizes())));
+  }
+}
+
+void adaptive_max_pool_backward_meta(const Tensor& grad_output, const Tensor& self, const Tensor& indices) {
+  const char* op = "adaptive_max_pool2d_backward";
+  if (self->dim() != 3 && self->dim() != 4) {
+    throw std::runtime_error(message(op, "(): Expected 3D or 4D tensor, but got ", shape_str(self->sizes())));
+  }
+  if (grad_output->dim() != self->dim()) {
+    throw std::runtime_error(message(op, ": expected grad_output of ", self->dim(), " dimensions, but got ",
+                                     shape_str(grad_output->sizes())));
+  }
+  check_index_scatter(op, grad_output, self, indices, pooled_shape(self, grad_output->size(-2), grad_output->size(-1)));
+}
+
+}  // namespace ember
+
+namespace ember::cpu {
 
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, const Shape& kernel_size, const Shape& stride,
                                                    const Shape& padding, const Shape& dilation, bool ceil_mode) {
   const char* op = "max_pool2d";
-  check_cpu(self, op);
-  const Pool g = pool_geometry(op, self, kernel_size, stride, padding, dilation, ceil_mode);
+  const Pool g = max_pool_meta(self, kernel_size, stride, padding, dilation, ceil_mode);
   const Shape shape = pooled_shape(self, g.OH, g.OW);
   Tensor src = as_contiguous(self);
   Tensor out = empty(shape, self->dtype());
@@ -548,16 +613,14 @@ Tensor max_pool2d_with_indices_backward(const Tensor& grad_output, const Tensor&
                                         const Shape& stride, const Shape& padding, const Shape& dilation,
                                         bool ceil_mode, const Tensor& indices) {
   const char* op = "max_pool2d_with_indices_backward";
-  const Pool g = pool_geometry("max_pool2d", self, kernel_size, stride, padding, dilation, ceil_mode);
+  const Pool g = max_pool_backward_meta(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
   return scatter_by_indices(op, grad_output, self, indices, pooled_shape(self, g.OH, g.OW));
 }
 
 Tensor avg_pool2d(const Tensor& self, const Shape& kernel_size, const Shape& stride, const Shape& padding,
                   bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override) {
   const char* op = "avg_pool2d";
-  check_cpu(self, op);
-  const Pool g = avg_geometry(self, kernel_size, stride, padding, ceil_mode, divisor_override);
-  check_float(op, self);
+  const Pool g = avg_pool_meta(self, kernel_size, stride, padding, ceil_mode, divisor_override);
   Tensor src = as_contiguous(self);
   Tensor out = empty(pooled_shape(self, g.OH, g.OW), self->dtype());
   if (out->numel() == 0) return out;
@@ -572,11 +635,7 @@ Tensor avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, const 
                            const Shape& stride, const Shape& padding, bool ceil_mode, bool count_include_pad,
                            std::optional<int64_t> divisor_override) {
   const char* op = "avg_pool2d_backward";
-  check_cpu(grad_output, op);
-  const Pool g = avg_geometry(self, kernel_size, stride, padding, ceil_mode, divisor_override);
-  check_float(op, grad_output);
-  check_same_dtype(op, grad_output, self);
-  check_grad_shape(op, "grad_output", grad_output, pooled_shape(self, g.OH, g.OW));
+  const Pool g = avg_pool_backward_meta(grad_output, self, kernel_size, stride, padding, ceil_mode, divisor_override);
   Tensor go = as_contiguous(grad_output);
   Tensor res = empty(self->sizes(), self->dtype());
   if (res->numel() == 0) return res;
@@ -589,8 +648,7 @@ Tensor avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, const 
 
 Tensor adaptive_avg_pool2d(const Tensor& self, const Shape& output_size) {
   const char* op = "adaptive_avg_pool2d";
-  check_cpu(self, op);
-  auto [OH, OW] = adaptive_output(op, self, output_size, false);
+  auto [OH, OW] = adaptive_pool_meta(op, self, output_size, false);
   const int64_t H = self->size(-2), W = self->size(-1);
   Tensor src = as_contiguous(self);
   Tensor out = empty(pooled_shape(self, OH, OW), self->dtype());
@@ -604,17 +662,7 @@ Tensor adaptive_avg_pool2d(const Tensor& self, const Shape& output_size) {
 
 Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& self) {
   const char* op = "adaptive_avg_pool2d_backward";
-  check_cpu(grad_output, op);
-  check_float(op, grad_output);
-  check_same_dtype(op, grad_output, self);
-  if (self->dim() != 3 && self->dim() != 4) {
-    throw std::runtime_error(message(op, "(): Expected 3D or 4D tensor, but got ", shape_str(self->sizes())));
-  }
-  if (grad_output->dim() != self->dim() || grad_output->size(0) != self->size(0) ||
-      grad_output->size(-3) != self->size(-3)) {
-    throw std::runtime_error(message(op, ": expected grad_output of size ", shape_str(self->sizes()),
-                                     " in its leading dimensions, but got ", shape_str(grad_output->sizes())));
-  }
+  adaptive_avg_pool_backward_meta(grad_output, self);
   const int64_t H = self->size(-2), W = self->size(-1), OH = grad_output->size(-2), OW = grad_output->size(-1);
   Tensor go = as_contiguous(grad_output);
   Tensor res = empty(self->sizes(), self->dtype());
@@ -633,8 +681,7 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& sel
 
 std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, const Shape& output_size) {
   const char* op = "adaptive_max_pool2d";
-  check_cpu(self, op);
-  auto [OH, OW] = adaptive_output(op, self, output_size, true);
+  auto [OH, OW] = adaptive_pool_meta(op, self, output_size, true);
   const int64_t H = self->size(-2), W = self->size(-1);
   Tensor src = as_contiguous(self);
   const Shape shape = pooled_shape(self, OH, OW);
@@ -651,13 +698,7 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, const Shape& 
 
 Tensor adaptive_max_pool2d_backward(const Tensor& grad_output, const Tensor& self, const Tensor& indices) {
   const char* op = "adaptive_max_pool2d_backward";
-  if (self->dim() != 3 && self->dim() != 4) {
-    throw std::runtime_error(message(op, "(): Expected 3D or 4D tensor, but got ", shape_str(self->sizes())));
-  }
-  if (grad_output->dim() != self->dim()) {
-    throw std::runtime_error(message(op, ": expected grad_output of ", self->dim(), " dimensions, but got ",
-                                     shape_str(grad_output->sizes())));
-  }
+  adaptive_max_pool_backward_meta(grad_output, self, indices);
   return scatter_by_indices(op, grad_output, self, indices,
                             pooled_shape(self, grad_output->size(-2), grad_output->size(-1)));
 }

@@ -28,12 +28,12 @@
 //    categories of weight zero follow the others, in random order.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <numeric>
 #include <vector>
 
 #include "ember/ops_util.h"
 #include "ember/parallel.h"
+#include "ember/reduce_random_meta.h"
 #include "ember/simd.h"
 
 namespace ember::cpu {
@@ -43,24 +43,11 @@ constexpr int64_t kUniformGrain = 32768;
 constexpr int64_t kNormalGrain = 8192;
 constexpr double kTwoPi = 6.283185307179586476925286766559;
 
-
-// A sampler for a dtype PyTorch has no kernel for: NotImplementedError, as PyTorch raises.
-void check_floating(const char* op, ScalarType t) {
-  if (!is_floating(t)) {
-    throw NotImplementedError(message("\"", op, "\" not implemented for '", scalar_type_name(t), "'"));
-  }
-}
-
 Device resolve_device(const std::optional<Device>& device) { return device ? *device : Device{}; }
 
-// The seed and the first of n freshly reserved counters.
-struct Counters {
-  uint64_t seed, start;
-};
-Counters reserve(Generator* generator, uint64_t n) {
-  Generator& g = resolve_generator(generator);
-  const uint64_t start = g.reserve(n);
-  return {g.initial_seed(), start};
+// n freshly reserved counters of the generator (the default one when null).
+RandomCounters reserve(Generator* generator, uint64_t n) {
+  return reserve_counters(resolve_generator(generator), n);
 }
 
 // Creates (or reuses out=) a contiguous tensor, fills it, sets requires_grad.
@@ -86,28 +73,12 @@ template <typename Fill> void fill_into(const Tensor& t, Fill fill) {
   copy_into(t, tmp);
 }
 
-// The next representable value below v.
-template <typename T> T step_down(T v) {
-  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
-    T r = v;
-    if ((r.bits & 0x7fffu) == 0) {
-      r.bits = 0x8001u;  // +-0 -> the smallest negative subnormal
-    } else if (r.bits & 0x8000u) {
-      r.bits = static_cast<uint16_t>(r.bits + 1);  // negative: one ulp further from zero
-    } else {
-      r.bits = static_cast<uint16_t>(r.bits - 1);
-    }
-    return r;
-  } else {
-    return std::nextafter(v, -std::numeric_limits<T>::infinity());
-  }
-}
-
-template <typename T> void uniform_kernel(T* p, int64_t n, Counters c, double from, double to) {
-  const double span = to - from;
+template <typename T> void uniform_kernel(T* p, int64_t n, RandomCounters c, double from, double to) {
   // A value that rounds up to `to` becomes the largest one below it (when that is >= from).
-  const T top = step_down(convert<T>(to));
-  const bool clamp = span > 0 && static_cast<double>(static_cast<opmath_t<T>>(top)) >= from;
+  const UniformRange<T> R = uniform_range<T>(from, to);
+  const double span = R.span;
+  const T top = R.top;
+  const bool clamp = R.clamp;
   auto value = [&](uint64_t counter) {
     const uint64_t bits = random_bits(c.seed, counter);
     const double u = std::is_same_v<T, double> ? uniform_double(bits) : static_cast<double>(uniform_float(bits));
@@ -130,7 +101,7 @@ template <typename T> void uniform_kernel(T* p, int64_t n, Counters c, double fr
   });
 }
 
-template <typename T> void normal_kernel(T* p, int64_t n, Counters c, double mean, double std) {
+template <typename T> void normal_kernel(T* p, int64_t n, RandomCounters c, double mean, double std) {
   auto pair = [&](int64_t j, double& z0, double& z1) {
     const uint64_t k = c.start + 2 * static_cast<uint64_t>(j);
     const double u1 = 1.0 - uniform_double(random_bits(c.seed, k));  // (0, 1]: log is finite
@@ -169,7 +140,7 @@ template <typename T> void normal_kernel(T* p, int64_t n, Counters c, double mea
 
 void fill_uniform(const Tensor& t, Generator* generator, double from, double to) {
   fill_into(t, [&](const Tensor& r) {
-    const Counters c = reserve(generator, static_cast<uint64_t>(r->numel()));
+    const RandomCounters c = reserve(generator, static_cast<uint64_t>(r->numel()));
     dispatch_float(r->dtype(), "uniform", [&](auto tag) {
       using T = decltype(tag);
       uniform_kernel(r->data<T>(), r->numel(), c, from, to);
@@ -180,7 +151,7 @@ void fill_uniform(const Tensor& t, Generator* generator, double from, double to)
 void fill_normal(const Tensor& t, Generator* generator, double mean, double std) {
   fill_into(t, [&](const Tensor& r) {
     const uint64_t n = static_cast<uint64_t>(r->numel());
-    const Counters c = reserve(generator, n + (n & 1));
+    const RandomCounters c = reserve(generator, n + (n & 1));
     dispatch_float(r->dtype(), "normal", [&](auto tag) {
       using T = decltype(tag);
       normal_kernel(r->data<T>(), r->numel(), c, mean, std);
@@ -192,7 +163,7 @@ void fill_normal(const Tensor& t, Generator* generator, double mean, double std)
 template <typename Prob> void fill_bernoulli(const Tensor& t, Generator* generator, Prob prob) {
   fill_into(t, [&](const Tensor& r) {
     const int64_t n = r->numel();
-    const Counters c = reserve(generator, static_cast<uint64_t>(n));
+    const RandomCounters c = reserve(generator, static_cast<uint64_t>(n));
     dispatch_all(r->dtype(), "bernoulli", [&](auto tag) {
       using T = decltype(tag);
       T* p = r->data<T>();
@@ -206,44 +177,18 @@ template <typename Prob> void fill_bernoulli(const Tensor& t, Generator* generat
   });
 }
 
-// The range of integers a dtype holds exactly: PyTorch's bounds check for random_(from, to).
-void check_random_bounds(ScalarType t, int64_t low, int64_t high) {
-  double lo, hi;  // inclusive limits
-  switch (t) {
-    case ScalarType::Bool: lo = 0; hi = 1; break;
-    case ScalarType::UInt8: lo = 0; hi = 255; break;
-    case ScalarType::Int8: lo = -128; hi = 127; break;
-    case ScalarType::Int16: lo = -32768; hi = 32767; break;
-    case ScalarType::Int32: lo = -2147483648.0; hi = 2147483647.0; break;
-    case ScalarType::Int64: return;
-    case ScalarType::Float16: lo = -2048; hi = 2048; break;
-    case ScalarType::BFloat16: lo = -256; hi = 256; break;
-    case ScalarType::Float32: lo = -16777216.0; hi = 16777216.0; break;
-    case ScalarType::Float64: lo = -9007199254740992.0; hi = 9007199254740992.0; break;
-    default: throw_dtype_unsupported("randint", t, "any");
-  }
-  if (static_cast<double>(low) < lo || static_cast<double>(low) > hi) {
-    throw std::runtime_error(message("randint: from is out of bounds for ", dtype_name(t), " (from=", low, ")"));
-  }
-  if (static_cast<double>(high - 1) < lo || static_cast<double>(high - 1) > hi) {
-    throw std::runtime_error(message("randint: to - 1 is out of bounds for ", dtype_name(t), " (to=", high, ")"));
-  }
-}
-
 }  // namespace
 
 Tensor rand(const Shape& size, Generator* generator, std::optional<ScalarType> dtype, std::optional<Device> device,
             bool requires_grad, const Tensor& out) {
-  const ScalarType dt = dtype.value_or(out ? out->dtype() : default_float_dtype());
-  check_floating("rand", dt);
+  const ScalarType dt = rand_meta("rand", dtype, out);
   return create("rand", size, dt, device, requires_grad, out,
                 [&](const Tensor& r) { fill_uniform(r, generator, 0.0, 1.0); });
 }
 
 Tensor randn(const Shape& size, Generator* generator, std::optional<ScalarType> dtype, std::optional<Device> device,
              bool requires_grad, const Tensor& out) {
-  const ScalarType dt = dtype.value_or(out ? out->dtype() : default_float_dtype());
-  check_floating("randn", dt);
+  const ScalarType dt = rand_meta("randn", dtype, out);
   return create("randn", size, dt, device, requires_grad, out,
                 [&](const Tensor& r) { fill_normal(r, generator, 0.0, 1.0); });
 }
@@ -252,16 +197,12 @@ Tensor randn(const Shape& size, Generator* generator, std::optional<ScalarType> 
 
 Tensor randint(int64_t low, int64_t high, const Shape& size, Generator* generator, std::optional<ScalarType> dtype,
                std::optional<Device> device, bool requires_grad) {
-  if (low >= high) {
-    throw std::runtime_error(
-        message("random_ expects 'from' to be less than 'to', but got from=", low, " >= to=", high));
-  }
-  const ScalarType dt = dtype.value_or(ScalarType::Int64);
-  check_random_bounds(dt, low, high);
-  const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
+  const RandintMeta M = randint_meta(low, high, dtype);
+  const ScalarType dt = M.dtype;
+  const uint64_t range = M.range;
   return create("randint", size, dt, device, requires_grad, Tensor(), [&](const Tensor& r) {
     const int64_t n = r->numel();
-    const Counters c = reserve(generator, static_cast<uint64_t>(n));
+    const RandomCounters c = reserve(generator, static_cast<uint64_t>(n));
     dispatch_all(dt, "randint", [&](auto tag) {
       using T = decltype(tag);
       T* p = r->data<T>();
@@ -283,23 +224,11 @@ Tensor randint_high(int64_t high, const Shape& size, Generator* generator, std::
 
 Tensor randperm(int64_t n, Generator* generator, std::optional<ScalarType> dtype, std::optional<Device> device,
                 bool requires_grad) {
-  if (n < 0) throw std::runtime_error(message("randperm: n must be non-negative, got ", n));
-  const ScalarType dt = dtype.value_or(ScalarType::Int64);
-  if (dt == ScalarType::Bool) {
-    throw NotImplementedError("\"randperm\" not implemented for 'Bool'");
-  }
-  if (n > 0) {
-    try {
-      check_random_bounds(dt, 0, n);
-    } catch (const std::runtime_error&) {
-      throw std::runtime_error(message("randperm: n is too large for result tensor type: '",
-                                       scalar_type_name(dt), "' (n=", n, ")"));
-    }
-  }
+  const ScalarType dt = randperm_meta(n, dtype);
   return create("randperm", {n}, dt, device, requires_grad, Tensor(), [&](const Tensor& r) {
     std::vector<int64_t> perm(static_cast<size_t>(n));
     std::iota(perm.begin(), perm.end(), int64_t(0));
-    const Counters c = reserve(generator, static_cast<uint64_t>(n));
+    const RandomCounters c = reserve(generator, static_cast<uint64_t>(n));
     for (int64_t i = n - 1; i > 0; --i) {
       const uint64_t bits = random_bits(c.seed, c.start + static_cast<uint64_t>(i));
       const auto j = static_cast<int64_t>((static_cast<unsigned __int128>(bits) * static_cast<uint64_t>(i + 1)) >> 64);
@@ -346,7 +275,7 @@ Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement, Ge
   Shape shape = dim == 1 ? Shape{num_samples} : Shape{rows, num_samples};
   Tensor res = ember::empty(shape, ScalarType::Int64);
   int64_t* out = res->data<int64_t>();
-  const Counters c = reserve(generator, static_cast<uint64_t>(rows * (replacement ? num_samples : cats)));
+  const RandomCounters c = reserve(generator, static_cast<uint64_t>(rows * (replacement ? num_samples : cats)));
   parallel_for(0, rows, 1, [&](int64_t b, int64_t e) {
     std::vector<double> acc(static_cast<size_t>(cats));
     std::vector<int64_t> order(static_cast<size_t>(cats));
@@ -388,20 +317,13 @@ Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement, Ge
 // In-place fills: the binding passes self as `out`; a null out (a functional call from C++)
 // fills a new tensor shaped like self.
 Tensor normal(const Tensor& self, double mean, double std, Generator* generator, const Tensor& out) {
-  if (!(std >= 0.0)) throw std::runtime_error(message("normal expects std >= 0.0, but found std ", std));
-  Tensor target = out ? out : ember::empty(self->sizes(), self->dtype(), self->device());
-  check_floating("normal", target->dtype());
+  Tensor target = normal_meta(self, std, out);
   fill_normal(target, generator, mean, std);
   return target;
 }
 
 Tensor uniform(const Tensor& self, double from, double to, Generator* generator, const Tensor& out) {
-  if (!(from <= to)) {
-    throw std::runtime_error(
-        message("uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to));
-  }
-  Tensor target = out ? out : ember::empty(self->sizes(), self->dtype(), self->device());
-  check_floating("uniform", target->dtype());
+  Tensor target = uniform_meta(self, from, to, out);
   fill_uniform(target, generator, from, to);
   return target;
 }
@@ -410,19 +332,13 @@ namespace {
 
 // p broadcast to `shape` as a contiguous float64 tensor, every value checked to be in [0, 1].
 Tensor checked_probabilities(const char* op, const Tensor& p, const Shape& shape) {
-  if (p->dtype() == ScalarType::Bool || !is_floating(p->dtype())) {
-    throw NotImplementedError(message("\"", op, "\" not implemented for '", scalar_type_name(p->dtype()),
-                                      "' probabilities"));
-  }
+  check_probabilities_dtype(op, p);
   Tensor probs = ember::empty(shape, ScalarType::Float64);
   copy_into(probs, expand_to(p, shape, op));
   const double* pp = probs->data<double>();
   const int64_t n = probs->numel();
   for (int64_t i = 0; i < n; ++i) {
-    if (!(pp[i] >= 0.0 && pp[i] <= 1.0)) {
-      throw std::runtime_error(message(op, ": expected all probabilities p to satisfy 0 <= p <= 1, but got ",
-                                       pp[i], " at flat index ", i));
-    }
+    if (!(pp[i] >= 0.0 && pp[i] <= 1.0)) throw_bad_probability(op, pp[i], i);
   }
   return probs;
 }
@@ -431,7 +347,7 @@ Tensor checked_probabilities(const char* op, const Tensor& p, const Shape& shape
 
 Tensor bernoulli(const Tensor& self, std::optional<double> p, Generator* generator) {
   if (p) return bernoulli_p(self, *p, generator, Tensor());  // a new tensor shaped like self
-  check_floating("bernoulli", self->dtype());
+  check_sampler_dtype("bernoulli", self->dtype());
   Tensor probs = checked_probabilities("bernoulli", self, self->sizes());
   const double* pp = probs->data<double>();
   Tensor res = ember::empty(self->sizes(), self->dtype(), self->device());
@@ -448,10 +364,7 @@ Tensor bernoulli_tensor(const Tensor& self, const Tensor& p, Generator* generato
 }
 
 Tensor bernoulli_p(const Tensor& self, double p, Generator* generator, const Tensor& out) {
-  if (!(p >= 0.0 && p <= 1.0)) {
-    throw std::runtime_error(message("bernoulli_ expects p to be in [0, 1], but got p=", p));
-  }
-  Tensor target = out ? out : ember::empty(self->sizes(), self->dtype(), self->device());
+  Tensor target = bernoulli_p_meta(self, p, out);
   fill_bernoulli(target, generator, [p](int64_t) { return p; });
   return target;
 }

@@ -25,12 +25,12 @@
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <numeric>
 #include <type_traits>
 #include <vector>
 
 #include "ember/ops_util.h"
 #include "ember/parallel.h"
+#include "ember/reduce_random_meta.h"
 #include "ember/simd.h"
 #include "ember/vec_math.h"
 
@@ -654,28 +654,6 @@ Tensor result_for(const char* op, const Tensor& self, const Tensor& out, const S
   return prepare_out(op, out, shape, dtype);
 }
 
-std::vector<int64_t> all_dims(int64_t ndim) {
-  std::vector<int64_t> d(static_cast<size_t>(ndim));
-  std::iota(d.begin(), d.end(), 0);
-  return d;
-}
-
-// max/min/argmax style reductions have no identity: reject empty reduced dims.
-void check_nonempty(const char* op, const Tensor& self, const std::vector<int64_t>& dims,
-                    bool dims_given, bool index_error_when_unspecified) {
-  if (self->numel() != 0) return;
-  if (!dims_given) {
-    std::string m = message(op, "(): Expected reduction dim to be specified for input.numel() == 0.");
-    if (index_error_when_unspecified) throw IndexError(m);
-    throw std::runtime_error(m + " Specify the reduction dim with the 'dim' argument.");
-  }
-  for (int64_t d : dims) {
-    if (self->sizes()[d] == 0) {
-      throw IndexError(message(op, "(): Expected reduction dim ", d, " to have non-zero size."));
-    }
-  }
-}
-
 // Calls f(Out{}) with Out the C++ type of `out_dtype`, which is T or int64.
 template <typename T, typename F> void with_out_type(ScalarType out_dtype, F&& f) {
   if (out_dtype == scalar_type_of<T>()) f(T{});
@@ -749,7 +727,7 @@ Tensor prod(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
       dtype ? *dtype : (is_integral(self->dtype(), true) ? ScalarType::Int64 : self->dtype());
   Tensor x = dtype ? to_dtype(self, *dtype) : self;
   std::vector<int64_t> dims = dim ? std::vector<int64_t>{wrap_dim(*dim, self->dim(), "prod")}
-                                  : all_dims(self->dim());
+                                  : reduction_all_dims(self->dim());
   if (self->dim() == 0) dims.clear();
   Plan P = make_plan(x, dims, keepdim);
   Tensor res = result_for("prod", self, out, P.out_shape, out_dt);
@@ -762,11 +740,11 @@ Tensor prod(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
 
 namespace {
 
-template <bool Max>
-Tensor extreme(const char* op, const Tensor& self, const std::vector<int64_t>& dims, bool keepdim,
-               const Tensor& out) {
-  Plan P = make_plan(self, dims, keepdim);
-  Tensor res = result_for(op, self, out, P.out_shape, self->dtype());
+// The values of max / min / amax / amin (M from reduce_random_meta.h).
+template <bool Max> Tensor extreme(const char* op, const Tensor& self, const ReductionMeta& M, bool keepdim,
+                                   const Tensor& out) {
+  Plan P = make_plan(self, M.dims, keepdim);
+  Tensor res = result_for(op, self, out, M.shape, M.dtype);
   dispatch_all(self->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     run_reduction(ExtremeOp<T, Max>{res->data<T>()}, P);
@@ -777,13 +755,10 @@ Tensor extreme(const char* op, const Tensor& self, const std::vector<int64_t>& d
 template <bool Max>
 std::tuple<Tensor, Tensor> extreme_dim(const char* op, const Tensor& self, int64_t dim, bool keepdim) {
   check_cpu(self, op);
-  const int64_t d = wrap_dim(dim, self->dim(), op);
-  std::vector<int64_t> dims;
-  if (self->dim() > 0) dims.push_back(d);
-  check_nonempty(op, self, dims, true, false);
-  Plan P = make_plan(self, dims, keepdim);
-  Tensor values = empty(P.out_shape, self->dtype());
-  Tensor indices = empty(P.out_shape, ScalarType::Int64);
+  const ReductionMeta M = extreme_dim_meta(op, self, dim, keepdim);
+  Plan P = make_plan(self, M.dims, keepdim);
+  Tensor values = empty(M.shape, M.dtype);
+  Tensor indices = empty(M.shape, ScalarType::Int64);
   dispatch_all(self->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     ArgOp<T, Max> a;
@@ -798,19 +773,9 @@ template <bool Max>
 Tensor arg_extreme(const char* op, const Tensor& self, std::optional<int64_t> dim, bool keepdim,
                    const Tensor& out) {
   check_cpu(self, op);
-  if (self->dtype() == ScalarType::Bool) {
-    throw std::runtime_error(message(op, "(): does not support bool input"));
-  }
-  std::vector<int64_t> dims;
-  if (dim) {
-    const int64_t d = wrap_dim(*dim, self->dim(), op);
-    if (self->dim() > 0) dims.push_back(d);
-  } else {
-    dims = all_dims(self->dim());
-  }
-  check_nonempty(op, self, dims, dim.has_value(), true);
-  Plan P = make_plan(self, dims, keepdim);
-  Tensor res = result_for(op, self, out, P.out_shape, ScalarType::Int64);
+  const ReductionMeta M = arg_extreme_meta(op, self, dim, keepdim);
+  Plan P = make_plan(self, M.dims, keepdim);
+  Tensor res = result_for(op, self, out, M.shape, M.dtype);
   dispatch_all(self->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     ArgOp<T, Max> a;
@@ -823,23 +788,19 @@ Tensor arg_extreme(const char* op, const Tensor& self, std::optional<int64_t> di
 template <bool Max>
 Tensor amax_amin(const char* op, const Tensor& self, const Shape& dim, bool keepdim, const Tensor& out) {
   check_cpu(self, op);
-  std::vector<int64_t> dims = reduce_dims(op, dim, self->dim());
-  check_nonempty(op, self, dims, !dim.empty(), false);
-  return extreme<Max>(op, self, dims, keepdim, out);
+  return extreme<Max>(op, self, amax_amin_meta(op, self, dim, keepdim), keepdim, out);
 }
 
 }  // namespace
 
 Tensor max_all(const Tensor& self) {
   check_cpu(self, "max");
-  check_nonempty("max", self, {}, false, false);
-  return extreme<true>("max", self, all_dims(self->dim()), false, Tensor());
+  return extreme<true>("max", self, extreme_all_meta("max", self), false, Tensor());
 }
 
 Tensor min_all(const Tensor& self) {
   check_cpu(self, "min");
-  check_nonempty("min", self, {}, false, false);
-  return extreme<false>("min", self, all_dims(self->dim()), false, Tensor());
+  return extreme<false>("min", self, extreme_all_meta("min", self), false, Tensor());
 }
 
 std::tuple<Tensor, Tensor> max_dim(const Tensor& self, int64_t dim, bool keepdim) {
@@ -1015,7 +976,7 @@ Tensor all_any(const char* op, const Tensor& self, const std::optional<Shape>& d
                const Tensor& out) {
   check_cpu(self, op);
   // dim=None reduces everything; an explicit empty list reduces nothing (as PyTorch)
-  std::vector<int64_t> dims = !dim ? all_dims(self->dim())
+  std::vector<int64_t> dims = !dim ? reduction_all_dims(self->dim())
                               : dim->empty() ? std::vector<int64_t>{}
                                              : reduce_dims(op, dim, self->dim());
   // uint8 inputs give uint8 results, as in PyTorch
@@ -1051,14 +1012,8 @@ struct DimLayout {
 };
 
 DimLayout dim_layout(const Tensor& x, int64_t d) {
-  DimLayout L;
-  L.src = as_contiguous(x);
-  for (int64_t i = 0; i < x->dim(); ++i) {
-    if (i < d) L.O *= x->sizes()[i];
-    else if (i == d) L.K = x->sizes()[i];
-    else L.I *= x->sizes()[i];
-  }
-  return L;
+  const DimSplit S = split_around_dim(x->sizes(), d);
+  return {as_contiguous(x), S.O, S.K, S.I};
 }
 
 // softmax or log_softmax of one contiguous row, in the opmath type.
@@ -1121,14 +1076,10 @@ void softmax_kernel(const T* in, T* out, int64_t O, int64_t K, int64_t I) {
 template <bool Log>
 Tensor softmax_impl(const char* op, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
   check_cpu(self, op);
-  const int64_t d = wrap_dim(dim, self->dim(), op);
-  Tensor x = dtype ? to_dtype(self, *dtype) : self;
+  const SoftmaxMeta M = softmax_meta(op, self, dim, dtype);
+  Tensor x = to_dtype(self, M.dtype);
   if (x->numel() == 0) return empty(x->sizes(), x->dtype());
-  if (!is_floating(x->dtype())) {
-    throw NotImplementedError(message(op, ": not implemented for dtype ", dtype_name(x->dtype()),
-                                      " (pass a floating dtype= to convert the input)"));
-  }
-  DimLayout L = dim_layout(x, self->dim() == 0 ? 0 : d);
+  DimLayout L = dim_layout(x, M.dim);
   Tensor res = empty(x->sizes(), x->dtype());
   if (res->numel() == 0) return res;
   dispatch_float(x->dtype(), op, [&](auto tag) {
@@ -1212,18 +1163,10 @@ void softmax_backward_kernel(const T* g, const T* y, T* out, int64_t O, int64_t 
 template <bool Log>
 Tensor softmax_backward_impl(const char* op, const Tensor& grad_output, const Tensor& output, int64_t dim) {
   check_cpu(grad_output, op);
-  if (grad_output->sizes() != output->sizes() || grad_output->dtype() != output->dtype()) {
-    throw std::runtime_error(message(op, ": expected grad_output and output of one shape and dtype, got ",
-                                     shape_str(grad_output->sizes()), " ", dtype_name(grad_output->dtype()), " and ",
-                                     shape_str(output->sizes()), " ", dtype_name(output->dtype())));
-  }
-  if (!is_floating(output->dtype())) {
-    throw NotImplementedError(message(op, ": not implemented for dtype ", dtype_name(output->dtype())));
-  }
-  const int64_t d = wrap_dim(dim, output->dim(), op);
-  DimLayout G = dim_layout(grad_output, output->dim() == 0 ? 0 : d);
-  DimLayout Y = dim_layout(output, output->dim() == 0 ? 0 : d);
-  Tensor res = empty(output->sizes(), output->dtype());
+  const SoftmaxMeta M = softmax_backward_meta(op, grad_output, output, dim);
+  DimLayout G = dim_layout(grad_output, M.dim);
+  DimLayout Y = dim_layout(output, M.dim);
+  Tensor res = empty(output->sizes(), M.dtype);
   if (res->numel() == 0) return res;
   dispatch_float(output->dtype(), op, [&](auto tag) {
     using T = decltype(tag);

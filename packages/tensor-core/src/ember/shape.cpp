@@ -7,6 +7,7 @@
 #include <cstring>
 #include <optional>
 
+#include "ember/index_nn_meta.h"
 #include "ember/iter.h"
 #include "ember/ops_util.h"
 #include "ember/parallel.h"
@@ -408,66 +409,19 @@ namespace ember::cpu {
 // ------------------------------------------------------------------ cat / stack
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim, const Tensor& out) {
-  if (tensors.empty()) throw ValueError("cat(): expected a non-empty list of Tensors");
-  // legacy: 1-d empty tensors are skipped whatever their shape along other dims
-  std::vector<const Tensor*> used;
-  ScalarType dtype = ScalarType::Undefined;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const Tensor& t = tensors[i];
-    check_cpu(t, "cat");
-    if (t->dim() == 0) {
-      throw std::runtime_error(message("cat(): zero-dimensional tensor (at position ", i, ") cannot be concatenated"));
-    }
-    dtype = dtype == ScalarType::Undefined ? t->dtype() : promote_types(dtype, t->dtype());
-    if (!(t->dim() == 1 && t->numel() == 0)) used.push_back(&t);
-  }
-  Shape shape;
-  int64_t d = 0;
-  if (used.empty()) {  // only skipped tensors: dim is not even checked
-    shape = {0};
-  } else {
-    const Tensor& first = *used[0];
-    const int64_t nd = first->dim();
-    d = wrap_dim(dim, nd, "cat");
-    shape = first->sizes();
-    shape[d] = 0;
-    for (size_t k = 0; k < used.size(); ++k) {
-      const Tensor& t = *used[k];
-      if (t->dim() != nd) {
-        throw std::runtime_error(message("cat(): Tensors must have same number of dimensions: got ", nd, " and ", t->dim()));
-      }
-      for (int64_t j = 0; j < nd; ++j) {
-        if (j != d && t->sizes()[j] != first->sizes()[j]) {
-          // the position in the caller's list
-          size_t pos = static_cast<size_t>(&t - tensors.data());
-          throw std::runtime_error(message("cat(): Sizes of tensors must match except in dimension ", d, ". Expected size ",
-                                           first->sizes()[j], " but got size ", t->sizes()[j],
-                                           " for tensor number ", pos, " in the list."));
-        }
-      }
-      shape[d] += t->sizes()[d];
-    }
-  }
-  if (out) {
-    check_cpu(out, "cat");
-    if (!can_cast(dtype, out->dtype())) {
-      throw TypeError(message("cat(): input types can't be cast to the desired output type ",
-                              dtype_name(out->dtype())));
-    }
-  }
+  for (const Tensor& t : tensors) check_cpu(t, "cat");
+  if (out) check_cpu(out, "cat");
+  const CatMeta m = cat_meta(tensors, dim, out);
+  const int64_t d = m.dim;
+  const Shape& shape = m.shape;
+  const ScalarType dtype = m.dtype;
   // write straight into out when it fits and does not alias an input
-  Tensor res;
-  if (out && out->sizes() == shape && out->dtype() == dtype) {
-    bool aliases = false;
-    for (const Tensor& t : tensors) aliases |= t->storage() == out->storage();
-    if (!aliases) res = out;
-  }
-  if (!res) res = ember::empty(shape, dtype);
+  Tensor res = cat_result(tensors, out, m, Device{});
   // outer blocks (dims before d) of each input land at a fixed stride in res
   const int64_t outer = shape_numel(Shape(shape.begin(), shape.begin() + d));
   const int64_t res_block = outer == 0 ? 0 : shape_numel(shape) / std::max<int64_t>(outer, 1);
   int64_t offset = 0;
-  for (const Tensor* tp : used) {
+  for (const Tensor* tp : m.used) {
     const Tensor& t = *tp;
     const int64_t len = t->sizes()[d];
     if (len == 0) continue;

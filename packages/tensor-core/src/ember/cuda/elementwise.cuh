@@ -1,7 +1,8 @@
 // The CUDA iteration engine for elementwise kernels: operands described by byte strides over a
 // broadcast shape (coalesced like the CPU's make_loop), one thread per element in a
 // grid-stride loop, on the current stream of the tensors' device. Also the device-side
-// dtype conversions and the dtype dispatch of the CUDA kernels.
+// dtype conversions and the dtype dispatch of the CUDA kernels, and the small tensor helpers
+// the kernel files share (operands that are CPU scalars, moves and contiguous copies).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -26,6 +27,11 @@ template <> struct OpMath<__nv_bfloat16> { using type = float; };
 template <typename T> using opmath_t = typename OpMath<T>::type;
 
 template <typename T> constexpr bool is_low_float = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+
+// The host (CPU kernel) type of a device storage type.
+template <typename T> struct HostOf { using type = T; };
+template <> struct HostOf<__half> { using type = Half; };
+template <> struct HostOf<__nv_bfloat16> { using type = BFloat16; };
 
 // Converts between any two element types the way the CPU's convert<To, From> does.
 template <typename To, typename From> __device__ __forceinline__ To cvt(From v) {
@@ -150,6 +156,46 @@ inline int blocks_for(int64_t n) {
 }
 
 void check_launch(const char* op);  // raises the launch error, if any, naming the op
+
+// ---- tensor helpers of the kernel files ----
+// (Named apart from the per-file copies some kernel files still keep in their anonymous
+// namespaces, which an unqualified call would otherwise find too.)
+
+// Whether t is a CPU tensor (among a CUDA op's operands: a 0-d scalar); false for null.
+inline bool is_on_cpu(const Tensor& t) { return t && t->device().type == DeviceType::CPU; }
+
+// t on `device`: itself (null stays null), or a copy of a CPU (0-d) tensor moved there.
+inline Tensor moved_to(const Tensor& t, const Device& device) {
+  if (!t || t->device() == device) return t;
+  Tensor r = ember::empty(t->sizes(), t->dtype(), device);
+  ops::copy(r, t, r);
+  return r;
+}
+
+// A contiguous tensor on t's device with t's values in dtype (t itself when it is one).
+inline Tensor contiguous_in(const Tensor& t, ScalarType dtype) {
+  if (t->is_contiguous() && t->dtype() == dtype) return t;
+  Tensor r = ember::empty(t->sizes(), dtype, t->device());
+  ops::copy(r, t, r);
+  return r;
+}
+
+// ---- creation ops ----
+
+// The device a creation op makes its result on: device= (made concrete), else out's.
+inline Device creation_device(const std::optional<Device>& device, const Tensor& out) {
+  if (device) return concrete_device(*device);
+  if (out) return out->device();
+  return Device{DeviceType::CUDA, cuda_hooks().current_device()};
+}
+
+// The tensor a creation op fills: out itself when it is on that device, contiguous, with the
+// shape and dtype (random.cpp's prepare_out), else a fresh one that finish_out copies into out.
+inline Tensor creation_result(const Shape& size, ScalarType dtype, const std::optional<Device>& device, const Tensor& out) {
+  const Device dev = creation_device(device, out);
+  if (out && out->device() == dev && out->sizes() == size && out->dtype() == dtype && out->is_contiguous()) return out;
+  return ember::empty(size, dtype, dev);
+}
 
 template <int N, typename F> __global__ void elementwise_kernel(Strided<N> s, int64_t n, F f) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;

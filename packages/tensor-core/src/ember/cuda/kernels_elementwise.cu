@@ -42,14 +42,6 @@ void device_copy(const Tensor& dst, const Tensor& src) {
   });
 }
 
-// A contiguous tensor on the same device holding t's values in dtype.
-Tensor contiguous_as(const Tensor& t, ScalarType dtype) {
-  if (t->is_contiguous() && t->dtype() == dtype) return t;
-  Tensor out = new_like_shape(t->sizes(), dtype, t->device());
-  device_copy(out, t);
-  return out;
-}
-
 void memcpy_on_stream(void* dst, const void* src, size_t n, cudaMemcpyKind kind, const Device& d, bool sync) {
   if (n == 0) return;
   CurrentDevice guard(d.index);
@@ -82,19 +74,10 @@ void fill_device(const Tensor& t, const Scalar& value) {
   });
 }
 
-// The device a creation op makes its result on: device= (made concrete) or out's.
-Device creation_device(const std::optional<Device>& device, const Tensor& out) {
-  if (device) return concrete_device(*device);
-  return out->device();
-}
-
 template <typename Fill>
 Tensor create(const char* op, const Shape& size, ScalarType dtype, const std::optional<Device>& device,
               bool requires_grad, const Tensor& out, Fill fill) {
-  const Device where = creation_device(device, out);
-  Tensor res = out && out->sizes() == size && out->dtype() == dtype && out->device() == where
-                   ? out
-                   : ember::empty(size, dtype, where);
+  Tensor res = creation_result(size, dtype, device, out);
   fill(res);
   res = finish_out(op, out, res);
   if (requires_grad) set_requires_grad(res, true);
@@ -122,9 +105,9 @@ BinaryOperands binary_operands(const char* op, const Tensor& self, const Tensor&
   r.device = a_host ? other->device() : self->device();
   r.shape = broadcast_shapes(self->sizes(), other->sizes(), op);
   if (a_host) r.sa = scalar_value(self);
-  else r.a = expand_to(contiguous_as(self, dtype), r.shape, op);
+  else r.a = expand_to(contiguous_in(self, dtype), r.shape, op);
   if (b_host) r.sb = scalar_value(other);
-  else r.b = expand_to(contiguous_as(other, dtype), r.shape, op);
+  else r.b = expand_to(contiguous_in(other, dtype), r.shape, op);
   return r;
 }
 
@@ -255,7 +238,7 @@ Tensor unary(const char* op, Unary kind, const Tensor& self, const Tensor& out) 
     throw std::runtime_error("Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
                              "to invert a mask, use the `~` or `logical_not()` operator instead.");
   }
-  Tensor in = contiguous_as(self, dt);
+  Tensor in = contiguous_in(self, dt);
   Tensor res = result_for(op, out, self->sizes(), dt, self->device());
   dispatch_device_type(dt, op, [&](auto tag) { unary_t<decltype(tag)>(op, kind, res, in); });
   return finish_out(op, out, res);
@@ -300,7 +283,7 @@ Tensor sum_impl(const char* op, const Tensor& self, const std::optional<Shape>& 
     perm.push_back(d);
     reduced *= self->size(d);
   }
-  Tensor x = contiguous_as(ops::permute(self, perm), dt);
+  Tensor x = contiguous_in(ops::permute(self, perm), dt);
   Shape rshape = reduced_shape(self->sizes(), dims, keepdim);
   Tensor res = result_for(op, out, rshape, dt, self->device());
   if (!res->is_contiguous()) res = ember::empty(rshape, dt, self->device());
@@ -343,7 +326,7 @@ void copy_across(const Tensor& self, const Tensor& src, bool non_blocking) {
       return;
     }
     // another GPU: a contiguous copy of src moved over, then converted in place
-    Tensor s = contiguous_as(src, src->dtype());
+    Tensor s = contiguous_in(src, src->dtype());
     Tensor moved = ember::empty(s->sizes(), s->dtype(), self->device());
     CurrentDevice guard(self->device().index);
     cudaError_t err = cudaMemcpyPeerAsync(moved->data_ptr(), self->device().index, s->data_ptr(),
@@ -377,7 +360,7 @@ void copy_across(const Tensor& self, const Tensor& src, bool non_blocking) {
     return;
   }
   // device -> host: a contiguous device copy in src's dtype comes down, then the CPU converts
-  Tensor d = contiguous_as(src, src->dtype());
+  Tensor d = contiguous_in(src, src->dtype());
   const size_t n = static_cast<size_t>(d->numel()) * d->itemsize();
   if (self->is_contiguous() && self->dtype() == d->dtype() && self->sizes() == d->sizes()) {
     memcpy_on_stream(self->data_ptr(), d->data_ptr(), n, cudaMemcpyDeviceToHost, src->device(), true);

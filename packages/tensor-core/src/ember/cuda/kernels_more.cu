@@ -9,27 +9,16 @@
 // kernel converts it, and passed to the kernel by value. When every operand is such a CPU
 // scalar (the op runs here only because out= is a CUDA tensor), the CPU kernel computes the
 // value and finish_out moves it into out.
+//
+// The argument checks, the promoted dtypes and the broadcast shapes come from
+// reduce_random_meta.h, shared with the CPU kernels.
 #include <cstring>
 
 #include "ember/cuda/elementwise.cuh"
+#include "ember/reduce_random_meta.h"
 
 namespace ember::cuda_engine {
 namespace {
-
-// The host (CPU kernel) type of a device storage type.
-template <typename T> struct HostOf { using type = T; };
-template <> struct HostOf<__half> { using type = Half; };
-template <> struct HostOf<__nv_bfloat16> { using type = BFloat16; };
-
-bool on_host(const Tensor& t) { return t && t->device().type == DeviceType::CPU; }
-
-// t on `device`: itself, or a copy of a CPU (0-d) tensor moved there.
-Tensor on_device(const Tensor& t, const Device& device) {
-  if (!t || t->device() == device) return t;
-  Tensor r = ember::empty(t->sizes(), t->dtype(), device);
-  ops::copy(r, t, r);
-  return r;
-}
 
 // t (on a CUDA device) converted to dtype on its device (t itself when it has it).
 Tensor device_as(const Tensor& t, ScalarType dtype) {
@@ -86,14 +75,15 @@ struct Binary {
   Device device;
 };
 
-Binary binary_args(const char* op, const Tensor& self, const Tensor& other, ScalarType dtype) {
+// The operands in dtype over shape (a BinaryMeta's or a PowMeta's).
+Binary binary_args(const char* op, const Tensor& self, const Tensor& other, ScalarType dtype, const Shape& shape) {
   Binary r;
   r.dtype = dtype;
-  r.device = on_host(self) ? other->device() : self->device();
-  r.shape = self->sizes() == other->sizes() ? self->sizes() : broadcast_shapes(self->sizes(), other->sizes(), op);
-  if (on_host(self)) r.ha = self;
+  r.device = is_on_cpu(self) ? other->device() : self->device();
+  r.shape = shape;
+  if (is_on_cpu(self)) r.ha = self;
   else r.a = expand_to(device_as(self, dtype), r.shape, op);
-  if (on_host(other)) r.hb = other;
+  if (is_on_cpu(other)) r.hb = other;
   else r.b = expand_to(device_as(other, dtype), r.shape, op);
   if (!r.a) r.a = r.b;
   if (!r.b) r.b = r.a;
@@ -140,11 +130,11 @@ template <typename T> void compare_t(const char* op, Cmp kind, const Binary& P, 
 // Comparisons and logical ops: operands promoted to result_type, a bool result.
 Tensor compare(const char* op, Cmp kind, const Tensor& self, const Tensor& other, const Tensor& out,
                Tensor (*cpu_kernel)(const Tensor&, const Tensor&, const Tensor&)) {
-  if (on_host(self) && on_host(other)) return finish_out(op, out, cpu_kernel(self, other, Tensor()));
-  const ScalarType dt = result_type(self, other);
-  Binary P = binary_args(op, self, other, dt);
-  Tensor res = result_tensor(out, P.shape, ScalarType::Bool, P.device);
-  dispatch_device_type(dt, op, [&](auto tag) { compare_t<decltype(tag)>(op, kind, P, res); });
+  if (is_on_cpu(self) && is_on_cpu(other)) return finish_out(op, out, cpu_kernel(self, other, Tensor()));
+  const BinaryMeta M = binary_meta(op, self, other, true);
+  Binary P = binary_args(op, self, other, M.dtype, M.shape);
+  Tensor res = result_tensor(out, M.shape, M.result_dtype, P.device);
+  dispatch_device_type(M.dtype, op, [&](auto tag) { compare_t<decltype(tag)>(op, kind, P, res); });
   return finish_out(op, out, res);
 }
 
@@ -169,13 +159,13 @@ template <typename T> void extreme_t(const char* op, bool max, const Binary& P, 
 }
 
 Tensor extreme(const char* op, bool max, const Tensor& self, const Tensor& other, const Tensor& out) {
-  if (on_host(self) && on_host(other)) {
+  if (is_on_cpu(self) && is_on_cpu(other)) {
     return finish_out(op, out, max ? cpu::maximum(self, other, Tensor()) : cpu::minimum(self, other, Tensor()));
   }
-  const ScalarType dt = result_type(self, other);
-  Binary P = binary_args(op, self, other, dt);
-  Tensor res = result_tensor(out, P.shape, dt, P.device);
-  dispatch_device_type(dt, op, [&](auto tag) { extreme_t<decltype(tag)>(op, max, P, res); });
+  const BinaryMeta M = binary_meta(op, self, other, false);
+  Binary P = binary_args(op, self, other, M.dtype, M.shape);
+  Tensor res = result_tensor(out, M.shape, M.result_dtype, P.device);
+  dispatch_device_type(M.dtype, op, [&](auto tag) { extreme_t<decltype(tag)>(op, max, P, res); });
   return finish_out(op, out, res);
 }
 
@@ -310,7 +300,7 @@ Tensor logical_xor(const Tensor& self, const Tensor& other, const Tensor& out) {
 }
 
 Tensor logical_not(const Tensor& self, const Tensor& out) {
-  if (on_host(self)) return finish_out("logical_not", out, cpu::logical_not(self, Tensor()));  // out= on cuda
+  if (is_on_cpu(self)) return finish_out("logical_not", out, cpu::logical_not(self, Tensor()));  // out= on cuda
   Tensor res = result_tensor(out, self->sizes(), ScalarType::Bool, self->device());
   dispatch_device_type(self->dtype(), "logical_not", [&](auto tag) { logical_not_t<decltype(tag)>(res, self); });
   return finish_out("logical_not", out, res);
@@ -326,43 +316,24 @@ Tensor max_other(const Tensor& self, const Tensor& other) { return extreme("maxi
 Tensor min_other(const Tensor& self, const Tensor& other) { return extreme("minimum", false, self, other, Tensor()); }
 
 Tensor pow(const Tensor& self, const Tensor& exponent, const Tensor& out) {
-  if (on_host(self) && on_host(exponent)) return finish_out("pow", out, cpu::pow(self, exponent, Tensor()));
-  const ScalarType dt = result_type(self, exponent);
-  if (dt == ScalarType::Bool) {
-    if (!exponent->wrapped_number) throw NotImplementedError("pow: not implemented for two bool operands");
-    // bool ** True == self, bool ** False == True (a wrapped number is a CPU tensor)
-    Tensor r = *exponent->data<bool>() ? ops::clone(self) : ops::ones_like(self, std::nullopt, std::nullopt, false);
-    return finish_out("pow", out, r);
-  }
-  if (!is_floating(dt) && exponent->wrapped_number) {
-    // a negative Python-number exponent of an integer tensor is an error (as on the CPU)
-    bool negative = false;
-    const Tensor h = to_dtype(exponent, dt);
-    dispatch_numeric(dt, "pow", [&](auto tag) {
-      using H = decltype(tag);
-      if constexpr (std::is_signed_v<H>) negative = *h->data<H>() < 0;
-    });
-    if (negative) throw std::runtime_error("pow: integers to negative integer powers are not allowed");
-  }
-  Binary P = binary_args("pow", self, exponent, dt);
-  Tensor res = result_tensor(out, P.shape, dt, P.device);
-  dispatch_device_numeric(dt, "pow", [&](auto tag) { pow_t<decltype(tag)>(P, res); });
+  if (is_on_cpu(self) && is_on_cpu(exponent)) return finish_out("pow", out, cpu::pow(self, exponent, Tensor()));
+  const PowMeta M = pow_meta(self, exponent);
+  if (M.result) return finish_out("pow", out, M.result);
+  Binary P = binary_args("pow", self, exponent, M.dtype, M.shape);
+  Tensor res = result_tensor(out, M.shape, M.dtype, P.device);
+  dispatch_device_numeric(M.dtype, "pow", [&](auto tag) { pow_t<decltype(tag)>(P, res); });
   return finish_out("pow", out, res);
 }
 
 Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other, const Tensor& out) {
-  if (condition->dtype() != ScalarType::Bool && condition->dtype() != ScalarType::UInt8) {
-    throw std::runtime_error(message("where: expected condition to be a bool tensor, got ",
-                                     dtype_name(condition->dtype())));
-  }
+  const WhereMeta M = where_meta(condition, input, other);
   const Device device = op_device({&condition, &input, &other}, out);
-  const ScalarType dt = result_type(input, other);
-  Shape shape = broadcast_shapes(condition->sizes(), input->sizes(), "where");
-  shape = broadcast_shapes(shape, other->sizes(), "where");
+  const ScalarType dt = M.dtype;
+  const Shape& shape = M.shape;
   Tensor res = result_tensor(out, shape, dt, device);
   if (res->numel() > 0) {
-    Tensor c = expand_to(on_device(condition, device), shape, "where");
-    const bool sa = on_host(input), sb = on_host(other);
+    Tensor c = expand_to(moved_to(condition, device), shape, "where");
+    const bool sa = is_on_cpu(input), sb = is_on_cpu(other);
     Tensor a = sa ? c : expand_to(device_as(input, dt), shape, "where");
     Tensor b = sb ? c : expand_to(device_as(other, dt), shape, "where");
     dispatch_itemsize(itemsize(dt), [&](auto tag) {
@@ -375,25 +346,19 @@ Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other, 
 }
 
 Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max, const Tensor& out) {
-  if (!min && !max) throw std::runtime_error("clamp: at least one of 'min' or 'max' must not be None");
-  const ScalarType t = result_type({self.get(), min.get(), max.get()});
-  if (out && !is_floating(out->dtype()) && is_floating(t) && out == self) {
-    throw std::runtime_error(message("clamp_: result type ", dtype_name(t),
-                                     " can't be cast to the desired output type ", dtype_name(self->dtype())));
-  }
+  const ClampMeta M = clamp_meta(self, min, max, out);
+  const ScalarType t = M.dtype;
+  const Shape& shape = M.shape;
   const Device device = op_device({&self, &min, &max}, out);
-  Tensor x = device_as(on_device(self, device), t);
-  Shape shape = x->sizes();
-  if (min) shape = broadcast_shapes(shape, min->sizes(), "clamp");
-  if (max) shape = broadcast_shapes(shape, max->sizes(), "clamp");
+  Tensor x = device_as(moved_to(self, device), t);
   Tensor res = result_tensor(out, shape, t, device);
   if (res->numel() > 0) {
     Tensor ex = expand_to(x, shape, "clamp");
     auto bound = [&](const Tensor& v) {
       Bound b;
       b.present = static_cast<bool>(v);
-      if (v && on_host(v)) b.host = v;
-      b.dev = v && !on_host(v) ? expand_to(device_as(v, t), shape, "clamp") : ex;
+      if (v && is_on_cpu(v)) b.host = v;
+      b.dev = v && !is_on_cpu(v) ? expand_to(device_as(v, t), shape, "clamp") : ex;
       return b;
     };
     const Bound lo = bound(min), hi = bound(max);
