@@ -75,7 +75,36 @@ def test_binary_ops_match_cpu(op, dtype):
     assert_same(f(a.cuda(), et.tensor(3.0)), f(a, et.tensor(3.0)), dtype)
 
 
-@pytest.mark.parametrize("op", ["neg", "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "relu"])
+@pytest.mark.parametrize(
+    "op",
+    [
+        "neg",
+        "abs",
+        "exp",
+        "log",
+        "sqrt",
+        "tanh",
+        "sigmoid",
+        "relu",
+        "square",
+        "sign",
+        "floor",
+        "ceil",
+        "round",
+        "trunc",
+        "log1p",
+        "expm1",
+        "rsqrt",
+        "sin",
+        "cos",
+        "tan",
+        "erf",
+        "log2",
+        "log10",
+        "atan",
+        "reciprocal",
+    ],
+)
 def test_unary_ops_match_cpu(op):
     a = rand((7, 9)).abs() + 0.1
     f = getattr(et, op)
@@ -258,3 +287,12 @@ def test_adaptive_pooling_matches_cpu(out_size):
         et.adaptive_max_pool2d_backward(g, x, i),
         et.float64,
     )
+
+
+@pytest.mark.parametrize("op", ["neg", "abs", "square", "sign", "floor", "round", "exp", "sqrt"])
+def test_unary_ops_on_integers_match_cpu(op):
+    a = et.tensor([[-3, 0, 2], [7, -1, 4]], dtype=et.int64)
+    f = getattr(et, op)
+    got, want = f(a.cuda()), f(a)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-6)

@@ -197,6 +197,18 @@ inline Tensor creation_result(const Shape& size, ScalarType dtype, const std::op
   return ember::empty(size, dtype, dev);
 }
 
+// A creation op's result: made (or out itself), filled by fill(result), moved into out,
+// requires_grad set.
+template <typename Fill>
+Tensor create(const char* op, const Shape& size, ScalarType dtype, const std::optional<Device>& device,
+              bool requires_grad, const Tensor& out, Fill fill) {
+  Tensor res = creation_result(size, dtype, device, out);
+  fill(res);
+  res = finish_out(op, out, res);
+  if (requires_grad) set_requires_grad(res, true);
+  return res;
+}
+
 template <int N, typename F> __global__ void elementwise_kernel(Strided<N> s, int64_t n, F f) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {

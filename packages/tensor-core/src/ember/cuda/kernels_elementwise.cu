@@ -9,6 +9,7 @@
 namespace ember::cuda_engine {
 
 double item_as_double(const Tensor& t);  // the value of a 0-d tensor on any device
+Tensor clone(const Tensor& self);        // a contiguous copy on self's device
 
 void check_launch(const char* op) {
   const cudaError_t err = cudaGetLastError();
@@ -19,10 +20,6 @@ void check_launch(const char* op) {
 }
 
 namespace {
-
-Tensor new_like_shape(const Shape& shape, ScalarType dtype, const Device& device) {
-  return ember::empty(shape, dtype, device);
-}
 
 template <typename To, typename From> void copy_t(const Tensor& dst, const Tensor& s) {
   launch_elementwise<2>("copy_", dst->device(), dst->sizes(), {dst.get(), s.get()},
@@ -74,15 +71,6 @@ void fill_device(const Tensor& t, const Scalar& value) {
   });
 }
 
-template <typename Fill>
-Tensor create(const char* op, const Shape& size, ScalarType dtype, const std::optional<Device>& device,
-              bool requires_grad, const Tensor& out, Fill fill) {
-  Tensor res = creation_result(size, dtype, device, out);
-  fill(res);
-  res = finish_out(op, out, res);
-  if (requires_grad) set_requires_grad(res, true);
-  return res;
-}
 
 // ---- binary arithmetic ----
 
@@ -192,7 +180,12 @@ Tensor arith(const char* op, Arith kind, const Tensor& self, const Tensor& other
 
 // ---- unary float math ----
 
-enum class Unary { Neg, Abs, Exp, Log, Sqrt, Tanh, Sigmoid, Relu };
+enum class Unary {
+  // keep the dtype (numeric; sign also bool; the rounding ops copy integers)
+  Neg, Abs, Relu, Square, Sign, Floor, Ceil, Round, Trunc,
+  // real functions: integers and bool compute in the default float dtype
+  Exp, Log, Sqrt, Tanh, Sigmoid, Log1p, Expm1, Rsqrt, Sin, Cos, Tan, Erf, Log2, Log10, Atan, Reciprocal
+};
 
 template <typename T, typename F> void run_unary(const char* op, const Tensor& res, const Tensor& in, F f) {
   using A = opmath_t<T>;
@@ -208,7 +201,9 @@ template <typename T> void unary_t(const char* op, Unary kind, const Tensor& res
   if constexpr (std::is_floating_point_v<A>) {
     switch (kind) {
       case Unary::Neg: run_unary<T>(op, res, in, [] __device__(A x) { return -x; }); break;
-      case Unary::Abs: run_unary<T>(op, res, in, [] __device__(A x) { return x < A(0) ? -x : x; }); break;
+      case Unary::Abs:  // -0 becomes +0, as on the CPU
+        run_unary<T>(op, res, in, [] __device__(A x) { return x < A(0) ? -x : (x == A(0) ? A(0) : x); });
+        break;
       case Unary::Exp: run_unary<T>(op, res, in, [] __device__(A x) { return ::exp(x); }); break;
       case Unary::Log: run_unary<T>(op, res, in, [] __device__(A x) { return ::log(x); }); break;
       case Unary::Sqrt: run_unary<T>(op, res, in, [] __device__(A x) { return ::sqrt(x); }); break;
@@ -217,27 +212,54 @@ template <typename T> void unary_t(const char* op, Unary kind, const Tensor& res
       case Unary::Relu:  // NaN stays NaN, as on the CPU
         run_unary<T>(op, res, in, [] __device__(A x) { return x > A(0) ? x : (x == x ? A(0) : x); });
         break;
+      case Unary::Square: run_unary<T>(op, res, in, [] __device__(A x) { return x * x; }); break;
+      case Unary::Sign:
+        run_unary<T>(op, res, in, [] __device__(A x) { return x != x ? x : static_cast<A>((A(0) < x) - (x < A(0))); });
+        break;
+      case Unary::Floor: run_unary<T>(op, res, in, [] __device__(A x) { return ::floor(x); }); break;
+      case Unary::Ceil: run_unary<T>(op, res, in, [] __device__(A x) { return ::ceil(x); }); break;
+      case Unary::Round: run_unary<T>(op, res, in, [] __device__(A x) { return ::nearbyint(x); }); break;
+      case Unary::Trunc: run_unary<T>(op, res, in, [] __device__(A x) { return ::trunc(x); }); break;
+      case Unary::Log1p: run_unary<T>(op, res, in, [] __device__(A x) { return ::log1p(x); }); break;
+      case Unary::Expm1: run_unary<T>(op, res, in, [] __device__(A x) { return ::expm1(x); }); break;
+      case Unary::Rsqrt: run_unary<T>(op, res, in, [] __device__(A x) { return A(1) / ::sqrt(x); }); break;
+      case Unary::Sin: run_unary<T>(op, res, in, [] __device__(A x) { return ::sin(x); }); break;
+      case Unary::Cos: run_unary<T>(op, res, in, [] __device__(A x) { return ::cos(x); }); break;
+      case Unary::Tan: run_unary<T>(op, res, in, [] __device__(A x) { return ::tan(x); }); break;
+      case Unary::Erf: run_unary<T>(op, res, in, [] __device__(A x) { return ::erf(x); }); break;
+      case Unary::Log2: run_unary<T>(op, res, in, [] __device__(A x) { return ::log2(x); }); break;
+      case Unary::Log10: run_unary<T>(op, res, in, [] __device__(A x) { return ::log10(x); }); break;
+      case Unary::Atan: run_unary<T>(op, res, in, [] __device__(A x) { return ::atan(x); }); break;
+      case Unary::Reciprocal: run_unary<T>(op, res, in, [] __device__(A x) { return A(1) / x; }); break;
     }
   } else if constexpr (!std::is_same_v<T, bool>) {
     switch (kind) {
       case Unary::Neg: run_unary<T>(op, res, in, [] __device__(A x) { return static_cast<A>(-x); }); break;
       case Unary::Abs: run_unary<T>(op, res, in, [] __device__(A x) { return x < A(0) ? static_cast<A>(-x) : x; }); break;
       case Unary::Relu: run_unary<T>(op, res, in, [] __device__(A x) { return x > A(0) ? x : A(0); }); break;
-      default: break;  // the float-only kinds never get an integer dtype
+      case Unary::Square: run_unary<T>(op, res, in, [] __device__(A x) { return static_cast<A>(x * x); }); break;
+      case Unary::Sign:
+        run_unary<T>(op, res, in, [] __device__(A x) { return static_cast<A>((A(0) < x) - (x < A(0))); });
+        break;
+      default: break;  // the real functions never get an integer dtype; rounding copies
     }
   } else {
-    run_unary<T>(op, res, in, [] __device__(A x) { return x; });  // abs / relu of bool
+    run_unary<T>(op, res, in, [] __device__(A x) { return x; });  // sign of bool
   }
 }
 
 Tensor unary(const char* op, Unary kind, const Tensor& self, const Tensor& out) {
-  const bool float_only = kind != Unary::Neg && kind != Unary::Abs && kind != Unary::Relu;
+  const bool real_function = kind >= Unary::Exp;
+  const bool rounding = kind == Unary::Floor || kind == Unary::Ceil || kind == Unary::Round || kind == Unary::Trunc;
   ScalarType dt = self->dtype();
-  if (float_only && !is_floating(dt)) dt = default_float_dtype();
-  if (kind == Unary::Neg && dt == ScalarType::Bool) {
-    throw std::runtime_error("Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
-                             "to invert a mask, use the `~` or `logical_not()` operator instead.");
+  if (real_function && !is_floating(dt)) dt = default_float_dtype();
+  if (rounding && !is_floating(dt)) return finish_out(op, out, out == self ? self : clone(self));
+  if (dt == ScalarType::Bool && kind == Unary::Neg) {
+    throw std::runtime_error(
+        "neg: negation, the `-` operator, on a bool tensor is not supported; use the `~` or "
+        "`logical_not()` operator instead");
   }
+  if (dt == ScalarType::Bool && kind != Unary::Sign) throw_dtype_unsupported(op, dt, "numeric");
   Tensor in = contiguous_in(self, dt);
   Tensor res = result_for(op, out, self->sizes(), dt, self->device());
   dispatch_device_type(dt, op, [&](auto tag) { unary_t<decltype(tag)>(op, kind, res, in); });
@@ -315,6 +337,12 @@ double item_as_double(const Tensor& t) {
   return v;
 }
 
+Tensor clone(const Tensor& self) {
+  Tensor out = ember::empty(self->sizes(), self->dtype(), self->device());
+  device_copy(out, self);
+  return out;
+}
+
 // ---- copies between any two of host and device ----
 
 void copy_across(const Tensor& self, const Tensor& src, bool non_blocking) {
@@ -384,11 +412,7 @@ Tensor copy(const Tensor& self, const Tensor& src, const Tensor&) {
   return self;
 }
 
-Tensor clone(const Tensor& self) {
-  Tensor out = ember::empty(self->sizes(), self->dtype(), self->device());
-  device_copy(out, self);
-  return out;
-}
+Tensor clone(const Tensor& self) { return cuda_engine::clone(self); }
 
 Tensor contiguous(const Tensor& self) { return self->is_contiguous() ? self : clone(self); }
 
@@ -448,6 +472,23 @@ Tensor sqrt(const Tensor& self, const Tensor& out) { return unary("sqrt", Unary:
 Tensor tanh(const Tensor& self, const Tensor& out) { return unary("tanh", Unary::Tanh, self, out); }
 Tensor sigmoid(const Tensor& self, const Tensor& out) { return unary("sigmoid", Unary::Sigmoid, self, out); }
 Tensor relu(const Tensor& self, const Tensor& out) { return unary("relu", Unary::Relu, self, out); }
+Tensor square(const Tensor& self, const Tensor& out) { return unary("square", Unary::Square, self, out); }
+Tensor sign(const Tensor& self, const Tensor& out) { return unary("sign", Unary::Sign, self, out); }
+Tensor floor(const Tensor& self, const Tensor& out) { return unary("floor", Unary::Floor, self, out); }
+Tensor ceil(const Tensor& self, const Tensor& out) { return unary("ceil", Unary::Ceil, self, out); }
+Tensor round(const Tensor& self, const Tensor& out) { return unary("round", Unary::Round, self, out); }
+Tensor trunc(const Tensor& self, const Tensor& out) { return unary("trunc", Unary::Trunc, self, out); }
+Tensor log1p(const Tensor& self, const Tensor& out) { return unary("log1p", Unary::Log1p, self, out); }
+Tensor expm1(const Tensor& self, const Tensor& out) { return unary("expm1", Unary::Expm1, self, out); }
+Tensor rsqrt(const Tensor& self, const Tensor& out) { return unary("rsqrt", Unary::Rsqrt, self, out); }
+Tensor sin(const Tensor& self, const Tensor& out) { return unary("sin", Unary::Sin, self, out); }
+Tensor cos(const Tensor& self, const Tensor& out) { return unary("cos", Unary::Cos, self, out); }
+Tensor tan(const Tensor& self, const Tensor& out) { return unary("tan", Unary::Tan, self, out); }
+Tensor erf(const Tensor& self, const Tensor& out) { return unary("erf", Unary::Erf, self, out); }
+Tensor log2(const Tensor& self, const Tensor& out) { return unary("log2", Unary::Log2, self, out); }
+Tensor log10(const Tensor& self, const Tensor& out) { return unary("log10", Unary::Log10, self, out); }
+Tensor atan(const Tensor& self, const Tensor& out) { return unary("atan", Unary::Atan, self, out); }
+Tensor reciprocal(const Tensor& self, const Tensor& out) { return unary("reciprocal", Unary::Reciprocal, self, out); }
 
 Tensor sum(const Tensor& self, const std::optional<Shape>& dim, bool keepdim, std::optional<ScalarType> dtype,
            const Tensor& out) {
@@ -483,3 +524,20 @@ EMBER_REGISTER_CUDA_KERNEL(sigmoid);
 EMBER_REGISTER_CUDA_KERNEL(relu);
 EMBER_REGISTER_CUDA_KERNEL(sum);
 EMBER_REGISTER_CUDA_KERNEL(mean);
+EMBER_REGISTER_CUDA_KERNEL(square);
+EMBER_REGISTER_CUDA_KERNEL(sign);
+EMBER_REGISTER_CUDA_KERNEL(floor);
+EMBER_REGISTER_CUDA_KERNEL(ceil);
+EMBER_REGISTER_CUDA_KERNEL(round);
+EMBER_REGISTER_CUDA_KERNEL(trunc);
+EMBER_REGISTER_CUDA_KERNEL(log1p);
+EMBER_REGISTER_CUDA_KERNEL(expm1);
+EMBER_REGISTER_CUDA_KERNEL(rsqrt);
+EMBER_REGISTER_CUDA_KERNEL(sin);
+EMBER_REGISTER_CUDA_KERNEL(cos);
+EMBER_REGISTER_CUDA_KERNEL(tan);
+EMBER_REGISTER_CUDA_KERNEL(erf);
+EMBER_REGISTER_CUDA_KERNEL(log2);
+EMBER_REGISTER_CUDA_KERNEL(log10);
+EMBER_REGISTER_CUDA_KERNEL(atan);
+EMBER_REGISTER_CUDA_KERNEL(reciprocal);

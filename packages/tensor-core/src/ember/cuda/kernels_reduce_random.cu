@@ -527,16 +527,6 @@ Tensor checked_probabilities(const char* op, const Tensor& p, const Shape& shape
 }
 
 
-// random.cpp's create: the result filled, moved into out, requires_grad set.
-template <typename Fill>
-Tensor create(const char* op, const Shape& size, ScalarType dtype, const std::optional<Device>& device,
-              bool requires_grad, const Tensor& out, Fill fill) {
-  Tensor res = creation_result(size, dtype, device, out);
-  fill(res);
-  res = finish_out(op, out, res);
-  if (requires_grad) set_requires_grad(res, true);
-  return res;
-}
 
 // ---------------------------------------------------------------------------------------------
 // arange
