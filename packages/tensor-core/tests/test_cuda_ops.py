@@ -296,3 +296,9 @@ def test_unary_ops_on_integers_match_cpu(op):
     got, want = f(a.cuda()), f(a)
     assert got.dtype == want.dtype
     np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-6)
+
+
+def test_threshold_backward_matches_cpu():
+    g, x = rand((5, 6), et.float32, 14), rand((5, 6), et.float32, 15)
+    x = et.where(x > 1.0, et.tensor(float("nan")), x)
+    assert_same(et.threshold_backward(g.cuda(), x.cuda(), 0.0), et.threshold_backward(g, x, 0.0))

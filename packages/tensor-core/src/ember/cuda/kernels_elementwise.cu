@@ -131,7 +131,7 @@ Tensor result_for(const char* op, const Tensor& out, const Shape& shape, ScalarT
   return ember::empty(shape, dtype, device);
 }
 
-enum class Arith { Add, Sub, Mul, Div };
+enum class Arith { Add, Sub, Mul, Div, ThresholdBackward };
 
 template <typename T>
 void arith_t(const char* op, Arith kind, const BinaryOperands& P, const Tensor& res, const Scalar& alpha,
@@ -161,6 +161,9 @@ void arith_t(const char* op, Arith kind, const BinaryOperands& P, const Tensor& 
     case Arith::Div:
       run_binary<T>(op, P, res, [] __device__(A x, A y) { return static_cast<A>(x / y); });
       break;
+    case Arith::ThresholdBackward:  // self <= threshold gives 0; anything else (NaN too) passes
+      run_binary<T>(op, P, res, [a] __device__(A g, A x) { return x <= a ? A(0) : g; });
+      break;
   }
 }
 
@@ -172,6 +175,7 @@ Tensor arith(const char* op, Arith kind, const Tensor& self, const Tensor& other
     throw std::runtime_error("Subtraction, the `-` operator, with two bool tensors is not supported. "
                              "Use the `^` or `logical_xor()` operator instead.");
   }
+  if (dt == ScalarType::Bool && kind == Arith::ThresholdBackward) throw_dtype_unsupported(op, dt, "numeric");
   BinaryOperands P = binary_operands(op, self, other, dt);
   Tensor res = result_for(op, out, P.shape, dt, P.device);
   dispatch_device_type(dt, op, [&](auto tag) { arith_t<decltype(tag)>(op, kind, P, res, alpha, dt); });
@@ -464,6 +468,10 @@ Tensor div(const Tensor& self, const Tensor& other, const std::optional<std::str
   return arith("div", Arith::Div, self, other, Scalar::from_int(1), out);
 }
 
+Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold) {
+  return arith("threshold_backward", Arith::ThresholdBackward, grad_output, self, threshold, Tensor());
+}
+
 Tensor neg(const Tensor& self, const Tensor& out) { return unary("neg", Unary::Neg, self, out); }
 Tensor abs(const Tensor& self, const Tensor& out) { return unary("abs", Unary::Abs, self, out); }
 Tensor exp(const Tensor& self, const Tensor& out) { return unary("exp", Unary::Exp, self, out); }
@@ -541,3 +549,4 @@ EMBER_REGISTER_CUDA_KERNEL(log2);
 EMBER_REGISTER_CUDA_KERNEL(log10);
 EMBER_REGISTER_CUDA_KERNEL(atan);
 EMBER_REGISTER_CUDA_KERNEL(reciprocal);
+EMBER_REGISTER_CUDA_KERNEL(threshold_backward);
