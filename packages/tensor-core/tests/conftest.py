@@ -252,3 +252,16 @@ def check(lib, fn, ref, arrays, names, layout="contig", scale=1.0, rtol=None, at
         assert_close(o, np.broadcast_to(r, tuple(t.shape)), want if check_dtype else None,
                      rtol=rtol, atol=atol, scale=scale)
     return out
+
+
+@pytest.fixture
+def autograd():
+    """ember_autograd's provider installed for one test, and the previous one (none, in this
+    suite) back afterwards, so that the tests of "no provider" behaviour stay true."""
+    import ember_tensor
+
+    module = pytest.importorskip("ember_autograd")
+    previous = ember_tensor._get_autograd_hook()
+    ember_tensor._set_autograd_hook(module.recording.hook)
+    yield module
+    ember_tensor._set_autograd_hook(previous)

@@ -1104,3 +1104,30 @@ def test_gpu_seeds() -> None:
     assert ember_tensor.randn(100, device="cuda").cpu().tolist() == a
     cuda.manual_seed_all(99)
     assert cuda.initial_seed() == 99
+
+
+# ---------------------------------------------------------------------------------------------
+# non_blocking copies: accepted everywhere, synchronous where no pinned memory is involved
+
+
+def test_non_blocking_is_accepted_by_to_cpu_and_copy_on_the_cpu():
+    x = ember_tensor.tensor([1.0, 2.0, 3.0])
+    assert x.to(ember_tensor.float64, non_blocking=True).tolist() == [1.0, 2.0, 3.0]
+    assert x.to("cpu", ember_tensor.int64, True).tolist() == [1, 2, 3]  # the legacy positional
+    assert x.cpu(non_blocking=True) is x
+    y = ember_tensor.zeros(3)
+    assert y.copy_(x, non_blocking=True) is y
+    assert y.tolist() == [1.0, 2.0, 3.0]
+    y.copy_(x * 2, True)
+    assert y.tolist() == [2.0, 4.0, 6.0]
+
+
+@requires_cuda
+def test_non_blocking_copies_from_pinned_memory_round_trip():
+    x = ember_tensor.arange(1 << 20, dtype=ember_tensor.float32).pin_memory()
+    d = x.to("cuda", non_blocking=True)
+    back = ember_tensor.empty(1 << 20).pin_memory()
+    back.copy_(d * 2, non_blocking=True)
+    cuda.synchronize()
+    assert back[12345].item() == 24690.0
+    assert d.cpu().sum().item() == x.sum().item()

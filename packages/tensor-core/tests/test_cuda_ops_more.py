@@ -18,78 +18,22 @@ import numpy as np
 import pytest
 
 import ember_tensor as et
-from ember_tensor import _C
+from cuda_testing import (  # noqa: E402
+    ALL,
+    DEV,
+    FLOATS,
+    INTS,
+    assert_close,
+    assert_equal,
+    assert_same_error,
+    host,
+    normal,
+    on,
+    requires_device,
+    values,
+)
 
-cuda_available = _C._cuda_device_count() > 0
-pytestmark = pytest.mark.skipif(not cuda_available, reason="no CUDA device")
-
-DEV = "cuda"
-FLOATS = [et.float32, et.float64, et.float16, et.bfloat16]
-INTS = [et.int64, et.int32, et.int16, et.int8, et.uint8]
-ALL = FLOATS + INTS + [et.bool]
-TOL = {et.float32: 1e-5, et.float64: 1e-12, et.float16: 2e-3, et.bfloat16: 2e-2}
-
-
-def values(shape, dtype, seed=0, special=False):
-    """Small values with many ties (so that eq/ne/max see equal operands); floats may hold
-    NaN, inf and -0.0."""
-    rng = np.random.default_rng(seed)
-    if dtype == et.bool:
-        return et.tensor(rng.integers(0, 2, shape).astype(bool))
-    if dtype in INTS:
-        lo = 0 if dtype == et.uint8 else -4
-        return et.tensor(rng.integers(lo, 5, shape)).to(dtype)
-    a = rng.integers(-3, 4, shape).astype(np.float64) * 0.5
-    if special and a.size > 4:
-        flat = a.reshape(-1)
-        flat[::7] = np.nan
-        flat[3] = np.inf
-        flat[4] = -np.inf
-        flat[1] = -0.0
-    return et.tensor(a).to(dtype)
-
-
-def normal(shape, dtype=et.float32, seed=0):
-    rng = np.random.default_rng(seed)
-    return et.tensor(rng.standard_normal(shape)).to(dtype)
-
-
-def on(t):
-    return t.to(DEV)
-
-
-def host(t):
-    """A numpy array of t's values (bfloat16 through float64, which holds them exactly)."""
-    t = t.cpu()
-    if t.dtype == et.bfloat16:
-        t = t.to(et.float64)
-    return t.numpy()
-
-
-def assert_equal(got, want):
-    assert got.device.type == DEV
-    assert got.dtype == want.dtype
-    assert tuple(got.shape) == tuple(want.shape)
-    np.testing.assert_array_equal(host(got), host(want))
-
-
-def assert_close(got, want, tol=None):
-    assert got.device.type == DEV
-    assert got.dtype == want.dtype
-    assert tuple(got.shape) == tuple(want.shape)
-    tol = TOL.get(want.dtype, 0) if tol is None else tol
-    np.testing.assert_allclose(
-        host(got).astype(np.float64), host(want).astype(np.float64), rtol=tol, atol=tol
-    )
-
-
-def assert_same_error(run):
-    """run(device) raises on the CPU; on CUDA it raises the same type with the same message."""
-    with pytest.raises(Exception) as cpu_error:
-        run("cpu")
-    with pytest.raises(type(cpu_error.value)) as cuda_error:
-        run(DEV)
-    assert str(cuda_error.value) == str(cpu_error.value)
+pytestmark = requires_device
 
 
 # ---------------------------------------------------------------------------------------------
@@ -523,6 +467,7 @@ def test_uniform_and_normal_in_place_equal_the_cpu():
     assert float(et.max(top).cpu()) < 1.0  # values rounding up to `to` are stepped down
 
 
+@pytest.mark.skipif(DEV != "cuda", reason="the CUDA generator")
 def test_default_cuda_generator_is_seeded_by_cuda_manual_seed():
     et.cuda.init()  # CUDA initialised: the seeds apply now
     et.cuda.manual_seed(2024)

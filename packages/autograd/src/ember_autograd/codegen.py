@@ -14,10 +14,10 @@ Formulas are Python expressions over ember_tensor ops and methods and the helper
 ``grads`` (all output gradients: ops returning Tensor[] or a tuple such as ``(U, S, Vh)``;
 ``grads[i]`` is None for an output that got no gradient), ``result`` (output 0; tuple
 outputs also by field name, e.g. ``indices``, ``S``), every argument of the op by name, and
-``<arg>_shape`` / ``<arg>_dtype`` (kept without keeping the tensor). A formula for a
-``Tensor[]`` argument returns a list. ``self`` in the formula of an in-place op is its value
-before the write. Gradients are summed back to each input's shape (broadcasting) and cast
-to its dtype by the generated code.
+``<arg>_shape`` / ``<arg>_dtype`` / ``<arg>_device`` (kept without keeping the
+tensor). A formula for a ``Tensor[]`` argument returns a list. ``self`` in the formula
+of an in-place op is its value before the write. Gradients are summed back to each
+input's shape (broadcasting) and cast to its dtype by the generated code.
 
 ``generate()`` validates every entry (unknown op, unknown argument or name, a
 differentiable op without an entry) and raises ``DerivativesError`` naming the entry.
@@ -239,6 +239,7 @@ def parse_entries(
             set(op.arg_names)
             | {f"{a}_shape" for a in op.arg_names}
             | {f"{a}_dtype" for a in op.arg_names}
+            | {f"{a}_device" for a in op.arg_names}
             | {"grad", "grads", "result"}
             | {r[1] for r in op.returns if r[1]}
             | helpers
@@ -287,6 +288,7 @@ def _saved_names(entry: Entry) -> dict[str, set[str]]:
         set(op.arg_names)
         | {f"{a}_shape" for a in op.arg_names}
         | {f"{a}_dtype" for a in op.arg_names}
+        | {f"{a}_device" for a in op.arg_names}
         | {"result"}
         | {r[1] for r in op.returns if r[1]}
     )
@@ -441,6 +443,8 @@ def emit_entry(entry: Entry, inplace: bool) -> str:
                 lines.append(f"        node.s_{i} = {src}.shape")
         elif n.endswith("_dtype") and n[:-6] in op.arg_names:
             lines.append(f"        node.s_{i} = {_ident(n[:-6])}.dtype")
+        elif n.endswith("_device") and n[:-7] in op.arg_names:
+            lines.append(f"        node.s_{i} = {_ident(n[:-7])}.device")
         elif n == "result":
             src = "result[0]" if returns_fields or op.returns[0][0] == "Tensor[]" else "result"
             if op.returns[0][0] == "Tensor[]":
@@ -532,6 +536,8 @@ def op_arg_is_plain(op: OpSchema, name: str) -> bool:
         return op.arg(name)["type"] not in TENSOR_TYPES | LIST_TYPES
     if name.endswith("_shape") or name.endswith("_dtype"):
         return name[:-6] in op.arg_names
+    if name.endswith("_device"):
+        return name[:-7] in op.arg_names
     return False
 
 

@@ -7,8 +7,9 @@ registers itself here under the algorithm's name::
     ember_optim.register_fused_kernel("adam", my_fused_adam)
 
 The tensor core's kernels (``ember_tensor._fused_adam_`` for Adam and AdamW,
-``ember_tensor._fused_sgd_``) are registered at import, for CPU tensors of float32 or
-float64; a plugin may register its own (another device, another algorithm) in their place.
+``ember_tensor._fused_sgd_``) are registered at import, for CPU and CUDA tensors of
+float32 or float64; a plugin may register its own (another device, another algorithm) in
+their place.
 
 A kernel has the signature of the algorithm's functional form without ``foreach`` and
 ``fused`` (``ember_optim.adam.adam``'s, ``ember_optim.sgd.sgd``'s): lists of parameters,
@@ -18,8 +19,8 @@ kernel, ``fused=True`` raises ``NotImplementedError`` (a ``RuntimeError``) when 
 optimizer is created and when it steps.
 
 With neither ``foreach`` nor ``fused`` given, an optimizer takes the fused kernel when
-there is one and ``usable`` accepts the tensors (all contiguous CPU tensors of one float
-dtype), else the per-tensor path.
+there is one and ``usable`` accepts the tensors (all contiguous tensors of one float dtype
+on one device), else the per-tensor path.
 """
 
 from __future__ import annotations
@@ -62,10 +63,12 @@ _FUSED_DTYPES = (et.float32, et.float64)
 
 def usable(params, grads, *states) -> bool:
     """Whether the core's kernels take these lists (``None`` entries are state still to
-    be created): contiguous CPU tensors of float32 or float64, each parameter's gradient
-    and state of the parameter's dtype. The 0-d ``step`` tensors are not checked."""
+    be created): contiguous tensors of float32 or float64 on one device (the CPU or a
+    GPU), each parameter's gradient and state of the parameter's dtype. The 0-d ``step``
+    tensors are not checked."""
+    device = params[0].device if params else None
     for i, p in enumerate(params):
-        if p.dtype not in _FUSED_DTYPES or p.device.type != "cpu" or not p.is_contiguous():
+        if p.dtype not in _FUSED_DTYPES or p.device != device or not p.is_contiguous():
             return False
         for lst in (grads, *states):
             t = lst[i] if lst else None

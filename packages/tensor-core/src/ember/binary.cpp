@@ -28,21 +28,6 @@ BinaryOperands binary_operands(const char* op, const Tensor& a, const Tensor& b,
   return {to_dtype(a, M.dtype), to_dtype(b, M.dtype), M.dtype, M.result_dtype};
 }
 
-template <typename T> inline bool is_zero(T v) { return v == T(0); }
-
-void check_int_divisor(const char* op, const Tensor& b) {
-  if (is_floating(b->dtype())) return;
-  bool zero = false;
-  dispatch_integral(b->dtype(), op, [&](auto tag) {
-    using T = decltype(tag);
-    Tensor c = as_contiguous(b);
-    const T* p = c->data<T>();
-    for (int64_t i = 0; i < c->numel() && !zero; ++i) zero = is_zero(p[i]);
-  });
-  // RuntimeError as in PyTorch (Python's ZeroDivisionError is not a RuntimeError)
-  if (zero) throw std::runtime_error(message("ZeroDivisionError: ", op, ": integer division by zero"));
-}
-
 }  // namespace
 
 Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha, const Tensor& out) {
@@ -109,12 +94,10 @@ Tensor div(const Tensor& self, const Tensor& other, const std::optional<std::str
       return [](A x, A y) -> A { return x / y; };
     });
   }
-  if (t == ScalarType::Bool) throw std::runtime_error(message(*rounding_mode == "floor" ? "floor_divide" : "div",
-                                                              ": not implemented for two bool operands"));
-  Tensor a = to_dtype(self, t), b = to_dtype(other, t);
   const bool floor_mode = *rounding_mode == "floor";
   const char* op = floor_mode ? "floor_divide" : "div";
-  check_int_divisor(op, b);
+  division_meta(op, self, other);
+  Tensor a = to_dtype(self, t), b = to_dtype(other, t);
   return map_binary(op, a, b, out, t, DispatchNumeric{}, [floor_mode](auto tag) {
     using A = opmath_t<decltype(tag)>;
     return [floor_mode](A x, A y) -> A {
@@ -146,9 +129,8 @@ Tensor floor_divide(const Tensor& self, const Tensor& other, const Tensor& out) 
 }
 
 Tensor remainder(const Tensor& self, const Tensor& other, const Tensor& out) {
+  division_meta("remainder", self, other);
   auto P = promote(self, other);
-  if (P.dtype == ScalarType::Bool) throw std::runtime_error("remainder: not implemented for two bool operands");
-  check_int_divisor("remainder", P.b);
   return map_binary("remainder", P.a, P.b, out, P.dtype, DispatchNumeric{}, [](auto tag) {
     using A = opmath_t<decltype(tag)>;
     return [](A x, A y) -> A {
@@ -196,9 +178,8 @@ Tensor pow(const Tensor& self, const Tensor& exponent, const Tensor& out) {
 
 
 Tensor fmod(const Tensor& self, const Tensor& other, const Tensor& out) {
+  division_meta("fmod", self, other);
   auto P = promote(self, other);
-  if (P.dtype == ScalarType::Bool) throw std::runtime_error("fmod: not implemented for two bool operands");
-  check_int_divisor("fmod", P.b);
   return map_binary("fmod", P.a, P.b, out, P.dtype, DispatchNumeric{}, [](auto tag) {
     using A = opmath_t<decltype(tag)>;
     return [](A x, A y) -> A {

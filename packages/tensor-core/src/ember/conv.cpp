@@ -7,6 +7,9 @@
 // float32/float64. Float32 stride-1 convolutions with enough channels go to the blocked
 // direct kernel of conv_direct.cpp on AVX-512 CPUs instead (conv2d, conv2d_backward_input,
 // conv2d_backward_weight; docs/conv-algorithms.md has the numbers behind the choice).
+// conv2d and its derivatives are per-device kernels: their checks (conv2d_meta, ...) and
+// im2col bodies (conv2d_im2col, ...) are device-agnostic, so the CUDA kernels
+// (cuda/cudnn_conv.cpp) share them and fall back to the bodies when cuDNN is not used.
 #include <algorithm>
 #include <string>
 
@@ -45,6 +48,65 @@ void check_conv_dtype(const char* op, const Tensor& t) {
     throw NotImplementedError(message("\"", op, "\" not implemented for '", scalar_type_name(dt),
                                       "' (float32 and float64 are supported)"));
   }
+}
+
+namespace {
+
+void check_conv_args(const char* op, const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  if (input->dim() != 4) {
+    throw std::runtime_error(message(op, ": Expected 4-dimensional input for 4-dimensional weight ",
+                                     shape_str(weight->sizes()), ", but got ", input->dim(),
+                                     "-dimensional input of size ", shape_str(input->sizes()), " instead"));
+  }
+  if (weight->dim() != 4) {
+    throw std::runtime_error(message(op, ": weight should have 4 dimensions, got ", weight->dim(),
+                                     " (shape ", shape_str(weight->sizes()), ")"));
+  }
+  if (input->dtype() != weight->dtype() || (bias && bias->dtype() != input->dtype())) {
+    throw std::runtime_error(message(op, ": Input type (", scalar_type_name(input->dtype()),
+                                     ") and weight type (", scalar_type_name(weight->dtype()),
+                                     ") should be the same", bias ? " as the bias type" : "", " (bias type ",
+                                     bias ? scalar_type_name(bias->dtype()) : "None", ")"));
+  }
+  check_conv_dtype(op, input);
+}
+
+}  // namespace
+
+ConvTransposeMeta conv_transpose2d_meta(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                                        const Shape& stride, const Shape& padding, const Shape& output_padding,
+                                        int64_t groups, const Shape& dilation) {
+  const char* op = "conv_transpose2d";
+  check_conv_args(op, input, weight, bias);
+  const int64_t N = input->size(0), C = input->size(1), H = input->size(2), W = input->size(3);
+  if (groups < 1) throw std::runtime_error(message(op, ": non-positive groups is not supported"));
+  if (weight->size(0) != C || C % groups != 0) {
+    throw std::runtime_error(message(op, ": Given transposed=1, weight of size ", shape_str(weight->sizes()),
+                                     ", expected input", shape_str(input->sizes()), " to have ", weight->size(0),
+                                     " channels, but got ", C, " channels instead"));
+  }
+  const int64_t O = weight->size(1) * groups;
+  if (bias && (bias->dim() != 1 || bias->size(0) != O)) {
+    throw std::runtime_error(message(op, ": Given transposed=1, weight of size ", shape_str(weight->sizes()),
+                                     ", expected bias to be 1-dimensional with ", O, " elements, but got bias of size ",
+                                     shape_str(bias->sizes()), " instead"));
+  }
+  const ConvGeometry g = conv_geometry(op, {weight->size(2), weight->size(3)}, dilation, padding, stride);
+  auto [oph, opw] = conv_pair_arg(op, "output_padding", output_padding, 0);
+  if (oph >= std::max(g.sh, g.dh) || opw >= std::max(g.sw, g.dw)) {
+    throw std::runtime_error(message(op, ": output padding must be smaller than either stride or dilation, but got "
+                                     "output_padding_height: ", oph, " output_padding_width: ", opw, " stride_height: ",
+                                     g.sh, " stride_width: ", g.sw, " dilation_height: ", g.dh, " dilation_width: ",
+                                     g.dw));
+  }
+  const int64_t OH = (H - 1) * g.sh - 2 * g.ph + g.dh * (g.kh - 1) + oph + 1;
+  const int64_t OW = (W - 1) * g.sw - 2 * g.pw + g.dw * (g.kw - 1) + opw + 1;
+  if (OH < 1 || OW < 1) {
+    throw std::runtime_error(message(op, ": Given input size per channel: (", H, " x ", W,
+                                     "). Calculated output size per channel: (", OH, " x ", OW,
+                                     "). Output size is too small"));
+  }
+  return {g, N, C, H, W, O, OH, OW};
 }
 
 std::pair<int64_t, int64_t> im2col_check(const char* op, const Tensor& input, const ConvGeometry& g) {
@@ -190,25 +252,6 @@ Tensor col2im_impl(const char* op, const Tensor& cols, int64_t H, int64_t W, con
   return img;
 }
 
-void check_conv_args(const char* op, const Tensor& input, const Tensor& weight, const Tensor& bias) {
-  if (input->dim() != 4) {
-    throw std::runtime_error(message(op, ": Expected 4-dimensional input for 4-dimensional weight ",
-                                     shape_str(weight->sizes()), ", but got ", input->dim(),
-                                     "-dimensional input of size ", shape_str(input->sizes()), " instead"));
-  }
-  if (weight->dim() != 4) {
-    throw std::runtime_error(message(op, ": weight should have 4 dimensions, got ", weight->dim(),
-                                     " (shape ", shape_str(weight->sizes()), ")"));
-  }
-  if (input->dtype() != weight->dtype() || (bias && bias->dtype() != input->dtype())) {
-    throw std::runtime_error(message(op, ": Input type (", scalar_type_name(input->dtype()),
-                                     ") and weight type (", scalar_type_name(weight->dtype()),
-                                     ") should be the same", bias ? " as the bias type" : "", " (bias type ",
-                                     bias ? scalar_type_name(bias->dtype()) : "None", ")"));
-  }
-  check_conv_dtype(op, input);
-}
-
 // float32, stride 1, dilation 1, groups 1: what the direct kernel handles at all.
 bool direct_path(const Tensor& t, const Geometry& g, int64_t groups) {
   return t->dtype() == ScalarType::Float32 && groups == 1 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1;
@@ -231,35 +274,10 @@ Tensor col2im(const Tensor& self, const Shape& output_size, const Shape& kernel_
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
                         const Shape& padding, const Shape& output_padding, int64_t groups, const Shape& dilation) {
   const char* op = "conv_transpose2d";
-  check_conv_args(op, input, weight, bias);
-  const int64_t N = input->size(0), C = input->size(1), H = input->size(2), W = input->size(3);
-  if (groups < 1) throw std::runtime_error(message(op, ": non-positive groups is not supported"));
-  if (weight->size(0) != C || C % groups != 0) {
-    throw std::runtime_error(message(op, ": Given transposed=1, weight of size ", shape_str(weight->sizes()),
-                                     ", expected input", shape_str(input->sizes()), " to have ", weight->size(0),
-                                     " channels, but got ", C, " channels instead"));
-  }
-  const int64_t O = weight->size(1) * groups;
-  if (bias && (bias->dim() != 1 || bias->size(0) != O)) {
-    throw std::runtime_error(message(op, ": Given transposed=1, weight of size ", shape_str(weight->sizes()),
-                                     ", expected bias to be 1-dimensional with ", O, " elements, but got bias of size ",
-                                     shape_str(bias->sizes()), " instead"));
-  }
-  const Geometry g = conv_geometry(op, {weight->size(2), weight->size(3)}, dilation, padding, stride);
-  auto [oph, opw] = conv_pair_arg(op, "output_padding", output_padding, 0);
-  if (oph >= std::max(g.sh, g.dh) || opw >= std::max(g.sw, g.dw)) {
-    throw std::runtime_error(message(op, ": output padding must be smaller than either stride or dilation, but got "
-                                     "output_padding_height: ", oph, " output_padding_width: ", opw, " stride_height: ",
-                                     g.sh, " stride_width: ", g.sw, " dilation_height: ", g.dh, " dilation_width: ",
-                                     g.dw));
-  }
-  const int64_t OH = (H - 1) * g.sh - 2 * g.ph + g.dh * (g.kh - 1) + oph + 1;
-  const int64_t OW = (W - 1) * g.sw - 2 * g.pw + g.dw * (g.kw - 1) + opw + 1;
-  if (OH < 1 || OW < 1) {
-    throw std::runtime_error(message(op, ": Given input size per channel: (", H, " x ", W,
-                                     "). Calculated output size per channel: (", OH, " x ", OW,
-                                     "). Output size is too small"));
-  }
+  const ConvTransposeMeta m = conv_transpose2d_meta(input, weight, bias, stride, padding, output_padding, groups,
+                                                    dilation);
+  const Geometry& g = m.g;
+  const int64_t N = m.N, C = m.C, H = m.H, W = m.W, O = m.O, OH = m.OH, OW = m.OW;
   // columns (N, G, O/G*kh*kw, H*W) = weight^T (G, O/G*kh*kw, C/G) @ input (N, G, C/G, H*W)
   const int64_t Cg = C / groups, K = O / groups * g.kh * g.kw;
   Tensor wt = transpose(reshape(weight, {groups, Cg, K}), 1, 2);
@@ -271,25 +289,25 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
 
 }  // namespace ember::cpu
 
-namespace ember::ops {
+namespace ember {
 namespace {
 
 using Geometry = ConvGeometry;
 
-// im2col and col2im through their dispatchers, so that the convolutions below run on every
-// device that has those two kernels (and matmul).
+// im2col and col2im through their dispatchers, so that the bodies below run on every device
+// that has those two kernels (and matmul).
 Tensor columns(const Tensor& input, const Geometry& g) {
-  return im2col(input, {g.kh, g.kw}, {g.dh, g.dw}, {g.ph, g.pw}, {g.sh, g.sw});
+  return ops::im2col(input, {g.kh, g.kw}, {g.dh, g.dw}, {g.ph, g.pw}, {g.sh, g.sw});
 }
 Tensor image(const Tensor& cols, int64_t H, int64_t W, const Geometry& g) {
-  return col2im(cols, {H, W}, {g.kh, g.kw}, {g.dh, g.dw}, {g.ph, g.pw}, {g.sh, g.sw});
+  return ops::col2im(cols, {H, W}, {g.kh, g.kw}, {g.dh, g.dw}, {g.ph, g.pw}, {g.sh, g.sw});
 }
 
 // The shape checks shared by the two backward ops: grad_output (N, O, oh, ow) of a conv2d
 // of an (N, C, H, W) input with an (O, C/groups, kh, kw) weight.
-Geometry check_conv_backward(const char* op, const Tensor& grad_output, const Shape& input_size,
-                             const Shape& weight_size, const Shape& stride, const Shape& padding,
-                             const Shape& dilation, int64_t groups) {
+Conv2dMeta check_conv_backward(const char* op, const Tensor& grad_output, const Shape& input_size,
+                               const Shape& weight_size, const Shape& stride, const Shape& padding,
+                               const Shape& dilation, int64_t groups) {
   check_conv_dtype(op, grad_output);
   if (grad_output->dim() != 4 || input_size.size() != 4 || weight_size.size() != 4) {
     throw std::runtime_error(message(op, ": expected a 4-D grad_output, input and weight, got grad_output of size ",
@@ -307,17 +325,15 @@ Geometry check_conv_backward(const char* op, const Tensor& grad_output, const Sh
     throw std::runtime_error(message(op, ": expected grad_output of size ", shape_str(want), ", but got ",
                                      shape_str(grad_output->sizes())));
   }
-  return g;
+  return {g, N, C, input_size[2], input_size[3], O, want[2], want[3], groups};
 }
 
 }  // namespace
 
-// conv2d and its derivatives are generic: CPU float32 shapes that suit it take the direct
-// kernel (conv_direct.cpp); everything else is im2col/col2im + matmul on the tensors' device.
-Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
-              const Shape& padding, const Shape& dilation, int64_t groups) {
+Conv2dMeta conv2d_meta(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
+                       const Shape& padding, const Shape& dilation, int64_t groups) {
   const char* op = "conv2d";
-  cpu::check_conv_args(op, input, weight, bias);
+  check_conv_args(op, input, weight, bias);
   const int64_t N = input->size(0), C = input->size(1), O = weight->size(0);
   if (groups < 1) throw std::runtime_error(message(op, ": non-positive groups is not supported"));
   if (C != weight->size(1) * groups || O % groups != 0) {
@@ -338,74 +354,105 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
                                      "). Kernel size: (", g.dh * (g.kh - 1) + 1, " x ", g.dw * (g.kw - 1) + 1,
                                      "). Kernel size can't be greater than actual input size"));
   }
-  const cpu::DirectConvShape ds{N, C, input->size(2), input->size(3), O, g.kh, g.kw, g.ph, g.pw};
-  if (input->device().type == DeviceType::CPU && cpu::direct_path(input, g, groups) && cpu::direct_forward_suits(ds)) {
-    Tensor x = as_contiguous(input), w = as_contiguous(weight), b = bias ? as_contiguous(bias) : Tensor();
-    Tensor out = ember::empty({N, O, oh, ow}, input->dtype());
-    cpu::direct_conv2d_forward(ds, x->data<float>(), w->data<float>(), b ? b->data<float>() : nullptr,
-                          out->data<float>());
-    return out;
-  }
-  // (N, G, C/G*kh*kw, L) columns times the (G, O/G, C/G*kh*kw) weight
-  Tensor cols = columns(input, g);
-  const int64_t K = C / groups * g.kh * g.kw, L = oh * ow;
-  Tensor w = reshape(weight, {groups, O / groups, K});
-  Tensor out = matmul(w, view(cols, {N, groups, K, L}), Tensor());
-  out = view(out, {N, O, oh, ow});
-  if (bias) add(out, view(bias, {O, 1, 1}), Scalar::from_int(1), out);
-  return out;
+  return {g, N, C, input->size(2), input->size(3), O, oh, ow, groups};
 }
 
-Tensor conv2d_backward_input(const Tensor& grad_output, const Tensor& weight, const Shape& input_size,
-                             const Shape& stride, const Shape& padding, const Shape& dilation, int64_t groups) {
+Conv2dMeta conv2d_backward_input_meta(const Tensor& grad_output, const Tensor& weight, const Shape& input_size,
+                                      const Shape& stride, const Shape& padding, const Shape& dilation,
+                                      int64_t groups) {
   const char* op = "conv2d_backward_input";
   if (weight->dim() != 4 || weight->dtype() != grad_output->dtype()) {
     throw std::runtime_error(message(op, ": expected a 4-D weight of grad_output's dtype, got ",
                                      scalar_type_name(weight->dtype()), " weight of size ", shape_str(weight->sizes())));
   }
-  const Geometry g = check_conv_backward(op, grad_output, input_size, weight->sizes(), stride, padding, dilation,
-                                         groups);
-  const int64_t N = input_size[0], C = input_size[1], H = input_size[2], W = input_size[3], O = weight->size(0);
-  const int64_t oh = grad_output->size(2), ow = grad_output->size(3);
-  const cpu::DirectConvShape ds{N, C, H, W, O, g.kh, g.kw, g.ph, g.pw};
-  if (grad_output->device().type == DeviceType::CPU && cpu::direct_path(grad_output, g, groups) &&
-      cpu::direct_backward_input_suits(ds)) {
-    Tensor gy = as_contiguous(grad_output), w = as_contiguous(weight);
-    Tensor gx = ember::empty({N, C, H, W}, grad_output->dtype());
-    cpu::direct_conv2d_backward_input(ds, gy->data<float>(), w->data<float>(), gx->data<float>());
-    return gx;
-  }
-  // col2im(W^T @ grad_output) per group
-  const int64_t K = C / groups * g.kh * g.kw;
-  Tensor wt = transpose(reshape(weight, {groups, O / groups, K}), 1, 2);
-  Tensor cols = matmul(wt, reshape(grad_output, {N, groups, O / groups, oh * ow}), Tensor());
-  return image(reshape(cols, {N, groups * K, oh * ow}), H, W, g);
+  return check_conv_backward(op, grad_output, input_size, weight->sizes(), stride, padding, dilation, groups);
 }
 
-Tensor conv2d_backward_weight(const Tensor& grad_output, const Tensor& input, const Shape& weight_size,
-                              const Shape& stride, const Shape& padding, const Shape& dilation, int64_t groups) {
+Conv2dMeta conv2d_backward_weight_meta(const Tensor& grad_output, const Tensor& input, const Shape& weight_size,
+                                       const Shape& stride, const Shape& padding, const Shape& dilation,
+                                       int64_t groups) {
   const char* op = "conv2d_backward_weight";
   if (input->dim() != 4 || input->dtype() != grad_output->dtype()) {
     throw std::runtime_error(message(op, ": expected a 4-D input of grad_output's dtype, got ",
                                      scalar_type_name(input->dtype()), " input of size ", shape_str(input->sizes())));
   }
-  const Geometry g = check_conv_backward(op, grad_output, input->sizes(), weight_size, stride, padding, dilation,
-                                         groups);
-  const int64_t N = input->size(0), C = input->size(1), O = weight_size[0];
-  const int64_t L = grad_output->size(2) * grad_output->size(3);
-  const cpu::DirectConvShape ds{N, C, input->size(2), input->size(3), O, g.kh, g.kw, g.ph, g.pw};
-  if (grad_output->device().type == DeviceType::CPU && cpu::direct_path(grad_output, g, groups) &&
-      cpu::direct_backward_weight_suits(ds)) {
-    Tensor gy = as_contiguous(grad_output), x = as_contiguous(input);
-    Tensor gw = ember::empty(weight_size, grad_output->dtype());
-    cpu::direct_conv2d_backward_weight(ds, gy->data<float>(), x->data<float>(), gw->data<float>());
-    return gw;
-  }
-  // sum over the batch of grad_output @ im2col(input)^T, per group
-  const int64_t K = C / groups * g.kh * g.kw;
-  Tensor cols = view(columns(input, g), {N, groups, K, L});
-  Tensor prod = matmul(reshape(grad_output, {N, groups, O / groups, L}), transpose(cols, 2, 3), Tensor());
-  return reshape(sum(prod, Shape{0}, false, std::nullopt, Tensor()), weight_size);
+  return check_conv_backward(op, grad_output, input->sizes(), weight_size, stride, padding, dilation, groups);
 }
 
-}  // namespace ember::ops
+Tensor conv2d_im2col(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv2dMeta& m) {
+  // (N, G, C/G*kh*kw, L) columns times the (G, O/G, C/G*kh*kw) weight
+  Tensor cols = columns(input, m.g);
+  const int64_t K = m.C / m.groups * m.g.kh * m.g.kw, L = m.oh * m.ow;
+  Tensor w = ops::reshape(weight, {m.groups, m.O / m.groups, K});
+  Tensor out = ops::matmul(w, ops::view(cols, {m.N, m.groups, K, L}), Tensor());
+  out = ops::view(out, {m.N, m.O, m.oh, m.ow});
+  if (bias) ops::add(out, ops::view(bias, {m.O, 1, 1}), Scalar::from_int(1), out);
+  return out;
+}
+
+Tensor conv2d_backward_input_im2col(const Tensor& grad_output, const Tensor& weight, const Conv2dMeta& m) {
+  // col2im(W^T @ grad_output) per group
+  const int64_t K = m.C / m.groups * m.g.kh * m.g.kw, L = m.oh * m.ow;
+  Tensor wt = ops::transpose(ops::reshape(weight, {m.groups, m.O / m.groups, K}), 1, 2);
+  Tensor cols = ops::matmul(wt, ops::reshape(grad_output, {m.N, m.groups, m.O / m.groups, L}), Tensor());
+  return image(ops::reshape(cols, {m.N, m.groups * K, L}), m.H, m.W, m.g);
+}
+
+Tensor conv2d_backward_weight_im2col(const Tensor& grad_output, const Tensor& input, const Conv2dMeta& m) {
+  // sum over the batch of grad_output @ im2col(input)^T, per group
+  const int64_t K = m.C / m.groups * m.g.kh * m.g.kw, L = m.oh * m.ow;
+  Tensor cols = ops::view(columns(input, m.g), {m.N, m.groups, K, L});
+  Tensor prod = ops::matmul(ops::reshape(grad_output, {m.N, m.groups, m.O / m.groups, L}),
+                            ops::transpose(cols, 2, 3), Tensor());
+  return ops::reshape(ops::sum(prod, Shape{0}, false, std::nullopt, Tensor()),
+                      {m.O, m.C / m.groups, m.g.kh, m.g.kw});
+}
+
+}  // namespace ember
+
+// The CPU kernels of conv2d and its derivatives: the blocked direct kernel (conv_direct.cpp)
+// for the float32 shapes that suit it, else the im2col bodies above.
+namespace ember::cpu {
+
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
+              const Shape& padding, const Shape& dilation, int64_t groups) {
+  const Conv2dMeta m = conv2d_meta(input, weight, bias, stride, padding, dilation, groups);
+  const DirectConvShape ds{m.N, m.C, m.H, m.W, m.O, m.g.kh, m.g.kw, m.g.ph, m.g.pw};
+  if (direct_path(input, m.g, groups) && direct_forward_suits(ds)) {
+    Tensor x = as_contiguous(input), w = as_contiguous(weight), b = bias ? as_contiguous(bias) : Tensor();
+    Tensor out = ember::empty({m.N, m.O, m.oh, m.ow}, input->dtype());
+    direct_conv2d_forward(ds, x->data<float>(), w->data<float>(), b ? b->data<float>() : nullptr,
+                          out->data<float>());
+    return out;
+  }
+  return conv2d_im2col(input, weight, bias, m);
+}
+
+Tensor conv2d_backward_input(const Tensor& grad_output, const Tensor& weight, const Shape& input_size,
+                             const Shape& stride, const Shape& padding, const Shape& dilation, int64_t groups) {
+  const Conv2dMeta m = conv2d_backward_input_meta(grad_output, weight, input_size, stride, padding, dilation, groups);
+  const DirectConvShape ds{m.N, m.C, m.H, m.W, m.O, m.g.kh, m.g.kw, m.g.ph, m.g.pw};
+  if (direct_path(grad_output, m.g, groups) && direct_backward_input_suits(ds)) {
+    Tensor gy = as_contiguous(grad_output), w = as_contiguous(weight);
+    Tensor gx = ember::empty({m.N, m.C, m.H, m.W}, grad_output->dtype());
+    direct_conv2d_backward_input(ds, gy->data<float>(), w->data<float>(), gx->data<float>());
+    return gx;
+  }
+  return conv2d_backward_input_im2col(grad_output, weight, m);
+}
+
+Tensor conv2d_backward_weight(const Tensor& grad_output, const Tensor& input, const Shape& weight_size,
+                              const Shape& stride, const Shape& padding, const Shape& dilation, int64_t groups) {
+  const Conv2dMeta m = conv2d_backward_weight_meta(grad_output, input, weight_size, stride, padding, dilation,
+                                                   groups);
+  const DirectConvShape ds{m.N, m.C, m.H, m.W, m.O, m.g.kh, m.g.kw, m.g.ph, m.g.pw};
+  if (direct_path(grad_output, m.g, groups) && direct_backward_weight_suits(ds)) {
+    Tensor gy = as_contiguous(grad_output), x = as_contiguous(input);
+    Tensor gw = ember::empty(weight_size, grad_output->dtype());
+    direct_conv2d_backward_weight(ds, gy->data<float>(), x->data<float>(), gw->data<float>());
+    return gw;
+  }
+  return conv2d_backward_weight_im2col(grad_output, input, m);
+}
+
+}  // namespace ember::cpu

@@ -1,5 +1,7 @@
 // What im2col/col2im and the convolutions check and compute the same way on every device:
-// the window geometry of the int[] arguments and the block grid (conv.cpp defines them).
+// the window geometry of the int[] arguments, the block grid, the checks and sizes of
+// conv_transpose2d, conv2d and conv2d's derivatives, and conv2d's im2col + matmul bodies that
+// every device can run (conv.cpp defines them).
 #pragma once
 
 #include <utility>
@@ -27,5 +29,40 @@ std::pair<int64_t, int64_t> im2col_check(const char* op, const Tensor& input, co
 // col2im's checks of (N, C*kh*kw, oh*ow) columns for an (H, W) image; returns C.
 int64_t col2im_check(const char* op, const Tensor& cols, int64_t H, int64_t W, const ConvGeometry& g, int64_t oh,
                      int64_t ow);
+
+// conv_transpose2d's checks (PyTorch's messages, in the CPU kernel's order) and sizes: an
+// (N, C, H, W) input, a (C, O/groups, kh, kw) weight of its dtype (float32/float64), a bias of
+// O elements, output_padding below stride or dilation; the result is (N, O, OH, OW).
+struct ConvTransposeMeta {
+  ConvGeometry g;
+  int64_t N, C, H, W, O, OH, OW;
+};
+ConvTransposeMeta conv_transpose2d_meta(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                                        const Shape& stride, const Shape& padding, const Shape& output_padding,
+                                        int64_t groups, const Shape& dilation);
+
+// conv2d and its two derivatives: an (N, C, H, W) input, an (O, C/groups, kh, kw) weight and
+// an (N, O, oh, ow) output (grad_output). The meta functions make the CPU kernel's checks, in
+// its order and with its messages, and return these sizes.
+struct Conv2dMeta {
+  ConvGeometry g;
+  int64_t N, C, H, W, O, oh, ow, groups;
+};
+Conv2dMeta conv2d_meta(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
+                       const Shape& padding, const Shape& dilation, int64_t groups);
+Conv2dMeta conv2d_backward_input_meta(const Tensor& grad_output, const Tensor& weight, const Shape& input_size,
+                                      const Shape& stride, const Shape& padding, const Shape& dilation,
+                                      int64_t groups);
+Conv2dMeta conv2d_backward_weight_meta(const Tensor& grad_output, const Tensor& input, const Shape& weight_size,
+                                       const Shape& stride, const Shape& padding, const Shape& dilation,
+                                       int64_t groups);
+
+// The device-agnostic bodies of the three ops: im2col/col2im and matmul through the
+// dispatchers, on the tensors' device. m comes from the op's meta function. The CPU kernels
+// take them for the shapes the direct kernel does not; the CUDA kernels when cuDNN is off or
+// missing.
+Tensor conv2d_im2col(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv2dMeta& m);
+Tensor conv2d_backward_input_im2col(const Tensor& grad_output, const Tensor& weight, const Conv2dMeta& m);
+Tensor conv2d_backward_weight_im2col(const Tensor& grad_output, const Tensor& input, const Conv2dMeta& m);
 
 }  // namespace ember

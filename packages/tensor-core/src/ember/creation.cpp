@@ -70,8 +70,7 @@ Tensor arange(const Scalar& start, std::optional<Scalar> end, const Scalar& step
 
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, std::optional<ScalarType> dtype,
                 std::optional<Device> device, bool requires_grad, const Tensor& out) {
-  if (steps < 0) throw std::runtime_error(message("linspace: number of steps must be non-negative, got ", steps));
-  ScalarType t = dtype.value_or(out ? out->dtype() : default_float_dtype());
+  const ScalarType t = linspace_meta(steps, dtype, out);
   const double a = start.to_double(), b = end.to_double();
   return create("linspace", {steps}, t, device, requires_grad, out, [&](const Tensor& r) {
     dispatch_numeric(t, "linspace", [&](auto tag) {
@@ -91,9 +90,9 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, std::opti
 
 Tensor eye(int64_t n, std::optional<int64_t> m, std::optional<ScalarType> dtype, std::optional<Device> device,
            bool requires_grad, const Tensor& out) {
-  const int64_t cols = m.value_or(n);
-  if (n < 0 || cols < 0) throw std::runtime_error(message("eye: n and m must be non-negative, got n=", n, ", m=", cols));
-  ScalarType t = dtype.value_or(out ? out->dtype() : default_float_dtype());
+  const EyeMeta M = eye_meta(n, m, dtype, out);
+  const int64_t cols = M.cols;
+  const ScalarType t = M.dtype;
   return create("eye", {n, cols}, t, device, requires_grad, out, [&](const Tensor& r) {
     fill_with(r, Scalar::from_int(0));
     dispatch_all(t, "eye", [&](auto tag) {
@@ -114,7 +113,7 @@ Tensor zero(const Tensor& self, const Tensor&) {
   return self;
 }
 
-Tensor copy(const Tensor& self, const Tensor& src, const Tensor&) {
+Tensor copy(const Tensor& self, const Tensor& src, bool /*non_blocking: host copies are synchronous*/, const Tensor&) {
   if (self == src) return self;
   // a source that overlaps the destination is copied out first
   Tensor s = src->storage() == self->storage() ? ops::clone(src) : src;
@@ -141,7 +140,7 @@ namespace ember::ops {
   Tensor NAME(const Tensor& self) {                                          \
     if (self->dtype() == ScalarType::TYPE) return self;                      \
     Tensor out = ember::empty(self->sizes(), ScalarType::TYPE, self->device()); \
-    return copy(out, self, out);                                             \
+    return copy(out, self, false, out);                                      \
   }
 EMBER_CONVERT(to_float32, Float32)
 EMBER_CONVERT(to_float64, Float64)

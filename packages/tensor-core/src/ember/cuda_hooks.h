@@ -5,6 +5,7 @@
 // (cuda/cuda_runtime_hooks.cpp) at load time.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -18,7 +19,8 @@ class CudaHooks {
  public:
   virtual ~CudaHooks() = default;
   virtual bool is_built() const { return false; }
-  // Devices visible to this process; 0 when there is no driver or no GPU (never throws).
+  // Devices visible to this process; 0 when there is no driver or no GPU. Throws only in a
+  // child forked after CUDA was initialised in the parent (CUDA cannot run there; use spawn).
   virtual int device_count() const { return 0; }
   // Why device_count() is 0 on a CUDA build ("no NVIDIA driver", ...), for error messages.
   virtual std::string unavailable_reason() const { return "ember was built without CUDA"; }
@@ -78,5 +80,39 @@ void set_allow_tf32(bool allow);
 
 // d with its index made concrete: cpu stays "cpu", "cuda" becomes "cuda:<current device>".
 Device concrete_device(const Device& d);
+
+// ---- ember.backends.cudnn ----
+// The switches are plain flags, present in every build (defaults as PyTorch's).
+struct CudnnSettings {
+  std::atomic<bool> enabled{true};         // CUDA convolutions may use cuDNN
+  std::atomic<bool> benchmark{false};      // pick algorithms by timing them (cudnnFind*), per shape
+  std::atomic<bool> deterministic{false};  // only algorithms that give the same bits every run
+  std::atomic<bool> allow_tf32{true};      // float32 convolutions may use TF32 tensor cores
+};
+inline CudnnSettings& cudnn_settings() {
+  static CudnnSettings settings;
+  return settings;
+}
+
+// What cuDNN itself reports. The default is a build without cuDNN; a CUDA build installs its
+// own at load (cuda/cudnn_conv.cpp), which loads the library at the first question.
+class CudnnHooks {
+ public:
+  virtual ~CudnnHooks() = default;
+  // cuDNN's version (9.3.0 is 90300) when it can run here: a CUDA device and the library;
+  // else 0. Never throws.
+  virtual int version() const { return 0; }
+  // Why version() is 0.
+  virtual std::string unavailable_reason() const { return "ember was built without CUDA"; }
+};
+inline std::atomic<const CudnnHooks*>& cudnn_hooks_slot() {
+  static std::atomic<const CudnnHooks*> slot{nullptr};
+  return slot;
+}
+inline const CudnnHooks& cudnn_hooks() {
+  static const CudnnHooks none;
+  const CudnnHooks* h = cudnn_hooks_slot().load(std::memory_order_acquire);
+  return h ? *h : none;
+}
 
 }  // namespace ember

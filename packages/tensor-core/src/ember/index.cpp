@@ -8,6 +8,10 @@
 // the scattered dim on one thread, so duplicate indices never race and the last write wins as
 // in a serial loop (a plain index_put with repeated indices stores one of the values, which
 // PyTorch leaves unspecified too).
+//
+// Also defines the meta functions of index_put_meta.h (advanced indexing, index_put's
+// indices, masked_select) and advanced_indices (indexing.h), which the CUDA kernels call too,
+// and the CPU kernels of index_put and _index (the op form of index_put / index_get).
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -16,10 +20,12 @@
 #include <limits>
 
 #include "ember/index_nn_meta.h"
+#include "ember/index_put_meta.h"
 #include "ember/indexing.h"
 #include "ember/iter.h"
 #include "ember/ops_util.h"
 #include "ember/parallel.h"
+#include "ember/reduce_random_meta.h"
 
 namespace ember {
 namespace {
@@ -342,85 +348,24 @@ struct Advanced {
 };
 
 Advanced prepare_advanced(const Tensor& self, const std::vector<Tensor>& indices) {
-  const int64_t nd = self->dim();
-  if (static_cast<int64_t>(indices.size()) > nd) {
-    throw IndexError(message("too many indices for tensor of dimension ", nd));
-  }
-  std::vector<int64_t> pos;
-  Shape B;
-  bool first = true;
-  for (size_t j = 0; j < indices.size(); ++j) {
-    const Tensor& ix = indices[j];
-    if (!ix) continue;
-    if (ix->dtype() != ScalarType::Int64 && ix->dtype() != ScalarType::Int32) {
-      throw IndexError("tensors used as indices must be long, int, byte or bool tensors");
-    }
-    check_cpu(ix, "index");
-    pos.push_back(static_cast<int64_t>(j));
-    if (first) {
-      B = ix->sizes();
-      first = false;
-    } else {
-      try {
-        B = broadcast_shapes(B, ix->sizes(), "index");
-      } catch (const std::runtime_error&) {
-        std::string shapes;
-        for (size_t q = 0; q < indices.size(); ++q) {
-          if (!indices[q]) continue;
-          shapes += (shapes.empty() ? "" : ", ") + shape_str(indices[q]->sizes());
-        }
-        throw IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes " + shapes);
-      }
-    }
-  }
-  if (pos.empty()) throw std::runtime_error("index: expected at least one index tensor");
-  const bool adjacent = pos.back() - pos.front() + 1 == static_cast<int64_t>(pos.size());
-  const int64_t nb = static_cast<int64_t>(B.size());
+  const AdvancedMeta M = advanced_index_meta(self, indices, true);
   Advanced A;
-  A.bdims = nb;
-  Shape sst;  // src strides
-  Shape ost;  // offset-view strides
-  const Shape bst = contiguous_strides(B);
-  auto is_indexed = [&](int64_t d) { return d < static_cast<int64_t>(indices.size()) && indices[d]; };
-  auto add_b = [&] {
-    A.bfirst = static_cast<int64_t>(A.shape.size());
-    for (int64_t i = 0; i < nb; ++i) {
-      A.shape.push_back(B[i]);
-      sst.push_back(0);
-      ost.push_back(bst[i]);
-    }
-  };
-  if (!adjacent) add_b();
-  for (int64_t d = 0; d < nd; ++d) {
-    if (is_indexed(d)) {
-      if (adjacent && d == pos.front()) add_b();
-      continue;
-    }
-    A.shape.push_back(self->sizes()[d]);
-    sst.push_back(self->strides()[d]);
-    ost.push_back(0);
-  }
+  A.shape = M.shape;
+  A.bfirst = M.bfirst;
+  A.bdims = M.bdims;
   // element offsets into self for each broadcast index position
-  Tensor off = ember::empty(B, ScalarType::Int64);
+  Tensor off = ember::empty(M.B, ScalarType::Int64);
   std::fill(off->data<int64_t>(), off->data<int64_t>() + off->numel(), int64_t(0));
-  for (int64_t d : pos) {
-    if (self->sizes()[d] == 0 && shape_numel(B) > 0) {
-      throw IndexError("index is out of bounds for dimension with size 0");
-    }
-  }
   // like PyTorch, index values are only checked when some element is actually read or written
   if (shape_numel(A.shape) > 0) {
-    for (int64_t d : pos) {
+    for (int64_t d : M.pos) {
       Tensor ix = contiguous_int64(indices[d]);
       const int64_t size = self->sizes()[d];
       int64_t bad;
-      if (find_bad_index(ix, -size, size, bad)) {
-        if (size == 0) throw IndexError("index is out of bounds for dimension with size 0");
-        throw IndexError(message("index ", bad, " is out of bounds for dimension ", d, " with size ", size));
-      }
+      if (find_bad_index(ix, -size, size, bad)) throw_advanced_index_out_of_bounds(bad, d, size);
       const int64_t stride = self->strides()[d];
-      Tensor ex = expand_to(ix, B, "index");
-      auto L = make_loop<2>(B, {off.get(), ex.get()});
+      Tensor ex = expand_to(ix, M.B, "index");
+      auto L = make_loop<2>(M.B, {off.get(), ex.get()});
       for_each_strided<2>(L, [size, stride](char** p, const int64_t* s, int64_t n) {
         for (int64_t i = 0; i < n; ++i) {
           int64_t v = *reinterpret_cast<const int64_t*>(p[1] + i * s[1]);
@@ -430,8 +375,8 @@ Advanced prepare_advanced(const Tensor& self, const std::vector<Tensor>& indices
       });
     }
   }
-  A.src = make_view(self, A.shape, std::move(sst), self->offset());
-  A.offsets = make_view(off, A.shape, std::move(ost), 0);
+  A.src = make_view(self, A.shape, M.src_strides, self->offset());
+  A.offsets = make_view(off, A.shape, M.off_strides, 0);
   return A;
 }
 
@@ -475,6 +420,162 @@ Tensor merge_dims(const Tensor& t, int64_t first, int64_t count) {
 
 }  // namespace
 
+AdvancedMeta advanced_index_meta(const Tensor& self, const std::vector<Tensor>& indices, bool cpu_indices) {
+  const int64_t nd = self->dim();
+  if (static_cast<int64_t>(indices.size()) > nd) {
+    throw IndexError(message("too many indices for tensor of dimension ", nd));
+  }
+  std::vector<int64_t> pos;
+  Shape B;
+  bool first = true;
+  for (size_t j = 0; j < indices.size(); ++j) {
+    const Tensor& ix = indices[j];
+    if (!ix) continue;
+    if (ix->dtype() != ScalarType::Int64 && ix->dtype() != ScalarType::Int32) {
+      throw IndexError("tensors used as indices must be long, int, byte or bool tensors");
+    }
+    if (cpu_indices) check_cpu(ix, "index");
+    pos.push_back(static_cast<int64_t>(j));
+    if (first) {
+      B = ix->sizes();
+      first = false;
+    } else {
+      try {
+        B = broadcast_shapes(B, ix->sizes(), "index");
+      } catch (const std::runtime_error&) {
+        std::string shapes;
+        for (size_t q = 0; q < indices.size(); ++q) {
+          if (!indices[q]) continue;
+          shapes += (shapes.empty() ? "" : ", ") + shape_str(indices[q]->sizes());
+        }
+        throw IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes " + shapes);
+      }
+    }
+  }
+  if (pos.empty()) throw std::runtime_error("index: expected at least one index tensor");
+  const bool adjacent = pos.back() - pos.front() + 1 == static_cast<int64_t>(pos.size());
+  const int64_t nb = static_cast<int64_t>(B.size());
+  AdvancedMeta A;
+  A.bdims = nb;
+  Shape sst;  // src strides
+  Shape ost;  // offset-view strides
+  const Shape bst = contiguous_strides(B);
+  auto is_indexed = [&](int64_t d) { return d < static_cast<int64_t>(indices.size()) && indices[d]; };
+  auto add_b = [&] {
+    A.bfirst = static_cast<int64_t>(A.shape.size());
+    for (int64_t i = 0; i < nb; ++i) {
+      A.shape.push_back(B[i]);
+      sst.push_back(0);
+      ost.push_back(bst[i]);
+    }
+  };
+  if (!adjacent) add_b();
+  for (int64_t d = 0; d < nd; ++d) {
+    if (is_indexed(d)) {
+      if (adjacent && d == pos.front()) add_b();
+      continue;
+    }
+    A.shape.push_back(self->sizes()[d]);
+    sst.push_back(self->strides()[d]);
+    ost.push_back(0);
+  }
+  for (int64_t d : pos) {
+    if (self->sizes()[d] == 0 && shape_numel(B) > 0) {
+      throw IndexError("index is out of bounds for dimension with size 0");
+    }
+  }
+  A.pos = std::move(pos);
+  A.B = std::move(B);
+  A.src_strides = std::move(sst);
+  A.off_strides = std::move(ost);
+  return A;
+}
+
+void throw_advanced_index_out_of_bounds(int64_t bad, int64_t dim, int64_t size) {
+  if (size == 0) throw IndexError("index is out of bounds for dimension with size 0");
+  throw IndexError(message("index ", bad, " is out of bounds for dimension ", dim, " with size ", size));
+}
+
+Tensor advanced_index_values(const Tensor& values, const Shape& shape) {
+  Tensor v = values;
+  // leading size-1 dims of the value are ignored, as in NumPy/PyTorch assignment
+  if (v->dim() > static_cast<int64_t>(shape.size())) {
+    int64_t drop = 0;
+    while (v->dim() - drop > static_cast<int64_t>(shape.size()) && v->sizes()[drop] == 1) ++drop;
+    if (drop > 0) {
+      v = make_view(v, Shape(v->sizes().begin() + drop, v->sizes().end()),
+                    Shape(v->strides().begin() + drop, v->strides().end()), v->offset());
+    }
+  }
+  try {
+    return expand_to(v, shape, "index_put_");
+  } catch (const std::runtime_error&) {
+    throw std::runtime_error(message("shape mismatch: value tensor of shape ", shape_str(values->sizes()),
+                                     " cannot be broadcast to indexing result of shape ", shape_str(shape)));
+  }
+}
+
+std::vector<Tensor> index_put_indices(const Tensor& target, const std::vector<Tensor>& indices, const Tensor& values) {
+  if (values->dtype() != target->dtype()) {
+    throw std::runtime_error(message("index_put: the source and destination dtypes must match, got ",
+                                     dtype_name(target->dtype()), " for the destination and ", dtype_name(values->dtype()),
+                                     " for the source."));
+  }
+  return advanced_indices("index_put", target, indices);
+}
+
+std::vector<Tensor> advanced_indices(const char* op, const Tensor& target, const std::vector<Tensor>& indices) {
+  std::vector<Tensor> adv;
+  int64_t d = 0;
+  for (const Tensor& t : indices) {
+    if (!t) {  // None: a full slice
+      adv.emplace_back();
+      ++d;
+      continue;
+    }
+    if (t->dtype() == ScalarType::Bool || t->dtype() == ScalarType::UInt8) {
+      Tensor m = t;
+      if (t->dtype() != ScalarType::Bool) {  // a uint8 mask, converted on its device
+        m = ember::empty(t->sizes(), ScalarType::Bool, t->device());
+        ops::copy(m, t, false, m);
+      }
+      const int64_t k = m->dim();
+      if (d + k > target->dim()) {
+        throw IndexError(message(op, ": too many indices for tensor of dimension ", target->dim()));
+      }
+      for (int64_t j = 0; j < k; ++j) {
+        if (m->sizes()[j] != target->sizes()[d + j]) {
+          throw IndexError(message("The shape of the mask ", shape_str(m->sizes()), " at index ", j,
+                                   " does not match the shape of the indexed tensor ", shape_str(target->sizes()),
+                                   " at index ", d + j));
+        }
+      }
+      Tensor nz = ops::nonzero(m);
+      const int64_t n = nz->sizes()[0];
+      for (int64_t j = 0; j < k; ++j) adv.push_back(make_view(nz, {n}, {k}, nz->offset() + j));
+      d += k;
+      continue;
+    }
+    if (t->dtype() != ScalarType::Int64 && t->dtype() != ScalarType::Int32) {
+      throw IndexError("tensors used as indices must be long, int, byte or bool tensors");
+    }
+    adv.push_back(t);
+    ++d;
+  }
+  if (d > target->dim()) {
+    throw IndexError(message(op, ": too many indices for tensor of dimension ", target->dim(), " (got ", d, ")"));
+  }
+  return adv;
+}
+
+Shape masked_select_meta(const Tensor& self, const Tensor& mask, const Tensor& out) {
+  if (mask->dtype() != ScalarType::Bool) throw std::runtime_error("masked_select: expected BoolTensor for mask");
+  if (out && out->dtype() != self->dtype()) {
+    throw std::runtime_error("masked_select(): self and result must have the same scalar type");
+  }
+  return broadcast_shapes(self->sizes(), mask->sizes(), "masked_select");
+}
+
 Tensor index_get(const Tensor& self, const std::vector<Tensor>& indices) {
   check_cpu(self, "index");
   Advanced A = prepare_advanced(self, indices);
@@ -486,22 +587,7 @@ Tensor index_get(const Tensor& self, const std::vector<Tensor>& indices) {
 void index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
   check_cpu(self, "index_put_");
   Advanced A = prepare_advanced(self, indices);
-  Tensor v = values;
-  // leading size-1 dims of the value are ignored, as in NumPy/PyTorch assignment
-  if (v->dim() > static_cast<int64_t>(A.shape.size())) {
-    int64_t drop = 0;
-    while (v->dim() - drop > static_cast<int64_t>(A.shape.size()) && v->sizes()[drop] == 1) ++drop;
-    if (drop > 0) {
-      v = make_view(v, Shape(v->sizes().begin() + drop, v->sizes().end()),
-                    Shape(v->strides().begin() + drop, v->strides().end()), v->offset());
-    }
-  }
-  try {
-    v = expand_to(v, A.shape, "index_put_");
-  } catch (const std::runtime_error&) {
-    throw std::runtime_error(message("shape mismatch: value tensor of shape ", shape_str(values->sizes()),
-                                     " cannot be broadcast to indexing result of shape ", shape_str(A.shape)));
-  }
+  Tensor v = advanced_index_values(values, A.shape);
   if (shape_numel(A.shape) == 0) return;
   if (v->dtype() != self->dtype() || v->storage() == self->storage()) {
     Tensor c = ember::empty(v->sizes(), self->dtype());
@@ -724,25 +810,12 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Ten
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value, const Tensor& out) {
   check_cpu(self, "masked_fill");
   check_cpu(mask, "masked_fill");
-  if (mask->dtype() != ScalarType::Bool) {
-    throw std::runtime_error(message("masked_fill_ only supports boolean masks, but got mask with dtype ",
-                                     dtype_name(mask->dtype())));
-  }
-  if (value->dim() != 0) {
-    throw std::runtime_error(message("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
-                                     value->dim(), " dimension(s)."));
-  }
-  Tensor v = fill_value("masked_fill", value, self->dtype());
+  const Shape b = masked_fill_meta(self, mask, value, out);
+  Tensor v = to_dtype(value, self->dtype());
   Tensor res;
   if (out == self) {
-    const Shape b = broadcast_shapes(self->sizes(), mask->sizes(), "masked_fill_");
-    if (b != self->sizes()) {
-      throw std::runtime_error(message("masked_fill_(): output with shape ", shape_str(self->sizes()),
-                                       " doesn't match the broadcast shape ", shape_str(b)));
-    }
     res = self;
   } else {
-    const Shape b = broadcast_shapes(self->sizes(), mask->sizes(), "masked_fill");
     res = ember::empty(b, self->dtype());
     copy_into(res, self);
   }
@@ -765,11 +838,7 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value, 
 Tensor masked_select(const Tensor& self, const Tensor& mask, const Tensor& out) {
   check_cpu(self, "masked_select");
   check_cpu(mask, "masked_select");
-  if (mask->dtype() != ScalarType::Bool) throw std::runtime_error("masked_select: expected BoolTensor for mask");
-  if (out && out->dtype() != self->dtype()) {
-    throw std::runtime_error("masked_select(): self and result must have the same scalar type");
-  }
-  const Shape b = broadcast_shapes(self->sizes(), mask->sizes(), "masked_select");
+  const Shape b = masked_select_meta(self, mask, out);
   Tensor s = expand_to(self, b, "masked_select");
   Tensor m = expand_to(mask, b, "masked_select");
   if (s->is_contiguous() && m->is_contiguous() && shape_numel(b) >= 2 * kParallelGrain) {
@@ -897,53 +966,23 @@ Tensor nonzero(const Tensor& self) {
 
 namespace ember::cpu {
 
+// self[indices] (a copy) for indices in index_put's form; only full slices: a copy of self.
+Tensor _index(const Tensor& self, const std::vector<Tensor>& indices) {
+  check_cpu(self, "index");
+  const std::vector<Tensor> adv = advanced_indices("index", self, indices);
+  for (const Tensor& t : adv) {
+    if (t) return ember::index_get(self, adv);
+  }
+  return ops::clone(self);
+}
+
 // self[indices] = values (+= with accumulate; repeated indices add up). indices: one entry per
 // leading dim of self, an index tensor, a bool mask (covering as many dims as it has) or a null
 // tensor (None, a full slice). In place when out is self, else on a copy.
 Tensor index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate,
                  const Tensor& out) {
   Tensor target = out ? out : ops::clone(self);
-  if (values->dtype() != target->dtype()) {
-    throw std::runtime_error(message("index_put: the source and destination dtypes must match, got ",
-                                     dtype_name(target->dtype()), " for the destination and ", dtype_name(values->dtype()),
-                                     " for the source."));
-  }
-  std::vector<Tensor> adv;
-  int64_t d = 0;
-  for (const Tensor& t : indices) {
-    if (!t) {  // None: a full slice
-      adv.emplace_back();
-      ++d;
-      continue;
-    }
-    if (t->dtype() == ScalarType::Bool || t->dtype() == ScalarType::UInt8) {
-      Tensor m = to_dtype(t, ScalarType::Bool);
-      const int64_t k = m->dim();
-      if (d + k > target->dim()) {
-        throw IndexError(message("index_put: too many indices for tensor of dimension ", target->dim()));
-      }
-      for (int64_t j = 0; j < k; ++j) {
-        if (m->sizes()[j] != target->sizes()[d + j]) {
-          throw IndexError(message("The shape of the mask ", shape_str(m->sizes()), " at index ", j,
-                                   " does not match the shape of the indexed tensor ", shape_str(target->sizes()),
-                                   " at index ", d + j));
-        }
-      }
-      Tensor nz = ops::nonzero(m);
-      const int64_t n = nz->sizes()[0];
-      for (int64_t j = 0; j < k; ++j) adv.push_back(make_view(nz, {n}, {k}, nz->offset() + j));
-      d += k;
-      continue;
-    }
-    if (t->dtype() != ScalarType::Int64 && t->dtype() != ScalarType::Int32) {
-      throw IndexError("tensors used as indices must be long, int, byte or bool tensors");
-    }
-    adv.push_back(t);
-    ++d;
-  }
-  if (d > target->dim()) {
-    throw IndexError(message("index_put: too many indices for tensor of dimension ", target->dim(), " (got ", d, ")"));
-  }
+  const std::vector<Tensor> adv = index_put_indices(target, indices, values);
   bool any = false;
   for (const Tensor& t : adv) any |= static_cast<bool>(t);
   if (any) {

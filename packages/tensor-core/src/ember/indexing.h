@@ -1,4 +1,6 @@
-// Advanced (NumPy-style) indexing behind the [] operator.
+// Advanced (NumPy-style) indexing behind the [] operator. index_get and index_put are the CPU
+// implementations (CPU tensors only); ops::_index and ops::index_put run them, or the CUDA
+// kernels, on any device.
 #pragma once
 
 #include <vector>
@@ -19,6 +21,14 @@ Tensor index_get(const Tensor& self, const std::vector<Tensor>& indices);
 // the shape index_get would return (leading size-1 dims of values are ignored) and are cast
 // to self's dtype. All indices are validated before anything is written.
 void index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate);
+
+// indices in index_put's form (the `Tensor?[] indices` of index_put and _index) normalised for
+// index_get / index_put: one entry per leading dim of target it indexes, a null tensor (a full
+// slice, kept null), a bool/uint8 mask replaced by one index tensor per dim it covers (the
+// columns of its nonzero(), computed on the mask's device; its sizes must match target's), or
+// an int64/int32 index tensor as it is. IndexError (messages starting with `op`) for other
+// dtypes and for more dims indexed than target has.
+std::vector<Tensor> advanced_indices(const char* op, const Tensor& target, const std::vector<Tensor>& indices);
 
 // The value of a 0-d tensor as a Scalar (bool, int or float by dtype category).
 Scalar scalar_of(const Tensor& t);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ember/blas.h"
+#include "ember/linalg_meta.h"
 #include "ember/ops_util.h"
 #include "ember/parallel.h"
 
@@ -548,24 +549,7 @@ template <typename T> T dot_kernel(int64_t n, const T* x, int64_t sx, const T* y
 }
 
 Tensor dot_impl(const char* op, const Tensor& self, const Tensor& tensor, const Tensor& out) {
-  if (self->dim() != 1 || tensor->dim() != 1) {
-    throw std::runtime_error(message(op, ": 1D tensors expected, but got ", self->dim(), "D and ", tensor->dim(),
-                                     "D tensors (shapes ", shape_str(self->sizes()), " and ",
-                                     shape_str(tensor->sizes()), ")"));
-  }
-  if (self->numel() != tensor->numel()) {
-    throw std::runtime_error(message(op, ": inconsistent tensor size, expected tensor [", self->numel(),
-                                     "] and src [", tensor->numel(),
-                                     "] to have the same number of elements, but got ", self->numel(), " and ",
-                                     tensor->numel(), " elements respectively"));
-  }
-  if (self->dtype() != tensor->dtype()) {
-    throw std::runtime_error(message(op, ": expected both vectors to have same dtype, but found ",
-                                     scalar_type_name(self->dtype()), " and ", scalar_type_name(tensor->dtype())));
-  }
-  const ScalarType dt = self->dtype();
-  check_not_bool(op, dt);
-  check_out_dtype(op, out, dt);
+  const ScalarType dt = dot_meta(op, self, tensor, out);
   Tensor res = prepare_out(op, out, {}, dt);
   dispatch_numeric(dt, op, [&](auto tag) {
     using T = decltype(tag);
@@ -620,31 +604,10 @@ Tensor bmm(const Tensor& self, const Tensor& mat2, const Tensor& out) {
 
 Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha,
              const Tensor& out) {
-  if (mat1->dim() != 2) {
-    throw std::runtime_error(message("addmm: mat1 must be a matrix, got a ", mat1->dim(), "-D tensor of shape ",
-                                     shape_str(mat1->sizes())));
-  }
-  if (mat2->dim() != 2) {
-    throw std::runtime_error(message("addmm: mat2 must be a matrix, got a ", mat2->dim(), "-D tensor of shape ",
-                                     shape_str(mat2->sizes())));
-  }
-  check_same_dtype("addmm", mat1, mat2);
-  if (self->dtype() != mat2->dtype()) {
-    throw std::runtime_error(message("addmm: self and mat2 must have the same dtype, but got ",
-                                     scalar_type_name(self->dtype()), " and ", scalar_type_name(mat2->dtype())));
-  }
-  const ScalarType dt = mat1->dtype();
-  check_not_bool("addmm", dt);
-  if (mat1->size(1) != mat2->size(0)) throw_cannot_multiply("addmm", mat1->sizes(), mat2->sizes());
-  const Shape shape{mat1->size(0), mat2->size(1)};
-  Tensor bias = expand_to(self, shape, "addmm");  // validates the broadcast
-  // integer products take alpha and beta truncated to integers, as PyTorch does
-  Scalar a = is_floating(dt) ? Scalar::from_double(alpha.to_double()) : Scalar::from_int(alpha.to_int());
-  Scalar b = is_floating(dt) ? Scalar::from_double(beta.to_double()) : Scalar::from_int(beta.to_int());
-  const bool use_self = b.to_double() != 0.0;  // beta == 0: self is ignored, NaN included
-  return run_product("addmm", mat1, mat2, {}, shape, dt, use_self ? bias : Tensor(), a, b, out);
+  const AddmmMeta m = addmm_meta(self, mat1, mat2, beta, alpha, out);
+  Tensor bias = m.use_self ? expand_to(self, m.shape, "addmm") : Tensor();
+  return run_product("addmm", mat1, mat2, {}, m.shape, m.dtype, bias, m.alpha, m.beta, out);
 }
-
 
 Tensor matmul(const Tensor& self, const Tensor& other, const Tensor& out) {
   const int64_t da = self->dim(), db = other->dim();
@@ -689,6 +652,60 @@ Tensor matmul(const Tensor& self, const Tensor& other, const Tensor& out) {
 }
 
 }  // namespace ember::cpu
+
+namespace ember {
+
+ScalarType dot_meta(const char* op, const Tensor& self, const Tensor& tensor, const Tensor& out) {
+  if (self->dim() != 1 || tensor->dim() != 1) {
+    throw std::runtime_error(message(op, ": 1D tensors expected, but got ", self->dim(), "D and ", tensor->dim(),
+                                     "D tensors (shapes ", shape_str(self->sizes()), " and ",
+                                     shape_str(tensor->sizes()), ")"));
+  }
+  if (self->numel() != tensor->numel()) {
+    throw std::runtime_error(message(op, ": inconsistent tensor size, expected tensor [", self->numel(),
+                                     "] and src [", tensor->numel(),
+                                     "] to have the same number of elements, but got ", self->numel(), " and ",
+                                     tensor->numel(), " elements respectively"));
+  }
+  if (self->dtype() != tensor->dtype()) {
+    throw std::runtime_error(message(op, ": expected both vectors to have same dtype, but found ",
+                                     scalar_type_name(self->dtype()), " and ", scalar_type_name(tensor->dtype())));
+  }
+  const ScalarType dt = self->dtype();
+  cpu::check_not_bool(op, dt);
+  cpu::check_out_dtype(op, out, dt);
+  return dt;
+}
+
+AddmmMeta addmm_meta(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
+                     const Scalar& alpha, const Tensor& out) {
+  if (mat1->dim() != 2) {
+    throw std::runtime_error(message("addmm: mat1 must be a matrix, got a ", mat1->dim(), "-D tensor of shape ",
+                                     shape_str(mat1->sizes())));
+  }
+  if (mat2->dim() != 2) {
+    throw std::runtime_error(message("addmm: mat2 must be a matrix, got a ", mat2->dim(), "-D tensor of shape ",
+                                     shape_str(mat2->sizes())));
+  }
+  cpu::check_same_dtype("addmm", mat1, mat2);
+  if (self->dtype() != mat2->dtype()) {
+    throw std::runtime_error(message("addmm: self and mat2 must have the same dtype, but got ",
+                                     scalar_type_name(self->dtype()), " and ", scalar_type_name(mat2->dtype())));
+  }
+  const ScalarType dt = mat1->dtype();
+  cpu::check_not_bool("addmm", dt);
+  if (mat1->size(1) != mat2->size(0)) cpu::throw_cannot_multiply("addmm", mat1->sizes(), mat2->sizes());
+  const Shape shape{mat1->size(0), mat2->size(1)};
+  expand_to(self, shape, "addmm");  // validates the broadcast
+  // integer products take alpha and beta truncated to integers, as PyTorch does
+  const Scalar a = is_floating(dt) ? Scalar::from_double(alpha.to_double()) : Scalar::from_int(alpha.to_int());
+  const Scalar b = is_floating(dt) ? Scalar::from_double(beta.to_double()) : Scalar::from_int(beta.to_int());
+  const bool use_self = b.to_double() != 0.0;  // beta == 0: self is ignored, NaN included
+  cpu::check_out_dtype("addmm", out, dt);
+  return {shape, dt, a, b, use_self};
+}
+
+}  // namespace ember
 
 namespace ember::ops {
 

@@ -87,7 +87,7 @@ py::object tensor_to(py::object py_self, py::args args, py::kwargs kwargs) {
   Tensor self = py_self.cast<Tensor>();
   std::optional<ScalarType> dtype;
   std::optional<Device> device;
-  bool copy = false;
+  bool copy = false, non_blocking = false;
   auto take = [&](py::handle a) {
     py::detail::make_caster<ScalarType> dc;
     if (dc.load(a, false) && !PyUnicode_Check(a.ptr())) { dtype = py::detail::cast_op<ScalarType>(dc); return; }
@@ -104,7 +104,10 @@ py::object tensor_to(py::object py_self, py::args args, py::kwargs kwargs) {
                             "; expected a dtype, a device (or device string) or a tensor"));
   };
   for (auto a : args) {
-    if (PyBool_Check(a.ptr())) continue;  // legacy non_blocking positional
+    if (PyBool_Check(a.ptr())) {  // the legacy non_blocking positional
+      non_blocking = a.cast<bool>();
+      continue;
+    }
     take(a);
   }
   for (auto kv : kwargs) {
@@ -112,7 +115,8 @@ py::object tensor_to(py::object py_self, py::args args, py::kwargs kwargs) {
     if (k == "dtype") { if (!kv.second.is_none()) dtype = kv.second.cast<ScalarType>(); }
     else if (k == "device") { if (!kv.second.is_none()) device = kv.second.cast<Device>(); }
     else if (k == "copy") copy = kv.second.cast<bool>();
-    else if (k == "non_blocking" || k == "memory_format") continue;
+    else if (k == "non_blocking") non_blocking = kv.second.cast<bool>();
+    else if (k == "memory_format") continue;
     else throw TypeError(message("to() got an unexpected keyword argument '", k, "'"));
   }
   const Device target_device = device ? concrete_device(*device) : self->device();
@@ -121,7 +125,7 @@ py::object tensor_to(py::object py_self, py::args args, py::kwargs kwargs) {
   Tensor out = ember::empty(self->sizes(), target, target_device);
   {
     py::gil_scoped_release nogil;
-    ops::copy(out, self, out);
+    ops::copy(out, self, non_blocking, out);
   }
   py::object res = py::cast(out);
   if (autograd_hook_installed() && needs_grad(self)) {
@@ -341,11 +345,7 @@ void bind_tensor_class(py::module_& m, TensorClass& cls) {
   m.def("tensor", [](py::handle data, std::optional<ScalarType> dtype, std::optional<Device> device,
                      bool requires_grad) {
     Tensor t = tensor_from_data(data, dtype);
-    if (device && device->type != DeviceType::CPU) {
-      Tensor moved = ember::empty(t->sizes(), t->dtype(), concrete_device(*device));
-      ops::copy(moved, t, moved);
-      t = moved;
-    }
+    if (device) t = to_device(t, concrete_device(*device));
     if (requires_grad) set_requires_grad(t, true);
     return t;
   }, py::arg("data"), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
@@ -356,10 +356,7 @@ void bind_tensor_class(py::module_& m, TensorClass& cls) {
     Tensor t = from_dlpack(obj);
     if (!device.is_none()) {
       const Device want = concrete_device(parse_device(device));
-      if (want != t->device()) {  // a copy to the device asked for
-        Tensor moved = ember::empty(t->sizes(), t->dtype(), want);
-        return ops::copy(moved, t, moved);
-      }
+      if (want != t->device()) return to_device(t, want);  // a copy to the device asked for
     }
     return (!copy.is_none() && copy.cast<bool>()) ? ops::clone(t) : t;
   }, py::arg("ext_tensor"), py::kw_only(), py::arg("device") = py::none(), py::arg("copy") = py::none(),

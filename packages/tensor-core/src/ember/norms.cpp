@@ -16,9 +16,124 @@
 
 #include "ember/index_nn_meta.h"
 #include "ember/lane_sum.h"
+#include "ember/norm_meta.h"
 #include "ember/ops_util.h"
 #include "ember/parallel.h"
 #include "ember/simd.h"
+
+namespace ember {
+namespace {
+
+void check_numel(const char* what, const Tensor& t, int64_t C) {
+  if (t && t->numel() != C) {
+    throw std::runtime_error(message(what, " should contain ", C, " elements not ", t->numel()));
+  }
+}
+
+ScalarType param_dtype(const Tensor& input, std::initializer_list<const Tensor*> params) {
+  for (const Tensor* p : params) {
+    if (*p) return (*p)->dtype();
+  }
+  return input->dtype();
+}
+
+}  // namespace
+
+BatchNormMeta native_batch_norm_meta(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                                     const Tensor& running_mean, const Tensor& running_var, bool training) {
+  const int64_t nd = input->dim();
+  if (nd < 2) {
+    throw IndexError(nd == 0 ? std::string("Dimension specified as 1 but tensor has no dimensions")
+                             : message("Dimension out of range (expected to be in range of [-1, 0], but got 1)"));
+  }
+  const int64_t N = input->size(0), C = input->size(1);
+  const int64_t S = N * C != 0 ? input->numel() / (N * C) : 0;
+  const int64_t M = N * S;  // values per channel
+  check_numel("running_mean", running_mean, C);
+  check_numel("running_var", running_var, C);
+  check_numel("weight", weight, C);
+  check_numel("bias", bias, C);
+  for (const Tensor* p : {&weight, &bias, &running_mean, &running_var}) check_norm_param_dtype(input, *p);
+  if (static_cast<bool>(running_mean) != static_cast<bool>(running_var)) {
+    throw ValueError("running_mean and running_var must either both be None or neither be None");
+  }
+  if (!training && !running_mean) throw std::runtime_error("running_mean must be defined in evaluation mode");
+  if (training && M == 0) {
+    throw std::runtime_error(message("input tensor must have at least one element, but got input_sizes = ",
+                                     shape_str(input->sizes())));
+  }
+  return {N, C, S, M, param_dtype(input, {&weight, &bias, &running_mean, &running_var})};
+}
+
+BatchNormMeta native_batch_norm_backward_meta(const Tensor& grad_out, const Tensor& input, const Tensor& weight,
+                                              const Tensor& running_mean, const Tensor& running_var,
+                                              const Tensor& save_mean, const Tensor& save_invstd, bool train) {
+  const char* op = "native_batch_norm_backward";
+  check_norm_grad_out(op, grad_out, input);
+  if (input->dim() < 2) throw std::runtime_error(message(op, ": expected an (N, C, *) input"));
+  const int64_t N = input->size(0), C = input->size(1);
+  const int64_t S = N * C != 0 ? input->numel() / (N * C) : 0, M = N * S;
+  check_numel("weight", weight, C);
+  const Tensor& mean_t = train ? save_mean : running_mean;
+  const Tensor& var_t = train ? save_invstd : running_var;
+  if (!mean_t || !var_t || mean_t->numel() != C || var_t->numel() != C) {
+    throw std::runtime_error(message(op, train ? ": save_mean and save_invstd" : ": running_mean and running_var",
+                                     " of ", C, " elements are required"));
+  }
+  check_norm_param_readable(mean_t);
+  check_norm_param_readable(var_t);
+  check_norm_param_readable(weight);
+  return {N, C, S, M, weight ? weight->dtype() : input->dtype()};
+}
+
+void native_group_norm_meta(const Tensor& input, const Tensor& weight, const Tensor& bias, int64_t N, int64_t C,
+                            int64_t HxW, int64_t group) {
+  const char* op = "native_group_norm";
+  if (group <= 0) {
+    throw std::runtime_error(message(op, ": expected a positive number of groups, but got group=", group));
+  }
+  if (C % group != 0) {
+    throw std::runtime_error(message("Expected number of channels in input to be divisible by num_groups, but got "
+                                     "input of shape ", shape_str(input->sizes()), " and num_groups=", group));
+  }
+  if (weight && (weight->dim() != 1 || weight->numel() != C)) {
+    throw std::runtime_error(message("Expected weight to be a vector of size equal to the number of channels in "
+                                     "input, but got weight of shape ", shape_str(weight->sizes()),
+                                     " and input of shape ", shape_str(input->sizes())));
+  }
+  if (bias && (bias->dim() != 1 || bias->numel() != C)) {
+    throw std::runtime_error(message("Expected bias to be a vector of size equal to the number of channels in "
+                                     "input, but got bias of shape ", shape_str(bias->sizes()),
+                                     " and input of shape ", shape_str(input->sizes())));
+  }
+  if (input->dim() < 2 || input->size(0) != N || input->size(1) != C || input->numel() != N * C * HxW) {
+    throw std::runtime_error(message(op, ": expected an input of shape (N, C, *) with N * C * HxW = ", N, " * ", C,
+                                     " * ", HxW, " elements, but got input of size ", shape_str(input->sizes())));
+  }
+  check_norm_param_dtype(input, weight);
+  check_norm_param_dtype(input, bias);
+}
+
+void native_group_norm_backward_meta(const Tensor& grad_out, const Tensor& input, const Tensor& mean,
+                                     const Tensor& rstd, const Tensor& weight, int64_t N, int64_t C, int64_t HxW,
+                                     int64_t group) {
+  const char* op = "native_group_norm_backward";
+  check_norm_grad_out(op, grad_out, input);
+  if (group <= 0 || C % group != 0 || input->numel() != N * C * HxW) {
+    throw std::runtime_error(message(op, ": expected an input of N * C * HxW = ", N, " * ", C, " * ", HxW,
+                                     " elements and C divisible by group=", group, ", but got input of size ",
+                                     shape_str(input->sizes())));
+  }
+  if (mean->numel() != N * group || rstd->numel() != N * group) {
+    throw std::runtime_error(message(op, ": expected mean and rstd of N * group = ", N * group, " elements"));
+  }
+  check_numel("weight", weight, C);
+  check_norm_param_readable(mean);
+  check_norm_param_readable(rstd);
+  check_norm_param_readable(weight);
+}
+
+}  // namespace ember
 
 namespace ember::cpu {
 namespace {
@@ -46,13 +161,6 @@ Tensor from_doubles(const std::vector<double>& v, const Shape& shape, ScalarType
   return t;
 }
 
-ScalarType param_dtype(const Tensor& input, std::initializer_list<const Tensor*> params) {
-  for (const Tensor* p : params) {
-    if (*p) return (*p)->dtype();
-  }
-  return input->dtype();
-}
-
 // Sum and M2 (sum of squared deviations from the mean) of the n values at p (contiguous).
 template <typename T> void row_stats(const T* p, int64_t n, double& sum_out, double& m2_out) {
   double sum = 0, m2 = 0;
@@ -73,12 +181,6 @@ template <typename T> void affine_row(const T* x, T* y, int64_t n, double scale,
   });
 }
 
-void check_numel(const char* what, const Tensor& t, int64_t C) {
-  if (t && t->numel() != C) {
-    throw std::runtime_error(message(what, " should contain ", C, " elements not ", t->numel()));
-  }
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------- batch norm
@@ -88,28 +190,9 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
                                                      bool training, double momentum, double eps) {
   const char* op = "native_batch_norm";
   check_cpu(input, op);
-  const int64_t nd = input->dim();
-  if (nd < 2) {
-    throw IndexError(nd == 0 ? std::string("Dimension specified as 1 but tensor has no dimensions")
-                             : message("Dimension out of range (expected to be in range of [-1, 0], but got 1)"));
-  }
-  const int64_t N = input->size(0), C = input->size(1);
-  const int64_t S = N * C ? input->numel() / (N * C) : 0;
-  const int64_t M = N * S;  // values per channel
-  check_numel("running_mean", running_mean, C);
-  check_numel("running_var", running_var, C);
-  check_numel("weight", weight, C);
-  check_numel("bias", bias, C);
-  for (const Tensor* p : {&weight, &bias, &running_mean, &running_var}) check_norm_param_dtype(input, *p);
-  if (static_cast<bool>(running_mean) != static_cast<bool>(running_var)) {
-    throw ValueError("running_mean and running_var must either both be None or neither be None");
-  }
-  if (!training && !running_mean) throw std::runtime_error("running_mean must be defined in evaluation mode");
-  if (training && M == 0) {
-    throw std::runtime_error(message("input tensor must have at least one element, but got input_sizes = ",
-                                     shape_str(input->sizes())));
-  }
-  const ScalarType sdt = param_dtype(input, {&weight, &bias, &running_mean, &running_var});
+  const BatchNormMeta bm = native_batch_norm_meta(input, weight, bias, running_mean, running_var, training);
+  const int64_t N = bm.N, C = bm.C, S = bm.S, M = bm.M;
+  const ScalarType sdt = bm.stat_dtype;
   const std::vector<double> w = weight ? to_doubles(weight) : std::vector<double>(C, 1.0);
   const std::vector<double> b = bias ? to_doubles(bias) : std::vector<double>(C, 0.0);
   std::vector<double> mean(C), invstd(C), scale(C), shift(C);
@@ -270,29 +353,7 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const 
                                                      int64_t N, int64_t C, int64_t HxW, int64_t group, double eps) {
   const char* op = "native_group_norm";
   check_cpu(input, op);
-  if (group <= 0) {
-    throw std::runtime_error(message(op, ": expected a positive number of groups, but got group=", group));
-  }
-  if (C % group != 0) {
-    throw std::runtime_error(message("Expected number of channels in input to be divisible by num_groups, but got "
-                                     "input of shape ", shape_str(input->sizes()), " and num_groups=", group));
-  }
-  if (weight && (weight->dim() != 1 || weight->numel() != C)) {
-    throw std::runtime_error(message("Expected weight to be a vector of size equal to the number of channels in "
-                                     "input, but got weight of shape ", shape_str(weight->sizes()),
-                                     " and input of shape ", shape_str(input->sizes())));
-  }
-  if (bias && (bias->dim() != 1 || bias->numel() != C)) {
-    throw std::runtime_error(message("Expected bias to be a vector of size equal to the number of channels in "
-                                     "input, but got bias of shape ", shape_str(bias->sizes()),
-                                     " and input of shape ", shape_str(input->sizes())));
-  }
-  if (input->dim() < 2 || input->size(0) != N || input->size(1) != C || input->numel() != N * C * HxW) {
-    throw std::runtime_error(message(op, ": expected an input of shape (N, C, *) with N * C * HxW = ", N, " * ", C,
-                                     " * ", HxW, " elements, but got input of size ", shape_str(input->sizes())));
-  }
-  check_norm_param_dtype(input, weight);
-  check_norm_param_dtype(input, bias);
+  native_group_norm_meta(input, weight, bias, N, C, HxW, group);
   const int64_t D = C / group, K = D * HxW, R = N * group;
   const std::vector<double> w = weight ? to_doubles(weight) : std::vector<double>(C, 1.0);
   const std::vector<double> b = bias ? to_doubles(bias) : std::vector<double>(C, 0.0);
@@ -355,17 +416,11 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(const Tensor& grad
                                                               const Tensor& save_invstd, bool train, double eps) {
   const char* op = "native_batch_norm_backward";
   check_cpu(input, op);
-  check_norm_grad_out(op, grad_out, input);
-  if (input->dim() < 2) throw std::runtime_error(message(op, ": expected an (N, C, *) input"));
-  const int64_t N = input->size(0), C = input->size(1);
-  const int64_t S = N * C ? input->numel() / (N * C) : 0, M = N * S;
-  check_numel("weight", weight, C);
+  const BatchNormMeta bm = native_batch_norm_backward_meta(grad_out, input, weight, running_mean, running_var,
+                                                           save_mean, save_invstd, train);
+  const int64_t N = bm.N, C = bm.C, S = bm.S, M = bm.M;
   const Tensor& mean_t = train ? save_mean : running_mean;
   const Tensor& var_t = train ? save_invstd : running_var;
-  if (!mean_t || !var_t || mean_t->numel() != C || var_t->numel() != C) {
-    throw std::runtime_error(message(op, train ? ": save_mean and save_invstd" : ": running_mean and running_var",
-                                     " of ", C, " elements are required"));
-  }
   std::vector<double> mean = to_doubles(mean_t), invstd = to_doubles(var_t);
   if (!train) {
     for (double& v : invstd) v = 1.0 / std::sqrt(v + eps);
@@ -524,16 +579,7 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(const Tensor& grad
                                                               int64_t HxW, int64_t group) {
   const char* op = "native_group_norm_backward";
   check_cpu(input, op);
-  check_norm_grad_out(op, grad_out, input);
-  if (group <= 0 || C % group != 0 || input->numel() != N * C * HxW) {
-    throw std::runtime_error(message(op, ": expected an input of N * C * HxW = ", N, " * ", C, " * ", HxW,
-                                     " elements and C divisible by group=", group, ", but got input of size ",
-                                     shape_str(input->sizes())));
-  }
-  if (mean->numel() != N * group || rstd->numel() != N * group) {
-    throw std::runtime_error(message(op, ": expected mean and rstd of N * group = ", N * group, " elements"));
-  }
-  check_numel("weight", weight, C);
+  native_group_norm_backward_meta(grad_out, input, mean, rstd, weight, N, C, HxW, group);
   const int64_t D = C / group, K = D * HxW;
   const std::vector<double> mu = to_doubles(mean), rs = to_doubles(rstd);
   const std::vector<double> w = weight ? to_doubles(weight) : std::vector<double>(C, 1.0);

@@ -164,12 +164,14 @@ void throw_not_on_cpu(const Device& d) {
                                     d.type == DeviceType::CUDA ? "CUDA" : "device", " kernel yet"));
 }
 
-Tensor to_host(const Tensor& t) {
-  if (t->device().type == DeviceType::CPU) return t;
-  Tensor out = empty(t->sizes(), t->dtype());
-  ops::copy(out, t, out);
+Tensor to_device(const Tensor& t, const Device& device) {
+  if (!t || t->device() == device || (t->device().type == DeviceType::CPU && device.type == DeviceType::CPU)) return t;
+  Tensor out = empty(t->sizes(), t->dtype(), device);
+  ops::copy(out, t, false, out);
   return out;
 }
+
+Tensor to_host(const Tensor& t) { return to_device(t, Device{}); }
 
 void fill_with(const Tensor& dst, const Scalar& value) {
   if (dst->numel() == 0) return;
@@ -229,7 +231,7 @@ Tensor finish_out(const char* op, const Tensor& out, const Tensor& result) {
   if (out->device().type == DeviceType::CPU) {
     copy_into(out, result);
   } else {
-    ops::copy(out, result, out);
+    ops::copy(out, result, false, out);
   }
   return out;
 }

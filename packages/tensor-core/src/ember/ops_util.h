@@ -24,7 +24,10 @@ Tensor as_contiguous(const Tensor& t);
 
 // Writes src (broadcast to dst's shape, cast to dst's dtype) into dst.
 void copy_into(const Tensor& dst, const Tensor& src);
-// t itself when on the CPU, else a CPU copy of it (which waits for the device's queued work).
+// t itself when on device (null stays null), else a copy of it there (a copy to the CPU waits
+// for the source device's queued work).
+Tensor to_device(const Tensor& t, const Device& device);
+// to_device(t, the CPU).
 Tensor to_host(const Tensor& t);
 void fill_with(const Tensor& dst, const Scalar& value);
 
@@ -64,5 +67,11 @@ void check_index_tensor(const char* op, const Tensor& index);
 // or absent); the output shape with or without kept dims.
 std::vector<int64_t> reduce_dims(const char* op, const std::optional<Shape>& dims, int64_t ndim);
 Shape reduced_shape(const Shape& in, const std::vector<int64_t>& dims, bool keepdim);
+
+namespace ops {
+// self seen with the order of dims reversed (negative strides; flip's checks and messages);
+// self itself when empty.
+Tensor reversed_view(const Tensor& self, const Shape& dims);
+}  // namespace ops
 
 }  // namespace ember

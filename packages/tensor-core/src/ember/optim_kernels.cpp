@@ -18,18 +18,15 @@
 #include <type_traits>
 #include <vector>
 
+#include "ember/optim_meta.h"
 #include "ember/ops_util.h"
 #include "ember/parallel.h"
 #include "ember/simd.h"
 
-namespace ember::cpu {
-namespace {
+namespace ember {
 
-constexpr int64_t kBlock = 1 << 15;
-
-// A list argument: empty (unused), or one tensor per parameter.
-void check_list(const char* op, const char* name, const std::vector<Tensor>& list, const std::vector<Tensor>& params,
-                bool required) {
+void check_fused_list(const char* op, const char* name, const std::vector<Tensor>& list,
+                      const std::vector<Tensor>& params, bool required) {
   if (list.empty() && !required) return;
   if (list.size() != params.size()) {
     throw std::runtime_error(message(op, ": expected ", params.size(), " tensors in ", name, " (one per parameter), got ",
@@ -53,7 +50,7 @@ void check_list(const char* op, const char* name, const std::vector<Tensor>& lis
   }
 }
 
-void check_params(const char* op, const std::vector<Tensor>& params) {
+void check_fused_params(const char* op, const std::vector<Tensor>& params, DeviceType device) {
   for (size_t i = 0; i < params.size(); ++i) {
     const Tensor& p = params[i];
     if (!p) throw TypeError(message(op, ": params[", i, "] is None"));
@@ -61,9 +58,10 @@ void check_params(const char* op, const std::vector<Tensor>& params) {
       throw NotImplementedError(message(op, ": params[", i, "] has dtype ", dtype_name(p->dtype()),
                                         "; the fused step supports float32 and float64"));
     }
-    if (p->device().type != DeviceType::CPU) {
+    if (p->device().type != device) {
       throw NotImplementedError(message(op, ": params[", i, "] is on ", p->device().str(),
-                                        "; this fused kernel runs on the CPU"));
+                                        "; this fused kernel runs on ",
+                                        device == DeviceType::CPU ? "the CPU" : "CUDA"));
     }
     if (p->dtype() != params[0]->dtype()) {
       throw std::runtime_error(message(op, ": all params must have one dtype; params[0] is ",
@@ -72,6 +70,48 @@ void check_params(const char* op, const std::vector<Tensor>& params) {
     }
   }
 }
+
+void fused_adam_meta(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                     const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs,
+                     const std::vector<Tensor>& max_exp_avg_sqs, const std::vector<Tensor>& state_steps,
+                     bool amsgrad, DeviceType device) {
+  const char* op = "_fused_adam_";
+  check_fused_params(op, params, device);
+  check_fused_list(op, "params", params, params, true);
+  check_fused_list(op, "grads", grads, params, true);
+  check_fused_list(op, "exp_avgs", exp_avgs, params, true);
+  check_fused_list(op, "exp_avg_sqs", exp_avg_sqs, params, true);
+  check_fused_list(op, "max_exp_avg_sqs", max_exp_avg_sqs, params, amsgrad);
+  if (state_steps.size() != params.size()) {
+    throw std::runtime_error(message(op, ": expected ", params.size(), " tensors in state_steps (one per parameter), got ",
+                                     state_steps.size()));
+  }
+}
+
+void check_adam_step(const char* op, const Tensor& step, size_t i) {
+  if (!step || step->numel() != 1) {
+    throw std::runtime_error(message(op, ": state_steps[", i, "] must be a one-element tensor"));
+  }
+  if (step->dtype() != ScalarType::Float32 && step->dtype() != ScalarType::Float64) {
+    throw std::runtime_error(message(op, ": state_steps[", i, "] must be float32 or float64, got ",
+                                     dtype_name(step->dtype())));
+  }
+}
+
+void fused_sgd_meta(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                    const std::vector<Tensor>& momentum_buffers, double momentum, DeviceType device) {
+  const char* op = "_fused_sgd_";
+  check_fused_params(op, params, device);
+  check_fused_list(op, "grads", grads, params, true);
+  check_fused_list(op, "momentum_buffers", momentum_buffers, params, momentum != 0);
+}
+
+}  // namespace ember
+
+namespace ember::cpu {
+namespace {
+
+constexpr int64_t kBlock = 1 << 15;
 
 struct Block {
   int64_t tensor, begin, end;
@@ -92,16 +132,9 @@ template <typename F> void for_blocks(const std::vector<Tensor>& params, F&& run
 
 // step += 1 in the step tensor's dtype; returns the new value.
 double advance_step(const char* op, const Tensor& step, size_t i) {
-  if (!step || step->numel() != 1) {
-    throw std::runtime_error(message(op, ": state_steps[", i, "] must be a one-element tensor"));
-  }
-  switch (step->dtype()) {
-    case ScalarType::Float32: return *step->data<float>() += 1.0f;
-    case ScalarType::Float64: return *step->data<double>() += 1.0;
-    default:
-      throw std::runtime_error(message(op, ": state_steps[", i, "] must be float32 or float64, got ",
-                                       dtype_name(step->dtype())));
-  }
+  check_adam_step(op, step, i);
+  if (step->dtype() == ScalarType::Float32) return *step->data<float>() += 1.0f;
+  return *step->data<double>() += 1.0;
 }
 
 // x + a * y as the core's add(x, y, alpha=a) rounds it at the dispatch level in use.
@@ -115,11 +148,6 @@ template <bool kFma, typename T> inline T madd(T a, T y, T x) {
 
 // NaN-propagating maximum, as the core's maximum.
 template <typename T> inline T nan_max(T a, T b) { return (a != a || b != b) ? a + b : (a > b ? a : b); }
-
-template <typename T> struct AdamScalars {
-  T sign, wd, decay, w, w1, beta2, one_minus_beta2, bc2_sqrt, eps, neg_step_size;
-  bool lerp_from_avg;
-};
 
 template <typename T, bool kFma, bool kAmsgrad, bool kCoupledDecay>
 void adam_block(T* __restrict__ p, const T* __restrict__ g, T* __restrict__ m, T* __restrict__ v,
@@ -180,28 +208,6 @@ void fused_adam_typed(const std::vector<Tensor>& params, const std::vector<Tenso
   } else {
     coupled ? run(F{}, Tr{}) : run(F{}, F{});
   }
-}
-
-// The step's scalars, rounded as ember_optim's per-tensor path rounds them.
-template <typename T>
-AdamScalars<T> adam_scalars(double step, double lr, double beta1, double beta2, double weight_decay, double eps,
-                            bool maximize, bool decoupled) {
-  AdamScalars<T> s;
-  s.sign = maximize ? T(-1) : T(1);
-  s.wd = static_cast<T>(weight_decay);
-  s.decay = decoupled ? static_cast<T>(1 - lr * weight_decay) : T(1);
-  const T w = static_cast<T>(1 - beta1);  // lerp's weight in the tensor's dtype, as PyTorch's lerp_
-  s.w = w;
-  s.w1 = static_cast<T>(static_cast<double>(w) - 1.0);
-  s.lerp_from_avg = std::abs(static_cast<double>(w)) < 0.5;
-  s.beta2 = static_cast<T>(beta2);
-  s.one_minus_beta2 = static_cast<T>(1 - beta2);
-  const double bias_correction1 = 1 - std::pow(beta1, step);
-  const double bias_correction2 = 1 - std::pow(beta2, step);
-  s.bc2_sqrt = static_cast<T>(std::sqrt(bias_correction2));
-  s.eps = static_cast<T>(eps);
-  s.neg_step_size = static_cast<T>(-(lr / bias_correction1));
-  return s;
 }
 
 template <typename T, bool kFma, bool kCoupledDecay, int kMomentum>  // kMomentum: 0 none, 1 first step, 2 later
@@ -276,16 +282,7 @@ std::vector<Tensor> _fused_adam_(const std::vector<Tensor>& params, const std::v
                                  double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad,
                                  bool maximize, bool decoupled_weight_decay) {
   const char* op = "_fused_adam_";
-  check_params(op, params);
-  check_list(op, "params", params, params, true);
-  check_list(op, "grads", grads, params, true);
-  check_list(op, "exp_avgs", exp_avgs, params, true);
-  check_list(op, "exp_avg_sqs", exp_avg_sqs, params, true);
-  check_list(op, "max_exp_avg_sqs", max_exp_avg_sqs, params, amsgrad);
-  if (state_steps.size() != params.size()) {
-    throw std::runtime_error(message(op, ": expected ", params.size(), " tensors in state_steps (one per parameter), got ",
-                                     state_steps.size()));
-  }
+  fused_adam_meta(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, amsgrad, DeviceType::CPU);
   if (params.empty()) return {};
   const bool coupled = weight_decay != 0 && !decoupled_weight_decay;
   dispatch_real(params[0]->dtype(), [&](auto zero) {
@@ -309,10 +306,7 @@ std::vector<Tensor> _fused_adam_(const std::vector<Tensor>& params, const std::v
 std::vector<Tensor> _fused_sgd_(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                                 const std::vector<Tensor>& momentum_buffers, double weight_decay, double momentum,
                                 double lr, double dampening, bool nesterov, bool maximize, bool is_first_step) {
-  const char* op = "_fused_sgd_";
-  check_params(op, params);
-  check_list(op, "grads", grads, params, true);
-  check_list(op, "momentum_buffers", momentum_buffers, params, momentum != 0);
+  fused_sgd_meta(params, grads, momentum_buffers, momentum, DeviceType::CPU);
   if (params.empty()) return {};
   dispatch_real(params[0]->dtype(), [&](auto zero) {
     fused_sgd_typed<decltype(zero)>(params, grads, momentum_buffers, weight_decay, momentum, lr, dampening, nesterov,

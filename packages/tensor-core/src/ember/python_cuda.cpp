@@ -167,6 +167,27 @@ void bind_cuda(py::module_& m) {
   m.def("_cuda_allow_tf32", [] { return allow_tf32(); });
   m.def("_cuda_set_allow_tf32", [](bool allow) { set_allow_tf32(allow); });
 
+  // ember.backends.cudnn. The first question loads cuDNN (a large library): without the GIL.
+  m.def("_cudnn_version", [] {
+    py::gil_scoped_release nogil;
+    return cudnn_hooks().version();
+  }, "cuDNN's version (90300 for 9.3.0) when it can run here, else 0.");
+  m.def("_cudnn_unavailable_reason", [] {
+    py::gil_scoped_release nogil;
+    return cudnn_hooks().unavailable_reason();
+  });
+  m.def("_cudnn_flags", [] {
+    const CudnnSettings& s = cudnn_settings();
+    return py::make_tuple(s.enabled.load(), s.benchmark.load(), s.deterministic.load(), s.allow_tf32.load());
+  }, "(enabled, benchmark, deterministic, allow_tf32)");
+  m.def("_cudnn_set_flags", [](bool enabled, bool benchmark, bool deterministic, bool allow_tf32) {
+    CudnnSettings& s = cudnn_settings();
+    s.enabled.store(enabled);
+    s.benchmark.store(benchmark);
+    s.deterministic.store(deterministic);
+    s.allow_tf32.store(allow_tf32);
+  }, py::arg("enabled"), py::arg("benchmark"), py::arg("deterministic"), py::arg("allow_tf32"));
+
   // random numbers
   m.def("_cuda_manual_seed", [](uint64_t seed, int i) { cuda_generator(i).manual_seed(seed); });
   m.def("_cuda_initial_seed", [](int i) { return cuda_generator(i).initial_seed(); });

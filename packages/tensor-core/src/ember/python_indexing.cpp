@@ -1,11 +1,19 @@
 // Tensor.__getitem__ / __setitem__: the Python index expression parsed into basic indexing
 // (a view: ints, slices, None, Ellipsis) followed, when present, by advanced indexing
-// (integer and bool tensors, lists, NumPy arrays) through index_get / index_put.
+// (integer and bool tensors, lists, NumPy arrays) through index_get / index_put on the CPU and
+// ops::_index / ops::index_put on other devices.
 //
 // Semantics follow PyTorch: an int (or 0-d integer tensor) is a select, so it neither counts as
 // nor separates advanced indices; a Python bool (or 0-d bool tensor) adds a dim indexed by
 // [0] (True) or [] (False); masks become their nonzero() indices; only the first Ellipsis
 // expands; slice steps must be positive.
+//
+// Devices: index tensors may live on the CPU or on the indexed tensor's device (CPU ones are
+// moved there; a 0-d one is read as a number wherever it is); anywhere else is a RuntimeError.
+// An assigned value on the CPU is copied over to the indexed tensor's device, a 0-d value of
+// another device is brought to it; slice assignment copies any other value across devices,
+// the other ops report the mixed devices. A CPU tensor with CPU values takes the CPU functions
+// directly (no dispatch, no extra copies).
 #include <cstring>
 
 #include "ember/python_api.h"
@@ -63,38 +71,55 @@ bool is_numpy_bool_scalar(PyObject* obj) {
   return std::strcmp(tn, "numpy.bool") == 0 || std::strcmp(tn, "numpy.bool_") == 0;
 }
 
-// A tensor used as an index: 0-d integer -> Int; 0-d bool/uint8 -> Bool; uint8 -> bool mask;
-// int32/int64/bool kept; other dtypes are an IndexError.
-Item tensor_item(const Tensor& t) {
+bool on_cpu(const Tensor& t) { return t->device().type == DeviceType::CPU; }
+
+bool same_device(const Device& a, const Device& b) {
+  return a == b || (a.type == DeviceType::CPU && b.type == DeviceType::CPU);
+}
+
+// t in dtype, converted on t's device (t itself when it has it).
+Tensor converted(const Tensor& t, ScalarType dtype) {
+  if (t->dtype() == dtype) return t;
+  if (on_cpu(t)) return to_dtype(t, dtype);
+  Tensor r = ember::empty(t->sizes(), dtype, t->device());
+  ops::copy(r, t, false, r);
+  return r;
+}
+
+// A tensor used as an index of a tensor on dev: 0-d integer -> Int; 0-d bool/uint8 -> Bool
+// (read wherever they are); uint8 -> bool mask; int32/int64/bool kept; other dtypes are an
+// IndexError; tensors that are neither on the CPU nor on dev a RuntimeError.
+Item tensor_item(const Tensor& t, const Device& dev) {
   Item it;
   const ScalarType dt = t->dtype();
   if (t->dim() == 0 && is_integral(dt, true)) {
+    const Tensor h = to_host(t);
     if (dt == ScalarType::Bool || dt == ScalarType::UInt8) {
       it.kind = Item::Kind::Bool;
-      it.b = dt == ScalarType::Bool ? *t->data<bool>() : *t->data<uint8_t>() != 0;
+      it.b = dt == ScalarType::Bool ? *h->data<bool>() : *h->data<uint8_t>() != 0;
       return it;
     }
     it.kind = Item::Kind::Int;
     dispatch_integral(dt, "index", [&](auto tag) {
       using T = decltype(tag);
-      it.i = static_cast<int64_t>(*t->data<T>());
+      it.i = static_cast<int64_t>(*h->data<T>());
     });
     return it;
   }
   it.kind = Item::Kind::Tensor;
-  if (dt == ScalarType::UInt8) {
-    it.t = to_dtype(t, ScalarType::Bool);
-  } else if (dt == ScalarType::Int64 || dt == ScalarType::Int32 || dt == ScalarType::Bool) {
-    it.t = t;
-  } else {
+  if (dt != ScalarType::UInt8 && dt != ScalarType::Int64 && dt != ScalarType::Int32 && dt != ScalarType::Bool) {
     throw IndexError("tensors used as indices must be long, int, byte or bool tensors");
   }
-  check_cpu(it.t, "index");
+  if (!on_cpu(t) && !same_device(t->device(), dev)) {
+    throw std::runtime_error(message("index: indices should be either on cpu or on the same device as the indexed "
+                                     "tensor (", dev.str(), "), got an index on ", t->device().str()));
+  }
+  it.t = dt == ScalarType::UInt8 ? converted(t, ScalarType::Bool) : t;
   return it;
 }
 
 // A NumPy array used as an index: bool -> mask, any integer type -> int64 indices.
-Item numpy_item(py::array arr) {
+Item numpy_item(py::array arr, const Device& dev) {
   const char kind = arr.dtype().kind();
   if (kind == 'b') {
     if (arr.ndim() == 0) {
@@ -107,7 +132,7 @@ Item numpy_item(py::array arr) {
     Tensor src = from_numpy(a);
     Tensor t = ember::empty(src->sizes(), ScalarType::Bool);
     copy_into(t, src);  // own the memory: the array may change before the index is used
-    return tensor_item(t);
+    return tensor_item(t, dev);
   }
   if (kind == 'i' || kind == 'u') {
     auto a = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(arr);
@@ -121,7 +146,7 @@ Item numpy_item(py::array arr) {
     Tensor src = from_numpy(a);
     Tensor t = ember::empty(src->sizes(), ScalarType::Int64);
     copy_into(t, src);
-    return tensor_item(t);
+    return tensor_item(t, dev);
   }
   throw IndexError(message("arrays used as indices must be of integer (or boolean) type, got numpy.",
                            std::string(py::str(arr.dtype()))));
@@ -129,16 +154,16 @@ Item numpy_item(py::array arr) {
 
 // A list used as one advanced index (nested numbers): bool values make a mask, anything else
 // int64 indices (floats truncate, as PyTorch does); an empty list is an empty int64 index.
-Item list_item(PyObject* obj) {
+Item list_item(PyObject* obj, const Device& dev) {
   Tensor t;
   try {
     t = tensor_from_data(obj, std::nullopt);
   } catch (const std::exception&) {
     invalid_index(obj);
   }
-  if (t->dtype() == ScalarType::Bool && t->dim() > 0) return tensor_item(t);
+  if (t->dtype() == ScalarType::Bool && t->dim() > 0) return tensor_item(t, dev);
   if (t->dtype() != ScalarType::Int64) t = to_dtype(t, ScalarType::Int64);
-  return tensor_item(t);
+  return tensor_item(t, dev);
 }
 
 // Whether a non-tuple sequence is a (legacy) multi-dim index: it holds a slice, Ellipsis,
@@ -154,7 +179,7 @@ bool list_is_tuple(PyObject* obj) {
   return false;
 }
 
-Item to_item(PyObject* obj) {
+Item to_item(PyObject* obj, const Device& dev) {
   Item it;
   if (PyLong_CheckExact(obj)) {
     it.kind = Item::Kind::Int;
@@ -181,9 +206,9 @@ Item to_item(PyObject* obj) {
     return it;
   }
   Tensor t;
-  if (load_tensor(obj, t)) return tensor_item(t);
-  if (py::isinstance<py::array>(obj)) return numpy_item(py::reinterpret_borrow<py::array>(obj));
-  if (PyList_Check(obj)) return list_item(obj);
+  if (load_tensor(obj, t)) return tensor_item(t, dev);
+  if (py::isinstance<py::array>(obj)) return numpy_item(py::reinterpret_borrow<py::array>(obj), dev);
+  if (PyList_Check(obj)) return list_item(obj, dev);
   if (PyLong_Check(obj) || (PyIndex_Check(obj) && !PyFloat_Check(obj))) {  // int subclasses, numpy integers
     PyObject* v = PyNumber_Index(obj);
     if (!v) throw py::error_already_set();
@@ -196,21 +221,22 @@ Item to_item(PyObject* obj) {
   invalid_index(obj);
 }
 
-// The items of a key: a tuple (or a legacy list of slices/None/...) is a multi-dim index.
-void collect_items(PyObject* key, std::vector<Item>& items) {
+// The items of a key (indexing a tensor on dev): a tuple (or a legacy list of
+// slices/None/...) is a multi-dim index.
+void collect_items(PyObject* key, std::vector<Item>& items, const Device& dev) {
   if (PyTuple_Check(key)) {
     const Py_ssize_t n = PyTuple_GET_SIZE(key);
     items.reserve(n);
-    for (Py_ssize_t k = 0; k < n; ++k) items.push_back(to_item(PyTuple_GET_ITEM(key, k)));
+    for (Py_ssize_t k = 0; k < n; ++k) items.push_back(to_item(PyTuple_GET_ITEM(key, k), dev));
     return;
   }
   if (PyList_Check(key) && list_is_tuple(key)) {
     const Py_ssize_t n = PyList_GET_SIZE(key);
     items.reserve(n);
-    for (Py_ssize_t k = 0; k < n; ++k) items.push_back(to_item(PyList_GET_ITEM(key, k)));
+    for (Py_ssize_t k = 0; k < n; ++k) items.push_back(to_item(PyList_GET_ITEM(key, k), dev));
     return;
   }
-  items.push_back(to_item(key));
+  items.push_back(to_item(key, dev));
 }
 
 void apply_select(View& v, int64_t d, int64_t index, int64_t real_dim) {
@@ -247,7 +273,8 @@ void insert_dim(View& v, int64_t d) {
   v.flipped.insert(v.flipped.begin() + d, 0);
 }
 
-// The result of parsing: a view of self, and the advanced indices over its leading dims.
+// The result of parsing: a view of self, and the advanced indices over its leading dims (on
+// self's device).
 struct Parsed {
   Tensor view;
   std::vector<Tensor> adv;
@@ -261,15 +288,16 @@ void set_adv(Parsed& P, int64_t d, Tensor t) {
   P.has_adv = true;
 }
 
-Tensor bool_index(bool b) {
+Tensor bool_index(bool b, const Device& dev) {
   Tensor t = ember::empty({b ? 1 : 0}, ScalarType::Int64);
   if (b) *t->data<int64_t>() = 0;
-  return t;
+  return to_device(t, dev);
 }
 
 Parsed parse(const Tensor& self, PyObject* key) {
+  const Device dev = self->device();
   std::vector<Item> items;
-  collect_items(key, items);
+  collect_items(key, items, dev);
   const int64_t nd = self->dim();
   int64_t specified = 0;
   for (const Item& it : items) {
@@ -319,13 +347,13 @@ Parsed parse(const Tensor& self, PyObject* key) {
       case Item::Kind::Bool:
         insert_dim(v, d);
         if (static_cast<int64_t>(P.adv.size()) > d) P.adv.insert(P.adv.begin() + d, Tensor());
-        set_adv(P, d, bool_index(it.b));
+        set_adv(P, d, bool_index(it.b, dev));
         ++d;
         break;
       case Item::Kind::Tensor: {
         const Tensor& t = it.t;
         if (t->dtype() != ScalarType::Bool) {
-          set_adv(P, d, t);
+          set_adv(P, d, to_device(t, dev));
           ++d;
           ++real;
           break;
@@ -341,7 +369,7 @@ Parsed parse(const Tensor& self, PyObject* key) {
         Tensor nz;
         {
           MaybeNoGil nogil(t->numel());
-          nz = ops::nonzero(t);  // (n, k)
+          nz = to_device(ops::nonzero(t), dev);  // (n, k), computed where the mask is
         }
         const int64_t n = nz->sizes()[0];
         for (int64_t j = 0; j < k; ++j) set_adv(P, d + j, make_view(nz, {n}, {k}, nz->offset() + j));
@@ -392,7 +420,7 @@ py::object getitem(py::object py_self, py::handle key) {
       result = P.view;
     } else {
       MaybeNoGil nogil(P.view->numel());
-      result = index_get(P.view, P.adv);
+      result = on_cpu(self) ? index_get(P.view, P.adv) : ops::_index(P.view, P.adv);
     }
   }
   if (!flips.empty()) {
@@ -424,7 +452,17 @@ Tensor value_tensor(py::handle value, const Tensor& self) {
                           " tensor"));
 }
 
-// x[mask] = number, with mask covering x's leading dims: a masked fill (no index tensors).
+// The value where the [] operator uses it (see the top of the file): on self's device, or a
+// CPU 0-d tensor (the ops take it as a scalar), or a tensor of another device with dims.
+Tensor value_on(const Tensor& val, const Tensor& self) {
+  const Device dev = self->device();
+  if (same_device(val->device(), dev)) return val;
+  if (on_cpu(val) ? val->dim() > 0 : val->dim() == 0) return to_device(val, dev);
+  return val;
+}
+
+// x[mask] = number, with mask covering x's leading dims: a masked fill (no index tensors). A
+// CPU mask of a tensor on a device moves there; a mask elsewhere is left to the general path.
 bool masked_assign(const Tensor& self, PyObject* key, const Tensor& val) {
   if (val->dim() != 0) return false;
   Tensor mask;
@@ -433,6 +471,10 @@ bool masked_assign(const Tensor& self, PyObject* key, const Tensor& val) {
   if (k == 0 || k > nd) return false;
   for (int64_t d = 0; d < k; ++d) {
     if (mask->sizes()[d] != self->sizes()[d]) return false;
+  }
+  if (!same_device(mask->device(), self->device())) {
+    if (!on_cpu(mask)) return false;
+    mask = to_device(mask, self->device());
   }
   Shape st = mask->strides();
   st.resize(nd, 0);
@@ -447,9 +489,11 @@ void setitem(py::object py_self, py::handle key, py::handle value) {
   Tensor val = value_tensor(value, self);
   const bool hooked = autograd_hook_installed() && (needs_grad(self) || needs_grad(val));
   if (hooked) call_autograd_hook("__setitem__", "pre_inplace", py::make_tuple(py_self, key, py::cast(val)), py_self);
+  const Tensor value_t = value_on(val, self);  // (the hooks see val itself)
+  const bool host = on_cpu(self) && on_cpu(value_t);
   Tensor view;
   Parsed P;
-  const bool done = masked_assign(self, key.ptr(), val);
+  const bool done = masked_assign(self, key.ptr(), value_t);
   if (!done && !simple_view(self, key.ptr(), view, P.flips)) {
     P = parse(self, key.ptr());
     view = P.view;
@@ -457,10 +501,15 @@ void setitem(py::object py_self, py::handle key, py::handle value) {
   if (!done) {
     MaybeNoGil nogil(view->numel());
     if (P.has_adv) {
-      index_put(view, P.adv, val, false);
+      if (host) index_put(view, P.adv, value_t, false);
+      else ops::index_put(view, P.adv, converted(value_t, view->dtype()), false, view);
+    } else if (!host && on_cpu(value_t) && value_t->dim() == 0) {
+      // a number into a tensor on a device: converted on the host as copy_ converts it (the
+      // result then holds exactly in a Scalar), filled in without a transfer
+      ops::fill(view, scalar_of(to_dtype(value_t, view->dtype())), view);
     } else {
       // leading size-1 dims of the value are ignored; the rest must broadcast to the view
-      Tensor v = val;
+      Tensor v = value_t;
       int64_t drop = 0;
       while (v->dim() - drop > view->dim() && v->sizes()[drop] == 1) ++drop;
       if (drop > 0) {
@@ -473,7 +522,8 @@ void setitem(py::object py_self, py::handle key, py::handle value) {
       } else if (v->storage() == view->storage()) {
         v = ops::clone(v);
       }
-      copy_into(view, v);
+      if (host) copy_into(view, v);
+      else ops::copy(view, v, false, view);
     }
   }
   self->storage()->bump_version();
@@ -483,7 +533,10 @@ void setitem(py::object py_self, py::handle key, py::handle value) {
 // self[key] += value for any key __setitem__ accepts (advanced indices with repeats add up):
 // the backward of __getitem__ for autograd providers.
 void index_add_key(const Tensor& self, py::handle key, py::handle value) {
-  Tensor val = value_tensor(value, self);
+  Tensor val = value_on(value_tensor(value, self), self);
+  const bool host = on_cpu(self) && on_cpu(val);
+  // a CPU 0-d value of a tensor on a device moves too: it is broadcast below
+  if (!host && on_cpu(val)) val = to_device(val, self->device());
   Tensor view;
   Parsed P;
   if (!simple_view(self, key.ptr(), view, P.flips)) {
@@ -492,7 +545,8 @@ void index_add_key(const Tensor& self, py::handle key, py::handle value) {
   }
   MaybeNoGil nogil(view->numel());
   if (P.has_adv) {
-    index_put(view, P.adv, val, true);
+    if (host) index_put(view, P.adv, val, true);
+    else ops::index_put(view, P.adv, converted(val, view->dtype()), true, view);
   } else {
     Tensor v = ops::expand(val, view->sizes());
     if (!P.flips.empty()) {

@@ -243,18 +243,8 @@ Tensor randperm(int64_t n, Generator* generator, std::optional<ScalarType> dtype
 }
 
 Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement, Generator* generator) {
-  const int64_t dim = self->dim();
-  if (dim < 1 || dim > 2) throw std::runtime_error(message("multinomial: prob_dist must be 1 or 2 dim, got ", dim));
-  if (num_samples <= 0) {
-    throw std::runtime_error(message("multinomial: cannot sample n_sample <= 0 samples (got ", num_samples, ")"));
-  }
-  const int64_t rows = dim == 1 ? 1 : self->size(0);
-  const int64_t cats = self->size(dim - 1);
-  if (cats == 0) throw std::runtime_error("multinomial: number of categories cannot be zero");
-  if (!replacement && num_samples > cats) {
-    throw std::runtime_error(message("multinomial: cannot sample n_sample > prob_dist.size(-1) samples without "
-                                     "replacement (n_sample=", num_samples, ", categories=", cats, ")"));
-  }
+  const MultinomialMeta M = multinomial_meta(self, num_samples, replacement);
+  const int64_t rows = M.rows, cats = M.cats;
   Tensor w = ember::empty(self->sizes(), ScalarType::Float64);
   copy_into(w, self);
   const double* wp = w->data<double>();
@@ -262,18 +252,12 @@ Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement, Ge
     double total = 0;
     for (int64_t k = 0; k < cats; ++k) {
       const double v = wp[r * cats + k];
-      if (!(v >= 0.0) || std::isinf(v)) {
-        throw std::runtime_error(message("multinomial: probability tensor contains either `inf`, `nan` or element < 0 "
-                                         "(", v, " in row ", r, ", category ", k, ")"));
-      }
+      if (!(v >= 0.0) || std::isinf(v)) throw_bad_multinomial_weight(v, r, k);
       total += v;
     }
-    if (!(total > 0)) {
-      throw std::runtime_error(message("multinomial: invalid multinomial distribution (sum of probabilities <= 0) in row ", r));
-    }
+    if (!(total > 0)) throw_multinomial_zero_sum(r);
   }
-  Shape shape = dim == 1 ? Shape{num_samples} : Shape{rows, num_samples};
-  Tensor res = ember::empty(shape, ScalarType::Int64);
+  Tensor res = ember::empty(M.shape, ScalarType::Int64);
   int64_t* out = res->data<int64_t>();
   const RandomCounters c = reserve(generator, static_cast<uint64_t>(rows * (replacement ? num_samples : cats)));
   parallel_for(0, rows, 1, [&](int64_t b, int64_t e) {

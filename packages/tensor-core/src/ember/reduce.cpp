@@ -18,8 +18,6 @@
 // merged along the same tree, so the result does not depend on the number of threads.
 // (logsumexp down columns is the one exception: two passes, the max and then the shifted sum
 // of exps, instead of its (max, sum) reducer, which would need two exps an element there.)
-#include <pybind11/pybind11.h>  // error_already_set, to raise a warning that became an error
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -167,18 +165,6 @@ void column_max_expsum(const T* x, int64_t K, int64_t I, int64_t w, A* m, A* s) 
       for (int64_t j = 0; j < w; ++j) part[j] += exp_(load<A>(x[k * I + j]) - m[j]);
     for (int64_t j = 0; j < w; ++j) s[j] += part[j];
   }
-}
-
-// Python UserWarning raised from an op (the caller's thread holds or has released the GIL).
-void warn_user(const std::string& msg) {
-  if (!Py_IsInitialized() || in_parallel_region()) return;
-  PyGILState_STATE st = PyGILState_Ensure();
-  if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) < 0) {
-    pybind11::error_already_set err;  // the warning was turned into an error
-    PyGILState_Release(st);
-    throw err;
-  }
-  PyGILState_Release(st);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -563,8 +549,6 @@ template <typename T> struct VarOp {
   }
 };
 
-enum class NormKind { L2, L1, Inf, NegInf, L0, General };
-
 template <typename T, NormKind Kind> struct NormOp {
   using in_t = T;
   using acc_t = opmath_t<T>;
@@ -681,11 +665,10 @@ namespace cpu {
 Tensor sum(const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
            std::optional<ScalarType> dtype, const Tensor& out) {
   check_cpu(self, "sum");
-  const ScalarType out_dt =
-      dtype ? *dtype : (is_integral(self->dtype(), true) ? ScalarType::Int64 : self->dtype());
-  Tensor x = dtype ? to_dtype(self, *dtype) : self;
-  Plan P = make_plan(x, reduce_dims("sum", dim, self->dim()), keepdim);
-  Tensor res = result_for("sum", self, out, P.out_shape, out_dt);
+  const AccumulateMeta M = sum_meta(self, dim, keepdim, dtype);
+  Tensor x = to_dtype(self, M.input_dtype);
+  Plan P = make_plan(x, M.dims, keepdim);
+  Tensor res = result_for("sum", self, out, M.shape, M.dtype);
   run_sum_or_prod<false>("sum", P, x->dtype(), res);
   return finish_out("sum", out, res);
 }
@@ -693,21 +676,11 @@ Tensor sum(const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
 Tensor mean(const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
             std::optional<ScalarType> dtype, const Tensor& out) {
   check_cpu(self, "mean");
-  if (dtype && !is_floating(*dtype)) {
-    throw std::runtime_error(message(
-        "mean(): could not infer output dtype. Optional dtype must be either a floating point "
-        "or complex dtype. Got: ", dtype_name(*dtype)));
-  }
-  if (!dtype && !is_floating(self->dtype())) {
-    throw std::runtime_error(message(
-        "mean(): could not infer output dtype. Input dtype must be either a floating point or "
-        "complex dtype. Got: ", dtype_name(self->dtype())));
-  }
-  const ScalarType out_dt = dtype ? *dtype : self->dtype();
-  Tensor x = to_dtype(self, out_dt);
-  Plan P = make_plan(x, reduce_dims("mean", dim, self->dim()), keepdim);
-  Tensor res = result_for("mean", self, out, P.out_shape, out_dt);
-  dispatch_float(out_dt, "mean", [&](auto tag) {
+  const AccumulateMeta M = mean_meta(self, dim, keepdim, dtype);
+  Tensor x = to_dtype(self, M.input_dtype);
+  Plan P = make_plan(x, M.dims, keepdim);
+  Tensor res = result_for("mean", self, out, M.shape, M.dtype);
+  dispatch_float(M.dtype, "mean", [&](auto tag) {
     using T = decltype(tag);
     if (P.K == 0) {  // the mean of nothing is 0 / 0
       for (int64_t r = 0; r < P.M; ++r) res->data<T>()[r] = convert<T>(std::nan(""));
@@ -723,14 +696,10 @@ Tensor mean(const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
 Tensor prod(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
             std::optional<ScalarType> dtype, const Tensor& out) {
   check_cpu(self, "prod");
-  const ScalarType out_dt =
-      dtype ? *dtype : (is_integral(self->dtype(), true) ? ScalarType::Int64 : self->dtype());
-  Tensor x = dtype ? to_dtype(self, *dtype) : self;
-  std::vector<int64_t> dims = dim ? std::vector<int64_t>{wrap_dim(*dim, self->dim(), "prod")}
-                                  : reduction_all_dims(self->dim());
-  if (self->dim() == 0) dims.clear();
-  Plan P = make_plan(x, dims, keepdim);
-  Tensor res = result_for("prod", self, out, P.out_shape, out_dt);
+  const AccumulateMeta M = prod_meta(self, dim, keepdim, dtype);
+  Tensor x = to_dtype(self, M.input_dtype);
+  Plan P = make_plan(x, M.dims, keepdim);
+  Tensor res = result_for("prod", self, out, M.shape, M.dtype);
   run_sum_or_prod<true>("prod", P, x->dtype(), res);
   return finish_out("prod", out, res);
 }
@@ -836,24 +805,12 @@ Tensor var_std(const char* op, const Tensor& self, const std::optional<Shape>& d
                std::optional<bool> unbiased, bool keepdim, std::optional<Scalar> correction,
                const Tensor& out, bool take_sqrt) {
   check_cpu(self, op);
-  if (unbiased && correction) {
-    throw TypeError(message(op, "(): pass either `unbiased` or `correction`, not both"));
-  }
-  if (!is_floating(self->dtype())) {
-    throw std::runtime_error(message(op, "(): std and var only support floating point and complex "
-                                     "dtypes, got ", dtype_name(self->dtype())));
-  }
-  const double c = correction ? correction->to_double() : (unbiased && !*unbiased ? 0.0 : 1.0);
-  Plan P = make_plan(self, reduce_dims(op, dim, self->dim()), keepdim);
-  const double dof = std::max(0.0, static_cast<double>(P.K) - c);
-  if (dof <= 0) {
-    warn_user(message(op, "(): degrees of freedom is <= 0. Correction should be strictly less "
-                      "than the reduction factor (input numel divided by output numel)."));
-  }
-  Tensor res = result_for(op, self, out, P.out_shape, self->dtype());
+  const VarStdMeta M = var_std_meta(op, self, dim, unbiased, keepdim, correction);
+  Plan P = make_plan(self, M.dims, keepdim);
+  Tensor res = result_for(op, self, out, M.shape, M.dtype);
   dispatch_float(self->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
-    run_reduction(VarOp<T>{res->data<T>(), dof, take_sqrt}, P);
+    run_reduction(VarOp<T>{res->data<T>(), M.dof, take_sqrt}, P);
   });
   return finish_out(op, out, res);
 }
@@ -876,46 +833,11 @@ Tensor std(const Tensor& self, const std::optional<Shape>& dim, std::optional<bo
 Tensor norm(const Tensor& self, const Scalar& p, const std::optional<Shape>& dim, bool keepdim,
             std::optional<ScalarType> dtype) {
   check_cpu(self, "norm");
-  if (!is_floating(self->dtype())) {
-    throw std::runtime_error(message("linalg.vector_norm: Expected a floating point or complex "
-                                     "tensor as input. Got ", dtype_name(self->dtype())));
-  }
-  if (dtype && (!is_floating(*dtype) || promote_types(self->dtype(), *dtype) != *dtype)) {
-    throw std::runtime_error(message("linalg.vector_norm: the dtype of the input (",
-                                     dtype_name(self->dtype()),
-                                     ") should be convertible without narrowing to the specified "
-                                     "dtype (", dtype_name(*dtype), ")"));
-  }
-  Tensor x = dtype ? to_dtype(self, *dtype) : self;
-  const double pv = p.to_double();
-  if (std::isnan(pv)) throw std::runtime_error("linalg.vector_norm: p must not be nan");
-  const NormKind kind = pv == 2 ? NormKind::L2
-                        : pv == 1 ? NormKind::L1
-                        : pv == 0 ? NormKind::L0
-                        : std::isinf(pv) ? (pv > 0 ? NormKind::Inf : NormKind::NegInf)
-                                         : NormKind::General;
-  std::vector<int64_t> dims = reduce_dims("norm", dim, self->dim());
-  if (pv < 0 || std::isinf(pv)) {  // no identity: an empty reduction is an error
-    std::string pstr = std::isinf(pv) ? (pv > 0 ? "inf" : "-inf") : message(pv);
-    if (!dim || dim->empty()) {
-      if (self->numel() == 0) {
-        throw std::runtime_error(message("linalg.vector_norm cannot compute the ", pstr,
-                                         " norm on an empty tensor because the operation does "
-                                         "not have an identity"));
-      }
-    } else {
-      for (int64_t d : dims) {
-        if (self->sizes()[d] == 0) {
-          throw std::runtime_error(message("linalg.vector_norm cannot compute the ", pstr,
-                                           " norm on the dimension ", d,
-                                           " because this dimension is empty and the operation "
-                                           "does not have an identity"));
-        }
-      }
-    }
-  }
-  Plan P = make_plan(x, dims, keepdim);
-  Tensor res = empty(P.out_shape, x->dtype());
+  const VectorNormMeta M = vector_norm_meta(self, p, dim, keepdim, dtype);
+  Tensor x = to_dtype(self, M.dtype);
+  const double pv = M.p;
+  Plan P = make_plan(x, M.dims, keepdim);
+  Tensor res = empty(M.shape, x->dtype());
   dispatch_float(x->dtype(), "norm", [&](auto tag) {
     using T = decltype(tag);
     auto go = [&](auto op) {
@@ -923,7 +845,7 @@ Tensor norm(const Tensor& self, const Scalar& p, const std::optional<Shape>& dim
       op.p = static_cast<opmath_t<T>>(pv);
       run_reduction(op, P);
     };
-    switch (kind) {
+    switch (M.kind) {
       case NormKind::L2: go(NormOp<T, NormKind::L2>{}); break;
       case NormKind::L1: go(NormOp<T, NormKind::L1>{}); break;
       case NormKind::L0: go(NormOp<T, NormKind::L0>{}); break;
@@ -940,9 +862,10 @@ Tensor norm(const Tensor& self, const Scalar& p, const std::optional<Shape>& dim
 
 Tensor logsumexp(const Tensor& self, const Shape& dim, bool keepdim, const Tensor& out) {
   check_cpu(self, "logsumexp");
-  Tensor x = is_floating(self->dtype()) ? self : to_dtype(self, default_float_dtype());
-  Plan P = make_plan(x, reduce_dims("logsumexp", dim, self->dim()), keepdim);
-  Tensor res = result_for("logsumexp", self, out, P.out_shape, x->dtype());
+  const AccumulateMeta M = logsumexp_meta(self, dim, keepdim);
+  Tensor x = to_dtype(self, M.input_dtype);
+  Plan P = make_plan(x, M.dims, keepdim);
+  Tensor res = result_for("logsumexp", self, out, M.shape, M.dtype);
   dispatch_float(x->dtype(), "logsumexp", [&](auto tag) {
     using T = decltype(tag);
     if (!P.columns) {
@@ -975,17 +898,12 @@ template <bool All>
 Tensor all_any(const char* op, const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
                const Tensor& out) {
   check_cpu(self, op);
-  // dim=None reduces everything; an explicit empty list reduces nothing (as PyTorch)
-  std::vector<int64_t> dims = !dim ? reduction_all_dims(self->dim())
-                              : dim->empty() ? std::vector<int64_t>{}
-                                             : reduce_dims(op, dim, self->dim());
-  // uint8 inputs give uint8 results, as in PyTorch
-  const ScalarType out_dt = self->dtype() == ScalarType::UInt8 ? ScalarType::UInt8 : ScalarType::Bool;
-  Plan P = make_plan(self, dims, keepdim);
-  Tensor res = result_for(op, self, out, P.out_shape, out_dt);
+  const AccumulateMeta M = all_any_meta(op, self, dim, keepdim);
+  Plan P = make_plan(self, M.dims, keepdim);
+  Tensor res = result_for(op, self, out, M.shape, M.dtype);
   dispatch_all(self->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
-    if (out_dt == ScalarType::UInt8) run_reduction(AllAnyOp<T, uint8_t, All>{res->data<uint8_t>()}, P);
+    if (M.dtype == ScalarType::UInt8) run_reduction(AllAnyOp<T, uint8_t, All>{res->data<uint8_t>()}, P);
     else run_reduction(AllAnyOp<T, bool, All>{res->data<bool>()}, P);
   });
   return finish_out(op, out, res);
@@ -1242,14 +1160,10 @@ template <bool Prod>
 Tensor scan(const char* op, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype,
             const Tensor& out) {
   check_cpu(self, op);
-  const int64_t d = wrap_dim(dim, self->dim(), op);
-  const ScalarType out_dt =
-      dtype ? *dtype : (is_integral(self->dtype(), true) ? ScalarType::Int64 : self->dtype());
-  if (out_dt == ScalarType::Bool) {
-    throw NotImplementedError(message(op, ": not implemented for dtype bool"));
-  }
-  Tensor x = dtype ? to_dtype(self, *dtype) : self;
-  DimLayout L = dim_layout(x, self->dim() == 0 ? 0 : d);
+  const ScanMeta M = scan_meta(op, self, dim, dtype);
+  const ScalarType out_dt = M.dtype;
+  Tensor x = to_dtype(self, M.input_dtype);
+  DimLayout L = dim_layout(x, M.dim);
   Tensor res = result_for(op, self, out, x->sizes(), out_dt);
   if (res->numel() > 0) {
     dispatch_all(x->dtype(), op, [&](auto tag) {

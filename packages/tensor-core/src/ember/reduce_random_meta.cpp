@@ -1,12 +1,18 @@
-// The device-independent halves of the reduction-with-indices, softmax, random, arange and
-// binary kernels (reduce_random_meta.h says what each function checks and returns).
+// The device-independent halves of the reduction-with-indices, softmax, random, arange,
+// binary, division, masked_fill, tril / triu, linspace and eye kernels (reduce_random_meta.h
+// says what each function checks and returns).
 #include "ember/reduce_random_meta.h"
 
+#include <pybind11/pybind11.h>  // error_already_set, to raise a warning that became an error
+
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <string>
 
+#include "ember/indexing.h"
 #include "ember/ops_util.h"
+#include "ember/parallel.h"
 
 namespace ember {
 
@@ -78,6 +84,192 @@ ReductionMeta amax_amin_meta(const char* op, const Tensor& self, const Shape& di
   std::vector<int64_t> dims = reduce_dims(op, dim, self->dim());
   check_reduction_nonempty(op, self, dims, !dim.empty(), false);
   return reduction_meta(self, std::move(dims), keepdim, self->dtype());
+}
+
+// ---------------------------------------------------------------------------------------------
+// sum / mean / prod, logsumexp, all / any, var / std, norm, cumsum / cumprod, multinomial
+
+namespace {
+
+AccumulateMeta accumulate_meta(const Tensor& self, std::vector<int64_t> dims, bool keepdim, ScalarType dtype,
+                               ScalarType input_dtype) {
+  AccumulateMeta M;
+  M.shape = reduced_shape(self->sizes(), dims, keepdim);
+  M.dims = std::move(dims);
+  M.dtype = dtype;
+  M.input_dtype = input_dtype;
+  return M;
+}
+
+// The result dtype of sum / prod / cumsum / cumprod.
+ScalarType summed_dtype(const Tensor& self, std::optional<ScalarType> dtype) {
+  return dtype ? *dtype : (is_integral(self->dtype(), true) ? ScalarType::Int64 : self->dtype());
+}
+
+// Python UserWarning raised from an op (the caller's thread holds or has released the GIL).
+void warn_user(const std::string& msg) {
+  if (!Py_IsInitialized() || in_parallel_region()) return;
+  PyGILState_STATE st = PyGILState_Ensure();
+  if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) < 0) {
+    pybind11::error_already_set err;  // the warning was turned into an error
+    PyGILState_Release(st);
+    throw err;
+  }
+  PyGILState_Release(st);
+}
+
+}  // namespace
+
+AccumulateMeta sum_meta(const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
+                        std::optional<ScalarType> dtype) {
+  return accumulate_meta(self, reduce_dims("sum", dim, self->dim()), keepdim, summed_dtype(self, dtype),
+                         dtype.value_or(self->dtype()));
+}
+
+AccumulateMeta mean_meta(const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
+                         std::optional<ScalarType> dtype) {
+  if (dtype && !is_floating(*dtype)) {
+    throw std::runtime_error(message(
+        "mean(): could not infer output dtype. Optional dtype must be either a floating point "
+        "or complex dtype. Got: ", dtype_name(*dtype)));
+  }
+  if (!dtype && !is_floating(self->dtype())) {
+    throw std::runtime_error(message(
+        "mean(): could not infer output dtype. Input dtype must be either a floating point or "
+        "complex dtype. Got: ", dtype_name(self->dtype())));
+  }
+  const ScalarType t = dtype.value_or(self->dtype());
+  return accumulate_meta(self, reduce_dims("mean", dim, self->dim()), keepdim, t, t);
+}
+
+AccumulateMeta prod_meta(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                         std::optional<ScalarType> dtype) {
+  std::vector<int64_t> dims = dim ? std::vector<int64_t>{wrap_dim(*dim, self->dim(), "prod")}
+                                  : reduction_all_dims(self->dim());
+  if (self->dim() == 0) dims.clear();
+  return accumulate_meta(self, std::move(dims), keepdim, summed_dtype(self, dtype), dtype.value_or(self->dtype()));
+}
+
+AccumulateMeta logsumexp_meta(const Tensor& self, const Shape& dim, bool keepdim) {
+  const ScalarType t = is_floating(self->dtype()) ? self->dtype() : default_float_dtype();
+  return accumulate_meta(self, reduce_dims("logsumexp", dim, self->dim()), keepdim, t, t);
+}
+
+AccumulateMeta all_any_meta(const char* op, const Tensor& self, const std::optional<Shape>& dim, bool keepdim) {
+  // dim=None reduces everything; an explicit empty list reduces nothing (as PyTorch)
+  std::vector<int64_t> dims = !dim ? reduction_all_dims(self->dim())
+                              : dim->empty() ? std::vector<int64_t>{}
+                                             : reduce_dims(op, dim, self->dim());
+  // uint8 inputs give uint8 results, as in PyTorch
+  const ScalarType t = self->dtype() == ScalarType::UInt8 ? ScalarType::UInt8 : ScalarType::Bool;
+  return accumulate_meta(self, std::move(dims), keepdim, t, self->dtype());
+}
+
+VarStdMeta var_std_meta(const char* op, const Tensor& self, const std::optional<Shape>& dim,
+                        std::optional<bool> unbiased, bool keepdim, std::optional<Scalar> correction) {
+  if (unbiased && correction) {
+    throw TypeError(message(op, "(): pass either `unbiased` or `correction`, not both"));
+  }
+  if (!is_floating(self->dtype())) {
+    throw std::runtime_error(message(op, "(): std and var only support floating point and complex "
+                                     "dtypes, got ", dtype_name(self->dtype())));
+  }
+  const double c = correction ? correction->to_double() : (unbiased && !*unbiased ? 0.0 : 1.0);
+  VarStdMeta M;
+  M.dims = reduce_dims(op, dim, self->dim());
+  M.shape = reduced_shape(self->sizes(), M.dims, keepdim);
+  M.dtype = self->dtype();
+  int64_t K = 1;
+  for (int64_t d : M.dims) K *= self->sizes()[d];
+  M.dof = std::max(0.0, static_cast<double>(K) - c);
+  if (M.dof <= 0) {
+    warn_user(message(op, "(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the reduction factor (input numel divided by output numel)."));
+  }
+  return M;
+}
+
+VectorNormMeta vector_norm_meta(const Tensor& self, const Scalar& p, const std::optional<Shape>& dim, bool keepdim,
+                                std::optional<ScalarType> dtype) {
+  if (!is_floating(self->dtype())) {
+    throw std::runtime_error(message("linalg.vector_norm: Expected a floating point or complex "
+                                     "tensor as input. Got ", dtype_name(self->dtype())));
+  }
+  if (dtype && (!is_floating(*dtype) || promote_types(self->dtype(), *dtype) != *dtype)) {
+    throw std::runtime_error(message("linalg.vector_norm: the dtype of the input (",
+                                     dtype_name(self->dtype()),
+                                     ") should be convertible without narrowing to the specified "
+                                     "dtype (", dtype_name(*dtype), ")"));
+  }
+  const double pv = p.to_double();
+  if (std::isnan(pv)) throw std::runtime_error("linalg.vector_norm: p must not be nan");
+  VectorNormMeta M;
+  M.p = pv;
+  M.kind = pv == 2 ? NormKind::L2
+           : pv == 1 ? NormKind::L1
+           : pv == 0 ? NormKind::L0
+           : std::isinf(pv) ? (pv > 0 ? NormKind::Inf : NormKind::NegInf)
+                            : NormKind::General;
+  M.dims = reduce_dims("norm", dim, self->dim());
+  if (pv < 0 || std::isinf(pv)) {  // no identity: an empty reduction is an error
+    std::string pstr = std::isinf(pv) ? (pv > 0 ? "inf" : "-inf") : message(pv);
+    if (!dim || dim->empty()) {
+      if (self->numel() == 0) {
+        throw std::runtime_error(message("linalg.vector_norm cannot compute the ", pstr,
+                                         " norm on an empty tensor because the operation does "
+                                         "not have an identity"));
+      }
+    } else {
+      for (int64_t d : M.dims) {
+        if (self->sizes()[d] == 0) {
+          throw std::runtime_error(message("linalg.vector_norm cannot compute the ", pstr,
+                                           " norm on the dimension ", d,
+                                           " because this dimension is empty and the operation "
+                                           "does not have an identity"));
+        }
+      }
+    }
+  }
+  M.shape = reduced_shape(self->sizes(), M.dims, keepdim);
+  M.dtype = dtype.value_or(self->dtype());
+  return M;
+}
+
+ScanMeta scan_meta(const char* op, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+  const int64_t d = wrap_dim(dim, self->dim(), op);
+  const ScalarType t = summed_dtype(self, dtype);
+  if (t == ScalarType::Bool) {
+    throw NotImplementedError(message(op, ": not implemented for dtype bool"));
+  }
+  return {self->dim() == 0 ? 0 : d, t, dtype.value_or(self->dtype())};
+}
+
+MultinomialMeta multinomial_meta(const Tensor& self, int64_t num_samples, bool replacement) {
+  const int64_t dim = self->dim();
+  if (dim < 1 || dim > 2) throw std::runtime_error(message("multinomial: prob_dist must be 1 or 2 dim, got ", dim));
+  if (num_samples <= 0) {
+    throw std::runtime_error(message("multinomial: cannot sample n_sample <= 0 samples (got ", num_samples, ")"));
+  }
+  MultinomialMeta M;
+  M.rows = dim == 1 ? 1 : self->size(0);
+  M.cats = self->size(dim - 1);
+  if (M.cats == 0) throw std::runtime_error("multinomial: number of categories cannot be zero");
+  if (!replacement && num_samples > M.cats) {
+    throw std::runtime_error(message("multinomial: cannot sample n_sample > prob_dist.size(-1) samples without "
+                                     "replacement (n_sample=", num_samples, ", categories=", M.cats, ")"));
+  }
+  M.shape = dim == 1 ? Shape{num_samples} : Shape{M.rows, num_samples};
+  return M;
+}
+
+void throw_bad_multinomial_weight(double value, int64_t row, int64_t category) {
+  throw std::runtime_error(message("multinomial: probability tensor contains either `inf`, `nan` or element < 0 "
+                                   "(", value, " in row ", row, ", category ", category, ")"));
+}
+
+void throw_multinomial_zero_sum(int64_t row) {
+  throw std::runtime_error(
+      message("multinomial: invalid multinomial distribution (sum of probabilities <= 0) in row ", row));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -328,6 +520,73 @@ ClampMeta clamp_meta(const Tensor& self, const Tensor& min, const Tensor& max, c
   if (min) shape = broadcast_shapes(shape, min->sizes(), "clamp");
   if (max) shape = broadcast_shapes(shape, max->sizes(), "clamp");
   return {t, shape};
+}
+
+// ---------------------------------------------------------------------------------------------
+// division with integer checks, masked_fill, tril / triu, linspace, eye
+
+namespace {
+
+// RuntimeError as in PyTorch (Python's ZeroDivisionError is not a RuntimeError).
+void check_int_divisor(const char* op, const Tensor& b) {
+  if (is_floating(b->dtype())) return;
+  bool zero = false;
+  dispatch_integral(b->dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    Tensor c = as_contiguous(b);
+    const T* p = c->data<T>();
+    for (int64_t i = 0; i < c->numel() && !zero; ++i) zero = p[i] == T(0);
+  });
+  if (zero) throw std::runtime_error(message("ZeroDivisionError: ", op, ": integer division by zero"));
+}
+
+}  // namespace
+
+BinaryMeta division_meta(const char* op, const Tensor& self, const Tensor& other) {
+  const ScalarType t = result_type(self, other);
+  if (t == ScalarType::Bool) throw std::runtime_error(message(op, ": not implemented for two bool operands"));
+  if (other->device().type == DeviceType::CPU) check_int_divisor(op, to_dtype(other, t));
+  return {t, t, broadcast_pair(op, self, other)};
+}
+
+Shape masked_fill_meta(const Tensor& self, const Tensor& mask, const Tensor& value, const Tensor& out) {
+  if (mask->dtype() != ScalarType::Bool) {
+    throw std::runtime_error(message("masked_fill_ only supports boolean masks, but got mask with dtype ",
+                                     dtype_name(mask->dtype())));
+  }
+  if (value->dim() != 0) {
+    throw std::runtime_error(message("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+                                     value->dim(), " dimension(s)."));
+  }
+  if (value->device().type == DeviceType::CPU) check_value_fits("masked_fill", scalar_of(value), self->dtype(), true);
+  if (out == self) {
+    const Shape b = broadcast_shapes(self->sizes(), mask->sizes(), "masked_fill_");
+    if (b != self->sizes()) {
+      throw std::runtime_error(message("masked_fill_(): output with shape ", shape_str(self->sizes()),
+                                       " doesn't match the broadcast shape ", shape_str(b)));
+    }
+    return b;
+  }
+  return broadcast_shapes(self->sizes(), mask->sizes(), "masked_fill");
+}
+
+void check_triangle(const char* op, const Tensor& self, const Tensor& out) {
+  if (self->dim() < 2) throw std::runtime_error(message(op, ": input tensor must have at least 2 dimensions"));
+  if (out && out->dtype() != self->dtype()) {
+    throw std::runtime_error(message(op, ": Expected out tensor to have dtype ", dtype_name(self->dtype()), ", but got ",
+                                     dtype_name(out->dtype()), " instead"));
+  }
+}
+
+ScalarType linspace_meta(int64_t steps, std::optional<ScalarType> dtype, const Tensor& out) {
+  if (steps < 0) throw std::runtime_error(message("linspace: number of steps must be non-negative, got ", steps));
+  return dtype.value_or(out ? out->dtype() : default_float_dtype());
+}
+
+EyeMeta eye_meta(int64_t n, std::optional<int64_t> m, std::optional<ScalarType> dtype, const Tensor& out) {
+  const int64_t cols = m.value_or(n);
+  if (n < 0 || cols < 0) throw std::runtime_error(message("eye: n and m must be non-negative, got n=", n, ", m=", cols));
+  return {cols, dtype.value_or(out ? out->dtype() : default_float_dtype())};
 }
 
 }  // namespace ember

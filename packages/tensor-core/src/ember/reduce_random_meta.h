@@ -1,10 +1,13 @@
-// What the reductions with indices, softmax, the random samplers, arange and the binary
-// ops (comparisons, maximum/minimum, pow, where, clamp) check and compute the same way on
-// every device: their argument checks (with PyTorch's messages and error types), dim
-// wrapping, and the shape and dtype of their result. The CPU kernels (reduce.cpp,
-// random.cpp, creation.cpp, binary.cpp) and the CUDA kernels (cuda/kernels_reduce_random.cu,
-// cuda/kernels_more.cu) both call these and differ only in how they compute the values;
-// reduce_random_meta.cpp defines them. Each raises in the order its comment lists the checks.
+// What the reductions (with indices, and the accumulating ones: sum, mean, prod, all, any,
+// var, std, norm, logsumexp), the scans, softmax, the random samplers, multinomial, arange,
+// the binary ops (comparisons, maximum/minimum, pow, where, clamp, the divisions),
+// masked_fill, tril / triu, linspace and eye check and compute the same way on every device:
+// their argument checks (with PyTorch's messages and error types), dim wrapping, and the
+// shape and dtype of their result. The CPU kernels (reduce.cpp, random.cpp, creation.cpp,
+// binary.cpp, index.cpp, shape.cpp) and the CUDA kernels (cuda/kernels_reduce_random.cu,
+// cuda/kernels_reduce.cu, cuda/kernels_more.cu, cuda/kernels_fill_triangle.cu) both call these
+// and differ only in how they compute the values; reduce_random_meta.cpp defines them. Each
+// raises in the order its comment lists the checks.
 #pragma once
 
 #include <cmath>
@@ -48,6 +51,85 @@ ReductionMeta arg_extreme_meta(const char* op, const Tensor& self, std::optional
 // amax / amin: reduce_dims(op, dim) (every dim when empty); raises for an empty reduction.
 // dtype is self's.
 ReductionMeta amax_amin_meta(const char* op, const Tensor& self, const Shape& dim, bool keepdim);
+
+// ---------------------------------------------------------------------------------------------
+// sum / mean / prod, logsumexp, all / any, var / std, norm, cumsum / cumprod, multinomial
+
+// A reduction that accumulates: the dims it reduces, its result, and the dtype self is
+// converted to before its values are read.
+struct AccumulateMeta {
+  std::vector<int64_t> dims;  // wrapped, increasing, distinct
+  Shape shape;                // the result's shape
+  ScalarType dtype;           // the result's dtype
+  ScalarType input_dtype;     // the dtype self is converted to
+};
+
+// sum: reduce_dims("sum", dim) (every dim when absent or empty); self converted to dtype=
+// when given, which is the result's dtype; else int64 for bool and integers, self's otherwise.
+AccumulateMeta sum_meta(const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
+                        std::optional<ScalarType> dtype);
+// mean: RuntimeError unless dtype= (else self's dtype) is floating, then reduce_dims("mean",
+// dim); self converted to that dtype, the result's.
+AccumulateMeta mean_meta(const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
+                         std::optional<ScalarType> dtype);
+// prod: dim wrapped (IndexError naming prod) when given, else every dim; none for a 0-d self.
+// dtypes as sum's.
+AccumulateMeta prod_meta(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                         std::optional<ScalarType> dtype);
+// logsumexp: reduce_dims("logsumexp", dim); self converted to the default float dtype unless
+// floating; the result has the converted dtype.
+AccumulateMeta logsumexp_meta(const Tensor& self, const Shape& dim, bool keepdim);
+// all / any (op): dim absent reduces every dim, an empty list none, else reduce_dims(op, dim);
+// the result is uint8 for a uint8 self, else bool; self read as it is.
+AccumulateMeta all_any_meta(const char* op, const Tensor& self, const std::optional<Shape>& dim, bool keepdim);
+
+struct VarStdMeta {
+  std::vector<int64_t> dims;
+  Shape shape;
+  ScalarType dtype;  // self's (self is read as it is)
+  double dof;        // the divisor of the sum of squared deviations, >= 0
+};
+// var / std (op): TypeError when both unbiased and correction are given, RuntimeError unless
+// self is floating, reduce_dims(op, dim); dof = max(0, K - c) for K reduced elements and c the
+// correction (else 0 when unbiased is False, else 1), with a UserWarning when dof <= 0.
+VarStdMeta var_std_meta(const char* op, const Tensor& self, const std::optional<Shape>& dim,
+                        std::optional<bool> unbiased, bool keepdim, std::optional<Scalar> correction);
+
+enum class NormKind { L2, L1, Inf, NegInf, L0, General };
+struct VectorNormMeta {
+  std::vector<int64_t> dims;
+  Shape shape;
+  ScalarType dtype;  // dtype=, else self's: self is converted to it, the result has it
+  double p;
+  NormKind kind;
+};
+// norm (linalg.vector_norm's messages): RuntimeError unless self is floating, unless dtype= is
+// a floating dtype self promotes to, for a NaN p; reduce_dims("norm", dim); for p < 0 or
+// infinite (no identity) RuntimeError when the reduction is empty.
+VectorNormMeta vector_norm_meta(const Tensor& self, const Scalar& p, const std::optional<Shape>& dim, bool keepdim,
+                                std::optional<ScalarType> dtype);
+
+struct ScanMeta {
+  int64_t dim;             // wrapped; 0 for a 0-d self
+  ScalarType dtype;        // the result's: dtype=, else int64 for bool and integers, else self's
+  ScalarType input_dtype;  // dtype= when given, else self's: self is converted to it
+};
+// cumsum / cumprod (op): dim wrapped (IndexError naming op), then NotImplementedError for a
+// bool result.
+ScanMeta scan_meta(const char* op, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype);
+
+struct MultinomialMeta {
+  int64_t rows, cats;  // distributions (1 for a 1-D self) and categories
+  Shape shape;         // the result's (int64)
+};
+// multinomial: RuntimeError unless self is 1-D or 2-D, num_samples > 0, there are categories,
+// and without replacement num_samples <= categories. The weights themselves are checked by
+// the kernels, row by row: throw_bad_multinomial_weight for the first element (in row-major
+// order) that is negative, inf or NaN, throw_multinomial_zero_sum for a row without a
+// positive weight, whichever comes first.
+MultinomialMeta multinomial_meta(const Tensor& self, int64_t num_samples, bool replacement);
+[[noreturn]] void throw_bad_multinomial_weight(double value, int64_t row, int64_t category);
+[[noreturn]] void throw_multinomial_zero_sum(int64_t row);
 
 // ---------------------------------------------------------------------------------------------
 // softmax / log_softmax and their backward
@@ -198,5 +280,40 @@ struct ClampMeta {
 // clamp(self, min, max): RuntimeError unless a bound is given; clamp_ (out is self) of an
 // integer self with a floating bound is a RuntimeError; then dtype and shape.
 ClampMeta clamp_meta(const Tensor& self, const Tensor& min, const Tensor& max, const Tensor& out);
+
+
+// ---------------------------------------------------------------------------------------------
+// division with integer checks, masked_fill, tril / triu, linspace, eye
+
+// floor_divide, div with a rounding mode (op "floor_divide" or "div"), remainder and fmod:
+// dtype result_type(self, other), which both operands are converted to; RuntimeError naming op
+// for two bool operands; for an integer dtype, RuntimeError "ZeroDivisionError: op: integer
+// division by zero" when `other` converted to it holds a zero; then the broadcast shape
+// (RuntimeError naming op). Only a CPU `other` is read for the zero check: on the CPU every
+// operand, among CUDA operands a Python number or a CPU 0-d tensor. A divisor on a device is
+// not read (that would synchronise): its zeros give 0 (cuda/kernels_more.cu).
+BinaryMeta division_meta(const char* op, const Tensor& self, const Tensor& other);
+
+// masked_fill (out null) / masked_fill_ (out is self): RuntimeError unless mask is bool, unless
+// value is 0-d; when value is a CPU tensor, PyTorch's overflow check of it against self's dtype
+// (a value on a device is converted without it: reading it would synchronise). Returns the
+// result's shape, self and mask broadcast (RuntimeError naming "masked_fill" when they do not),
+// which masked_fill_ requires to be self's shape (RuntimeError).
+Shape masked_fill_meta(const Tensor& self, const Tensor& mask, const Tensor& value, const Tensor& out);
+
+// tril / triu (op): RuntimeError unless self has at least 2 dims, then unless out (when given)
+// has self's dtype.
+void check_triangle(const char* op, const Tensor& self, const Tensor& out);
+
+// linspace: RuntimeError for steps < 0. Returns the dtype: dtype=, else out's, else the default
+// float dtype (not checked here: bool raises in the kernels, after the result is allocated).
+ScalarType linspace_meta(int64_t steps, std::optional<ScalarType> dtype, const Tensor& out);
+
+struct EyeMeta {
+  int64_t cols;      // m, else n
+  ScalarType dtype;  // dtype=, else out's, else the default float dtype
+};
+// eye(n, m): RuntimeError unless n and m are non-negative.
+EyeMeta eye_meta(int64_t n, std::optional<int64_t> m, std::optional<ScalarType> dtype, const Tensor& out);
 
 }  // namespace ember

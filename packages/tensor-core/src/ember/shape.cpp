@@ -11,6 +11,7 @@
 #include "ember/iter.h"
 #include "ember/ops_util.h"
 #include "ember/parallel.h"
+#include "ember/reduce_random_meta.h"
 
 namespace ember::ops {
 namespace {
@@ -400,6 +401,80 @@ std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
   return parts;
 }
 
+Tensor reversed_view(const Tensor& self, const Shape& dims) {
+  const int64_t nd = self->dim();
+  std::vector<bool> flipped(std::max<int64_t>(nd, 1), false);
+  for (int64_t x : dims) {
+    const int64_t d = wrap_dim(x, nd, "flip");
+    if (flipped[d]) throw std::runtime_error(message("flip: dim ", d, " appears multiple times in the list of dims"));
+    flipped[d] = true;
+  }
+  if (self->numel() == 0) return self;
+  Shape st = self->strides();
+  int64_t offset = self->offset();
+  for (int64_t d = 0; d < nd; ++d) {
+    if (!flipped[d]) continue;
+    offset += (self->sizes()[d] - 1) * st[d];
+    st[d] = -st[d];
+  }
+  return make_view(self, self->sizes(), std::move(st), offset);
+}
+
+// ------------------------------------------------------------------ stack, repeat (copies
+// through views, on any device)
+
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim, const Tensor& out) {
+  if (tensors.empty()) throw std::runtime_error("stack expects a non-empty TensorList");
+  const int64_t d = wrap_dim(dim, tensors[0]->dim() + 1, "stack");
+  for (size_t i = 1; i < tensors.size(); ++i) {
+    if (tensors[i]->sizes() != tensors[0]->sizes()) {
+      throw std::runtime_error(message("stack expects each tensor to be equal size, but got ",
+                                       shape_str(tensors[0]->sizes()), " at entry 0 and ",
+                                       shape_str(tensors[i]->sizes()), " at entry ", i));
+    }
+  }
+  std::vector<Tensor> parts;
+  parts.reserve(tensors.size());
+  for (const Tensor& t : tensors) parts.push_back(unsqueeze(t, d));
+  return cat(parts, d, out);
+}
+
+Tensor repeat(const Tensor& self, const Shape& repeats) {
+  const int64_t nd = self->dim(), n = static_cast<int64_t>(repeats.size());
+  if (n < nd) {
+    throw std::runtime_error(
+        "repeat: Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
+  }
+  Shape in_sz(n, 1), in_st(n, 0), shape(n);
+  for (int64_t d = 0; d < nd; ++d) {
+    in_sz[n - nd + d] = self->sizes()[d];
+    in_st[n - nd + d] = self->strides()[d];
+  }
+  for (int64_t i = 0; i < n; ++i) shape[i] = in_sz[i] * repeats[i];
+  for (int64_t r : repeats) {
+    if (r < 0) {
+      throw std::runtime_error(message("repeat: Trying to create tensor with negative dimension ",
+                                       *std::min_element(shape.begin(), shape.end()), ": ", shape_str(shape)));
+    }
+  }
+  Tensor out = ember::empty(shape, self->dtype(), self->device());
+  if (out->numel() == 0) return out;
+  // out viewed as [r0, s0, r1, s1, ...]; self broadcast along the r dims
+  Shape dsz, dst, ssz, sst;
+  const Shape& ost = out->strides();
+  for (int64_t i = 0; i < n; ++i) {
+    dsz.push_back(repeats[i]);
+    dst.push_back(in_sz[i] * ost[i]);
+    dsz.push_back(in_sz[i]);
+    dst.push_back(ost[i]);
+    sst.push_back(0);
+    sst.push_back(in_st[i]);
+  }
+  Tensor tiles = make_view(out, dsz, std::move(dst), 0);
+  copy(tiles, make_view(self, dsz, std::move(sst), self->offset()), false, tiles);
+  return out;
+}
+
 }  // namespace ember::ops
 
 // ---- kernels
@@ -451,46 +526,12 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim, const Tensor& out) {
   return finish_out("cat", out, res);
 }
 
-Tensor stack(const std::vector<Tensor>& tensors, int64_t dim, const Tensor& out) {
-  if (tensors.empty()) throw std::runtime_error("stack expects a non-empty TensorList");
-  const int64_t d = wrap_dim(dim, tensors[0]->dim() + 1, "stack");
-  for (size_t i = 1; i < tensors.size(); ++i) {
-    if (tensors[i]->sizes() != tensors[0]->sizes()) {
-      throw std::runtime_error(message("stack expects each tensor to be equal size, but got ",
-                                       shape_str(tensors[0]->sizes()), " at entry 0 and ",
-                                       shape_str(tensors[i]->sizes()), " at entry ", i));
-    }
-  }
-  std::vector<Tensor> parts;
-  parts.reserve(tensors.size());
-  for (const Tensor& t : tensors) parts.push_back(unsqueeze(t, d));
-  return cat(parts, d, out);
-}
-
 // ------------------------------------------------------------------ copies: flip, repeat
 
-namespace {
-}  // namespace
-
 Tensor flip(const Tensor& self, const Shape& dims) {
-  const int64_t nd = self->dim();
-  std::vector<bool> flipped(std::max<int64_t>(nd, 1), false);
-  for (int64_t x : dims) {
-    const int64_t d = wrap_dim(x, nd, "flip");
-    if (flipped[d]) throw std::runtime_error(message("flip: dim ", d, " appears multiple times in the list of dims"));
-    flipped[d] = true;
-  }
+  const Tensor src = ops::reversed_view(self, dims);
   Tensor out = ember::empty(self->sizes(), self->dtype());
   if (self->numel() == 0) return out;
-  // read through a negatively strided alias of self
-  Shape st = self->strides();
-  int64_t offset = self->offset();
-  for (int64_t d = 0; d < nd; ++d) {
-    if (!flipped[d]) continue;
-    offset += (self->sizes()[d] - 1) * st[d];
-    st[d] = -st[d];
-  }
-  Tensor src = make_view(self, self->sizes(), std::move(st), offset);
   auto L = make_loop<2>(out->sizes(), {out.get(), src.get()});
   dispatch_itemsize(out->itemsize(), [&](auto tag) {
     using U = decltype(tag);
@@ -506,41 +547,6 @@ Tensor flip(const Tensor& self, const Shape& dims) {
       }
     });
   });
-  return out;
-}
-
-Tensor repeat(const Tensor& self, const Shape& repeats) {
-  const int64_t nd = self->dim(), n = static_cast<int64_t>(repeats.size());
-  if (n < nd) {
-    throw std::runtime_error(
-        "repeat: Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
-  }
-  Shape in_sz(n, 1), in_st(n, 0), shape(n);
-  for (int64_t d = 0; d < nd; ++d) {
-    in_sz[n - nd + d] = self->sizes()[d];
-    in_st[n - nd + d] = self->strides()[d];
-  }
-  for (int64_t i = 0; i < n; ++i) shape[i] = in_sz[i] * repeats[i];
-  for (int64_t r : repeats) {
-    if (r < 0) {
-      throw std::runtime_error(message("repeat: Trying to create tensor with negative dimension ",
-                                       *std::min_element(shape.begin(), shape.end()), ": ", shape_str(shape)));
-    }
-  }
-  Tensor out = ember::empty(shape, self->dtype());
-  if (out->numel() == 0) return out;
-  // out viewed as [r0, s0, r1, s1, ...]; self broadcast along the r dims
-  Shape dsz, dst, ssz, sst;
-  const Shape& ost = out->strides();
-  for (int64_t i = 0; i < n; ++i) {
-    dsz.push_back(repeats[i]);
-    dst.push_back(in_sz[i] * ost[i]);
-    dsz.push_back(in_sz[i]);
-    dst.push_back(ost[i]);
-    sst.push_back(0);
-    sst.push_back(in_st[i]);
-  }
-  copy_into(make_view(out, dsz, std::move(dst), 0), make_view(self, dsz, std::move(sst), self->offset()));
   return out;
 }
 
@@ -593,11 +599,7 @@ void zero_triangle(const Tensor& res, int64_t diagonal, bool lower) {
 }
 
 Tensor triangle(const char* op, const Tensor& self, int64_t diagonal, const Tensor& out, bool lower) {
-  if (self->dim() < 2) throw std::runtime_error(message(op, ": input tensor must have at least 2 dimensions"));
-  if (out && out->dtype() != self->dtype()) {
-    throw std::runtime_error(message(op, ": Expected out tensor to have dtype ", dtype_name(self->dtype()), ", but got ",
-                                     dtype_name(out->dtype()), " instead"));
-  }
+  check_triangle(op, self, out);
   if (out == self) {
     zero_triangle(self, diagonal, lower);
     return self;

@@ -4,6 +4,7 @@
 // ordered on its own (in parallel over rows). Keys are compared in opmath (float for the
 // 16-bit floats); NaN orders above every number, as in PyTorch, and ties keep their original
 // order (every sort is stable). Results are computed in the moved layout and moved back.
+// The argument checks are order_meta (sort_meta.h), shared with the CUDA kernels.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -11,6 +12,7 @@
 
 #include "ember/ops_util.h"
 #include "ember/parallel.h"
+#include "ember/sort_meta.h"
 
 namespace ember {
 namespace {
@@ -121,16 +123,9 @@ void order_rows(const Rows& R, int64_t k, bool topk, bool sorted, T* values, int
 std::tuple<Tensor, Tensor> order(const char* op, const Tensor& self, int64_t dim, int64_t k,
                                  bool desc, bool want_values, bool k_given, bool sorted = true) {
   check_cpu(self, op);
-  if (k_given && self->dtype() == ScalarType::Bool) {
-    throw std::runtime_error("topk does not support bool dtypes on CPU");
-  }
-  const int64_t d = wrap_dim(dim, self->dim(), op);
-  const int64_t K = self->dim() == 0 ? 1 : self->sizes()[d];
-  if (k_given && (k < 0 || k > K)) {
-    throw std::runtime_error(message(op, "(): selected index k out of range (k = ", k,
-                                     ", dimension ", d, " has size ", K, ")"));
-  }
-  if (!k_given) k = K;
+  const OrderMeta m = order_meta(op, self, dim, k, k_given);
+  const int64_t d = m.dim;
+  k = m.k;
   if (self->dim() == 0) {  // a single element, whatever k
     Tensor v = want_values ? ops::clone(self) : Tensor();
     Tensor i = empty({}, ScalarType::Int64);
@@ -154,6 +149,19 @@ std::tuple<Tensor, Tensor> order(const char* op, const Tensor& self, int64_t dim
 }
 
 }  // namespace
+
+OrderMeta order_meta(const char* op, const Tensor& self, int64_t dim, int64_t k, bool k_given) {
+  if (k_given && self->dtype() == ScalarType::Bool) {
+    throw std::runtime_error("topk does not support bool dtypes on CPU");
+  }
+  const int64_t d = wrap_dim(dim, self->dim(), op);
+  const int64_t K = self->dim() == 0 ? 1 : self->sizes()[d];
+  if (k_given && (k < 0 || k > K)) {
+    throw std::runtime_error(message(op, "(): selected index k out of range (k = ", k,
+                                     ", dimension ", d, " has size ", K, ")"));
+  }
+  return {d, K, k_given ? k : K};
+}
 
 namespace cpu {
 

@@ -45,8 +45,8 @@ class LSTMDirection(ea.Function):
         size = four_h // 4
         x_proj, h0, c0, w_hh = (t.contiguous() for t in (x_proj, h0, c0, w_hh))
         acts = et.empty_like(x_proj)  # activated gates, step by step
-        cells = et.empty((steps, n, size), dtype=x_proj.dtype)
-        outs = et.empty((steps, n, size), dtype=x_proj.dtype)
+        cells = et.empty((steps, n, size), dtype=x_proj.dtype, device=x_proj.device)
+        outs = et.empty((steps, n, size), dtype=x_proj.dtype, device=x_proj.device)
         et._lstm_forward_(x_proj, h0, c0, w_hh, reverse, acts, cells, outs)
         last = 0 if reverse else steps - 1
         h, c = (outs[last], cells[last]) if steps else (h0, c0)
@@ -128,8 +128,9 @@ class GRUDirection(ea.Function):
         size = three_h // 3
         order = range(steps - 1, -1, -1) if reverse else range(steps)
         acts = et.empty_like(x_proj)  # r, z, n per step
-        hidden_n = et.empty((steps, n, size), dtype=x_proj.dtype)  # h W_hn^T + b_hn
-        outs = et.empty((steps, n, size), dtype=x_proj.dtype)
+        # h W_hn^T + b_hn
+        hidden_n = et.empty((steps, n, size), dtype=x_proj.dtype, device=x_proj.device)
+        outs = et.empty((steps, n, size), dtype=x_proj.dtype, device=x_proj.device)
         w_t = w_hh.t()
         h = h0
         for t in order:

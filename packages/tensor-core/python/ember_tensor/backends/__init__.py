@@ -3,8 +3,12 @@
 ``ember_tensor.backends.cuda.matmul.allow_tf32`` (default False, as in PyTorch): float32
 matrix products on CUDA may use TF32 tensor cores (10-bit mantissa inputs, float32
 accumulation), several times faster on Ampere and newer GPUs.
+
+``ember_tensor.backends.cudnn``: whether CUDA convolutions use cuDNN (``enabled``), how it
+picks algorithms (``benchmark``, ``deterministic``), TF32 for float32 (``allow_tf32``,
+default True as in PyTorch), ``is_available()`` and ``version()``.
 """
 
-from . import cuda
+from . import cuda, cudnn
 
-__all__ = ["cuda"]
+__all__ = ["cuda", "cudnn"]

@@ -1,14 +1,19 @@
 // Matrix products on CUDA through cuBLAS: mm, bmm and matmul (broadcast batches become one
-// strided-batched GEMM). cuBLAS is loaded at first use with dlopen (the nvidia-cublas wheel,
-// or a system libcublas), so the module imports without it; its headers are needed at build
-// time only (EMBER_HAVE_CUBLAS_HEADERS). float32 runs in full precision unless
-// ember.backends.cuda.matmul.allow_tf32 is set (PyTorch's default); float16 and bfloat16
-// accumulate in float32 on the tensor cores.
+// strided-batched GEMM), and the row-major GEMM (cublas_gemm.h) that the other CUDA kernels
+// (addmm, conv_transpose2d, the LSTM steps) call. cuBLAS is loaded at first use with dlopen
+// (the nvidia-cublas wheel, or a system libcublas), so the module imports without it; its
+// headers are needed at build time only (EMBER_HAVE_CUBLAS_HEADERS). float32 runs in full
+// precision unless ember.backends.cuda.matmul.allow_tf32 is set (PyTorch's default); float16
+// and bfloat16 accumulate in float32 on the tensor cores.
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <limits>
+#include <atomic>
 #include <mutex>
 #include <string>
 
+#include "ember/cuda/cublas_gemm.h"
 #include "ember/cuda/cuda_common.h"
 #include "ember/cuda_hooks.h"
 #include "ember/ops_util.h"
@@ -49,48 +54,28 @@ struct Cublas {
   std::string error;  // why it could not be loaded
 };
 
-// Where pip put the nvidia-cublas wheel's library, asked of Python (holding the GIL).
-std::string wheel_library_dir() {
-  PyGILState_STATE g = PyGILState_Ensure();
-  std::string dir;
-  PyObject* mod = PyImport_ImportModule("nvidia");
-  if (mod) {
-    PyObject* path = PyObject_GetAttrString(mod, "__path__");
-    PyObject* list = path ? PySequence_List(path) : nullptr;
-    if (list && PyList_Size(list) > 0) {
-      const char* s = PyUnicode_AsUTF8(PyList_GetItem(list, 0));
-      if (s) dir = std::string(s) + "/cu13/lib/";
-    }
-    Py_XDECREF(list);
-    Py_XDECREF(path);
-    Py_DECREF(mod);
-  }
-  PyErr_Clear();
-  PyGILState_Release(g);
-  return dir;
-}
-
 const Cublas& cublas() {
   static Cublas lib;
   static std::once_flag once;
-  std::call_once(once, [] {
-    void* h = dlopen("libcublas.so.13", RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      const std::string dir = wheel_library_dir();
-      if (!dir.empty()) h = dlopen((dir + "libcublas.so.13").c_str(), RTLD_NOW | RTLD_LOCAL);
-    }
-    if (!h) {
-      lib.error = "cuBLAS (libcublas.so.13) was not found: pip install nvidia-cublas";
-      return;
-    }
-    lib.create = reinterpret_cast<CreateFn>(dlsym(h, "cublasCreate_v2"));
-    lib.set_stream = reinterpret_cast<SetStreamFn>(dlsym(h, "cublasSetStream_v2"));
-    lib.gemm_strided_batched = reinterpret_cast<GemmStridedBatchedFn>(dlsym(h, "cublasGemmStridedBatchedEx"));
-    if (!lib.create || !lib.set_stream || !lib.gemm_strided_batched) {
-      lib.error = "the cuBLAS library found lacks cublasGemmStridedBatchedEx";
-      lib.create = nullptr;
-    }
-  });
+  static std::atomic<bool> loaded{false};
+  if (!loaded.load(std::memory_order_acquire)) {
+    std::string why;  // opened before call_once: finding the wheel takes the GIL
+    void* h = open_cuda_library("libcublas.so.13", "cu13/lib/", &why);
+    std::call_once(once, [&] {
+      if (!h) {
+        lib.error = "cuBLAS could not be loaded: " + why + ": pip install nvidia-cublas";
+      } else {
+        lib.create = reinterpret_cast<CreateFn>(dlsym(h, "cublasCreate_v2"));
+        lib.set_stream = reinterpret_cast<SetStreamFn>(dlsym(h, "cublasSetStream_v2"));
+        lib.gemm_strided_batched = reinterpret_cast<GemmStridedBatchedFn>(dlsym(h, "cublasGemmStridedBatchedEx"));
+        if (!lib.create || !lib.set_stream || !lib.gemm_strided_batched) {
+          lib.error = "the cuBLAS library found lacks cublasGemmStridedBatchedEx";
+          lib.create = nullptr;
+        }
+      }
+      loaded.store(true, std::memory_order_release);
+    });
+  }
   if (!lib.create) throw std::runtime_error(lib.error);
   return lib;
 }
@@ -121,7 +106,6 @@ cudaDataType data_type(ScalarType t) {
 }
 
 // out[b] = a[b] @ m[b] for contiguous a (B, m, k), m (B, k, n), out (B, m, n), row-major.
-// Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets the operands swapped.
 void gemm_batched(const char* op, const Tensor& a, const Tensor& b, const Tensor& out, int64_t batch, int64_t m,
                   int64_t k, int64_t n) {
   if (m == 0 || n == 0 || batch == 0) return;
@@ -129,25 +113,8 @@ void gemm_batched(const char* op, const Tensor& a, const Tensor& b, const Tensor
     ops::zero(out, out);
     return;
   }
-  const int dev = out->device().index;
-  DeviceGuard guard(dev);
-  cudaStream_t stream = as_stream(cuda_hooks().current_stream(dev));
-  cublasHandle_t h = handle_for(dev, stream, op);
-  const ScalarType dt = a->dtype();
-  const cudaDataType type = data_type(dt);
-  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
-  if (dt == ScalarType::Float64) compute = CUBLAS_COMPUTE_64F;
-  else if (dt == ScalarType::Float32 && allow_tf32()) compute = CUBLAS_COMPUTE_32F_FAST_TF32;
-  const double one64 = 1.0, zero64 = 0.0;
-  const float one32 = 1.0f, zero32 = 0.0f;
-  const void* alpha = dt == ScalarType::Float64 ? static_cast<const void*>(&one64) : &one32;
-  const void* beta = dt == ScalarType::Float64 ? static_cast<const void*>(&zero64) : &zero32;
-  check_cublas(cublas().gemm_strided_batched(h, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
-                                             static_cast<int>(k), alpha, b->data_ptr(), type, static_cast<int>(n),
-                                             k * n, a->data_ptr(), type, static_cast<int>(k), m * k, beta,
-                                             out->data_ptr(), type, static_cast<int>(n), m * n,
-                                             static_cast<int>(batch), compute, CUBLAS_GEMM_DEFAULT),
-               op);
+  gemm(op, out->device(), a->dtype(), m, n, k, 1.0, {a->data_ptr(), k, false}, m * k, {b->data_ptr(), n, false}, k * n,
+       0.0, out->data_ptr(), n, m * n, batch);
 }
 
 #endif  // EMBER_HAVE_CUBLAS_HEADERS
@@ -173,6 +140,59 @@ Tensor batched_product(const char* op, const Tensor& a, const Tensor& b, int64_t
 }
 
 }  // namespace
+
+void gemm(const char* op, const Device& device, ScalarType dtype, int64_t m, int64_t n, int64_t k, double alpha,
+          const GemmOperand& a, int64_t stride_a, const GemmOperand& b, int64_t stride_b, double beta, void* c,
+          int64_t ldc, int64_t stride_c, int64_t batch) {
+  if (m == 0 || n == 0 || batch == 0) return;
+#ifdef EMBER_HAVE_CUBLAS_HEADERS
+  const int64_t int_max = std::numeric_limits<int>::max();
+  if (m > int_max || n > int_max || k > int_max || a.ld > int_max || b.ld > int_max || ldc > int_max ||
+      batch > int_max) {
+    throw std::runtime_error(message(op, ": a matrix product of ", m, " x ", k, " by ", k, " x ", n, " (", batch,
+                                     " of them) exceeds cuBLAS's 32-bit sizes"));
+  }
+  DeviceGuard guard(device.index);
+  cudaStream_t stream = as_stream(cuda_hooks().current_stream(device.index));
+  cublasHandle_t h = handle_for(device.index, stream, op);
+  const cudaDataType type = data_type(dtype);
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  if (dtype == ScalarType::Float64) {
+    compute = CUBLAS_COMPUTE_64F;
+  } else if (dtype == ScalarType::Float32 && allow_tf32()) {
+    compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+  }
+  const float alpha32 = static_cast<float>(alpha), beta32 = static_cast<float>(beta);
+  const bool f64 = dtype == ScalarType::Float64;
+  const void* pa = f64 ? static_cast<const void*>(&alpha) : &alpha32;
+  const void* pb = f64 ? static_cast<const void*>(&beta) : &beta32;
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T; a row-major matrix is its
+  // transpose in column-major order, so each operand keeps its own flag.
+  check_cublas(cublas().gemm_strided_batched(
+                   h, b.trans ? CUBLAS_OP_T : CUBLAS_OP_N, a.trans ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
+                   static_cast<int>(m), static_cast<int>(k), pa, b.data, type, static_cast<int>(b.ld), stride_b,
+                   a.data, type, static_cast<int>(a.ld), stride_a, pb, c, type, static_cast<int>(ldc), stride_c,
+                   static_cast<int>(batch), compute, CUBLAS_GEMM_DEFAULT),
+               op);
+#else
+  throw NotImplementedError(message(op, ": this build of ember has no cuBLAS (its headers were not found at build "
+                                    "time: pip install nvidia-cublas, then rebuild)"));
+#endif
+}
+
+GemmMatrix gemm_matrix(const Tensor& t) {
+  const int64_t r = t->size(0), c = t->size(1), rs = t->stride(0), cs = t->stride(1);
+  const int64_t int_max = std::numeric_limits<int>::max();
+  if ((cs == 1 || c <= 1) && (r <= 1 || rs >= std::max<int64_t>(c, 1))) {
+    const int64_t ld = r <= 1 ? std::max<int64_t>(c, 1) : rs;
+    if (ld <= int_max) return {t, {t->data_ptr(), ld, false}};
+  } else if ((rs == 1 || r <= 1) && (c <= 1 || cs >= std::max<int64_t>(r, 1))) {
+    const int64_t ld = c <= 1 ? std::max<int64_t>(r, 1) : cs;
+    if (ld <= int_max) return {t, {t->data_ptr(), ld, true}};
+  }
+  Tensor copy = ops::contiguous(t);
+  return {copy, {copy->data_ptr(), std::max<int64_t>(c, 1), false}};
+}
 
 Tensor mm(const Tensor& self, const Tensor& mat2, const Tensor& out) {
   if (self->dim() != 2 || mat2->dim() != 2) {

@@ -2,6 +2,8 @@
 // device guard, the raw device calls of the caching allocator, and pinned host memory.
 #include "ember/cuda/cuda_common.h"
 
+#include <Python.h>
+#include <dlfcn.h>
 #include <pthread.h>
 
 #include <algorithm>
@@ -269,6 +271,36 @@ void PinnedHostAllocator::release_completed() {
     }
   }
   for (const auto& [p, n] : ready) cache_.deallocate(p, n);
+}
+
+// ---- libraries loaded at run time ----
+
+void* open_cuda_library(const char* soname, const char* wheel_subdir, std::string* why) {
+  if (void* h = dlopen(soname, RTLD_NOW | RTLD_LOCAL)) return h;
+  std::vector<std::string> dirs;  // <each folder of the nvidia namespace package>/<wheel_subdir>
+  if (Py_IsInitialized()) {
+    PyGILState_STATE gil = PyGILState_Ensure();
+    if (PyObject* mod = PyImport_ImportModule("nvidia")) {
+      PyObject* path = PyObject_GetAttrString(mod, "__path__");
+      PyObject* list = path ? PySequence_List(path) : nullptr;
+      for (Py_ssize_t i = 0; list && i < PyList_Size(list); ++i) {
+        if (const char* d = PyUnicode_AsUTF8(PyList_GetItem(list, i))) dirs.push_back(std::string(d) + "/" + wheel_subdir);
+      }
+      Py_XDECREF(list);
+      Py_XDECREF(path);
+      Py_DECREF(mod);
+    }
+    PyErr_Clear();
+    PyGILState_Release(gil);
+  }
+  for (const std::string& dir : dirs) {
+    if (void* h = dlopen((dir + soname).c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
+  }
+  if (why) {
+    const char* err = dlerror();
+    *why = std::string(soname) + " was not found" + (err ? std::string(" (") + err + ")" : std::string());
+  }
+  return nullptr;
 }
 
 }  // namespace ember::cuda

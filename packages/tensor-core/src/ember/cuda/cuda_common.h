@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "ember/device_allocator.h"
@@ -77,6 +78,14 @@ class CudaBackend final : public DeviceBackend {
   void event_synchronize(Event event) override;
   void event_destroy(Event event) override;
 };
+
+// ---- libraries loaded at run time (cuBLAS, cuDNN) ----
+
+// dlopen()s `soname` from the loader's search path, else from the folder `wheel_subdir`
+// (e.g. "cu13/lib/") of each installed nvidia-* wheel; null when neither has it, with *why
+// saying so. Call it outside any lock that a thread holding the GIL may wait on: finding the
+// wheels asks Python.
+void* open_cuda_library(const char* soname, const char* wheel_subdir, std::string* why);
 
 // ---- pinned host memory ----
 

@@ -9,7 +9,9 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <type_traits>
 
 #include "ember/cuda_hooks.h"
@@ -65,6 +67,7 @@ template <typename F> void dispatch_device_type(ScalarType t, const char* op, F&
     case ScalarType::BFloat16: f(__nv_bfloat16{}); return;
     case ScalarType::Float32: f(float{}); return;
     case ScalarType::Float64: f(double{}); return;
+    default: break;
   }
   throw std::runtime_error(message(op, ": unsupported dtype on cuda"));
 }
@@ -164,19 +167,11 @@ void check_launch(const char* op);  // raises the launch error, if any, naming t
 // Whether t is a CPU tensor (among a CUDA op's operands: a 0-d scalar); false for null.
 inline bool is_on_cpu(const Tensor& t) { return t && t->device().type == DeviceType::CPU; }
 
-// t on `device`: itself (null stays null), or a copy of a CPU (0-d) tensor moved there.
-inline Tensor moved_to(const Tensor& t, const Device& device) {
-  if (!t || t->device() == device) return t;
-  Tensor r = ember::empty(t->sizes(), t->dtype(), device);
-  ops::copy(r, t, r);
-  return r;
-}
-
 // A contiguous tensor on t's device with t's values in dtype (t itself when it is one).
 inline Tensor contiguous_in(const Tensor& t, ScalarType dtype) {
   if (t->is_contiguous() && t->dtype() == dtype) return t;
   Tensor r = ember::empty(t->sizes(), dtype, t->device());
-  ops::copy(r, t, r);
+  ops::copy(r, t, false, r);
   return r;
 }
 
@@ -216,6 +211,123 @@ template <int N, typename F> __global__ void elementwise_kernel(Strided<N> s, in
     s.offsets(i, off);
     f(s.base, off);
   }
+}
+
+// ---- typed maps: out = f(a) and out = f(a, b), vectorised over contiguous operands ----
+
+// V elements of T loaded or stored as one access (16 bytes at most).
+template <typename T, int V> struct alignas(sizeof(T) * V) Pack { T v[V]; };
+
+// Elements per vector access for the widest of the operand types.
+template <typename... T> constexpr int pack_width() {
+  constexpr size_t widest = std::max({sizeof(T)...});
+  return static_cast<int>(16 / widest) > 0 ? static_cast<int>(16 / widest) : 1;
+}
+
+template <int V, typename Out, typename A, typename F>
+__global__ void map1_contiguous_kernel(Out* out, const A* a, int64_t n, F f) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  const int64_t packs = n / V;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < packs; i += step) {
+    const Pack<A, V> x = reinterpret_cast<const Pack<A, V>*>(a)[i];
+    Pack<Out, V> r;
+#pragma unroll
+    for (int k = 0; k < V; ++k) r.v[k] = f(x.v[k]);
+    reinterpret_cast<Pack<Out, V>*>(out)[i] = r;
+  }
+  for (int64_t i = packs * V + blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n; i += step) {
+    out[i] = f(a[i]);
+  }
+}
+
+template <int V, typename Out, typename A, typename B, typename F>
+__global__ void map2_contiguous_kernel(Out* out, const A* a, const B* b, int64_t n, F f) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  const int64_t packs = n / V;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < packs; i += step) {
+    const Pack<A, V> x = reinterpret_cast<const Pack<A, V>*>(a)[i];
+    const Pack<B, V> y = reinterpret_cast<const Pack<B, V>*>(b)[i];
+    Pack<Out, V> r;
+#pragma unroll
+    for (int k = 0; k < V; ++k) r.v[k] = f(x.v[k], y.v[k]);
+    reinterpret_cast<Pack<Out, V>*>(out)[i] = r;
+  }
+  for (int64_t i = packs * V + blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n; i += step) {
+    out[i] = f(a[i], b[i]);
+  }
+}
+
+template <typename Out, typename A, typename F> __global__ void map1_strided_kernel(Strided<2> s, int64_t n, F f) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t off[2];
+    s.offsets(i, off);
+    *reinterpret_cast<Out*>(s.base[0] + off[0]) = f(*reinterpret_cast<const A*>(s.base[1] + off[1]));
+  }
+}
+
+template <typename Out, typename A, typename B, typename F>
+__global__ void map2_strided_kernel(Strided<3> s, int64_t n, F f) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t off[3];
+    s.offsets(i, off);
+    *reinterpret_cast<Out*>(s.base[0] + off[0]) =
+        f(*reinterpret_cast<const A*>(s.base[1] + off[1]), *reinterpret_cast<const B*>(s.base[2] + off[2]));
+  }
+}
+
+// Whether every operand is contiguous over out's shape and aligned for `bytes`-wide accesses.
+inline bool packable(const Tensor& out, std::initializer_list<const Tensor*> ins, size_t bytes) {
+  auto ok = [&](const Tensor& t) {
+    return t->is_contiguous() && t->sizes() == out->sizes() && reinterpret_cast<uintptr_t>(t->data_ptr()) % bytes == 0;
+  };
+  if (!ok(out)) return false;
+  for (const Tensor* t : ins) {
+    if (!ok(*t)) return false;
+  }
+  return true;
+}
+
+// Blocks for n elements handled V at a time.
+inline int blocks_for_packs(int64_t n, int V) { return blocks_for((n + V - 1) / V); }
+
+// out = f(a) elementwise, a (of type A) expanded to out's shape (type Out); f is a __device__
+// functor or lambda of one value. Contiguous aligned operands load and store 16 bytes at a time.
+template <typename Out, typename A, typename F>
+void launch_map(const char* op, const Tensor& out, const Tensor& a, F f) {
+  const int64_t n = out->numel();
+  if (n == 0) return;
+  const Device& device = out->device();
+  CurrentDevice guard(device.index);
+  constexpr int V = pack_width<Out, A>();
+  if (packable(out, {&a}, V * std::max(sizeof(Out), sizeof(A)))) {
+    map1_contiguous_kernel<V, Out, A><<<blocks_for_packs(n, V), kThreads, 0, stream_of(device)>>>(
+        reinterpret_cast<Out*>(out->data_ptr()), reinterpret_cast<const A*>(a->data_ptr()), n, f);
+  } else {
+    Strided<2> s = make_strided<2>(op, out->sizes(), {out.get(), a.get()});
+    map1_strided_kernel<Out, A><<<blocks_for(n), kThreads, 0, stream_of(device)>>>(s, n, f);
+  }
+  check_launch(op);
+}
+
+// out = f(a, b) elementwise, a and b expanded to out's shape.
+template <typename Out, typename A, typename B, typename F>
+void launch_map(const char* op, const Tensor& out, const Tensor& a, const Tensor& b, F f) {
+  const int64_t n = out->numel();
+  if (n == 0) return;
+  const Device& device = out->device();
+  CurrentDevice guard(device.index);
+  constexpr int V = pack_width<Out, A, B>();
+  if (packable(out, {&a, &b}, V * std::max({sizeof(Out), sizeof(A), sizeof(B)}))) {
+    map2_contiguous_kernel<V, Out, A, B><<<blocks_for_packs(n, V), kThreads, 0, stream_of(device)>>>(
+        reinterpret_cast<Out*>(out->data_ptr()), reinterpret_cast<const A*>(a->data_ptr()),
+        reinterpret_cast<const B*>(b->data_ptr()), n, f);
+  } else {
+    Strided<3> s = make_strided<3>(op, out->sizes(), {out.get(), a.get(), b.get()});
+    map2_strided_kernel<Out, A, B><<<blocks_for(n), kThreads, 0, stream_of(device)>>>(s, n, f);
+  }
+  check_launch(op);
 }
 
 // Runs f(char** base, const int64_t* offsets) for every element of the operands (operand 0

@@ -1,10 +1,17 @@
-// im2col and col2im on CUDA. With them (and cuBLAS matmul) the generic conv2d and its two
-// derivatives (conv.cpp) run on CUDA. The checks are conv_meta.h's, shared with the CPU.
+// im2col, col2im and conv_transpose2d on CUDA. With the first two (and cuBLAS matmul) conv2d
+// and its two derivatives run on CUDA when cuDNN is unavailable or disabled (conv.cpp's
+// im2col bodies; cudnn_conv.cpp chooses). The checks are conv_meta.h's, shared with the CPU.
 //
 // im2col: one thread per column element. col2im, its adjoint, is written as a gather (one
 // thread per image pixel summing the columns that cover it), so it needs no atomics and sums
 // in a fixed order.
+//
+// conv_transpose2d is the CPU's composition: per group one strided-batched GEMM (over the
+// batch) of the transposed weight with the input gives the columns, col2im folds them into
+// the (N, O, OH, OW) result, and the bias is added. Its col2im takes the input's own grid
+// (H, W) of blocks, which output_padding can make differ from what col2im would compute.
 #include "ember/conv_meta.h"
+#include "ember/cuda/cublas_gemm.h"
 #include "ember/cuda/elementwise.cuh"
 
 namespace ember::cuda_engine {
@@ -110,7 +117,43 @@ Tensor col2im(const Tensor& self, const Shape& output_size, const Shape& kernel_
   return img;
 }
 
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
+                        const Shape& padding, const Shape& output_padding, int64_t groups, const Shape& dilation) {
+  const char* op = "conv_transpose2d";
+  const ConvTransposeMeta m = conv_transpose2d_meta(input, weight, bias, stride, padding, output_padding, groups,
+                                                    dilation);
+  const ConvGeometry& g = m.g;
+  const ScalarType dt = input->dtype();
+  const Device dev = input->device();
+  const int64_t G = groups, Cg = m.C / G, K = m.O / G * g.kh * g.kw, L = m.H * m.W;
+  Tensor cols = ember::empty({m.N, G * K, L}, dt, dev);
+  col2im_check(op, cols, m.OH, m.OW, g, m.H, m.W);
+  Tensor out = ember::empty({m.N, m.O, m.OH, m.OW}, dt, dev);
+  if (cols->numel() > 0) {
+    if (Cg == 0) {
+      ops::zero(cols, cols);
+    } else {
+      // columns (N, G, K, L): per group g, weight[g]^T (K x Cg) @ input[:, g] (Cg x L), batched over N
+      Tensor x = ops::contiguous(input), w = ops::contiguous(weight);
+      const int64_t item = static_cast<int64_t>(cols->itemsize());
+      for (int64_t grp = 0; grp < G; ++grp) {
+        gemm(op, dev, dt, K, L, Cg, 1.0, {w->data_ptr() + grp * Cg * K * item, K, true}, 0,
+             {x->data_ptr() + grp * Cg * L * item, L, false}, m.C * L, 0.0, cols->data_ptr() + grp * K * L * item, L,
+             G * K * L, m.N);
+      }
+    }
+  }
+  if (dt == ScalarType::Float64) {
+    launch_col2im<double>(cols, out, m.OH, m.OW, m.H, m.W, g);
+  } else {
+    launch_col2im<float>(cols, out, m.OH, m.OW, m.H, m.W, g);
+  }
+  if (bias) ops::add(out, ops::view(bias, {m.O, 1, 1}), Scalar::from_int(1), out);
+  return out;
+}
+
 }  // namespace ember::cuda
 
+EMBER_REGISTER_CUDA_KERNEL(conv_transpose2d);
 EMBER_REGISTER_CUDA_KERNEL(im2col);
 EMBER_REGISTER_CUDA_KERNEL(col2im);

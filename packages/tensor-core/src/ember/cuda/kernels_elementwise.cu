@@ -1,5 +1,5 @@
-// CUDA kernels of the copy, fill and creation ops, the arithmetic binary ops, the common
-// unary math ops and sum/mean, on the iteration engine of elementwise.cuh. Each is the
+// CUDA kernels of the copy, fill and creation ops, the arithmetic binary ops and the common
+// unary math ops, on the iteration engine of elementwise.cuh. Each is the
 // ember::cuda::<op> that the generated dispatcher calls for CUDA tensors.
 #include <cmath>
 #include <cstring>
@@ -22,34 +22,22 @@ void check_launch(const char* op) {
 namespace {
 
 template <typename To, typename From> void copy_t(const Tensor& dst, const Tensor& s) {
-  launch_elementwise<2>("copy_", dst->device(), dst->sizes(), {dst.get(), s.get()},
-                        [] __device__(char** base, const int64_t* off) {
-                          *reinterpret_cast<To*>(base[0] + off[0]) =
-                              cvt<To>(*reinterpret_cast<const From*>(base[1] + off[1]));
-                        });
+  launch_map<To, From>("copy_", dst, s, [] __device__(From v) { return cvt<To>(v); });
 }
 
 // dst (CUDA) := src (CUDA, same device, expanded to dst's shape), converting the dtype.
 void device_copy(const Tensor& dst, const Tensor& src) {
   Tensor s = expand_to(src, dst->sizes(), "copy_");
+  if (s->dtype() == dst->dtype() && s->is_contiguous() && dst->is_contiguous()) {
+    cuda_hooks().copy_bytes(dst->data_ptr(), dst->device(), s->data_ptr(), s->device(),
+                            static_cast<size_t>(dst->numel()) * dst->itemsize(), true);
+    return;
+  }
   dispatch_device_type(dst->dtype(), "copy_", [&](auto to_tag) {
     dispatch_device_type(s->dtype(), "copy_", [&](auto from_tag) {
       copy_t<decltype(to_tag), decltype(from_tag)>(dst, s);
     });
   });
-}
-
-void memcpy_on_stream(void* dst, const void* src, size_t n, cudaMemcpyKind kind, const Device& d, bool sync) {
-  if (n == 0) return;
-  CurrentDevice guard(d.index);
-  cudaStream_t s = stream_of(d);
-  cudaError_t err = cudaMemcpyAsync(dst, src, n, kind, s);
-  if (err == cudaSuccess && sync) err = cudaStreamSynchronize(s);
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    throw std::runtime_error(message("copy_: cudaMemcpyAsync failed: ", cudaGetErrorName(err), ": ",
-                                     cudaGetErrorString(err)));
-  }
 }
 
 template <typename T> void fill_t(const Tensor& t, T v) {
@@ -105,24 +93,11 @@ void run_binary(const char* op, const BinaryOperands& P, const Tensor& res, F f)
   using A = opmath_t<T>;
   const A sa = static_cast<A>(P.sa), sb = static_cast<A>(P.sb);
   if (P.a && P.b) {
-    launch_elementwise<3>(op, P.device, P.shape, {res.get(), P.a.get(), P.b.get()},
-                          [f] __device__(char** base, const int64_t* off) {
-                            const A x = cvt<A>(*reinterpret_cast<const T*>(base[1] + off[1]));
-                            const A y = cvt<A>(*reinterpret_cast<const T*>(base[2] + off[2]));
-                            *reinterpret_cast<T*>(base[0] + off[0]) = cvt<T>(f(x, y));
-                          });
+    launch_map<T, T, T>(op, res, P.a, P.b, [f] __device__(T x, T y) { return cvt<T>(f(cvt<A>(x), cvt<A>(y))); });
   } else if (P.a) {
-    launch_elementwise<2>(op, P.device, P.shape, {res.get(), P.a.get()},
-                          [f, sb] __device__(char** base, const int64_t* off) {
-                            const A x = cvt<A>(*reinterpret_cast<const T*>(base[1] + off[1]));
-                            *reinterpret_cast<T*>(base[0] + off[0]) = cvt<T>(f(x, sb));
-                          });
+    launch_map<T, T>(op, res, P.a, [f, sb] __device__(T x) { return cvt<T>(f(cvt<A>(x), sb)); });
   } else {
-    launch_elementwise<2>(op, P.device, P.shape, {res.get(), P.b.get()},
-                          [f, sa] __device__(char** base, const int64_t* off) {
-                            const A y = cvt<A>(*reinterpret_cast<const T*>(base[1] + off[1]));
-                            *reinterpret_cast<T*>(base[0] + off[0]) = cvt<T>(f(sa, y));
-                          });
+    launch_map<T, T>(op, res, P.b, [f, sa] __device__(T y) { return cvt<T>(f(sa, cvt<A>(y))); });
   }
 }
 
@@ -193,11 +168,7 @@ enum class Unary {
 
 template <typename T, typename F> void run_unary(const char* op, const Tensor& res, const Tensor& in, F f) {
   using A = opmath_t<T>;
-  launch_elementwise<2>(op, res->device(), res->sizes(), {res.get(), in.get()},
-                        [f] __device__(char** base, const int64_t* off) {
-                          const A x = cvt<A>(*reinterpret_cast<const T*>(base[1] + off[1]));
-                          *reinterpret_cast<T*>(base[0] + off[0]) = cvt<T>(f(x));
-                        });
+  launch_map<T, T>(op, res, in, [f] __device__(T x) { return cvt<T>(f(cvt<A>(x))); });
 }
 
 template <typename T> void unary_t(const char* op, Unary kind, const Tensor& res, const Tensor& in) {
@@ -239,11 +210,15 @@ template <typename T> void unary_t(const char* op, Unary kind, const Tensor& res
   } else if constexpr (!std::is_same_v<T, bool>) {
     switch (kind) {
       case Unary::Neg: run_unary<T>(op, res, in, [] __device__(A x) { return static_cast<A>(-x); }); break;
-      case Unary::Abs: run_unary<T>(op, res, in, [] __device__(A x) { return x < A(0) ? static_cast<A>(-x) : x; }); break;
+      case Unary::Abs:
+        if constexpr (std::is_unsigned_v<A>) run_unary<T>(op, res, in, [] __device__(A x) { return x; });
+        else run_unary<T>(op, res, in, [] __device__(A x) { return x < A(0) ? static_cast<A>(-x) : x; });
+        break;
       case Unary::Relu: run_unary<T>(op, res, in, [] __device__(A x) { return x > A(0) ? x : A(0); }); break;
       case Unary::Square: run_unary<T>(op, res, in, [] __device__(A x) { return static_cast<A>(x * x); }); break;
       case Unary::Sign:
-        run_unary<T>(op, res, in, [] __device__(A x) { return static_cast<A>((A(0) < x) - (x < A(0))); });
+        if constexpr (std::is_unsigned_v<A>) run_unary<T>(op, res, in, [] __device__(A x) { return static_cast<A>(x != A(0)); });
+        else run_unary<T>(op, res, in, [] __device__(A x) { return static_cast<A>((A(0) < x) - (x < A(0))); });
         break;
       default: break;  // the real functions never get an integer dtype; rounding copies
     }
@@ -267,63 +242,6 @@ Tensor unary(const char* op, Unary kind, const Tensor& self, const Tensor& out) 
   Tensor in = contiguous_in(self, dt);
   Tensor res = result_for(op, out, self->sizes(), dt, self->device());
   dispatch_device_type(dt, op, [&](auto tag) { unary_t<decltype(tag)>(op, kind, res, in); });
-  return finish_out(op, out, res);
-}
-
-// ---- sum / mean: one thread per output element, accumulating in double or int64 ----
-
-template <typename T, typename Acc>
-__global__ void reduce_sum_kernel(const T* in, T* out, int64_t outer, int64_t reduced, int64_t inner, double scale,
-                                  bool do_scale) {
-  for (int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; o < outer * inner;
-       o += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t i = o / inner, j = o % inner;
-    Acc acc = Acc(0);
-    for (int64_t r = 0; r < reduced; ++r) acc += cvt<Acc>(in[(i * reduced + r) * inner + j]);
-    if (do_scale) acc = static_cast<Acc>(static_cast<double>(acc) * scale);
-    out[o] = cvt<T>(acc);
-  }
-}
-
-Tensor sum_impl(const char* op, const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
-                std::optional<ScalarType> dtype, const Tensor& out, bool mean) {
-  ScalarType dt = dtype.value_or(is_integral(self->dtype(), true) && !mean ? ScalarType::Int64 : self->dtype());
-  if (mean && !is_floating(dt)) {
-    throw std::runtime_error(message("mean(): could not infer output dtype. Input dtype must be either a floating "
-                                     "point or complex dtype. Got: ", scalar_type_name(self->dtype())));
-  }
-  std::vector<int64_t> dims = reduce_dims(op, dim, self->dim());
-  // move the reduced dims next to each other: permute to (kept..., reduced...) then view as
-  // (outer, reduced, 1)
-  Shape perm;
-  std::vector<bool> red(static_cast<size_t>(self->dim()), false);
-  for (int64_t d : dims) red[static_cast<size_t>(d)] = true;
-  int64_t outer = 1, reduced = 1;
-  for (int64_t d = 0; d < self->dim(); ++d) {
-    if (!red[static_cast<size_t>(d)]) {
-      perm.push_back(d);
-      outer *= self->size(d);
-    }
-  }
-  for (int64_t d : dims) {
-    perm.push_back(d);
-    reduced *= self->size(d);
-  }
-  Tensor x = contiguous_in(ops::permute(self, perm), dt);
-  Shape rshape = reduced_shape(self->sizes(), dims, keepdim);
-  Tensor res = result_for(op, out, rshape, dt, self->device());
-  if (!res->is_contiguous()) res = ember::empty(rshape, dt, self->device());
-  if (outer == 0) return finish_out(op, out, res);
-  dispatch_device_type(dt, op, [&](auto tag) {
-    using T = decltype(tag);
-    using Acc = std::conditional_t<std::is_floating_point_v<opmath_t<T>>, double,
-                                   std::conditional_t<std::is_same_v<T, bool>, int64_t, int64_t>>;
-    CurrentDevice guard(self->device().index);
-    reduce_sum_kernel<T, Acc><<<blocks_for(outer), kThreads, 0, stream_of(self->device())>>>(
-        reinterpret_cast<const T*>(x->data_ptr()), reinterpret_cast<T*>(res->data_ptr()), outer, reduced, 1,
-        reduced ? 1.0 / static_cast<double>(reduced) : NAN, mean);
-    check_launch(op);
-  });
   return finish_out(op, out, res);
 }
 
@@ -352,55 +270,44 @@ Tensor clone(const Tensor& self) {
 void copy_across(const Tensor& self, const Tensor& src, bool non_blocking) {
   const bool dst_cuda = self->device().type == DeviceType::CUDA;
   const bool src_cuda = src->device().type == DeviceType::CUDA;
-  if (dst_cuda && src_cuda) {
-    if (self->device() == src->device()) {
-      device_copy(self, src);
+  if (dst_cuda && src_cuda && self->device() == src->device()) {
+    device_copy(self, src);
+    return;
+  }
+  // Bytes move between devices in the runtime layer's copy_bytes (current streams; it waits
+  // unless non_blocking with pinned host memory, whose block it keeps until the copy is done).
+  // The dtype conversion and any strides are handled on one side: by the CPU for host data, by
+  // device_copy on the destination GPU.
+  auto transfer = [&](const Tensor& dst, const Tensor& from, bool async) {
+    cuda_hooks().copy_bytes(dst->data_ptr(), dst->device(), from->data_ptr(), from->device(),
+                            static_cast<size_t>(from->numel()) * from->itemsize(), async);
+  };
+  if (src_cuda) {  // device -> host or another GPU: a contiguous copy in src's dtype moves over
+    Tensor d = contiguous_in(src, src->dtype());
+    if (self->is_contiguous() && self->dtype() == d->dtype() && self->sizes() == d->sizes()) {
+      transfer(self, d, non_blocking && !dst_cuda);
       return;
     }
-    // another GPU: a contiguous copy of src moved over, then converted in place
-    Tensor s = contiguous_in(src, src->dtype());
-    Tensor moved = ember::empty(s->sizes(), s->dtype(), self->device());
-    CurrentDevice guard(self->device().index);
-    cudaError_t err = cudaMemcpyPeerAsync(moved->data_ptr(), self->device().index, s->data_ptr(),
-                                          src->device().index, s->storage()->nbytes() ? s->numel() * s->itemsize() : 0,
-                                          stream_of(self->device()));
-    if (err == cudaSuccess) err = cudaStreamSynchronize(stream_of(self->device()));
-    if (err != cudaSuccess) {
-      cudaGetLastError();
-      throw std::runtime_error(message("copy_: cudaMemcpyPeerAsync failed: ", cudaGetErrorString(err)));
-    }
-    device_copy(self, moved);
+    Tensor staged = ember::empty(d->sizes(), d->dtype(), self->device());
+    transfer(staged, d, false);
+    if (dst_cuda) device_copy(self, staged);
+    else copy_into(self, staged);
     return;
   }
-  if (dst_cuda) {  // host -> device: make the host side contiguous in the target dtype first
-    Tensor h = expand_to(src, self->sizes(), "copy_");
-    if (!h->is_contiguous() || h->dtype() != self->dtype()) {
-      Tensor c = ember::empty(self->sizes(), self->dtype());
-      copy_into(c, h);
-      h = c;
-    }
-    const size_t n = static_cast<size_t>(h->numel()) * h->itemsize();
-    const bool pinned = cuda_hooks().is_pinned(h->storage()->data());
-    if (self->is_contiguous()) {
-      memcpy_on_stream(self->data_ptr(), h->data_ptr(), n, cudaMemcpyHostToDevice, self->device(),
-                       !(non_blocking && pinned));
-    } else {
-      Tensor staged = ember::empty(self->sizes(), self->dtype(), self->device());
-      memcpy_on_stream(staged->data_ptr(), h->data_ptr(), n, cudaMemcpyHostToDevice, self->device(), true);
-      device_copy(self, staged);
-    }
+  // host -> device: the host side made contiguous in the target dtype first
+  Tensor h = expand_to(src, self->sizes(), "copy_");
+  if (!h->is_contiguous() || h->dtype() != self->dtype()) {
+    Tensor c = ember::empty(self->sizes(), self->dtype());
+    copy_into(c, h);
+    h = c;
+  }
+  if (self->is_contiguous()) {
+    transfer(self, h, non_blocking);
     return;
   }
-  // device -> host: a contiguous device copy in src's dtype comes down, then the CPU converts
-  Tensor d = contiguous_in(src, src->dtype());
-  const size_t n = static_cast<size_t>(d->numel()) * d->itemsize();
-  if (self->is_contiguous() && self->dtype() == d->dtype() && self->sizes() == d->sizes()) {
-    memcpy_on_stream(self->data_ptr(), d->data_ptr(), n, cudaMemcpyDeviceToHost, src->device(), true);
-    return;
-  }
-  Tensor h = ember::empty(d->sizes(), d->dtype());
-  memcpy_on_stream(h->data_ptr(), d->data_ptr(), n, cudaMemcpyDeviceToHost, src->device(), true);
-  copy_into(self, h);
+  Tensor staged = ember::empty(self->sizes(), self->dtype(), self->device());
+  transfer(staged, h, false);
+  device_copy(self, staged);
 }
 
 }  // namespace ember::cuda_engine
@@ -409,10 +316,10 @@ namespace ember::cuda {
 
 using namespace ember::cuda_engine;
 
-Tensor copy(const Tensor& self, const Tensor& src, const Tensor&) {
+Tensor copy(const Tensor& self, const Tensor& src, bool non_blocking, const Tensor&) {
   if (self == src) return self;
   Tensor s = src->storage() == self->storage() ? ops::clone(src) : src;
-  copy_across(self, s, false);
+  copy_across(self, s, non_blocking);
   return self;
 }
 
@@ -498,15 +405,6 @@ Tensor log10(const Tensor& self, const Tensor& out) { return unary("log10", Unar
 Tensor atan(const Tensor& self, const Tensor& out) { return unary("atan", Unary::Atan, self, out); }
 Tensor reciprocal(const Tensor& self, const Tensor& out) { return unary("reciprocal", Unary::Reciprocal, self, out); }
 
-Tensor sum(const Tensor& self, const std::optional<Shape>& dim, bool keepdim, std::optional<ScalarType> dtype,
-           const Tensor& out) {
-  return sum_impl("sum", self, dim, keepdim, dtype, out, false);
-}
-Tensor mean(const Tensor& self, const std::optional<Shape>& dim, bool keepdim, std::optional<ScalarType> dtype,
-            const Tensor& out) {
-  return sum_impl("mean", self, dim, keepdim, dtype, out, true);
-}
-
 }  // namespace ember::cuda
 
 EMBER_REGISTER_CUDA_KERNEL(copy);
@@ -530,8 +428,6 @@ EMBER_REGISTER_CUDA_KERNEL(sqrt);
 EMBER_REGISTER_CUDA_KERNEL(tanh);
 EMBER_REGISTER_CUDA_KERNEL(sigmoid);
 EMBER_REGISTER_CUDA_KERNEL(relu);
-EMBER_REGISTER_CUDA_KERNEL(sum);
-EMBER_REGISTER_CUDA_KERNEL(mean);
 EMBER_REGISTER_CUDA_KERNEL(square);
 EMBER_REGISTER_CUDA_KERNEL(sign);
 EMBER_REGISTER_CUDA_KERNEL(floor);

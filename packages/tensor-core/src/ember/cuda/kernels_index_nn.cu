@@ -1,8 +1,8 @@
-// CUDA kernels of cat, index_select, gather, scatter, scatter_add, index_add, embedding (and
-// its dense backward), nll_loss and native_layer_norm (and its backward). The argument
-// checks, dim wrapping and result shapes and dtypes are the meta functions the CPU kernels
-// (shape.cpp, index.cpp, nn_ops.cpp, norms.cpp) call too (index_nn_meta.h); what is here is
-// the compute.
+// CUDA kernels of cat, index_select, gather, scatter, scatter_add, index_add, index_put, _index,
+// embedding (and its dense backward), nll_loss and native_layer_norm (and its backward). The
+// argument checks, dim wrapping and result shapes and dtypes are the meta functions the CPU
+// kernels (shape.cpp, index.cpp, nn_ops.cpp, norms.cpp) call too (index_nn_meta.h,
+// index_put_meta.h); what is here is the compute.
 //
 // Indices are checked on the device before anything is written (a kernel finds the first
 // bad one in flat order, whose value the error message names); reading that answer waits
@@ -14,6 +14,14 @@
 // - embedding_dense_backward groups the positions by index on the host (the CPU kernel's
 //   counting sort, from a copy of the indices) and sums each weight row's gradients on the
 //   device in that same order: the result equals the CPU's bit for bit.
+// - index_put and _index (its read side, a gather of the same positions) check all their
+//   index tensors with one wait (each tensor's first bad position found on the device, the
+//   answers read back together; bool masks were already turned into indices by nonzero,
+//   which waits too). Without accumulate, repeated targets get one of their values (which
+//   one is unspecified, as on the CPU and in PyTorch). With accumulate, repeated targets add
+//   up with atomics (compare-and-swap on the enclosing 32-bit word for the 1- and 2-byte
+//   types), each addition rounded as on the CPU, but in an unspecified order: floating sums
+//   may differ from the CPU's in the last bits.
 // - nll_loss sums its terms in double over the CPU's blocks of 4096, in the same order and
 //   without fused multiply-adds: the result equals the CPU's bit for bit.
 // - native_layer_norm(_backward) accumulate the row statistics and the parameter gradients
@@ -24,6 +32,7 @@
 
 #include "ember/cuda/elementwise.cuh"
 #include "ember/index_nn_meta.h"
+#include "ember/index_put_meta.h"
 #include "ember/indexing.h"  // scalar_of, check_value_fits
 
 namespace ember::cuda_engine {
@@ -67,7 +76,7 @@ int64_t first_out_of_range(const char* op, const Tensor& idx, int64_t lo, int64_
 
 // An index tensor as contiguous int64 on device (int32 widened, a CPU 0-d one moved).
 Tensor index_int64(const Tensor& idx, const Device& device) {
-  return contiguous_in(moved_to(idx, device), ScalarType::Int64);
+  return contiguous_in(to_device(idx, device), ScalarType::Int64);
 }
 
 // out[i] = *(src_i + idx[i] * step) over out's shape; src and idx are views of out's sizes
@@ -170,7 +179,7 @@ ScatterInto scatter_into(const Tensor& res, const Tensor& index, int64_t d) {
 
 // src (moved to the device) seen over the indices' shape; a copy when it shares t.dst's storage.
 Tensor scatter_source(const Tensor& src, const ScatterInto& t) {
-  Tensor s1 = at_least_1d(moved_to(src, t.dst->device()));
+  Tensor s1 = at_least_1d(to_device(src, t.dst->device()));
   Tensor sv = restride(s1, t.ix->sizes(), -1);
   return s1->storage() == t.dst->storage() ? ops::clone(sv) : sv;
 }
@@ -229,7 +238,7 @@ Tensor upload(const std::vector<int64_t>& v, const Device& device) {
   Tensor h = ember::empty({static_cast<int64_t>(v.size())}, ScalarType::Int64);
   if (!v.empty()) std::memcpy(h->data_ptr(), v.data(), v.size() * sizeof(int64_t));
   Tensor d = ember::empty(h->sizes(), ScalarType::Int64, device);
-  ops::copy(d, h, d);
+  ops::copy(d, h, false, d);
   return d;
 }
 
@@ -423,6 +432,140 @@ template <typename T> const opmath_t<T>* param_ptr(const Tensor& t) {
   return t ? reinterpret_cast<const opmath_t<T>*>(t->data_ptr()) : nullptr;
 }
 
+// ---------------------------------------------------------------------------------------------
+// index_put
+
+// *p += v as index.cpp's add_scaled does (in opmath, rounded once; bool: or), atomically.
+template <typename T> __device__ __forceinline__ T add_opmath(T a, T b) {
+  using A = opmath_t<T>;
+  return cvt<T>(static_cast<A>(add_rn(cvt<A>(a), cvt<A>(b))));
+}
+
+template <typename T> __device__ void atomic_accumulate(T* p, T v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (v) *p = true;  // every writer stores the same byte
+  } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t>) {
+    atomicAdd(p, v);
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+  } else {  // 1- and 2-byte types: compare-and-swap on the aligned 32-bit word holding *p
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2, "unexpected element size");
+    using U = std::conditional_t<sizeof(T) == 1, uint8_t, uint16_t>;
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+    unsigned int* word = reinterpret_cast<unsigned int*>(addr & ~uintptr_t(3));
+    const unsigned int shift = static_cast<unsigned int>(addr & 3) * 8;
+    const unsigned int mask = (sizeof(T) == 1 ? 0xFFu : 0xFFFFu) << shift;
+    unsigned int old = *word, assumed;
+    do {
+      assumed = old;
+      const U bits = static_cast<U>((assumed & mask) >> shift);
+      T cur;
+      memcpy(&cur, &bits, sizeof(T));
+      const T sum = add_opmath(cur, v);
+      U nb;
+      memcpy(&nb, &sum, sizeof(T));
+      old = atomicCAS(word, assumed, (assumed & ~mask) | (static_cast<unsigned int>(nb) << shift));
+    } while (old != assumed);
+  }
+}
+
+// Operands over the indexing result's shape: 0 the target (zero strides on the index dims),
+// 1 the element offsets of the index positions, 2 the values. step: the target's itemsize.
+template <typename U> struct PutValue {
+  int64_t step;
+  __device__ void operator()(char** base, const int64_t* off) const {
+    const int64_t k = *reinterpret_cast<const int64_t*>(base[1] + off[1]);
+    *reinterpret_cast<U*>(base[0] + off[0] + k * step) = *reinterpret_cast<const U*>(base[2] + off[2]);
+  }
+};
+template <typename T> struct AccumulateValue {
+  int64_t step;
+  __device__ void operator()(char** base, const int64_t* off) const {
+    const int64_t k = *reinterpret_cast<const int64_t*>(base[1] + off[1]);
+    atomic_accumulate(reinterpret_cast<T*>(base[0] + off[0] + k * step), *reinterpret_cast<const T*>(base[2] + off[2]));
+  }
+};
+
+// off += (v < 0 ? v + size : v) * stride (operand 0 the offsets, 1 an index tensor).
+struct AddIndexOffset {
+  int64_t size, stride;
+  __device__ void operator()(char** base, const int64_t* off) const {
+    int64_t v = *reinterpret_cast<const int64_t*>(base[1] + off[1]);
+    if (v < 0) v += size;
+    *reinterpret_cast<int64_t*>(base[0] + off[0]) += v * stride;
+  }
+};
+
+// The element offsets into target of the broadcast index positions (int64 of shape A.B),
+// after checking every index value against its dim (one wait for the device, then the CPU's
+// error for the first bad value of the first dim that has one).
+Tensor advanced_offsets(const char* op, const Tensor& target, const std::vector<Tensor>& adv, const AdvancedMeta& A) {
+  const Device dev = target->device();
+  Tensor off = ember::empty(A.B, ScalarType::Int64, dev);
+  ops::zero(off, off);
+  const size_t npos = A.pos.size();
+  std::vector<Tensor> ixs;
+  Tensor firsts = ember::empty({static_cast<int64_t>(npos)}, ScalarType::Int64, dev);
+  {
+    CurrentDevice guard(dev.index);
+    cudaStream_t stream = stream_of(dev);
+    const cudaError_t err = cudaMemsetAsync(firsts->data_ptr(), 0xff, npos * sizeof(int64_t), stream);
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      throw std::runtime_error(message(op, ": cudaMemsetAsync failed: ", cudaGetErrorString(err)));
+    }
+    for (size_t j = 0; j < npos; ++j) {
+      ixs.push_back(index_int64(adv[static_cast<size_t>(A.pos[j])], dev));
+      const int64_t n = ixs[j]->numel();
+      if (n == 0) continue;
+      const int64_t size = target->sizes()[static_cast<size_t>(A.pos[j])];
+      first_out_of_range_kernel<<<blocks_for(n), kThreads, 0, stream>>>(
+          reinterpret_cast<const int64_t*>(ixs[j]->data_ptr()), n, -size, size, false, 0,
+          reinterpret_cast<unsigned long long*>(firsts->data_ptr()) + j);
+      check_launch(op);
+    }
+  }
+  const Tensor h = to_host(firsts);
+  for (size_t j = 0; j < npos; ++j) {
+    const int64_t bad = h->data<int64_t>()[j];
+    if (bad < 0) continue;
+    const int64_t d = A.pos[j];
+    throw_advanced_index_out_of_bounds(value_at<int64_t>(ixs[j], bad), d, target->sizes()[static_cast<size_t>(d)]);
+  }
+  for (size_t j = 0; j < npos; ++j) {
+    const size_t d = static_cast<size_t>(A.pos[j]);
+    const Tensor ex = expand_to(ixs[j], A.B, "index");
+    launch_elementwise<2>(op, dev, A.B, {off.get(), ex.get()}, AddIndexOffset{target->sizes()[d], target->strides()[d]});
+  }
+  return off;
+}
+
+// What index_put writes through and _index reads through, over the indexing result's shape:
+// target with zero strides on the index dims, and the element offsets of the index positions
+// (null when the result is empty: like the CPU, index values are only checked when some
+// element is read or written). Element p is at target's data + its offset + offsets[p].
+struct AdvancedOperands {
+  Tensor target, offsets;
+};
+
+AdvancedOperands advanced_operands(const char* op, const Tensor& target, const std::vector<Tensor>& adv,
+                                   const AdvancedMeta& A) {
+  AdvancedOperands r;
+  r.target = make_view(target, A.shape, A.src_strides, target->offset());
+  if (shape_numel(A.shape) > 0) {
+    const Tensor off = advanced_offsets(op, target, adv, A);
+    r.offsets = make_view(off, A.shape, A.off_strides, off->offset());
+  }
+  return r;
+}
+
+// index_put's and _index's error for a CPU (0-d) self with `what` (index tensors, values) on a
+// device.
+[[noreturn]] void throw_indices_on_device(const char* op, const char* what, const Tensor& self) {
+  throw std::runtime_error(message(op, ": ", what, " should be either on cpu or on the same device as the indexed "
+                                   "tensor (", self->device().str(), ")"));
+}
+
 }  // namespace
 }  // namespace ember::cuda_engine
 
@@ -452,7 +595,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim, const Tensor& out) {
     sz[static_cast<size_t>(d)] = len;
     const int64_t start = res->offset() + offset * res->strides()[static_cast<size_t>(d)];
     Tensor slot = make_view(res, std::move(sz), res->strides(), start);
-    ops::copy(slot, t, slot);
+    ops::copy(slot, t, false, slot);
     offset += len;
   }
   return finish_out("cat", out, res);
@@ -463,7 +606,7 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, const Tensor
   const Device dev = is_on_cpu(self) ? index->device() : self->device();
   Tensor res = out_or_fresh(out, index->sizes(), self->dtype(), dev, {&self, &index});
   if (index->numel() > 0) {
-    Tensor s1 = at_least_1d(moved_to(self, dev));
+    Tensor s1 = at_least_1d(to_device(self, dev));
     Tensor ix = index_int64(at_least_1d(index), dev);
     const int64_t size = s1->sizes()[static_cast<size_t>(d)];
     const int64_t bad = first_out_of_range("gather", ix, 0, size);
@@ -480,7 +623,7 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index, const 
   const int64_t d = m.dim, n = index->numel();
   const Device dev = is_on_cpu(self) ? index->device() : self->device();
   Tensor ix = index_int64(index, dev);
-  Tensor s1 = at_least_1d(moved_to(self, dev));
+  Tensor s1 = at_least_1d(to_device(self, dev));
   if (first_out_of_range("index_select", ix, 0, m.size) >= 0) throw_index_select_out_of_range();
   check_index_select_out(self, out);
   Tensor res = out_or_fresh(out, m.shape, self->dtype(), dev, {&self});
@@ -549,7 +692,7 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Ten
   const int64_t size = r1->sizes()[static_cast<size_t>(d)];
   const int64_t bad = first_out_of_range("index_add", ix, 0, size);
   if (bad >= 0) throw_index_add_out_of_range(self, d, alpha, value_at<int64_t>(ix, bad), size);
-  Tensor s1 = at_least_1d(moved_to(source, dev));
+  Tensor s1 = at_least_1d(to_device(source, dev));
   if (s1->storage() == res->storage()) s1 = ops::clone(s1);
   Shape ist(static_cast<size_t>(s1->dim()), 0);
   ist[static_cast<size_t>(d)] = 1;
@@ -557,6 +700,57 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Ten
                      make_view(ix, s1->sizes(), std::move(ist), ix->offset()), s1,
                      r1->strides()[static_cast<size_t>(d)] * static_cast<int64_t>(r1->itemsize()), alpha);
   return res;
+}
+
+Tensor index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate,
+                 const Tensor& out) {
+  const char* op = "index_put";
+  if (is_on_cpu(self)) throw_indices_on_device(op, "indices and values", self);  // a CPU 0-d self
+  const Device dev = self->device();
+  Tensor target = out ? out : ops::clone(self);
+  const std::vector<Tensor> adv = index_put_indices(target, indices, values);
+  const Tensor vals = to_device(values, dev);
+  bool any = false;
+  for (const Tensor& t : adv) any |= static_cast<bool>(t);
+  if (!any) {  // only full slices: the whole tensor
+    Tensor v = ops::expand(vals, target->sizes());
+    if (accumulate) ops::add(target, v, Scalar::from_int(1), target);
+    else ops::copy(target, v->storage() == target->storage() ? ops::clone(v) : v, false, target);
+    return target;
+  }
+  const AdvancedMeta A = advanced_index_meta(target, adv, false);
+  const AdvancedOperands P = advanced_operands(op, target, adv, A);
+  Tensor v = advanced_index_values(vals, A.shape);
+  if (!P.offsets) return target;
+  if (v->storage() == target->storage()) v = ops::clone(v);
+  const int64_t step = static_cast<int64_t>(target->itemsize());
+  if (!accumulate) {
+    dispatch_itemsize(target->itemsize(), [&](auto tag) {
+      using U = decltype(tag);
+      launch_elementwise<3>(op, dev, A.shape, {P.target.get(), P.offsets.get(), v.get()}, PutValue<U>{step});
+    });
+  } else {
+    dispatch_device_type(target->dtype(), op, [&](auto tag) {
+      using T = decltype(tag);
+      launch_elementwise<3>(op, dev, A.shape, {P.target.get(), P.offsets.get(), v.get()}, AccumulateValue<T>{step});
+    });
+  }
+  return target;
+}
+
+// self[indices] (index.cpp's cpu::_index): the gather of index_put's positions.
+Tensor _index(const Tensor& self, const std::vector<Tensor>& indices) {
+  const char* op = "index";
+  if (is_on_cpu(self)) throw_indices_on_device(op, "indices", self);  // a CPU 0-d self
+  const std::vector<Tensor> adv = advanced_indices(op, self, indices);
+  bool any = false;
+  for (const Tensor& t : adv) any |= static_cast<bool>(t);
+  if (!any) return ops::clone(self);  // only full slices: a copy of self
+  const AdvancedMeta A = advanced_index_meta(self, adv, false);
+  const AdvancedOperands P = advanced_operands(op, self, adv, A);
+  Tensor out = ember::empty(A.shape, self->dtype(), self->device());
+  if (P.offsets) gather_bytes(op, out, P.target, P.offsets, static_cast<int64_t>(self->itemsize()));
+  return out;
 }
 
 // (padding_idx, scale_grad_by_freq and sparse shape the gradient only: derivatives.yaml)
@@ -590,13 +784,13 @@ Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices
   const Device dev = is_on_cpu(grad_output) ? indices->device() : grad_output->device();
   const int64_t D = shape[1];
   // the positions grouped by index as the CPU kernel does, from a host copy of the indices
-  Tensor hidx = to_host(contiguous_in(moved_to(indices, dev), ScalarType::Int64));
+  Tensor hidx = to_host(contiguous_in(to_device(indices, dev), ScalarType::Int64));
   std::vector<int64_t> start, order;
   group_positions_by_index(hidx->data<int64_t>(), hidx->numel(), num_weights, start, order);
   Tensor res = ember::empty(shape, grad_output->dtype(), dev);
   if (res->numel() == 0) return res;
   if (!is_floating(grad_output->dtype())) throw_dtype_unsupported(op, grad_output->dtype(), "floating point");
-  Tensor g = contiguous_in(moved_to(grad_output, dev), grad_output->dtype());
+  Tensor g = contiguous_in(to_device(grad_output, dev), grad_output->dtype());
   Tensor dorder = upload(order, dev), dstart = upload(start, dev);
   dispatch_device_float(grad_output->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
@@ -616,14 +810,14 @@ Tensor nll_loss(const Tensor& self, const Tensor& target, const Tensor& weight, 
   const NllLossMeta m = nll_loss_meta(self, target, weight, reduction);
   const int64_t C = m.C, S = m.S, T = m.T;
   const Device dev = self->device();
-  Tensor t = contiguous_in(moved_to(target, dev), ScalarType::Int64);
+  Tensor t = contiguous_in(to_device(target, dev), ScalarType::Int64);
   const int64_t bad = first_out_of_range(op, t, 0, C, true, ignore_index);
   if (bad >= 0) throw_nll_loss_target_out_of_bounds(value_at<int64_t>(t, bad));
   Tensor out = ember::empty(m.out_shape, self->dtype(), dev);
   if (!is_floating(self->dtype())) throw_dtype_unsupported(op, self->dtype(), "floating point");
   Tensor x = contiguous_in(self, self->dtype());
   // the class weights as the CPU reads them: (double)(opmath)w[c]
-  Tensor w = weight ? contiguous_in(moved_to(weight, dev), ScalarType::Float64) : Tensor();
+  Tensor w = weight ? contiguous_in(to_device(weight, dev), ScalarType::Float64) : Tensor();
   const double* pw = w ? reinterpret_cast<const double*>(w->data_ptr()) : nullptr;
   const int64_t blocks = (T + kNllLossBlock - 1) / kNllLossBlock;
   Tensor terms, wts, sums, wsums;
@@ -676,8 +870,8 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, const 
   if (R == 0) return {out, mean, rstd};
   if (!is_floating(input->dtype())) throw_dtype_unsupported(op, input->dtype(), "floating point");
   const ScalarType pdt = opmath_dtype(input->dtype());
-  Tensor w = weight ? contiguous_in(moved_to(weight, dev), pdt) : Tensor();
-  Tensor b = bias ? contiguous_in(moved_to(bias, dev), pdt) : Tensor();
+  Tensor w = weight ? contiguous_in(to_device(weight, dev), pdt) : Tensor();
+  Tensor b = bias ? contiguous_in(to_device(bias, dev), pdt) : Tensor();
   Tensor x = contiguous_in(input, input->dtype());
   dispatch_device_float(input->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
@@ -708,11 +902,11 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad
   if (want_b) ops::zero(gb, gb);
   if (R > 0 && K > 0) {
     if (!is_floating(input->dtype())) throw_dtype_unsupported(op, input->dtype(), "floating point");
-    Tensor g = contiguous_in(moved_to(grad_out, dev), input->dtype());
-    Tensor x = contiguous_in(moved_to(input, dev), input->dtype());
-    Tensor mu = contiguous_in(moved_to(mean, dev), ScalarType::Float64);
-    Tensor rs = contiguous_in(moved_to(rstd, dev), ScalarType::Float64);
-    Tensor w = weight ? contiguous_in(moved_to(weight, dev), opmath_dtype(input->dtype())) : Tensor();
+    Tensor g = contiguous_in(to_device(grad_out, dev), input->dtype());
+    Tensor x = contiguous_in(to_device(input, dev), input->dtype());
+    Tensor mu = contiguous_in(to_device(mean, dev), ScalarType::Float64);
+    Tensor rs = contiguous_in(to_device(rstd, dev), ScalarType::Float64);
+    Tensor w = weight ? contiguous_in(to_device(weight, dev), opmath_dtype(input->dtype())) : Tensor();
     // parameter gradients: partial sums over chunks of rows (as many as the CPU's blocks,
     // at most 2^22 / K partials and 65535 chunks), then added in chunk order
     const int64_t want_chunks = std::min<int64_t>(
@@ -755,7 +949,7 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad
   auto as_dtype = [&](const Tensor& v, ScalarType dt) {
     if (!is_floating(dt)) throw_dtype_unsupported("normalization", dt, "floating point");
     Tensor r = ember::empty(normalized_shape, dt, dev);
-    ops::copy(r, v, r);
+    ops::copy(r, v, false, r);
     return r;
   };
   Tensor tw = want_w ? as_dtype(gw, weight->dtype()) : ember::empty({0}, input->dtype(), dev);
@@ -771,6 +965,8 @@ EMBER_REGISTER_CUDA_KERNEL(index_select);
 EMBER_REGISTER_CUDA_KERNEL(scatter);
 EMBER_REGISTER_CUDA_KERNEL(scatter_add);
 EMBER_REGISTER_CUDA_KERNEL(index_add);
+EMBER_REGISTER_CUDA_KERNEL(index_put);
+EMBER_REGISTER_CUDA_KERNEL(_index);
 EMBER_REGISTER_CUDA_KERNEL(embedding);
 EMBER_REGISTER_CUDA_KERNEL(embedding_dense_backward);
 EMBER_REGISTER_CUDA_KERNEL(nll_loss);

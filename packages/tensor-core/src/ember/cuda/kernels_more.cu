@@ -1,8 +1,9 @@
 // CUDA kernels of the comparisons (eq, ne, lt, le, gt, ge), the logical ops, maximum/minimum
-// (and max/min of two tensors), pow, where and clamp, on the iteration engine of
-// elementwise.cuh. Each mirrors its CPU kernel in binary.cpp / unary.cpp: the same type
+// (and max/min of two tensors), pow, where, clamp, the bitwise ops (and, or, xor, not), the
+// divisions (floor_divide, remainder, fmod) and isnan/isinf/isfinite, on the iteration engine
+// of elementwise.cuh. Each mirrors its CPU kernel in binary.cpp / unary.cpp: the same type
 // promotion (result_type), the same conversions (operands converted to the promoted dtype,
-// then computed in its opmath type), the same NaN rules and the same error messages.
+// then computed in its opmath type), the same NaN / -0 rules and the same error messages.
 //
 // A CPU 0-d tensor among the operands (a Python number, or a 0-d tensor the dispatcher let
 // join the CUDA ones) is converted to the promoted dtype on the host, exactly as the CPU
@@ -10,9 +11,16 @@
 // scalar (the op runs here only because out= is a CUDA tensor), the CPU kernel computes the
 // value and finish_out moves it into out.
 //
+// Integer division by zero: the CPU raises ZeroDivisionError's RuntimeError after reading the
+// whole divisor. Here a CPU divisor (a Python number, a CPU 0-d tensor) is checked the same
+// way, on the host (division_meta). A divisor on the device is not read back, as that would
+// synchronise the stream: like PyTorch's CUDA kernels, its zeros give 0 (floor_divide,
+// remainder and fmod alike), deterministically and without a trap.
+//
 // The argument checks, the promoted dtypes and the broadcast shapes come from
 // reduce_random_meta.h, shared with the CPU kernels.
 #include <cstring>
+#include <limits>
 
 #include "ember/cuda/elementwise.cuh"
 #include "ember/reduce_random_meta.h"
@@ -24,7 +32,7 @@ namespace {
 Tensor device_as(const Tensor& t, ScalarType dtype) {
   if (t->dtype() == dtype) return t;
   Tensor r = ember::empty(t->sizes(), dtype, t->device());
-  ops::copy(r, t, r);
+  ops::copy(r, t, false, r);
   return r;
 }
 
@@ -253,15 +261,187 @@ void clamp_t(const Device& device, const Shape& shape, const Tensor& res, const 
                         });
 }
 
-// ---- logical_not ----
+// ---- bitwise ops ----
+
+enum class Bit { And, Or, Xor };
+
+template <typename T> void bitwise_t(const char* op, Bit kind, const Binary& P, const Tensor& res) {
+  using A = opmath_t<T>;
+  switch (kind) {
+    case Bit::And: run_binary<T, T>(op, P, res, [] __device__(A x, A y) { return static_cast<A>(x & y); }); break;
+    case Bit::Or: run_binary<T, T>(op, P, res, [] __device__(A x, A y) { return static_cast<A>(x | y); }); break;
+    case Bit::Xor: run_binary<T, T>(op, P, res, [] __device__(A x, A y) { return static_cast<A>(x ^ y); }); break;
+  }
+}
+
+// Calls f(T{}) for the integer and bool device types (what the CPU's dispatch_integral takes);
+// a floating dtype raises its TypeError.
+template <typename F> void dispatch_device_integral(ScalarType t, const char* op, F&& f) {
+  if (is_floating(t)) throw_dtype_unsupported(op, t, "integral or bool");
+  dispatch_device_type(t, op, [&](auto tag) {
+    if constexpr (!std::is_floating_point_v<opmath_t<decltype(tag)>>) f(tag);
+  });
+}
+
+// bitwise and / or / xor: operands promoted to result_type, the result in it; the dtype is
+// checked (integral or bool) only when there are elements, as on the CPU.
+Tensor bitwise(const char* op, Bit kind, const Tensor& self, const Tensor& other, const Tensor& out,
+               Tensor (*cpu_kernel)(const Tensor&, const Tensor&, const Tensor&)) {
+  if (is_on_cpu(self) && is_on_cpu(other)) return finish_out(op, out, cpu_kernel(self, other, Tensor()));
+  const BinaryMeta M = binary_meta(op, self, other, false);
+  Binary P = binary_args(op, self, other, M.dtype, M.shape);
+  Tensor res = result_tensor(out, M.shape, M.dtype, P.device);
+  if (res->numel() > 0) {
+    dispatch_device_integral(M.dtype, op, [&](auto tag) { bitwise_t<decltype(tag)>(op, kind, P, res); });
+  }
+  return finish_out(op, out, res);
+}
+
+// ---- floor_divide, remainder, fmod ----
+
+__device__ __forceinline__ float fmod_of(float x, float y) { return ::fmodf(x, y); }
+__device__ __forceinline__ double fmod_of(double x, double y) { return ::fmod(x, y); }
+__device__ __forceinline__ float floor_of(float x) { return ::floorf(x); }
+__device__ __forceinline__ double floor_of(double x) { return ::floor(x); }
+__device__ __forceinline__ float copysign_of(float x, float y) { return ::copysignf(x, y); }
+__device__ __forceinline__ double copysign_of(double x, double y) { return ::copysign(x, y); }
+
+// Python's floor division, as binary.cpp computes it. Floats: from fmod, so that exact
+// quotients stay exact; a zero divisor gives x / y (inf or nan). Integers: truncation
+// corrected toward -inf; x / -1 wraps; a zero divisor gives 0 (see the header).
+template <typename A> __device__ __forceinline__ A floor_divide_of(A x, A y) {
+  if constexpr (std::is_floating_point_v<A>) {
+    if (y == A(0)) return x / y;
+    const A q = x / y;
+    const A m = fmod_of(x, y);
+    A d = (x - m) / y;
+    if (m != A(0) && ((y < A(0)) != (m < A(0)))) d -= A(1);
+    A fd = floor_of(d);
+    if (d - fd > A(0.5)) fd += A(1);
+    return d == A(0) ? copysign_of(A(0), q) : fd;
+  } else {
+    if (y == A(0)) return A(0);
+    if constexpr (std::is_signed_v<A>) {
+      if (y == A(-1)) return static_cast<A>(A(0) - x);  // INT_MIN / -1 wraps instead of trapping
+      A q = static_cast<A>(x / y);
+      if ((x % y != 0) && ((x < 0) != (y < 0))) q = static_cast<A>(q - 1);
+      return q;
+    } else {
+      return static_cast<A>(x / y);
+    }
+  }
+}
+
+// Python's modulus: the sign of the divisor. Integers: x % -1 is 0, a zero divisor gives 0.
+template <typename A> __device__ __forceinline__ A remainder_of(A x, A y) {
+  if constexpr (std::is_floating_point_v<A>) {
+    A r = fmod_of(x, y);
+    if (r != A(0) && ((r < A(0)) != (y < A(0)))) r += y;
+    return r;
+  } else {
+    if (y == A(0)) return A(0);
+    if constexpr (std::is_signed_v<A>) {
+      if (y == A(-1)) return A(0);
+      A r = static_cast<A>(x % y);
+      if (r != 0 && ((r < 0) != (y < 0))) r = static_cast<A>(r + y);
+      return r;
+    } else {
+      return static_cast<A>(x % y);
+    }
+  }
+}
+
+// C's fmod: the sign of the dividend. Integers: x % -1 is 0, a zero divisor gives 0.
+template <typename A> __device__ __forceinline__ A fmod_value(A x, A y) {
+  if constexpr (std::is_floating_point_v<A>) {
+    return fmod_of(x, y);
+  } else {
+    if (y == A(0)) return A(0);
+    if constexpr (std::is_signed_v<A>) {
+      if (y == A(-1)) return A(0);
+    }
+    return static_cast<A>(x % y);
+  }
+}
+
+enum class Div { Floor, Remainder, Fmod };
+
+template <typename T> void division_t(const char* op, Div kind, const Binary& P, const Tensor& res) {
+  using A = opmath_t<T>;
+  switch (kind) {
+    case Div::Floor: run_binary<T, T>(op, P, res, [] __device__(A x, A y) { return floor_divide_of(x, y); }); break;
+    case Div::Remainder: run_binary<T, T>(op, P, res, [] __device__(A x, A y) { return remainder_of(x, y); }); break;
+    case Div::Fmod: run_binary<T, T>(op, P, res, [] __device__(A x, A y) { return fmod_value(x, y); }); break;
+  }
+}
+
+Tensor division(const char* op, Div kind, const Tensor& self, const Tensor& other, const Tensor& out,
+                Tensor (*cpu_kernel)(const Tensor&, const Tensor&, const Tensor&)) {
+  if (is_on_cpu(self) && is_on_cpu(other)) return finish_out(op, out, cpu_kernel(self, other, Tensor()));
+  const BinaryMeta M = division_meta(op, self, other);
+  Binary P = binary_args(op, self, other, M.dtype, M.shape);
+  Tensor res = result_tensor(out, M.shape, M.dtype, P.device);
+  dispatch_device_numeric(M.dtype, op, [&](auto tag) { division_t<decltype(tag)>(op, kind, P, res); });
+  return finish_out(op, out, res);
+}
+
+// ---- unary: logical_not, bitwise_not, isnan / isinf / isfinite ----
+
+// res[i] = f(in[i]) with in[i] in T's opmath type; R is res's element type.
+template <typename T, typename R, typename F> void run_unary(const char* op, const Tensor& res, const Tensor& in, F f) {
+  using A = opmath_t<T>;
+  launch_elementwise<2>(op, res->device(), res->sizes(), {res.get(), in.get()},
+                        [f] __device__(char** base, const int64_t* off) {
+                          *reinterpret_cast<R*>(base[0] + off[0]) =
+                              cvt<R>(f(cvt<A>(*reinterpret_cast<const T*>(base[1] + off[1]))));
+                        });
+}
 
 template <typename T> void logical_not_t(const Tensor& res, const Tensor& in) {
   using A = opmath_t<T>;
-  launch_elementwise<2>("logical_not", res->device(), res->sizes(), {res.get(), in.get()},
-                        [] __device__(char** base, const int64_t* off) {
-                          *reinterpret_cast<bool*>(base[0] + off[0]) =
-                              cvt<A>(*reinterpret_cast<const T*>(base[1] + off[1])) == A(0);
-                        });
+  run_unary<T, bool>("logical_not", res, in, [] __device__(A x) { return x == A(0); });
+}
+
+template <typename T> void bitwise_not_t(const Tensor& res, const Tensor& in) {
+  using A = opmath_t<T>;
+  run_unary<T, T>("bitwise_not", res, in, [] __device__(A x) -> A {
+    if constexpr (std::is_same_v<A, bool>) return !x;
+    else return static_cast<A>(~x);
+  });
+}
+
+enum class Classify { Nan, Inf, Finite };
+
+// Integers are never nan or inf.
+template <typename T> void classify_t(const char* op, Classify kind, const Tensor& res, const Tensor& in) {
+  using A = opmath_t<T>;
+  constexpr bool fp = std::is_floating_point_v<A>;
+  switch (kind) {
+    case Classify::Nan:
+      run_unary<T, bool>(op, res, in, [] __device__(A x) -> bool {
+        if constexpr (fp) return x != x;
+        else return false;
+      });
+      break;
+    case Classify::Inf:
+      run_unary<T, bool>(op, res, in, [] __device__(A x) -> bool {
+        if constexpr (fp) return x == std::numeric_limits<A>::infinity() || x == -std::numeric_limits<A>::infinity();
+        else return false;
+      });
+      break;
+    case Classify::Finite:
+      run_unary<T, bool>(op, res, in, [] __device__(A x) -> bool {
+        if constexpr (fp) return x == x && x != std::numeric_limits<A>::infinity() && x != -std::numeric_limits<A>::infinity();
+        else return true;
+      });
+      break;
+  }
+}
+
+Tensor classify(const char* op, Classify kind, const Tensor& self) {
+  Tensor res = ember::empty(self->sizes(), ScalarType::Bool, self->device());
+  dispatch_device_type(self->dtype(), op, [&](auto tag) { classify_t<decltype(tag)>(op, kind, res, self); });
+  return res;
 }
 
 }  // namespace
@@ -332,7 +512,7 @@ Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other, 
   const Shape& shape = M.shape;
   Tensor res = result_tensor(out, shape, dt, device);
   if (res->numel() > 0) {
-    Tensor c = expand_to(moved_to(condition, device), shape, "where");
+    Tensor c = expand_to(to_device(condition, device), shape, "where");
     const bool sa = is_on_cpu(input), sb = is_on_cpu(other);
     Tensor a = sa ? c : expand_to(device_as(input, dt), shape, "where");
     Tensor b = sb ? c : expand_to(device_as(other, dt), shape, "where");
@@ -350,7 +530,7 @@ Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max, const Ten
   const ScalarType t = M.dtype;
   const Shape& shape = M.shape;
   const Device device = op_device({&self, &min, &max}, out);
-  Tensor x = device_as(moved_to(self, device), t);
+  Tensor x = device_as(to_device(self, device), t);
   Tensor res = result_tensor(out, shape, t, device);
   if (res->numel() > 0) {
     Tensor ex = expand_to(x, shape, "clamp");
@@ -366,6 +546,39 @@ Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max, const Ten
   }
   return finish_out("clamp", out, res);
 }
+
+Tensor bitwise_and(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return bitwise("bitwise_and", Bit::And, self, other, out, &cpu::bitwise_and);
+}
+Tensor bitwise_or(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return bitwise("bitwise_or", Bit::Or, self, other, out, &cpu::bitwise_or);
+}
+Tensor bitwise_xor(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return bitwise("bitwise_xor", Bit::Xor, self, other, out, &cpu::bitwise_xor);
+}
+
+Tensor bitwise_not(const Tensor& self, const Tensor& out) {
+  if (is_on_cpu(self)) return finish_out("bitwise_not", out, cpu::bitwise_not(self, Tensor()));  // out= on cuda
+  Tensor res = result_tensor(out, self->sizes(), self->dtype(), self->device());
+  if (res->numel() > 0) {
+    dispatch_device_integral(self->dtype(), "bitwise_not", [&](auto tag) { bitwise_not_t<decltype(tag)>(res, self); });
+  }
+  return finish_out("bitwise_not", out, res);
+}
+
+Tensor floor_divide(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return division("floor_divide", Div::Floor, self, other, out, &cpu::floor_divide);
+}
+Tensor remainder(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return division("remainder", Div::Remainder, self, other, out, &cpu::remainder);
+}
+Tensor fmod(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return division("fmod", Div::Fmod, self, other, out, &cpu::fmod);
+}
+
+Tensor isnan(const Tensor& self) { return classify("isnan", Classify::Nan, self); }
+Tensor isinf(const Tensor& self) { return classify("isinf", Classify::Inf, self); }
+Tensor isfinite(const Tensor& self) { return classify("isfinite", Classify::Finite, self); }
 
 }  // namespace ember::cuda
 
@@ -386,3 +599,13 @@ EMBER_REGISTER_CUDA_KERNEL(min_other);
 EMBER_REGISTER_CUDA_KERNEL(pow);
 EMBER_REGISTER_CUDA_KERNEL(where);
 EMBER_REGISTER_CUDA_KERNEL(clamp);
+EMBER_REGISTER_CUDA_KERNEL(bitwise_and);
+EMBER_REGISTER_CUDA_KERNEL(bitwise_or);
+EMBER_REGISTER_CUDA_KERNEL(bitwise_xor);
+EMBER_REGISTER_CUDA_KERNEL(bitwise_not);
+EMBER_REGISTER_CUDA_KERNEL(floor_divide);
+EMBER_REGISTER_CUDA_KERNEL(remainder);
+EMBER_REGISTER_CUDA_KERNEL(fmod);
+EMBER_REGISTER_CUDA_KERNEL(isnan);
+EMBER_REGISTER_CUDA_KERNEL(isinf);
+EMBER_REGISTER_CUDA_KERNEL(isfinite);

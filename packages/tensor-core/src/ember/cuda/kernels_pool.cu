@@ -48,15 +48,27 @@ __global__ void max_pool_kernel(int64_t total, const T* in, T* out, int64_t* idx
   }
 }
 
+// The input window of output element o (flat over planes x OH x OW) of an adaptive pooling.
+struct AdaptiveWindow {
+  int64_t plane, y0, y1, x0, x1;
+  __device__ AdaptiveWindow(int64_t o, int64_t H, int64_t W, int64_t OH, int64_t OW) {
+    const int64_t ox = o % OW, oy = (o / OW) % OH;
+    plane = o / (OW * OH);
+    y0 = adaptive_start(oy, OH, H);
+    y1 = adaptive_end(oy, OH, H);
+    x0 = adaptive_start(ox, OW, W);
+    x1 = adaptive_end(ox, OW, W);
+  }
+};
+
 template <typename T>
 __global__ void adaptive_max_kernel(int64_t total, const T* in, T* out, int64_t* idx, int64_t H, int64_t W, int64_t OH, int64_t OW) {
   using A = opmath_t<T>;
   for (int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; o < total;
        o += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t ox = o % OW, oy = (o / OW) % OH, p = o / (OW * OH);
-    const T* src = in + p * H * W;
-    const int64_t y0 = adaptive_start(oy, OH, H), y1 = adaptive_end(oy, OH, H);
-    const int64_t x0 = adaptive_start(ox, OW, W), x1 = adaptive_end(ox, OW, W);
+    const AdaptiveWindow win(o, H, W, OH, OW);
+    const int64_t y0 = win.y0, y1 = win.y1, x0 = win.x0, x1 = win.x1;
+    const T* src = in + win.plane * H * W;
     A m = -INFINITY;
     int64_t at = y0 * W + x0;
     for (int64_t y = y0; y < y1; ++y) {
@@ -139,10 +151,9 @@ __global__ void adaptive_avg_kernel(int64_t total, const T* in, T* out, int64_t 
   using A = opmath_t<T>;
   for (int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; o < total;
        o += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t ox = o % OW, oy = (o / OW) % OH, p = o / (OW * OH);
-    const T* src = in + p * H * W;
-    const int64_t y0 = adaptive_start(oy, OH, H), y1 = adaptive_end(oy, OH, H);
-    const int64_t x0 = adaptive_start(ox, OW, W), x1 = adaptive_end(ox, OW, W);
+    const AdaptiveWindow win(o, H, W, OH, OW);
+    const int64_t y0 = win.y0, y1 = win.y1, x0 = win.x0, x1 = win.x1;
+    const T* src = in + win.plane * H * W;
     double sum = 0;
     for (int64_t y = y0; y < y1; ++y) {
       for (int64_t x = x0; x < x1; ++x) sum += static_cast<double>(cvt<A>(src[y * W + x]));

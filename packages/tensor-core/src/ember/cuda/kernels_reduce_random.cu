@@ -1,7 +1,7 @@
 // CUDA kernels of softmax / log_softmax (and their backward), the max/min/argmax/argmin/
-// amax/amin reductions, the random samplers and arange. Each mirrors its CPU kernel
-// (reduce.cpp, random.cpp, creation.cpp): the same checks and messages, the same dtypes,
-// the same NaN rules.
+// amax/amin reductions (on the engine of reduce.cuh), the random samplers, multinomial and
+// arange. Each mirrors its CPU kernel (reduce.cpp, random.cpp, creation.cpp): the same checks
+// and messages, the same dtypes, the same NaN rules.
 //
 // The argument checks, dims, result shapes and dtypes come from reduce_random_meta.h, shared
 // with the CPU kernels.
@@ -18,36 +18,17 @@
 //   device's default generator (cuda_generator), a call with one uses that one.
 // - randperm is serial Fisher-Yates: the CPU kernel draws it (from the CUDA generator) and
 //   the result is copied over.
+// - multinomial: random.cpp's algorithm and counters (see its section below for where the
+//   draws can differ from the CPU's).
 #include <cstring>
 #include <limits>
 
-#include "ember/cuda/elementwise.cuh"
+#include "ember/cuda/reduce.cuh"
 #include "ember/generator.h"
 #include "ember/reduce_random_meta.h"
 
 namespace ember::cuda_engine {
 namespace {
-
-template <typename T> __device__ __forceinline__ bool is_nan(T v) {
-  if constexpr (std::is_floating_point_v<T>) return v != v;
-  else return false;
-}
-
-__device__ __forceinline__ float exp_of(float x) { return ::expf(x); }
-__device__ __forceinline__ double exp_of(double x) { return ::exp(x); }
-__device__ __forceinline__ float log_of(float x) { return ::logf(x); }
-__device__ __forceinline__ double log_of(double x) { return ::log(x); }
-
-template <typename A> __device__ __forceinline__ A shfl_down(A v, int o) {
-  if constexpr (sizeof(A) < 4) {
-    return static_cast<A>(__shfl_down_sync(0xffffffffu, static_cast<int>(v), o));
-  } else {
-    return __shfl_down_sync(0xffffffffu, v, o);
-  }
-}
-
-// The larger of a running max a and b; a NaN sticks.
-template <typename A> __device__ __forceinline__ A nan_max(A a, A b) { return (b > a || b != b) ? b : a; }
 
 struct MaxOp {
   template <typename A> __device__ A operator()(A a, A b) const { return nan_max(a, b); }
@@ -55,24 +36,6 @@ struct MaxOp {
 struct SumOp {
   template <typename A> __device__ A operator()(A a, A b) const { return a + b; }
 };
-
-// Reduces v over the block (blockDim.x a multiple of 32, at most 1024); every thread gets
-// the result. sh: 33 slots of shared memory.
-template <typename A, typename Op> __device__ A block_reduce(A v, Op op, A* sh) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-  for (int o = 16; o > 0; o >>= 1) v = op(v, shfl_down(v, o));
-  if (lane == 0) sh[warp] = v;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    A r = sh[0];
-    for (int w = 1; w < nw; ++w) r = op(r, sh[w]);
-    sh[32] = r;
-  }
-  __syncthreads();
-  const A r = sh[32];
-  __syncthreads();  // sh is free again
-  return r;
-}
 
 // Threads per block for a row of n elements: a multiple of 32, up to 256.
 int row_threads(int64_t n) {
@@ -210,8 +173,8 @@ template <bool Log>
 Tensor softmax_backward_impl(const char* op, const Tensor& grad_output, const Tensor& output, int64_t dim) {
   const SoftmaxMeta M = softmax_backward_meta(op, grad_output, output, dim);
   const Device dev = is_on_cpu(output) ? grad_output->device() : output->device();
-  Tensor g = contiguous_in(moved_to(grad_output, dev), M.dtype);
-  Tensor y = contiguous_in(moved_to(output, dev), M.dtype);
+  Tensor g = contiguous_in(to_device(grad_output, dev), M.dtype);
+  Tensor y = contiguous_in(to_device(output, dev), M.dtype);
   const DimSplit L = split_around_dim(y->sizes(), M.dim);
   Tensor res = ember::empty(output->sizes(), M.dtype, dev);
   if (res->numel() == 0) return res;
@@ -221,112 +184,77 @@ Tensor softmax_backward_impl(const char* op, const Tensor& grad_output, const Te
 }
 
 // ---------------------------------------------------------------------------------------------
-// max / min / argmax / argmin / amax / amin: rows of a contiguous [M, K]
+// max / min / argmax / argmin / amax / amin on the reduction engine
 
-// Merges candidate (v2, i2) into (v, i): the extreme value, the first NaN over any number,
-// the lower index between equals; i < 0 marks no candidate.
-template <bool Max, typename A> __device__ __forceinline__ void arg_merge(A& v, int64_t& i, A v2, int64_t i2) {
-  if (i2 < 0) return;
-  bool take;
-  if (i < 0) {
-    take = true;
-  } else {
-    const bool n1 = is_nan(v), n2 = is_nan(v2);
-    if (n1 || n2) take = n2 && (!n1 || i2 < i);
-    else if (Max ? v2 > v : v2 < v) take = true;
-    else take = v2 == v && i2 < i;
-  }
-  if (take) {
-    v = v2;
-    i = i2;
-  }
-}
-
-template <typename T, bool Max>
-__global__ void arg_rows_kernel(const T* in, int64_t M, int64_t K, T* values, int64_t* indices) {
-  using A = opmath_t<T>;
-  __shared__ A sv[32];
-  __shared__ int64_t si[32];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-  for (int64_t r = blockIdx.x; r < M; r += gridDim.x) {
-    const T* x = in + r * K;
-    A v = A(0);
-    int64_t i = -1;
-    for (int64_t k = threadIdx.x; k < K; k += blockDim.x) arg_merge<Max>(v, i, cvt<A>(x[k]), k);
-    for (int o = 16; o > 0; o >>= 1) {
-      const A v2 = shfl_down(v, o);
-      const int64_t i2 = __shfl_down_sync(0xffffffffu, i, o);
-      arg_merge<Max>(v, i, v2, i2);
+// max / min / amax / amin: the extreme value, a NaN winning (no index carried).
+template <typename T, bool Max> struct ExtremeReducer {
+  using acc_t = opmath_t<T>;
+  T* out;
+  __device__ acc_t identity() const {
+    if constexpr (std::is_floating_point_v<acc_t>) {
+      return Max ? -std::numeric_limits<acc_t>::infinity() : std::numeric_limits<acc_t>::infinity();
+    } else {
+      return Max ? std::numeric_limits<acc_t>::lowest() : std::numeric_limits<acc_t>::max();
     }
-    if (lane == 0) {
-      sv[warp] = v;
-      si[warp] = i;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      for (int w = 1; w < nw; ++w) arg_merge<Max>(v, i, sv[w], si[w]);
-      if (values) values[r] = cvt<T>(v);
-      if (indices) indices[r] = i;
-    }
-    __syncthreads();
   }
-}
-
-// self's reduced dims moved last and made contiguous: rows of K elements.
-struct Rows {
-  Tensor src;
-  int64_t M = 1, K = 1;
+  __device__ acc_t combine(acc_t a, acc_t b) const { return Max ? nan_max(a, b) : nan_min(a, b); }
+  __device__ acc_t step(acc_t a, T x, int64_t) const { return combine(a, cvt<acc_t>(x)); }
+  __device__ void write(int64_t r, acc_t a) const { out[r] = cvt<T>(a); }
 };
-Rows rows_of(const Tensor& self, const std::vector<int64_t>& dims) {
-  Rows R;
-  Shape perm;
-  std::vector<bool> red(static_cast<size_t>(self->dim()), false);
-  for (int64_t d : dims) red[static_cast<size_t>(d)] = true;
-  for (int64_t d = 0; d < self->dim(); ++d) {
-    if (!red[static_cast<size_t>(d)]) {
-      perm.push_back(d);
-      R.M *= self->size(d);
-    }
-  }
-  for (int64_t d : dims) {
-    perm.push_back(d);
-    R.K *= self->size(d);
-  }
-  R.src = contiguous_in(self->dim() > 0 ? ops::permute(self, perm) : self, self->dtype());
-  return R;
-}
 
-// values (of self's dtype, may be null) and indices (int64, may be null), contiguous, of M elements.
-template <bool Max> void run_arg(const char* op, const Rows& R, const Tensor& values, const Tensor& indices) {
-  if (R.M == 0 || R.K == 0) return;
-  const Device dev = R.src->device();
-  dispatch_device_type(R.src->dtype(), op, [&](auto tag) {
-    using T = decltype(tag);
-    CurrentDevice guard(dev.index);
-    arg_rows_kernel<T, Max><<<row_blocks(R.M), row_threads(R.K), 0, stream_of(dev)>>>(
-        reinterpret_cast<const T*>(R.src->data_ptr()), R.M, R.K,
-        values ? reinterpret_cast<T*>(values->data_ptr()) : nullptr,
-        indices ? reinterpret_cast<int64_t*>(indices->data_ptr()) : nullptr);
-    check_launch(op);
-  });
-}
+template <typename V> struct ArgAcc {
+  V v;
+  int64_t i;  // -1: no element yet
+};
 
-// The result of a reduction: out itself when contiguous, of the shape and dtype, and not
-// sharing self's storage; else a fresh tensor (finish_out copies).
-Tensor reduce_result(const Tensor& self, const Tensor& out, const Shape& shape, ScalarType dtype) {
-  if (out && out->storage() != self->storage() && out->sizes() == shape && out->dtype() == dtype &&
-      out->is_contiguous()) {
-    return out;
+// argmax / argmin and max / min along a dim: the first index of the extreme value; a NaN wins
+// over any number, the first NaN over later ones. Merging by index makes the order in which
+// partial results meet irrelevant.
+template <typename T, bool Max> struct ArgReducer {
+  using V = opmath_t<T>;
+  using acc_t = ArgAcc<V>;
+  T* values;  // may be null
+  int64_t* indices;  // may be null
+  __device__ acc_t identity() const { return acc_t{V(0), -1}; }
+  __device__ acc_t combine(acc_t a, acc_t b) const {
+    if (b.i < 0) return a;
+    if (a.i < 0) return b;
+    const bool na = is_nan(a.v), nb = is_nan(b.v);
+    bool take;
+    if (na || nb) take = nb && (!na || b.i < a.i);
+    else if (Max ? b.v > a.v : b.v < a.v) take = true;
+    else take = b.v == a.v && b.i < a.i;
+    return take ? b : a;
   }
-  return ember::empty(shape, dtype, self->device());
-}
+  __device__ acc_t step(acc_t a, T x, int64_t k) const { return combine(a, acc_t{cvt<V>(x), k}); }
+  __device__ void write(int64_t r, acc_t a) const {
+    if (values) values[r] = cvt<T>(a.v);
+    if (indices) indices[r] = a.i;
+  }
+};
 
 // The values of max / min / amax / amin (M from reduce_random_meta.h).
 template <bool Max>
 Tensor extreme_values(const char* op, const Tensor& self, const ReductionMeta& M, const Tensor& out) {
-  Tensor res = reduce_result(self, out, M.shape, M.dtype);
-  run_arg<Max>(op, rows_of(self, M.dims), res, Tensor());
+  Tensor res = reduction_result(self, out, M.shape, M.dtype);
+  const ReducePlan P = plan_reduce(self, M.dims, true);
+  dispatch_device_type(self->dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    run_reduce<T>(op, P, ExtremeReducer<T, Max>{reinterpret_cast<T*>(res->data_ptr())});
+  });
   return finish_out(op, out, res);
+}
+
+// values (of self's dtype) and indices (int64), either may be null, contiguous of M.shape.
+template <bool Max>
+void run_arg(const char* op, const Tensor& self, const ReductionMeta& M, const Tensor& values, const Tensor& indices) {
+  const ReducePlan P = plan_reduce(self, M.dims, false);  // k: the flat index in the reduced dims
+  dispatch_device_type(self->dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    run_reduce<T>(op, P,
+                  ArgReducer<T, Max>{values ? reinterpret_cast<T*>(values->data_ptr()) : nullptr,
+                                     indices ? reinterpret_cast<int64_t*>(indices->data_ptr()) : nullptr});
+  });
 }
 
 template <bool Max>
@@ -334,15 +262,15 @@ std::tuple<Tensor, Tensor> extreme_dim(const char* op, const Tensor& self, int64
   const ReductionMeta M = extreme_dim_meta(op, self, dim, keepdim);
   Tensor values = ember::empty(M.shape, M.dtype, self->device());
   Tensor indices = ember::empty(M.shape, ScalarType::Int64, self->device());
-  run_arg<Max>(op, rows_of(self, M.dims), values, indices);
+  run_arg<Max>(op, self, M, values, indices);
   return {values, indices};
 }
 
 template <bool Max>
 Tensor arg_extreme(const char* op, const Tensor& self, std::optional<int64_t> dim, bool keepdim, const Tensor& out) {
   const ReductionMeta M = arg_extreme_meta(op, self, dim, keepdim);
-  Tensor res = reduce_result(self, out, M.shape, M.dtype);
-  run_arg<Max>(op, rows_of(self, M.dims), Tensor(), res);
+  Tensor res = reduction_result(self, out, M.shape, M.dtype);
+  run_arg<Max>(op, self, M, Tensor(), res);
   return finish_out(op, out, res);
 }
 
@@ -377,7 +305,7 @@ template <typename Fill> void fill_into(const Tensor& t, Fill fill) {
   }
   Tensor tmp = ember::empty(t->sizes(), t->dtype(), t->device());
   fill(tmp);
-  ops::copy(t, tmp, t);
+  ops::copy(t, tmp, false, t);
 }
 
 template <typename T>
@@ -503,7 +431,7 @@ __global__ void bad_probability_kernel(const double* p, int64_t n, unsigned long
 Tensor checked_probabilities(const char* op, const Tensor& p, const Shape& shape, const Device& device) {
   check_probabilities_dtype(op, p);
   Tensor probs = ember::empty(shape, ScalarType::Float64, device);
-  ops::copy(probs, expand_to(p, shape, op), probs);  // (a CPU 0-d p is copied over)
+  ops::copy(probs, expand_to(p, shape, op), false, probs);  // (a CPU 0-d p is copied over)
   const int64_t n = probs->numel();
   if (n == 0) return probs;
   Tensor first = ember::empty({}, ScalarType::Int64, device);
@@ -526,7 +454,245 @@ Tensor checked_probabilities(const char* op, const Tensor& p, const Shape& shape
   return probs;
 }
 
+// ---------------------------------------------------------------------------------------------
+// multinomial: random.cpp's algorithm on the device, the same counters for the same draws
+//
+// With replacement, draw (r, s) takes counter r * num_samples + s: a 53-bit uniform times the
+// row's total, the first category whose cumulative weight exceeds it. The cumulative weights
+// are summed in double in the CPU's order (a thread per row) up to kExactCategories categories,
+// so the draws equal the CPU's bit for bit; longer rows are summed by cumsum's parallel scan,
+// whose rounding can move a draw that falls within rounding of a boundary.
+// Without replacement, category (r, k) takes counter r * categories + k for its key
+// -log1p(-u) / w (zero weights after the others, by -log1p(-u)); a bitonic sort of each row's
+// keys (ties by index) gives the draws in increasing key order.
 
+constexpr int64_t kExactCategories = int64_t(1) << 16;
+
+struct WeightCheck {
+  int64_t first_bad;  // the first category that is negative, inf or NaN; INT64_MAX: none
+  int32_t positive;   // whether a weight is > 0
+  int32_t pad;
+};
+
+// Writes per row: the first bad category, else -1 for a valid row, -2 for one without a
+// positive weight.
+struct WeightCheckReducer {
+  using acc_t = WeightCheck;
+  int64_t* out;
+  __device__ acc_t identity() const { return WeightCheck{std::numeric_limits<int64_t>::max(), 0, 0}; }
+  __device__ acc_t combine(acc_t a, acc_t b) const {
+    return WeightCheck{min(a.first_bad, b.first_bad), a.positive | b.positive, 0};
+  }
+  __device__ acc_t step(acc_t a, double v, int64_t k) const {
+    if (!(v >= 0.0) || ::isinf(v)) a.first_bad = min(a.first_bad, k);
+    if (v > 0.0) a.positive = 1;
+    return a;
+  }
+  __device__ void write(int64_t r, acc_t a) const {
+    out[r] = a.first_bad != std::numeric_limits<int64_t>::max() ? a.first_bad : (a.positive ? -1 : -2);
+  }
+};
+
+// w: contiguous float64 [rows, cats] on the device. Raises random.cpp's error for the first
+// bad row (reading the codes synchronises: the error depends on the data).
+void check_multinomial_weights(const Tensor& w, int64_t rows, int64_t cats) {
+  Tensor codes = ember::empty({rows}, ScalarType::Int64, w->device());
+  ReducePlan P;
+  P.src = w;
+  P.g = ReduceGeom{rows, cats, 1, cats, 1, 0};
+  run_reduce<double>("multinomial", P, WeightCheckReducer{reinterpret_cast<int64_t*>(codes->data_ptr())});
+  const Tensor h = to_host(codes);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t code = h->data<int64_t>()[r];
+    if (code >= 0) {
+      const Tensor v = to_host(make_view(w, {}, {}, w->offset() + r * cats + code));
+      throw_bad_multinomial_weight(*v->data<double>(), r, code);
+    }
+    if (code == -2) throw_multinomial_zero_sum(r);
+  }
+}
+
+// std::partial_sum of each row, a thread per row.
+__global__ void row_partial_sums_kernel(const double* w, double* cum, int64_t rows, int64_t cats) {
+  for (int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; r < rows;
+       r += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    double s = 0;
+    for (int64_t k = 0; k < cats; ++k) {
+      s = __dadd_rn(s, w[r * cats + k]);
+      cum[r * cats + k] = s;
+    }
+  }
+}
+
+__global__ void multinomial_draw_kernel(const double* w, const double* cum, int64_t* out, int64_t rows, int64_t cats,
+                                        int64_t samples, uint64_t seed, uint64_t start) {
+  for (int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; t < rows * samples;
+       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = t / samples;
+    const double* acc = cum + r * cats;
+    const double* row = w + r * cats;
+    const double target = __dmul_rn(uniform_double(random_bits(seed, start + static_cast<uint64_t>(t))), acc[cats - 1]);
+    int64_t lo = 0, hi = cats;  // upper_bound: the first k with acc[k] > target
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (acc[mid] > target) hi = mid;
+      else lo = mid + 1;
+    }
+    int64_t k = min(lo, cats - 1);
+    while (k > 0 && row[k] == 0.0) --k;  // target rounded onto the last cumulative weight
+    out[t] = k;
+  }
+}
+
+struct SortKey {
+  uint64_t key;  // a non-negative double's bits (ordered as the double), top bit: zero weight
+  int64_t index;
+};
+
+__device__ __forceinline__ bool key_before(const SortKey& a, const SortKey& b) {
+  return a.key < b.key || (a.key == b.key && a.index < b.index);
+}
+
+// keys[r * npad + k] for k < npad; the padding sorts last.
+__global__ void multinomial_keys_kernel(const double* w, SortKey* keys, int64_t rows, int64_t cats, int64_t npad,
+                                        uint64_t seed, uint64_t start) {
+  for (int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; t < rows * npad;
+       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = t / npad, k = t % npad;
+    if (k >= cats) {
+      keys[t] = SortKey{~uint64_t(0), k};
+      continue;
+    }
+    const double u = uniform_double(random_bits(seed, start + static_cast<uint64_t>(r * cats + k)));
+    const double e = -::log1p(-u);  // an exponential draw, >= 0
+    const double v = w[r * cats + k];
+    const double key = v > 0 ? __ddiv_rn(e, v) : e;
+    uint64_t bits = static_cast<uint64_t>(__double_as_longlong(key));
+    if (!(v > 0)) bits |= uint64_t(1) << 63;
+    keys[t] = SortKey{bits, k};
+  }
+}
+
+// The bitonic network over each row of npad (a power of two) keys, ascending: at stage k, the
+// pair (i, i + j) (i with bit j clear) is ordered ascending when bit k of i is clear.
+__device__ __forceinline__ void bitonic_pair(SortKey& a, SortKey& b, bool ascending) {
+  if (key_before(b, a) == ascending) {
+    const SortKey t = a;
+    a = b;
+    b = t;
+  }
+}
+
+constexpr int kSortSegment = 1024;  // keys a block orders in shared memory (two per thread)
+
+// One global step (k, j), j >= the segment size.
+__global__ void bitonic_step_kernel(SortKey* keys, int64_t rows, int64_t npad, int64_t k, int64_t j) {
+  const int64_t half = npad / 2;
+  for (int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; t < rows * half;
+       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = t / half, h = t % half;
+    const int64_t i = (h / j) * 2 * j + h % j;
+    SortKey* row = keys + r * npad;
+    bitonic_pair(row[i], row[i + j], (i & k) == 0);
+  }
+}
+
+// Within segments of `seg` keys (a power of two dividing npad, at most kSortSegment): every
+// stage k <= seg with all its steps (Full), or the steps j < seg of stage k (a merge).
+template <bool Full>
+__global__ void bitonic_segment_kernel(SortKey* keys, int64_t rows, int64_t npad, int64_t seg, int64_t k) {
+  __shared__ SortKey sh[kSortSegment];
+  const int64_t segments = rows * npad / seg;
+  const int half = static_cast<int>(seg / 2);
+  for (int64_t s = blockIdx.x; s < segments; s += gridDim.x) {
+    SortKey* p = keys + s * seg;
+    const int64_t first = (s * seg) % npad;  // the segment's offset in its row
+    for (int64_t x = threadIdx.x; x < seg; x += blockDim.x) sh[x] = p[x];
+    __syncthreads();
+    auto steps = [&](int64_t kk, int64_t j0) {
+      for (int64_t j = j0; j > 0; j >>= 1) {
+        if (threadIdx.x < half) {
+          const int64_t h = threadIdx.x;
+          const int64_t i = (h / j) * 2 * j + h % j;
+          bitonic_pair(sh[i], sh[i + j], ((first + i) & kk) == 0);
+        }
+        __syncthreads();
+      }
+    };
+    if (Full) {
+      for (int64_t kk = 2; kk <= seg; kk <<= 1) steps(kk, kk / 2);
+    } else {
+      steps(k, seg / 2);
+    }
+    for (int64_t x = threadIdx.x; x < seg; x += blockDim.x) p[x] = sh[x];
+    __syncthreads();
+  }
+}
+
+__global__ void multinomial_take_kernel(const SortKey* keys, int64_t* out, int64_t rows, int64_t npad,
+                                        int64_t samples) {
+  for (int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; t < rows * samples;
+       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    out[t] = keys[(t / samples) * npad + t % samples].index;
+  }
+}
+
+// Sorts each row of npad keys (a power of two) ascending.
+void sort_rows(SortKey* keys, int64_t rows, int64_t npad, cudaStream_t stream) {
+  const int64_t seg = std::min<int64_t>(npad, kSortSegment);
+  const unsigned grid = grid_for(rows * npad / seg);
+  const unsigned threads = static_cast<unsigned>(std::max<int64_t>(seg / 2, 32));
+  bitonic_segment_kernel<true><<<grid, threads, 0, stream>>>(keys, rows, npad, seg, 0);
+  check_launch("multinomial");
+  for (int64_t k = 2 * seg; k <= npad; k <<= 1) {
+    for (int64_t j = k / 2; j >= seg; j >>= 1) {
+      bitonic_step_kernel<<<blocks_for(rows * npad / 2), kThreads, 0, stream>>>(keys, rows, npad, k, j);
+      check_launch("multinomial");
+    }
+    bitonic_segment_kernel<false><<<grid, threads, 0, stream>>>(keys, rows, npad, seg, k);
+    check_launch("multinomial");
+  }
+}
+
+Tensor multinomial_impl(const Tensor& self, int64_t samples, bool replacement, Generator* generator) {
+  const MultinomialMeta M = multinomial_meta(self, samples, replacement);
+  const int64_t rows = M.rows, cats = M.cats;
+  const Device dev = self->device();
+  const Tensor w = contiguous_in(self, ScalarType::Float64);
+  check_multinomial_weights(w, rows, cats);
+  Tensor res = ember::empty(M.shape, ScalarType::Int64, dev);
+  const RandomCounters c = reserve(generator, dev, static_cast<uint64_t>(rows * (replacement ? samples : cats)));
+  const double* wp = reinterpret_cast<const double*>(w->data_ptr());
+  int64_t* out = reinterpret_cast<int64_t*>(res->data_ptr());
+  CurrentDevice guard(dev.index);
+  const cudaStream_t stream = stream_of(dev);
+  if (replacement) {
+    Tensor cum;
+    if (cats <= kExactCategories) {
+      cum = ember::empty({rows, cats}, ScalarType::Float64, dev);
+      row_partial_sums_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(wp, reinterpret_cast<double*>(cum->data_ptr()),
+                                                                         rows, cats);
+      check_launch("multinomial");
+    } else {
+      cum = ops::cumsum(w, -1, std::nullopt, Tensor());
+    }
+    multinomial_draw_kernel<<<blocks_for(rows * samples), kThreads, 0, stream>>>(
+        wp, reinterpret_cast<const double*>(cum->data_ptr()), out, rows, cats, samples, c.seed, c.start);
+    check_launch("multinomial");
+    return res;
+  }
+  int64_t npad = 1;
+  while (npad < cats) npad <<= 1;
+  Tensor buffer = ember::empty({rows * npad * static_cast<int64_t>(sizeof(SortKey))}, ScalarType::UInt8, dev);
+  SortKey* keys = reinterpret_cast<SortKey*>(buffer->data_ptr());
+  multinomial_keys_kernel<<<blocks_for(rows * npad), kThreads, 0, stream>>>(wp, keys, rows, cats, npad, c.seed,
+                                                                          c.start);
+  check_launch("multinomial");
+  sort_rows(keys, rows, npad, stream);
+  multinomial_take_kernel<<<blocks_for(rows * samples), kThreads, 0, stream>>>(keys, out, rows, npad, samples);
+  check_launch("multinomial");
+  return res;
+}
 
 // ---------------------------------------------------------------------------------------------
 // arange
@@ -647,7 +813,7 @@ Tensor randperm(int64_t n, Generator* generator, std::optional<ScalarType> dtype
   const Device dev = creation_device(device, Tensor());
   Tensor host = cpu::randperm(n, &generator_for(generator, dev), dtype, std::nullopt, false);
   Tensor res = ember::empty(host->sizes(), host->dtype(), dev);
-  ops::copy(res, host, res);
+  ops::copy(res, host, false, res);
   if (requires_grad) set_requires_grad(res, true);
   return res;
 }
@@ -685,6 +851,10 @@ Tensor bernoulli_tensor(const Tensor& self, const Tensor& p, Generator* generato
   Tensor probs = checked_probabilities("bernoulli_", p, target->sizes(), target->device());
   fill_bernoulli(target, generator, probs, 0.0);
   return target;
+}
+
+Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement, Generator* generator) {
+  return multinomial_impl(self, num_samples, replacement, generator);
 }
 
 Tensor arange(const Scalar& start, std::optional<Scalar> end, const Scalar& step, std::optional<ScalarType> dtype,
@@ -734,4 +904,5 @@ EMBER_REGISTER_CUDA_KERNEL(uniform);
 EMBER_REGISTER_CUDA_KERNEL(bernoulli);
 EMBER_REGISTER_CUDA_KERNEL(bernoulli_p);
 EMBER_REGISTER_CUDA_KERNEL(bernoulli_tensor);
+EMBER_REGISTER_CUDA_KERNEL(multinomial);
 EMBER_REGISTER_CUDA_KERNEL(arange);

@@ -1,0 +1,27 @@
+// Meta functions of addmm and dot: the argument checks (PyTorch's errors, in the CPU kernel's
+// order), the result's shape and dtype and the scalars the product uses. linalg.cpp defines
+// them and its CPU kernels call them; the CUDA kernels (cuda/kernels_blas.cu) call them too.
+// They read sizes and dtypes only, never element data or devices.
+#pragma once
+
+#include "ember/tensor.h"
+
+namespace ember {
+
+struct AddmmMeta {
+  Shape shape;     // (mat1.size(0), mat2.size(1))
+  ScalarType dtype;  // mat1's (= mat2's = self's)
+  Scalar alpha, beta;  // float for floating dtypes, else truncated to integers (PyTorch's rule)
+  bool use_self;   // beta != 0: self (broadcast to shape) enters the sum; else it is ignored, NaN included
+};
+
+// addmm's checks: 2-d mat1 and mat2 of one dtype, self of that dtype and broadcastable to the
+// product, not bool (NotImplementedError), multipliable shapes, out (if given) of the dtype.
+AddmmMeta addmm_meta(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
+                     const Scalar& alpha, const Tensor& out);
+
+// dot's checks (op: "dot", or "matmul" for two 1-d operands): 1-d tensors of one size and one
+// dtype, not bool, out (if given) of that dtype. Returns the dtype of the 0-d result.
+ScalarType dot_meta(const char* op, const Tensor& self, const Tensor& tensor, const Tensor& out);
+
+}  // namespace ember
