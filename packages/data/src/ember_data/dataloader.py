@@ -3,6 +3,7 @@ PyTorch's arguments, defaults and errors."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import queue
 import signal
@@ -12,7 +13,7 @@ import weakref
 
 import ember_tensor as et
 
-from . import _transfer, _worker
+from . import _pin, _transfer, _worker
 from ._fetch import END, fetch
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
@@ -41,6 +42,12 @@ class DataLoader:
     memory. ``persistent_workers`` keeps the workers across epochs. ``timeout`` (seconds,
     0 = none) bounds the wait for a worker's batch. ``in_order=False`` yields batches as they
     come. ``generator`` seeds the random sampler and the workers' base seed.
+
+    ``pin_memory=True`` with CUDA available: a background thread copies every tensor of each
+    batch into pinned host memory (``_pin``) while the previous batch is in use, so that
+    ``x.to("cuda", non_blocking=True)`` overlaps the copy with compute; without CUDA it warns
+    and loads as usual. ``pin_memory_device`` is deprecated in PyTorch and ignored likewise
+    (with a warning): the current accelerator is used.
     """
 
     def __init__(self, dataset, batch_size: int | None = 1, shuffle: bool | None = None,
@@ -95,7 +102,11 @@ class DataLoader:
                 sampler = SequentialSampler(dataset)
         if batch_size is not None and batch_sampler is None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
-        if pin_memory:
+        if pin_memory and pin_memory_device:
+            warnings.warn("pin_memory_device is deprecated, the current accelerator will be used "
+                          f"as the device,ignore pin_memory_device='{pin_memory_device}'.",
+                          stacklevel=2)
+        if pin_memory and not _pin.accelerator_available():
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
                           "then device pinned memory won't be used.", stacklevel=2)
         self.dataset, self.batch_size, self.drop_last = dataset, batch_size, drop_last
@@ -139,6 +150,13 @@ class DataLoader:
         return _MultiProcessIter(self)
 
 
+def _pin_thread(loader: DataLoader, take) -> _pin.PinThread | None:
+    """The thread pinning what ``take`` gives, when the loader pins and CUDA is there."""
+    if loader.pin_memory and _pin.accelerator_available():
+        return _pin.PinThread(take, "cuda")
+    return None
+
+
 def _base_seed(loader: DataLoader) -> int:
     """The epoch's seed of the workers, drawn from the loader's generator by every iterator
     (with or without workers), so that the sampler sees the same stream either way."""
@@ -146,11 +164,19 @@ def _base_seed(loader: DataLoader) -> int:
 
 
 class _SingleProcessIter:
+    """Batches fetched in the main process. When pinning, the main process fetches one
+    batch ahead and hands it to the pin thread, so that the next batch is pinned while this
+    one is in use; the dataset's code (and its random draws) stays on the main thread."""
+
     def __init__(self, loader: DataLoader):
         self.loader = loader
         _base_seed(loader)
         self.indices = iter(loader._index_sampler)
         self.data = iter(loader.dataset) if loader._is_iterable else None
+        fed = queue.Queue()
+        # the thread's source holds the queue, not the iterator (dropping it stops the thread)
+        self.pinner = _pin_thread(loader, lambda timeout: fed.get(timeout=timeout))
+        self.fed, self.in_flight, self.exhausted = fed, 0, False
 
     def __iter__(self):
         return self
@@ -158,13 +184,64 @@ class _SingleProcessIter:
     def __len__(self) -> int:
         return len(self.loader)
 
-    def __next__(self):
+    def _fetch(self):
         loader = self.loader
         samples = fetch(loader.dataset, self.data, next(self.indices), loader._auto_collation,
                         loader.batch_size, loader.drop_last)
         if samples is END:
             raise StopIteration
         return loader.collate_fn(samples)
+
+    def _feed(self) -> None:
+        """Fetches the next batch for the pin thread; an exception goes the same way, to be
+        raised in its turn."""
+        if self.exhausted:
+            return
+        try:
+            batch = self._fetch()
+        except StopIteration:
+            self.exhausted = True
+            return
+        except Exception as exc:  # noqa: BLE001  (raised when its batch is due)
+            batch = _pin.Raised(exc)
+        self.fed.put((None, batch))
+        self.in_flight += 1
+
+    def __next__(self):
+        if self.pinner is None:
+            return self._fetch()
+        if self.in_flight == 0:
+            self._feed()
+        self._feed()
+        if self.in_flight == 0:
+            self.pinner.stop()
+            raise StopIteration
+        while True:
+            try:
+                _, data = self.pinner.get(timeout=_POLL_SECONDS)
+                break
+            except queue.Empty:
+                continue
+        self.in_flight -= 1
+        if isinstance(data, _pin.Raised):
+            raise data.exception
+        if isinstance(data, _pin.PinError):
+            raise data.exception()
+        return data
+
+    def __del__(self):
+        pinner = getattr(self, "pinner", None)
+        if pinner is not None:
+            pinner.stop()
+
+
+def _take_unpacked(result_queue, channels, timeout: float):
+    """The next (task id, data) of the workers, a packed batch rebuilt from its segment
+    (``queue.Empty`` after ``timeout`` seconds)."""
+    task_id, data = result_queue.get(timeout=timeout)
+    if isinstance(data, _transfer.Packed):
+        data = _transfer.unpack(data, channels[data.worker_id])
+    return task_id, data
 
 
 class _MultiProcessIter:
@@ -198,6 +275,8 @@ class _MultiProcessIter:
             self.index_queues.append(index_queue)
             self.workers.append(w)
         self.shut = False
+        self.pinner = _pin_thread(
+            loader, functools.partial(_take_unpacked, self.result_queue, self.channels))
         self._start_epoch(first=True)
 
     def _start_epoch(self, first: bool) -> None:
@@ -267,7 +346,7 @@ class _MultiProcessIter:
                 self._send()
                 continue
             self._send()
-            if isinstance(data, _worker.WorkerError):
+            if isinstance(data, (_worker.WorkerError, _pin.PinError)):
                 self._shutdown()
                 raise data.exception()
             return data
@@ -281,9 +360,11 @@ class _MultiProcessIter:
         while True:
             step = min(_POLL_SECONDS, timeout - waited) if timeout else _POLL_SECONDS
             try:
-                task_id, data = self.result_queue.get(timeout=step)
-                if isinstance(data, _transfer.Packed):
-                    data = _transfer.unpack(data, self.channels[data.worker_id])
+                if self.pinner is None:
+                    return _take_unpacked(self.result_queue, self.channels, step)
+                task_id, data = self.pinner.get(timeout=step)
+                if isinstance(data, _pin.Raised):  # the thread could not take a batch
+                    raise data.exception
                 return task_id, data
             except (RuntimeError, OSError, EOFError):
                 # a batch whose worker died before it was handed over: report the death
@@ -317,6 +398,8 @@ class _MultiProcessIter:
             return
         self.shut = True
         self.done_event.set()
+        if self.pinner is not None:  # first: it reads the queue closed below
+            self.pinner.stop()
         for q in self.index_queues:
             try:
                 q.put(None)

@@ -72,6 +72,12 @@ import ember_tensor.cuda as cuda  # noqa: E402, F401
 for _name in [m for m in _sys.modules if m.split(".")[:2] == ["ember_tensor", "cuda"]]:
     _sys.modules[__name__ + _name[len("ember_tensor"):]] = _sys.modules[_name]
 
+# ember.profiler is the core's ember_tensor.profiler, as ember.cuda is its cuda (``import
+# ember.profiler``, ``from ember.profiler import profile, record_function``)
+import ember_tensor.profiler as profiler  # noqa: E402, F401
+
+_sys.modules[f"{__name__}.profiler"] = profiler
+
 # attribute -> (slot, import name, distribution) of the component that provides it
 _SLOTS: dict[str, tuple[str, str, str]] = {
     "autograd": ("autograd", "ember_autograd", "ember-autograd"),

@@ -111,7 +111,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     scores = (query * factor).matmul(key.transpose(-2, -1))
     masked = False
     if is_causal:
-        keep = et.ones((length, source), dtype=et.bool).tril()
+        keep = et.ones((length, source), dtype=et.bool, device=query.device).tril()
         scores = scores.masked_fill(keep.logical_not(), _NEG_INF)
     if attn_mask is not None:
         masked = True
@@ -163,7 +163,8 @@ def _canonical_mask(mask, mask_name: str, other_type, other_name: str, target_ty
             stacklevel=4,
         )
     if mask.dtype == et.bool:
-        return et.zeros(tuple(mask.shape), dtype=target_type).masked_fill(mask, _NEG_INF)
+        zeros = et.zeros(tuple(mask.shape), dtype=target_type, device=mask.device)
+        return zeros.masked_fill(mask, _NEG_INF)
     return mask
 
 
@@ -372,7 +373,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
             )
         v = static_v
     if add_zero_attn:
-        zeros = et.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype)
+        zeros = et.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype, device=k.device)
         k = et.cat([k, zeros], 1)
         v = et.cat([v, zeros], 1)
         if attn_mask is not None:

@@ -302,6 +302,12 @@ def _area_matrix(in_size, out_size) -> np.ndarray:
     return m
 
 
+def _host(array, like, dtype=None):
+    """The NumPy ``array`` as a tensor on ``like``'s device (of ``dtype``, else its own)."""
+    t = et.from_numpy(np.ascontiguousarray(array))
+    return t.to(like.device, dtype) if dtype is not None else t.to(like.device)
+
+
 def _resample_dim(x, dim: int, index, weights):
     """``sum_k weights[k][j] * x.index_select(dim, index[k])[..., j, ...]``."""
     shape = [1] * x.dim()
@@ -310,12 +316,12 @@ def _resample_dim(x, dim: int, index, weights):
     for idx, w in zip(index, weights):
         if not np.any(w):
             continue
-        term = x.index_select(dim, et.from_numpy(np.ascontiguousarray(idx, dtype=np.int64)))
+        term = x.index_select(dim, _host(idx.astype(np.int64), x))
         if not np.all(w == 1):
-            term = term * et.from_numpy(np.ascontiguousarray(w)).to(x.dtype).reshape(shape)
+            term = term * _host(w, x, x.dtype).reshape(shape)
         out = term if out is None else out + term
     if out is None:  # every weight zero (cannot happen for valid sizes)
-        out = x.index_select(dim, et.from_numpy(index[0].astype(np.int64))) * 0
+        out = x.index_select(dim, _host(index[0].astype(np.int64), x)) * 0
     return out
 
 
@@ -416,10 +422,10 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
         if mode in ("nearest", "nearest-exact"):
             idx = _nearest_index(n, m, s, exact=mode == "nearest-exact")
             if m != n or np.any(idx != np.arange(m)):
-                out = out.index_select(d, et.from_numpy(np.ascontiguousarray(idx)))
+                out = out.index_select(d, _host(idx, input))
         elif mode == "area":
             if m != n:
-                mat = et.from_numpy(_area_matrix(n, m)).to(input.dtype)
+                mat = _host(_area_matrix(n, m), input, input.dtype)
                 out = out.movedim(d, -1).matmul(mat.t()).movedim(-1, d)
         elif mode == "bicubic":
             out = _resample_dim(out, d, *_cubic_taps(ft, n, m, align_corners, s))

@@ -18,8 +18,8 @@ def _renorm_rows_(weight, input, max_norm: float, norm_type: float) -> None:
         flat = input.reshape(-1).long()
         if flat.numel() == 0:
             return
-        seen = et.zeros(weight.shape[0], dtype=et.int64).index_add(
-            0, flat, et.ones(flat.shape[0], dtype=et.int64))
+        seen = et.zeros(weight.shape[0], dtype=et.int64, device=weight.device).index_add(
+            0, flat, et.ones(flat.shape[0], dtype=et.int64, device=weight.device))
         rows = (seen > 0).nonzero().reshape(-1)
         picked = weight.index_select(0, rows)
         norms = picked.norm(norm_type, 1, keepdim=True)

@@ -608,7 +608,7 @@ def one_hot(tensor, num_classes: int = -1):
     if tensor.numel() == 0:
         if num_classes == -1:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
-        return et.zeros((*tensor.shape, num_classes), dtype=et.int64)
+        return et.zeros((*tensor.shape, num_classes), dtype=et.int64, device=tensor.device)
     if bool((tensor < 0).any()):
         raise RuntimeError("Class values must be non-negative.")
     largest = int(tensor.max().item())
@@ -616,7 +616,7 @@ def one_hot(tensor, num_classes: int = -1):
         num_classes = largest + 1
     elif largest >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
-    classes = et.arange(num_classes, dtype=et.int64)
+    classes = et.arange(num_classes, dtype=et.int64, device=tensor.device)
     return (tensor.unsqueeze(-1) == classes).long()
 
 
@@ -692,7 +692,8 @@ def pad(input, pad, mode: str = "constant", value=None):
                 f"padding ({left}, {right})"
             )
         if mode != "constant":
-            index = et.tensor(_pad_index(mode, size, left, right, dim, shape), dtype=et.int64)
+            index = et.tensor(_pad_index(mode, size, left, right, dim, shape), dtype=et.int64,
+                              device=input.device)
             out = out.index_select(dim, index)
             continue
         if left < 0 or right < 0:  # negative padding crops
@@ -703,7 +704,7 @@ def pad(input, pad, mode: str = "constant", value=None):
         for amount in (left, right):
             piece_shape = list(out.shape)
             piece_shape[dim] = max(amount, 0)
-            pieces.append(et.full(piece_shape, fill, dtype=out.dtype))
+            pieces.append(et.full(piece_shape, fill, dtype=out.dtype, device=out.device))
         out = et.cat([pieces[0], out, pieces[1]], dim)
     return out
 

@@ -124,7 +124,8 @@ def eye_(tensor):
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     with no_grad():
-        tensor.copy_(et.eye(tensor.shape[0], tensor.shape[1], dtype=tensor.dtype))
+        tensor.copy_(et.eye(tensor.shape[0], tensor.shape[1], dtype=tensor.dtype,
+                            device=tensor.device))
     return tensor
 
 
@@ -216,7 +217,7 @@ def trunc_normal_(tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
         else:
             mode = max(a, min(mean, b))  # where the density on [a, b] peaks
             out = et.empty_like(tensor)
-            pending = et.ones(tuple(tensor.shape), dtype=et.bool)
+            pending = et.ones(tuple(tensor.shape), dtype=et.bool, device=tensor.device)
             while True:
                 proposal = et.empty_like(tensor).uniform_(a, b, generator=generator)
                 log_ratio = -0.5 * ((proposal - mean) / std).square() + 0.5 * (
@@ -248,7 +249,8 @@ def orthogonal_(tensor, gain: float = 1, generator=None):
     cols = tensor.numel() // rows
     with no_grad():
         work = et.float64 if tensor.dtype == et.float64 else et.float32  # what QR takes
-        flat = et.empty((rows, cols), dtype=work).normal_(0, 1, generator=generator)
+        flat = et.empty((rows, cols), dtype=work, device=tensor.device).normal_(
+            0, 1, generator=generator)
         if rows < cols:
             flat = flat.t()
         q, r = et.linalg.qr(flat)
@@ -269,6 +271,7 @@ def sparse_(tensor, sparsity: float, std: float = 0.01, generator=None):
     with no_grad():
         tensor.normal_(0, std, generator=generator)
         for col in range(cols):
+            # on the CPU, where the generator is; a CPU index may index a CUDA tensor
             zero_rows = et.randperm(rows, generator=generator)[:num_zeros]
             tensor[zero_rows, col] = 0
     return tensor

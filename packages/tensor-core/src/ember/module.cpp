@@ -9,6 +9,7 @@
 #include "ember/ops_util.h"
 #include "ember/python_api.h"
 #include "ember/parallel.h"
+#include "ember/profiler.h"
 #include "ember/simd.h"
 
 namespace ember {
@@ -84,6 +85,7 @@ Tensor detach(const Tensor& self) {
 
 // Tensor.to(dtype) / to(device) / to(device, dtype) / to(other) with dtype=, device=, copy=.
 py::object tensor_to(py::object py_self, py::args args, py::kwargs kwargs) {
+  profiler::RecordScope rec_("ember::to", "to", profiler::Kind::Op);
   Tensor self = py_self.cast<Tensor>();
   std::optional<ScalarType> dtype;
   std::optional<Device> device;
@@ -121,6 +123,11 @@ py::object tensor_to(py::object py_self, py::args args, py::kwargs kwargs) {
   }
   const Device target_device = device ? concrete_device(*device) : self->device();
   ScalarType target = dtype.value_or(self->dtype());
+  if (rec_.wants_inputs()) {
+    rec_.input(self);
+    rec_.input(dtype ? "ScalarType" : "");
+    rec_.input(device ? "Device" : "");
+  }
   if (target == self->dtype() && target_device == self->device() && !copy) return py_self;
   Tensor out = ember::empty(self->sizes(), target, target_device);
   {
@@ -376,6 +383,8 @@ py::object device_object(const Device& d) {
   return py::reinterpret_borrow<py::object>(obj);
 }
 
+void bind_profiler(py::module_& m);  // python_profiler.cpp
+
 void bind_module_functions(py::module_& m) {
   py::class_<DeviceObject>(m, "device", "Where a tensor lives: ember.device('cpu'), ember.device('cuda', 0).")
       .def(py::init([](py::object type, std::optional<int> index) {
@@ -541,4 +550,5 @@ PYBIND11_MODULE(_C, m) {
   bind_ops_2(m, cls);
   bind_ops_3(m, cls);
   bind_indexing(cls);
+  bind_profiler(m);
 }

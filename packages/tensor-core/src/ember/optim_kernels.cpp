@@ -270,10 +270,6 @@ void fused_sgd_typed(const std::vector<Tensor>& params, const std::vector<Tensor
   }
 }
 
-void bump_all(const std::vector<Tensor>& list) {
-  for (const Tensor& t : list) t->storage()->bump_version();
-}
-
 }  // namespace
 
 std::vector<Tensor> _fused_adam_(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
@@ -295,11 +291,7 @@ std::vector<Tensor> _fused_adam_(const std::vector<Tensor>& params, const std::v
     }
     fused_adam_typed<T>(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, scalars, amsgrad, coupled);
   });
-  bump_all(params);
-  bump_all(exp_avgs);
-  bump_all(exp_avg_sqs);
-  if (amsgrad) bump_all(max_exp_avg_sqs);
-  bump_all(state_steps);
+  bump_fused_adam_versions(params, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, amsgrad);
   return {};
 }
 
@@ -312,8 +304,7 @@ std::vector<Tensor> _fused_sgd_(const std::vector<Tensor>& params, const std::ve
     fused_sgd_typed<decltype(zero)>(params, grads, momentum_buffers, weight_decay, momentum, lr, dampening, nesterov,
                                     maximize, is_first_step);
   });
-  bump_all(params);
-  if (momentum != 0) bump_all(momentum_buffers);
+  bump_fused_sgd_versions(params, momentum_buffers, momentum);
   return {};
 }
 

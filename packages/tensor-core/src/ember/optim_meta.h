@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <initializer_list>
 #include <vector>
 
 #include "ember/tensor.h"
@@ -73,6 +74,26 @@ inline AdamScalars<T> adam_scalars(double step, double lr, double beta1, double 
   adam_step_scalars<T>(step, lr, beta1, beta2, &s.bc2_sqrt, &s.neg_step_size);
   s.eps = static_cast<T>(eps);
   return s;
+}
+
+// Marks what a fused step wrote in place (autograd's version counters see the update).
+inline void bump_fused_adam_versions(const std::vector<Tensor>& params, const std::vector<Tensor>& exp_avgs,
+                                     const std::vector<Tensor>& exp_avg_sqs,
+                                     const std::vector<Tensor>& max_exp_avg_sqs,
+                                     const std::vector<Tensor>& state_steps, bool amsgrad) {
+  for (const auto* list : {&params, &exp_avgs, &exp_avg_sqs, &state_steps}) {
+    for (const Tensor& t : *list) t->storage()->bump_version();
+  }
+  if (amsgrad) {
+    for (const Tensor& t : max_exp_avg_sqs) t->storage()->bump_version();
+  }
+}
+inline void bump_fused_sgd_versions(const std::vector<Tensor>& params, const std::vector<Tensor>& momentum_buffers,
+                                    double momentum) {
+  for (const Tensor& t : params) t->storage()->bump_version();
+  if (momentum != 0) {
+    for (const Tensor& t : momentum_buffers) t->storage()->bump_version();
+  }
 }
 
 }  // namespace ember

@@ -19,6 +19,7 @@
 #include "ember/python_api.h"
 #include "ember/indexing.h"
 #include "ember/ops_util.h"
+#include "ember/profiler.h"
 
 namespace ember {
 namespace {
@@ -409,8 +410,23 @@ bool simple_view(const Tensor& self, PyObject* key, Tensor& out, Shape& flips) {
   return false;
 }
 
+// record_shapes: an index that is a tensor by its shape, any other by its Python type
+void record_key(profiler::RecordScope& rec, py::handle key) {
+  py::detail::make_caster<Tensor> tc;
+  if (tc.load(key, false)) {
+    rec.input(py::detail::cast_op<Tensor>(tc));
+  } else {
+    rec.input(Py_TYPE(key.ptr())->tp_name);
+  }
+}
+
 py::object getitem(py::object py_self, py::handle key) {
+  profiler::RecordScope rec_("ember::__getitem__", "__getitem__", profiler::Kind::Op);
   const Tensor self = py_self.cast<Tensor>();
+  if (rec_.wants_inputs()) {
+    rec_.input(self);
+    record_key(rec_, key);
+  }
   Tensor result;
   Shape flips;
   if (!simple_view(self, key.ptr(), result, flips)) {
@@ -485,8 +501,14 @@ bool masked_assign(const Tensor& self, PyObject* key, const Tensor& val) {
 }
 
 void setitem(py::object py_self, py::handle key, py::handle value) {
+  profiler::RecordScope rec_("ember::__setitem__", "__setitem__", profiler::Kind::Op);
   const Tensor self = py_self.cast<Tensor>();
   Tensor val = value_tensor(value, self);
+  if (rec_.wants_inputs()) {
+    rec_.input(self);
+    record_key(rec_, key);
+    rec_.input(val);
+  }
   const bool hooked = autograd_hook_installed() && (needs_grad(self) || needs_grad(val));
   if (hooked) call_autograd_hook("__setitem__", "pre_inplace", py::make_tuple(py_self, key, py::cast(val)), py_self);
   const Tensor value_t = value_on(val, self);  // (the hooks see val itself)

@@ -76,7 +76,7 @@ class BackwardHook:
         self.input_index = index
         # tensors that do not require grad get zeros in grad_input (as in PyTorch)
         self.input_zeros = [
-            (i, tuple(a.shape), a.dtype)
+            (i, tuple(a.shape), a.dtype, a.device)
             for i, a in enumerate(args)
             if isinstance(a, et.Tensor) and not a.requires_grad
         ]
@@ -136,8 +136,8 @@ class BackwardHook:
         if self.grad_outputs is None:
             return None
         packed = list(self._pack(self.input_index, grad_inputs, self.n_inputs))
-        for i, shape, dtype in self.input_zeros:
-            packed[i] = et.zeros(shape, dtype=dtype)
+        for i, shape, dtype, device in self.input_zeros:
+            packed[i] = et.zeros(shape, dtype=dtype, device=device)
         res = tuple(packed)
         for hook in self.hooks:
             out = hook(self.module, res, self.grad_outputs)

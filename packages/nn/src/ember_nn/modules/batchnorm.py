@@ -108,7 +108,8 @@ class _NormBase(Module):
             if key not in state_dict:
                 state_dict[key] = (self.num_batches_tracked
                                    if self.num_batches_tracked is not None
-                                   else et.tensor(0, dtype=et.int64))
+                                   else et.tensor(0, dtype=et.int64,
+                                                  device=self.running_mean.device))
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
                                       unexpected_keys, error_msgs)
 

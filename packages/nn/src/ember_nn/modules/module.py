@@ -539,12 +539,20 @@ class Module:
         return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
     def cpu(self):
-        """Moves parameters and buffers to the CPU."""
+        """Moves parameters (with their gradients) and buffers to the CPU. Returns self."""
         return self._apply(lambda t: t.cpu())
 
     def cuda(self, device=None):
-        """Moves parameters and buffers to a CUDA device (``cuda``, or ``cuda:<device>``)."""
-        target = "cuda" if device is None else f"cuda:{int(device)}"
+        """Moves parameters (with their gradients) and buffers to a CUDA device: the current
+        one, or ``device`` (an index, ``"cuda:1"`` or an ``ember.device``). Returns self."""
+        if device is None:
+            target = et.device("cuda")
+        elif isinstance(device, int) and not isinstance(device, bool):
+            target = et.device(f"cuda:{device}")
+        else:
+            target = et.device(device)
+        if target.type != "cuda":
+            raise RuntimeError(f"Invalid device, must be cuda device, got {target}")
         return self._apply(lambda t: t.to(target))
 
     # ------------------------------------------------------------------ hooks

@@ -75,7 +75,7 @@ def _detect_is_causal_mask(mask, is_causal=None, size=None) -> bool:
     make_causal = is_causal is True
     if is_causal is None and mask is not None:
         sz = size if size is not None else mask.shape[-2]
-        causal = _generate_square_subsequent_mask(sz, dtype=mask.dtype)
+        causal = _generate_square_subsequent_mask(sz, device=mask.device, dtype=mask.dtype)
         if tuple(mask.shape) == tuple(causal.shape):
             make_causal = bool((mask == causal).all())
         else:

@@ -31,14 +31,15 @@ def _as_list(tensors) -> list:
 def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = False,
                    foreach=None):
     """The ``norm_type``-norm of all ``tensors`` together, as if concatenated into one
-    vector (``inf``: the largest absolute value)."""
+    vector (``inf``: the largest absolute value), on the first tensor's device (a CPU
+    ``tensor(0.)`` when there is none)."""
     tensors = _as_list(tensors)
     norm_type = float(norm_type)
     if not tensors:
         return et.tensor(0.0)
     norms = [et.norm(t, norm_type) for t in tensors]
-    dtype = norms[0].dtype
-    total = et.norm(et.stack([n.to(dtype) for n in norms]), norm_type)
+    device, dtype = norms[0].device, norms[0].dtype
+    total = et.norm(et.stack([n.to(device, dtype) for n in norms]), norm_type)
     if error_if_nonfinite and not bool(et.isfinite(total)):
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients from `parameters` is "
@@ -57,7 +58,7 @@ def clip_grads_with_norm_(parameters, max_norm: float, total_norm, foreach=None)
         return
     coef = (float(max_norm) / (total_norm + 1e-6)).clamp(max=1.0)
     for g in grads:
-        g.mul_(coef.to(g.dtype))
+        g.mul_(coef.to(g.device, g.dtype))
 
 
 @_no_grad

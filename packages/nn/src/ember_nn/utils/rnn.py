@@ -43,7 +43,7 @@ def _invert_permutation(permutation):
         return None
     inverse = np.empty(permutation.shape[0], dtype=np.int64)
     inverse[np.asarray(permutation.tolist(), dtype=np.int64)] = np.arange(len(inverse))
-    return et.from_numpy(inverse)
+    return et.from_numpy(inverse).to(permutation.device)
 
 
 class PackedSequence(_PackedSequenceBase):
@@ -68,12 +68,36 @@ class PackedSequence(_PackedSequenceBase):
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
     def to(self, *args, **kwargs):
-        """``data`` (and the index tensors, for a device) moved/cast; ``batch_sizes`` stays
-        on the CPU."""
+        """``data`` moved/cast as ``Tensor.to`` does, the index tensors moved to its device;
+        ``batch_sizes`` stays on the CPU. ``self`` when ``data`` is unchanged."""
         data = self.data.to(*args, **kwargs)
         if data is self.data:
             return self
-        return type(self)(data, self.batch_sizes, self.sorted_indices, self.unsorted_indices)
+        non_blocking = bool(kwargs.get("non_blocking", False))
+
+        def move(t):
+            return None if t is None else t.to(data.device, non_blocking=non_blocking)
+
+        return type(self)(data, self.batch_sizes, move(self.sorted_indices),
+                          move(self.unsorted_indices))
+
+    def cuda(self, device=None, non_blocking: bool = False):
+        """This sequence on a CUDA device (the current one by default)."""
+        return self.to("cuda" if device is None else device, non_blocking=non_blocking)
+
+    def cpu(self):
+        """This sequence on the CPU."""
+        return self.to("cpu")
+
+    def pin_memory(self):
+        """``data`` and the index tensors in pinned host memory (``batch_sizes`` too stays
+        where it is, as in PyTorch)."""
+
+        def pin(t):
+            return None if t is None else t.pin_memory()
+
+        return type(self)(self.data.pin_memory(), self.batch_sizes, pin(self.sorted_indices),
+                          pin(self.unsorted_indices))
 
     def float(self):
         return self.to(et.float32)
@@ -86,7 +110,7 @@ class PackedSequence(_PackedSequenceBase):
         return self.data.is_cuda
 
     def is_pinned(self) -> bool:
-        return False
+        return self.data.is_pinned()
 
 
 def _lengths_list(lengths) -> list[int]:
@@ -139,7 +163,7 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False,
         order = list(range(batch))
     else:
         order = [int(i) for i in np.argsort(-np.asarray(lengths), kind="stable")]
-        sorted_indices = et.tensor(order, dtype=et.int64)
+        sorted_indices = et.tensor(order, dtype=et.int64, device=input.device)
         input = input.index_select(batch_dim, sorted_indices)
     if batch_first:
         input = input.transpose(0, 1)
@@ -147,7 +171,8 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False,
     batch_sizes = [sum(1 for n in sorted_lengths if n > t) for t in range(sorted_lengths[0])]
     steps_data = [input[t, :bs] for t, bs in enumerate(batch_sizes)]
     data = et.cat(steps_data, 0)
-    return PackedSequence(data, et.tensor(batch_sizes, dtype=et.int64), sorted_indices, None)
+    batch_sizes_t = et.tensor(batch_sizes, dtype=et.int64, device="cpu")  # always on the CPU
+    return PackedSequence(data, batch_sizes_t, sorted_indices, None)
 
 
 def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
@@ -174,16 +199,17 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
         offset += bs
         if bs < batch:
             step = et.cat([step, et.full((batch - bs, *feature), padding_value,
-                                         dtype=data.dtype)], 0)
+                                         dtype=data.dtype, device=data.device)], 0)
         rows.append(step)
     for _ in range(total_length - max_len):
-        rows.append(et.full((batch, *feature), padding_value, dtype=data.dtype))
+        rows.append(et.full((batch, *feature), padding_value, dtype=data.dtype,
+                            device=data.device))
     padded = et.stack(rows, 0)
     lengths = [sum(1 for bs in batch_sizes if bs > b) for b in range(batch)]
-    lengths_t = et.tensor(lengths, dtype=et.int64)
+    lengths_t = et.tensor(lengths, dtype=et.int64, device="cpu")  # as in PyTorch
     if sequence.unsorted_indices is not None:
         padded = padded.index_select(1, sequence.unsorted_indices)
-        lengths_t = lengths_t.index_select(0, sequence.unsorted_indices)
+        lengths_t = lengths_t.index_select(0, sequence.unsorted_indices.cpu())
     if batch_first:
         padded = padded.transpose(0, 1)
     return padded, lengths_t
@@ -207,7 +233,8 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
     for s in sequences:
         missing = longest - s.shape[0]
         if missing:
-            fill = et.full((missing, *s.shape[1:]), padding_value, dtype=s.dtype)
+            fill = et.full((missing, *s.shape[1:]), padding_value, dtype=s.dtype,
+                           device=s.device)
             s = et.cat([s, fill] if padding_side == "right" else [fill, s], 0)
         padded.append(s)
     return et.stack(padded, 0 if batch_first else 1)

@@ -225,10 +225,6 @@ void launch_sgd(bool coupled, int mode, unsigned blocks, cudaStream_t stream, co
   }
 }
 
-void bump_all(const std::vector<Tensor>& list) {
-  for (const Tensor& t : list) t->storage()->bump_version();
-}
-
 template <typename T> T* data_of(const Tensor& t) { return reinterpret_cast<T*>(t->data_ptr()); }
 
 template <typename T>
@@ -406,11 +402,7 @@ std::vector<Tensor> _fused_adam_(const std::vector<Tensor>& params, const std::v
     fused_adam_typed<float>(op, dev, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1,
                             beta2, weight_decay, eps, amsgrad, maximize, decoupled_weight_decay);
   }
-  bump_all(params);
-  bump_all(exp_avgs);
-  bump_all(exp_avg_sqs);
-  if (amsgrad) bump_all(max_exp_avg_sqs);
-  bump_all(state_steps);
+  bump_fused_adam_versions(params, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, amsgrad);
   return {};
 }
 
@@ -428,8 +420,7 @@ std::vector<Tensor> _fused_sgd_(const std::vector<Tensor>& params, const std::ve
     fused_sgd_typed<float>(op, dev, params, grads, momentum_buffers, weight_decay, momentum, lr, dampening, nesterov,
                            maximize, is_first_step);
   }
-  bump_all(params);
-  if (momentum != 0) bump_all(momentum_buffers);
+  bump_fused_sgd_versions(params, momentum_buffers, momentum);
   return {};
 }
 
