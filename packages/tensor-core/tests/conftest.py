@@ -260,8 +260,8 @@ def autograd():
     suite) back afterwards, so that the tests of "no provider" behaviour stay true."""
     import ember_tensor
 
+    previous = ember_tensor._get_autograd_hook()  # before the import, which installs it
     module = pytest.importorskip("ember_autograd")
-    previous = ember_tensor._get_autograd_hook()
     ember_tensor._set_autograd_hook(module.recording.hook)
     yield module
     ember_tensor._set_autograd_hook(previous)

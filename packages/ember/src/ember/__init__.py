@@ -78,6 +78,21 @@ import ember_tensor.profiler as profiler  # noqa: E402, F401
 
 _sys.modules[f"{__name__}.profiler"] = profiler
 
+# ember.amp is the core's ember_tensor.amp (``ember.amp.GradScaler``), and its autocast and
+# state functions are top-level names too, as in torch (``with ember.autocast("cpu"):``);
+# __all__ stays exactly the core's names (tests/test_meta.py)
+import ember_tensor.amp as amp  # noqa: E402
+from ember_tensor.amp import (  # noqa: E402, F401
+    autocast,
+    get_autocast_dtype,
+    is_autocast_available,
+    is_autocast_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
+
+_sys.modules[f"{__name__}.amp"] = amp
+
 # attribute -> (slot, import name, distribution) of the component that provides it
 _SLOTS: dict[str, tuple[str, str, str]] = {
     "autograd": ("autograd", "ember_autograd", "ember-autograd"),

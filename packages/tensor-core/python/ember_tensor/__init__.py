@@ -400,7 +400,14 @@ _C_API = _C._C_API
 
 __all__ += ["library"]
 
-# torch.cuda's and torch.backends' places; importing them does not initialise CUDA
-from . import backends, cuda  # noqa: E402
+# torch.cuda's, torch.backends' and torch.profiler's places; importing them does not
+# initialise CUDA
+from . import backends, cuda, profiler  # noqa: E402
 
-__all__ += ["backends", "cuda"]
+__all__ += ["backends", "cuda", "profiler"]
+
+# torch.amp's place, and torch.autocast / is_autocast_enabled / get_autocast_dtype
+from . import amp  # noqa: E402
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
+
+__all__ += ["amp", "autocast", "get_autocast_dtype", "is_autocast_enabled"]

@@ -384,6 +384,7 @@ py::object device_object(const Device& d) {
 }
 
 void bind_profiler(py::module_& m);  // python_profiler.cpp
+void bind_autocast(py::module_& m);  // python_autocast.cpp
 
 void bind_module_functions(py::module_& m) {
   py::class_<DeviceObject>(m, "device", "Where a tensor lives: ember.device('cpu'), ember.device('cuda', 0).")
@@ -551,4 +552,5 @@ PYBIND11_MODULE(_C, m) {
   bind_ops_3(m, cls);
   bind_indexing(cls);
   bind_profiler(m);
+  bind_autocast(m);
 }

@@ -92,8 +92,18 @@ def _replayed_backward(reference, inputs, reverse, grad_outputs):
 
 
 def lstm_direction(x_proj, h0, c0, w_hh, reverse: bool):
-    """One direction of one layer (see ``LSTMDirection``): (outputs, h_n, c_n)."""
-    return LSTMDirection.apply(x_proj, h0, c0, w_hh, reverse)
+    """One direction of one layer (see ``LSTMDirection``): (outputs, h_n, c_n), in
+    ``x_proj``'s dtype. The core's recurrence takes float32 or float64 of one dtype; other
+    mixes (float16/bfloat16 projections under ``ember.autocast``, or a bfloat16 model) run
+    it in float32 and cast the results (the casts are recorded, so gradients flow back)."""
+    parts = (x_proj, h0, c0, w_hh)
+    if x_proj.dtype in _KERNEL_DTYPES and all(t.dtype == x_proj.dtype for t in parts):
+        return LSTMDirection.apply(x_proj, h0, c0, w_hh, reverse)
+    out, h, c = LSTMDirection.apply(*(t.float() for t in parts), reverse)
+    return tuple(t.to(x_proj.dtype) for t in (out, h, c))
+
+
+_KERNEL_DTYPES = (et.float32, et.float64)
 
 
 # ----------------------------------------------------------------------------- GRU

@@ -54,6 +54,13 @@ def _shape_text(t) -> str:
 # ----------------------------------------------------------------------------- one layer
 
 
+def _autocasting(input) -> bool:
+    """Whether an ember.autocast region is active for input's device (there, a layer's
+    input may come in the region's lower precision while its weights stay float32)."""
+    amp = getattr(et, "amp", None)
+    return amp is not None and amp.is_autocast_enabled(input.device.type)
+
+
 def _run_direction(mode: str, steps, batch_sizes, h0, c0, w_hh, b_hh, w_hr, reverse: bool):
     """Runs one direction of one layer over the projected inputs ``steps`` (one ``(n_t,
     G)`` tensor per time step, ``n_t = batch_sizes[t]`` non-increasing) from ``h0``/``c0``
@@ -246,7 +253,7 @@ class RNNBase(Module):
                 f"{_dtype_text(input.dtype)}"
             )
         weight = self.weight_ih_l0
-        if input.dtype != weight.dtype:
+        if input.dtype != weight.dtype and not _autocasting(input):
             raise ValueError(
                 f"{self._name()} input dtype ({_dtype_text(input.dtype)}) does not match "
                 f"weight dtype ({_dtype_text(weight.dtype)}). Convert input: "
@@ -517,7 +524,7 @@ class RNNCellBase(Module):
                 f"input has inconsistent input_size: got {input.shape[-1]} expected "
                 f"{self.input_size}"
             )
-        if input.dtype != self.weight_ih.dtype:
+        if input.dtype != self.weight_ih.dtype and not _autocasting(input):
             raise ValueError(
                 f"{name} input dtype ({input.dtype}) does not match weight dtype "
                 f"({self.weight_ih.dtype})"
