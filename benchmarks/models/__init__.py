@@ -78,11 +78,17 @@ def to_lib(lib, arrays, device="cpu"):
     return lib.from_numpy(np.ascontiguousarray(arrays)).to(device)
 
 
-def image_batch(rng, batch_size: int, image_size: int, num_classes: int):
-    """A batch of standard normal images ``(N, 3, S, S)`` and class labels ``(N,)``."""
+def image_batch(rng, batch_size: int, image_size: int = 224, num_classes: int = 1000, **_):
+    """The CNNs' ``make_batch``: standard normal images ``(N, 3, S, S)`` and class labels
+    ``(N,)``."""
     images = rng.standard_normal((batch_size, 3, image_size, image_size), dtype=np.float32)
     labels = rng.integers(0, num_classes, batch_size, dtype=np.int64)
     return (images,), labels
+
+
+def images_in_batch(batch_size: int, **_) -> int:
+    """The CNNs' ``units``: one image per sample."""
+    return batch_size
 
 
 def classification_loss(lib, output, targets):

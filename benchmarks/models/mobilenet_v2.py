@@ -5,7 +5,7 @@ dropout + linear classifier, as torchvision's ``mobilenet_v2``."""
 
 from __future__ import annotations
 
-from . import classification_loss, image_batch, init_cnn
+from . import classification_loss, image_batch, images_in_batch, init_cnn
 
 NAME = "MobileNetV2"
 UNIT = "images"
@@ -76,12 +76,6 @@ def build(lib, num_classes: int = 1000, dropout: float = 0.2, **_):
     return model
 
 
-def make_batch(rng, batch_size: int, image_size: int = 224, num_classes: int = 1000, **_):
-    return image_batch(rng, batch_size, image_size, num_classes)
-
-
-def units(batch_size: int, **_) -> int:
-    return batch_size
-
-
+make_batch = image_batch
+units = images_in_batch
 loss = classification_loss

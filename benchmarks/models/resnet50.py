@@ -4,7 +4,7 @@ batch norm on the shortcut where the shape changes."""
 
 from __future__ import annotations
 
-from . import classification_loss, image_batch, init_cnn
+from . import classification_loss, image_batch, images_in_batch, init_cnn
 
 NAME = "ResNet-50"
 UNIT = "images"
@@ -73,12 +73,6 @@ def build(lib, num_classes: int = 1000, **_):
     return model
 
 
-def make_batch(rng, batch_size: int, image_size: int = 224, num_classes: int = 1000, **_):
-    return image_batch(rng, batch_size, image_size, num_classes)
-
-
-def units(batch_size: int, **_) -> int:
-    return batch_size
-
-
+make_batch = image_batch
+units = images_in_batch
 loss = classification_loss

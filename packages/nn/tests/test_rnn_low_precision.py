@@ -1,18 +1,18 @@
-"""LSTM under ember.autocast: the projections come in bfloat16, the core's recurrence runs in
-float32, and the results and gradients agree with the float32 run within bfloat16's
-precision."""
+"""LSTM under autocast (ember_tensor.amp, which ember.autocast re-exports): the projections
+come in bfloat16, the core's recurrence runs in float32, and the results and gradients agree
+with the float32 run within bfloat16's precision."""
 
 import numpy as np
 import pytest
 
-import ember
+import ember_nn as nn
 import ember_tensor as et
 
 
 @pytest.mark.parametrize("bidirectional", [False, True])
 def test_lstm_under_bfloat16_autocast_matches_float32(bidirectional):
-    ember.manual_seed(0)
-    lstm = ember.nn.LSTM(6, 8, num_layers=2, bidirectional=bidirectional)
+    et.manual_seed(0)
+    lstm = nn.LSTM(6, 8, num_layers=2, bidirectional=bidirectional)
     x = et.tensor(np.random.default_rng(0).standard_normal((5, 3, 6)), dtype=et.float32)
 
     x32 = x.clone().requires_grad_()
@@ -23,7 +23,7 @@ def test_lstm_under_bfloat16_autocast_matches_float32(bidirectional):
     lstm.zero_grad()
 
     xb = x.clone().requires_grad_()
-    with ember.autocast("cpu", dtype=et.bfloat16):
+    with et.amp.autocast("cpu", dtype=et.bfloat16):
         out, (h, c) = lstm(xb)
     assert out.dtype == h.dtype == c.dtype == et.bfloat16
     out.float().sum().backward()
