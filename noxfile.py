@@ -3,6 +3,7 @@
     nox -l              list the sessions
     nox -s demo         build the core once, install it with the meta-package, run the demo
     nox -s tests        every package's tests, each installed alone, then the example plugins
+                        and the Table 1 models against their PyTorch twins
     nox -s tests_core   one component, installed alone (also tests_ember, ...)
 
 The C++ core is compiled at most once: the ``wheel`` helper builds
@@ -332,10 +333,12 @@ def wheel(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """Every package's tests, each package installed alone in its own environment (the
     tests_<short> sessions: the core, each component with only its declared dependencies, the
-    meta-package with everything), then the example plugins (pytest args after --)."""
+    meta-package with everything), then the example plugins and the Table 1 models (pytest
+    args after --)."""
     for pkg in sorted(PACKAGES.values(), key=lambda p: _test_order(p.name)):
         session.notify(f"tests_{pkg.short}", posargs=session.posargs)
     session.notify("plugins", posargs=session.posargs)
+    session.notify("models", posargs=session.posargs)
 
 
 def _component_session(pkg: Package) -> None:
@@ -382,6 +385,14 @@ def plugins(session: nox.Session) -> None:
                 failed.append(project["name"])
     if failed:
         session.error(f"plugin tests failed in: {', '.join(failed)}")
+
+
+@nox.session
+def models(session: nox.Session) -> None:
+    """The paper's Table 1 models (benchmarks/models/) against their PyTorch twins: outputs,
+    losses and gradients with the weights copied over (pytest args after --)."""
+    install(session, "ember", tests=True)
+    session.run("pytest", "benchmarks/models/test_models.py", *session.posargs)
 
 
 @nox.session

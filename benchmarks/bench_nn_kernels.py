@@ -1,5 +1,6 @@
 """The core's nn kernels and PyTorch's (CPU) side by side, in one run: pooling, batch /
-layer / group norm, embedding and cross entropy, forward alone and forward + backward.
+layer / group norm, embedding, cross entropy and depthwise convolution, forward alone and
+forward + backward.
 
     python benchmarks/bench_nn_kernels.py [--threads N] [--repeats N] [--filter SUBSTR] [--quick]
 
@@ -11,7 +12,12 @@ both alike; medians):
 - ``batch_norm train`` / ``eval``, ``layer_norm [32, 32]``, ``group_norm 8`` on the same
   input (weight and bias of ones and zeros);
 - ``embedding``: a (30000, 256) table looked up at (64, 128) indices;
-- ``cross_entropy``: (256, 1000) logits and class targets.
+- ``cross_entropy``: (256, 1000) logits and class targets;
+- ``depthwise C HxW sS``: the 3x3 depthwise convolutions (groups == C, padding 1) of
+  MobileNetV2 at the Table 1 harness's CPU batch and image size (batch 8, 64x64 images: the
+  layers of ``models/mobilenet_v2.py``, one case per distinct shape), each pass alone:
+  ``fwd`` (``conv2d``), ``bwd-input`` and ``bwd-weight`` (``conv2d_backward_input`` /
+  ``_weight``, and ``aten.convolution_backward`` with one output).
 
 The ``fwd`` rows time the op (``ember_tensor``'s, and PyTorch's ``torch.*``/aten one); the
 ``fwd+bwd`` rows the layer of ``ember.nn``/``torch.nn`` (or the ``F`` function) and a
@@ -104,6 +110,55 @@ def build_cases(et, nn, F, torch):
     cases["cross_entropy fwd+bwd"] = fwd_bwd(lambda: F.cross_entropy(lx, et.from_numpy(tg)),
                                              lambda: TF.cross_entropy(tlx, torch.from_numpy(tg)),
                                              lx, tlx)
+    cases.update(depthwise_cases(et, torch, rng))
+    return cases
+
+
+def mobilenet_depthwise_layers():
+    """(C, H, stride) of MobileNetV2's depthwise convolutions at its CPU size, distinct ones
+    in network order, from the model's settings (models/mobilenet_v2.py)."""
+    from models import mobilenet_v2 as mb
+
+    size = mb.DEFAULTS["cpu"]["image_size"] // 2  # after the stride-2 stem
+    layers, channels = [], 32
+    for t, c, n, s in mb.SETTINGS:
+        for i in range(n):
+            stride = s if i == 0 else 1
+            layer = (channels * t, size, stride)
+            if layer not in layers:
+                layers.append(layer)
+            size, channels = (size + 2 - 3) // stride + 1, c
+    return layers
+
+
+def depthwise_cases(et, torch, rng):
+    batch = 8  # models/mobilenet_v2.py DEFAULTS["cpu"]["batch_size"]
+    cases = {}
+    for c, h, s in mobilenet_depthwise_layers():
+        oh = (h + 2 - 3) // s + 1
+        x = rng.standard_normal((batch, c, h, h)).astype(np.float32)
+        w = rng.standard_normal((c, 1, 3, 3)).astype(np.float32)
+        gy = rng.standard_normal((batch, c, oh, oh)).astype(np.float32)
+        ex, ew, egy = (et.from_numpy(a.copy()) for a in (x, w, gy))
+        tx, tw, tgy = (torch.from_numpy(a.copy()) for a in (x, w, gy))
+
+        def torch_bwd(mask, tgy=tgy, tx=tx, tw=tw, s=s, c=c):
+            out = torch.ops.aten.convolution_backward(tgy, tx, tw, None, [s, s], [1, 1], [1, 1],
+                                                      False, [0, 0], c, mask)
+            return out[0] if mask[0] else out[1]
+
+        name = f"depthwise {c} {h}x{h} s{s}"
+        cases[f"{name} fwd"] = (
+            lambda ex=ex, ew=ew, s=s, c=c: et.conv2d(ex, ew, None, s, 1, 1, c),
+            lambda tx=tx, tw=tw, s=s, c=c: torch.conv2d(tx, tw, None, s, 1, 1, c))
+        cases[f"{name} bwd-input"] = (
+            lambda egy=egy, ew=ew, s=s, c=c, h=h: et.conv2d_backward_input(
+                egy, ew, [batch, c, h, h], s, 1, 1, c),
+            lambda f=torch_bwd: f([True, False, False]))
+        cases[f"{name} bwd-weight"] = (
+            lambda egy=egy, ex=ex, s=s, c=c: et.conv2d_backward_weight(
+                egy, ex, [c, 1, 3, 3], s, 1, 1, c),
+            lambda f=torch_bwd: f([False, True, False]))
     return cases
 
 
@@ -133,7 +188,7 @@ def main(argv=None) -> int:
         return 2
     repeats, budget = (5, 0.25) if args.quick else (args.repeats, 2.0)
     print(f"threads: {threads}, torch {torch.__version__}")
-    print(f"{'case':32s} {'ember ms':>10s} {'torch ms':>10s} {'ratio':>7s}")
+    print(f"{'case':36s} {'ember ms':>10s} {'torch ms':>10s} {'ratio':>7s}")
     status = 0
     for name, (fn, tfn) in cases.items():
         out, tout = fn(), tfn()
@@ -143,7 +198,7 @@ def main(argv=None) -> int:
             status = 1
         me, mt = alternating_medians(fn, tfn, repeats, budget)
         flag = "" if ok else "  MISMATCH"
-        print(f"{name:32s} {me * 1e3:10.3f} {mt * 1e3:10.3f} {mt / me:7.2f}{flag}")
+        print(f"{name:36s} {me * 1e3:10.3f} {mt * 1e3:10.3f} {mt / me:7.2f}{flag}")
     return status
 
 

@@ -309,6 +309,11 @@ ROWS = [
         [G(1, 4, 7, 6, nc=True), G(4, 2, 3, 2)],
     ),
     (
+        "conv2d_depthwise",
+        lambda m, x, w, b: m.conv2d(x, w, b, 2, 1, 1, 3),
+        [G(2, 3, 6, 5, nc=True), G(6, 1, 3, 3), G(6)],
+    ),
+    (
         "conv2d_backward_input",
         lambda m, g, w: m.conv2d_backward_input(g, w, [2, 3, 5, 4], 1, 1),
         [G(2, 4, 5, 4), G(4, 3, 3, 3)],

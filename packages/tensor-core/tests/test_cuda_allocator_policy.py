@@ -222,6 +222,49 @@ def test_free_of_an_unknown_block_is_an_error():
         a.free(p)
 
 
+# ---- segment_of: what CUDA IPC shares ----
+
+
+def test_segment_of_gives_the_segment_of_any_address_in_a_live_block():
+    a = fake()
+    p = a.allocate(1000)  # a 2 MiB small segment, split
+    q = a.allocate(3000)
+    base = a.memory_snapshot()[0]["address"]
+    assert base == p
+    assert a.segment_of(p) == (p, 2 * MiB)
+    assert a.segment_of(q) == (p, 2 * MiB)  # the second block: same segment, offset q - p
+    assert q - p == 1024
+    assert a.segment_of(q + 2999) == (p, 2 * MiB)  # inside the block, not only its start
+    big = a.allocate(11_000_000)  # a segment of its own (12 MiB)
+    assert a.segment_of(big + 5) == (big, 12 * MiB)
+
+
+def test_segment_of_an_address_in_no_live_block_is_an_error():
+    a = fake()
+    p = a.allocate(1000)
+    q = a.allocate(1000)
+    with pytest.raises(ValueError, match=r"segment_of: .* is not inside a live block of the fake "
+                                         r"caching allocator of device 0"):
+        a.segment_of(q + 1024)  # the free rest of the segment
+    a.free(q)
+    with pytest.raises(ValueError, match="is not inside a live block"):
+        a.segment_of(q)  # freed
+    with pytest.raises(ValueError, match="is not inside a live block"):
+        a.segment_of(p + 4 * MiB)  # past the segment
+    with pytest.raises(ValueError, match="is not inside a live block"):
+        a.segment_of(1)  # below every segment
+    assert a.segment_of(p) == (p, 2 * MiB)
+
+
+def test_segment_of_a_block_waiting_for_its_stream_events_is_an_error():
+    a = fake()
+    p = a.allocate(1000, stream=0)
+    a.record_stream(p, 1)
+    a.free(p)  # pending until stream 1 completes
+    with pytest.raises(ValueError, match="is not inside a live block"):
+        a.segment_of(p)
+
+
 # ---- out of memory ----
 
 

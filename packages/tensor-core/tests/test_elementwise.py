@@ -361,6 +361,28 @@ def test_clamp_tensors(lib, rng, layout):
           [x, hi], ["float32"] * 2, layout=layout)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int32", "uint8"])
+@pytest.mark.parametrize("bounds", [(-1, 2), (None, 0), (0, None), (-2.5, -2.5)], ids=str)
+def test_clamp_scalar_bounds_special_values(lib, dtype, bounds):
+    # large enough for the parallel loop; infinities, NaN and values on the bounds
+    vals = np.array([-np.inf, np.nan, np.inf, -2.5, -1.0, 0.0, 2.0, 3.0, -0.0])
+    a = np.resize(vals, 100003) if dtype.startswith(("float", "bfloat")) else np.arange(100003) % 7
+    if dtype == "int32":
+        a = a - 3
+    import torch
+
+    lo, hi = bounds
+    negative = min(b for b in bounds if b is not None) < 0
+    is_float = dtype.startswith(("float", "bfloat"))
+    if not is_float and (isinstance(lo, float) or dtype == "uint8" and negative):
+        pytest.skip("integer bounds, not below 0 for uint8")
+    x = lib.tensor(a.tolist(), dtype=getattr(lib, dtype))
+    got = x.clamp(lo, hi)
+    want = torch.tensor(a.tolist(), dtype=getattr(torch, dtype)).clamp(lo, hi)
+    np.testing.assert_array_equal(got.float().numpy() if dtype == "bfloat16" else got.numpy(),
+                                  want.float().numpy() if dtype == "bfloat16" else want.numpy())
+
+
 def test_clamp_requires_a_bound(lib):
     with pytest.raises(RuntimeError, match="(?i)clamp"):
         lib.clamp(lib.zeros(3))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ember_tensor as et
 
-from . import anomaly_mode, grad_mode
+from . import anomaly_mode, grad_mode, streams
 from .graph import AccumulateGrad, accumulate_into_grad, gradient_edge, run_tensor_hooks
 
 
@@ -159,6 +159,8 @@ def run_backward(
 
     prev_mode = grad_mode._state.enabled
     grad_mode._state.enabled = create_graph
+    order = None  # the streams of device nodes, once the first one runs (streams.py)
+    on_stream = None  # the stream context of the node being run
     try:
         while ready:
             node = ready.pop()
@@ -198,6 +200,11 @@ def run_backward(
                 if is_acc and not accumulate:
                     continue
             nf = node.next_functions
+            if order is not None or (special and node._stream is not None):
+                if order is None:
+                    order = streams.StreamOrder(node._stream)
+                on_stream = order.enter(node._stream)
+                on_stream.__enter__()  # left after the gradients are added into the buffers
             if buf[0] is None and buf.count(None) == len(buf):
                 out = ()
             elif special:
@@ -225,10 +232,17 @@ def run_backward(
                     if d == 1:
                         ready.append(nxt)
                     deps[nxt] = d - 1
+            if on_stream is not None:
+                on_stream.__exit__(None, None, None)
+                on_stream = None
             # the buffers now hold the gradients alone (AccumulateGrad then takes them
             # without a copy)
             out = g = buf = None
+        if order is not None:
+            order.finish()
     finally:
+        if on_stream is not None:  # a node raised
+            on_stream.__exit__(None, None, None)
         grad_mode._state.enabled = prev_mode
 
     if results is not None and not allow_unused:

@@ -36,11 +36,7 @@ def conv2d_backward_weight(grad, input, weight_shape, stride, padding, dilation,
 
 def conv_transpose2d_backward_weight(grad, input, weight_shape, stride, padding, dilation,
                                      groups):
-    """sum over the batch of input @ im2col(grad)^T, per group (conv_transpose2d's output
-    is col2im(W^T @ input))."""
-    c, og, kh, kw = weight_shape
-    n = input.shape[0]
-    cols = et.im2col(grad, [kh, kw], dilation, padding, stride)
-    cols = cols.reshape(n, groups, og * kh * kw, -1)
-    x = input.reshape(n, groups, c // groups, -1)
-    return x.matmul(cols.transpose(2, 3)).sum(0).reshape(c, og, kh, kw)
+    """conv_transpose2d(input, W) is conv2d_backward_input(input, W), so its weight gradient
+    is conv2d_backward_weight with input in grad_output's place and grad in input's."""
+    return et.conv2d_backward_weight(input, grad, list(weight_shape), stride, padding, dilation,
+                                     groups)

@@ -33,7 +33,7 @@ import inspect
 
 import ember_tensor as et
 
-from . import grad_mode, recording
+from . import grad_mode, recording, streams
 from .graph import Node, gradient_edge, meta_of, raise_modified, raise_released
 from .saved import sum_to
 
@@ -423,6 +423,8 @@ def _wrap_outputs(ctx, args, output, edges):
                 attached.append((o, i))  # saved as an output: no reference back to node
                 continue
         o._set_grad_fn(node)
+        if node._stream is None and not o.is_cpu:
+            streams.remember(node, o.device)
         if i or o._autograd_meta is not None:
             meta_of(o).output_nr = i
         attached.append((o, i))

@@ -68,6 +68,7 @@ class Node:
     _retain_grad_hooks = None  # output_nr -> weakref of the tensor
     _released = False
     _trace = None  # the forward traceback, under anomaly detection
+    _stream = None  # the current stream of a device op's forward (streams.py)
     _special = False  # any of the above set: the engine takes its slower path for this node
 
     def __init__(self) -> None:

@@ -19,7 +19,7 @@ import threading
 
 import ember_tensor as et
 
-from . import grad_mode
+from . import grad_mode, streams
 from .graph import Node, gradient_edge, meta_of, raise_released
 
 _state = grad_mode._state
@@ -71,8 +71,11 @@ def hook(op, kind, args, result):
             node = rule.record(args, result, None)
             if node is not None:
                 result._set_grad_fn(node)
+                if not result.is_cpu:
+                    streams.remember(node, result.device)
             return
         _record_function(rule, op, args, result)
+        streams.remember_result(result)
     elif kind == "pre_inplace":
         _check_inplace(result)
         rule = RULES.get(op)
@@ -85,6 +88,7 @@ def hook(op, kind, args, result):
         rule = RULES.get(op)
         if rule is not None:
             _record_inplace(rule, op, args, result)
+            streams.remember_result(result)
     elif kind == "pre_out":
         name = op.split(".")[0]
         if any(isinstance(a, et.Tensor) and a.requires_grad for a in args):

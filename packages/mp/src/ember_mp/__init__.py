@@ -10,6 +10,8 @@ also installs ``Tensor.share_memory_``, and adds:
 
 - ``get_sharing_strategy`` / ``set_sharing_strategy`` / ``get_all_sharing_strategies``:
   ``'file_descriptor'`` (default) or ``'file_system'`` (see ``_segments``);
+- ``ipc_collect``: frees the memory of sent CUDA tensors that their receivers released
+  (CUDA tensors travel as CUDA IPC handles, see ``_cuda``);
 - ``spawn`` / ``start_processes`` and their exceptions;
 - collectives between local processes: ``ProcessGroup``, ``init_process_group``,
   ``all_reduce``, ``broadcast``, ``barrier``, ``ReduceOp``.
@@ -21,6 +23,7 @@ import multiprocessing
 from multiprocessing import *  # noqa: F403  (the drop-in: Python's own API)
 
 from . import _reductions
+from ._cuda import ipc_collect
 from ._segments import get_all_sharing_strategies, get_sharing_strategy, set_sharing_strategy
 from .collectives import (
     ProcessGroup,
@@ -49,7 +52,7 @@ INTERFACE_VERSION = 1
 _reductions.init_reductions()
 
 __all__ = list(multiprocessing.__all__) + [
-    "get_sharing_strategy", "set_sharing_strategy", "get_all_sharing_strategies",
+    "get_sharing_strategy", "set_sharing_strategy", "get_all_sharing_strategies", "ipc_collect",
     "spawn", "start_processes", "ProcessContext", "ProcessException",
     "ProcessRaisedException", "ProcessExitedException",
     "ProcessGroup", "ReduceOp", "init_process_group", "destroy_process_group",

@@ -1,10 +1,11 @@
 """How tensors cross process boundaries: reducers registered with multiprocessing's pickler.
 
-Pickling a tensor for another process moves its storage into shared memory (once: a storage
+Pickling a CPU tensor for another process moves its storage into shared memory (once: a storage
 that is shared already is sent as it is) and sends only the segment's handle (a descriptor
 or a name) with the tensor's dtype, sizes, strides and offset. The receiver maps the same
 memory, so a write on either side is seen by the other. A segment received twice in one
 process is mapped once (the two tensors then share memory, though not one storage object).
+A CUDA tensor travels as a CUDA IPC handle of its device memory (``_cuda``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from multiprocessing import reduction
 
 import ember_tensor as et
 
-from . import _segments
+from . import _cuda, _segments
 
 # (device, inode) of a segment -> this process's Segment of it (alive while a tensor uses it)
 _received: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
@@ -80,13 +81,15 @@ def rebuild_from_name(name, nbytes, *meta):
 
 def reduce_tensor(tensor):
     et._refuse_non_leaf(tensor)
-    if not tensor.is_cpu:
-        raise RuntimeError(f"ember.multiprocessing: only CPU tensors can be sent to other "
-                           f"processes, got one on {tensor.device}")
-    tensor.share_memory_()
-    segment = tensor._storage_record
     meta = (_dtype_name(tensor.dtype), tuple(tensor.shape), tuple(tensor.stride()),
             tensor.storage_offset(), tensor.requires_grad)
+    if tensor.is_cuda:
+        return _cuda.reduce_cuda_tensor(tensor, meta)
+    if not tensor.is_cpu:
+        raise RuntimeError(f"ember.multiprocessing: only CPU and CUDA tensors can be sent to "
+                           f"other processes, got one on {tensor.device}")
+    tensor.share_memory_()
+    segment = tensor._storage_record
     if segment is _segments.EMPTY:
         return rebuild_empty, meta
     if segment.strategy == "file_system":

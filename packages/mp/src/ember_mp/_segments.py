@@ -245,7 +245,10 @@ EMPTY = "empty storage"  # the record of a shared storage of 0 bytes: nothing to
 
 def share(tensor) -> None:
     """The memory sharer installed into the core: moves ``tensor``'s storage into a new
-    segment under the current strategy (``Tensor.share_memory_``)."""
+    segment under the current strategy (``Tensor.share_memory_``). A no-op for a CUDA
+    tensor, which is sent as a CUDA IPC handle of its device memory wherever it is."""
+    if tensor.is_cuda:
+        return
     if not tensor.is_cpu:
         raise RuntimeError(f"share_memory_: only CPU tensors can be shared here, got one on "
                            f"{tensor.device}")

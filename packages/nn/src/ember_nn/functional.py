@@ -325,14 +325,34 @@ def logsigmoid(input):
     return -_softplus0(-input)
 
 
+class _Hardtanh(Function):
+    """``x.clamp(lo, hi)`` with PyTorch's gradient: none at or beyond the bounds, where
+    clamp's own passes it at the bounds. The output is strictly inside exactly where the
+    input is, so the output is what backward keeps (an in-place variant needs no copy)."""
+
+    @staticmethod
+    def forward(ctx, x, lo, hi):
+        out = x.clamp(lo, hi)
+        ctx.save_for_backward(out)
+        ctx.bounds = (lo, hi)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        lo, hi = ctx.bounds
+        # grad where lo < out < hi (a NaN passes grad, as in PyTorch)
+        return et.threshold_backward(et.threshold_backward(grad, out, lo), -out, -hi), None, None
+
+
 def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
     """``input`` clamped to ``[min_val, max_val]``; no gradient reaches the input at or
     beyond the bounds."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    x = _original(input, inplace)
-    inside = et.logical_and(x > min_val, x < max_val)
-    out = et.where(inside, x, x.detach().clamp(min_val, max_val))
+    if not input.requires_grad:
+        return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
+    out = _Hardtanh.apply(input, min_val, max_val)
     return _inplace(input, out) if inplace else out
 
 

@@ -61,6 +61,31 @@ _set_autograd_hook_enabled = _C._set_autograd_hook_enabled
 _force_autograd_hook = _C._force_autograd_hook
 _set_autograd_loader = _C._set_autograd_loader
 
+
+# ember.multiprocessing's CUDA sharing (ember_mp._cuda, docs/multiprocessing.md); both raise
+# RuntimeError without CUDA.
+def _cuda_ipc_export(tensor):
+    """(device, mem_handle, segment_size, offset, nbytes, event, event_handle) of a CUDA
+    tensor's storage: the 64-byte IPC handle of the caching allocator's segment that holds
+    it, the storage's byte offset there and its size, and an interprocess
+    ``ember_tensor.cuda.Event`` recorded on the current stream after the work queued so far,
+    with its 64-byte handle. Keep the tensor (and the event) alive while receivers use it."""
+    device, mem_handle, segment_size, offset, nbytes, event, event_handle = \
+        _C._cuda_ipc_export(tensor)
+    from .cuda.streams import Event
+
+    owned = Event(interprocess=True)  # destroys the event when dropped
+    owned._handle, owned._device_index = int(event), int(device)
+    return device, mem_handle, segment_size, offset, nbytes, owned, event_handle
+
+
+def _cuda_ipc_import(device, mem_handle, segment_size, offset, nbytes, event_handle=None):
+    """A uint8 CUDA tensor over ``nbytes`` at ``offset`` of a segment another process
+    exported (``_cuda_ipc_export``); the current stream first waits on its event. The segment
+    is mapped once per process and unmapped with the last tensor over it."""
+    return _C._cuda_ipc_import(device, mem_handle, segment_size, offset, nbytes, event_handle)
+
+
 __version__ = "0.1.0"
 
 
@@ -245,8 +270,9 @@ def _share_memory_(self):
 
 
 def _is_shared(self) -> bool:
-    """Whether the storage lives in memory shared between processes."""
-    return self._storage_record is not None
+    """Whether the storage lives in memory shared between processes (always for CUDA
+    tensors: they are sent as CUDA IPC handles, as in PyTorch)."""
+    return self.is_cuda or self._storage_record is not None
 
 
 def _format(self, spec):

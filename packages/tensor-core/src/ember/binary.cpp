@@ -1,5 +1,6 @@
 // Binary elementwise ops: arithmetic, comparisons, logical and bitwise ops, where, clamp.
 #include <cmath>
+#include <limits>
 
 #include "ember/elementwise.h"
 #include "ember/reduce_random_meta.h"
@@ -311,6 +312,47 @@ Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other, 
   return finish_out("where", out, res);
 }
 
+namespace {
+
+// The common clamp, x.clamp(lo, hi) with single-element bounds (not NaN) of x's dtype on a
+// contiguous x into a contiguous result of its shape: a branch-free loop the compiler
+// vectorises, in parallel. false: not that case (nothing written).
+bool clamp_by_scalars(const Tensor& x, const Tensor& lo, const Tensor& hi, const Tensor& res) {
+  const auto single = [](const Tensor& b) { return !b || b->numel() == 1; };
+  if (!single(lo) || !single(hi) || !x->is_contiguous() || !res->is_contiguous() || x->sizes() != res->sizes() ||
+      x->dtype() != res->dtype()) {
+    return false;
+  }
+  bool done = false;
+  dispatch_numeric(x->dtype(), "clamp", [&](auto tag) {
+    using T = decltype(tag);
+    using A = opmath_t<T>;
+    using Limits = std::numeric_limits<A>;
+    // a missing bound is one nothing is beyond
+    const A l = lo ? static_cast<A>(*as_contiguous(lo)->template data<T>())
+                   : (Limits::has_infinity ? -Limits::infinity() : Limits::lowest());
+    const A h = hi ? static_cast<A>(*as_contiguous(hi)->template data<T>())
+                   : (Limits::has_infinity ? Limits::infinity() : Limits::max());
+    if constexpr (std::is_floating_point_v<A>) {
+      if (std::isnan(l) || std::isnan(h)) return;  // a NaN bound: the general loop
+    }
+    const T* src = x->template data<T>();
+    T* dst = res->template data<T>();
+    parallel_for(0, x->numel(), kParallelGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        A v = static_cast<A>(src[i]);  // NaN compares false: it stays NaN
+        v = v < l ? l : v;
+        v = v > h ? h : v;
+        dst[i] = static_cast<T>(v);
+      }
+    });
+    done = true;
+  });
+  return done;
+}
+
+}  // namespace
+
 Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max, const Tensor& out) {
   const ClampMeta M = clamp_meta(self, min, max, out);
   const ScalarType t = M.dtype;
@@ -318,6 +360,7 @@ Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max, const Ten
   Tensor x = to_dtype(self, t);
   Tensor lo = min ? to_dtype(min, t) : Tensor(), hi = max ? to_dtype(max, t) : Tensor();
   Tensor res = elementwise_out(out, shape, t);
+  if (clamp_by_scalars(x, lo, hi, res)) return finish_out("clamp", out, res);
   if (res->numel() > 0) {
     // a missing bound is passed as the tensor itself and ignored by the loop
     const bool has_lo = static_cast<bool>(lo), has_hi = static_cast<bool>(hi);

@@ -4,15 +4,17 @@
 // (N, C*kh*kw, L) matrix (L output positions); col2im is its adjoint, summing the columns
 // back into an image. A convolution is then one batched matrix product with the weight
 // (BLAS), and its derivatives are products with im2col/col2im (derivatives.yaml).
-// float32/float64. Float32 stride-1 convolutions with enough channels go to the blocked
-// direct kernel of conv_direct.cpp on AVX-512 CPUs instead (conv2d, conv2d_backward_input,
-// conv2d_backward_weight; docs/conv-algorithms.md has the numbers behind the choice).
+// float32/float64 (float16/bfloat16 compute in float32). Float32 stride-1 convolutions with
+// enough channels go to the blocked direct kernel of conv_direct.cpp on AVX-512 CPUs instead,
+// and depthwise ones (groups == C) to conv_depthwise.cpp (conv2d, conv2d_backward_input,
+// conv2d_backward_weight; docs/conv-algorithms.md has the numbers behind the choices).
 // conv2d and its derivatives are per-device kernels: their checks (conv2d_meta, ...) and
 // im2col bodies (conv2d_im2col, ...) are device-agnostic, so the CUDA kernels
 // (cuda/cudnn_conv.cpp) share them and fall back to the bodies when cuDNN is not used.
 #include <algorithm>
 #include <string>
 
+#include "ember/conv_depthwise.h"
 #include "ember/conv_direct.h"
 #include "ember/conv_meta.h"
 #include "ember/ops_util.h"
@@ -44,11 +46,38 @@ ConvGeometry conv_geometry(const char* op, const Shape& kernel, const Shape& dil
 
 void check_conv_dtype(const char* op, const Tensor& t) {
   const ScalarType dt = t->dtype();
+  if (dt != ScalarType::Float32 && dt != ScalarType::Float64 && !conv_computes_in_float32(dt)) {
+    throw NotImplementedError(message("\"", op, "\" not implemented for '", scalar_type_name(dt),
+                                      "' (float16, bfloat16, float32 and float64 are supported)"));
+  }
+}
+
+bool conv_computes_in_float32(ScalarType dtype) {
+  return dtype == ScalarType::Float16 || dtype == ScalarType::BFloat16;
+}
+
+Tensor conv_cast(const Tensor& t, ScalarType dtype) {
+  if (!t || t->dtype() == dtype) return t;
+  Tensor out = empty(t->sizes(), dtype, t->device());
+  ops::copy(out, t, false, out);
+  return out;
+}
+
+namespace {
+
+Tensor widen(const Tensor& t) { return conv_cast(t, ScalarType::Float32); }
+
+// im2col and col2im move and sum elements in their own dtype: float32 and float64 only
+// (16-bit convolutions widen before they get here).
+void check_im2col_dtype(const char* op, const Tensor& t) {
+  const ScalarType dt = t->dtype();
   if (dt != ScalarType::Float32 && dt != ScalarType::Float64) {
     throw NotImplementedError(message("\"", op, "\" not implemented for '", scalar_type_name(dt),
                                       "' (float32 and float64 are supported)"));
   }
 }
+
+}  // namespace
 
 namespace {
 
@@ -110,7 +139,7 @@ ConvTransposeMeta conv_transpose2d_meta(const Tensor& input, const Tensor& weigh
 }
 
 std::pair<int64_t, int64_t> im2col_check(const char* op, const Tensor& input, const ConvGeometry& g) {
-  check_conv_dtype(op, input);
+  check_im2col_dtype(op, input);
   if (input->dim() != 4) {
     throw std::runtime_error(message(op, ": Expected 4D (batch mode) tensor for input with non-zero batch size and "
                                      "non-zero dimensions, but got: ", shape_str(input->sizes())));
@@ -128,7 +157,7 @@ std::pair<int64_t, int64_t> im2col_check(const char* op, const Tensor& input, co
 
 int64_t col2im_check(const char* op, const Tensor& cols, int64_t H, int64_t W, const ConvGeometry& g, int64_t oh,
                      int64_t ow) {
-  check_conv_dtype(op, cols);
+  check_im2col_dtype(op, cols);
   if (cols->dim() != 3) {
     throw std::runtime_error(message(op, ": Expected 3D (batch mode) tensor for input, but got: ",
                                      shape_str(cols->sizes())));
@@ -276,6 +305,11 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
   const char* op = "conv_transpose2d";
   const ConvTransposeMeta m = conv_transpose2d_meta(input, weight, bias, stride, padding, output_padding, groups,
                                                     dilation);
+  if (conv_computes_in_float32(input->dtype())) {
+    Tensor out = conv_transpose2d(widen(input), widen(weight), widen(bias), stride, padding, output_padding, groups,
+                                  dilation);
+    return conv_cast(out, input->dtype());
+  }
   const Geometry& g = m.g;
   const int64_t N = m.N, C = m.C, H = m.H, W = m.W, O = m.O, OH = m.OH, OW = m.OW;
   // columns (N, G, O/G*kh*kw, H*W) = weight^T (G, O/G*kh*kw, C/G) @ input (N, G, C/G, H*W)
@@ -380,6 +414,9 @@ Conv2dMeta conv2d_backward_weight_meta(const Tensor& grad_output, const Tensor& 
 }
 
 Tensor conv2d_im2col(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv2dMeta& m) {
+  if (conv_computes_in_float32(input->dtype())) {
+    return conv_cast(conv2d_im2col(widen(input), widen(weight), widen(bias), m), input->dtype());
+  }
   // (N, G, C/G*kh*kw, L) columns times the (G, O/G, C/G*kh*kw) weight
   Tensor cols = columns(input, m.g);
   const int64_t K = m.C / m.groups * m.g.kh * m.g.kw, L = m.oh * m.ow;
@@ -391,6 +428,9 @@ Tensor conv2d_im2col(const Tensor& input, const Tensor& weight, const Tensor& bi
 }
 
 Tensor conv2d_backward_input_im2col(const Tensor& grad_output, const Tensor& weight, const Conv2dMeta& m) {
+  if (conv_computes_in_float32(grad_output->dtype())) {
+    return conv_cast(conv2d_backward_input_im2col(widen(grad_output), widen(weight), m), grad_output->dtype());
+  }
   // col2im(W^T @ grad_output) per group
   const int64_t K = m.C / m.groups * m.g.kh * m.g.kw, L = m.oh * m.ow;
   Tensor wt = ops::transpose(ops::reshape(weight, {m.groups, m.O / m.groups, K}), 1, 2);
@@ -399,6 +439,9 @@ Tensor conv2d_backward_input_im2col(const Tensor& grad_output, const Tensor& wei
 }
 
 Tensor conv2d_backward_weight_im2col(const Tensor& grad_output, const Tensor& input, const Conv2dMeta& m) {
+  if (conv_computes_in_float32(grad_output->dtype())) {
+    return conv_cast(conv2d_backward_weight_im2col(widen(grad_output), widen(input), m), grad_output->dtype());
+  }
   // sum over the batch of grad_output @ im2col(input)^T, per group
   const int64_t K = m.C / m.groups * m.g.kh * m.g.kw, L = m.oh * m.ow;
   Tensor cols = ops::view(columns(input, m.g), {m.N, m.groups, K, L});
@@ -410,13 +453,19 @@ Tensor conv2d_backward_weight_im2col(const Tensor& grad_output, const Tensor& in
 
 }  // namespace ember
 
-// The CPU kernels of conv2d and its derivatives: the blocked direct kernel (conv_direct.cpp)
-// for the float32 shapes that suit it, else the im2col bodies above.
+// The CPU kernels of conv2d and its derivatives: the depthwise kernel (conv_depthwise.cpp) for
+// groups == C, the blocked direct kernel (conv_direct.cpp) for the float32 shapes that suit it,
+// else the im2col bodies above. float16/bfloat16 run the float32 kernels on widened copies.
 namespace ember::cpu {
 
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
               const Shape& padding, const Shape& dilation, int64_t groups) {
   const Conv2dMeta m = conv2d_meta(input, weight, bias, stride, padding, dilation, groups);
+  if (conv_computes_in_float32(input->dtype())) {  // through the float32 kernels below
+    return conv_cast(conv2d(widen(input), widen(weight), widen(bias), stride, padding, dilation, groups),
+                     input->dtype());
+  }
+  if (depthwise_suits(input, m)) return depthwise_conv2d(input, weight, bias, m);
   const DirectConvShape ds{m.N, m.C, m.H, m.W, m.O, m.g.kh, m.g.kw, m.g.ph, m.g.pw};
   if (direct_path(input, m.g, groups) && direct_forward_suits(ds)) {
     Tensor x = as_contiguous(input), w = as_contiguous(weight), b = bias ? as_contiguous(bias) : Tensor();
@@ -431,6 +480,11 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
 Tensor conv2d_backward_input(const Tensor& grad_output, const Tensor& weight, const Shape& input_size,
                              const Shape& stride, const Shape& padding, const Shape& dilation, int64_t groups) {
   const Conv2dMeta m = conv2d_backward_input_meta(grad_output, weight, input_size, stride, padding, dilation, groups);
+  if (conv_computes_in_float32(grad_output->dtype())) {
+    Tensor gx = conv2d_backward_input(widen(grad_output), widen(weight), input_size, stride, padding, dilation, groups);
+    return conv_cast(gx, grad_output->dtype());
+  }
+  if (depthwise_suits(grad_output, m)) return depthwise_conv2d_backward_input(grad_output, weight, m);
   const DirectConvShape ds{m.N, m.C, m.H, m.W, m.O, m.g.kh, m.g.kw, m.g.ph, m.g.pw};
   if (direct_path(grad_output, m.g, groups) && direct_backward_input_suits(ds)) {
     Tensor gy = as_contiguous(grad_output), w = as_contiguous(weight);
@@ -445,6 +499,12 @@ Tensor conv2d_backward_weight(const Tensor& grad_output, const Tensor& input, co
                               const Shape& stride, const Shape& padding, const Shape& dilation, int64_t groups) {
   const Conv2dMeta m = conv2d_backward_weight_meta(grad_output, input, weight_size, stride, padding, dilation,
                                                    groups);
+  if (conv_computes_in_float32(grad_output->dtype())) {
+    Tensor gw =
+        conv2d_backward_weight(widen(grad_output), widen(input), weight_size, stride, padding, dilation, groups);
+    return conv_cast(gw, grad_output->dtype());
+  }
+  if (depthwise_suits(grad_output, m)) return depthwise_conv2d_backward_weight(grad_output, input, m);
   const DirectConvShape ds{m.N, m.C, m.H, m.W, m.O, m.g.kh, m.g.kw, m.g.ph, m.g.pw};
   if (direct_path(grad_output, m.g, groups) && direct_backward_weight_suits(ds)) {
     Tensor gy = as_contiguous(grad_output), x = as_contiguous(input);

@@ -22,8 +22,14 @@ struct ConvGeometry {
 std::pair<int64_t, int64_t> conv_pair_arg(const char* op, const char* arg, const Shape& v, int64_t min);
 ConvGeometry conv_geometry(const char* op, const Shape& kernel, const Shape& dilation, const Shape& padding,
                            const Shape& stride);
-// NotImplementedError unless t is float32 or float64.
+// NotImplementedError unless t is a floating dtype (float16, bfloat16, float32, float64).
 void check_conv_dtype(const char* op, const Tensor& t);
+// Whether a convolution of this dtype computes in float32: float16 and bfloat16 do (their
+// operands are widened, the result rounded once), as PyTorch's CPU kernels and cuDNN's float
+// compute type do.
+bool conv_computes_in_float32(ScalarType dtype);
+// t converted to dtype on its own device (t itself when it has that dtype or is undefined).
+Tensor conv_cast(const Tensor& t, ScalarType dtype);
 // im2col's checks of a (N, C, H, W) input; returns the block grid (oh, ow).
 std::pair<int64_t, int64_t> im2col_check(const char* op, const Tensor& input, const ConvGeometry& g);
 // col2im's checks of (N, C*kh*kw, oh*ow) columns for an (H, W) image; returns C.

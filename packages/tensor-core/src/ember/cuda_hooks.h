@@ -8,12 +8,24 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "ember/device_allocator.h"
 #include "ember/tensor.h"
 
 namespace ember {
+
+// What another process needs to map a CUDA storage's memory (CudaHooks::ipc_export).
+struct CudaIpcExport {
+  int device = 0;
+  std::string mem_handle;    // the cudaIpcMemHandle_t (64 bytes) of the segment holding the storage
+  size_t segment_size = 0;   // the segment's size in bytes
+  size_t offset = 0;         // where the storage starts in the segment, in bytes
+  size_t nbytes = 0;         // the storage's size in bytes
+  void* event = nullptr;     // an interprocess cudaEvent_t, owned by the caller (destroy_event)
+  std::string event_handle;  // its cudaIpcEventHandle_t (64 bytes)
+};
 
 class CudaHooks {
  public:
@@ -56,6 +68,22 @@ class CudaHooks {
   virtual bool query_event(void*) const { unavailable(); }
   virtual void synchronize_event(void*) const { unavailable(); }
   virtual float elapsed_ms(void*, void*) const { unavailable(); }
+
+  // ---- CUDA IPC (ember.multiprocessing shares CUDA tensors between processes) ----
+  // Exports a CUDA storage: the IPC handle of the caching allocator's segment that holds it
+  // (or, for a storage imported from another process, of that process's segment), the
+  // storage's place in it, and an interprocess event recorded on the device's current stream
+  // after the work queued so far. The storage must stay alive until every receiver is done.
+  virtual CudaIpcExport ipc_export(const Storage&) const { unavailable(); }
+  // A storage of `nbytes` at `offset` of the segment another process exported. Each segment
+  // is opened once per process (cudaIpcOpenMemHandle) and closed when its last storage dies;
+  // that release first waits for the device's queued work, so that the exporter may reuse the
+  // memory once told. The current stream waits on the event (none when event_handle is empty).
+  virtual std::shared_ptr<Storage> ipc_import(int /*device*/, const std::string& /*mem_handle*/,
+                                              size_t /*segment_size*/, size_t /*offset*/, size_t /*nbytes*/,
+                                              const std::string& /*event_handle*/) const {
+    unavailable();
+  }
 
   // Copies nbytes between any two of host and device memory, ordered on the current stream
   // of the device involved. Synchronous unless non_blocking and the host side is pinned.

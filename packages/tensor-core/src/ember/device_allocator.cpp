@@ -190,6 +190,25 @@ void DeviceCachingAllocator::record_stream(void* ptr, StreamId stream) {
   }
 }
 
+std::pair<void*, size_t> DeviceCachingAllocator::segment_of(const void* ptr) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const uint64_t addr = reinterpret_cast<uint64_t>(ptr);
+  for (const Block* head : segments_) {
+    if (addr < head->address()) continue;
+    size_t total = 0;
+    const Block* holder = nullptr;
+    for (const Block* b = head; b; b = b->next) {
+      if (addr >= b->address() && addr < b->address() + b->size) holder = b;
+      total += b->size;
+    }
+    if (addr >= head->address() + total) continue;
+    if (!holder || !holder->allocated) break;  // inside this segment, but in a free block
+    return {head->ptr, total};
+  }
+  throw std::invalid_argument(message("segment_of: ", ptr, " is not inside a live block of the ", backend_.name(),
+                                      " caching allocator of device ", device_));
+}
+
 void DeviceCachingAllocator::free_block(Block* b) {
   stat_update(b->small, &DevicePoolStats::active, -1);
   stat_update(b->small, &DevicePoolStats::active_bytes, -static_cast<int64_t>(b->size));

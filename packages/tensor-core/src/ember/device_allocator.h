@@ -28,6 +28,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "ember/tensor.h"
@@ -123,6 +124,10 @@ class DeviceCachingAllocator {
   void free(void* ptr);  // std::invalid_argument for a pointer it did not hand out
   // The block holding ptr is also used on `stream`: not reused before that work completes.
   void record_stream(void* ptr, StreamId stream);
+  // The device segment (base address, size in bytes) holding `ptr`, a pointer anywhere inside
+  // a block that is handed out: what CUDA IPC shares (a handle names a whole cudaMalloc).
+  // std::invalid_argument when ptr is in no live block.
+  std::pair<void*, size_t> segment_of(const void* ptr) const;
   void empty_cache();
   // The most this process may hold from the device, as a fraction of its capacity (0..1].
   void set_memory_fraction(double fraction);

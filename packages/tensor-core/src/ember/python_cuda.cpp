@@ -161,6 +161,38 @@ void bind_cuda(py::module_& m) {
   });
   m.def("_cuda_elapsed_time", [h](uint64_t a, uint64_t b) { return h->elapsed_ms(as_ptr(a), as_ptr(b)); });
 
+  // CUDA IPC (ember.multiprocessing): handles travel as bytes, the event as an integer
+  m.def("_cuda_ipc_export", [h](const Tensor& t) {
+    if (t->device().type != DeviceType::CUDA) {
+      throw std::runtime_error(message("_cuda_ipc_export: expected a cuda tensor, got one on ", t->device().str()));
+    }
+    CudaIpcExport e;
+    {
+      py::gil_scoped_release nogil;
+      e = h->ipc_export(*t->storage());
+    }
+    return py::make_tuple(e.device, py::bytes(e.mem_handle), e.segment_size, e.offset, e.nbytes,
+                          as_address(e.event), py::bytes(e.event_handle));
+  }, py::arg("tensor"),
+     "(device, mem_handle, segment_size, offset, nbytes, event, event_handle) of the tensor's storage: the IPC "
+     "handle of the segment holding it, its byte offset there and its size, and an interprocess event recorded "
+     "on the current stream that the caller owns (_cuda_destroy_event).");
+  m.def("_cuda_ipc_import", [h](int device, py::bytes mem_handle, size_t segment_size, size_t offset, size_t nbytes,
+                               py::object event_handle) {
+    const std::string mh = mem_handle;
+    const std::string eh = event_handle.is_none() ? std::string() : event_handle.cast<std::string>();
+    std::shared_ptr<Storage> storage;
+    {
+      py::gil_scoped_release nogil;
+      storage = h->ipc_import(device, mh, segment_size, offset, nbytes, eh);
+    }
+    return std::make_shared<TensorImpl>(std::move(storage), Shape{static_cast<int64_t>(nbytes)}, Shape{1}, 0,
+                                        ScalarType::UInt8);
+  }, py::arg("device"), py::arg("mem_handle"), py::arg("segment_size"), py::arg("offset"), py::arg("nbytes"),
+     py::arg("event_handle") = py::none(),
+     "A uint8 cuda tensor over `nbytes` at `offset` of a segment another process exported (_cuda_ipc_export); "
+     "the current stream first waits on the exporter's event.");
+
   m.def("_cuda_kernel_coverage", [](bool registered) { return cuda_kernel_coverage(registered); },
         py::arg("registered") = true,
         "The C++ names of the ops that have a CUDA kernel (registered=False: of those that do not).");
@@ -213,6 +245,14 @@ void bind_cuda(py::module_& m) {
           throw ValueError(e.what());
         }
       })
+      .def("segment_of", [](FakeCudaAllocator& f, uint64_t p) {
+        try {
+          auto [base, size] = f.alloc.segment_of(as_ptr(p));
+          return py::make_tuple(as_address(base), size);
+        } catch (const std::invalid_argument& e) {
+          throw ValueError(e.what());
+        }
+      }, "(base address, size) of the segment holding the live block that contains the address.")
       .def("complete", [](FakeCudaAllocator& f, StreamId s) { f.device.complete(s); })
       .def("empty_cache", [](FakeCudaAllocator& f) { f.alloc.empty_cache(); })
       .def("set_memory_fraction", [](FakeCudaAllocator& f, double x) {

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/cuda_hooks.h"
 #include "ember/device_allocator.h"
 #include "ember/host_allocator.h"
 #include "ember/tensor.h"
@@ -78,6 +79,17 @@ class CudaBackend final : public DeviceBackend {
   void event_synchronize(Event event) override;
   void event_destroy(Event event) override;
 };
+
+// ---- CUDA IPC (cuda_ipc.cpp): the work behind CudaHooks::ipc_export / ipc_import ----
+
+// `caching`: the device's caching allocator, null while a pluggable allocator replaces it;
+// `stream`: the device's current stream, where the event is recorded.
+CudaIpcExport export_ipc_storage(const Storage& storage, int device, DeviceCachingAllocator* caching,
+                                 StreamId stream);
+// `stream`: the device's current stream, made to wait on the exporter's event.
+std::shared_ptr<Storage> import_ipc_storage(int device, const std::string& mem_handle, size_t segment_size,
+                                            size_t offset, size_t nbytes, const std::string& event_handle,
+                                            StreamId stream);
 
 // ---- libraries loaded at run time (cuBLAS, cuDNN) ----
 

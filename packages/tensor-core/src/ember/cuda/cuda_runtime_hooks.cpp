@@ -438,6 +438,22 @@ class CudaRuntimeHooks final : public CudaHooks {
     return ms;
   }
 
+  // ---- CUDA IPC ----
+
+  CudaIpcExport ipc_export(const Storage& storage) const override {
+    const int device = storage.device().index;
+    check_device(device, "CUDA IPC");
+    return export_ipc_storage(storage, device, plug_in_use() ? nullptr : &caching_of(device),
+                              current_stream_of(device));
+  }
+
+  std::shared_ptr<Storage> ipc_import(int device, const std::string& mem_handle, size_t segment_size, size_t offset,
+                                      size_t nbytes, const std::string& event_handle) const override {
+    check_device(device, "CUDA IPC");
+    return import_ipc_storage(device, mem_handle, segment_size, offset, nbytes, event_handle,
+                              current_stream_of(device));
+  }
+
   // ---- copies ----
 
   void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes,

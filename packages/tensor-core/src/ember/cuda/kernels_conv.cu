@@ -122,6 +122,12 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
   const char* op = "conv_transpose2d";
   const ConvTransposeMeta m = conv_transpose2d_meta(input, weight, bias, stride, padding, output_padding, groups,
                                                     dilation);
+  if (conv_computes_in_float32(input->dtype())) {
+    const ScalarType f32 = ScalarType::Float32;
+    Tensor out = conv_transpose2d(conv_cast(input, f32), conv_cast(weight, f32), conv_cast(bias, f32), stride, padding,
+                                  output_padding, groups, dilation);
+    return conv_cast(out, input->dtype());
+  }
   const ConvGeometry& g = m.g;
   const ScalarType dt = input->dtype();
   const Device dev = input->device();
