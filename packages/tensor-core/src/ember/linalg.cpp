@@ -12,6 +12,7 @@
 #include <climits>
 #include <mutex>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ember/blas.h"
@@ -155,8 +156,26 @@ bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool* trans
 }
 
 // t in the compute dtype, its last two dims in a layout BLAS takes directly (else copied).
+// t converted to dtype. A dense t (its elements fill numel() consecutive slots in some order
+// of its dims, as a transposed matrix's do) keeps its layout, and the conversion runs in
+// memory order: it streams, and BLAS takes a transposed matrix as it is (linear's weight).
+Tensor convert_keeping_layout(const Tensor& t, ScalarType dtype) {
+  Shape order(static_cast<size_t>(t->dim()));  // dims by decreasing stride: memory order
+  for (int64_t d = 0; d < t->dim(); ++d) order[d] = d;
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return t->stride(a) > t->stride(b); });
+  int64_t expected = 1;
+  for (auto d = order.rbegin(); d != order.rend(); ++d) {
+    if (t->size(*d) == 1) continue;
+    if (t->stride(*d) != expected) return to_dtype(t, dtype);  // not dense
+    expected *= t->size(*d);
+  }
+  Tensor x = empty_strided(t->sizes(), t->strides(), dtype);
+  copy_into(permute(x, order), permute(t, order));  // both contiguous in this order
+  return x;
+}
+
 Tensor prep_operand(const Tensor& t, ScalarType ct) {
-  Tensor x = to_dtype(t, ct);
+  Tensor x = t->dtype() == ct ? t : convert_keeping_layout(t, ct);
   const int64_t d = x->dim();
   bool trans;
   int64_t ld;
