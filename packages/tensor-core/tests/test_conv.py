@@ -118,6 +118,9 @@ IM2COL = [
     ((2, 32, 8, 16), 16, 1, 1, 0, 1, 1),
     ((2, 8, 12, 12), 16, 3, 1, 1, 1, 1),
     ((2, 16, 10, 12), 16, 3, 1, 1, 1, 1),
+    # small images, many channels: the weight gradient folds the batch into one product
+    ((3, 32, 3, 3), 48, 3, 2, 1, 1, 1),
+    ((2, 32, 2, 4), 64, 1, 1, 0, 1, 2),
 ]
 
 

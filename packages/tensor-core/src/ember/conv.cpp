@@ -442,13 +442,21 @@ Tensor conv2d_backward_weight_im2col(const Tensor& grad_output, const Tensor& in
   if (conv_computes_in_float32(grad_output->dtype())) {
     return conv_cast(conv2d_backward_weight_im2col(widen(grad_output), widen(input), m), grad_output->dtype());
   }
-  // sum over the batch of grad_output @ im2col(input)^T, per group
-  const int64_t K = m.C / m.groups * m.g.kh * m.g.kw, L = m.oh * m.ow;
-  Tensor cols = ops::view(columns(input, m.g), {m.N, m.groups, K, L});
-  Tensor prod = ops::matmul(ops::reshape(grad_output, {m.N, m.groups, m.O / m.groups, L}),
-                            ops::transpose(cols, 2, 3), Tensor());
-  return ops::reshape(ops::sum(prod, Shape{0}, false, std::nullopt, Tensor()),
-                      {m.O, m.C / m.groups, m.g.kh, m.g.kw});
+  // grad_output @ im2col(input)^T summed over the batch, per group
+  const int64_t G = m.groups, K = m.C / G * m.g.kh * m.g.kw, L = m.oh * m.ow, Og = m.O / G;
+  const Shape weight_size{m.O, m.C / G, m.g.kh, m.g.kw};
+  Tensor cols = ops::view(columns(input, m.g), {m.N, G, K, L});
+  Tensor gy = ops::reshape(grad_output, {m.N, G, Og, L});
+  if (m.N * L * (G * K + m.O) < m.N * m.O * K) {
+    // one product per group with the batch folded into the inner dim, (Og, N*L) @ (N*L, K):
+    // copying both operands to (G, ., N, L) costs less than the per-sample products' sum
+    // (small images, many channels: the deep layers)
+    Tensor gyp = ops::reshape(ops::permute(gy, {1, 2, 0, 3}), {G, Og, m.N * L});
+    Tensor colsp = ops::reshape(ops::permute(cols, {1, 2, 0, 3}), {G, K, m.N * L});
+    return ops::reshape(ops::matmul(gyp, ops::transpose(colsp, 1, 2), Tensor()), weight_size);
+  }
+  Tensor prod = ops::matmul(gy, ops::transpose(cols, 2, 3), Tensor());
+  return ops::reshape(ops::sum(prod, Shape{0}, false, std::nullopt, Tensor()), weight_size);
 }
 
 }  // namespace ember
