@@ -52,7 +52,7 @@ WHEEL_STAMP = DIST_DIR / "ember_tensor_core.build.json"
 # With build isolation off, scikit-build-core needs these in the environment.
 BUILD_TOOLS = ("cmake>=3.26", "ninja>=1.11")
 # Environment variables that change what the core's wheel contains.
-BUILD_CONFIG_ENV = ("EMBER_CUDA", "EMBER_CUDA_ARCHS")
+BUILD_CONFIG_ENV = ("EMBER_CUDA", "EMBER_CUDA_ARCHS", "EMBER_LTO")
 # A CUDA build compiles against the cuBLAS and cuDNN headers of these wheels (the kernels load
 # the libraries at run time), installed into the build environment when nvcc is there.
 CUDA_HEADER_WHEELS = ("nvidia-cublas", "nvidia-cudnn-cu13")
@@ -337,6 +337,7 @@ def tests(session: nox.Session) -> None:
     args after --)."""
     for pkg in sorted(PACKAGES.values(), key=lambda p: _test_order(p.name)):
         session.notify(f"tests_{pkg.short}", posargs=session.posargs)
+    session.notify("cuda_cpu_mode", posargs=session.posargs)
     session.notify("plugins", posargs=session.posargs)
     session.notify("models", posargs=session.posargs)
 
@@ -352,6 +353,19 @@ def _component_session(pkg: Package) -> None:
 
 for _pkg in PACKAGES.values():
     _component_session(_pkg)
+
+
+@nox.session
+def cuda_cpu_mode(session: nox.Session) -> None:
+    """The CUDA test files against the CPU: packages/tensor-core/tests/test_cuda_*.py with
+    EMBER_CUDA_TEST_DEVICE=cpu, which runs every comparison with the device under test on
+    the CPU and so checks the tests themselves on a machine without a GPU (where a GPU is
+    present, tests_core runs them on it). The core with ember-autograd, for the backward
+    tests (pytest args after --)."""
+    install(session, CORE_NAME, "ember-autograd", tests=True)
+    tests = CORE_DIR / "tests"
+    files = sorted(str(p.relative_to(ROOT)) for p in tests.glob("test_cuda_*.py"))
+    session.run("pytest", *files, *session.posargs, env={"EMBER_CUDA_TEST_DEVICE": "cpu"})
 
 
 PLUGINS_DIR = ROOT / "examples" / "plugins"

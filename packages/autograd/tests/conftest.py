@@ -7,17 +7,17 @@ import pathlib
 import pytest
 
 import ember_autograd as ea
-from ember_autograd import codegen, recording
+from ember_autograd import load_generated, recording
 
-DERIVATIVES = pathlib.Path(codegen.__file__).with_name("derivatives.yaml")
+DERIVATIVES = pathlib.Path(load_generated.DERIVATIVES)
 
 
 @pytest.fixture
 def patch_derivative(tmp_path):
     """``patch_derivative(old, new, keys)``: installs, for the op keys ``keys``, the rules
     generated from a copy of derivatives.yaml where the text ``old`` is replaced by ``new``
-    (backward nodes, and forward rules when forward mode is installed). Everything is
-    restored when the test ends. Returns the generated (entries, namespace)."""
+    (backward nodes and forward rules). Everything is restored when the test ends. Returns
+    the generated modules (``load_generated.build``)."""
     from ember_autograd import forward_ad
 
     saved_rules: dict = {}
@@ -28,28 +28,15 @@ def patch_derivative(tmp_path):
         assert text.count(old) == 1, f"{old!r} must occur once in derivatives.yaml"
         path = tmp_path / "derivatives.yaml"
         path.write_text(text.replace(old, new))
-        source, entries, schema = codegen.generate(path=str(path), strict=False)
-        namespace: dict = {}
-        exec(compile(source, "<patched derivatives.yaml>", "exec"), namespace)
-        fwd = None
-        if hasattr(forward_ad, "_ensure_installed"):
-            from ember_autograd import forward_codegen
-
-            forward_ad._ensure_installed()
-            fwd = {}
-            fwd_source = forward_codegen.generate(entries, schema)
-            exec(compile(fwd_source, "<patched forward>", "exec"), fwd)
+        modules = load_generated.build(str(path))
+        forward_ad._ensure_installed()
         for key in keys:
             saved_rules.setdefault(key, recording.RULES[key])
-            ea._add_rule(key, entries[key], namespace)
-            if fwd is not None:
-                saved_forward.setdefault(key, forward_ad._FORWARD[key])
-                forward_ad._FORWARD[key] = fwd[f"fwd_{codegen._ident(key)}"]
-        return entries, namespace
+            ea._add_rule(key, modules["rules"].RULES[key], modules["backward"])
+            saved_forward.setdefault(key, forward_ad._FORWARD[key])
+            forward_ad._FORWARD[key] = modules["forward"].FORWARD[key]
+        return modules
 
     yield patch
     recording.RULES.update(saved_rules)
-    if saved_forward:
-        from ember_autograd import forward_ad
-
-        forward_ad._FORWARD.update(saved_forward)
+    forward_ad._FORWARD.update(saved_forward)

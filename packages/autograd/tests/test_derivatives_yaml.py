@@ -3,7 +3,13 @@ entry, and an entry naming an unknown op, argument, name or method is an error."
 
 from __future__ import annotations
 
+import importlib
+import json
+import math
+import os
 import pathlib
+import subprocess
+import sys
 
 import pytest
 import yaml
@@ -74,3 +80,71 @@ def test_aliases_reuse_their_target():
     _, entries, schema = codegen.generate(strict=False)
     assert codegen.alias_target(schema["clip"], schema, entries) == "clamp"
     assert recording.RULES["clip"].record is recording.RULES["clamp"].record
+
+
+def test_checked_in_generated_modules_are_current():
+    # ember_autograd/_generated is what codegen makes of derivatives.yaml and the installed
+    # core's op schema now, byte for byte
+    directory = pathlib.Path(codegen.GENERATED_DIR)
+    stale = [
+        name
+        for name, text in codegen.sources().items()
+        if not (directory / name).is_file() or (directory / name).read_bytes() != text.encode()
+    ]
+    assert not stale, (
+        f"{directory} is stale ({', '.join(stale)}): regenerate it with `{codegen.COMMAND}`"
+    )
+
+
+def test_fallback_when_the_core_schema_differs(monkeypatch):
+    from ember_autograd import _generated, load_generated
+
+    assert load_generated.load("rules") is importlib.import_module(f"{_generated.__name__}.rules")
+    monkeypatch.setattr(_generated, "SCHEMA_SHA256", "0" * 64)  # as if made for another core
+    load_generated._checked_in_is_current.cache_clear()
+    try:
+        assert not load_generated._checked_in_is_current()
+        modules = load_generated.build()
+    finally:
+        monkeypatch.undo()
+        load_generated._checked_in_is_current.cache_clear()
+    assert sorted(modules) == ["backward", "forward", "rules"]
+    assert modules["rules"].RULES == load_generated.load("rules").RULES
+    assert modules["backward"].record_mul.__code__.co_filename.startswith("<ember_autograd")
+
+
+# the child imports ember_autograd (the checked-in modules, or with "fallback" those it
+# generates in memory: sha256 is skewed so that no fingerprint matches), differentiates in both
+# modes, and reports which modules it imported
+_CHILD = """
+import hashlib, json, sys
+if sys.argv[1] == "fallback":
+    sha256 = hashlib.sha256
+    hashlib.sha256 = lambda data: sha256(b"another core " + data)
+import ember_tensor as et, ember_autograd, ember_autograd.forward_ad as fwAD
+x = et.tensor([1.0, 2.0], requires_grad=True)
+(x * x).sum().backward()
+with fwAD.dual_level():
+    t = fwAD.unpack_dual(fwAD.make_dual(x.detach(), et.ones(2)).exp()).tangent
+parsers = sorted(set(sys.modules) & {"yaml", "ember_autograd.codegen"})
+print(json.dumps([x.grad.tolist(), t.tolist(), parsers]))
+"""
+
+
+@pytest.mark.parametrize("mode", ["checked_in", "fallback"])
+def test_import_writes_nothing_outside_the_package(tmp_path, mode):
+    home, cache = tmp_path / "home", tmp_path / "cache"
+    home.mkdir()
+    cache.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "EMBER_CACHE_DIR"}
+    env.update(HOME=str(home), XDG_CACHE_HOME=str(cache))
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, mode], cwd=home, env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    grad, tangent, parsers = json.loads(out.stdout)
+    assert grad == [2.0, 4.0]
+    assert tangent == pytest.approx([math.exp(1.0), math.exp(2.0)])
+    # the checked-in modules need neither derivatives.yaml's parser nor the generator
+    assert parsers == ([] if mode == "checked_in" else ["ember_autograd.codegen", "yaml"])
+    assert sorted(tmp_path.rglob("*")) == [cache, home]

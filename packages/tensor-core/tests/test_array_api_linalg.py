@@ -766,6 +766,17 @@ def test_pinv_rtol_and_shapes(rng):
     check(xp.linalg.pinv(arr(np.zeros((0, 4, 3)), "float32")), np.zeros((0, 3, 4)), "float32")
 
 
+def test_pinv_and_matrix_rank_of_empty_matrices_with_an_rtol_array():
+    """NumPy's shapes: pinv's is x's (with the last two axes swapped), whatever rtol's;
+    matrix_rank's broadcasts x's batch shape with rtol's, as for non-empty matrices."""
+    a = np.zeros((2, 0, 3))
+    r = np.full((3, 1), 0.1)
+    check(xp.linalg.pinv(arr(a, "float64"), rtol=arr(r, "float64")), np.linalg.pinv(a, rtol=r),
+          "float64")
+    check(xp.linalg.matrix_rank(arr(a, "float64"), rtol=arr(r, "float64")),
+          np.linalg.matrix_rank(a, rtol=r), "int64")
+
+
 # ---------------------------------------------------------------------------------------------
 # norms
 

@@ -3,6 +3,9 @@
 `_C._FakeCudaAllocator(capacity)` is the real DeviceCachingAllocator over a device that has
 `capacity` bytes of address space, numbered streams, and events that complete only when the
 test calls `complete(stream)`. Every rule of the policy (device_allocator.h) is checked here.
+
+It runs everywhere, in every mode: ``EMBER_CUDA_TEST_DEVICE`` does not apply (no tensor is
+made on a device).
 """
 
 import random

@@ -14,6 +14,10 @@ Three groups of tests:
 - on a GPU (``requires_cuda``: skipped where ``ember_tensor.cuda.is_available()`` is False):
   devices, streams and event timing, memory statistics after real allocations,
   ``empty_cache``, the memory fraction and out-of-memory errors.
+
+``EMBER_CUDA_TEST_DEVICE=cpu`` (``nox -s cuda_cpu_mode``) changes nothing here: the first two
+groups run everywhere, and the third is truly GPU-only (a real device's properties,
+allocator statistics, streams and event timing, pinned memory), so it keeps skipping.
 """
 
 from __future__ import annotations

@@ -1,5 +1,9 @@
 """What a CUDA build contains, checked without a GPU: the CUDA kernels registered with the
-dispatcher, and the errors a CUDA request gets when no device is there."""
+dispatcher, and the errors a CUDA request gets when no device is there.
+
+It runs everywhere: ``EMBER_CUDA_TEST_DEVICE`` does not apply. That every op with CUDA
+kernels is exercised by a CUDA test file is op_registry's check
+(test_op_registry.py::test_every_cuda_kernel_is_exercised_by_a_cuda_test_file)."""
 
 import pytest
 

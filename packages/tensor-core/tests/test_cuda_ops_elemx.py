@@ -7,7 +7,8 @@ non-contiguous inputs, Python numbers and CPU 0-d tensors as operands, NaN / inf
 tensors, out= and in-place forms, sizes that take many blocks, and the error messages. The
 values are computed the same way on both devices, so they are compared for equality.
 
-Runs only where a GPU is present; skipped elsewhere.
+Runs only where a GPU is present; skipped elsewhere (``EMBER_CUDA_TEST_DEVICE=cpu``, as in
+``nox -s cuda_cpu_mode``, runs it against the CPU, which checks the tests themselves).
 """
 
 import numpy as np

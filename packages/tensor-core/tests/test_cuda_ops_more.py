@@ -9,7 +9,8 @@ the same way are compared for equality; sums taken in another order, and CUDA's 
 functions (exp, log, pow, sin, cos), within a tolerance. The random ops use the CPU's counter
 scheme, so the same generator state gives the same numbers on both devices.
 
-Runs only where a GPU is present; skipped elsewhere.
+Runs only where a GPU is present; skipped elsewhere (``EMBER_CUDA_TEST_DEVICE=cpu``, as in
+``nox -s cuda_cpu_mode``, runs it against the CPU, which checks the tests themselves).
 """
 
 import math

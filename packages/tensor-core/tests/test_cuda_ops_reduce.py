@@ -11,7 +11,8 @@ sum exactly in any order, so those results are compared for equality; other floa
 within a tolerance. multinomial uses the CPU's counter scheme: the same seed gives the same
 draws.
 
-Runs only where a GPU is present; skipped elsewhere.
+Runs only where a GPU is present; skipped elsewhere (``EMBER_CUDA_TEST_DEVICE=cpu``, as in
+``nox -s cuda_cpu_mode``, runs it against the CPU, which checks the tests themselves).
 """
 
 import itertools

@@ -9,7 +9,8 @@ the CPU's and its indices are checked to select those values (the CPU orders tie
 PyTorch's CPU selection leaves them, CUDA in index order). index_put with accumulate adds
 repeated targets with atomics in no fixed order: the tests use values whose sums are exact.
 
-Runs only where a GPU is present; skipped elsewhere.
+Runs only where a GPU is present; skipped elsewhere (``EMBER_CUDA_TEST_DEVICE=cpu``, as in
+``nox -s cuda_cpu_mode``, runs it against the CPU, which checks the tests themselves).
 """
 
 import numpy as np

@@ -219,6 +219,25 @@ ERRORS = [
      "linalg.det: Expected a floating point or complex tensor as input. Got Long"),
     (lambda L, T: L.linalg.eigh(T([[1.0, 0.0], [0.0, 1.0]]), UPLO="X"), RuntimeError,
      "Expected UPLO argument to be 'L' or 'U', but got X"),
+    (lambda L, T: L.linalg.matrix_power(T([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]), 2), RuntimeError,
+     "linalg.matrix_power: A must be batches of square matrices, but they are 2 by 3 matrices"),
+    (lambda L, T: L.linalg.matrix_power(T([1.0, 2.0]), 2), RuntimeError,
+     "linalg.matrix_power: The input tensor A must have at least 2 dimensions."),
+    (lambda L, T: L.linalg.vector_norm(T([3, 4], int), dtype=L.float64), RuntimeError,
+     "linalg.vector_norm: Expected a floating point or complex tensor as input. Got Long"),
+    (lambda L, T: L.linalg.vector_norm(T([3.0, 4.0]), dtype=L.float32), RuntimeError,
+     "linalg.vector_norm: the dtype of the input (Double) should be convertible without "
+     "narrowing to the specified dtype (Float)"),
+    (lambda L, T: L.linalg.matrix_norm(T([[3.0, 4.0]]), dtype=L.float32), RuntimeError,
+     "linalg.matrix_norm: the dtype of the input (Double) should be convertible without "
+     "narrowing to the specified dtype (Float)"),
+    (lambda L, T: L.linalg.vecdot(T([1, 2], int), T([3, 4], int)), RuntimeError,
+     "linalg.vecdot: Expected a floating point or complex tensor as input. Got Long"),
+    (lambda L, T: L.linalg.vecdot(T([1.0, 2.0]), T([3.0, 4.0]).to(L.float32)), RuntimeError,
+     "linalg.vecdot: Expected x and y to have the same dtype, but found x of type Double and y "
+     "of type Float instead"),
+    (lambda L, T: L.linalg.cross(T([[1.0, 2.0, 3.0]]), T([1.0, 2.0, 3.0])), RuntimeError,
+     "linalg.cross: inputs must have the same number of dimensions."),
 ]
 
 
@@ -322,6 +341,93 @@ def test_cross_vecdot_multi_dot_diagonal(lib, rng):
     close(lib.linalg.diagonal(t(lib, sq), offset=1), np.diagonal(sq, 1, -2, -1), "float64")
     with pytest.raises(RuntimeError, match="must have length 3"):
         lib.linalg.cross(t(lib, np.ones((2, 4))), t(lib, np.ones((2, 4))))
+
+
+@pytest.mark.parametrize("ord", [-1, -math.inf, math.inf, -0.5, 2, 0])
+@pytest.mark.parametrize("dim", [None, (), 1, -1, (1,), 0, (0, 1)], ids=str)
+def test_vector_norm_over_zero_elements(lib, ord, dim):
+    """A minimum (ord < 0) or a maximum (inf) over zero elements has no identity: an error
+    for all elements or an empty dimension, an empty result over non-empty dimensions of an
+    empty tensor (PyTorch's rule; the array API's norms fill in 0 and inf instead)."""
+    a = np.zeros((0, 3))
+    try:
+        want = torch.linalg.vector_norm(torch.from_numpy(a), ord, dim)
+    except RuntimeError:
+        with pytest.raises(RuntimeError, match="cannot compute the .* norm on"):
+            lib.linalg.vector_norm(t(lib, a), ord, dim)
+        return
+    close(lib.linalg.vector_norm(t(lib, a), ord, dim), want.numpy(), "float64")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("fn,args", [("vector_norm", (2,)), ("vector_norm", (3, -1)),
+                                     ("vector_norm", (0.5, 0)), ("matrix_norm", ("fro",)),
+                                     ("matrix_norm", (1,)), ("matrix_norm", (-math.inf,))],
+                         ids=str)
+def test_half_precision_norms_are_computed_in_float32(lib, dtype, fn, args):
+    """float16 and bfloat16 norms are computed in float32 and rounded once, as in PyTorch:
+    the squares of 300 and 400 overflow float16, their norm 500 does not."""
+    a = np.array([[300.0, 400.0], [1.5, -2.0]])
+    got = getattr(lib.linalg, fn)(t(lib, a, dtype), *args)
+    want = getattr(torch.linalg, fn)(torch.from_numpy(a).to(getattr(torch, dtype)), *args)
+    close(got, want.float().numpy(), dtype, scale=1.0)
+
+
+@pytest.mark.parametrize("ord", ["fro", "nuc", 2, -2, 1, -1, math.inf, -math.inf])
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (2, 0, 0)], ids=str)
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_matrix_norm_of_empty_matrices(lib, ord, shape, keepdim):
+    """Over zero elements a maximum is 0 and a minimum an IndexError, as in PyTorch."""
+    a = np.zeros(shape)
+    try:
+        want = torch.linalg.matrix_norm(torch.from_numpy(a), ord, keepdim=keepdim)
+    except IndexError:
+        with pytest.raises(IndexError):
+            lib.linalg.matrix_norm(t(lib, a), ord, keepdim=keepdim)
+        return
+    close(lib.linalg.matrix_norm(t(lib, a), ord, keepdim=keepdim), want.numpy(), "float64")
+
+
+def test_rank_and_pinv_of_empty_matrices(lib):
+    """Empty matrices have rank 0 and an empty pseudo-inverse, of the input's batch shape
+    whatever the shape of the tolerances (PyTorch's rule)."""
+    a = np.zeros((2, 0, 3))
+    tols = np.array([[0.1], [0.2], [0.3]])
+    for kw in ({}, {"rtol": tols}, {"atol": tols}):
+        mine = {k: t(lib, v) for k, v in kw.items()}
+        theirs = {k: torch.from_numpy(v) for k, v in kw.items()}
+        want = torch.linalg.matrix_rank(torch.from_numpy(a), **theirs).numpy()
+        close(lib.linalg.matrix_rank(t(lib, a), **mine), want, "int64")
+        want = torch.linalg.pinv(torch.from_numpy(a), **theirs).numpy()
+        close(lib.linalg.pinv(t(lib, a), **mine), want, "float64")
+
+
+@pytest.mark.parametrize("hermitian", [False, True])
+def test_pinv_gradient_of_a_rank_deficient_matrix(lib, autograd, hermitian):
+    """The singular values at or below the tolerance are never divided by, so a zero one
+    leaves the gradient finite: PyTorch's (it was NaN)."""
+    a = np.diag([3.0, -1.0 if hermitian else 1.0, 0.0])
+    x = lib.from_numpy(a.copy()).requires_grad_()
+    lib.linalg.pinv(x, hermitian=hermitian).sum().backward()
+    tx = torch.from_numpy(a.copy()).requires_grad_()
+    torch.linalg.pinv(tx, hermitian=hermitian).sum().backward()
+    close(x.grad, tx.grad.numpy(), "float64")
+
+
+def test_matrix_power_returns_a_new_tensor(lib):
+    a = t(lib, np.array([[1.0, 2.0], [3.0, 4.0]]))
+    for n in (1, 0, 2, -1):
+        assert lib.linalg.matrix_power(a, n) is not a
+    out = lib.linalg.matrix_power(a, 1)
+    out[0, 0] = 5.0
+    assert a[0, 0].item() == 1.0
+
+
+def test_vecdot_broadcasts_the_vector_dimension(lib, rng):
+    """PyTorch broadcasts all dimensions of x and y, dim too (the array API does not)."""
+    x, y = rng.standard_normal((2, 3)), rng.standard_normal((2, 1))
+    want = torch.linalg.vecdot(torch.from_numpy(x), torch.from_numpy(y)).numpy()
+    close(lib.linalg.vecdot(t(lib, x), t(lib, y)), want, "float64")
 
 
 def test_large_batched_solve_against_numpy(lib, rng):

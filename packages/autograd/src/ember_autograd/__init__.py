@@ -13,11 +13,9 @@ tensor([12.])
 
 from __future__ import annotations
 
-import linecache
-
 import ember_tensor as et
 
-from . import codegen, forward_ad, graph, recording
+from . import forward_ad, graph, load_generated, recording
 from .anomaly_mode import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
@@ -64,48 +62,33 @@ __all__ = [
 
 
 def _load_rules() -> None:
-    """Generates the nodes from derivatives.yaml and registers one rule per op key."""
+    """Registers one rule per op key: the table and the recorders generated from
+    derivatives.yaml (``load_generated``)."""
+    table = load_generated.load("rules")
+    recorders = load_generated.load("backward")
+    for key, row in table.RULES.items():
+        _add_rule(key, row, recorders)
     # an op without an entry is reported by tests/test_derivatives_yaml.py; at run time its
     # backward raises instead of giving a silently wrong gradient
-    source, entries, schema = codegen.generate(strict=False)
-    filename = "<ember_autograd generated from derivatives.yaml>"
-    # tracebacks through generated code show its lines
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace: dict = {}
-    exec(codegen.compile_cached(source, filename), namespace)
-    for key, entry in entries.items():
-        _add_rule(key, entry, namespace)
-    for op in schema.values():
-        if op.key not in entries:
-            target = codegen.alias_target(op, schema, entries)
-            if target is not None:
-                _add_rule(op.key, entries[target], namespace, op=op)
-    for key in codegen.missing_entries(schema, entries):
+    for key in table.NOT_IMPLEMENTED:
         record = recording.not_implemented_recorder(key)
         recording.RULES[key] = recording.Rule(record, record, False, False, None, ())
-    globals()["_generated"] = namespace
 
 
-def _add_rule(key: str, entry, namespace: dict, op=None) -> None:
-    op = op or entry.op
-    ident = codegen._ident(entry.op.key)
-    replay = getattr(et.Tensor, op.name, None) or getattr(et, op.name, None)
-    kwonly = tuple(a["name"] for a in op.args if a.get("kwonly"))
+def _add_rule(key: str, row: tuple, recorders) -> None:
+    """Registers the rule of ``key`` from its row of the generated ``RULES`` (recorder and
+    in-place recorder names, needs_original, view, replay op name, kwonly, fast), with the
+    recorders of the module ``recorders``."""
+    record, record_inplace, needs_original, view, replay, kwonly, fast = row
     recording.RULES[key] = recording.Rule(
-        namespace[f"record_{ident}"],
-        namespace.get(f"record_{ident}_inplace"),
-        codegen.needs_original_self(entry),
-        entry.view,
-        replay,
+        getattr(recorders, record),
+        None if record_inplace is None else getattr(recorders, record_inplace),
+        needs_original,
+        view,
+        getattr(et.Tensor, replay, None) or getattr(et, replay, None),
         kwonly,
-        fast=op.returns == [["Tensor", ""]] and op.name not in _CASTS,
+        fast=fast,
     )
-
-
-# ops whose float input may give an integral result (recorded only for float results)
-_CASTS = frozenset(
-    {"to", "float", "double", "half", "bfloat16", "int", "long", "short", "char", "byte", "bool"}
-)
 
 
 _load_rules()

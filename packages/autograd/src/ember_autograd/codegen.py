@@ -21,6 +21,12 @@ input's shape (broadcasting) and cast to its dtype by the generated code.
 
 ``generate()`` validates every entry (unknown op, unknown argument or name, a
 differentiable op without an entry) and raises ``DerivativesError`` naming the entry.
+
+The generated code is checked in as the modules of ``ember_autograd._generated`` (see
+``sources()``), so importing ember_autograd neither parses nor validates nor compiles
+anything; after a change to derivatives.yaml, to this generator or to the core's op schema,
+regenerate them with ``python -m ember_autograd.regenerate``
+(``tests/test_derivatives_yaml.py`` fails while they are stale).
 """
 
 from __future__ import annotations
@@ -32,9 +38,10 @@ import keyword
 import os
 import re
 from dataclasses import dataclass, field
-from importlib import resources
 
 import yaml
+
+from .load_generated import DERIVATIVES, fingerprint, schema_bytes
 
 ENTRY_KEYS = {"name", "result", "view", "output_differentiability", "node"}
 # Ops bound by hand in the core (not in ops.yaml) that the hook reports all the same.
@@ -84,6 +91,9 @@ class OpSchema:
     composite: bool
     differentiable: bool
     overload: int = 0
+    variants: tuple[str, ...] = ()  # function / method / inplace / out (ops.yaml)
+    hand_bound: bool = False  # bound by hand in the core, not in ops.yaml (HAND_BOUND)
+    body: str = ""  # a composite's body: "cpp", or "python" (recorded through its ops)
 
     @property
     def arg_names(self) -> list[str]:
@@ -120,13 +130,16 @@ class Entry:
         return f"{camel}Backward{self.op.overload}"
 
 
-def load_schema() -> dict[str, OpSchema]:
-    text = resources.files("ember_tensor").joinpath("ops_schema.json").read_text()
+def load_schema(text: str | bytes | None = None) -> dict[str, OpSchema]:
+    """The ops of the core's schema (``text``; default: the installed
+    ``ember_tensor/ops_schema.json``) and the hand-bound ones, by key."""
+    if text is None:
+        text = schema_bytes()
     ops: dict[str, OpSchema] = {}
     by_name: dict[str, int] = {}
-    for e in json.loads(text) + [
-        dict(h, composite=False, differentiable=True, variants=["method"]) for h in HAND_BOUND
-    ]:
+    listed = [(e, False) for e in json.loads(text)]
+    hand_bound = [(dict(h, composite=False, differentiable=True), True) for h in HAND_BOUND]
+    for e, hand in listed + hand_bound:
         for a in e["args"]:
             a.setdefault("default", None)
             a.setdefault("kwonly", False)
@@ -141,13 +154,19 @@ def load_schema() -> dict[str, OpSchema]:
             e["composite"],
             e["differentiable"],
             n,
+            tuple(e.get("variants", ())),
+            hand,
+            e.get("body", ""),
         )
     return ops
 
 
 def needs_entry(op: OpSchema) -> bool:
-    """A differentiable op (tensor in, tensor out, not marked otherwise) needs an entry."""
-    return op.differentiable and op.returns_tensor and bool(op.tensor_inputs)
+    """A differentiable op (tensor in, tensor out, not marked otherwise) needs an entry,
+    unless it is a composite with a Python body: autograd records the ops that body calls."""
+    return (
+        op.differentiable and op.returns_tensor and bool(op.tensor_inputs) and op.body != "python"
+    )
 
 
 def alias_target(op: OpSchema, schema: dict[str, OpSchema], entries: dict) -> str | None:
@@ -210,6 +229,11 @@ def parse_entries(
             raise DerivativesError(
                 f"{where}: no op {key!r} in ops.yaml (use the op's key: "
                 "its name, or its cpp name for an overload)"
+            )
+        if op.body == "python":
+            raise DerivativesError(
+                f"{where}: {key} is a composite with a Python body (ops.yaml composite: python): "
+                "autograd records the ops it calls, so an entry would never be used"
             )
         if key in entries:
             raise DerivativesError(f"{where}: a second entry for {key!r}")
@@ -557,54 +581,38 @@ def missing_entries(schema: dict[str, OpSchema], entries: dict[str, Entry]) -> l
     )
 
 
-def compile_cached(source: str, filename: str):
-    """compile(source), kept in a cache directory keyed by the source and the interpreter's
-    bytecode version (compiling the generated module is most of ember_autograd's import
-    time). EMBER_CACHE_DIR, else $XDG_CACHE_HOME/ember, else ~/.cache/ember; a directory
-    that cannot be written only costs the cache."""
-    import hashlib
-    import importlib.util
-    import marshal
-
-    key = hashlib.sha256(importlib.util.MAGIC_NUMBER + source.encode()).hexdigest()[:32]
-    root = os.environ.get("EMBER_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ember"
-    )
-    path = os.path.join(root, f"autograd-{key}.bin")
-    try:
-        with open(path, "rb") as f:
-            return marshal.load(f)
-    except (OSError, EOFError, ValueError, TypeError):
-        pass
-    code = compile(source, filename, "exec")
-    try:
-        os.makedirs(root, exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as f:
-            marshal.dump(code, f)
-        os.replace(tmp, path)
-    except OSError:
-        pass
-    return code
-
-
 def generate(
     path: str | None = None, strict: bool = True
 ) -> tuple[str, dict[str, Entry], dict[str, OpSchema]]:
     """Python source for every entry, the entries, and the schema they were checked against.
     strict=False lets differentiable ops lack an entry (their backward then raises)."""
+    entries, schema = _parse(_read(path), schema_bytes(), strict)
+    return backward_source(entries), entries, schema
+
+
+def _read(path: str | None) -> bytes:
+    """The bytes of derivatives.yaml at ``path`` (default: the package's own)."""
+    with open(path or DERIVATIVES, "rb") as f:
+        return f.read()
+
+
+def _parse(
+    derivatives: bytes, schema_json: bytes, strict: bool
+) -> tuple[dict[str, Entry], dict[str, OpSchema]]:
+    """The validated entries of ``derivatives`` (YAML) against the op schema ``schema_json``."""
     from . import formulas
 
-    if path is None:
-        path = os.path.join(os.path.dirname(__file__), "derivatives.yaml")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    with open(path) as f:
-        data = yaml.load(f, Loader=loader) or []
-    schema = load_schema()
+    data = yaml.load(derivatives, Loader=loader) or []
+    schema = load_schema(schema_json)
     helpers = {n for n in dir(formulas) if not n.startswith("_")}
-    entries = parse_entries(data, schema, helpers, strict)
+    return parse_entries(data, schema, helpers, strict), schema
+
+
+def backward_source(entries: dict[str, Entry]) -> str:
+    """The module defining every entry's node class and recorders (``record_<key>`` and,
+    for an op with a ``self`` argument, ``record_<key>_inplace``)."""
     parts = [
-        "# Generated by ember_autograd.codegen from derivatives.yaml. Do not edit.",
         "from ember_autograd.graph import Node, gradient_edge, raise_released",
         "from ember_autograd import anomaly_mode as _anomaly",
         "_new = object.__new__",
@@ -618,4 +626,121 @@ def generate(
         parts.append(emit_entry(entry, inplace=False))
         if "self" in entry.op.arg_names:
             parts.append(emit_entry(entry, inplace=True))
-    return "\n".join(parts), entries, schema
+    return "\n".join(parts)
+
+
+# ops whose float input may give an integral result (recorded only for float results)
+_CASTS = frozenset(
+    {"to", "float", "double", "half", "bfloat16", "int", "long", "short", "char", "byte", "bool"}
+)
+
+
+def _rule_row(entry: Entry, op: OpSchema) -> tuple:
+    """The ``RULES`` row of ``op`` recorded with ``entry``'s node (its own, or its alias
+    target's)."""
+    ident = _ident(entry.op.key)
+    return (
+        f"record_{ident}",
+        f"record_{ident}_inplace" if "self" in entry.op.arg_names else None,
+        needs_original_self(entry),
+        entry.view,
+        op.name,
+        tuple(a["name"] for a in op.args if a["kwonly"]),
+        op.returns == [["Tensor", ""]] and op.name not in _CASTS,
+    )
+
+
+def rules_source(entries: dict[str, Entry], schema: dict[str, OpSchema]) -> str:
+    """The module of the rule table: ``RULES`` (op key -> its row, see ``_rule_row``: the
+    recorder names in the ``backward`` module, needs_original_self, view, the name of the op
+    replaying a view, its keyword-only arguments, fast) for every entry and every alias
+    of one, and ``NOT_IMPLEMENTED`` (differentiable ops without an entry)."""
+    lines = ["RULES = {"]
+    for key, entry in entries.items():
+        lines.append(f"    {key!r}: {_rule_row(entry, entry.op)!r},")
+    for op in schema.values():
+        target = None if op.key in entries else alias_target(op, schema, entries)
+        if target is not None:
+            lines.append(f"    {op.key!r}: {_rule_row(entries[target], op)!r},  # {target}")
+    lines.append("}")
+    lines.append(f"NOT_IMPLEMENTED = {tuple(missing_entries(schema, entries))!r}")
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------- the modules
+
+COMMAND = "python -m ember_autograd.regenerate"
+GENERATED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_generated")
+
+
+def _header(derivatives_sha: str, schema_sha: str) -> str:
+    return (
+        f"# Generated by `{COMMAND}` from\n"
+        f"#   ember_autograd/derivatives.yaml sha256 {derivatives_sha}\n"
+        f"#   ember_tensor/ops_schema.json sha256 {schema_sha}\n"
+        "# Do not edit: change derivatives.yaml (or the generator: ember_autograd/codegen.py,\n"
+        "# forward_codegen.py) and run the command again.\n"
+        "# ruff: noqa\n"
+    )
+
+
+def _package_source(derivatives_sha: str, schema_sha: str) -> str:
+    return (
+        '"""The code generated from derivatives.yaml and the core\'s op schema: ``rules`` (how\n'
+        "to record each op), ``backward`` (the backward nodes and their recorders), ``forward``\n"
+        "(forward mode's tangent functions and tables). ``ember_autograd.load_generated`` uses\n"
+        'them when the installed files have these fingerprints."""\n'
+        "\n"
+        f"DERIVATIVES_SHA256 = {derivatives_sha!r}\n"
+        f"SCHEMA_SHA256 = {schema_sha!r}\n"
+    )
+
+
+def sources(path: str | None = None) -> dict[str, str]:
+    """The text of every module of ``ember_autograd._generated`` by file name, generated from
+    derivatives.yaml at ``path`` (default: the package's) and the installed core's op schema,
+    as at import (a differentiable op without an entry gets a recorder that raises). The same
+    inputs give the same text."""
+    from . import forward_codegen
+
+    derivatives, schema_json = _read(path), schema_bytes()
+    entries, schema = _parse(derivatives, schema_json, strict=False)
+    shas = fingerprint(derivatives), fingerprint(schema_json)
+    header = _header(*shas)
+    return {
+        "__init__.py": header + _package_source(*shas),
+        "rules.py": header + rules_source(entries, schema),
+        "backward.py": header + backward_source(entries),
+        "forward.py": header + forward_codegen.generate(entries, schema),
+    }
+
+
+def _differing(texts: dict[str, str], directory: str) -> list[str]:
+    """The names of ``texts`` whose file in ``directory`` is missing or has other bytes."""
+    differing = []
+    for name, text in texts.items():
+        try:
+            with open(os.path.join(directory, name), "rb") as f:
+                current = f.read()
+        except FileNotFoundError:
+            current = None
+        if current != text.encode("utf-8"):
+            differing.append(name)
+    return differing
+
+
+def stale_files(directory: str = GENERATED_DIR) -> list[str]:
+    """The modules in ``directory`` that differ from what ``sources()`` generates now."""
+    return _differing(sources(), directory)
+
+
+def write(directory: str = GENERATED_DIR) -> list[str]:
+    """Writes the modules of ``sources()`` into ``directory``; returns the names of those
+    that changed (the others are left untouched)."""
+    texts = sources()
+    changed = _differing(texts, directory)
+    os.makedirs(directory, exist_ok=True)
+    for name in changed:
+        with open(os.path.join(directory, name), "wb") as f:
+            f.write(texts[name].encode("utf-8"))
+    return changed

@@ -26,17 +26,21 @@ Differences from PyTorch (documented, not silent):
   these flags add nothing.
 - ``masked`` is accepted for compatibility (ember has no sparse tensors) and ignored.
 - complex inputs are not supported (ember has no complex dtypes).
+
+NumPy (which holds the Jacobians) is imported by the checks, not with ember_autograd.
 """
 
 from __future__ import annotations
 
 import warnings
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 import ember_tensor as et
 
 from . import grad_mode
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 
@@ -72,6 +76,7 @@ def _differentiable_outputs(outputs) -> tuple:
 
 def _to_numpy(t) -> np.ndarray:
     """A float64 NumPy copy of ``t`` (any dtype, any strides)."""
+    import numpy as np
     t = t.detach()
     if t.dtype in (et.float16, et.bfloat16):
         t = t.to(et.float64)
@@ -79,6 +84,7 @@ def _to_numpy(t) -> np.ndarray:
 
 
 def _as_ember(a: np.ndarray):
+    import numpy as np
     return et.from_numpy(np.ascontiguousarray(a, dtype=np.float64))
 
 
@@ -118,6 +124,7 @@ def _check_inputs(tupled_inputs) -> bool:
 
 
 def _iter_indices(shape):
+    import numpy as np
     return np.ndindex(*tuple(shape)) if len(shape) else iter([()])
 
 
@@ -127,6 +134,7 @@ def _iter_indices(shape):
 def _numerical_jacobian(func, inputs, out_selector, eps: float) -> list[list[np.ndarray]]:
     """``J[i][k]`` (input i requiring grad, output k chosen by ``out_selector``): a float64
     array of shape (numel of input i, numel of output k) by central differences."""
+    import numpy as np
     diff_inputs = [i for i, x in enumerate(inputs) if _is_tensor(x) and x.requires_grad]
     jac: list[list[np.ndarray]] = []
     for i in diff_inputs:
@@ -159,6 +167,8 @@ def _numerical_jacobian(func, inputs, out_selector, eps: float) -> list[list[np.
 
 def _vjp_rows(output, diff_inputs, flat_index: int):
     """The gradients of ``output[flat_index]`` with respect to ``diff_inputs``."""
+    import numpy as np
+
     from . import grad as autograd_grad
 
     g = np.zeros(output.numel(), dtype=np.float64)
@@ -170,6 +180,7 @@ def _vjp_rows(output, diff_inputs, flat_index: int):
 def _analytical_jacobian_reverse(func, inputs, nondet_tol: float, check_grad_dtypes: bool):
     """Per differentiable output k and input i: the Jacobian by reverse mode (twice, for the
     reentrancy check). Returns (jacobians[i][k], error message or None)."""
+    import numpy as np
     diff_inputs = [x for x in inputs if _is_tensor(x) and x.requires_grad]
     outputs = _differentiable_outputs(func(*inputs))
     jac = [[None] * len(outputs) for _ in diff_inputs]
@@ -203,6 +214,8 @@ def _analytical_jacobian_reverse(func, inputs, nondet_tol: float, check_grad_dty
 
 def _analytical_jacobian_forward(func, inputs):
     """``J[i][k]`` by forward mode: a one-hot tangent per element of input i."""
+    import numpy as np
+
     from . import forward_ad as fwad
 
     diff_idx = [i for i, x in enumerate(inputs) if _is_tensor(x) and x.requires_grad]
@@ -291,6 +304,7 @@ def gradcheck(
     Returns True when every Jacobian matches; otherwise raises :class:`GradcheckError`
     (``raise_exception=True``) or returns False. ``fast_mode`` runs the full (slow) check;
     see the module docstring for the other differences from PyTorch."""
+    import numpy as np
     del check_batched_grad, check_batched_forward_grad, fast_mode, masked  # see docstring
     tupled = _as_tuple(inputs)
     _check_inputs(tupled)
@@ -355,6 +369,7 @@ def gradcheck(
 
 
 def _random_grad_outputs(outputs, noncontiguous: bool, seed: int = 0):
+    import numpy as np
     rng = np.random.default_rng(seed)
     res = []
     for o in outputs:

@@ -13,8 +13,11 @@ their place.
 
 A kernel has the signature of the algorithm's functional form without ``foreach`` and
 ``fused`` (``ember_optim.adam.adam``'s, ``ember_optim.sgd.sgd``'s): lists of parameters,
-gradients and state tensors, keyword hyperparameters; it updates them in place and
-returns whether it replaced entries of the state lists. For an algorithm without a
+gradients and state tensors (in the order of the optimizer's ``_state_keys``; a state the
+group does not use is an empty list), keyword hyperparameters (every option of the group
+but ``foreach``, ``fused``, ``capturable`` and ``differentiable``, ``betas`` as ``beta1`` and
+``beta2``); it updates them in place and returns whether it replaced entries of the state
+lists. For an algorithm without a
 kernel, ``fused=True`` raises ``NotImplementedError`` (a ``RuntimeError``) when the
 optimizer is created and when it steps.
 
@@ -62,17 +65,18 @@ _FUSED_DTYPES = (et.float32, et.float64)
 
 
 def usable(params, grads, *states) -> bool:
-    """Whether the core's kernels take these lists (``None`` entries are state still to
-    be created): contiguous tensors of float32 or float64 on one device (the CPU or a
-    GPU), each parameter's gradient and state of the parameter's dtype. The 0-d ``step``
-    tensors are not checked."""
+    """Whether the core's kernels take these lists: contiguous tensors of float32 or
+    float64 on one device (the CPU or a GPU), each parameter's gradient and state of the
+    parameter's dtype. ``states``: the state lists less the 0-d scalar ones (``step``),
+    which are not checked; ``None`` entries are state still to be created."""
     device = params[0].device if params else None
     for i, p in enumerate(params):
-        if p.dtype not in _FUSED_DTYPES or p.device != device or not p.is_contiguous():
+        dtype = p.dtype
+        if dtype not in _FUSED_DTYPES or p.device != device or not p.is_contiguous():
             return False
         for lst in (grads, *states):
             t = lst[i] if lst else None
-            if t is not None and t.dim() != 0 and (t.dtype != p.dtype or not t.is_contiguous()):
+            if t is not None and (t.dtype != dtype or not t.is_contiguous()):
                 return False
     return True
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import ember_tensor as et
 
-from ._common import choose_impl, multi_tensor, new_step, store_state
-from ._grad_mode import grad_disabled
+from ._common import functional_form, new_step
 from ._ops import addcdiv_, lerp_
-from .optimizer import Optimizer, _check_betas, _check_lr, _reject_differentiable, _to_scalar
+from .optimizer import Optimizer
 
 __all__ = ["Adamax", "adamax"]
 
@@ -29,6 +28,14 @@ class Adamax(Optimizer):
     and has no effect. State per parameter: ``step``, ``exp_avg``, ``exp_inf``.
     """
 
+    _checks = ("lr", "eps", "betas", "weight_decay")
+    _algorithm = "adamax"
+    _state_keys = ("exp_avg", "exp_inf", "step")
+    _scalar_state = ("step",)
+    _setstate_defaults = {
+        "foreach": None, "maximize": False, "differentiable": False, "capturable": False,
+    }
+
     def __init__(
         self,
         params,
@@ -42,128 +49,25 @@ class Adamax(Optimizer):
         differentiable: bool = False,
         capturable: bool = False,
     ) -> None:
-        _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        _check_betas(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        _reject_differentiable("Adamax", differentiable)
-        defaults = {
-            "lr": lr,
-            "betas": betas,
-            "eps": eps,
-            "weight_decay": weight_decay,
-            "foreach": foreach,
-            "maximize": maximize,
-            "differentiable": differentiable,
+        super().__init__(params, {
+            "lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+            "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
             "capturable": capturable,
-        }
-        super().__init__(params, defaults)
+        })
 
-    _setstate_defaults = {
-        "foreach": None, "maximize": False, "differentiable": False, "capturable": False,
-    }
-    _scalar_state = ("step",)
+    def _init_state(self, state, param, group) -> None:
+        state["step"] = new_step()
+        state["exp_avg"] = et.zeros_like(param)
+        state["exp_inf"] = et.zeros_like(param)
 
-    def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_infs, state_steps):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params_with_grad.append(p)
-            grads.append(p.grad)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = new_step()
-                state["exp_avg"] = et.zeros_like(p)
-                state["exp_inf"] = et.zeros_like(p)
-            exp_avgs.append(state["exp_avg"])
-            exp_infs.append(state["exp_inf"])
-            state_steps.append(state["step"])
-
-    @grad_disabled
-    def step(self, closure=None):
-        """Performs one step; ``closure`` (optional) re-evaluates the loss, which is
-        returned."""
-        loss = self._evaluate(closure)
-        for group in self.param_groups:
-            params_with_grad: list[Tensor] = []
-            grads: list[Tensor] = []
-            exp_avgs: list[Tensor] = []
-            exp_infs: list[Tensor] = []
-            state_steps: list[Tensor] = []
-            beta1, beta2 = group["betas"]
-            self._init_group(group, params_with_grad, grads, exp_avgs, exp_infs, state_steps)
-            changed = adamax(
-                params_with_grad,
-                grads,
-                exp_avgs,
-                exp_infs,
-                state_steps,
-                eps=group["eps"],
-                beta1=beta1,
-                beta2=beta2,
-                lr=group["lr"],
-                weight_decay=group["weight_decay"],
-                foreach=group["foreach"],
-                maximize=group["maximize"],
-            )
-            store_state(changed, self.state, params_with_grad, exp_avg=exp_avgs, exp_inf=exp_infs,
-                            step=state_steps)
-        return loss
-
-
-def adamax(
-    params: list[Tensor],
-    grads: list[Tensor],
-    exp_avgs: list[Tensor],
-    exp_infs: list[Tensor],
-    state_steps: list[Tensor],
-    *,
-    foreach: bool | None = None,
-    eps: float,
-    beta1: float,
-    beta2: float,
-    lr: float | Tensor,
-    weight_decay: float,
-    maximize: bool,
-) -> bool | None:
-    """The Adamax update on lists (functional form), in place."""
-    impl = choose_impl("Adamax", "adamax", foreach, None, _single_tensor_adamax,
-                       _multi_tensor_adamax)
-    return impl(
-        params,
-        grads,
-        exp_avgs,
-        exp_infs,
-        state_steps,
-        eps=eps,
-        beta1=beta1,
-        beta2=beta2,
-        lr=_to_scalar(lr),
-        weight_decay=weight_decay,
-        maximize=maximize,
-    )
-
-
-def _update(param, grad, exp_avg, exp_inf, step_t, *, eps, beta1, beta2, lr, weight_decay,
-            maximize) -> None:
-    if maximize:
-        grad = grad.neg()
-    if weight_decay != 0:
-        grad = grad.add(param, alpha=weight_decay)
-    lerp_(exp_avg, grad, 1 - beta1)
-    et.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
-    clr = lr / (1 - beta1 ** step_t.item())
-    addcdiv_(param, exp_avg, exp_inf, -clr)
-
-
-def _single_tensor_adamax(params, grads, exp_avgs, exp_infs, state_steps, **hyper) -> None:
-    for param, grad, exp_avg, exp_inf, step_t in zip(
-        params, grads, exp_avgs, exp_infs, state_steps
-    ):
+    @staticmethod
+    def _update(param, grad, state, h) -> None:
+        exp_avg, exp_inf, step_t = state["exp_avg"], state["exp_inf"], state["step"]
         step_t.add_(1)
-        _update(param, grad, exp_avg, exp_inf, step_t, **hyper)
+        lerp_(exp_avg, grad, 1 - h.beta1)
+        et.maximum(exp_inf.mul_(h.beta2), grad.abs().add_(h.eps), out=exp_inf)
+        clr = h.lr / (1 - h.beta1 ** step_t.item())
+        addcdiv_(param, exp_avg, exp_inf, -clr)
 
 
-_multi_tensor_adamax = multi_tensor(_single_tensor_adamax, scalars=(2,))
+adamax = functional_form(Adamax, "adamax")

@@ -6,8 +6,9 @@ import functools
 
 import ember_tensor as et
 
-from ._grad_mode import enable_grad, grad_disabled
-from .optimizer import Optimizer, _check_lr, _to_scalar
+from ._common import _to_scalar
+from ._grad_mode import grad_disabled
+from .optimizer import Optimizer
 
 __all__ = ["LBFGS"]
 
@@ -157,7 +158,12 @@ class LBFGS(Optimizer):
     One parameter group only; all parameters are viewed as one flat vector, so the
     memory cost is ``param_bytes * (2 * history_size + 2)``. The state (of the first
     parameter) holds the iteration counts, the direction, the step and the history.
+
+    Not an update rule of one parameter: it keeps its own ``step``, and takes the base's
+    option checks, groups, state and ``state_dict``.
     """
+
+    _checks = ("lr",)
 
     def __init__(
         self,
@@ -170,7 +176,6 @@ class LBFGS(Optimizer):
         history_size: int = 100,
         line_search_fn: str | None = None,
     ) -> None:
-        _check_lr(lr)
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         defaults = {
@@ -245,12 +250,7 @@ class LBFGS(Optimizer):
             raise RuntimeError(
                 "LBFGS.step needs a closure that re-evaluates the model and returns the loss"
             )
-        user_closure = closure
-
-        @functools.wraps(user_closure)
-        def closure():
-            with enable_grad():
-                return user_closure()
+        closure = functools.partial(self._evaluate, closure)  # under enable_grad
 
         group = self.param_groups[0]
         lr = _to_scalar(group["lr"])

@@ -4,18 +4,9 @@ from __future__ import annotations
 
 import ember_tensor as et
 
-from . import _fused
-from ._common import choose_impl, multi_tensor, store_state
-from ._grad_mode import grad_disabled
+from ._common import functional_form
 from ._ops import lerp_
-from .optimizer import (
-    Optimizer,
-    _check_betas,
-    _check_fused_flags,
-    _check_lr,
-    _reject_differentiable,
-    _to_scalar,
-)
+from .optimizer import Optimizer
 
 __all__ = ["Lion", "lion"]
 
@@ -39,6 +30,14 @@ class Lion(Optimizer):
     and ``fused`` work as for ``Adam``.
     """
 
+    _checks = ("lr", "betas", "weight_decay")
+    _algorithm = "lion"
+    _state_keys = ("exp_avg",)
+    _decoupled_weight_decay = True
+    _setstate_defaults = {
+        "maximize": False, "foreach": None, "differentiable": False, "fused": None,
+    }
+
     def __init__(
         self,
         params,
@@ -51,102 +50,21 @@ class Lion(Optimizer):
         differentiable: bool = False,
         fused: bool | None = None,
     ) -> None:
-        _check_lr(lr)
-        _check_betas(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        _reject_differentiable("Lion", differentiable)
-        defaults = {
-            "lr": lr,
-            "betas": betas,
-            "weight_decay": weight_decay,
-            "maximize": maximize,
-            "foreach": foreach,
-            "differentiable": differentiable,
-            "fused": fused,
-        }
-        super().__init__(params, defaults)
-        if fused:
-            _check_fused_flags("Lion", foreach, fused, differentiable)
-            _fused.fused_kernel("lion", "Lion")
+        super().__init__(params, {
+            "lr": lr, "betas": betas, "weight_decay": weight_decay, "maximize": maximize,
+            "foreach": foreach, "differentiable": differentiable, "fused": fused,
+        })
 
-    _setstate_defaults = {
-        "maximize": False, "foreach": None, "differentiable": False, "fused": None,
-    }
+    def _init_state(self, state, param, group) -> None:
+        state["exp_avg"] = et.zeros_like(param)
 
-    @grad_disabled
-    def step(self, closure=None):
-        """Performs one step; ``closure`` (optional) re-evaluates the loss, which is
-        returned."""
-        loss = self._evaluate(closure)
-        for group in self.param_groups:
-            params: list[Tensor] = []
-            grads: list[Tensor] = []
-            exp_avgs: list[Tensor] = []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                params.append(p)
-                grads.append(p.grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["exp_avg"] = et.zeros_like(p)
-                exp_avgs.append(state["exp_avg"])
-            beta1, beta2 = group["betas"]
-            changed = lion(
-                params,
-                grads,
-                exp_avgs,
-                lr=group["lr"],
-                beta1=beta1,
-                beta2=beta2,
-                weight_decay=group["weight_decay"],
-                maximize=group["maximize"],
-                foreach=group["foreach"],
-                fused=group["fused"],
-            )
-            store_state(changed, self.state, params, exp_avg=exp_avgs)
-        return loss
-
-
-def lion(
-    params: list[Tensor],
-    grads: list[Tensor],
-    exp_avgs: list[Tensor],
-    *,
-    foreach: bool | None = None,
-    fused: bool | None = None,
-    lr: float | Tensor,
-    beta1: float,
-    beta2: float,
-    weight_decay: float,
-    maximize: bool,
-) -> bool | None:
-    """The Lion update on lists (functional form), in place."""
-    impl = choose_impl("Lion", "lion", foreach, fused, _single_tensor_lion, _multi_tensor_lion)
-    return impl(
-        params,
-        grads,
-        exp_avgs,
-        lr=_to_scalar(lr),
-        beta1=beta1,
-        beta2=beta2,
-        weight_decay=weight_decay,
-        maximize=maximize,
-    )
-
-
-def _single_tensor_lion(params, grads, exp_avgs, *, lr, beta1, beta2, weight_decay,
-                        maximize) -> None:
-    for param, grad, exp_avg in zip(params, grads, exp_avgs):
-        if maximize:
-            grad = grad.neg()
-        if weight_decay != 0:
-            param.mul_(1 - lr * weight_decay)
+    @staticmethod
+    def _update(param, grad, state, h) -> None:
+        exp_avg = state["exp_avg"]
         update = exp_avg.clone()
-        lerp_(update, grad, 1 - beta1)
-        param.add_(update.sign_(), alpha=-lr)
-        lerp_(exp_avg, grad, 1 - beta2, scratch=update)
+        lerp_(update, grad, 1 - h.beta1)
+        param.add_(update.sign_(), alpha=-h.lr)
+        lerp_(exp_avg, grad, 1 - h.beta2, scratch=update)
 
 
-_multi_tensor_lion = multi_tensor(_single_tensor_lion, scalars=())
+lion = functional_form(Lion, "lion")

@@ -11,6 +11,12 @@
   their parameter's dtype, except ``step``.
 - hooks: step pre/post hooks (per optimizer and global), state_dict and load_state_dict
   pre/post hooks.
+- the step: an algorithm is its options (the constructor), the state of one parameter
+  (``_init_state``) and its update rule for one parameter (``_update``). The base checks the
+  options (``_checks``), and its ``step`` runs the closure, skips parameters without a
+  gradient, creates state, applies ``maximize`` and weight decay, and runs the rule on the
+  path the group's ``foreach``/``fused`` choose (``_common.py``): per tensor, on flat
+  buffers, or as one fused kernel.
 """
 
 from __future__ import annotations
@@ -22,11 +28,14 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Hashable, Iterable
 from copy import deepcopy
 from itertools import chain
+from types import MappingProxyType, SimpleNamespace
 from typing import Any
 
 import ember_tensor as et
 
-from ._grad_mode import enable_grad
+from . import _checks, _common, _fused
+from ._common import _scalar_dtype, _to_scalar
+from ._grad_mode import enable_grad, grad_disabled
 from ._hooks import RemovableHandle
 
 __all__ = [
@@ -38,6 +47,9 @@ __all__ = [
 
 Tensor = et.Tensor
 StateDict = dict[str, Any]
+
+# the state a rule sees when its group keeps none (read-only: a rule cannot write to it)
+_NO_STATE = MappingProxyType({})
 
 _global_optimizer_pre_hooks: OrderedDict[int, Callable] = OrderedDict()
 _global_optimizer_post_hooks: OrderedDict[int, Callable] = OrderedDict()
@@ -85,24 +97,6 @@ def _caller_stacklevel() -> int:
     return level
 
 
-def _to_scalar(value):
-    """A hyperparameter as a Python number (a one-element tensor gives its value)."""
-    if isinstance(value, Tensor):
-        return value.item()
-    return value
-
-
-def _check_tensor_lr(lr) -> None:
-    if isinstance(lr, Tensor) and lr.numel() != 1:
-        raise ValueError("Tensor lr must be 1-element")
-
-
-def _scalar_dtype():
-    """The dtype of ``step`` counters and other scalar state: float64 when that is the
-    default dtype, float32 otherwise (PyTorch's rule)."""
-    return et.float64 if et.get_default_dtype() == et.float64 else et.float32
-
-
 def _step_hooked(step: Callable) -> Callable:
     """``step`` wrapped to run the global and the optimizer's step pre- and post-hooks."""
 
@@ -139,9 +133,45 @@ class Optimizer:
     parameter group, with the key ``"params"`` and any per-group options). ``defaults``
     holds the options a group does not give. Give parameters in a deterministic order (a
     list, not a set): ``state_dict`` identifies them by position.
+
+    A subclass either writes its own ``step``, or is an update rule: it gives its options
+    (``defaults``), ``_init_state`` and ``_update``, and the class attributes below, and the
+    base's ``step`` does the rest.
     """
 
+    # -- what an algorithm declares -----------------------------------------------------
+
+    # the options checked on construction, in PyTorch's order (``_checks.check``)
+    _checks: tuple[str, ...] = ()
+    # the name of the fused kernel registered for the rule (``register_fused_kernel``)
+    _algorithm: str | None = None
+    # the per-parameter state, in the order of the functional form's (and kernels') lists
+    _state_keys: tuple[str, ...] = ()
+    # state kept only when a hyperparameter is on: {state key: option}
+    _optional_state: dict[str, str] = {}
+    # options used only to create state, not passed to the rule (Adagrad's initial sum)
+    _init_options: tuple[str, ...] = ()
+    # the per-parameter state kept as 0-d tensors: ``step`` and the like (flattened as
+    # scalars by foreach; older checkpoints hold plain numbers, __setstate__ converts them)
+    _scalar_state: tuple[str, ...] = ()
+    # weight decay scales the parameter (when the group has no decoupled_weight_decay)
+    _decoupled_weight_decay = False
+    # options an unpickled optimizer's groups get when they lack them (older versions)
+    _setstate_defaults: dict[str, Any] = {}
+
+    def _init_state(self, state: dict, param: Tensor, group: dict[str, Any]) -> None:
+        """Fills the empty ``state`` of ``param`` before its first update (rule optimizers)."""
+
+    @staticmethod
+    def _update(param: Tensor, grad: Tensor, state: dict, h: SimpleNamespace) -> None:
+        """The update rule: updates ``param`` (and ``state``) in place from ``grad``, which
+        already has ``maximize`` and weight decay applied. ``h``: the group's
+        hyperparameters as numbers, ``h.lr``, ``h.beta1``, ... (every option but
+        ``params``, the path options and ``_init_options``; ``betas`` as two)."""
+        raise NotImplementedError
+
     def __init__(self, params, defaults: dict[str, Any]) -> None:
+        self._check_defaults(defaults)
         self.defaults = defaults
         self._optimizer_step_pre_hooks: OrderedDict[int, Callable] = OrderedDict()
         self._optimizer_step_post_hooks: OrderedDict[int, Callable] = OrderedDict()
@@ -169,6 +199,19 @@ class Optimizer:
             param_groups = [{"params": param_groups}]
         for param_group in param_groups:
             self.add_param_group(param_group)
+        if defaults.get("fused") and self._is_rule():
+            _fused.fused_kernel(self._algorithm, type(self).__name__)  # or NotImplementedError
+
+    @classmethod
+    def _is_rule(cls) -> bool:
+        return cls._update is not Optimizer._update
+
+    def _check_defaults(self, defaults: dict[str, Any]) -> None:
+        """Checks the constructor's options (PyTorch's errors); a subclass adds its own."""
+        for name in self._checks:
+            _checks.check(name, defaults[name])
+        if self._is_rule():
+            _checks.check_flags(type(self).__name__, defaults)
 
     # -- pickling, copying, printing ---------------------------------------------------
 
@@ -203,11 +246,6 @@ class Optimizer:
                         p_state[key], et.Tensor):
                     p_state[key] = et.tensor(float(p_state[key]), dtype=_scalar_dtype())
 
-    # Options an unpickled optimizer's groups get when they lack them, and the per-parameter
-    # state kept as 0-d tensors (older checkpoints hold plain numbers): set by subclasses.
-    _setstate_defaults: dict[str, Any] = {}
-    _scalar_state: tuple[str, ...] = ()
-
     @staticmethod
     def _evaluate(closure):
         """The loss ``closure()`` returns, computed with grad enabled; None without one."""
@@ -234,10 +272,71 @@ class Optimizer:
         if not getattr(cls.step, "hooked", False):
             cls.step = _step_hooked(cls.step)
 
+    @grad_disabled
     def step(self, closure: Callable[[], float] | None = None) -> float | None:
         """Performs one optimization step (updates the parameters). ``closure``, when
         given, re-evaluates the model and returns the loss; some optimizers need it."""
-        raise NotImplementedError
+        if not self._is_rule():
+            raise NotImplementedError(
+                f"{type(self).__name__} defines neither step() nor an update rule (_update)"
+            )
+        loss = self._evaluate(closure)
+        for group in self.param_groups:
+            self._step_group(group)
+        return loss
+
+    def _step_group(self, group: dict[str, Any]) -> None:
+        """The rule over the parameters of ``group`` that have a gradient, their state
+        created on first use."""
+        hyper = self._hyper(group)
+        cls = type(self)
+        keep = bool(_common.active_state(cls, hyper))  # SGD without momentum keeps none
+        params, grads, states = [], [], []
+        all_states = self.state
+        for p in group["params"]:
+            grad = p.grad
+            if grad is None:
+                continue
+            params.append(p)
+            grads.append(grad)
+            if keep:
+                state = all_states[p]
+                if not state:
+                    self._create_state(state, p, group)
+                states.append(state)
+        if not keep:  # no state recorded, as in PyTorch
+            states = [_NO_STATE] * len(params)
+        _common.apply(cls, params, grads, states, hyper, foreach=group.get("foreach"),
+                      fused=group.get("fused"))
+
+    def _create_state(self, state: dict, param: Tensor, group: dict[str, Any]) -> None:
+        """``_init_state``, checked: every key it creates is one of ``_state_keys``."""
+        self._init_state(state, param, group)
+        unknown = [key for key in state if key not in self._state_keys]
+        if unknown:
+            raise RuntimeError(
+                f"{type(self).__name__}._init_state created state {unknown} that "
+                f"_state_keys {self._state_keys} does not list"
+            )
+
+    _hyper_keys: list[str] | None = None  # the options _hyper reads, found on first use
+
+    def _hyper(self, group: dict[str, Any]) -> dict[str, Any]:
+        """The group's hyperparameters as numbers: its options less ``params`` and those
+        that pick a path (``foreach``, ``fused``, ``capturable``, ``differentiable``) or
+        only create state; ``betas`` as ``beta1`` and ``beta2``."""
+        keys = self._hyper_keys
+        if keys is None:
+            skip = _common.PATH_OPTIONS.union(self._init_options)
+            keys = self._hyper_keys = [k for k in self.defaults if k not in skip]
+        hyper = {}
+        for key in keys:
+            value = group[key]
+            if key == "betas":
+                hyper["beta1"], hyper["beta2"] = _to_scalar(value[0]), _to_scalar(value[1])
+            else:
+                hyper[key] = _to_scalar(value)
+        return hyper
 
     def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
         """Registers ``hook(optimizer, args, kwargs) -> None or (args, kwargs)``, called
@@ -515,42 +614,3 @@ class Optimizer:
             raise ValueError("some parameters appear in more than one parameter group")
 
         self.param_groups.append(param_group)
-
-
-# -- helpers shared by the algorithms ------------------------------------------------------
-
-
-def _check_nonnegative(value, message: str) -> None:
-    """Raises ``ValueError(message)`` unless ``0 <= value`` (NaN fails too)."""
-    if not 0.0 <= value:
-        raise ValueError(message)
-
-
-def _check_lr(lr) -> None:
-    _check_tensor_lr(lr)
-    if not 0.0 <= _to_scalar(lr):
-        raise ValueError(f"Invalid learning rate: {lr}")
-
-
-def _check_betas(betas) -> None:
-    if not 0.0 <= betas[0] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-    if not 0.0 <= betas[1] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-
-
-def _reject_differentiable(name: str, differentiable: bool) -> None:
-    if differentiable:
-        raise NotImplementedError(
-            f"{name}(differentiable=True) is not supported by ember_optim: steps update the "
-            "parameters in place under no_grad, so no graph runs through them"
-        )
-
-
-def _check_fused_flags(name: str, foreach, fused, differentiable) -> None:
-    if fused:
-        if differentiable:
-            raise RuntimeError("`fused` does not support `differentiable`")
-        if foreach:
-            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
-

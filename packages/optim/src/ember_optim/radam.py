@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import ember_tensor as et
 
-from ._common import choose_impl, multi_tensor, new_step, store_state
-from ._grad_mode import grad_disabled
+from ._common import functional_form, new_step
 from ._ops import addcmul_, lerp_
-from .optimizer import Optimizer, _check_betas, _check_lr, _reject_differentiable, _to_scalar
+from .optimizer import Optimizer
 
 __all__ = ["RAdam", "radam"]
 
@@ -39,6 +38,15 @@ class RAdam(Optimizer):
     effect. State per parameter: ``step``, ``exp_avg``, ``exp_avg_sq``.
     """
 
+    _checks = ("lr", "eps", "betas", "weight_decay")
+    _algorithm = "radam"
+    _state_keys = ("exp_avg", "exp_avg_sq", "step")
+    _scalar_state = ("step",)
+    _setstate_defaults = {
+        "foreach": None, "maximize": False, "differentiable": False,
+        "decoupled_weight_decay": False, "capturable": False,
+    }
+
     def __init__(
         self,
         params,
@@ -53,151 +61,40 @@ class RAdam(Optimizer):
         capturable: bool = False,
         differentiable: bool = False,
     ) -> None:
-        _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        _check_betas(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        _reject_differentiable("RAdam", differentiable)
-        defaults = {
-            "lr": lr,
-            "betas": betas,
-            "eps": eps,
-            "weight_decay": weight_decay,
-            "maximize": maximize,
-            "foreach": foreach,
-            "capturable": capturable,
-            "decoupled_weight_decay": decoupled_weight_decay,
-            "differentiable": differentiable,
-        }
-        super().__init__(params, defaults)
+        super().__init__(params, {
+            "lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+            "maximize": maximize, "foreach": foreach, "capturable": capturable,
+            "decoupled_weight_decay": decoupled_weight_decay, "differentiable": differentiable,
+        })
 
-    _setstate_defaults = {
-        "foreach": None, "maximize": False, "differentiable": False,
-        "decoupled_weight_decay": False, "capturable": False,
-    }
-    _scalar_state = ("step",)
+    def _init_state(self, state, param, group) -> None:
+        state["step"] = new_step()
+        state["exp_avg"] = et.zeros_like(param)
+        state["exp_avg_sq"] = et.zeros_like(param)
 
-    def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_avg_sqs, state_steps):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params_with_grad.append(p)
-            grads.append(p.grad)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = new_step()
-                state["exp_avg"] = et.zeros_like(p)
-                state["exp_avg_sq"] = et.zeros_like(p)
-            exp_avgs.append(state["exp_avg"])
-            exp_avg_sqs.append(state["exp_avg_sq"])
-            state_steps.append(state["step"])
-
-    @grad_disabled
-    def step(self, closure=None):
-        """Performs one step; ``closure`` (optional) re-evaluates the loss, which is
-        returned."""
-        loss = self._evaluate(closure)
-        for group in self.param_groups:
-            params_with_grad: list[Tensor] = []
-            grads: list[Tensor] = []
-            exp_avgs: list[Tensor] = []
-            exp_avg_sqs: list[Tensor] = []
-            state_steps: list[Tensor] = []
-            beta1, beta2 = group["betas"]
-            self._init_group(group, params_with_grad, grads, exp_avgs, exp_avg_sqs,
-                             state_steps)
-            changed = radam(
-                params_with_grad,
-                grads,
-                exp_avgs,
-                exp_avg_sqs,
-                state_steps,
-                beta1=beta1,
-                beta2=beta2,
-                lr=group["lr"],
-                weight_decay=group["weight_decay"],
-                eps=group["eps"],
-                maximize=group["maximize"],
-                foreach=group["foreach"],
-                decoupled_weight_decay=group["decoupled_weight_decay"],
-            )
-            store_state(changed, self.state, params_with_grad, exp_avg=exp_avgs,
-                            exp_avg_sq=exp_avg_sqs, step=state_steps)
-        return loss
-
-
-def radam(
-    params: list[Tensor],
-    grads: list[Tensor],
-    exp_avgs: list[Tensor],
-    exp_avg_sqs: list[Tensor],
-    state_steps: list[Tensor],
-    *,
-    foreach: bool | None = None,
-    decoupled_weight_decay: bool = False,
-    beta1: float,
-    beta2: float,
-    lr: float | Tensor,
-    weight_decay: float,
-    eps: float,
-    maximize: bool,
-) -> bool | None:
-    """The RAdam update on lists (functional form), in place."""
-    impl = choose_impl("RAdam", "radam", foreach, None, _single_tensor_radam,
-                       _multi_tensor_radam)
-    return impl(
-        params,
-        grads,
-        exp_avgs,
-        exp_avg_sqs,
-        state_steps,
-        beta1=beta1,
-        beta2=beta2,
-        lr=_to_scalar(lr),
-        weight_decay=weight_decay,
-        eps=eps,
-        maximize=maximize,
-        decoupled_weight_decay=decoupled_weight_decay,
-    )
-
-
-def _apply(param, exp_avg, exp_avg_sq, step, *, beta1, beta2, lr, eps) -> None:
-    bias_correction1 = 1 - beta1**step
-    bias_correction2 = 1 - beta2**step
-    corrected = exp_avg.div(bias_correction1)
-    rho_inf = 2 / (1 - beta2) - 1
-    rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
-    if rho_t > 5.0:
-        rect = (
-            (rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)
-        ) ** 0.5
-        # PyTorch evaluates number / tensor as reciprocal(tensor) * number
-        adaptive = exp_avg_sq.sqrt().add_(eps).reciprocal_().mul_(bias_correction2**0.5)
-        param.add_(corrected.mul_(lr).mul_(adaptive).mul_(rect), alpha=-1.0)
-    else:
-        param.add_(corrected.mul_(lr), alpha=-1.0)
-
-
-def _single_tensor_radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, *, beta1, beta2,
-                         lr, weight_decay, eps, maximize, decoupled_weight_decay) -> None:
-    for i, param in enumerate(params):
-        grad = grads[i] if not maximize else grads[i].neg()
-        exp_avg = exp_avgs[i]
-        exp_avg_sq = exp_avg_sqs[i]
-        step_t = state_steps[i]
+    @staticmethod
+    def _update(param, grad, state, h) -> None:
+        beta1, beta2, lr = h.beta1, h.beta2, h.lr
+        exp_avg, exp_avg_sq, step_t = state["exp_avg"], state["exp_avg_sq"], state["step"]
         step_t.add_(1)
         step = step_t.item()
-        if weight_decay != 0:
-            if decoupled_weight_decay:
-                param.mul_(1 - lr * weight_decay)
-            else:
-                grad = grad.add(param, alpha=weight_decay)
         lerp_(exp_avg, grad, 1 - beta1)
         exp_avg_sq.mul_(beta2)
         addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
-        _apply(param, exp_avg, exp_avg_sq, step, beta1=beta1, beta2=beta2, lr=lr, eps=eps)
+
+        bias_correction2 = 1 - beta2**step
+        corrected = exp_avg.div(1 - beta1**step)
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+        if rho_t > 5.0:
+            rect = (
+                (rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)
+            ) ** 0.5
+            # PyTorch evaluates number / tensor as reciprocal(tensor) * number
+            adaptive = exp_avg_sq.sqrt().add_(h.eps).reciprocal_().mul_(bias_correction2**0.5)
+            param.add_(corrected.mul_(lr).mul_(adaptive).mul_(rect), alpha=-1.0)
+        else:
+            param.add_(corrected.mul_(lr), alpha=-1.0)
 
 
-_multi_tensor_radam = multi_tensor(_single_tensor_radam, scalars=(2,))
+radam = functional_form(RAdam, "radam")

@@ -5,16 +5,8 @@ from __future__ import annotations
 
 import ember_tensor as et
 
-from . import _fused
-from ._common import choose_impl, multi_tensor
-from ._grad_mode import grad_disabled
-from .optimizer import (
-    Optimizer,
-    _check_fused_flags,
-    _check_lr,
-    _reject_differentiable,
-    _to_scalar,
-)
+from ._common import functional_form
+from .optimizer import Optimizer
 
 __all__ = ["SGD", "sgd"]
 
@@ -39,6 +31,15 @@ class SGD(Optimizer):
     ``momentum_buffer`` (when momentum is used; ``None`` until the first step).
     """
 
+    _checks = ("lr",)
+    _algorithm = "sgd"
+    _state_keys = ("momentum_buffer",)
+    _optional_state = {"momentum_buffer": "momentum"}
+    _setstate_defaults = {
+        "nesterov": False, "maximize": False, "foreach": None, "differentiable": False,
+        "fused": False,
+    }
+
     def __init__(
         self,
         params,
@@ -53,119 +54,33 @@ class SGD(Optimizer):
         differentiable: bool = False,
         fused: bool | None = None,
     ) -> None:
-        _check_lr(lr)
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        _reject_differentiable("SGD", differentiable)
-        defaults = {
-            "lr": lr,
-            "momentum": momentum,
-            "dampening": dampening,
-            "weight_decay": weight_decay,
-            "nesterov": nesterov,
-            "maximize": maximize,
-            "foreach": foreach,
-            "differentiable": differentiable,
-            "fused": fused,
-        }
-        if nesterov and (momentum <= 0 or dampening != 0):
+        super().__init__(params, {
+            "lr": lr, "momentum": momentum, "dampening": dampening,
+            "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize,
+            "foreach": foreach, "differentiable": differentiable, "fused": fused,
+        })
+
+    def _check_defaults(self, defaults) -> None:
+        super()._check_defaults(defaults)
+        # PyTorch's SGD compares with `<` (a NaN passes), unlike the shared checks
+        if defaults["momentum"] < 0.0:
+            raise ValueError(f"Invalid momentum value: {defaults['momentum']}")
+        if defaults["weight_decay"] < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {defaults['weight_decay']}")
+        if defaults["nesterov"] and (defaults["momentum"] <= 0 or defaults["dampening"] != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        super().__init__(params, defaults)
-        if fused:
-            _check_fused_flags("SGD", foreach, fused, differentiable)
-            _fused.fused_kernel("sgd", "SGD")
 
-    _setstate_defaults = {
-        "nesterov": False, "maximize": False, "foreach": None, "differentiable": False,
-        "fused": False,
-    }
-
-    def _init_group(self, group, params, grads, momentum_buffer_list) -> None:
-        for p in group["params"]:
-            if p.grad is not None:
-                params.append(p)
-                grads.append(p.grad)
-                if group["momentum"] != 0:
-                    momentum_buffer_list.append(self.state[p].get("momentum_buffer"))
-
-    @grad_disabled
-    def step(self, closure=None):
-        """Performs one step; ``closure`` (optional) re-evaluates the loss, which is
-        returned."""
-        loss = self._evaluate(closure)
-        for group in self.param_groups:
-            params: list[Tensor] = []
-            grads: list[Tensor] = []
-            momentum_buffer_list: list[Tensor | None] = []
-            self._init_group(group, params, grads, momentum_buffer_list)
-            sgd(
-                params,
-                grads,
-                momentum_buffer_list,
-                weight_decay=group["weight_decay"],
-                momentum=group["momentum"],
-                lr=group["lr"],
-                dampening=group["dampening"],
-                nesterov=group["nesterov"],
-                maximize=group["maximize"],
-                foreach=group["foreach"],
-                fused=group["fused"],
-            )
-            if group["momentum"] != 0:
-                for p, buf in zip(params, momentum_buffer_list):
-                    self.state[p]["momentum_buffer"] = buf
-        return loss
-
-
-def sgd(
-    params: list[Tensor],
-    d_p_list: list[Tensor],
-    momentum_buffer_list: list[Tensor | None],
-    *,
-    foreach: bool | None = None,
-    fused: bool | None = None,
-    weight_decay: float,
-    momentum: float,
-    lr: float,
-    dampening: float,
-    nesterov: bool,
-    maximize: bool,
-) -> bool | None:
-    """The SGD update on lists (functional form): updates ``params`` in place and fills
-    the ``None`` entries of ``momentum_buffer_list`` with new buffers."""
-    impl = choose_impl("SGD", "sgd", foreach, fused, _single_tensor_sgd, _multi_tensor_sgd)
-    return impl(
-        params,
-        d_p_list,
-        momentum_buffer_list,
-        weight_decay=_to_scalar(weight_decay),
-        momentum=momentum,
-        lr=_to_scalar(lr),
-        dampening=dampening,
-        nesterov=nesterov,
-        maximize=maximize,
-    )
-
-
-def _single_tensor_sgd(
-    params, grads, momentum_buffer_list, *, weight_decay, momentum, lr, dampening, nesterov,
-    maximize,
-) -> None:
-    for i, param in enumerate(params):
-        grad = grads[i] if not maximize else grads[i].neg()
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
+    @staticmethod
+    def _update(param, grad, state, h) -> None:
+        momentum = h.momentum
         if momentum != 0:
-            buf = momentum_buffer_list[i]
+            buf = state.get("momentum_buffer")
             if buf is None:
-                buf = grad.detach().clone()
-                momentum_buffer_list[i] = buf
+                buf = state["momentum_buffer"] = grad.detach().clone()
             else:
-                buf.mul_(momentum).add_(grad, alpha=1 - dampening)
-            grad = grad.add(buf, alpha=momentum) if nesterov else buf
-        param.add_(grad, alpha=-lr)
+                buf.mul_(momentum).add_(grad, alpha=1 - h.dampening)
+            grad = grad.add(buf, alpha=momentum) if h.nesterov else buf
+        param.add_(grad, alpha=-h.lr)
 
 
-_multi_tensor_sgd = multi_tensor(_single_tensor_sgd, scalars=())
+sgd = functional_form(SGD, "sgd")

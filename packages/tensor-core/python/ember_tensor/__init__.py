@@ -408,6 +408,13 @@ for _alias, _target in _ALIASES.items():
 
 del _name, _fn, _alias, _target
 
+# The composite layer: the ops ops.yaml declares with a Python body (composite: python), with
+# their variants (function with out=, method, in-place).
+from . import _composites  # noqa: E402
+
+_composites.install(globals(), Tensor)
+__all__ += [_row[0] for _row in _composites._table.OPS if "function" in _row[1]]
+
 from . import linalg  # noqa: E402, F401  (torch.linalg's place: ember_tensor.linalg)
 
 __all__.append("linalg")

@@ -7,7 +7,9 @@ them and of other ops, so autograd differentiates it all. Every function takes a
 matrices ``(*, m, n)`` where it takes a matrix. A decomposition that fails (a matrix that is
 not positive-definite, singular, or with non-finite values for ``svd``) raises
 ``LinAlgError``, a ``RuntimeError``. Complex matrices are not supported (the core has no
-complex dtypes), so there is no ``eig``/``eigvals``.
+complex dtypes), so there is no ``eig``/``eigvals``. The Array API namespace's ``linalg``
+(``ember_tensor.array_api.linalg``) computes with these functions, adding only the
+standard's checks, dtype rules and special cases.
 
 Example::
 
@@ -72,6 +74,17 @@ solve_triangular = _C.linalg_solve_triangular
 matmul = _C.matmul
 
 
+_TORCH_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half", "bfloat16": "BFloat16",
+                "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte"}
+_HALF = (_C.float16, _C.bfloat16)
+
+
+def _dtype_name(dtype) -> str:
+    """PyTorch's name of a dtype in messages (Double, Long, ...)."""
+    name = str(dtype).rsplit(".", 1)[-1]
+    return _TORCH_NAMES.get(name, name.capitalize())
+
+
 def _check_tensor(fn: str, name: str, x) -> None:
     if not isinstance(x, _C.Tensor):
         raise TypeError(f"linalg.{fn}: argument '{name}' must be a Tensor, not {type(x).__name__}")
@@ -80,15 +93,17 @@ def _check_tensor(fn: str, name: str, x) -> None:
 def _floating(fn: str, x) -> None:
     if not x.dtype.is_floating_point:
         raise RuntimeError(
-            f"linalg.{fn}: Expected a floating point or complex tensor as input. Got {x.dtype}"
+            f"linalg.{fn}: Expected a floating point or complex tensor as input. "
+            f"Got {_dtype_name(x.dtype)}"
         )
 
 
-def _matrix(fn: str, A, square: bool = False) -> None:
+def _matrix(fn: str, A, square: bool = False, floating: bool = True) -> None:
     _check_tensor(fn, "A", A)
     if A.dim() < 2:
         raise RuntimeError(f"linalg.{fn}: The input tensor A must have at least 2 dimensions.")
-    _floating(fn, A)
+    if floating:
+        _floating(fn, A)
     if square and A.shape[-1] != A.shape[-2]:
         raise RuntimeError(
             f"linalg.{fn}: A must be batches of square matrices, but they are "
@@ -96,41 +111,72 @@ def _matrix(fn: str, A, square: bool = False) -> None:
         )
 
 
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    """The ``ord``-norm of x over ``dim`` (an int, a tuple, or None for all elements),
-    treating the selected elements as one vector: ``ord`` is any real number, ``inf``,
-    ``-inf`` or 0 (the count of nonzeros). ``dtype`` casts x first. Floating x only."""
-    _check_tensor("vector_norm", "x", x)
-    if dtype is not None:
-        x = x.to(dtype)
-    _floating("vector_norm", x)
-    if isinstance(dim, int):
-        dim = (dim,)
-    if dim is not None:
-        dim = tuple(dim)
-    if x.numel() == 0 and ord < 0:
+def _norm_dtype(fn: str, x, dtype):
+    """The result dtype of a norm of floating x: dtype, which x must widen to, or x's."""
+    _floating(fn, x)
+    if dtype is None:
+        return x.dtype
+    if not dtype.is_floating_point:
+        raise RuntimeError(
+            f"linalg.{fn}: dtype should be floating point or complex, but got "
+            f"{_dtype_name(dtype)}"
+        )
+    if _C.promote_types(x.dtype, dtype) != dtype:
+        raise RuntimeError(
+            f"linalg.{fn}: the dtype of the input ({_dtype_name(x.dtype)}) should be "
+            f"convertible without narrowing to the specified dtype ({_dtype_name(dtype)})"
+        )
+    return dtype
+
+
+def _check_identity(ord, x, dims) -> None:
+    """PyTorch's rule for the norms that are a minimum (ord < 0) or a maximum (inf): over
+    zero elements they are an error, unless every reduced dimension is non-empty."""
+    if x.numel() or not (ord < 0 or ord == math.inf):
+        return
+    if dims is None:
         raise RuntimeError(
             f"linalg.vector_norm cannot compute the {ord} norm on an empty tensor because "
             "the operation does not have an identity"
         )
-    reduce_all = dim is None or dim == ()
-    kw = {} if reduce_all else {"dim": dim}
-    a = x.abs()
+    for d in dims:
+        if -x.dim() <= d < x.dim() and x.shape[d] == 0:
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {ord} norm on the dimension {d} "
+                "because this dimension is empty and the operation does not have an identity"
+            )
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """The ``ord``-norm of x over ``dim`` (an int, a tuple, or None or () for all elements),
+    treating the selected elements as one vector: ``ord`` is any real number, ``inf``,
+    ``-inf`` or 0 (the count of nonzeros). Floating x only; ``dtype`` (one x widens to) is
+    the dtype computed in and returned. float16 and bfloat16 are computed in float32 and
+    rounded once, as PyTorch does. Norms that are a minimum (``ord < 0``) or a maximum
+    (``inf``) over zero elements raise RuntimeError."""
+    _check_tensor("vector_norm", "x", x)
+    out_dtype = _norm_dtype("vector_norm", x, dtype)
+    dims = (dim,) if isinstance(dim, int) else (tuple(dim) if dim is not None else None)
+    if dims == ():
+        dims = None
+    _check_identity(ord, x, dims)
+    kw = {} if dims is None else {"dim": dims}
+    a = x.to(_C.float32 if out_dtype in _HALF else out_dtype).abs()
     if ord == math.inf:
-        r = a.amax(**kw, keepdim=keepdim) if x.numel() else a.sum(**kw, keepdim=keepdim)
+        r = a.amax(**kw, keepdim=keepdim)
     elif ord == -math.inf:
         r = a.amin(**kw, keepdim=keepdim)
     elif ord == 0:
-        r = (a != 0).to(x.dtype).sum(**kw, keepdim=keepdim)
+        r = (a != 0).to(a.dtype).sum(**kw, keepdim=keepdim)
     elif ord == 1:
         r = a.sum(**kw, keepdim=keepdim)
     elif ord == 2:
         r = (a * a).sum(**kw, keepdim=keepdim).sqrt()
     else:
         r = a.pow(ord).sum(**kw, keepdim=keepdim).pow(1.0 / ord)
-    if reduce_all and keepdim:
+    if dims is None and keepdim:
         r = r.reshape((1,) * x.dim())
-    return r
+    return r if r.dtype == out_dtype else r.to(out_dtype)
 
 
 def _two_dims(fn: str, A, dim) -> tuple[int, int]:
@@ -150,38 +196,40 @@ def _two_dims(fn: str, A, dim) -> tuple[int, int]:
     return r
 
 
+def _extremum(t, ord, dim: int, keepdim: bool):
+    """amax (ord > 0) or amin of t over dim; as in PyTorch's matrix norms, the maximum over
+    zero elements is 0 (the minimum stays an error)."""
+    if ord > 0 and t.shape[dim] == 0:
+        shape = list(t.shape)
+        if keepdim:
+            shape[dim] = 1
+        else:
+            del shape[dim]
+        return _C.zeros(shape, dtype=t.dtype, device=t.device)
+    return t.amax(dim, keepdim=keepdim) if ord > 0 else t.amin(dim, keepdim=keepdim)
+
+
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """Matrix norm of the matrices in ``dim`` of A: ``'fro'``, ``'nuc'`` (sum of singular
     values), ``2``/``-2`` (largest/smallest singular value), ``1``/``-1`` (max/min column
-    sum of absolute values), ``inf``/``-inf`` (max/min row sum)."""
-    _check_tensor("matrix_norm", "A", A)
+    sum of absolute values), ``inf``/``-inf`` (max/min row sum). A maximum over zero
+    elements is 0, a minimum an error, as in PyTorch."""
+    _matrix("matrix_norm", A)
     if dtype is not None:
-        A = A.to(dtype)
-    if A.dim() < 2:
-        raise RuntimeError(
-            "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."
-        )
-    _floating("matrix_norm", A)
+        A = A.to(_norm_dtype("matrix_norm", A, dtype))
     d0, d1 = _two_dims("matrix_norm", A, dim)
     if ord == "fro":
         return vector_norm(A, 2, (d0, d1), keepdim)
     if ord in ("nuc", 2, -2):
-        m = A.movedim((d0, d1), (-2, -1))
-        s = svdvals(m)
-        if ord == "nuc":
-            r = s.sum(-1)
-        elif ord == 2:
-            r = s.amax(-1)
-        else:
-            r = s.amin(-1)
+        s = svdvals(A.movedim((d0, d1), (-2, -1)))
+        r = s.sum(-1) if ord == "nuc" else _extremum(s, ord, -1, False)
         if keepdim:
             r = r.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))
         return r
     if ord in (1, -1, math.inf, -math.inf):
         # column sums (ord 1) reduce over rows first; row sums (ord inf) over columns
         inner, outer = (d0, d1) if ord in (1, -1) else (d1, d0)
-        sums = A.abs().sum(dim=inner, keepdim=True)
-        r = sums.amax(dim=outer, keepdim=True) if ord > 0 else sums.amin(dim=outer, keepdim=True)
+        r = _extremum(vector_norm(A, 1, inner, True), ord, outer, True)
         return r if keepdim else r.squeeze((d0, d1))
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
@@ -209,14 +257,15 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     return matrix_norm(A, ord, dim, keepdim, dtype=dtype)
 
 
-def _tolerance(fn: str, A, s, atol, rtol):
-    """max(atol, rtol * largest singular value), with PyTorch's defaults: rtol = eps * max(m, n)
-    when neither is given, else 0 unless given."""
+def _tolerance(A, s, atol, rtol):
+    """max(atol, rtol * largest singular value), shaped (..., 1) against s (..., k), with
+    PyTorch's defaults: rtol = eps * max(m, n) when neither is given, else 0 unless given.
+    atol and rtol are floats or tensors broadcasting against A's batch shape."""
     if rtol is None:
         rtol = 0.0 if atol is not None else _eps(A.dtype) * builtins.max(A.shape[-2], A.shape[-1])
     if atol is None:
         atol = 0.0
-    smax = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
+    smax = s.amax(-1, keepdim=True)
     rtol_t = rtol if not isinstance(rtol, _C.Tensor) else rtol.unsqueeze(-1)
     atol_t = atol if not isinstance(atol, _C.Tensor) else atol.unsqueeze(-1)
     return _C.maximum(smax * rtol_t, _C.zeros_like(smax) + atol_t)
@@ -230,11 +279,12 @@ def _eps(dtype) -> float:
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     """Number of singular values (absolute eigenvalues when ``hermitian``) above
-    ``max(atol, rtol * largest)``, as int64."""
+    ``max(atol, rtol * largest)``, as int64; 0 for matrices without elements."""
     _matrix("matrix_rank", A)
     s = eigvalsh(A).abs() if hermitian else svdvals(A)
-    tol = _tolerance("matrix_rank", A, s, atol, rtol)
-    return (s > tol).sum(-1)
+    if A.numel() == 0:
+        return _C.zeros(list(A.shape)[:-2], dtype=_C.int64, device=A.device)
+    return (s > _tolerance(A, s, atol, rtol)).sum(-1)
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False):
@@ -243,29 +293,34 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     _matrix("pinv", A)
     if hermitian:
         w, V = eigh(A)
-        tol = _tolerance("pinv", A, w.abs(), atol, rtol)
-        inv_w = _C.where(w.abs() > tol, 1.0 / w, _C.zeros_like(w))
-        return (V * inv_w.unsqueeze(-2)) @ V.mT
-    U, S, Vh = svd(A, full_matrices=False)
-    tol = _tolerance("pinv", A, S, atol, rtol)
-    inv_s = _C.where(S > tol, 1.0 / S, _C.zeros_like(S))
-    return (Vh.mT * inv_s.unsqueeze(-2)) @ U.mT
+        s, left, right = w, V, V.mT
+    else:
+        U, s, Vh = svd(A, full_matrices=False)
+        left, right = Vh.mT, U.mT
+    if A.numel() == 0:  # (..., n, m), whatever the tolerances' shapes
+        return left @ right
+    mag = s.abs()
+    keep = mag > _tolerance(A, mag, atol, rtol)
+    return (left * _reciprocal_where(keep, s).unsqueeze(-2)) @ right
+
+
+def _reciprocal_where(keep, s):
+    """1 / s where keep, 0 elsewhere, never dividing by the dropped (maybe zero) values, so
+    that gradients stay finite."""
+    return _C.where(keep, _C.reciprocal(_C.where(keep, s, _C.ones_like(s))), _C.zeros_like(s))
 
 
 def matrix_power(A, n):
-    """A multiplied by itself ``n`` times (by squaring); ``n == 0`` gives identities and a
-    negative ``n`` powers the inverse."""
-    _check_tensor("matrix_power", "A", A)
+    """A multiplied by itself ``n`` times (by squaring), a new tensor; ``n == 0`` gives
+    identities and a negative ``n`` powers the inverse."""
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"linalg.matrix_power: n must be an int, not {type(n).__name__}")
-    if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(
-            "linalg.matrix_power: expected a tensor of square matrices, but got a tensor of "
-            f"shape {list(A.shape)}"
-        )
+    _matrix("matrix_power", A, square=True, floating=False)
     if n == 0:
-        eye = _C.eye(A.shape[-1], dtype=A.dtype)
+        eye = _C.eye(A.shape[-1], dtype=A.dtype, device=A.device)
         return eye.expand(A.shape).clone()
+    if n == 1:
+        return A.clone()
     if n < 0:
         A, n = inv(A), -n
     result, base = None, A
@@ -279,13 +334,12 @@ def matrix_power(A, n):
 
 
 def cross(input, other, *, dim=-1):
-    """Cross product of 3-vectors along ``dim`` (batch dimensions broadcast)."""
+    """Cross product of 3-vectors along ``dim`` (batch dimensions broadcast; both tensors
+    have the same number of dimensions)."""
     _check_tensor("cross", "input", input)
     _check_tensor("cross", "other", other)
     if input.dim() != other.dim():
-        raise RuntimeError(
-            f"linalg.cross: inputs dimension {input.dim()} must match other dimension {other.dim()}"
-        )
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     nd = input.dim()
     d = dim + nd if dim < 0 else dim
     if not 0 <= d < nd:
@@ -303,13 +357,15 @@ def cross(input, other, *, dim=-1):
 
 
 def vecdot(x, y, *, dim=-1):
-    """Dot product of the vectors along ``dim`` (other dimensions broadcast)."""
+    """Dot product of the vectors along ``dim`` of two floating tensors of one dtype (all
+    dimensions broadcast, ``dim`` too, as in PyTorch)."""
     _check_tensor("vecdot", "x", x)
     _check_tensor("vecdot", "y", y)
-    if x.shape[dim] != y.shape[dim]:
+    _floating("vecdot", x)
+    if x.dtype != y.dtype:
         raise RuntimeError(
-            f"linalg.vecdot: Expected x and y to have the same size along dim {dim}, but got "
-            f"{x.shape[dim]} and {y.shape[dim]}"
+            f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+            f"{_dtype_name(x.dtype)} and y of type {_dtype_name(y.dtype)} instead"
         )
     return (x * y).sum(dim)
 

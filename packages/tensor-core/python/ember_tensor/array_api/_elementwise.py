@@ -31,15 +31,14 @@ choice, NumPy's behaviour is used:
   promoted dtype and the result cast back (integers saturate to ``x``'s range);
 * ``maximum``/``minimum`` of +0 and -0 return either (unspecified by the standard).
 
-Composed functions and precision (the core has no kernel for these):
-``acos``, ``asin``, ``acosh``, ``asinh``, ``atanh``, ``cosh``, ``sinh``, ``atan2``,
-``logaddexp`` and ``hypot`` are built from core ops (atan, sqrt, log1p, expm1, exp, ...)
-with formulas that avoid cancellation and intermediate overflow, so they stay differentiable
-through the autograd provider. float16 and bfloat16 are computed in float32 and rounded once
-(correctly rounded in practice). Measured against the exact (float64 NumPy) values, float64
-and float32 results are within 2 ulp (the tests allow 4); special values (signed zeros,
-infinities, NaN) are exact. ``logaddexp`` is NumPy's algorithm (max + log1p(exp(-|d|))), so
-like NumPy's it loses relative precision where the result is close to 0. ``hypot`` for
+Precision: ``acos``, ``asin``, ``acosh``, ``asinh``, ``atanh``, ``cosh`` and ``sinh`` are
+the core's kernels (the C library's functions; float16 and bfloat16 computed in float32 and
+rounded once). ``atan2``, ``hypot`` and ``logaddexp`` are the core's composites
+(``ember_tensor/_composites/elementwise.py``): formulas over core ops that avoid
+cancellation and intermediate overflow, within 2 ulp of the exact values in float32 and
+float64 (the tests allow 4), special values (signed zeros, infinities, NaN) exact;
+``logaddexp`` is NumPy's algorithm (max + log1p(exp(-|d|))), so like NumPy's it loses
+relative precision where the result is close to 0, and ``hypot`` for
 float16/bfloat16/float32 is computed in float64. ``nextafter`` is exact (the step is a power
 of two from a table; no bit access needed). ``signbit`` reads the sign bit through NumPy (a
 zero-copy view: the core has no bit reinterpretation), so ``signbit`` and ``copysign`` see
@@ -337,114 +336,49 @@ def imag(x, /):
 
 
 # ---------------------------------------------------------------------------------------
-# composed unary functions
+# inverse trigonometric and hyperbolic functions (the core's kernels)
 
 
 def acos(x, /):
-    """Inverse cosine in radians, [0, pi]; NaN outside [-1, 1].
-
-    Computed as 2 * atan(sqrt((1 - x) / (1 + x))) (no cancellation near +-1)."""
+    """Inverse cosine in radians, [0, pi]; NaN outside [-1, 1]."""
     _unary(x, "acos", "floating-point")
-    y, dt = _upcast(x)
-    r = _et.mul(_et.atan(_et.sqrt(_et.div(_et.add(_et.neg(y), 1), _et.add(y, 1)))), 2)
-    return _downcast(r, dt)
+    return _et.acos(x)
 
 
 def asin(x, /):
-    """Inverse sine in radians, [-pi/2, pi/2]; NaN outside [-1, 1]; keeps the sign of 0.
-
-    Computed as atan(x / sqrt((1 - x) * (1 + x)))."""
+    """Inverse sine in radians, [-pi/2, pi/2]; NaN outside [-1, 1]; keeps the sign of 0."""
     _unary(x, "asin", "floating-point")
-    y, dt = _upcast(x)
-    r = _et.atan(_et.div(y, _et.sqrt(_et.mul(_et.add(_et.neg(y), 1), _et.add(y, 1)))))
-    return _downcast(r, dt)
-
-
-# asinh/acosh: above this, sqrt(x*x +- 1) == x to working precision and the result is
-# log(x) + log(2) (also avoids overflow of x*x)
-_HYPER_BIG = 2.0**28
+    return _et.asin(x)
 
 
 def asinh(x, /):
-    """Inverse hyperbolic sine; keeps the sign of 0.
-
-    For a = |x|: log1p(a + a*a / (1 + sqrt(1 + a*a))), or log(a) + log(2) for a > 2**28."""
+    """Inverse hyperbolic sine; keeps the sign of 0."""
     _unary(x, "asinh", "floating-point")
-    y, dt = _upcast(x)
-    a = _et.abs(y)
-    aa = _et.mul(a, a)
-    small = _et.log1p(_et.add(a, _et.div(aa, _et.add(_et.sqrt(_et.add(aa, 1)), 1))))
-    big = _et.add(_et.log(a), _const(_LN2, a.dtype))
-    r = _et.where(_et.gt(a, _HYPER_BIG), big, small)
-    return _downcast(_odd(r, y), dt)
+    return _et.asinh(x)
 
 
 def acosh(x, /):
-    """Inverse hyperbolic cosine; NaN for x < 1.
-
-    log1p(t + sqrt(t * (x + 1))) with t = x - 1 (exact near 1), or log(x) + log(2) for
-    x > 2**28."""
+    """Inverse hyperbolic cosine; NaN for x < 1."""
     _unary(x, "acosh", "floating-point")
-    y, dt = _upcast(x)
-    t = _et.sub(y, 1)
-    small = _et.log1p(_et.add(t, _et.sqrt(_et.mul(t, _et.add(y, 1)))))
-    big = _et.add(_et.log(y), _const(_LN2, y.dtype))
-    r = _et.where(_et.gt(y, _HYPER_BIG), big, small)
-    r = _et.where(_et.lt(y, 1), _const(_math.nan, y.dtype), r)
-    return _downcast(r, dt)
+    return _et.acosh(x)
 
 
 def atanh(x, /):
-    """Inverse hyperbolic tangent; +-inf at +-1, NaN outside [-1, 1]; keeps the sign of 0.
-
-    For a = |x|: 0.5 * log1p(2a + 2a * a / (1 - a)) below 0.5, 0.5 * log1p(2a / (1 - a))
-    above (1 - a is exact there)."""
+    """Inverse hyperbolic tangent; +-inf at +-1, NaN outside [-1, 1]; keeps the sign of 0."""
     _unary(x, "atanh", "floating-point")
-    y, dt = _upcast(x)
-    a = _et.abs(y)
-    a2 = _et.add(a, a)
-    one_minus = _et.add(_et.neg(a), 1)
-    low = _et.add(a2, _et.div(_et.mul(a2, a), one_minus))
-    high = _et.div(a2, one_minus)
-    r = _et.mul(_et.log1p(_et.where(_et.lt(a, 0.5), low, high)), 0.5)
-    return _downcast(_odd(r, y), dt)
-
-
-def _half_exp(a):
-    """(exp(a) / 2, exp(a)) for a >= 0 (or NaN), finite as long as exp(a) / 2 is: where
-    exp(a) overflows, (exp(a/2) / 2) * exp(a/2)."""
-    e = _et.exp(a)
-    t = _et.exp(_et.mul(a, 0.5))
-    return _et.where(_et.isinf(e), _et.mul(_et.mul(t, 0.5), t), _et.mul(e, 0.5)), e
+    return _et.atanh(x)
 
 
 def cosh(x, /):
-    """Hyperbolic cosine: exp(|x|) / 2 + exp(-|x|) / 2, finite wherever the result is."""
+    """Hyperbolic cosine."""
     _unary(x, "cosh", "floating-point")
-    y, dt = _upcast(x)
-    a = _et.abs(y)
-    h, e = _half_exp(a)
-    r = _et.add(h, _et.mul(_et.reciprocal(e), 0.5))
-    return _downcast(r, dt)
-
-
-# sinh: above this |x|, exp(-|x|) is below the precision of exp(|x|) (e**-40 < 2**-53)
-_SINH_BIG = 20.0
+    return _et.cosh(x)
 
 
 def sinh(x, /):
-    """Hyperbolic sine; keeps the sign of 0.
-
-    For a = |x| <= 20: (E + E / (E + 1)) / 2 with E = expm1(a) (no cancellation near 0),
-    else exp(a) / 2; then the sign of x."""
+    """Hyperbolic sine; keeps the sign of 0."""
     _unary(x, "sinh", "floating-point")
-    y, dt = _upcast(x)
-    a = _et.abs(y)
-    em = _et.expm1(a)
-    small = _et.mul(_et.add(em, _et.div(em, _et.add(em, 1))), 0.5)
-    h, _ = _half_exp(a)
-    r = _et.where(_et.le(a, _SINH_BIG), small, h)
-    return _downcast(_odd(r, y), dt)
+    return _et.sinh(x)
 
 
 def _signbit_bool(x):
@@ -651,23 +585,7 @@ def atan2(x1, x2, /):
     Computed as atan(x1 / x2), plus +-pi (the sign of x1) where x2 is negative or -0,
     after replacing 0/0 and inf/inf by the signs they stand for."""
     a, b = _binary(x1, x2, "atan2", "real-valued floating-point")
-    y, dt = _upcast(a)
-    x, _ = _upcast(b)
-    fdt = y.dtype
-    one, neg_one = _const(1.0, fdt), _const(-1.0, fdt)
-    # the sign of y and x, zeros included (1/-0 == -inf); NaN makes the result NaN anyway
-    y_neg = _et.logical_or(_et.lt(y, 0), _et.lt(_et.reciprocal(y), 0))
-    x_neg = _et.logical_or(_et.lt(x, 0), _et.lt(_et.reciprocal(x), 0))
-    both_zero = _et.logical_and(_et.eq(y, 0), _et.eq(x, 0))
-    both_inf = _et.logical_and(_et.isinf(y), _et.isinf(x))
-    x_sign = _et.where(x_neg, neg_one, one)
-    # 0/0 -> (+-0)/(+-1); inf/inf -> (+-1)/(+-1)
-    x = _et.where(_et.logical_or(both_zero, both_inf), x_sign, x)
-    y = _et.where(both_inf, _et.where(y_neg, neg_one, one), y)
-    r = _et.atan(_et.div(y, x))
-    pi = _et.where(y_neg, _const(-_PI, fdt), _const(_PI, fdt))
-    r = _et.where(x_neg, _et.add(r, pi), r)
-    return _downcast(r, dt)
+    return _et.atan2(a, b)
 
 
 def hypot(x1, x2, /):
@@ -677,32 +595,14 @@ def hypot(x1, x2, /):
     float16, bfloat16 and float32 are computed in float64 (no overflow is possible there);
     float64 as m * sqrt(1 + (n/m)**2) with m = max(|x1|, |x2|), n = min(|x1|, |x2|)."""
     a, b = _binary(x1, x2, "hypot", "real-valued floating-point")
-    dt = a.dtype
-    if dt == _f64:
-        aa, ab = _et.abs(a), _et.abs(b)
-        m = _et.maximum(aa, ab)
-        n = _et.minimum(aa, ab)
-        q = _et.div(n, m)
-        r = _et.mul(m, _et.sqrt(_et.add(_et.mul(q, q), 1)))
-        r = _et.where(_et.eq(m, 0), _const(0.0, dt), r)
-    else:
-        a64, b64 = a.to(_f64), b.to(_f64)
-        r = _et.sqrt(_et.add(_et.mul(a64, a64), _et.mul(b64, b64))).to(dt)
-    inf = _et.logical_or(_et.isinf(a), _et.isinf(b))
-    return _et.where(inf, _const(_math.inf, dt), r)
+    return _et.hypot(a, b)
 
 
 def logaddexp(x1, x2, /):
     """log(exp(x1) + exp(x2)) without overflow: max + log1p(exp(-|x1 - x2|)), or
     x1 + log(2) where x1 == x2 (NumPy's algorithm); +inf if either is +inf."""
     a, b = _binary(x1, x2, "logaddexp", "real-valued floating-point")
-    y, dt = _upcast(a)
-    x, _ = _upcast(b)
-    m = _et.maximum(y, x)
-    d = _et.abs(_et.sub(y, x))
-    r = _et.add(m, _et.log1p(_et.exp(_et.neg(d))))
-    r = _et.where(_et.eq(y, x), _et.add(y, _const(_LN2, y.dtype)), r)
-    return _downcast(r, dt)
+    return _et.logaddexp(a, b)
 
 
 def copysign(x1, x2, /):

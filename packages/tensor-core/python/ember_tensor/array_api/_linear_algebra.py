@@ -183,6 +183,8 @@ def vecdot(x1, x2, /, *, axis=-1):
     a = a.movedim(ia, -1)
     b = b.movedim(ib, -1)
     _broadcast_shapes([_shape(a)[:-1], _shape(b)[:-1]], "vecdot")
-    # (..., 1, n) @ (..., n, 1): keeps the dtype (a sum would widen integers)
+    # not ember_tensor.linalg.vecdot, PyTorch's, which takes floating-point tensors of one
+    # dtype and broadcasts the vector axis; (..., 1, n) @ (..., n, 1) keeps the dtype of
+    # integers too (a sum would widen them)
     out = _et.matmul(a.unsqueeze(-2), b.unsqueeze(-1))
     return out.squeeze(-1).squeeze(-1)

@@ -1,10 +1,13 @@
 """(array API) The linear algebra extension of the 2024.12 standard: ``xp.linalg``.
 
-Built on the core's LAPACK ops (``ember_tensor.linalg``, float32/float64, batched over
-leading axes) and other core ops, so the results stay differentiable where the core's
-autograd provider differentiates them. Signatures are the standard's (positional-only
-arrays, keyword-only options). ``matmul``, ``matrix_transpose``, ``tensordot`` and
-``vecdot`` are the main namespace's functions.
+Computed by ``ember_tensor.linalg`` (PyTorch's ``torch.linalg``: the core's LAPACK ops,
+float32/float64, batched over leading axes, and the functions composed of them), so the
+results stay differentiable where the core's autograd provider differentiates them. This
+module adds only what the standard asks for on top: its signatures (positional-only
+arrays, keyword-only options, ``axis``/``keepdims``/``rtol``), argument checks and error
+types, type rules and the special cases it fixes where PyTorch differs (norms over zero
+elements, ``solve``'s vectors, the ``rtol`` default of float16). ``matmul``,
+``matrix_transpose``, ``tensordot`` and ``vecdot`` are the main namespace's functions.
 
 Dtypes
     Functions the standard defines for floating-point input (``cholesky``, ``det``,
@@ -147,17 +150,18 @@ def _matrices(x, fn: str, *, square: bool = False, category="floating-point"):
     return x
 
 
+def _computed(dtype):
+    """The dtype x is computed in: float16 and bfloat16 go to float32, which LAPACK takes."""
+    return _f32 if dtype in _HALF else dtype
+
+
 def _up(x):
-    """x in a dtype LAPACK takes: float16 and bfloat16 go to float32."""
-    return x.to(_f32) if x.dtype in _HALF else x
+    """x in the dtype it is computed in."""
+    return _down(x, _computed(x.dtype))
 
 
 def _down(out, dtype):
     return out if out.dtype == dtype else out.to(dtype)
-
-
-def _batch(x) -> list[int]:
-    return list(x.shape)[:-2]
 
 
 # ---------------------------------------------------------------------------------------
@@ -293,31 +297,25 @@ def solve(x1, x2, /):
 # tolerances: matrix_rank and pinv
 
 
-def _check_rtol(x, rtol, fn: str) -> list[int]:
-    """Check rtol (None, a Python float or int, or a real floating-point array broadcasting
-    against x's batch shape); return the batch shape of the result."""
+def _rtol(x, rtol, fn: str):
+    """(rtol as ember_tensor.linalg takes it, the batch shape of the result).
+
+    rtol: None (the standard's default: max(M, N) * eps of x's dtype, float16's too
+    although float16 is computed in float32), a Python float or int, or a real
+    floating-point array broadcasting against x's batch shape (cast to the dtype computed
+    in)."""
     if isinstance(rtol, _Tensor):
         _array(rtol, fn, "rtol", "real floating-point")
-        return list(_broadcast_shapes([_shape(x)[:-2], _shape(rtol)], fn))
-    if rtol is not None and (
-        isinstance(rtol, _builtins.bool) or not isinstance(rtol, (int, float))
-    ):
+        batch = _broadcast_shapes([_shape(x)[:-2], _shape(rtol)], fn)
+        return rtol.to(_computed(x.dtype)), batch
+    if rtol is None:
+        return _builtins.max(x.shape[-2], x.shape[-1]) * finfo(x.dtype).eps, _shape(x)[:-2]
+    if isinstance(rtol, _builtins.bool) or not isinstance(rtol, (int, float)):
         raise TypeError(
             f"{fn}(): rtol must be None, a Python float or a real floating-point array, got "
             f"{type(rtol).__name__}"
         )
-    return _batch(x)
-
-
-def _cutoff(x, rtol, s):
-    """rtol * the largest singular value, shaped (..., 1) to compare with s (..., K); rtol
-    None means max(M, N) * eps of x's dtype (the standard's default)."""
-    smax = _et.amax(s, dim=[-1], keepdim=True)
-    if rtol is None:
-        return smax * (_builtins.max(x.shape[-2], x.shape[-1]) * finfo(x.dtype).eps)
-    if isinstance(rtol, _Tensor):
-        return smax * rtol.to(s.dtype).unsqueeze(-1)
-    return smax * float(rtol)
+    return float(rtol), _shape(x)[:-2]
 
 
 def matrix_rank(x, /, *, rtol=None):
@@ -327,12 +325,10 @@ def matrix_rank(x, /, *, rtol=None):
     A matrix with zero rows or columns has rank 0."""
     fn = _name("matrix_rank")
     _matrices(x, fn)
-    batch = _check_rtol(x, rtol, fn)
-    if x.shape[-1] == 0 or x.shape[-2] == 0:
-        return _et.zeros(batch, dtype=_et.int64, device=x.device)
-    s = _core.svdvals(_up(x))
-    tol = _cutoff(x, rtol, s)
-    return _et.sum(_et.gt(s, tol), dim=[-1], keepdim=False, dtype=_et.int64)
+    rtol, batch = _rtol(x, rtol, fn)
+    if x.numel() == 0:  # NumPy's shape: with rtol's broadcast in (PyTorch's: x's batch)
+        return _et.zeros(list(batch), dtype=_et.int64, device=x.device)
+    return _core.matrix_rank(_up(x), rtol=rtol)
 
 
 def pinv(x, /, *, rtol=None):
@@ -341,17 +337,7 @@ def pinv(x, /, *, rtol=None):
     ``matrix_rank`` (default max(M, N) * eps of x's dtype)."""
     fn = _name("pinv")
     _matrices(x, fn)
-    batch = _check_rtol(x, rtol, fn)
-    m, n = x.shape[-2], x.shape[-1]
-    if m == 0 or n == 0:
-        return _et.zeros(batch + [n, m], dtype=x.dtype, device=x.device)
-    u, s, vh = _core.svd(_up(x), full_matrices=False)
-    keep = _et.gt(s, _cutoff(x, rtol, s))
-    # 1 / s where kept, 0 elsewhere (no division by the zero singular values)
-    inv_s = _et.where(keep, _et.reciprocal(_et.where(keep, s, _et.ones_like(s))),
-                      _et.zeros_like(s))
-    out = _et.matmul(vh.mT * inv_s.unsqueeze(-2), u.mT)
-    return _down(out, x.dtype)
+    return _down(_core.pinv(_up(x), rtol=_rtol(x, rtol, fn)[0]), x.dtype)
 
 
 # ---------------------------------------------------------------------------------------
@@ -377,28 +363,15 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     _array(x, fn, category="floating-point")
     _check_keepdims(keepdims, fn)
     p = _ord(ord, fn)
-    dtype = x.dtype
+    # an empty tuple of axes: a reduction over a new axis of size 1 (ember_tensor.linalg,
+    # as PyTorch, reads it as all axes)
     xr, axes, keep, out_shape, n = _reduction(x, axis, keepdims, fn)
-    if n == 0:
+    if n == 0:  # as NumPy (PyTorch raises for a negative ord and for inf)
         if p == -_math.inf:
             raise ValueError(f"{fn}(): the -inf norm of zero elements is undefined")
         fill = _math.inf if p < 0 else 0.0
-        return _et.full(list(out_shape), fill, dtype=dtype, device=x.device)
-    a = _et.abs(_up(xr))
-    dims = list(axes)
-    if p == _math.inf:
-        r = _et.amax(a, dim=dims, keepdim=keep)
-    elif p == -_math.inf:
-        r = _et.amin(a, dim=dims, keepdim=keep)
-    elif p == 0:
-        r = _et.sum(_et.ne(a, 0), dim=dims, keepdim=keep, dtype=a.dtype)
-    elif p == 1:
-        r = _et.sum(a, dim=dims, keepdim=keep)
-    elif p == 2:
-        r = _et.sqrt(_et.sum(a * a, dim=dims, keepdim=keep))
-    else:
-        r = _et.pow(_et.sum(_et.pow(a, p), dim=dims, keepdim=keep), 1.0 / p)
-    return _down(r, dtype)
+        return _et.full(list(out_shape), fill, dtype=x.dtype, device=x.device)
+    return _core.vector_norm(xr, p, axes, keep)
 
 
 _MATRIX_ORDS = ("fro", "nuc", 1, -1, 2, -2, _math.inf, -_math.inf)
@@ -416,51 +389,20 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     _check_keepdims(keepdims, fn)
     if ord is None:
         ord = "fro"
-    if isinstance(ord, str):
-        if ord not in ("fro", "nuc"):
-            raise ValueError(
-                f"{fn}(): ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, got {ord!r}"
-            )
-    else:
-        p = _ord(ord, fn)
-        if p not in _MATRIX_ORDS:
-            raise ValueError(
-                f"{fn}(): ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, got {ord!r}"
-            )
-        ord = p
-    dtype = x.dtype
-    batch = _batch(x)
+    p = ord if isinstance(ord, str) else _ord(ord, fn)
+    if p not in _MATRIX_ORDS:
+        raise ValueError(
+            f"{fn}(): ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, got {ord!r}"
+        )
     m, n = x.shape[-2], x.shape[-1]
-    if m == 0 or n == 0:
-        # the minimum over no columns (-1), rows (-inf) or singular values (-2) is undefined
-        if (ord == -1 and n == 0) or (ord == -_math.inf and m == 0) or ord == -2:
-            raise ValueError(
-                f"{fn}(): the {ord} norm of {m}x{n} matrices is undefined (a minimum over "
-                "zero elements)"
-            )
-        r = _et.zeros(batch, dtype=dtype, device=x.device)
-    else:
-        a = _up(x)
-        if ord == "fro":
-            r = _et.sqrt(_et.sum(a * a, dim=[-2, -1], keepdim=False))
-        elif ord in ("nuc", 2, -2):
-            s = _core.svdvals(a)
-            if ord == "nuc":
-                r = _et.sum(s, dim=[-1], keepdim=False)
-            elif ord == 2:
-                r = _et.amax(s, dim=[-1], keepdim=False)
-            else:
-                r = _et.amin(s, dim=[-1], keepdim=False)
-        else:
-            # column sums (ord +-1) add over the rows; row sums (ord +-inf) over the columns
-            inner = -2 if ord in (1, -1) else -1
-            sums = _et.sum(_et.abs(a), dim=[inner], keepdim=False)
-            op = _et.amax if ord > 0 else _et.amin
-            r = op(sums, dim=[-1], keepdim=False)
-        r = _down(r, dtype)
-    if keepdims:
-        r = r.reshape(batch + [1, 1])
-    return r
+    # the minimum over no columns (-1), rows (-inf) or singular values (-2): NumPy's
+    # ValueError (PyTorch's IndexError)
+    if (p == -1 and n == 0) or (p == -_math.inf and m == 0) or (p == -2 and m * n == 0):
+        raise ValueError(
+            f"{fn}(): the {p} norm of {m}x{n} matrices is undefined (a minimum over "
+            "zero elements)"
+        )
+    return _down(_core.matrix_norm(_up(x), p, (-2, -1), _builtins.bool(keepdims)), x.dtype)
 
 
 # ---------------------------------------------------------------------------------------
@@ -473,22 +415,7 @@ def matrix_power(x, n, /):
     fn = _name("matrix_power")
     _matrices(x, fn, square=True)
     n = _int(n, fn, "n")
-    a = _up(x)
-    if n == 0:
-        eye = _et.eye(x.shape[-1], dtype=x.dtype, device=x.device)
-        return eye.expand(list(x.shape)).clone()
-    if n < 0:
-        a, n = _core.inv(a), -n
-    result, base = None, a
-    while n:
-        if n & 1:
-            result = base if result is None else _et.matmul(result, base)
-        n >>= 1
-        if n:
-            base = _et.matmul(base, base)
-    if result is x:
-        return x.clone()
-    return _down(result, x.dtype)
+    return _down(_core.matrix_power(_up(x), n), x.dtype)
 
 
 def diagonal(x, /, *, offset=0):
@@ -497,8 +424,7 @@ def diagonal(x, /, *, offset=0):
     offset is outside the matrix."""
     fn = _name("diagonal")
     _matrices(x, fn, category=None)
-    offset = _int(offset, fn, "offset")
-    return _et.diagonal(x, offset, -2, -1)
+    return _core.diagonal(x, offset=_int(offset, fn, "offset"))
 
 
 def trace(x, /, *, offset=0, dtype=None):
@@ -510,8 +436,7 @@ def trace(x, /, *, offset=0, dtype=None):
     _matrices(x, fn, category="numeric")
     offset = _int(offset, fn, "offset")
     dtype = _sum_dtype(x.dtype, dtype, fn)
-    d = _et.diagonal(x, offset, -2, -1)
-    return _et.sum(d, dim=[-1], keepdim=False, dtype=dtype)
+    return _et.sum(_core.diagonal(x, offset=offset), dim=[-1], keepdim=False, dtype=dtype)
 
 
 def outer(x1, x2, /):
@@ -544,11 +469,12 @@ def cross(x1, x2, /, *, axis=-1):
             f"{fn}(): x1 and x2 must have size 3 along axis {axis}, got {a.shape[ia]} and "
             f"{b.shape[ib]} (shapes {_shape(a)} and {_shape(b)})"
         )
-    a = a.movedim(ia, -1)
-    b = b.movedim(ib, -1)
+    # the vectors last, in arrays of one rank (ember_tensor.linalg.cross, as PyTorch's,
+    # broadcasts only arrays of the same rank)
+    a, b = a.movedim(ia, -1), b.movedim(ib, -1)
     _broadcast_shapes([_shape(a)[:-1], _shape(b)[:-1]], fn)
-    a0, a1, a2 = (a.select(-1, i) for i in range(3))
-    b0, b1, b2 = (b.select(-1, i) for i in range(3))
-    out = _et.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim=-1)
+    nd = _builtins.max(a.ndim, b.ndim)
+    a, b = (t.reshape([1] * (nd - t.ndim) + list(t.shape)) for t in (a, b))
+    out = _core.cross(a, b, dim=-1)
     # the result's axis: counted from its end (negative axis) or its front, as NumPy's
     return out.movedim(-1, axis % out.ndim)

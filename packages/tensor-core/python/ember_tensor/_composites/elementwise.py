@@ -1,0 +1,86 @@
+"""Elementwise composites: ops written once in terms of other ops (``composite: python`` in
+ops.yaml). Autograd records the ops they call; they run on every device those ops run on.
+
+Precision: float16 and bfloat16 are computed in float32 and rounded once; float32 and
+float64 results are within 2 ulp of the exact values (checked against NumPy in float64 by
+the tests), with the IEEE special cases (signed zeros, infinities, NaN) exact.
+"""
+
+from __future__ import annotations
+
+import math
+
+import ember_tensor as _et
+
+__all__ = ["atan2", "hypot", "logaddexp"]
+
+_LN2 = math.log(2.0)
+_HALVES = frozenset({_et.float16, _et.bfloat16})
+
+
+def _compute_dtype(*tensors):
+    """(the floating dtype the op's result has, the dtype its formula runs in): PyTorch's
+    promotion of the operands, integers and bool giving the default float dtype; float16 and
+    bfloat16 run in float32."""
+    dt = _et.result_type(*tensors)
+    if not dt.is_floating_point:
+        dt = _et.get_default_dtype()
+    return dt, (_et.float32 if dt in _HALVES else dt)
+
+
+def _const(value, dtype):
+    return _et.full((), value, dtype=dtype)
+
+
+def atan2(self, other):
+    """Angle of the point (other, self) in radians, in [-pi, pi]; integer inputs give the
+    default float dtype. IEEE special cases for signed zeros and infinities.
+
+    Computed as atan(self / other), plus +-pi (the sign of self) where other is negative or
+    -0, after replacing 0/0 and inf/inf by the signs they stand for."""
+    dt, cdt = _compute_dtype(self, other)
+    y, x = self.to(cdt), other.to(cdt)
+    one, neg_one = _const(1.0, cdt), _const(-1.0, cdt)
+    # the sign of y and x, zeros included (1/-0 == -inf); NaN makes the result NaN anyway
+    y_neg = _et.logical_or(_et.lt(y, 0), _et.lt(_et.reciprocal(y), 0))
+    x_neg = _et.logical_or(_et.lt(x, 0), _et.lt(_et.reciprocal(x), 0))
+    both_zero = _et.logical_and(_et.eq(y, 0), _et.eq(x, 0))
+    both_inf = _et.logical_and(_et.isinf(y), _et.isinf(x))
+    x_sign = _et.where(x_neg, neg_one, one)
+    # 0/0 -> (+-0)/(+-1); inf/inf -> (+-1)/(+-1)
+    x = _et.where(_et.logical_or(both_zero, both_inf), x_sign, x)
+    y = _et.where(both_inf, _et.where(y_neg, neg_one, one), y)
+    r = _et.atan(_et.div(y, x))
+    pi = _et.where(y_neg, _const(-math.pi, cdt), _const(math.pi, cdt))
+    return _et.where(x_neg, _et.add(r, pi), r).to(dt)
+
+
+def hypot(self, other):
+    """sqrt(self**2 + other**2) without undue overflow or underflow; +inf where either is
+    infinite (even with NaN).
+
+    float16, bfloat16 and float32 are computed in float64 (no overflow is possible there);
+    float64 as m * sqrt(1 + (n/m)**2) with m = max(|self|, |other|), n the min."""
+    dt, _ = _compute_dtype(self, other)
+    if dt == _et.float64:
+        a, b = _et.abs(self.to(dt)), _et.abs(other.to(dt))
+        m, n = _et.maximum(a, b), _et.minimum(a, b)
+        q = _et.div(n, m)
+        r = _et.mul(m, _et.sqrt(_et.add(_et.mul(q, q), 1)))
+        r = _et.where(_et.eq(m, 0), _const(0.0, dt), r)
+    else:
+        a, b = self.to(_et.float64), other.to(_et.float64)
+        r = _et.sqrt(_et.add(_et.mul(a, a), _et.mul(b, b))).to(dt)
+    inf = _et.logical_or(_et.isinf(self), _et.isinf(other))
+    return _et.where(inf, _const(math.inf, dt), r)
+
+
+def logaddexp(self, other):
+    """log(exp(self) + exp(other)) without overflow: max + log1p(exp(-|self - other|)), or
+    self + log(2) where self == other (NumPy's algorithm); +inf if either is +inf."""
+    dt, cdt = _compute_dtype(self, other)
+    y, x = self.to(cdt), other.to(cdt)
+    m = _et.maximum(y, x)
+    d = _et.abs(_et.sub(y, x))
+    r = _et.add(m, _et.log1p(_et.exp(_et.neg(d))))
+    return _et.where(_et.eq(y, x), _et.add(y, _const(_LN2, cdt)), r).to(dt)

@@ -1,0 +1,125 @@
+// Elementwise kernels over the strided engine: unary, binary and ternary maps.
+//
+// F is called with values in opmath_t of the input type (float for 16-bit floats) and
+// returns a value convertible to the output type. Contiguous and scalar-broadcast inner
+// loops are written out so the compiler vectorises them.
+#pragma once
+
+#include "ember/backends/cpu/iter.h"
+#include "ember/ops/ops_util.h"
+#include "ember/runtime/simd.h"
+
+namespace ember {
+
+template <typename out_t, typename in_t, typename F>
+inline void unary_loop(char** p, const int64_t* s, int64_t n, const F& f) {
+  using acc = opmath_t<in_t>;
+  if (s[0] == sizeof(out_t) && s[1] == sizeof(in_t)) {
+    out_t* o = reinterpret_cast<out_t*>(p[0]);
+    const in_t* a = reinterpret_cast<const in_t*>(p[1]);
+    simd_dispatch([&] {
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(f(static_cast<acc>(a[i])));
+    });
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    *reinterpret_cast<out_t*>(p[0] + i * s[0]) =
+        static_cast<out_t>(f(static_cast<acc>(*reinterpret_cast<const in_t*>(p[1] + i * s[1]))));
+  }
+}
+
+template <typename out_t, typename in_t, typename F>
+inline void binary_loop(char** p, const int64_t* s, int64_t n, const F& f) {
+  using acc = opmath_t<in_t>;
+  constexpr int64_t so = sizeof(out_t), si = sizeof(in_t);
+  out_t* o = reinterpret_cast<out_t*>(p[0]);
+  const in_t* a = reinterpret_cast<const in_t*>(p[1]);
+  const in_t* b = reinterpret_cast<const in_t*>(p[2]);
+  if (s[0] == so && s[1] == si && s[2] == si) {
+    simd_dispatch([&] {
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(f(static_cast<acc>(a[i]), static_cast<acc>(b[i])));
+    });
+  } else if (s[0] == so && s[1] == si && s[2] == 0) {
+    const acc bv = static_cast<acc>(b[0]);
+    simd_dispatch([&] {
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(f(static_cast<acc>(a[i]), bv));
+    });
+  } else if (s[0] == so && s[1] == 0 && s[2] == si) {
+    const acc av = static_cast<acc>(a[0]);
+    simd_dispatch([&] {
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(f(av, static_cast<acc>(b[i])));
+    });
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      *reinterpret_cast<out_t*>(p[0] + i * s[0]) = static_cast<out_t>(
+          f(static_cast<acc>(*reinterpret_cast<const in_t*>(p[1] + i * s[1])),
+            static_cast<acc>(*reinterpret_cast<const in_t*>(p[2] + i * s[2]))));
+    }
+  }
+}
+
+// Output tensor for an elementwise op: out itself when it has the shape and dtype (any
+// strides), else a fresh tensor (finish_out later copies and checks).
+inline Tensor elementwise_out(const Tensor& out, const Shape& shape, ScalarType dtype) {
+  if (out && out->sizes() == shape && out->dtype() == dtype) return out;
+  return empty(shape, dtype);
+}
+
+// result[i] = f(a[i]) with a of dtype in_dtype already; dispatch over `dispatch`.
+template <typename Dispatch, typename MakeF>
+Tensor map_unary(const char* op, const Tensor& a, const Tensor& out, ScalarType out_dtype,
+                 Dispatch dispatch, MakeF make_f) {
+  Tensor res = elementwise_out(out, a->sizes(), out_dtype);
+  if (a->numel() > 0) {
+    auto L = make_loop<2>(a->sizes(), {res.get(), a.get()});
+    dispatch(a->dtype(), op, [&](auto tag) {
+      using T = decltype(tag);
+      auto f = make_f(tag);
+      using R = decltype(f(opmath_t<T>{}));
+      if constexpr (std::is_same_v<R, bool>) {
+        for_each_strided<2>(L, [&f](char** p, const int64_t* s, int64_t n) { unary_loop<bool, T>(p, s, n, f); });
+      } else {
+        for_each_strided<2>(L, [&f](char** p, const int64_t* s, int64_t n) { unary_loop<T, T>(p, s, n, f); });
+      }
+    });
+  }
+  return finish_out(op, out, res);
+}
+
+// result = f(a, b) after broadcasting; a and b already have the compute dtype.
+template <typename Dispatch, typename MakeF>
+Tensor map_binary(const char* op, const Tensor& a, const Tensor& b, const Tensor& out,
+                  ScalarType out_dtype, Dispatch dispatch, MakeF make_f) {
+  const Shape shape = a->sizes() == b->sizes() ? a->sizes() : broadcast_shapes(a->sizes(), b->sizes(), op);
+  Tensor res = elementwise_out(out, shape, out_dtype);
+  if (res->numel() > 0) {
+    Tensor ea = expand_to(a, shape, op), eb = expand_to(b, shape, op);
+    auto L = make_loop<3>(shape, {res.get(), ea.get(), eb.get()});
+    dispatch(a->dtype(), op, [&](auto tag) {
+      using T = decltype(tag);
+      auto f = make_f(tag);
+      using R = decltype(f(opmath_t<T>{}, opmath_t<T>{}));
+      if constexpr (std::is_same_v<R, bool>) {
+        for_each_strided<3>(L, [&f](char** p, const int64_t* s, int64_t n) { binary_loop<bool, T>(p, s, n, f); });
+      } else {
+        for_each_strided<3>(L, [&f](char** p, const int64_t* s, int64_t n) { binary_loop<T, T>(p, s, n, f); });
+      }
+    });
+  }
+  return finish_out(op, out, res);
+}
+
+struct DispatchAll {
+  template <typename G> void operator()(ScalarType t, const char* op, G&& g) const { dispatch_all(t, op, g); }
+};
+struct DispatchNumeric {
+  template <typename G> void operator()(ScalarType t, const char* op, G&& g) const { dispatch_numeric(t, op, g); }
+};
+struct DispatchFloat {
+  template <typename G> void operator()(ScalarType t, const char* op, G&& g) const { dispatch_float(t, op, g); }
+};
+struct DispatchIntegral {
+  template <typename G> void operator()(ScalarType t, const char* op, G&& g) const { dispatch_integral(t, op, g); }
+};
+
+}  // namespace ember

@@ -1,0 +1,367 @@
+// Convolution by im2col + GEMM: im2col, col2im, conv2d, conv_transpose2d.
+//
+// im2col lays every receptive field of a (N, C, H, W) input out as a column of a
+// (N, C*kh*kw, L) matrix (L output positions); col2im is its adjoint, summing the columns
+// back into an image. A convolution is then one batched matrix product with the weight
+// (BLAS), and its derivatives are products with im2col/col2im (derivatives.yaml).
+// float32/float64 (float16/bfloat16 compute in float32). Float32 stride-1 convolutions with
+// enough channels go to the blocked direct kernel of conv_direct_cpu.cpp on AVX-512 CPUs instead,
+// and depthwise ones (groups == C) to conv_depthwise_cpu.cpp (conv2d, conv2d_backward_input,
+// conv2d_backward_weight; docs/conv-algorithms.md has the numbers behind the choices).
+// conv2d and its derivatives are per-device kernels: their checks (conv2d_meta, ...) and
+// im2col bodies (conv2d_im2col, ...) are device-agnostic, so the CUDA kernels
+// (conv_cudnn.cpp) share them and fall back to the bodies when cuDNN is not used.
+#include <algorithm>
+#include <string>
+
+#include "ember/ops/conv/conv_depthwise_cpu.h"
+#include "ember/ops/conv/conv_direct_cpu.h"
+#include "ember/ops/conv/conv_meta.h"
+#include "ember/ops/ops_util.h"
+#include "ember/runtime/parallel.h"
+
+
+namespace ember::cpu {
+namespace {
+
+using Geometry = ConvGeometry;
+
+// cols[n, (c, i, j), (y, x)] = img[n, c, y*sh - ph + i*dh, x*sw - pw + j*dw] (0 outside);
+// img contiguous (N, C, H, W), cols contiguous (N, C*kh*kw, oh*ow).
+template <typename T>
+void im2col_kernel(const T* img, T* cols, int64_t planes, int64_t H, int64_t W, int64_t oh, int64_t ow,
+                   const Geometry& g) {
+  const int64_t L = oh * ow;
+  parallel_for(0, planes, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(g.kh * g.kw * L, 1)),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t p = begin; p < end; ++p) {
+                   const T* src = img + p * H * W;
+                   T* dst = cols + p * g.kh * g.kw * L;
+                   for (int64_t i = 0; i < g.kh; ++i) {
+                     for (int64_t j = 0; j < g.kw; ++j, dst += L) {
+                       for (int64_t y = 0; y < oh; ++y) {
+                         const int64_t sy = y * g.sh - g.ph + i * g.dh;
+                         T* row = dst + y * ow;
+                         if (sy < 0 || sy >= H) {
+                           std::fill(row, row + ow, T(0));
+                           continue;
+                         }
+                         const T* line = src + sy * W;
+                         const int64_t off = j * g.dw - g.pw;
+                         if (g.sw == 1) {  // a contiguous run, zero-padded at both ends
+                           const int64_t lo = std::clamp<int64_t>(-off, 0, ow), hi = std::clamp<int64_t>(W - off, lo, ow);
+                           std::fill(row, row + lo, T(0));
+                           std::copy(line + lo + off, line + hi + off, row + lo);
+                           std::fill(row + hi, row + ow, T(0));
+                         } else {
+                           for (int64_t x = 0; x < ow; ++x) {
+                             const int64_t sx = x * g.sw + off;
+                             row[x] = sx >= 0 && sx < W ? line[sx] : T(0);
+                           }
+                         }
+                       }
+                     }
+                   }
+                 }
+               });
+}
+
+// The adjoint of im2col_kernel: img (zeroed here) += each column at its receptive field.
+template <typename T>
+void col2im_kernel(const T* cols, T* img, int64_t planes, int64_t H, int64_t W, int64_t oh, int64_t ow,
+                   const Geometry& g) {
+  const int64_t L = oh * ow;
+  parallel_for(0, planes, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(g.kh * g.kw * L, 1)),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t p = begin; p < end; ++p) {
+                   T* dst = img + p * H * W;
+                   std::fill(dst, dst + H * W, T(0));
+                   const T* src = cols + p * g.kh * g.kw * L;
+                   for (int64_t i = 0; i < g.kh; ++i) {
+                     for (int64_t j = 0; j < g.kw; ++j, src += L) {
+                       for (int64_t y = 0; y < oh; ++y) {
+                         const int64_t sy = y * g.sh - g.ph + i * g.dh;
+                         if (sy < 0 || sy >= H) continue;
+                         T* line = dst + sy * W;
+                         const T* row = src + y * ow;
+                         const int64_t off = j * g.dw - g.pw;
+                         for (int64_t x = 0; x < ow; ++x) {
+                           const int64_t sx = x * g.sw + off;
+                           if (sx >= 0 && sx < W) line[sx] += row[x];
+                         }
+                       }
+                     }
+                   }
+                 }
+               });
+}
+
+Tensor im2col_impl(const char* op, const Tensor& input, const Geometry& g) {
+  const auto [oh, ow] = im2col_check(op, input, g);
+  const int64_t N = input->size(0), C = input->size(1), H = input->size(2), W = input->size(3);
+  Tensor src = as_contiguous(input);
+  Tensor cols = empty({N, C * g.kh * g.kw, oh * ow}, input->dtype());
+  dispatch_real(input->dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    im2col_kernel(src->data<T>(), cols->data<T>(), N * C, H, W, oh, ow, g);
+  });
+  return cols;
+}
+
+// oh, ow: the grid of blocks the columns hold (those past the image are dropped).
+Tensor col2im_impl(const char* op, const Tensor& cols, int64_t H, int64_t W, const Geometry& g, int64_t oh,
+                   int64_t ow) {
+  const int64_t C = col2im_check(op, cols, H, W, g, oh, ow);
+  const int64_t N = cols->size(0);
+  Tensor src = as_contiguous(cols);
+  Tensor img = empty({N, C, H, W}, cols->dtype());
+  dispatch_real(cols->dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    col2im_kernel(src->data<T>(), img->data<T>(), N * C, H, W, oh, ow, g);
+  });
+  return img;
+}
+
+// float32, stride 1, dilation 1, groups 1: what the direct kernel handles at all.
+bool direct_path(const Tensor& t, const Geometry& g, int64_t groups) {
+  return t->dtype() == ScalarType::Float32 && groups == 1 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1;
+}
+
+}  // namespace
+
+Tensor im2col(const Tensor& self, const Shape& kernel_size, const Shape& dilation, const Shape& padding,
+              const Shape& stride) {
+  return im2col_impl("im2col", self, conv_geometry("im2col", kernel_size, dilation, padding, stride));
+}
+
+Tensor col2im(const Tensor& self, const Shape& output_size, const Shape& kernel_size, const Shape& dilation,
+              const Shape& padding, const Shape& stride) {
+  auto [H, W] = conv_pair_arg("col2im", "output_size", output_size, 1);
+  const Geometry g = conv_geometry("col2im", kernel_size, dilation, padding, stride);
+  return col2im_impl("col2im", self, H, W, g, g.oh(H), g.ow(W));
+}
+
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
+                        const Shape& padding, const Shape& output_padding, int64_t groups, const Shape& dilation) {
+  const char* op = "conv_transpose2d";
+  const ConvTransposeMeta m = conv_transpose2d_meta(input, weight, bias, stride, padding, output_padding, groups,
+                                                    dilation);
+  if (conv_computes_in_float32(input->dtype())) {
+    Tensor out = conv_transpose2d(widen(input), widen(weight), widen(bias), stride, padding, output_padding, groups,
+                                  dilation);
+    return conv_cast(out, input->dtype());
+  }
+  const Geometry& g = m.g;
+  const int64_t N = m.N, C = m.C, H = m.H, W = m.W, O = m.O, OH = m.OH, OW = m.OW;
+  // columns (N, G, O/G*kh*kw, H*W) = weight^T (G, O/G*kh*kw, C/G) @ input (N, G, C/G, H*W)
+  const int64_t Cg = C / groups, K = O / groups * g.kh * g.kw;
+  Tensor wt = transpose(reshape(weight, {groups, Cg, K}), 1, 2);
+  Tensor cols = matmul(wt, reshape(input, {N, groups, Cg, H * W}), Tensor());
+  Tensor out = col2im_impl(op, view(cols, {N, groups * K, H * W}), OH, OW, g, H, W);
+  if (bias) add(out, view(bias, {O, 1, 1}), Scalar::from_int(1), out);
+  return out;
+}
+
+}  // namespace ember::cpu
+
+namespace ember {
+namespace {
+
+using Geometry = ConvGeometry;
+
+// im2col and col2im through their dispatchers, so that the bodies below run on every device
+// that has those two kernels (and matmul).
+Tensor columns(const Tensor& input, const Geometry& g) {
+  return ops::im2col(input, {g.kh, g.kw}, {g.dh, g.dw}, {g.ph, g.pw}, {g.sh, g.sw});
+}
+Tensor image(const Tensor& cols, int64_t H, int64_t W, const Geometry& g) {
+  return ops::col2im(cols, {H, W}, {g.kh, g.kw}, {g.dh, g.dw}, {g.ph, g.pw}, {g.sh, g.sw});
+}
+
+// The shape checks shared by the two backward ops: grad_output (N, O, oh, ow) of a conv2d
+// of an (N, C, H, W) input with an (O, C/groups, kh, kw) weight.
+Conv2dMeta check_conv_backward(const char* op, const Tensor& grad_output, const Shape& input_size,
+                               const Shape& weight_size, const Shape& stride, const Shape& padding,
+                               const Shape& dilation, int64_t groups) {
+  check_conv_dtype(op, grad_output);
+  if (grad_output->dim() != 4 || input_size.size() != 4 || weight_size.size() != 4) {
+    throw std::runtime_error(message(op, ": expected a 4-D grad_output, input and weight, got grad_output of size ",
+                                     shape_str(grad_output->sizes()), ", input ", shape_str(input_size),
+                                     " and weight ", shape_str(weight_size)));
+  }
+  const int64_t N = input_size[0], C = input_size[1], O = weight_size[0];
+  if (groups < 1 || C != weight_size[1] * groups || O % groups != 0) {
+    throw std::runtime_error(message(op, ": Given groups=", groups, ", weight of size ", shape_str(weight_size),
+                                     " does not fit an input of size ", shape_str(input_size)));
+  }
+  const Geometry g = conv_geometry(op, {weight_size[2], weight_size[3]}, dilation, padding, stride);
+  const Shape want{N, O, g.oh(input_size[2]), g.ow(input_size[3])};
+  if (want[2] < 1 || want[3] < 1 || grad_output->sizes() != want) {
+    throw std::runtime_error(message(op, ": expected grad_output of size ", shape_str(want), ", but got ",
+                                     shape_str(grad_output->sizes())));
+  }
+  return {g, N, C, input_size[2], input_size[3], O, want[2], want[3], groups};
+}
+
+}  // namespace
+
+Conv2dMeta conv2d_meta(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
+                       const Shape& padding, const Shape& dilation, int64_t groups) {
+  const char* op = "conv2d";
+  check_conv_args(op, input, weight, bias);
+  const int64_t N = input->size(0), C = input->size(1), O = weight->size(0);
+  if (groups < 1) throw std::runtime_error(message(op, ": non-positive groups is not supported"));
+  if (C != weight->size(1) * groups || O % groups != 0) {
+    throw std::runtime_error(message(op, ": Given groups=", groups, ", weight of size ", shape_str(weight->sizes()),
+                                     ", expected input", shape_str(input->sizes()), " to have ",
+                                     weight->size(1) * groups, " channels, but got ", C, " channels instead"));
+  }
+  if (bias && (bias->dim() != 1 || bias->size(0) != O)) {
+    throw std::runtime_error(message(op, ": Given weight of size ", shape_str(weight->sizes()),
+                                     ", expected bias to be 1-dimensional with ", O, " elements, but got bias of size ",
+                                     shape_str(bias->sizes()), " instead"));
+  }
+  const Geometry g = conv_geometry(op, {weight->size(2), weight->size(3)}, dilation, padding, stride);
+  const int64_t oh = g.oh(input->size(2)), ow = g.ow(input->size(3));
+  if (oh < 1 || ow < 1) {
+    throw std::runtime_error(message(op, ": Calculated padded input size per channel: (",
+                                     input->size(2) + 2 * g.ph, " x ", input->size(3) + 2 * g.pw,
+                                     "). Kernel size: (", g.dh * (g.kh - 1) + 1, " x ", g.dw * (g.kw - 1) + 1,
+                                     "). Kernel size can't be greater than actual input size"));
+  }
+  return {g, N, C, input->size(2), input->size(3), O, oh, ow, groups};
+}
+
+Conv2dMeta conv2d_backward_input_meta(const Tensor& grad_output, const Tensor& weight, const Shape& input_size,
+                                      const Shape& stride, const Shape& padding, const Shape& dilation,
+                                      int64_t groups) {
+  const char* op = "conv2d_backward_input";
+  if (weight->dim() != 4 || weight->dtype() != grad_output->dtype()) {
+    throw std::runtime_error(message(op, ": expected a 4-D weight of grad_output's dtype, got ",
+                                     scalar_type_name(weight->dtype()), " weight of size ", shape_str(weight->sizes())));
+  }
+  return check_conv_backward(op, grad_output, input_size, weight->sizes(), stride, padding, dilation, groups);
+}
+
+Conv2dMeta conv2d_backward_weight_meta(const Tensor& grad_output, const Tensor& input, const Shape& weight_size,
+                                       const Shape& stride, const Shape& padding, const Shape& dilation,
+                                       int64_t groups) {
+  const char* op = "conv2d_backward_weight";
+  if (input->dim() != 4 || input->dtype() != grad_output->dtype()) {
+    throw std::runtime_error(message(op, ": expected a 4-D input of grad_output's dtype, got ",
+                                     scalar_type_name(input->dtype()), " input of size ", shape_str(input->sizes())));
+  }
+  return check_conv_backward(op, grad_output, input->sizes(), weight_size, stride, padding, dilation, groups);
+}
+
+Tensor conv2d_im2col(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv2dMeta& m) {
+  if (conv_computes_in_float32(input->dtype())) {
+    return conv_cast(conv2d_im2col(widen(input), widen(weight), widen(bias), m), input->dtype());
+  }
+  // (N, G, C/G*kh*kw, L) columns times the (G, O/G, C/G*kh*kw) weight
+  Tensor cols = columns(input, m.g);
+  const int64_t K = m.C / m.groups * m.g.kh * m.g.kw, L = m.oh * m.ow;
+  Tensor w = ops::reshape(weight, {m.groups, m.O / m.groups, K});
+  Tensor out = ops::matmul(w, ops::view(cols, {m.N, m.groups, K, L}), Tensor());
+  out = ops::view(out, {m.N, m.O, m.oh, m.ow});
+  if (bias) ops::add(out, ops::view(bias, {m.O, 1, 1}), Scalar::from_int(1), out);
+  return out;
+}
+
+Tensor conv2d_backward_input_im2col(const Tensor& grad_output, const Tensor& weight, const Conv2dMeta& m) {
+  if (conv_computes_in_float32(grad_output->dtype())) {
+    return conv_cast(conv2d_backward_input_im2col(widen(grad_output), widen(weight), m), grad_output->dtype());
+  }
+  // col2im(W^T @ grad_output) per group
+  const int64_t K = m.C / m.groups * m.g.kh * m.g.kw, L = m.oh * m.ow;
+  Tensor wt = ops::transpose(ops::reshape(weight, {m.groups, m.O / m.groups, K}), 1, 2);
+  Tensor cols = ops::matmul(wt, ops::reshape(grad_output, {m.N, m.groups, m.O / m.groups, L}), Tensor());
+  return image(ops::reshape(cols, {m.N, m.groups * K, L}), m.H, m.W, m.g);
+}
+
+Tensor conv2d_backward_weight_im2col(const Tensor& grad_output, const Tensor& input, const Conv2dMeta& m) {
+  if (conv_computes_in_float32(grad_output->dtype())) {
+    return conv_cast(conv2d_backward_weight_im2col(widen(grad_output), widen(input), m), grad_output->dtype());
+  }
+  // grad_output @ im2col(input)^T summed over the batch, per group
+  const int64_t G = m.groups, K = m.C / G * m.g.kh * m.g.kw, L = m.oh * m.ow, Og = m.O / G;
+  const Shape weight_size{m.O, m.C / G, m.g.kh, m.g.kw};
+  Tensor cols = ops::view(columns(input, m.g), {m.N, G, K, L});
+  Tensor gy = ops::reshape(grad_output, {m.N, G, Og, L});
+  if (m.N * L * (G * K + m.O) < m.N * m.O * K) {
+    // one product per group with the batch folded into the inner dim, (Og, N*L) @ (N*L, K):
+    // copying both operands to (G, ., N, L) costs less than the per-sample products' sum
+    // (small images, many channels: the deep layers)
+    Tensor gyp = ops::reshape(ops::permute(gy, {1, 2, 0, 3}), {G, Og, m.N * L});
+    Tensor colsp = ops::reshape(ops::permute(cols, {1, 2, 0, 3}), {G, K, m.N * L});
+    return ops::reshape(ops::matmul(gyp, ops::transpose(colsp, 1, 2), Tensor()), weight_size);
+  }
+  Tensor prod = ops::matmul(gy, ops::transpose(cols, 2, 3), Tensor());
+  return ops::reshape(ops::sum(prod, Shape{0}, false, std::nullopt, Tensor()), weight_size);
+}
+
+}  // namespace ember
+
+// The CPU kernels of conv2d and its derivatives: the depthwise kernel (conv_depthwise_cpu.cpp) for
+// groups == C, the blocked direct kernel (conv_direct_cpu.cpp) for the float32 shapes that suit it,
+// else the im2col bodies above. float16/bfloat16 run the float32 kernels on widened copies.
+namespace ember::cpu {
+
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
+              const Shape& padding, const Shape& dilation, int64_t groups) {
+  const Conv2dMeta m = conv2d_meta(input, weight, bias, stride, padding, dilation, groups);
+  if (conv_computes_in_float32(input->dtype())) {  // through the float32 kernels below
+    return conv_cast(conv2d(widen(input), widen(weight), widen(bias), stride, padding, dilation, groups),
+                     input->dtype());
+  }
+  if (depthwise_suits(input, m)) return depthwise_conv2d(input, weight, bias, m);
+  const DirectConvShape ds{m.N, m.C, m.H, m.W, m.O, m.g.kh, m.g.kw, m.g.ph, m.g.pw};
+  if (direct_path(input, m.g, groups) && direct_forward_suits(ds)) {
+    Tensor x = as_contiguous(input), w = as_contiguous(weight), b = bias ? as_contiguous(bias) : Tensor();
+    Tensor out = ember::empty({m.N, m.O, m.oh, m.ow}, input->dtype());
+    direct_conv2d_forward(ds, x->data<float>(), w->data<float>(), b ? b->data<float>() : nullptr,
+                          out->data<float>());
+    return out;
+  }
+  return conv2d_im2col(input, weight, bias, m);
+}
+
+Tensor conv2d_backward_input(const Tensor& grad_output, const Tensor& weight, const Shape& input_size,
+                             const Shape& stride, const Shape& padding, const Shape& dilation, int64_t groups) {
+  const Conv2dMeta m = conv2d_backward_input_meta(grad_output, weight, input_size, stride, padding, dilation, groups);
+  if (conv_computes_in_float32(grad_output->dtype())) {
+    Tensor gx = conv2d_backward_input(widen(grad_output), widen(weight), input_size, stride, padding, dilation, groups);
+    return conv_cast(gx, grad_output->dtype());
+  }
+  if (depthwise_suits(grad_output, m)) return depthwise_conv2d_backward_input(grad_output, weight, m);
+  const DirectConvShape ds{m.N, m.C, m.H, m.W, m.O, m.g.kh, m.g.kw, m.g.ph, m.g.pw};
+  if (direct_path(grad_output, m.g, groups) && direct_backward_input_suits(ds)) {
+    Tensor gy = as_contiguous(grad_output), w = as_contiguous(weight);
+    Tensor gx = ember::empty({m.N, m.C, m.H, m.W}, grad_output->dtype());
+    direct_conv2d_backward_input(ds, gy->data<float>(), w->data<float>(), gx->data<float>());
+    return gx;
+  }
+  return conv2d_backward_input_im2col(grad_output, weight, m);
+}
+
+Tensor conv2d_backward_weight(const Tensor& grad_output, const Tensor& input, const Shape& weight_size,
+                              const Shape& stride, const Shape& padding, const Shape& dilation, int64_t groups) {
+  const Conv2dMeta m = conv2d_backward_weight_meta(grad_output, input, weight_size, stride, padding, dilation,
+                                                   groups);
+  if (conv_computes_in_float32(grad_output->dtype())) {
+    Tensor gw =
+        conv2d_backward_weight(widen(grad_output), widen(input), weight_size, stride, padding, dilation, groups);
+    return conv_cast(gw, grad_output->dtype());
+  }
+  if (depthwise_suits(grad_output, m)) return depthwise_conv2d_backward_weight(grad_output, input, m);
+  const DirectConvShape ds{m.N, m.C, m.H, m.W, m.O, m.g.kh, m.g.kw, m.g.ph, m.g.pw};
+  if (direct_path(grad_output, m.g, groups) && direct_backward_weight_suits(ds)) {
+    Tensor gy = as_contiguous(grad_output), x = as_contiguous(input);
+    Tensor gw = ember::empty(weight_size, grad_output->dtype());
+    direct_conv2d_backward_weight(ds, gy->data<float>(), x->data<float>(), gw->data<float>());
+    return gw;
+  }
+  return conv2d_backward_weight_im2col(grad_output, input, m);
+}
+
+}  // namespace ember::cpu

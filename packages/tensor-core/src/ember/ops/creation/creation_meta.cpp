@@ -1,0 +1,72 @@
+// The meta functions declared in creation_meta.h.
+#include "ember/ops/creation/creation_meta.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "ember/ops/index/indexing.h"
+#include "ember/ops/ops_util.h"
+#include "ember/runtime/parallel.h"
+
+namespace ember {
+
+// ---------------------------------------------------------------------------------------------
+// arange
+
+ArangeMeta arange_meta(const Scalar& start, std::optional<Scalar> end, const Scalar& step,
+                       std::optional<ScalarType> dtype, const Tensor& out) {
+  const Scalar lo = end ? start : Scalar::from_int(0);
+  const Scalar hi = end ? *end : start;
+  ArangeMeta M;
+  M.all_int = !lo.is_float() && !hi.is_float() && !step.is_float();
+  M.dtype = dtype.value_or(out ? out->dtype() : (M.all_int ? ScalarType::Int64 : default_float_dtype()));
+  const double s = step.to_double(), a = lo.to_double(), b = hi.to_double();
+  if (s == 0) throw std::runtime_error("arange: step must be nonzero");
+  if (!std::isfinite(a) || !std::isfinite(b)) {
+    throw std::runtime_error("arange: unsupported range: start and end must be finite");
+  }
+  if ((s > 0 && b < a) || (s < 0 && b > a)) {
+    throw std::runtime_error(message("arange: upper bound and larger bound inconsistent with step sign (start=", a,
+                                     ", end=", b, ", step=", s, ")"));
+  }
+  int64_t n;
+  if (M.all_int) {
+    const __int128 si = step.to_int(), d = static_cast<__int128>(hi.to_int()) - lo.to_int();
+    __int128 n128 = si > 0 ? (d + si - 1) / si : (d + si + 1) / si;
+    if (n128 > (__int128(1) << 62)) throw std::runtime_error("arange: the range has too many elements");
+    n = static_cast<int64_t>(n128);
+    M.a0 = lo.to_int();
+    M.si = step.to_int();
+  } else {
+    const double nd = std::ceil((b - a) / s);
+    if (!(nd < 4.6e18)) throw std::runtime_error("arange: the range has too many elements");
+    n = static_cast<int64_t>(nd);
+  }
+  M.n = std::max<int64_t>(n, 0);
+  M.a = a;
+  M.s = s;
+  return M;
+}
+
+void check_triangle(const char* op, const Tensor& self, const Tensor& out) {
+  if (self->dim() < 2) throw std::runtime_error(message(op, ": input tensor must have at least 2 dimensions"));
+  if (out && out->dtype() != self->dtype()) {
+    throw std::runtime_error(message(op, ": Expected out tensor to have dtype ", dtype_name(self->dtype()), ", but got ",
+                                     dtype_name(out->dtype()), " instead"));
+  }
+}
+
+ScalarType linspace_meta(int64_t steps, std::optional<ScalarType> dtype, const Tensor& out) {
+  if (steps < 0) throw std::runtime_error(message("linspace: number of steps must be non-negative, got ", steps));
+  return dtype.value_or(out ? out->dtype() : default_float_dtype());
+}
+
+EyeMeta eye_meta(int64_t n, std::optional<int64_t> m, std::optional<ScalarType> dtype, const Tensor& out) {
+  const int64_t cols = m.value_or(n);
+  if (n < 0 || cols < 0) throw std::runtime_error(message("eye: n and m must be non-negative, got n=", n, ", m=", cols));
+  return {cols, dtype.value_or(out ? out->dtype() : default_float_dtype())};
+}
+
+}  // namespace ember

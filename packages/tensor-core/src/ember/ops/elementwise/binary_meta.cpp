@@ -1,0 +1,108 @@
+// The meta functions declared in binary_meta.h.
+#include "ember/ops/elementwise/binary_meta.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "ember/ops/index/indexing.h"
+#include "ember/ops/ops_util.h"
+#include "ember/runtime/parallel.h"
+
+namespace ember {
+
+// ---------------------------------------------------------------------------------------------
+// binary ops
+
+namespace {
+
+Shape broadcast_pair(const char* op, const Tensor& a, const Tensor& b) {
+  return a->sizes() == b->sizes() ? a->sizes() : broadcast_shapes(a->sizes(), b->sizes(), op);
+}
+
+}  // namespace
+
+BinaryMeta binary_meta(const char* op, const Tensor& self, const Tensor& other, bool boolean_result) {
+  const ScalarType t = result_type(self, other);
+  return {t, boolean_result ? ScalarType::Bool : t, broadcast_pair(op, self, other)};
+}
+
+PowMeta pow_meta(const Tensor& self, const Tensor& exponent) {
+  PowMeta M;
+  M.dtype = result_type(self, exponent);
+  if (M.dtype == ScalarType::Bool) {
+    if (!exponent->wrapped_number) throw NotImplementedError("pow: not implemented for two bool operands");
+    // bool ** True == self, bool ** False == True (a wrapped number is a CPU tensor)
+    M.result = *exponent->data<bool>() ? ops::clone(self) : ops::ones_like(self, std::nullopt, std::nullopt, false);
+    return M;
+  }
+  if (!is_floating(M.dtype) && exponent->wrapped_number) {
+    // like PyTorch: a negative Python-number exponent of an integer tensor is an error;
+    // negative tensor exponents give 1, -1 or 0 as integer arithmetic does
+    bool negative = false;
+    dispatch_numeric(M.dtype, "pow", [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_signed_v<T>) {
+        const Tensor c = as_contiguous(to_dtype(exponent, M.dtype));
+        for (int64_t i = 0; i < c->numel() && !negative; ++i) negative = c->data<T>()[i] < 0;
+      }
+    });
+    if (negative) throw std::runtime_error("pow: integers to negative integer powers are not allowed");
+  }
+  M.shape = broadcast_pair("pow", self, exponent);
+  return M;
+}
+
+WhereMeta where_meta(const Tensor& condition, const Tensor& input, const Tensor& other) {
+  if (condition->dtype() != ScalarType::Bool && condition->dtype() != ScalarType::UInt8) {
+    throw std::runtime_error(message("where: expected condition to be a bool tensor, got ",
+                                     dtype_name(condition->dtype())));
+  }
+  const ScalarType t = result_type(input, other);
+  Shape shape = broadcast_shapes(condition->sizes(), input->sizes(), "where");
+  shape = broadcast_shapes(shape, other->sizes(), "where");
+  return {t, shape};
+}
+
+ClampMeta clamp_meta(const Tensor& self, const Tensor& min, const Tensor& max, const Tensor& out) {
+  if (!min && !max) throw std::runtime_error("clamp: at least one of 'min' or 'max' must not be None");
+  const ScalarType t = result_type({self.get(), min.get(), max.get()});
+  if (out && !is_floating(out->dtype()) && is_floating(t) && out == self) {
+    throw std::runtime_error(message("clamp_: result type ", dtype_name(t),
+                                     " can't be cast to the desired output type ", dtype_name(self->dtype())));
+  }
+  Shape shape = self->sizes();
+  if (min) shape = broadcast_shapes(shape, min->sizes(), "clamp");
+  if (max) shape = broadcast_shapes(shape, max->sizes(), "clamp");
+  return {t, shape};
+}
+
+// ---------------------------------------------------------------------------------------------
+// division with integer checks
+
+namespace {
+
+// RuntimeError as in PyTorch (Python's ZeroDivisionError is not a RuntimeError).
+void check_int_divisor(const char* op, const Tensor& b) {
+  if (is_floating(b->dtype())) return;
+  bool zero = false;
+  dispatch_integral(b->dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    Tensor c = as_contiguous(b);
+    const T* p = c->data<T>();
+    for (int64_t i = 0; i < c->numel() && !zero; ++i) zero = p[i] == T(0);
+  });
+  if (zero) throw std::runtime_error(message("ZeroDivisionError: ", op, ": integer division by zero"));
+}
+
+}  // namespace
+
+BinaryMeta division_meta(const char* op, const Tensor& self, const Tensor& other) {
+  const ScalarType t = result_type(self, other);
+  if (t == ScalarType::Bool) throw std::runtime_error(message(op, ": not implemented for two bool operands"));
+  if (other->device().type == DeviceType::CPU) check_int_divisor(op, to_dtype(other, t));
+  return {t, t, broadcast_pair(op, self, other)};
+}
+
+}  // namespace ember

@@ -1,0 +1,127 @@
+// Unary elementwise ops on the CPU: the dtype rules here, the scalar functions in
+// unary_functions.h (shared with the CUDA kernels).
+#include <cmath>
+
+#include "ember/backends/cpu/elementwise.h"
+#include "ember/ops/elementwise/unary_functions.h"
+
+namespace ember::cpu {
+namespace {
+
+// Ops defined on reals: integer and bool inputs are computed in the default float dtype.
+template <typename MakeF>
+Tensor float_unary(const char* op, const Tensor& self, const Tensor& out, MakeF make_f) {
+  ScalarType t = is_floating(self->dtype()) ? self->dtype() : default_float_dtype();
+  return map_unary(op, to_dtype(self, t), out, t, DispatchFloat{}, make_f);
+}
+
+}  // namespace
+
+#define EMBER_FLOAT_UNARY(NAME, FN)                                               \
+  Tensor NAME(const Tensor& self, const Tensor& out) {                            \
+    return float_unary(#NAME, self, out, [](auto tag) {                           \
+      using A = opmath_t<decltype(tag)>;                                          \
+      return [](A x) -> A { return unary_fn::FN{}(x); };                          \
+    });                                                                           \
+  }
+EMBER_FLOAT_UNARY(exp, Exp)
+EMBER_FLOAT_UNARY(log, Log)
+EMBER_FLOAT_UNARY(log1p, Log1p)
+EMBER_FLOAT_UNARY(expm1, Expm1)
+EMBER_FLOAT_UNARY(sqrt, Sqrt)
+EMBER_FLOAT_UNARY(rsqrt, Rsqrt)
+EMBER_FLOAT_UNARY(sin, Sin)
+EMBER_FLOAT_UNARY(cos, Cos)
+EMBER_FLOAT_UNARY(tan, Tan)
+EMBER_FLOAT_UNARY(tanh, Tanh)
+EMBER_FLOAT_UNARY(sigmoid, Sigmoid)
+EMBER_FLOAT_UNARY(erf, Erf)
+EMBER_FLOAT_UNARY(log2, Log2)
+EMBER_FLOAT_UNARY(log10, Log10)
+EMBER_FLOAT_UNARY(atan, Atan)
+EMBER_FLOAT_UNARY(asin, Asin)
+EMBER_FLOAT_UNARY(acos, Acos)
+EMBER_FLOAT_UNARY(sinh, Sinh)
+EMBER_FLOAT_UNARY(cosh, Cosh)
+EMBER_FLOAT_UNARY(asinh, Asinh)
+EMBER_FLOAT_UNARY(acosh, Acosh)
+EMBER_FLOAT_UNARY(atanh, Atanh)
+EMBER_FLOAT_UNARY(reciprocal, Reciprocal)
+#undef EMBER_FLOAT_UNARY
+
+// Ops that keep the input dtype.
+#define EMBER_SAME_UNARY(NAME, DISPATCH, FN)                                      \
+  Tensor NAME(const Tensor& self, const Tensor& out) {                            \
+    return map_unary(#NAME, self, out, self->dtype(), DISPATCH{}, [](auto tag) {  \
+      using A = opmath_t<decltype(tag)>;                                          \
+      return [](A x) -> A { return unary_fn::FN{}(x); };                          \
+    });                                                                           \
+  }
+EMBER_SAME_UNARY(abs, DispatchNumeric, Abs)
+EMBER_SAME_UNARY(relu, DispatchNumeric, Relu)
+EMBER_SAME_UNARY(square, DispatchNumeric, Square)
+EMBER_SAME_UNARY(sign, DispatchAll, Sign)
+#undef EMBER_SAME_UNARY
+
+Tensor neg(const Tensor& self, const Tensor& out) {
+  if (self->dtype() == ScalarType::Bool) {
+    throw std::runtime_error(
+        "neg: negation, the `-` operator, on a bool tensor is not supported; use the `~` or "
+        "`logical_not()` operator instead");
+  }
+  return map_unary("neg", self, out, self->dtype(), DispatchNumeric{}, [](auto tag) {
+    using A = opmath_t<decltype(tag)>;
+    return [](A x) -> A { return unary_fn::Neg{}(x); };
+  });
+}
+
+// Integer inputs are returned unchanged (a copy, or self itself in place).
+#define EMBER_ROUNDING(NAME, FN)                                                    \
+  Tensor NAME(const Tensor& self, const Tensor& out) {                              \
+    if (!is_floating(self->dtype())) {                                              \
+      return finish_out(#NAME, out, out == self ? self : ops::clone(self));         \
+    }                                                                               \
+    return map_unary(#NAME, self, out, self->dtype(), DispatchFloat{}, [](auto tag) { \
+      using A = opmath_t<decltype(tag)>;                                            \
+      return [](A x) -> A { return unary_fn::FN{}(x); };                            \
+    });                                                                             \
+  }
+EMBER_ROUNDING(floor, Floor)
+EMBER_ROUNDING(ceil, Ceil)
+EMBER_ROUNDING(round, Round)
+EMBER_ROUNDING(trunc, Trunc)
+#undef EMBER_ROUNDING
+
+Tensor logical_not(const Tensor& self, const Tensor& out) {
+  return map_unary("logical_not", self, out, ScalarType::Bool, DispatchAll{}, [](auto tag) {
+    using A = opmath_t<decltype(tag)>;
+    return [](A x) -> bool { return x == A(0); };
+  });
+}
+
+Tensor bitwise_not(const Tensor& self, const Tensor& out) {
+  return map_unary("bitwise_not", self, out, self->dtype(), DispatchIntegral{}, [](auto tag) {
+    using A = opmath_t<decltype(tag)>;
+    return [](A x) -> A {
+      if constexpr (std::is_same_v<A, bool>) return !x;
+      else return static_cast<A>(~x);
+    };
+  });
+}
+
+#define EMBER_CLASSIFY(NAME, FEXPR, IEXPR)                                          \
+  Tensor NAME(const Tensor& self) {                                                 \
+    return map_unary(#NAME, self, Tensor(), ScalarType::Bool, DispatchAll{}, [](auto tag) { \
+      using A = opmath_t<decltype(tag)>;                                            \
+      return [](A x) -> bool {                                                      \
+        if constexpr (std::is_floating_point_v<A>) return FEXPR;                    \
+        else { (void)x; return IEXPR; }                                             \
+      };                                                                            \
+    });                                                                             \
+  }
+EMBER_CLASSIFY(isnan, std::isnan(x), false)
+EMBER_CLASSIFY(isinf, std::isinf(x), false)
+EMBER_CLASSIFY(isfinite, std::isfinite(x), true)
+#undef EMBER_CLASSIFY
+
+}  // namespace ember::cpu

@@ -1,0 +1,129 @@
+// The scalar function of every unary elementwise op, written once for the CPU kernels
+// (unary_cpu.cpp) and the CUDA kernels (elementwise_cuda.cu).
+//
+// Each is a functor over the op's compute type A (opmath_t of the element type: float for the
+// 16-bit floats, the type itself otherwise), callable on the host and on the device. The
+// kernels choose the dtypes (which ops compute integers in the default float dtype, which
+// refuse bool) and convert to and from A; the functor only says what one element becomes.
+//
+// Where the two devices use different implementations of one function, the functor says so:
+// on the host exp, tanh and sigmoid use vec_math.h's branch-free versions (within 2-4 ulp of
+// the C library, and vectorised by the compiler), on the device CUDA's own. Every other
+// function is the C library's (std:: on the host, CUDA's overloads of the same names on the
+// device).
+#pragma once
+
+#include <cmath>
+#include <type_traits>
+
+#include "ember/core/host_device.h"
+#include "ember/ops/elementwise/vec_math.h"
+
+// The C library's function `fn` for the current side of the compilation.
+#if defined(__CUDA_ARCH__)
+#define EMBER_LIBM(fn) ::fn
+#else
+#define EMBER_LIBM(fn) std::fn
+#endif
+
+namespace ember::unary_fn {
+
+// ---- real functions: the kernels compute integers and bool in the default float dtype ----
+
+#define EMBER_LIBM_FUNCTOR(NAME, FN)                                      \
+  struct NAME {                                                           \
+    template <typename A> EMBER_HOST_DEVICE A operator()(A x) const {     \
+      return EMBER_LIBM(FN)(x);                                           \
+    }                                                                     \
+  };
+EMBER_LIBM_FUNCTOR(Log, log)
+EMBER_LIBM_FUNCTOR(Log1p, log1p)
+EMBER_LIBM_FUNCTOR(Expm1, expm1)
+EMBER_LIBM_FUNCTOR(Sqrt, sqrt)
+EMBER_LIBM_FUNCTOR(Sin, sin)
+EMBER_LIBM_FUNCTOR(Cos, cos)
+EMBER_LIBM_FUNCTOR(Tan, tan)
+EMBER_LIBM_FUNCTOR(Erf, erf)
+EMBER_LIBM_FUNCTOR(Log2, log2)
+EMBER_LIBM_FUNCTOR(Log10, log10)
+EMBER_LIBM_FUNCTOR(Atan, atan)
+EMBER_LIBM_FUNCTOR(Asin, asin)
+EMBER_LIBM_FUNCTOR(Acos, acos)
+EMBER_LIBM_FUNCTOR(Sinh, sinh)
+EMBER_LIBM_FUNCTOR(Cosh, cosh)
+EMBER_LIBM_FUNCTOR(Asinh, asinh)
+EMBER_LIBM_FUNCTOR(Acosh, acosh)
+EMBER_LIBM_FUNCTOR(Atanh, atanh)
+// the rounding ops (the kernels copy integer inputs unchanged)
+EMBER_LIBM_FUNCTOR(Floor, floor)
+EMBER_LIBM_FUNCTOR(Ceil, ceil)
+EMBER_LIBM_FUNCTOR(Round, nearbyint)  // half to even, as PyTorch
+EMBER_LIBM_FUNCTOR(Trunc, trunc)
+#undef EMBER_LIBM_FUNCTOR
+
+struct Exp {
+  template <typename A> EMBER_HOST_DEVICE A operator()(A x) const {
+#if defined(__CUDA_ARCH__)
+    return ::exp(x);
+#else
+    return exp_(x);
+#endif
+  }
+};
+struct Tanh {
+  template <typename A> EMBER_HOST_DEVICE A operator()(A x) const {
+#if defined(__CUDA_ARCH__)
+    return ::tanh(x);
+#else
+    return tanh_(x);
+#endif
+  }
+};
+struct Sigmoid {
+  template <typename A> EMBER_HOST_DEVICE A operator()(A x) const {
+#if defined(__CUDA_ARCH__)
+    return A(1) / (A(1) + ::exp(-x));
+#else
+    return sigmoid_(x);
+#endif
+  }
+};
+struct Rsqrt {
+  template <typename A> EMBER_HOST_DEVICE A operator()(A x) const { return A(1) / EMBER_LIBM(sqrt)(x); }
+};
+struct Reciprocal {
+  template <typename A> EMBER_HOST_DEVICE A operator()(A x) const { return A(1) / x; }
+};
+
+// ---- functions that keep the dtype: every numeric type (sign also bool) ----
+
+struct Neg {
+  template <typename A> EMBER_HOST_DEVICE A operator()(A x) const { return static_cast<A>(-x); }
+};
+// -0 becomes +0; unsigned values are their own absolute value.
+struct Abs {
+  template <typename A> EMBER_HOST_DEVICE A operator()(A x) const {
+    return x < A(0) ? static_cast<A>(A(0) - x) : (x == A(0) ? A(0) : x);
+  }
+};
+// NaN stays NaN.
+struct Relu {
+  template <typename A> EMBER_HOST_DEVICE A operator()(A x) const { return (x > A(0) || x != x) ? x : A(0); }
+};
+struct Square {
+  template <typename A> EMBER_HOST_DEVICE A operator()(A x) const { return static_cast<A>(x * x); }
+};
+// -1, 0 or 1 (NaN stays NaN; bool is itself).
+struct Sign {
+  template <typename A> EMBER_HOST_DEVICE A operator()(A x) const {
+    if constexpr (std::is_same_v<A, bool>) {
+      return x;
+    } else if constexpr (std::is_floating_point_v<A>) {
+      return x != x ? x : static_cast<A>((A(0) < x) - (x < A(0)));
+    } else {
+      return static_cast<A>((A(0) < x) - (x < A(0)));
+    }
+  }
+};
+
+}  // namespace ember::unary_fn

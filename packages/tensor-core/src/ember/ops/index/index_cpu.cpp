@@ -1,0 +1,998 @@
+// Index-based ops: gather/scatter, index_select/index_add, masked ops, nonzero, and the
+// advanced-indexing kernels behind the [] operator (index_get / index_put).
+//
+// No index is ever used unchecked: in-place writes validate all indices before writing
+// anything; ops that fill a fresh result check them inside the kernel and discard the result
+// on error. Reads (gather, index_select, index_get) run over the flat result space in
+// parallel; scatter, scatter_add, index_add and accumulating index_put keep every position of
+// the scattered dim on one thread, so duplicate indices never race and the last write wins as
+// in a serial loop (a plain index_put with repeated indices stores one of the values, which
+// PyTorch leaves unspecified too).
+//
+// Also defines the meta functions of index_put_meta.h (advanced indexing, index_put's
+// indices, masked_select) and advanced_indices (indexing.h), which the CUDA kernels call too,
+// and the CPU kernels of index_put and _index (the op form of index_put / index_get).
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ember/ops/index/index_meta.h"
+#include "ember/ops/index/index_put_meta.h"
+#include "ember/ops/index/indexing.h"
+#include "ember/backends/cpu/iter.h"
+#include "ember/ops/ops_util.h"
+#include "ember/runtime/parallel.h"
+#include "ember/ops/elementwise/binary_meta.h"
+
+namespace ember {
+namespace {
+
+
+// An integer index tensor as contiguous int64 (int32 is widened).
+Tensor contiguous_int64(const Tensor& idx) { return as_contiguous(to_dtype(idx, ScalarType::Int64)); }
+
+// The first entry of a contiguous int64 tensor outside [lo, size), if any.
+bool find_bad_index(const Tensor& idx, int64_t lo, int64_t size, int64_t& bad) {
+  const int64_t* p = idx->data<int64_t>();
+  const int64_t n = idx->numel();
+  for (int64_t i = 0; i < n; ++i) {
+    if (p[i] < lo || p[i] >= size) {
+      bad = p[i];
+      return true;
+    }
+  }
+  return false;
+}
+
+// out[i] = *(src_i + idx_i * step) over out's shape: src and idx are views with out's sizes
+// (src's indexed dim has stride 0); step is in bytes. With bound >= 0 the indices are checked
+// against [0, bound) on the way (returns false and skips those reads when one is not).
+bool gather_kernel(const Tensor& out, const Tensor& src, const Tensor& idx, int64_t step, int64_t bound = -1) {
+  if (out->numel() == 0) return true;
+  auto L = make_loop<3>(out->sizes(), {out.get(), src.get(), idx.get()});
+  const uint64_t ubound = static_cast<uint64_t>(bound);  // -1: no index is out of range
+  std::atomic<bool> bad{false};
+  dispatch_itemsize(out->itemsize(), [&](auto tag) {
+    using U = decltype(tag);
+    for_each_strided<3>(L, [step, ubound, &bad](char** p, const int64_t* s, int64_t n) {
+      if (s[2] == 0) {  // one index for the whole run
+        const int64_t k = *reinterpret_cast<const int64_t*>(p[2]);
+        if (static_cast<uint64_t>(k) >= ubound) {
+          bad = true;
+          return;
+        }
+        const char* src = p[1] + k * step;
+        if (s[0] == sizeof(U) && s[1] == sizeof(U)) {
+          std::memcpy(p[0], src, static_cast<size_t>(n) * sizeof(U));
+        } else {
+          for (int64_t i = 0; i < n; ++i) *reinterpret_cast<U*>(p[0] + i * s[0]) = *reinterpret_cast<const U*>(src + i * s[1]);
+        }
+        return;
+      }
+      bool ok = true;
+      if (s[0] == sizeof(U) && s[1] == 0 && s[2] == sizeof(int64_t)) {  // out[i] = src[idx[i]]
+        U* o = reinterpret_cast<U*>(p[0]);
+        const char* src = p[1];
+        const int64_t* ix = reinterpret_cast<const int64_t*>(p[2]);
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t k = ix[i];
+          if (static_cast<uint64_t>(k) >= ubound) {
+            ok = false;
+            continue;
+          }
+          o[i] = *reinterpret_cast<const U*>(src + k * step);
+        }
+      } else {
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t k = *reinterpret_cast<const int64_t*>(p[2] + i * s[2]);
+          if (static_cast<uint64_t>(k) >= ubound) {
+            ok = false;
+            continue;
+          }
+          *reinterpret_cast<U*>(p[0] + i * s[0]) = *reinterpret_cast<const U*>(p[1] + i * s[1] + k * step);
+        }
+      }
+      if (!ok) bad = true;
+    });
+  });
+  return !bad;
+}
+
+// Visits `shape` with K operands (views of that shape), calling f(char** ptrs, strides, n)
+// on runs of n elements (byte strides per operand), like for_each_strided. All positions
+// along `dim` with the same other coordinates run on one thread, in increasing order, so
+// that writes made through an index cannot race and the last one wins.
+template <int K, typename F>
+void scatter_loop(const Shape& shape, int64_t dim, const std::array<const TensorImpl*, K>& ops, F f) {
+  if (shape_numel(shape) == 0) return;
+  const int64_t nd = static_cast<int64_t>(shape.size());
+  const int64_t n = shape[dim];
+  std::array<int64_t, K> ds;
+  std::array<char*, K> base;
+  for (int k = 0; k < K; ++k) {
+    ds[k] = ops[k]->strides()[dim] * static_cast<int64_t>(ops[k]->itemsize());
+    base[k] = ops[k]->data_ptr();
+  }
+  // the other dims, coalesced
+  Shape osz;
+  std::vector<std::array<int64_t, K>> ost;
+  for (int64_t d = 0; d < nd; ++d) {
+    if (d == dim || shape[d] == 1) continue;
+    std::array<int64_t, K> st;
+    for (int k = 0; k < K; ++k) st[k] = ops[k]->strides()[d] * static_cast<int64_t>(ops[k]->itemsize());
+    if (!osz.empty()) {
+      bool merge = true;
+      for (int k = 0; k < K; ++k) merge &= ost.back()[k] == st[k] * shape[d];
+      if (merge) {
+        osz.back() *= shape[d];
+        ost.back() = st;
+        continue;
+      }
+    }
+    osz.push_back(shape[d]);
+    ost.push_back(st);
+  }
+  if (osz.empty()) {
+    osz.push_back(1);
+    ost.push_back(std::array<int64_t, K>{});
+  }
+  const int64_t m = osz.back();
+  const std::array<int64_t, K> is = ost.back();
+  const int64_t runs = shape_numel(osz) / m;
+  // runs along the innermost other dim for each index position, or along the scattered dim
+  // for each inner position, whichever the last operand walks with the smaller stride
+  const bool k_outer = std::abs(ds[K - 1]) >= std::abs(is[K - 1]) && m > 1;
+  const int64_t total = shape_numel(shape);
+  const int64_t threads = total < kParallelGrain ? 1 : std::max(1, get_num_threads());
+  // split the innermost other dim only when there are too few runs to share out
+  int64_t piece = m;
+  if (threads > 1 && runs < 4 * threads) piece = std::min(m, std::max<int64_t>(64, (m + 4 * threads - 1) / (4 * threads)));
+  const int64_t per_run = (m + piece - 1) / piece;
+  auto task = [&](int64_t t0, int64_t t1) {
+    std::array<char*, K> p;
+    for (int64_t t = t0; t < t1; ++t) {
+      int64_t r = t / per_run;
+      const int64_t j0 = (t % per_run) * piece, j1 = std::min(m, j0 + piece);
+      std::array<char*, K> rb = base;
+      for (int64_t d = static_cast<int64_t>(osz.size()) - 2; d >= 0; --d) {
+        const int64_t c = r % osz[d];
+        r /= osz[d];
+        for (int k = 0; k < K; ++k) rb[k] += c * ost[d][k];
+      }
+      if (k_outer) {
+        for (int64_t i = 0; i < n; ++i) {
+          for (int k = 0; k < K; ++k) p[k] = rb[k] + i * ds[k] + j0 * is[k];
+          f(p.data(), is.data(), j1 - j0);
+        }
+      } else {
+        for (int64_t j = j0; j < j1; ++j) {
+          for (int k = 0; k < K; ++k) p[k] = rb[k] + j * is[k];
+          f(p.data(), ds.data(), n);
+        }
+      }
+    }
+  };
+  const int64_t tasks = runs * per_run;
+  if (threads == 1 || tasks == 1) {
+    task(0, tasks);
+  } else {
+    parallel_for(0, tasks, 1, task);
+  }
+}
+
+// Kernels over (dst, idx, src) runs: dst is viewed with the indexed dim's stride zeroed, idx
+// holds int64 positions along it, `step` is the byte distance of one position in dst. With
+// Check, positions outside [0, bound) are skipped and reported through `bad` (for outputs
+// that are thrown away on error; in-place writes validate their indices beforehand).
+struct Bound {
+  uint64_t n;
+  std::atomic<bool>* bad;
+};
+
+template <bool Check>
+inline bool in_bound(int64_t k, const Bound& b) {
+  if constexpr (Check) {
+    if (static_cast<uint64_t>(k) >= b.n) {
+      *b.bad = true;
+      return false;
+    }
+  }
+  return true;
+}
+
+template <typename U, bool Check>
+inline void copy_run(char** p, const int64_t* s, int64_t n, int64_t step, const Bound& b) {
+  if (s[1] == 0) {  // one index for the whole run
+    const int64_t k = *reinterpret_cast<const int64_t*>(p[1]);
+    if (!in_bound<Check>(k, b)) return;
+    char* d = p[0] + k * step;
+    if (s[0] == sizeof(U) && s[2] == sizeof(U)) {
+      std::memcpy(d, p[2], static_cast<size_t>(n) * sizeof(U));
+    } else {
+      for (int64_t i = 0; i < n; ++i) *reinterpret_cast<U*>(d + i * s[0]) = *reinterpret_cast<const U*>(p[2] + i * s[2]);
+    }
+    return;
+  }
+  if (s[0] == 0 && s[1] == sizeof(int64_t) && s[2] == sizeof(U)) {  // dst[idx[i]] = src[i]
+    char* d = p[0];
+    const int64_t* ix = reinterpret_cast<const int64_t*>(p[1]);
+    const U* v = reinterpret_cast<const U*>(p[2]);
+    for (int64_t i = 0; i < n; ++i) {
+      if (in_bound<Check>(ix[i], b)) *reinterpret_cast<U*>(d + ix[i] * step) = v[i];
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t k = *reinterpret_cast<const int64_t*>(p[1] + i * s[1]);
+    if (in_bound<Check>(k, b)) {
+      *reinterpret_cast<U*>(p[0] + i * s[0] + k * step) = *reinterpret_cast<const U*>(p[2] + i * s[2]);
+    }
+  }
+}
+
+// Runs f(std::bool_constant<Check>{}) with Check = (bound >= 0); false when an index was out
+// of [0, bound).
+template <typename F> bool with_bound(int64_t bound, F&& f) {
+  std::atomic<bool> bad{false};
+  if (bound >= 0) f(std::true_type{}, Bound{static_cast<uint64_t>(bound), &bad});
+  else f(std::false_type{}, Bound{0, &bad});
+  return !bad;
+}
+
+bool scatter_copy(const Shape& shape, int64_t dim, const Tensor& dst, const Tensor& idx, const Tensor& src,
+                  int64_t step, int64_t bound) {
+  return with_bound(bound, [&](auto check, const Bound& b) {
+    [[maybe_unused]] constexpr bool C = decltype(check)::value;
+    dispatch_itemsize(dst->itemsize(), [&](auto tag) {
+      using U = decltype(tag);
+      scatter_loop<3>(shape, dim, {dst.get(), idx.get(), src.get()},
+                      [step, &b](char** p, const int64_t* s, int64_t n) { copy_run<U, C>(p, s, n, step, b); });
+    });
+  });
+}
+
+bool scatter_fill(const Shape& shape, int64_t dim, const Tensor& dst, const Tensor& idx, const Tensor& value,
+                  int64_t step, int64_t bound) {
+  // value: 0-d, already in dst's dtype
+  return with_bound(bound, [&](auto check, const Bound& b) {
+    [[maybe_unused]] constexpr bool C = decltype(check)::value;
+    dispatch_itemsize(dst->itemsize(), [&](auto tag) {
+      using U = decltype(tag);
+      const U v = *reinterpret_cast<const U*>(value->data_ptr());
+      scatter_loop<2>(shape, dim, {dst.get(), idx.get()}, [step, v, &b](char** p, const int64_t* s, int64_t n) {
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t k = *reinterpret_cast<const int64_t*>(p[1] + i * s[1]);
+          if (in_bound<C>(k, b)) *reinterpret_cast<U*>(p[0] + i * s[0] + k * step) = v;
+        }
+      });
+    });
+  });
+}
+
+template <typename T, typename A>
+inline T add_scaled(T t, A v, A al, bool unit) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return t || (v && al);
+  } else {
+    return static_cast<T>(unit ? static_cast<A>(static_cast<A>(t) + v) : static_cast<A>(static_cast<A>(t) + al * v));
+  }
+}
+
+bool scatter_accumulate(const char* op, const Shape& shape, int64_t dim, const Tensor& dst, const Tensor& idx,
+                        const Tensor& src, int64_t step, const Scalar& alpha, int64_t bound) {
+  return with_bound(bound, [&](auto check, const Bound& b) {
+    [[maybe_unused]] constexpr bool C = decltype(check)::value;
+    dispatch_all(dst->dtype(), op, [&](auto tag) {
+      using T = decltype(tag);
+      using A = opmath_t<T>;
+      const A al = alpha.to<A>();
+      const bool unit = alpha.to_double() == 1.0;
+      scatter_loop<3>(shape, dim, {dst.get(), idx.get(), src.get()},
+                      [step, al, unit, &b](char** p, const int64_t* s, int64_t n) {
+        if (s[1] == 0 && s[0] == sizeof(T) && s[2] == sizeof(T)) {  // one index, contiguous rows
+          const int64_t k = *reinterpret_cast<const int64_t*>(p[1]);
+          if (!in_bound<C>(k, b)) return;
+          T* d = reinterpret_cast<T*>(p[0] + k * step);
+          const T* v = reinterpret_cast<const T*>(p[2]);
+          if (unit) {
+            for (int64_t i = 0; i < n; ++i) d[i] = add_scaled<T, A>(d[i], static_cast<A>(v[i]), al, true);
+          } else {
+            for (int64_t i = 0; i < n; ++i) d[i] = add_scaled<T, A>(d[i], static_cast<A>(v[i]), al, false);
+          }
+          return;
+        }
+        if (s[0] == 0 && s[1] == sizeof(int64_t) && s[2] == sizeof(T)) {  // dst[idx[i]] += src[i]
+          const int64_t* ix = reinterpret_cast<const int64_t*>(p[1]);
+          const T* v = reinterpret_cast<const T*>(p[2]);
+          for (int64_t i = 0; i < n; ++i) {
+            if (!in_bound<C>(ix[i], b)) continue;
+            T* d = reinterpret_cast<T*>(p[0] + ix[i] * step);
+            *d = add_scaled<T, A>(*d, static_cast<A>(v[i]), al, unit);
+          }
+          return;
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t k = *reinterpret_cast<const int64_t*>(p[1] + i * s[1]);
+          if (!in_bound<C>(k, b)) continue;
+          T* d = reinterpret_cast<T*>(p[0] + i * s[0] + k * step);
+          *d = add_scaled<T, A>(*d, static_cast<A>(*reinterpret_cast<const T*>(p[2] + i * s[2])), al, unit);
+        }
+      });
+    });
+  });
+}
+
+// dst[off] = src over a common shape, in parallel over everything (duplicate targets get one
+// of their values: PyTorch leaves that unspecified too).
+void put_kernel(const Tensor& dst, const Tensor& off, const Tensor& src, int64_t step) {
+  if (dst->numel() == 0) return;
+  auto L = make_loop<3>(dst->sizes(), {dst.get(), off.get(), src.get()});
+  dispatch_itemsize(dst->itemsize(), [&](auto tag) {
+    using U = decltype(tag);
+    const Bound none{0, nullptr};
+    for_each_strided<3>(L, [step, &none](char** p, const int64_t* s, int64_t n) { copy_run<U, false>(p, s, n, step, none); });
+  });
+}
+
+// ------------------------------------------------------------------ advanced indexing
+
+struct Advanced {
+  Shape shape;      // the result shape
+  Tensor src;       // self with the result's sizes, zero strides on the index dims
+  Tensor offsets;   // int64 element offsets into self, viewed with the result's sizes
+  int64_t bfirst;   // where the broadcast index dims start in the result
+  int64_t bdims;    // how many there are
+};
+
+Advanced prepare_advanced(const Tensor& self, const std::vector<Tensor>& indices) {
+  const AdvancedMeta M = advanced_index_meta(self, indices, true);
+  Advanced A;
+  A.shape = M.shape;
+  A.bfirst = M.bfirst;
+  A.bdims = M.bdims;
+  // element offsets into self for each broadcast index position
+  Tensor off = ember::empty(M.B, ScalarType::Int64);
+  std::fill(off->data<int64_t>(), off->data<int64_t>() + off->numel(), int64_t(0));
+  // like PyTorch, index values are only checked when some element is actually read or written
+  if (shape_numel(A.shape) > 0) {
+    for (int64_t d : M.pos) {
+      Tensor ix = contiguous_int64(indices[d]);
+      const int64_t size = self->sizes()[d];
+      int64_t bad;
+      if (find_bad_index(ix, -size, size, bad)) throw_advanced_index_out_of_bounds(bad, d, size);
+      const int64_t stride = self->strides()[d];
+      Tensor ex = expand_to(ix, M.B, "index");
+      auto L = make_loop<2>(M.B, {off.get(), ex.get()});
+      for_each_strided<2>(L, [size, stride](char** p, const int64_t* s, int64_t n) {
+        for (int64_t i = 0; i < n; ++i) {
+          int64_t v = *reinterpret_cast<const int64_t*>(p[1] + i * s[1]);
+          if (v < 0) v += size;
+          *reinterpret_cast<int64_t*>(p[0] + i * s[0]) += v * stride;
+        }
+      });
+    }
+  }
+  A.src = make_view(self, A.shape, M.src_strides, self->offset());
+  A.offsets = make_view(off, A.shape, M.off_strides, 0);
+  return A;
+}
+
+// Merges dims [first, first + count) of a view into one (inserting a size-1 dim when count
+// is 0); nullptr when the strides do not allow it.
+Tensor merge_dims(const Tensor& t, int64_t first, int64_t count) {
+  Shape sz, st;
+  for (int64_t d = 0; d < first; ++d) {
+    sz.push_back(t->sizes()[d]);
+    st.push_back(t->strides()[d]);
+  }
+  int64_t n = 1, stride = 0;
+  bool have = false;
+  for (int64_t d = first + count - 1; d >= first; --d) {
+    const int64_t s = t->sizes()[d];
+    if (s == 1) {
+      continue;
+    }
+    if (!have) {
+      stride = t->strides()[d];
+      have = true;
+    } else if (t->strides()[d] != stride * n) {
+      return nullptr;
+    }
+    n *= s;
+  }
+  for (int64_t d = first; d < first + count; ++d) {
+    if (t->sizes()[d] == 0) {
+      n = 0;
+      break;
+    }
+  }
+  sz.push_back(n);
+  st.push_back(stride);
+  for (int64_t d = first + count; d < t->dim(); ++d) {
+    sz.push_back(t->sizes()[d]);
+    st.push_back(t->strides()[d]);
+  }
+  return make_view(t, std::move(sz), std::move(st), t->offset());
+}
+
+}  // namespace
+
+AdvancedMeta advanced_index_meta(const Tensor& self, const std::vector<Tensor>& indices, bool cpu_indices) {
+  const int64_t nd = self->dim();
+  if (static_cast<int64_t>(indices.size()) > nd) {
+    throw IndexError(message("too many indices for tensor of dimension ", nd));
+  }
+  std::vector<int64_t> pos;
+  Shape B;
+  bool first = true;
+  for (size_t j = 0; j < indices.size(); ++j) {
+    const Tensor& ix = indices[j];
+    if (!ix) continue;
+    if (ix->dtype() != ScalarType::Int64 && ix->dtype() != ScalarType::Int32) {
+      throw IndexError("tensors used as indices must be long, int, byte or bool tensors");
+    }
+    if (cpu_indices) check_cpu(ix, "index");
+    pos.push_back(static_cast<int64_t>(j));
+    if (first) {
+      B = ix->sizes();
+      first = false;
+    } else {
+      try {
+        B = broadcast_shapes(B, ix->sizes(), "index");
+      } catch (const std::runtime_error&) {
+        std::string shapes;
+        for (size_t q = 0; q < indices.size(); ++q) {
+          if (!indices[q]) continue;
+          shapes += (shapes.empty() ? "" : ", ") + shape_str(indices[q]->sizes());
+        }
+        throw IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes " + shapes);
+      }
+    }
+  }
+  if (pos.empty()) throw std::runtime_error("index: expected at least one index tensor");
+  const bool adjacent = pos.back() - pos.front() + 1 == static_cast<int64_t>(pos.size());
+  const int64_t nb = static_cast<int64_t>(B.size());
+  AdvancedMeta A;
+  A.bdims = nb;
+  Shape sst;  // src strides
+  Shape ost;  // offset-view strides
+  const Shape bst = contiguous_strides(B);
+  auto is_indexed = [&](int64_t d) { return d < static_cast<int64_t>(indices.size()) && indices[d]; };
+  auto add_b = [&] {
+    A.bfirst = static_cast<int64_t>(A.shape.size());
+    for (int64_t i = 0; i < nb; ++i) {
+      A.shape.push_back(B[i]);
+      sst.push_back(0);
+      ost.push_back(bst[i]);
+    }
+  };
+  if (!adjacent) add_b();
+  for (int64_t d = 0; d < nd; ++d) {
+    if (is_indexed(d)) {
+      if (adjacent && d == pos.front()) add_b();
+      continue;
+    }
+    A.shape.push_back(self->sizes()[d]);
+    sst.push_back(self->strides()[d]);
+    ost.push_back(0);
+  }
+  for (int64_t d : pos) {
+    if (self->sizes()[d] == 0 && shape_numel(B) > 0) {
+      throw IndexError("index is out of bounds for dimension with size 0");
+    }
+  }
+  A.pos = std::move(pos);
+  A.B = std::move(B);
+  A.src_strides = std::move(sst);
+  A.off_strides = std::move(ost);
+  return A;
+}
+
+void throw_advanced_index_out_of_bounds(int64_t bad, int64_t dim, int64_t size) {
+  if (size == 0) throw IndexError("index is out of bounds for dimension with size 0");
+  throw IndexError(message("index ", bad, " is out of bounds for dimension ", dim, " with size ", size));
+}
+
+Tensor advanced_index_values(const Tensor& values, const Shape& shape) {
+  Tensor v = values;
+  // leading size-1 dims of the value are ignored, as in NumPy/PyTorch assignment
+  if (v->dim() > static_cast<int64_t>(shape.size())) {
+    int64_t drop = 0;
+    while (v->dim() - drop > static_cast<int64_t>(shape.size()) && v->sizes()[drop] == 1) ++drop;
+    if (drop > 0) {
+      v = make_view(v, Shape(v->sizes().begin() + drop, v->sizes().end()),
+                    Shape(v->strides().begin() + drop, v->strides().end()), v->offset());
+    }
+  }
+  try {
+    return expand_to(v, shape, "index_put_");
+  } catch (const std::runtime_error&) {
+    throw std::runtime_error(message("shape mismatch: value tensor of shape ", shape_str(values->sizes()),
+                                     " cannot be broadcast to indexing result of shape ", shape_str(shape)));
+  }
+}
+
+std::vector<Tensor> index_put_indices(const Tensor& target, const std::vector<Tensor>& indices, const Tensor& values) {
+  if (values->dtype() != target->dtype()) {
+    throw std::runtime_error(message("index_put: the source and destination dtypes must match, got ",
+                                     dtype_name(target->dtype()), " for the destination and ", dtype_name(values->dtype()),
+                                     " for the source."));
+  }
+  return advanced_indices("index_put", target, indices);
+}
+
+std::vector<Tensor> advanced_indices(const char* op, const Tensor& target, const std::vector<Tensor>& indices) {
+  std::vector<Tensor> adv;
+  int64_t d = 0;
+  for (const Tensor& t : indices) {
+    if (!t) {  // None: a full slice
+      adv.emplace_back();
+      ++d;
+      continue;
+    }
+    if (t->dtype() == ScalarType::Bool || t->dtype() == ScalarType::UInt8) {
+      Tensor m = t;
+      if (t->dtype() != ScalarType::Bool) {  // a uint8 mask, converted on its device
+        m = ember::empty(t->sizes(), ScalarType::Bool, t->device());
+        ops::copy(m, t, false, m);
+      }
+      const int64_t k = m->dim();
+      if (d + k > target->dim()) {
+        throw IndexError(message(op, ": too many indices for tensor of dimension ", target->dim()));
+      }
+      for (int64_t j = 0; j < k; ++j) {
+        if (m->sizes()[j] != target->sizes()[d + j]) {
+          throw IndexError(message("The shape of the mask ", shape_str(m->sizes()), " at index ", j,
+                                   " does not match the shape of the indexed tensor ", shape_str(target->sizes()),
+                                   " at index ", d + j));
+        }
+      }
+      Tensor nz = ops::nonzero(m);
+      const int64_t n = nz->sizes()[0];
+      for (int64_t j = 0; j < k; ++j) adv.push_back(make_view(nz, {n}, {k}, nz->offset() + j));
+      d += k;
+      continue;
+    }
+    if (t->dtype() != ScalarType::Int64 && t->dtype() != ScalarType::Int32) {
+      throw IndexError("tensors used as indices must be long, int, byte or bool tensors");
+    }
+    adv.push_back(t);
+    ++d;
+  }
+  if (d > target->dim()) {
+    throw IndexError(message(op, ": too many indices for tensor of dimension ", target->dim(), " (got ", d, ")"));
+  }
+  return adv;
+}
+
+Shape masked_select_meta(const Tensor& self, const Tensor& mask, const Tensor& out) {
+  if (mask->dtype() != ScalarType::Bool) throw std::runtime_error("masked_select: expected BoolTensor for mask");
+  if (out && out->dtype() != self->dtype()) {
+    throw std::runtime_error("masked_select(): self and result must have the same scalar type");
+  }
+  return broadcast_shapes(self->sizes(), mask->sizes(), "masked_select");
+}
+
+Tensor index_get(const Tensor& self, const std::vector<Tensor>& indices) {
+  check_cpu(self, "index");
+  Advanced A = prepare_advanced(self, indices);
+  Tensor out = ember::empty(A.shape, self->dtype());
+  gather_kernel(out, A.src, A.offsets, static_cast<int64_t>(self->itemsize()));
+  return out;
+}
+
+void index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
+  check_cpu(self, "index_put_");
+  Advanced A = prepare_advanced(self, indices);
+  Tensor v = advanced_index_values(values, A.shape);
+  if (shape_numel(A.shape) == 0) return;
+  if (v->dtype() != self->dtype() || v->storage() == self->storage()) {
+    Tensor c = ember::empty(v->sizes(), self->dtype());
+    copy_into(c, v);
+    v = c;
+  }
+  const int64_t step = static_cast<int64_t>(self->itemsize());
+  if (!accumulate) {
+    put_kernel(A.src, A.offsets, v, step);
+    return;
+  }
+  // accumulation keeps each target on one thread: the index dims merged into one scattered dim
+  Tensor mv = merge_dims(v, A.bfirst, A.bdims);
+  if (!mv) mv = merge_dims(as_contiguous(v), A.bfirst, A.bdims);
+  Tensor ms = merge_dims(A.src, A.bfirst, A.bdims);
+  Tensor mo = merge_dims(A.offsets, A.bfirst, A.bdims);
+  scatter_accumulate("index_put_", ms->sizes(), A.bfirst, ms, mo, mv, step, Scalar::from_int(1), -1);
+}
+
+Scalar scalar_of(const Tensor& t) {
+  Scalar s;
+  dispatch_all(t->dtype(), "item", [&](auto tag) {
+    using T = decltype(tag);
+    const T v = *t->data<T>();
+    if constexpr (std::is_same_v<T, bool>) s = Scalar::from_bool(v);
+    else if constexpr (is_float_v<T>) s = Scalar::from_double(static_cast<double>(static_cast<opmath_t<T>>(v)));
+    else s = Scalar::from_int(static_cast<int64_t>(v));
+  });
+  return s;
+}
+
+namespace {
+const char* c_type_name(ScalarType t) {
+  switch (t) {
+    case ScalarType::UInt8: return "uint8_t";
+    case ScalarType::Int8: return "int8_t";
+    case ScalarType::Int16: return "int16_t";
+    case ScalarType::Int32: return "int";
+    case ScalarType::Int64: return "int64_t";
+    case ScalarType::Float16: return "c10::Half";
+    case ScalarType::BFloat16: return "c10::BFloat16";
+    case ScalarType::Float32: return "float";
+    default: return dtype_name(t);
+  }
+}
+}  // namespace
+
+void check_value_fits(const char* op, const Scalar& v, ScalarType dtype, bool check_16bit_floats) {
+  bool overflow = false;
+  if (dtype == ScalarType::Bool || dtype == ScalarType::Float64) return;
+  if (!check_16bit_floats && (dtype == ScalarType::Float16 || dtype == ScalarType::BFloat16)) return;
+  dispatch_all(dtype, "fill", [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      using L = std::numeric_limits<T>;
+      if (v.is_float()) {
+        overflow = std::isnan(v.d) || v.d < static_cast<double>(L::lowest()) || v.d > static_cast<double>(L::max());
+      } else if (std::is_unsigned_v<T>) {
+        // negative integers wrap (two's complement), as PyTorch allows
+        overflow = v.i > static_cast<int64_t>(L::max()) || (v.i < 0 && -v.i > static_cast<int64_t>(L::max()));
+      } else {
+        overflow = v.i < static_cast<int64_t>(L::lowest()) || v.i > static_cast<int64_t>(L::max());
+      }
+    } else if constexpr (is_float_v<T>) {
+      double lim = std::is_same_v<T, Half> ? 65504.0
+                   : std::is_same_v<T, BFloat16> ? 3.3895313892515355e38
+                                                 : static_cast<double>(std::numeric_limits<float>::max());
+      const double d = v.to_double();
+      overflow = !std::isinf(d) && !std::isnan(d) && (d < -lim || d > lim);
+    }
+  });
+  if (overflow) {
+    throw std::runtime_error(message(op, ": value cannot be converted to type ", c_type_name(dtype), " without overflow"));
+  }
+}
+
+namespace cpu {
+
+namespace {
+
+// The tensor an op computes into: out (a cpu tensor) when it fits and aliases none of the
+// inputs, else a fresh one.
+Tensor result_for(const char* op, const Tensor& out, const Shape& shape, ScalarType dtype,
+                  std::initializer_list<const Tensor*> inputs) {
+  if (out) check_cpu(out, op);
+  return out_or_fresh(out, shape, dtype, Device{}, inputs);
+}
+
+// value (a 0-d tensor) as a 0-d tensor of dtype, with PyTorch's overflow check.
+Tensor fill_value(const char* op, const Tensor& value, ScalarType dtype) {
+  check_value_fits(op, scalar_of(value), dtype, true);
+  Tensor t = ember::empty({}, dtype);
+  copy_into(t, value);
+  return t;
+}
+
+}  // namespace
+
+Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& out) {
+  check_cpu(self, "gather");
+  if (index->numel() > 0) check_cpu(index, "gather()");
+  const int64_t d = gather_meta(self, dim, index, out);
+  Tensor res = result_for("gather", out, index->sizes(), self->dtype(), {&self, &index});
+  if (index->numel() > 0) {
+    Tensor s1 = at_least_1d(self);
+    Tensor ix = contiguous_int64(at_least_1d(index));
+    const int64_t size = s1->sizes()[d];
+    Tensor r1 = at_least_1d(res);
+    // the indices are checked by the kernel itself (no write goes anywhere but into res)
+    if (!gather_kernel(r1, restride(s1, ix->sizes(), d), ix, s1->strides()[d] * static_cast<int64_t>(s1->itemsize()),
+                       size)) {
+      int64_t bad = 0;
+      find_bad_index(ix, 0, size, bad);
+      throw_index_out_of_bounds("gather()", bad, d, size);
+    }
+  }
+  return finish_out("gather", out, res);
+}
+
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Tensor& out) {
+  check_cpu(self, "scatter");
+  if (index->numel() > 0) check_cpu(index, "scatter()");
+  const bool is_value = src->wrapped_number;
+  const int64_t d = scatter_meta("scatter", self, dim, index, src, is_value);
+  Tensor res = out == self ? self : ops::clone(self);
+  if (index->numel() == 0) return res;
+  Tensor r1 = at_least_1d(res);
+  Tensor ix = contiguous_int64(at_least_1d(index));
+  const int64_t size = r1->sizes()[d];
+  // in place, every index is checked before anything is written; a fresh result is checked
+  // by the kernel on the way (and dropped on error)
+  const bool inplace = res == self;
+  int64_t bad;
+  if (inplace && find_bad_index(ix, 0, size, bad)) throw_index_out_of_bounds("scatter()", bad, d, size);
+  const int64_t step = r1->strides()[d] * static_cast<int64_t>(r1->itemsize());
+  Tensor dst = restride(r1, ix->sizes(), d);
+  bool ok;
+  if (is_value) {
+    ok = scatter_fill(ix->sizes(), d, dst, ix, fill_value("scatter", src, self->dtype()), step, inplace ? -1 : size);
+  } else {
+    Tensor s1 = at_least_1d(src);
+    Tensor sv = restride(s1, ix->sizes(), -1);
+    if (s1->storage() == res->storage()) sv = ops::clone(sv);
+    ok = scatter_copy(ix->sizes(), d, dst, ix, sv, step, inplace ? -1 : size);
+  }
+  if (!ok) {
+    find_bad_index(ix, 0, size, bad);
+    throw_index_out_of_bounds("scatter()", bad, d, size);
+  }
+  return res;
+}
+
+Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Tensor& out) {
+  check_cpu(self, "scatter_add");
+  if (index->numel() > 0) check_cpu(index, "scatter_add()");
+  const int64_t d = scatter_meta("scatter_add", self, dim, index, src, false);
+  Tensor res = out == self ? self : ops::clone(self);
+  if (index->numel() == 0) return res;
+  Tensor r1 = at_least_1d(res);
+  Tensor ix = contiguous_int64(at_least_1d(index));
+  const int64_t size = r1->sizes()[d];
+  const bool inplace = res == self;  // see scatter
+  int64_t bad;
+  if (inplace && find_bad_index(ix, 0, size, bad)) throw_index_out_of_bounds("scatter_add()", bad, d, size);
+  const int64_t step = r1->strides()[d] * static_cast<int64_t>(r1->itemsize());
+  Tensor s1 = at_least_1d(src);
+  Tensor sv = restride(s1, ix->sizes(), -1);
+  if (s1->storage() == res->storage()) sv = ops::clone(sv);
+  if (!scatter_accumulate("scatter_add", ix->sizes(), d, restride(r1, ix->sizes(), d), ix, sv, step,
+                          Scalar::from_int(1), inplace ? -1 : size)) {
+    find_bad_index(ix, 0, size, bad);
+    throw_index_out_of_bounds("scatter_add()", bad, d, size);
+  }
+  return res;
+}
+
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& out) {
+  check_cpu(self, "index_select");
+  check_cpu(index, "index_select");
+  const IndexSelectMeta m = index_select_meta(self, dim, index);
+  const int64_t d = m.dim, n = index->numel();
+  Tensor ix = contiguous_int64(index);
+  Tensor s1 = at_least_1d(self);
+  int64_t bad;
+  if (find_bad_index(ix, 0, m.size, bad)) throw_index_select_out_of_range();
+  check_index_select_out(self, out);
+  Tensor res = result_for("index_select", out, m.shape, self->dtype(), {&self});
+  if (n > 0 && res->numel() > 0) {
+    Tensor r1 = at_least_1d(res);
+    Shape ist(r1->dim(), 0);
+    ist[d] = 1;
+    gather_kernel(r1, restride(s1, r1->sizes(), d), make_view(ix, r1->sizes(), std::move(ist), ix->offset()),
+                  s1->strides()[d] * static_cast<int64_t>(s1->itemsize()));
+  }
+  return finish_out("index_select", out, res);
+}
+
+Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha,
+                 const Tensor& out) {
+  check_cpu(self, "index_add");
+  check_cpu(index, "index_add");
+  const int64_t d = index_add_meta(self, dim, index, source);
+  Tensor res = out == self ? self : ops::clone(self);
+  if (index_add_is_noop(self, index, source, alpha)) return res;
+  Tensor r1 = at_least_1d(res);
+  Tensor ix = contiguous_int64(index);
+  const int64_t size = r1->sizes()[d];
+  int64_t bad;
+  if (find_bad_index(ix, 0, size, bad)) throw_index_add_out_of_range(self, d, alpha, bad, size);
+  Tensor s1 = at_least_1d(source);
+  if (s1->storage() == res->storage()) s1 = ops::clone(s1);
+  Shape ist(s1->dim(), 0);
+  ist[d] = 1;
+  scatter_accumulate("index_add", s1->sizes(), d, restride(r1, s1->sizes(), d),
+                     make_view(ix, s1->sizes(), std::move(ist), ix->offset()), s1,
+                     r1->strides()[d] * static_cast<int64_t>(r1->itemsize()), alpha, -1);
+  return res;
+}
+
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value, const Tensor& out) {
+  check_cpu(self, "masked_fill");
+  check_cpu(mask, "masked_fill");
+  const Shape b = masked_fill_meta(self, mask, value, out);
+  Tensor v = to_dtype(value, self->dtype());
+  Tensor res;
+  if (out == self) {
+    res = self;
+  } else {
+    res = ember::empty(b, self->dtype());
+    copy_into(res, self);
+  }
+  if (res->numel() == 0) return res;
+  Tensor m = expand_to(mask, res->sizes(), "masked_fill");
+  if (m->storage() == res->storage()) m = ops::clone(m);
+  auto L = make_loop<2>(res->sizes(), {res.get(), m.get()});
+  dispatch_itemsize(res->itemsize(), [&](auto tag) {
+    using U = decltype(tag);
+    const U fv = *reinterpret_cast<const U*>(v->data_ptr());
+    for_each_strided<2>(L, [fv](char** p, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        if (*reinterpret_cast<const bool*>(p[1] + i * s[1])) *reinterpret_cast<U*>(p[0] + i * s[0]) = fv;
+      }
+    });
+  });
+  return res;
+}
+
+Tensor masked_select(const Tensor& self, const Tensor& mask, const Tensor& out) {
+  check_cpu(self, "masked_select");
+  check_cpu(mask, "masked_select");
+  const Shape b = masked_select_meta(self, mask, out);
+  Tensor s = expand_to(self, b, "masked_select");
+  Tensor m = expand_to(mask, b, "masked_select");
+  if (s->is_contiguous() && m->is_contiguous() && shape_numel(b) >= 2 * kParallelGrain) {
+    const int64_t total = shape_numel(b);
+    const bool* mp = m->data<bool>();
+    const int64_t nchunks = (total + kParallelGrain - 1) / kParallelGrain;
+    std::vector<int64_t> starts(nchunks + 1, 0);
+    parallel_for(0, nchunks, 1, [&](int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1; ++q) {
+        int64_t n = 0;
+        for (int64_t i = q * kParallelGrain, e = std::min(total, (q + 1) * kParallelGrain); i < e; ++i) n += mp[i];
+        starts[q + 1] = n;
+      }
+    });
+    for (int64_t q = 0; q < nchunks; ++q) starts[q + 1] += starts[q];
+    Tensor res = result_for("masked_select", out, {starts[nchunks]}, self->dtype(), {&self, &mask});
+    dispatch_itemsize(self->itemsize(), [&](auto tag) {
+      using U = decltype(tag);
+      const U* sp = reinterpret_cast<const U*>(s->data_ptr());
+      U* dp = reinterpret_cast<U*>(res->data_ptr());
+      parallel_for(0, nchunks, 1, [&](int64_t q0, int64_t q1) {
+        for (int64_t q = q0; q < q1; ++q) {
+          U* w = dp + starts[q];
+          for (int64_t i = q * kParallelGrain, e = std::min(total, (q + 1) * kParallelGrain); i < e; ++i) {
+            if (mp[i]) *w++ = sp[i];
+          }
+        }
+      });
+    });
+    return finish_out("masked_select", out, res);
+  }
+  int64_t count = 0;
+  if (shape_numel(b) > 0) {
+    auto L = make_loop<1>(b, {m.get()});
+    for_each_strided<1>(
+        L,
+        [&count](char** p, const int64_t* st, int64_t n) {
+          for (int64_t i = 0; i < n; ++i) count += *reinterpret_cast<const bool*>(p[0] + i * st[0]);
+        },
+        std::numeric_limits<int64_t>::max());
+  }
+  Tensor res = result_for("masked_select", out, {count}, self->dtype(), {&self, &mask});
+  if (count > 0) {
+    auto L = make_loop<2>(b, {s.get(), m.get()});
+    dispatch_itemsize(self->itemsize(), [&](auto tag) {
+      using U = decltype(tag);
+      U* dst = reinterpret_cast<U*>(res->data_ptr());
+      for_each_strided<2>(
+          L,
+          [&dst](char** p, const int64_t* st, int64_t n) {
+            for (int64_t i = 0; i < n; ++i) {
+              if (*reinterpret_cast<const bool*>(p[1] + i * st[1])) *dst++ = *reinterpret_cast<const U*>(p[0] + i * st[0]);
+            }
+          },
+          std::numeric_limits<int64_t>::max());
+    });
+  }
+  return finish_out("masked_select", out, res);
+}
+
+Tensor nonzero(const Tensor& self) {
+  check_cpu(self, "nonzero");
+  const int64_t nd = self->dim();
+  Tensor c = as_contiguous(self);
+  const int64_t total = c->numel();
+  // rows of the last dim, in chunks: count per chunk, then each chunk writes its own rows
+  const int64_t row = nd == 0 ? 1 : std::max<int64_t>(c->sizes()[nd - 1], 1);
+  const int64_t rows = total / row;
+  const int64_t rows_per_chunk = std::max<int64_t>(1, kParallelGrain / row);
+  const int64_t nchunks = total == 0 ? 0 : (rows + rows_per_chunk - 1) / rows_per_chunk;
+  std::vector<int64_t> starts(nchunks + 1, 0);
+  Tensor out;
+  dispatch_all(self->dtype(), "nonzero", [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = c->data<T>();
+    auto count_chunk = [&](int64_t b, int64_t e) {
+      for (int64_t q = b; q < e; ++q) {
+        int64_t n = 0;
+        const int64_t lo = q * rows_per_chunk * row, hi = std::min(rows, (q + 1) * rows_per_chunk) * row;
+        for (int64_t i = lo; i < hi; ++i) n += convert<bool>(p[i]);
+        starts[q + 1] = n;
+      }
+    };
+    if (nchunks > 1) parallel_for(0, nchunks, 1, count_chunk);
+    else count_chunk(0, nchunks);
+    for (int64_t q = 0; q < nchunks; ++q) starts[q + 1] += starts[q];
+    const int64_t n = nchunks ? starts[nchunks] : 0;
+    out = ember::empty({n, nd}, ScalarType::Int64);
+    if (n == 0 || nd == 0) return;
+    int64_t* o = out->data<int64_t>();
+    const Shape& sizes = c->sizes();
+    auto write_chunk = [&](int64_t b, int64_t e) {
+      std::vector<int64_t> coord(nd, 0);
+      for (int64_t q = b; q < e; ++q) {
+        const int64_t r0 = q * rows_per_chunk, r1 = std::min(rows, r0 + rows_per_chunk);
+        int64_t rem = r0;
+        for (int64_t d = nd - 2; d >= 0; --d) {
+          coord[d] = rem % sizes[d];
+          rem /= sizes[d];
+        }
+        int64_t* w = o + starts[q] * nd;
+        for (int64_t r = r0; r < r1; ++r) {
+          const T* rp = p + r * row;
+          for (int64_t j = 0; j < row; ++j) {
+            if (!convert<bool>(rp[j])) continue;
+            for (int64_t d = 0; d < nd - 1; ++d) w[d] = coord[d];
+            w[nd - 1] = j;
+            w += nd;
+          }
+          for (int64_t d = nd - 2; d >= 0; --d) {
+            if (++coord[d] < sizes[d]) break;
+            coord[d] = 0;
+          }
+        }
+      }
+    };
+    if (nchunks > 1) parallel_for(0, nchunks, 1, write_chunk);
+    else write_chunk(0, nchunks);
+  });
+  return out;
+}
+
+}  // namespace cpu
+}  // namespace ember
+
+namespace ember::cpu {
+
+// self[indices] (a copy) for indices in index_put's form; only full slices: a copy of self.
+Tensor _index(const Tensor& self, const std::vector<Tensor>& indices) {
+  check_cpu(self, "index");
+  const std::vector<Tensor> adv = advanced_indices("index", self, indices);
+  for (const Tensor& t : adv) {
+    if (t) return ember::index_get(self, adv);
+  }
+  return ops::clone(self);
+}
+
+// self[indices] = values (+= with accumulate; repeated indices add up). indices: one entry per
+// leading dim of self, an index tensor, a bool mask (covering as many dims as it has) or a null
+// tensor (None, a full slice). In place when out is self, else on a copy.
+Tensor index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate,
+                 const Tensor& out) {
+  Tensor target = out ? out : ops::clone(self);
+  const std::vector<Tensor> adv = index_put_indices(target, indices, values);
+  bool any = false;
+  for (const Tensor& t : adv) any |= static_cast<bool>(t);
+  if (any) {
+    ember::index_put(target, adv, values, accumulate);
+  } else {  // only full slices: the whole tensor
+    Tensor v = ops::expand(values, target->sizes());
+    if (accumulate) ops::add(target, v, Scalar::from_int(1), target);
+    else copy_into(target, v->storage() == target->storage() ? ops::clone(v) : v);
+  }
+  return target;
+}
+
+}  // namespace ember::cpu

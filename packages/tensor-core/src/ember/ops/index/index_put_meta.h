@@ -1,0 +1,60 @@
+// What advanced indexing (index / index_put) and masked_select check and compute the same way
+// on every device (index_cpu.cpp defines the functions; the CPU kernels there and the CUDA kernels
+// in index_cuda.cu, select_cuda.cu and sort_cuda.cu call them): PyTorch's errors and
+// messages, the normalisation of index_put's indices and the shapes and strides of the
+// results. They read sizes, strides and dtypes, never element data, with one exception:
+// index_put_indices turns bool masks into their nonzero() indices (on the mask's device).
+// Index values are checked by the kernels, which throw throw_advanced_index_out_of_bounds.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ember/core/tensor.h"
+
+namespace ember {
+
+// self[indices] for integer index tensors (see indexing.h): the indexed dims, the shape B the
+// index tensors broadcast to, and the result's layout. Element p of the result is self's
+// element at (self's data + the offset from src_strides) + the element offset of the index
+// position, where the offsets of the index positions form a contiguous int64 tensor of shape
+// B seen over the result's shape with off_strides.
+struct AdvancedMeta {
+  std::vector<int64_t> pos;  // the indexed dims of self, increasing
+  Shape B;                   // the index tensors broadcast together
+  Shape shape;               // the result's shape
+  Shape src_strides;         // self's strides over shape (0 on the broadcast index dims)
+  Shape off_strides;         // the offsets' strides over shape (0 on self's other dims)
+  int64_t bfirst = 0;        // where the broadcast index dims start in shape
+  int64_t bdims = 0;         // how many there are
+};
+
+// The checks of advanced indexing, in order: no more indices than dims, int64/int32 index
+// tensors (IndexError), on the CPU when cpu_indices, broadcastable together (IndexError), at
+// least one, and no index into a dim of size 0 when there is something to index. Index
+// values must lie in [-size, size) (negative ones count from the end), checked per indexed
+// dim in increasing order, and only when the result has elements.
+AdvancedMeta advanced_index_meta(const Tensor& self, const std::vector<Tensor>& indices, bool cpu_indices);
+
+// IndexError "index <bad> is out of bounds for dimension <dim> with size <size>" (or
+// "... for dimension with size 0").
+[[noreturn]] void throw_advanced_index_out_of_bounds(int64_t bad, int64_t dim, int64_t size);
+
+// values seen with the advanced index result's shape: leading size-1 dims beyond the
+// shape's rank dropped (as in NumPy/PyTorch assignment), then broadcast ("shape mismatch:
+// value tensor of shape ... cannot be broadcast to indexing result of shape ...").
+Tensor advanced_index_values(const Tensor& values, const Shape& shape);
+
+// index_put's checks and its indices normalised: values of target's dtype; each entry of
+// indices a null tensor (a full slice, kept null), a bool/uint8 mask covering as many dims as
+// it has (their sizes must match target's; replaced by one index tensor per covered dim,
+// the columns of its nonzero()), or an int64/int32 index tensor; no more dims indexed than
+// target has (IndexError). The result has one entry per leading dim of target it indexes.
+std::vector<Tensor> index_put_indices(const Tensor& target, const std::vector<Tensor>& indices, const Tensor& values);
+
+// masked_select's checks: a bool mask, out (if given) of self's dtype, self and mask
+// broadcastable. Returns the broadcast shape; the result is 1-d, the entries of self (seen
+// with that shape) where the mask is true, in row-major order.
+Shape masked_select_meta(const Tensor& self, const Tensor& mask, const Tensor& out);
+
+}  // namespace ember

@@ -1,0 +1,678 @@
+// Matrix decompositions and solvers (ember.linalg): cholesky, qr, eigh, eigvalsh, svd, svdvals,
+// solve, inv, det, slogdet, solve_triangular.
+//
+// Every op copies its (batch..., rows, cols) input into a tensor that stores each matrix
+// column-major (strides (..., 1, rows)), the layout LAPACK reads and writes, and runs one
+// LAPACK call per matrix of the batch; outputs are made in that layout too, so they come
+// back to the user with PyTorch's column-major strides and no copy. float32 and float64 only
+// (PyTorch's types of error for the others). LAPACK is the one inside the scipy-openblas32
+// wheel (LAPACKE interface, 32-bit ints, scipy_ prefix), found by the build with the BLAS.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "ember/backends/cpu/blas.h"
+#include "ember/ops/ops_util.h"
+#include "ember/runtime/parallel.h"
+
+#ifdef EMBER_HAVE_OPENBLAS
+extern "C" {
+void scipy_LAPACKE_set_nancheck(int flag);
+int scipy_LAPACKE_spotrf(int layout, char uplo, int n, float* a, int lda);
+int scipy_LAPACKE_dpotrf(int layout, char uplo, int n, double* a, int lda);
+int scipy_LAPACKE_sgeqrf(int layout, int m, int n, float* a, int lda, float* tau);
+int scipy_LAPACKE_dgeqrf(int layout, int m, int n, double* a, int lda, double* tau);
+int scipy_LAPACKE_sorgqr(int layout, int m, int n, int k, float* a, int lda, const float* tau);
+int scipy_LAPACKE_dorgqr(int layout, int m, int n, int k, double* a, int lda, const double* tau);
+int scipy_LAPACKE_ssyevd(int layout, char jobz, char uplo, int n, float* a, int lda, float* w);
+int scipy_LAPACKE_dsyevd(int layout, char jobz, char uplo, int n, double* a, int lda, double* w);
+int scipy_LAPACKE_sgesdd(int layout, char jobz, int m, int n, float* a, int lda, float* s, float* u, int ldu,
+                         float* vt, int ldvt);
+int scipy_LAPACKE_dgesdd(int layout, char jobz, int m, int n, double* a, int lda, double* s, double* u, int ldu,
+                         double* vt, int ldvt);
+int scipy_LAPACKE_sgesv(int layout, int n, int nrhs, float* a, int lda, int* ipiv, float* b, int ldb);
+int scipy_LAPACKE_dgesv(int layout, int n, int nrhs, double* a, int lda, int* ipiv, double* b, int ldb);
+int scipy_LAPACKE_sgetrf(int layout, int m, int n, float* a, int lda, int* ipiv);
+int scipy_LAPACKE_dgetrf(int layout, int m, int n, double* a, int lda, int* ipiv);
+void scipy_cblas_strsm(int layout, int side, int uplo, int trans, int diag, int m, int n, float alpha,
+                       const float* a, int lda, float* b, int ldb);
+void scipy_cblas_dtrsm(int layout, int side, int uplo, int trans, int diag, int m, int n, double alpha,
+                       const double* a, int lda, double* b, int ldb);
+}
+#endif
+
+namespace ember::cpu {
+namespace {
+
+// LAPACK's unblocked algorithms (getf2, getrs, potf2) for matrices up to kSmallN, where a
+// library call costs more than the arithmetic. Column-major, LAPACK's info conventions.
+constexpr int kSmallN = 16;
+
+template <typename T> int small_getrf(int n, T* a, int* ipiv) {
+  int info = 0;
+  for (int j = 0; j < n; ++j) {
+    int p = j;
+    T best = std::abs(a[j + j * n]);
+    for (int i = j + 1; i < n; ++i) {
+      if (std::abs(a[i + j * n]) > best) {
+        best = std::abs(a[i + j * n]);
+        p = i;
+      }
+    }
+    ipiv[j] = p + 1;
+    if (a[p + j * n] != T(0)) {
+      if (p != j) {
+        for (int c = 0; c < n; ++c) std::swap(a[j + c * n], a[p + c * n]);
+      }
+      const T inv = T(1) / a[j + j * n];
+      for (int i = j + 1; i < n; ++i) a[i + j * n] *= inv;
+    } else if (info == 0) {
+      info = j + 1;
+    }
+    for (int c = j + 1; c < n; ++c) {
+      const T f = a[j + c * n];
+      for (int i = j + 1; i < n; ++i) a[i + c * n] -= a[i + j * n] * f;
+    }
+  }
+  return info;
+}
+
+// B (n x k) <- A^-1 B from small_getrf's factors.
+template <typename T> void small_getrs(int n, int k, const T* a, const int* ipiv, T* b) {
+  for (int c = 0; c < k; ++c) {
+    T* x = b + c * n;
+    for (int i = 0; i < n; ++i) {
+      if (ipiv[i] - 1 != i) std::swap(x[i], x[ipiv[i] - 1]);
+    }
+    for (int j = 0; j < n; ++j) {  // L y = P b (unit diagonal)
+      for (int i = j + 1; i < n; ++i) x[i] -= a[i + j * n] * x[j];
+    }
+    for (int j = n - 1; j >= 0; --j) {  // U x = y
+      x[j] /= a[j + j * n];
+      for (int i = 0; i < j; ++i) x[i] -= a[i + j * n] * x[j];
+    }
+  }
+}
+
+template <typename T> int small_potrf(bool upper, int n, T* a) {
+  // element (i, j) of the factor: L (lower) or U^T (upper), so both run one algorithm
+  auto at = [&](int i, int j) -> T& { return upper ? a[j + i * n] : a[i + j * n]; };
+  for (int j = 0; j < n; ++j) {
+    T d = at(j, j);
+    for (int k = 0; k < j; ++k) d -= at(j, k) * at(j, k);
+    if (!(d > T(0))) {  // NaN too, as LAPACK
+      at(j, j) = d;
+      return j + 1;
+    }
+    const T l = std::sqrt(d);
+    at(j, j) = l;
+    for (int i = j + 1; i < n; ++i) {
+      T v = at(i, j);
+      for (int k = 0; k < j; ++k) v -= at(i, k) * at(j, k);
+      at(i, j) = v / l;
+    }
+  }
+  return 0;
+}
+
+#ifdef EMBER_HAVE_OPENBLAS
+constexpr int kColMajor = 102;  // LAPACK_COL_MAJOR / CblasColMajor
+constexpr int kLeft = 141, kRight = 142, kUpper = 121, kLower = 122, kNoTrans = 111, kNonUnit = 131, kUnit = 132;
+
+// The LAPACK routine of each precision.
+template <typename T> struct Lapack;
+template <> struct Lapack<float> {
+  static int potrf(char uplo, int n, float* a, int lda) {
+    if (n <= kSmallN) return small_potrf(uplo == 'U', n, a);
+    return scipy_LAPACKE_spotrf(kColMajor, uplo, n, a, lda);
+  }
+  static int geqrf(int m, int n, float* a, int lda, float* tau) {
+    return scipy_LAPACKE_sgeqrf(kColMajor, m, n, a, lda, tau);
+  }
+  static int orgqr(int m, int n, int k, float* a, int lda, const float* tau) {
+    return scipy_LAPACKE_sorgqr(kColMajor, m, n, k, a, lda, tau);
+  }
+  static int syevd(char jobz, char uplo, int n, float* a, int lda, float* w) {
+    return scipy_LAPACKE_ssyevd(kColMajor, jobz, uplo, n, a, lda, w);
+  }
+  static int gesdd(char jobz, int m, int n, float* a, int lda, float* s, float* u, int ldu, float* vt, int ldvt) {
+    return scipy_LAPACKE_sgesdd(kColMajor, jobz, m, n, a, lda, s, u, ldu, vt, ldvt);
+  }
+  static int gesv(int n, int nrhs, float* a, int lda, int* ipiv, float* b, int ldb) {
+    if (n <= kSmallN) {
+      const int info = small_getrf(n, a, ipiv);
+      if (info == 0) small_getrs(n, nrhs, a, ipiv, b);
+      return info;
+    }
+    return scipy_LAPACKE_sgesv(kColMajor, n, nrhs, a, lda, ipiv, b, ldb);
+  }
+  static int getrf(int m, int n, float* a, int lda, int* ipiv) {
+    if (m == n && n <= kSmallN) return small_getrf(n, a, ipiv);
+    return scipy_LAPACKE_sgetrf(kColMajor, m, n, a, lda, ipiv);
+  }
+  static void trsm(int side, int uplo, int diag, int m, int n, const float* a, int lda, float* b, int ldb) {
+    scipy_cblas_strsm(kColMajor, side, uplo, kNoTrans, diag, m, n, 1.0f, a, lda, b, ldb);
+  }
+};
+template <> struct Lapack<double> {
+  static int potrf(char uplo, int n, double* a, int lda) {
+    if (n <= kSmallN) return small_potrf(uplo == 'U', n, a);
+    return scipy_LAPACKE_dpotrf(kColMajor, uplo, n, a, lda);
+  }
+  static int geqrf(int m, int n, double* a, int lda, double* tau) {
+    return scipy_LAPACKE_dgeqrf(kColMajor, m, n, a, lda, tau);
+  }
+  static int orgqr(int m, int n, int k, double* a, int lda, const double* tau) {
+    return scipy_LAPACKE_dorgqr(kColMajor, m, n, k, a, lda, tau);
+  }
+  static int syevd(char jobz, char uplo, int n, double* a, int lda, double* w) {
+    return scipy_LAPACKE_dsyevd(kColMajor, jobz, uplo, n, a, lda, w);
+  }
+  static int gesdd(char jobz, int m, int n, double* a, int lda, double* s, double* u, int ldu, double* vt,
+                   int ldvt) {
+    return scipy_LAPACKE_dgesdd(kColMajor, jobz, m, n, a, lda, s, u, ldu, vt, ldvt);
+  }
+  static int gesv(int n, int nrhs, double* a, int lda, int* ipiv, double* b, int ldb) {
+    if (n <= kSmallN) {
+      const int info = small_getrf(n, a, ipiv);
+      if (info == 0) small_getrs(n, nrhs, a, ipiv, b);
+      return info;
+    }
+    return scipy_LAPACKE_dgesv(kColMajor, n, nrhs, a, lda, ipiv, b, ldb);
+  }
+  static int getrf(int m, int n, double* a, int lda, int* ipiv) {
+    if (m == n && n <= kSmallN) return small_getrf(n, a, ipiv);
+    return scipy_LAPACKE_dgetrf(kColMajor, m, n, a, lda, ipiv);
+  }
+  static void trsm(int side, int uplo, int diag, int m, int n, const double* a, int lda, double* b, int ldb) {
+    scipy_cblas_dtrsm(kColMajor, side, uplo, kNoTrans, diag, m, n, 1.0, a, lda, b, ldb);
+  }
+};
+#endif
+
+// RuntimeError unless t is a (batch of) floating matrices; `square` also asks rows == cols.
+void check_matrix(const char* op, const Tensor& t, bool square, const char* name = "A") {
+  if (t->dim() < 2) {
+    throw std::runtime_error(message(op, ": The input tensor ", name, " must have at least 2 dimensions."));
+  }
+  const ScalarType dt = t->dtype();
+  if (!is_floating(dt)) {
+    throw std::runtime_error(message(op, ": Expected a floating point or complex tensor as input. Got ",
+                                     scalar_type_name(dt)));
+  }
+  if (dt != ScalarType::Float32 && dt != ScalarType::Float64) {
+    throw NotImplementedError(message(op, ": not implemented for '", scalar_type_name(dt),
+                                      "' (float32 and float64 are supported)"));
+  }
+  if (square && t->size(-1) != t->size(-2)) {
+    throw std::runtime_error(message(op, ": ", name, " must be batches of square matrices, but they are ",
+                                     t->size(-2), " by ", t->size(-1), " matrices"));
+  }
+#ifdef EMBER_HAVE_OPENBLAS
+  // LAPACKE scans every input for NaN before each call; the ops check what needs checking
+  static const bool nancheck_off = (scipy_LAPACKE_set_nancheck(0), true);
+  (void)nancheck_off;
+#else
+  throw std::runtime_error(message(op, ": this build of ember-tensor-core has no LAPACK (scipy-openblas32 was "
+                                       "not found when it was compiled)"));
+#endif
+}
+
+void check_same_dtype(const char* op, const Tensor& a, const Tensor& b) {
+  if (a->dtype() != b->dtype()) {
+    throw std::runtime_error(message(op, ": Expected A and B to have the same dtype, but found A of type ",
+                                     scalar_type_name(a->dtype()), " and B of type ", scalar_type_name(b->dtype()),
+                                     " instead"));
+  }
+}
+
+Shape batch_of(const Tensor& t) { return Shape(t->sizes().begin(), t->sizes().end() - 2); }
+
+int64_t batch_count(const Shape& batch) { return shape_numel(batch); }
+
+// An uninitialised (batch..., rows, cols) tensor whose matrices are stored column-major one
+// after another: matrix b starts at data + b * rows * cols, leading dimension max(rows, 1).
+Tensor fortran_empty(const Shape& batch, int64_t rows, int64_t cols, ScalarType dt) {
+  Shape sizes = batch, strides(batch.size() + 2);
+  sizes.push_back(rows);
+  sizes.push_back(cols);
+  strides[batch.size()] = 1;
+  strides[batch.size() + 1] = std::max<int64_t>(rows, 1);
+  int64_t step = rows * cols;
+  for (int64_t i = static_cast<int64_t>(batch.size()) - 1; i >= 0; --i) {
+    strides[i] = step;
+    step *= batch[i];
+  }
+  return empty_strided(sizes, strides, dt);
+}
+
+// A column-major copy of t (broadcast to batch first): LAPACK's working matrices.
+Tensor fortran_copy(const Tensor& t, const Shape& batch) {
+  const int64_t rows = t->size(-2), cols = t->size(-1), count = batch_count(batch);
+  Tensor out = fortran_empty(batch, rows, cols, t->dtype());
+  if (rows * cols > 64 * 64 || count == 0) {  // big matrices: the general (blocked) copy
+    copy_into(out, t);
+    return out;
+  }
+  // many small matrices: one plain loop per matrix, spread over the pool
+  const int64_t nb = static_cast<int64_t>(batch.size()), rs = t->stride(-2), cs = t->stride(-1);
+  const char* src = t->data_ptr();
+  char* dst = out->data_ptr();
+  dispatch_itemsize(t->itemsize(), [&](auto unit) {
+    using U = decltype(unit);
+    parallel_for(0, count, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(rows * cols, 1)),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t b = begin; b < end; ++b) {
+                     int64_t off = 0, rem = b;
+                     for (int64_t d = nb - 1; d >= 0; --d) {
+                       off += (rem % batch[d]) * t->stride(d);
+                       rem /= batch[d];
+                     }
+                     const U* s = reinterpret_cast<const U*>(src) + off;
+                     U* o = reinterpret_cast<U*>(dst) + b * rows * cols;
+                     for (int64_t j = 0; j < cols; ++j) {
+                       for (int64_t i = 0; i < rows; ++i) o[i + j * rows] = s[i * rs + j * cs];
+                     }
+                   }
+                 });
+  });
+  return out;
+}
+
+int lapack_int(const char* op, int64_t v) {
+  if (v > std::numeric_limits<int>::max()) {
+    throw std::runtime_error(message(op, ": a matrix dimension of ", v, " exceeds LAPACK's 32-bit indices"));
+  }
+  return static_cast<int>(v);
+}
+
+// "(Batch element 3): " for batched inputs, as PyTorch prefixes its LinAlgErrors.
+std::string batch_prefix(const Tensor& t, int64_t b) {
+  return t->dim() > 2 ? message("(Batch element ", b, "): ") : std::string();
+}
+
+// Runs f(b) -> info for every matrix b < count and returns the first (b, info) with a
+// nonzero info, or (-1, 0). Small matrices of a batch are spread over Ember's pool (LAPACK
+// threads only large problems itself); `flops` estimates the work of one matrix.
+template <typename F> std::pair<int64_t, int> each_matrix(int64_t count, double flops, F&& f) {
+  std::vector<int> infos(static_cast<size_t>(std::max<int64_t>(count, 0)), 0);
+  auto run = [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) infos[b] = f(b);
+  };
+  constexpr double kSmall = 64.0 * 64.0 * 64.0;
+  if (count > 1 && flops <= kSmall) {
+    const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(kSmall / std::max(flops, 1.0)));
+    parallel_for(0, count, grain, run);
+  } else {
+    BlasThreadsScope threaded;  // large matrices: LAPACK's inner products on all threads
+    run(0, count);
+  }
+  for (int64_t b = 0; b < count; ++b) {
+    if (infos[b] != 0) return {b, infos[b]};
+  }
+  return {-1, 0};
+}
+
+template <typename T> bool all_finite(const T* p, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(p[i])) return false;
+  }
+  return true;
+}
+
+template <typename T> void set_identity(T* p, int64_t rows, int64_t cols) {
+  for (int64_t j = 0; j < cols; ++j) {
+    for (int64_t i = 0; i < rows; ++i) p[i + j * rows] = i == j ? T(1) : T(0);
+  }
+}
+
+Tensor broadcast_matrix(const Tensor& t, const Shape& batch) {
+  Shape shape = batch;
+  shape.push_back(t->size(-2));
+  shape.push_back(t->size(-1));
+  return expand_to(t, shape, "linalg");
+}
+
+// Eigen-decomposition shared by eigh and eigvalsh.
+std::tuple<Tensor, Tensor> symmetric_eigen(const char* op, const Tensor& A, const std::string& UPLO, bool vectors) {
+  check_matrix(op, A, true);
+  if (UPLO != "L" && UPLO != "U") {
+    throw std::runtime_error(message(op, ": Expected UPLO argument to be 'L' or 'U', but got ", UPLO));
+  }
+  const Shape batch = batch_of(A);
+  const int64_t n = A->size(-1);
+  Tensor V = fortran_copy(A, batch);
+  Shape wshape = batch;
+  wshape.push_back(n);
+  Tensor w = empty(wshape, A->dtype());
+#ifdef EMBER_HAVE_OPENBLAS
+  const int ni = lapack_int(op, n);
+  dispatch_real(A->dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    auto [b, info] = each_matrix(batch_count(batch), 9.0 * n * n * n, [&](int64_t b) {
+      T* a = V->data<T>() + b * n * n;
+      T* wb = w->data<T>() + b * n;
+      if (n == 0) return 0;
+      if (!all_finite(a, n * n)) {  // LAPACK's iterations are not defined on NaN: NaN out
+        std::fill(a, a + n * n, std::numeric_limits<T>::quiet_NaN());
+        std::fill(wb, wb + n, std::numeric_limits<T>::quiet_NaN());
+        return 0;
+      }
+      return Lapack<T>::syevd(vectors ? 'V' : 'N', UPLO[0], ni, a, ni, wb);
+    });
+    if (info > 0) {
+      throw LinAlgError(message(op, ": ", batch_prefix(A, b),
+                                "The algorithm failed to converge because the input matrix is ill-conditioned or "
+                                "has too many repeated eigenvalues (error code: ",
+                                info, ")."));
+    }
+  });
+#endif
+  return {w, V};
+}
+
+// LU factorisation of each matrix of A in place (a column-major copy); returns the pivots.
+template <typename T> void lu_each(const Tensor& lu, int64_t n, int64_t count, std::vector<int>& piv) {
+#ifdef EMBER_HAVE_OPENBLAS
+  piv.assign(static_cast<size_t>(std::max<int64_t>(n, 1) * count), 0);
+  const int ni = static_cast<int>(n);
+  each_matrix(count, 0.67 * n * n * n, [&](int64_t b) {
+    return n > 0 ? Lapack<T>::getrf(ni, ni, lu->data<T>() + b * n * n, ni, piv.data() + b * n) : 0;
+  });
+#else
+  (void)lu, (void)n, (void)count, (void)piv;
+#endif
+}
+
+}  // namespace
+
+Tensor linalg_cholesky(const Tensor& A, bool upper) {
+  const char* op = "linalg.cholesky";
+  check_matrix(op, A, true);
+  const Shape batch = batch_of(A);
+  const int64_t n = A->size(-1);
+  Tensor L = fortran_copy(A, batch);
+#ifdef EMBER_HAVE_OPENBLAS
+  const int ni = lapack_int(op, n);
+  dispatch_real(A->dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    auto [b, info] = each_matrix(batch_count(batch), n * n * n / 3.0, [&](int64_t b) {
+      T* a = L->data<T>() + b * n * n;
+      if (n == 0) return 0;
+      for (int64_t j = 0; j < n; ++j) {  // clear the triangle LAPACK leaves untouched
+        for (int64_t i = 0; i < n; ++i) {
+          if (upper ? i > j : i < j) a[i + j * n] = T(0);
+        }
+      }
+      return Lapack<T>::potrf(upper ? 'U' : 'L', ni, a, ni);
+    });
+    if (info > 0) {
+      throw LinAlgError(message(op, ": ", batch_prefix(A, b),
+                                "The factorization could not be completed because the input is not "
+                                "positive-definite (the leading minor of order ",
+                                info, " is not positive-definite)."));
+    }
+  });
+#endif
+  return L;
+}
+
+std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, const std::string& mode) {
+  const char* op = "linalg.qr";
+  if (mode != "reduced" && mode != "complete" && mode != "r") {
+    throw std::runtime_error(message(op, ": qr received unrecognized mode '", mode,
+                                     "' but expected one of 'reduced' (default), 'r', or 'complete'"));
+  }
+  check_matrix(op, A, false);
+  const Shape batch = batch_of(A);
+  const int64_t m = A->size(-2), n = A->size(-1), k = std::min(m, n);
+  const bool complete = mode == "complete";
+  const int64_t qcols = complete ? m : k, rrows = complete ? m : k;
+  Tensor work = fortran_copy(A, batch);
+  Tensor R = fortran_empty(batch, rrows, n, A->dtype());
+  Tensor Q = mode == "r" ? empty({0}, A->dtype()) : fortran_empty(batch, m, qcols, A->dtype());
+#ifdef EMBER_HAVE_OPENBLAS
+  const int mi = lapack_int(op, m), ni = lapack_int(op, n), lda = std::max(mi, 1);
+  dispatch_real(A->dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const int64_t count = batch_count(batch);
+    std::vector<T> taus(static_cast<size_t>(std::max<int64_t>(k, 1) * count));
+    each_matrix(count, 4.0 * m * n * k, [&](int64_t b) {
+      T* a = work->data<T>() + b * m * n;
+      T* tau = taus.data() + b * std::max<int64_t>(k, 1);
+      if (k > 0) Lapack<T>::geqrf(mi, ni, a, lda, tau);
+      T* r = R->data<T>() + b * rrows * n;
+      for (int64_t j = 0; j < n; ++j) {
+        for (int64_t i = 0; i < rrows; ++i) r[i + j * rrows] = i <= j ? a[i + j * m] : T(0);
+      }
+      if (mode == "r") return 0;
+      T* q = Q->data<T>() + b * m * qcols;
+      for (int64_t j = 0; j < qcols; ++j) {  // the reflectors, then orgqr turns them into Q
+        for (int64_t i = 0; i < m; ++i) q[i + j * m] = j < n ? a[i + j * m] : T(0);
+      }
+      if (m > 0 && qcols > 0) Lapack<T>::orgqr(mi, static_cast<int>(qcols), static_cast<int>(k), q, lda, tau);
+      return 0;
+    });
+  });
+#endif
+  return {Q, R};
+}
+
+std::tuple<Tensor, Tensor> linalg_eigh(const Tensor& A, const std::string& UPLO) {
+  return symmetric_eigen("linalg.eigh", A, UPLO, true);
+}
+
+Tensor linalg_eigvalsh(const Tensor& A, const std::string& UPLO) {
+  return std::get<0>(symmetric_eigen("linalg.eigvalsh", A, UPLO, false));
+}
+
+namespace {
+
+std::tuple<Tensor, Tensor, Tensor> svd_impl(const char* op, const Tensor& A, bool full_matrices, bool vectors) {
+  check_matrix(op, A, false);
+  const Shape batch = batch_of(A);
+  const int64_t m = A->size(-2), n = A->size(-1), k = std::min(m, n);
+  const int64_t ucols = full_matrices ? m : k, vrows = full_matrices ? n : k;
+  Tensor work = fortran_copy(A, batch);
+  Shape sshape = batch;
+  sshape.push_back(k);
+  Tensor S = empty(sshape, A->dtype());
+  Tensor U = vectors ? fortran_empty(batch, m, ucols, A->dtype()) : Tensor();
+  Tensor Vh = vectors ? fortran_empty(batch, vrows, n, A->dtype()) : Tensor();
+#ifdef EMBER_HAVE_OPENBLAS
+  const int mi = lapack_int(op, m), ni = lapack_int(op, n);
+  dispatch_real(A->dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    constexpr int kNonFinite = -1000;  // an info LAPACK never returns
+    auto [b, info] = each_matrix(batch_count(batch), 14.0 * m * n * k, [&](int64_t b) {
+      T unused = T(0);  // U and Vh when they are not computed (never referenced by LAPACK)
+      T* a = work->data<T>() + b * m * n;
+      T* u = vectors ? U->data<T>() + b * m * ucols : &unused;
+      T* vt = vectors ? Vh->data<T>() + b * vrows * n : &unused;
+      if (k == 0) {  // nothing to decompose: the singular vectors are any orthonormal basis
+        if (vectors) {
+          set_identity(u, m, ucols);
+          set_identity(vt, vrows, n);
+        }
+        return 0;
+      }
+      if (!all_finite(a, m * n)) return kNonFinite;
+      const char jobz = !vectors ? 'N' : (full_matrices ? 'A' : 'S');
+      return Lapack<T>::gesdd(jobz, mi, ni, a, mi, S->data<T>() + b * k, u, vectors ? mi : 1, vt,
+                              vectors ? static_cast<int>(vrows) : 1);
+    });
+    if (info == kNonFinite) {
+      throw LinAlgError(message(op, ": ", batch_prefix(A, b),
+                                "The algorithm failed to converge because the input matrix contained non-finite "
+                                "values."));
+    }
+    if (info > 0) {
+      throw LinAlgError(message(op, ": ", batch_prefix(A, b),
+                                "The algorithm failed to converge because the input matrix is ill-conditioned or "
+                                "has too many repeated singular values (error code: ",
+                                info, ")."));
+    }
+  });
+#endif
+  return {U, S, Vh};
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& A, bool full_matrices) {
+  return svd_impl("linalg.svd", A, full_matrices, true);
+}
+
+Tensor linalg_svdvals(const Tensor& A) { return std::get<1>(svd_impl("linalg.svdvals", A, false, false)); }
+
+namespace {
+
+// X with A X = B for each matrix of the broadcast batch (B: (batch..., n, k)); a singular A
+// is a LinAlgError worded as PyTorch words it for inv (`inverse`) or solve.
+Tensor gesv_batched(const char* op, const Tensor& A, const Tensor& B, bool inverse) {
+  const int64_t n = A->size(-1), k = B->size(-1);
+  const Shape batch = broadcast_shapes(batch_of(A), batch_of(B), op);
+  Tensor a = fortran_copy(broadcast_matrix(A, batch), batch);
+  Tensor x = fortran_copy(broadcast_matrix(B, batch), batch);
+#ifdef EMBER_HAVE_OPENBLAS
+  const int ni = lapack_int(op, n), ki = lapack_int(op, k), ld = std::max(ni, 1);
+  const int64_t count = batch_count(batch);
+  std::vector<int> pivots(static_cast<size_t>(std::max<int64_t>(n, 1) * count));
+  dispatch_real(A->dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    auto [b, info] = each_matrix(count, n * n * (0.67 * n + 2.0 * k), [&](int64_t b) {
+      if (n == 0 || k == 0) return 0;
+      return Lapack<T>::gesv(ni, ki, a->data<T>() + b * n * n, ld, pivots.data() + b * n,
+                             x->data<T>() + b * n * k, ld);
+    });
+    if (info > 0) {
+      const std::string prefix = batch.empty() ? std::string() : message("(Batch element ", b, "): ");
+      if (inverse) {
+        throw LinAlgError(message(op, ": ", prefix, "The diagonal element ", info,
+                                  " is zero, the inversion could not be completed because the input matrix is "
+                                  "singular."));
+      }
+      throw LinAlgError(message(op, ": ", prefix, "The solver failed because the input matrix is singular."));
+    }
+  });
+#endif
+  return x;
+}
+
+}  // namespace
+
+Tensor linalg_solve(const Tensor& A, const Tensor& B, bool left) {
+  const char* op = "linalg.solve";
+  check_matrix(op, A, true);
+  if (B->dim() < 1) {
+    throw std::runtime_error(message(op, ": The input tensor B must have at least 1 dimensions."));
+  }
+  check_same_dtype(op, A, B);
+  const int64_t n = A->size(-1);
+  if (!left) {  // X A = B  <=>  A^T X^T = B^T
+    if (B->dim() < 2) {
+      throw std::runtime_error(message(op, ": with left=False, B must be a (batch of) matrices, got shape ",
+                                       shape_str(B->sizes())));
+    }
+    if (B->size(-1) != n) {
+      throw std::runtime_error(message(op, ": Incompatible shapes of A and B for the equation XA = B (", n, "x", n,
+                                       " and ", B->size(-2), "x", B->size(-1), ")"));
+    }
+    return transpose(gesv_batched(op, transpose(A, -2, -1), transpose(B, -2, -1), false), -2, -1);
+  }
+  // B is a batch of vectors when it is 1-d or has exactly A's batch shape plus n (PyTorch's rule)
+  Shape a_vec(A->sizes().begin(), A->sizes().end() - 1);
+  const bool vector_case = B->dim() == 1 || (B->dim() == A->dim() - 1 && B->sizes() == a_vec);
+  Tensor Bm = vector_case ? unsqueeze(B, -1) : B;
+  if (Bm->size(-2) != n) {
+    throw std::runtime_error(message(op, ": Incompatible shapes of A and B for the equation AX = B (", n, "x", n,
+                                     " and ", Bm->size(-2), "x", Bm->size(-1), ")"));
+  }
+  Tensor X = gesv_batched(op, A, Bm, false);
+  return vector_case ? squeeze(X, Shape{-1}) : X;
+}
+
+Tensor linalg_inv(const Tensor& A) {
+  const char* op = "linalg.inv";
+  check_matrix(op, A, true);
+  const int64_t n = A->size(-1);
+  Tensor I = eye(n, std::nullopt, A->dtype(), std::nullopt, false, Tensor());
+  return gesv_batched(op, A, I, true);
+}
+
+namespace {
+
+// sign and log|det| (or det itself) of each matrix from its LU factorisation.
+std::tuple<Tensor, Tensor> lu_det(const char* op, const Tensor& A, bool log) {
+  check_matrix(op, A, true);
+  const Shape batch = batch_of(A);
+  const int64_t n = A->size(-1), count = batch_count(batch);
+  Tensor lu = fortran_copy(A, batch);
+  Tensor first = empty(batch, A->dtype()), second = log ? empty(batch, A->dtype()) : Tensor();
+  lapack_int(op, n);
+  dispatch_real(A->dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<int> piv;
+    lu_each<T>(lu, n, count, piv);
+    for (int64_t b = 0; b < count; ++b) {
+      const T* a = lu->data<T>() + b * n * n;
+      const int* p = piv.data() + b * n;
+      T perm = T(1), sign = T(1), logabs = T(0), prod = T(1);
+      for (int64_t i = 0; i < n; ++i) {
+        const T d = a[i + i * n];
+        if (p[i] != i + 1) perm = -perm;
+        prod *= d;
+        if (d < T(0)) sign = -sign;
+        logabs += std::log(std::abs(d));
+      }
+      if (!log) {
+        first->data<T>()[b] = perm * prod;
+        continue;
+      }
+      sign *= perm;
+      if (std::isnan(logabs)) sign = std::numeric_limits<T>::quiet_NaN();
+      if (logabs == -std::numeric_limits<T>::infinity()) sign = T(0);
+      first->data<T>()[b] = sign;
+      second->data<T>()[b] = logabs;
+    }
+  });
+  return {first, second};
+}
+
+}  // namespace
+
+Tensor linalg_det(const Tensor& A) { return std::get<0>(lu_det("linalg.det", A, false)); }
+
+std::tuple<Tensor, Tensor> linalg_slogdet(const Tensor& A) { return lu_det("linalg.slogdet", A, true); }
+
+Tensor linalg_solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left, bool unitriangular) {
+  const char* op = "linalg.solve_triangular";
+  check_matrix(op, A, true);
+  check_matrix(op, B, false, "B");
+  check_same_dtype(op, A, B);
+  const int64_t n = A->size(-1);
+  if ((left ? B->size(-2) : B->size(-1)) != n) {
+    throw std::runtime_error(message(op, ": Incompatible shapes of A and B for the equation ", left ? "AX" : "XA",
+                                     " = B (", n, "x", n, " and ", B->size(-2), "x", B->size(-1), ")"));
+  }
+  const Shape batch = broadcast_shapes(batch_of(A), batch_of(B), op);
+  Tensor a = fortran_copy(broadcast_matrix(A, batch), batch);
+  Tensor x = fortran_copy(broadcast_matrix(B, batch), batch);
+#ifdef EMBER_HAVE_OPENBLAS
+  const int64_t rows = B->size(-2), cols = B->size(-1);
+  const int ri = lapack_int(op, rows), ci = lapack_int(op, cols), ni = lapack_int(op, n);
+  dispatch_real(A->dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    each_matrix(batch_count(batch), static_cast<double>(n) * rows * cols, [&](int64_t b) {
+      if (rows == 0 || cols == 0) return 0;
+      Lapack<T>::trsm(left ? kLeft : kRight, upper ? kUpper : kLower, unitriangular ? kUnit : kNonUnit, ri, ci,
+                      a->data<T>() + b * n * n, std::max(ni, 1), x->data<T>() + b * rows * cols, std::max(ri, 1));
+      return 0;
+    });
+  });
+#endif
+  return x;
+}
+
+}  // namespace ember::cpu

@@ -1,0 +1,658 @@
+// Matrix products: matmul, mm, bmm, addmm, dot.
+//
+// Every product reduces to one batched GEMM, C[b] = beta * C[b] + alpha * A[b] @ B[b], on a
+// contiguous C and strided A, B (gemm_tensors below). float32/float64 go through OpenBLAS
+// (the scipy-openblas32 wheel, whose symbols carry a scipy_ prefix and take 32-bit ints)
+// when the build found it (EMBER_HAVE_OPENBLAS); a build without it, and the other dtypes,
+// use the blocked GEMM in plain C++ below. float16/bfloat16 are computed in float32 and
+// rounded once at the end; integer dtypes are computed in int64 with wrap-around arithmetic,
+// which leaves the same low bits, hence the same narrowed result, as PyTorch's accumulation
+// in the narrow type.
+#include <algorithm>
+#include <climits>
+#include <mutex>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "ember/backends/cpu/blas.h"
+#include "ember/ops/linalg/linalg_meta.h"
+#include "ember/ops/ops_util.h"
+#include "ember/runtime/parallel.h"
+
+#ifdef EMBER_HAVE_OPENBLAS
+// The few functions used from scipy-openblas32's cblas.h (not included on purpose: its names
+// and types would clash with other BLAS headers). Enums are passed as the ints they are.
+extern "C" {
+void scipy_cblas_sgemm(int order, int transa, int transb, int m, int n, int k, float alpha,
+                       const float* a, int lda, const float* b, int ldb, float beta, float* c,
+                       int ldc);
+void scipy_cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double alpha,
+                       const double* a, int lda, const double* b, int ldb, double beta, double* c,
+                       int ldc);
+float scipy_cblas_sdot(int n, const float* x, int incx, const float* y, int incy);
+double scipy_cblas_ddot(int n, const double* x, int incx, const double* y, int incy);
+void scipy_openblas_set_num_threads(int num_threads);
+}
+#endif
+
+namespace ember {
+
+#ifdef EMBER_HAVE_OPENBLAS
+namespace {
+std::mutex g_blas_threads_mu;
+int g_blas_scopes = 0;
+// OpenBLAS starts with as many threads as cores: one thread from the first product on.
+[[maybe_unused]] const bool g_blas_single = [] {
+  scipy_openblas_set_num_threads(1);
+  return true;
+}();
+}  // namespace
+
+BlasThreadsScope::BlasThreadsScope() {
+  std::lock_guard<std::mutex> g(g_blas_threads_mu);
+  if (g_blas_scopes++ == 0) scipy_openblas_set_num_threads(get_num_threads());
+}
+
+BlasThreadsScope::~BlasThreadsScope() {
+  std::lock_guard<std::mutex> g(g_blas_threads_mu);
+  if (--g_blas_scopes == 0) scipy_openblas_set_num_threads(1);
+}
+#else
+BlasThreadsScope::BlasThreadsScope() {}
+BlasThreadsScope::~BlasThreadsScope() {}
+#endif
+
+bool have_blas() {
+#ifdef EMBER_HAVE_OPENBLAS
+  return true;
+#else
+  return false;
+#endif
+}
+
+}  // namespace ember
+
+namespace ember::cpu {
+namespace {
+
+#ifdef EMBER_HAVE_OPENBLAS
+constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+#endif
+
+// Up to this many multiply-adds a single GEMM runs on one thread (OpenBLAS does not thread
+// below 4 * 65536 either), so a batch of them is spread over Ember's pool instead.
+constexpr int64_t kSmallGemm = 64 * 64 * 64;
+// Up to this size a batch of products (as many as threads, at least) runs one product per
+// thread rather than each product on all threads.
+constexpr int64_t kBatchedGemm = 256 * 256 * 256;
+
+std::string mat_str(const Tensor& t) {  // "2x3", as PyTorch prints matrices in messages
+  std::string s;
+  for (int64_t d = 0; d < t->dim(); ++d) s += (d ? "x" : "") + std::to_string(t->size(d));
+  return s;
+}
+
+// The dtype a product is computed in.
+ScalarType compute_dtype(ScalarType t) {
+  if (t == ScalarType::Float16 || t == ScalarType::BFloat16) return ScalarType::Float32;
+  if (is_integral(t, /*include_bool=*/false)) return ScalarType::Int64;
+  return t;
+}
+
+// Whether a rows x cols matrix with element strides (rs, cs) can go to BLAS without a copy,
+// and how: row-major as is (trans = false, leading dimension rs) or as the transpose of a
+// row-major matrix (trans = true, leading dimension cs). Size-1 dims have arbitrary strides.
+bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool* trans, int64_t* ld) {
+  if ((cs == 1 || cols <= 1) && (rows <= 1 || rs >= std::max<int64_t>(cols, 1))) {
+    *trans = false;
+    *ld = rows <= 1 ? std::max<int64_t>(cols, 1) : rs;
+  } else if ((rs == 1 || rows <= 1) && (cols <= 1 || cs >= std::max<int64_t>(rows, 1))) {
+    *trans = true;
+    *ld = cols <= 1 ? std::max<int64_t>(rows, 1) : cs;
+  } else {
+    return false;
+  }
+  return *ld <= INT_MAX;
+}
+
+// t in the compute dtype, its last two dims in a layout BLAS takes directly (else copied).
+// t converted to dtype. A dense t (its elements fill numel() consecutive slots in some order
+// of its dims, as a transposed matrix's do) keeps its layout, and the conversion runs in
+// memory order: it streams, and BLAS takes a transposed matrix as it is (linear's weight).
+Tensor convert_keeping_layout(const Tensor& t, ScalarType dtype) {
+  Shape order(static_cast<size_t>(t->dim()));  // dims by decreasing stride: memory order
+  for (int64_t d = 0; d < t->dim(); ++d) order[d] = d;
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return t->stride(a) > t->stride(b); });
+  int64_t expected = 1;
+  for (auto d = order.rbegin(); d != order.rend(); ++d) {
+    if (t->size(*d) == 1) continue;
+    if (t->stride(*d) != expected) return to_dtype(t, dtype);  // not dense
+    expected *= t->size(*d);
+  }
+  Tensor x = empty_strided(t->sizes(), t->strides(), dtype);
+  copy_into(permute(x, order), permute(t, order));  // both contiguous in this order
+  return x;
+}
+
+Tensor prep_operand(const Tensor& t, ScalarType ct) {
+  Tensor x = t->dtype() == ct ? t : convert_keeping_layout(t, ct);
+  const int64_t d = x->dim();
+  bool trans;
+  int64_t ld;
+  if (!blas_layout(x->size(d - 2), x->size(d - 1), x->stride(d - 2), x->stride(d - 1), &trans, &ld)) {
+    x = as_contiguous(x);
+  }
+  return x;
+}
+
+// Element offsets (relative to t's own offset) of every matrix in t's leading `nb` dims, in
+// row-major order of those dims.
+std::vector<int64_t> batch_offsets(const Tensor& t, int64_t nb) {
+  int64_t n = 1;
+  for (int64_t d = 0; d < nb; ++d) n *= t->size(d);
+  std::vector<int64_t> off(static_cast<size_t>(n), 0);
+  std::vector<int64_t> idx(static_cast<size_t>(nb), 0);
+  int64_t cur = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    off[static_cast<size_t>(i)] = cur;
+    for (int64_t d = nb - 1; d >= 0; --d) {  // odometer increment
+      if (++idx[d] < t->size(d)) {
+        cur += t->stride(d);
+        break;
+      }
+      cur -= t->stride(d) * (t->size(d) - 1);
+      idx[d] = 0;
+    }
+  }
+  return off;
+}
+
+// One batched GEMM on raw pointers: C[b] (contiguous M x N) = beta * C[b] + alpha * A[b] B[b].
+template <typename T> struct Gemm {
+  int64_t M = 0, N = 0, K = 0, nbatch = 0;
+  const T* a = nullptr;
+  int64_t a_rs = 0, a_cs = 0;
+  const int64_t* a_off = nullptr;
+  const T* b = nullptr;
+  int64_t b_rs = 0, b_cs = 0;
+  const int64_t* b_off = nullptr;
+  T* c = nullptr;
+  T alpha{}, beta{};
+};
+
+// Integers accumulate in uint64: wrap-around is defined there and matches two's complement.
+template <typename T> using acc_t = std::conditional_t<std::is_integral_v<T>, uint64_t, T>;
+
+// C = beta * C for every batch (beta == 0 writes zeros, ignoring NaN in C).
+template <typename T> void scale_c(const Gemm<T>& g) {
+  using Acc = acc_t<T>;
+  const int64_t n = g.nbatch * g.M * g.N;
+  Acc* c = reinterpret_cast<Acc*>(g.c);
+  const Acc beta = static_cast<Acc>(g.beta);
+  parallel_for(0, n, kParallelGrain, [&](int64_t b, int64_t e) {
+    if (g.beta == T(0)) {
+      std::fill(c + b, c + e, Acc(0));
+    } else if (!(g.beta == T(1))) {
+      for (int64_t i = b; i < e; ++i) c[i] = static_cast<Acc>(beta * c[i]);
+    }
+  });
+}
+
+// The built-in GEMM: tasks of (batch, block of kMB rows); each packs kKB x kNB panels of B
+// and kMB x kKB blocks of A into contiguous buffers, accumulates a kMB x kNB tile with an
+// axpy-style inner loop the compiler vectorises, then writes beta * C + alpha * tile.
+template <typename T> void gemm_fallback(const Gemm<T>& g) {
+  using Acc = acc_t<T>;
+  constexpr int64_t kMB = 32, kKB = 256, kNB = 256;
+  const int64_t row_blocks = (g.M + kMB - 1) / kMB;
+  const int64_t tasks = g.nbatch * row_blocks;
+  const int64_t task_work = std::max<int64_t>(1, kMB * g.N * g.K);
+  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 17) / task_work);
+  const Acc alpha = static_cast<Acc>(g.alpha), beta = static_cast<Acc>(g.beta);
+  const bool beta_zero = g.beta == T(0);
+  parallel_for(0, tasks, grain, [&](int64_t t0, int64_t t1) {
+    std::vector<Acc> ap(kMB * kKB), bp(kKB * kNB), tile(kMB * kNB);
+    for (int64_t task = t0; task < t1; ++task) {
+      const int64_t bt = task / row_blocks;
+      const int64_t i0 = (task % row_blocks) * kMB;
+      const int64_t mb = std::min(kMB, g.M - i0);
+      const T* A = g.a + g.a_off[bt];
+      const T* B = g.b + g.b_off[bt];
+      Acc* C = reinterpret_cast<Acc*>(g.c + bt * g.M * g.N);
+      for (int64_t j0 = 0; j0 < g.N; j0 += kNB) {
+        const int64_t nb = std::min(kNB, g.N - j0);
+        std::fill(tile.begin(), tile.begin() + mb * nb, Acc(0));
+        for (int64_t k0 = 0; k0 < g.K; k0 += kKB) {
+          const int64_t kb = std::min(kKB, g.K - k0);
+          for (int64_t k = 0; k < kb; ++k) {
+            const T* brow = B + (k0 + k) * g.b_rs + j0 * g.b_cs;
+            Acc* dst = bp.data() + k * nb;
+            for (int64_t j = 0; j < nb; ++j) dst[j] = static_cast<Acc>(brow[j * g.b_cs]);
+          }
+          for (int64_t i = 0; i < mb; ++i) {
+            const T* arow = A + (i0 + i) * g.a_rs + k0 * g.a_cs;
+            Acc* dst = ap.data() + i * kb;
+            for (int64_t k = 0; k < kb; ++k) dst[k] = static_cast<Acc>(arow[k * g.a_cs]);
+          }
+          for (int64_t i = 0; i < mb; ++i) {
+            Acc* __restrict__ trow = tile.data() + i * nb;
+            const Acc* __restrict__ arow = ap.data() + i * kb;
+            for (int64_t k = 0; k < kb; ++k) {
+              const Acc av = arow[k];
+              const Acc* __restrict__ brow = bp.data() + k * nb;
+              for (int64_t j = 0; j < nb; ++j) trow[j] += av * brow[j];
+            }
+          }
+        }
+        for (int64_t i = 0; i < mb; ++i) {
+          Acc* crow = C + (i0 + i) * g.N + j0;
+          const Acc* trow = tile.data() + i * nb;
+          if (beta_zero) {
+            for (int64_t j = 0; j < nb; ++j) crow[j] = static_cast<Acc>(alpha * trow[j]);
+          } else {
+            for (int64_t j = 0; j < nb; ++j) crow[j] = static_cast<Acc>(beta * crow[j] + alpha * trow[j]);
+          }
+        }
+      }
+    }
+  });
+}
+
+#ifdef EMBER_HAVE_OPENBLAS
+template <typename T> bool gemm_blas(const Gemm<T>& g) {
+  if (g.M > INT_MAX || g.N > INT_MAX || g.K > INT_MAX) return false;
+  bool ta, tb;
+  int64_t lda, ldb;
+  if (!blas_layout(g.M, g.K, g.a_rs, g.a_cs, &ta, &lda) || !blas_layout(g.K, g.N, g.b_rs, g.b_cs, &tb, &ldb)) {
+    return false;
+  }
+  const int M = static_cast<int>(g.M), N = static_cast<int>(g.N), K = static_cast<int>(g.K);
+  // C[bt][r0:r1, c0:c1] from rows r0:r1 of A[bt] and columns c0:c1 of B[bt]
+  auto one = [&](int64_t bt, int r0, int r1, int c0, int c1) {
+    const T* A = g.a + g.a_off[bt] + r0 * g.a_rs;
+    const T* B = g.b + g.b_off[bt] + c0 * g.b_cs;
+    T* C = g.c + bt * g.M * g.N + r0 * g.N + c0;
+    if constexpr (std::is_same_v<T, float>) {
+      scipy_cblas_sgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, r1 - r0, c1 - c0, K, g.alpha,
+                        A, static_cast<int>(lda), B, static_cast<int>(ldb), g.beta, C, std::max(N, 1));
+    } else {
+      scipy_cblas_dgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, r1 - r0, c1 - c0, K, g.alpha,
+                        A, static_cast<int>(lda), B, static_cast<int>(ldb), g.beta, C, std::max(N, 1));
+    }
+  };
+  const int64_t work = g.M * g.N * g.K;
+  const int threads = get_num_threads();
+  if (g.nbatch > 1 && (work <= kSmallGemm || (work <= kBatchedGemm && g.nbatch >= threads))) {
+    // many small products: one product per task
+    parallel_for(0, g.nbatch, std::max<int64_t>(1, kSmallGemm / std::max<int64_t>(work, 1)),
+                 [&](int64_t b, int64_t e) {
+                   for (int64_t bt = b; bt < e; ++bt) one(bt, 0, M, 0, N);
+                 });
+    return true;
+  }
+  // Each product split into tiles along its longer side of C, so that the operand every tile
+  // packs again (B for row tiles, A for column tiles) is the smaller one. A tile holds at
+  // least kSmallGemm multiply-adds and a multiple of 16 rows or columns (OpenBLAS's widest
+  // micro-kernel).
+  const bool by_rows = M >= N;
+  const int64_t side = by_rows ? M : N;
+  int64_t tiles = 1;
+  if (threads > 1 && work > kSmallGemm) {
+    tiles = std::min<int64_t>({int64_t{4} * threads, work / kSmallGemm, (side + 15) / 16});
+    if (tiles > threads) tiles -= tiles % threads;  // equal rounds on a quiet machine
+    tiles = std::max<int64_t>(tiles, 1);
+  }
+  const int64_t span = ((side + tiles - 1) / tiles + 15) / 16 * 16;
+  tiles = (side + span - 1) / span;
+  for (int64_t bt = 0; bt < g.nbatch; ++bt) {
+    if (tiles == 1) {
+      one(bt, 0, M, 0, N);
+      continue;
+    }
+    parallel_for(0, tiles, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int lo = static_cast<int>(t * span), hi = static_cast<int>(std::min(side, (t + 1) * span));
+        if (by_rows) {
+          one(bt, lo, hi, 0, N);
+        } else {
+          one(bt, 0, M, lo, hi);
+        }
+      }
+    });
+  }
+  return true;
+}
+#endif
+
+#ifdef EMBER_HAVE_OPENBLAS
+// Integer products through dgemm when that is exact: if K * max|A| * max|B| <= 2^53, every
+// partial sum is an integer of at most 53 bits, which double holds exactly whatever the
+// summation order (or fused multiply-adds). Checked on the data; only C = A @ B (alpha 1,
+// beta 0), the plain matmul. The result is then exact, so narrowing it to the output dtype
+// wraps exactly as the integer kernel would.
+bool gemm_int_via_double(const Gemm<int64_t>& g) {
+  if (g.alpha != 1 || g.beta != 0 || g.M > INT_MAX || g.N > INT_MAX || g.K > INT_MAX) return false;
+  auto max_abs = [&](const int64_t* base, const int64_t* off, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+    uint64_t m = 0;
+    for (int64_t bt = 0; bt < g.nbatch; ++bt) {
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t* row = base + off[bt] + i * rs;
+        for (int64_t j = 0; j < cols; ++j) {
+          const int64_t v = row[j * cs];
+          m = std::max(m, v < 0 ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v));
+        }
+      }
+    }
+    return static_cast<double>(m);
+  };
+  const double ma = max_abs(g.a, g.a_off, g.M, g.K, g.a_rs, g.a_cs);
+  const double mb = max_abs(g.b, g.b_off, g.K, g.N, g.b_rs, g.b_cs);
+  if (static_cast<double>(g.K) * ma * mb > 9007199254740992.0) return false;  // 2^53
+  const int M = static_cast<int>(g.M), N = static_cast<int>(g.N), K = static_cast<int>(g.K);
+  // scratch from the caching allocator: no page faults, no zero fill
+  Tensor ta = empty({g.M * g.K}, ScalarType::Float64), tb = empty({g.K * g.N}, ScalarType::Float64);
+  Tensor tc = empty({g.M * g.N}, ScalarType::Float64);
+  double *a = ta->data<double>(), *b = tb->data<double>(), *c = tc->data<double>();
+  for (int64_t bt = 0; bt < g.nbatch; ++bt) {
+    for (int64_t i = 0; i < g.M; ++i)
+      for (int64_t k = 0; k < g.K; ++k) a[i * g.K + k] = static_cast<double>(g.a[g.a_off[bt] + i * g.a_rs + k * g.a_cs]);
+    for (int64_t k = 0; k < g.K; ++k)
+      for (int64_t j = 0; j < g.N; ++j) b[k * g.N + j] = static_cast<double>(g.b[g.b_off[bt] + k * g.b_rs + j * g.b_cs]);
+    scipy_cblas_dgemm(kRowMajor, kNoTrans, kNoTrans, M, N, K, 1.0, a, std::max(K, 1), b, std::max(N, 1), 0.0, c,
+                      std::max(N, 1));
+    int64_t* out = g.c + bt * g.M * g.N;
+    for (int64_t i = 0; i < g.M * g.N; ++i) out[i] = static_cast<int64_t>(c[i]);
+  }
+  return true;
+}
+#endif
+
+template <typename T> void gemm_run(const Gemm<T>& g) {
+  if (g.M == 0 || g.N == 0 || g.nbatch == 0) return;
+  if (g.K == 0 || g.alpha == T(0)) {
+    scale_c(g);
+    return;
+  }
+#ifdef EMBER_HAVE_OPENBLAS
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (gemm_blas(g)) return;
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    if (gemm_int_via_double(g)) return;
+  }
+#endif
+  gemm_fallback(g);
+}
+
+// c (contiguous, batch... x M x N) = beta * c + alpha * a @ b, where a (batch... x M x K) and
+// b (batch... x K x N) have c's dtype (float32, float64 or int64) and equal batch dims
+// (broadcast views with zero strides are fine).
+void gemm_tensors(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha, const Scalar& beta) {
+  const int64_t nd = c->dim(), nb = nd - 2;
+  std::vector<int64_t> a_off = batch_offsets(a, nb), b_off = batch_offsets(b, nb);
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    Gemm<T> g;
+    g.M = c->size(nd - 2);
+    g.N = c->size(nd - 1);
+    g.K = a->size(nd - 1);
+    g.nbatch = static_cast<int64_t>(a_off.size());
+    g.a = a->data<T>();
+    g.a_rs = a->stride(nd - 2);
+    g.a_cs = a->stride(nd - 1);
+    g.a_off = a_off.data();
+    g.b = b->data<T>();
+    g.b_rs = b->stride(nd - 2);
+    g.b_cs = b->stride(nd - 1);
+    g.b_off = b_off.data();
+    g.c = c->data<T>();
+    g.alpha = alpha.to<T>();
+    g.beta = beta.to<T>();
+    gemm_run(g);
+  };
+  switch (c->dtype()) {
+    case ScalarType::Float32: run(float{}); break;
+    case ScalarType::Float64: run(double{}); break;
+    case ScalarType::Int64: run(int64_t{}); break;
+    default: throw std::logic_error("gemm_tensors: unexpected compute dtype");
+  }
+}
+
+bool same_geometry(const Tensor& x, const Tensor& y) {
+  return x->storage() == y->storage() && x->offset() == y->offset() && x->sizes() == y->sizes() &&
+         x->strides() == y->strides() && x->dtype() == y->dtype();
+}
+
+// The product every op reduces to. a: (batch_a..., M, K), b: (batch_b..., K, N), their batch
+// dims broadcast to `batch`; the GEMM result has shape gemm_shape = batch + [M, N] and is
+// returned viewed as `final_shape` (same elements, 1-d operands' dims dropped). With `init`
+// (broadcastable to gemm_shape) the result is beta * init + alpha * a @ b.
+Tensor run_product(const char* op, const Tensor& a, const Tensor& b, const Shape& batch,
+                   const Shape& final_shape, ScalarType dt, Tensor init, const Scalar& alpha,
+                   const Scalar& beta, const Tensor& out) {
+  check_out_dtype(op, out, dt);
+  const int64_t M = a->size(-2), K = a->size(-1), N = b->size(-1);
+  Shape gemm_shape = batch, a_shape = batch, b_shape = batch;
+  gemm_shape.insert(gemm_shape.end(), {M, N});
+  a_shape.insert(a_shape.end(), {M, K});
+  b_shape.insert(b_shape.end(), {K, N});
+
+  Tensor res = prepare_out(op, out, final_shape, dt);
+  if (res == out && (out->storage() == a->storage() || out->storage() == b->storage())) {
+    res = ember::empty(final_shape, dt);  // never write into an operand while reading it
+  }
+  const ScalarType ct = compute_dtype(dt);
+  Tensor av = expand_to(prep_operand(a, ct), a_shape, op);
+  Tensor bv = expand_to(prep_operand(b, ct), b_shape, op);
+  Tensor cv = make_view(res, gemm_shape, contiguous_strides(gemm_shape), res->offset());
+  Tensor c = ct == dt ? cv : ember::empty(gemm_shape, ct);
+  if (init) {
+    if (init->storage() == c->storage() && !same_geometry(init, c)) init = ops::clone(init);
+    if (!same_geometry(init, c)) copy_into(c, init);
+  }
+  gemm_tensors(av, bv, c, alpha, init ? beta : Scalar::from_int(0));
+  if (c != cv) copy_into(cv, c);  // 16-bit floats and narrow integers: round once
+  return finish_out(op, out, res);
+}
+
+// t's leading dims (all but the last) merged into one, as a view when the strides allow.
+Tensor fold_rows(const Tensor& t) {
+  const int64_t d = t->dim();
+  int64_t rows = 1;
+  for (int64_t i = 0; i < d - 1; ++i) rows *= t->size(i);
+  int64_t inner = -1;  // the innermost non-size-1 leading dim seen so far
+  bool ok = true;
+  for (int64_t i = d - 2; i >= 0 && ok; --i) {
+    if (t->size(i) == 1) continue;
+    if (inner >= 0) ok = t->stride(i) == t->stride(inner) * t->size(inner);
+    inner = i;
+  }
+  if (!ok || rows == 0) {
+    Tensor c = as_contiguous(t);
+    return make_view(c, {rows, t->size(-1)}, {t->size(-1), 1}, c->offset());
+  }
+  // the innermost non-1 dim gives the row stride; with none there is a single row
+  int64_t rs = -1;
+  for (int64_t i = d - 2; i >= 0; --i) {
+    if (t->size(i) != 1) {
+      rs = t->stride(i);
+      break;
+    }
+  }
+  if (rs < 0) rs = t->size(-1);
+  return make_view(t, {rows, t->size(-1)}, {rs, t->stride(-1)}, t->offset());
+}
+
+// A 1-d tensor viewed as a row (1 x n) or column (n x 1) matrix.
+Tensor as_row(const Tensor& v) { return make_view(v, {1, v->size(0)}, {v->size(0) * v->stride(0), v->stride(0)}, v->offset()); }
+Tensor as_col(const Tensor& v) { return make_view(v, {v->size(0), 1}, {v->stride(0), 1}, v->offset()); }
+
+template <typename T> T dot_kernel(int64_t n, const T* x, int64_t sx, const T* y, int64_t sy) {
+#ifdef EMBER_HAVE_OPENBLAS
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (n <= INT_MAX && sx > 0 && sx <= INT_MAX && sy > 0 && sy <= INT_MAX) {
+      if constexpr (std::is_same_v<T, float>) {
+        return scipy_cblas_sdot(static_cast<int>(n), x, static_cast<int>(sx), y, static_cast<int>(sy));
+      } else {
+        return scipy_cblas_ddot(static_cast<int>(n), x, static_cast<int>(sx), y, static_cast<int>(sy));
+      }
+    }
+  }
+#endif
+  // float16/bfloat16 and float32 accumulate in a wider type; integers wrap in uint64
+  using Acc = std::conditional_t<is_float_v<T>, double, uint64_t>;
+  Acc acc = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (is_float_v<T>) {
+      acc += static_cast<double>(static_cast<opmath_t<T>>(x[i * sx])) *
+             static_cast<double>(static_cast<opmath_t<T>>(y[i * sy]));
+    } else {
+      acc += static_cast<uint64_t>(static_cast<int64_t>(x[i * sx])) *
+             static_cast<uint64_t>(static_cast<int64_t>(y[i * sy]));
+    }
+  }
+  if constexpr (is_float_v<T>) {
+    return T(static_cast<opmath_t<T>>(acc));
+  } else {
+    return static_cast<T>(static_cast<int64_t>(acc));
+  }
+}
+
+
+Tensor dot_impl(const char* op, const Tensor& self, const Tensor& tensor, const Tensor& out) {
+  const ScalarType dt = dot_meta(op, self, tensor, out);
+  Tensor res = prepare_out(op, out, {}, dt);
+  dispatch_numeric(dt, op, [&](auto tag) {
+    using T = decltype(tag);
+    *res->data<T>() = dot_kernel<T>(self->numel(), self->data<T>(), self->stride(0), tensor->data<T>(),
+                                    tensor->stride(0));
+  });
+  return finish_out(op, out, res);
+}
+
+Tensor mm_impl(const char* op, const Tensor& self, const Tensor& mat2, const Tensor& out) {
+  if (self->dim() != 2) {
+    throw std::runtime_error(message(op, ": self must be a matrix, got a ", self->dim(), "-D tensor of shape ",
+                                     shape_str(self->sizes())));
+  }
+  if (mat2->dim() != 2) {
+    throw std::runtime_error(message(op, ": mat2 must be a matrix, got a ", mat2->dim(), "-D tensor of shape ",
+                                     shape_str(mat2->sizes())));
+  }
+  check_same_dtype(op, self, mat2);
+  check_not_bool(op, self->dtype());
+  if (self->size(1) != mat2->size(0)) throw_cannot_multiply(op, self->sizes(), mat2->sizes());
+  return run_product(op, self, mat2, {}, {self->size(0), mat2->size(1)}, self->dtype(), Tensor(),
+                     Scalar::from_int(1), Scalar::from_int(0), out);
+}
+
+}  // namespace
+
+Tensor dot(const Tensor& self, const Tensor& tensor, const Tensor& out) {
+  return dot_impl("dot", self, tensor, out);
+}
+
+Tensor mm(const Tensor& self, const Tensor& mat2, const Tensor& out) { return mm_impl("mm", self, mat2, out); }
+
+Tensor bmm(const Tensor& self, const Tensor& mat2, const Tensor& out) {
+  if (self->dim() != 3) {
+    throw std::runtime_error(message("bmm: batch1 must be a 3D tensor, got shape ", shape_str(self->sizes())));
+  }
+  if (mat2->dim() != 3) {
+    throw std::runtime_error(message("bmm: batch2 must be a 3D tensor, got shape ", shape_str(mat2->sizes())));
+  }
+  check_same_dtype("bmm", self, mat2);
+  check_not_bool("bmm", self->dtype());
+  if (self->size(0) != mat2->size(0) || self->size(2) != mat2->size(1)) {
+    throw std::runtime_error(message("bmm: expected size for first two dimensions of batch2 tensor to be: [",
+                                     self->size(0), ", ", self->size(2), "] but got: [", mat2->size(0), ", ",
+                                     mat2->size(1), "] (shapes ", shape_str(self->sizes()), " and ",
+                                     shape_str(mat2->sizes()), ")"));
+  }
+  return run_product("bmm", self, mat2, {self->size(0)}, {self->size(0), self->size(1), mat2->size(2)},
+                     self->dtype(), Tensor(), Scalar::from_int(1), Scalar::from_int(0), out);
+}
+
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha,
+             const Tensor& out) {
+  const AddmmMeta m = addmm_meta(self, mat1, mat2, beta, alpha, out);
+  Tensor bias = m.use_self ? expand_to(self, m.shape, "addmm") : Tensor();
+  return run_product("addmm", mat1, mat2, {}, m.shape, m.dtype, bias, m.alpha, m.beta, out);
+}
+
+Tensor matmul(const Tensor& self, const Tensor& other, const Tensor& out) {
+  const int64_t da = self->dim(), db = other->dim();
+  if (da == 0 || db == 0) {
+    throw std::runtime_error(message("matmul: both arguments to matmul need to be at least 1D, but they are ", da,
+                                     "D and ", db, "D"));
+  }
+  check_same_dtype("matmul", self, other);
+  const ScalarType dt = self->dtype();
+  check_not_bool("matmul", dt);
+  if (da == 1 && db == 1) return dot_impl("matmul", self, other, out);
+  if (da == 2 && db == 2) return mm_impl("matmul", self, other, out);
+  const Scalar one = Scalar::from_int(1), zero = Scalar::from_int(0);
+  if (da == 2 && db == 1) {
+    if (self->size(1) != other->size(0)) {
+      throw std::runtime_error(message("matmul: size mismatch, got input (", self->size(0), "), mat (",
+                                       mat_str(self), "), vec (", other->size(0), "): shapes ",
+                                       shape_str(self->sizes()), " and ", shape_str(other->sizes())));
+    }
+    return run_product("matmul", self, as_col(other), {}, {self->size(0)}, dt, Tensor(), one, zero, out);
+  }
+  if (da == 1 && db == 2) {
+    if (self->size(0) != other->size(0)) throw_cannot_multiply("matmul", {1, self->size(0)}, other->sizes());
+    return run_product("matmul", as_row(self), other, {}, {other->size(1)}, dt, Tensor(), one, zero, out);
+  }
+  // batched: at least one operand has 3 or more dims
+  Tensor a = da == 1 ? as_row(self) : self;
+  Tensor b = db == 1 ? as_col(other) : other;
+  const int64_t M = a->size(-2), K = a->size(-1), N = b->size(-1);
+  if (b->size(-2) != K) throw_cannot_multiply("matmul", self->sizes(), other->sizes());
+  const Shape batch_a(a->sizes().begin(), a->sizes().end() - 2);
+  const Shape batch_b(b->sizes().begin(), b->sizes().end() - 2);
+  const Shape batch = broadcast_shapes(batch_a, batch_b, "matmul");
+  Shape final_shape = batch;
+  if (da > 1) final_shape.push_back(M);
+  if (db > 1) final_shape.push_back(N);
+  if (b->dim() == 2) {
+    // (batch..., M, K) @ (K, N): one GEMM with the batch folded into the rows
+    return run_product("matmul", fold_rows(a), b, {}, final_shape, dt, Tensor(), one, zero, out);
+  }
+  return run_product("matmul", a, b, batch, final_shape, dt, Tensor(), one, zero, out);
+}
+
+}  // namespace ember::cpu
+
+
+namespace ember::ops {
+
+using cpu::throw_cannot_multiply;
+
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  if (input->dim() == 0 || weight->dim() == 0 || weight->dim() > 2) {
+    throw std::runtime_error(message("linear: expected input of at least 1 dimension and a weight of 1 or 2, got ",
+                                     "input of shape ", shape_str(input->sizes()), " and weight of shape ",
+                                     shape_str(weight->sizes())));
+  }
+  if (weight->dim() == 1) {  // (*, in) @ (in,) -> (*)
+    Tensor out = matmul(input, weight, Tensor());
+    return bias ? add(out, bias, Scalar::from_int(1), Tensor()) : out;
+  }
+  const int64_t in = weight->size(1), rows = input->numel() / std::max<int64_t>(input->size(-1), 1);
+  if (input->size(-1) != in) throw_cannot_multiply("linear", {rows, input->size(-1)}, {in, weight->size(0)});
+  Tensor wt = t(weight);
+  if (input->dim() == 2) {
+    return bias ? addmm(bias, input, wt, Scalar::from_int(1), Scalar::from_int(1), Tensor())
+                : mm(input, wt, Tensor());
+  }
+  // (*, in): one product over the leading dims folded into rows
+  Shape out_shape = input->sizes();
+  out_shape.back() = weight->size(0);
+  Tensor flat = reshape(input, {rows, in});
+  Tensor res = bias ? addmm(bias, flat, wt, Scalar::from_int(1), Scalar::from_int(1), Tensor())
+                    : mm(flat, wt, Tensor());
+  return reshape(res, out_shape);
+}
+
+}  // namespace ember::ops

@@ -1,0 +1,275 @@
+#include "ember/ops/ops_util.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "ember/backends/cpu/iter.h"
+#include "ember/runtime/parallel.h"
+
+namespace ember {
+
+ScalarType result_type(std::initializer_list<const TensorImpl*> tensors) {
+  ScalarType dim_t = ScalarType::Undefined, zero_t = ScalarType::Undefined,
+             wrapped_t = ScalarType::Undefined;
+  for (const TensorImpl* t : tensors) {
+    if (!t) continue;
+    ScalarType dt = t->dtype();
+    if (t->wrapped_number) {
+      if (is_floating(dt)) dt = default_float_dtype();
+      wrapped_t = promote_types(wrapped_t, dt);
+    } else if (t->dim() == 0) {
+      zero_t = promote_types(zero_t, dt);
+    } else {
+      dim_t = promote_types(dim_t, dt);
+    }
+  }
+  // a weaker tier only matters when it is of a higher category (bool < int < float)
+  auto combine = [](ScalarType higher, ScalarType lower) {
+    if (higher == ScalarType::Undefined) return lower;
+    if (lower == ScalarType::Undefined) return higher;
+    if (category(lower) > category(higher)) return promote_types(higher, lower);
+    return higher;
+  };
+  return combine(dim_t, combine(zero_t, wrapped_t));
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+  const size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t sa = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t sb = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (sa != sb && sa != 1 && sb != 1) {
+      throw std::runtime_error(message(op, ": shapes ", shape_str(a), " and ", shape_str(b),
+                                   " cannot be broadcast together (size ", sa, " vs ", sb,
+                                   " at dimension ", i, ")"));
+    }
+    out[i] = sa == 1 ? sb : sa;
+  }
+  return out;
+}
+
+Tensor expand_to(const Tensor& t, const Shape& shape, const char* op) {
+  if (t->sizes() == shape) return t;
+  const int64_t nd = static_cast<int64_t>(shape.size()), td = t->dim();
+  if (td > nd) {
+    throw std::runtime_error(message(op, ": cannot broadcast a tensor of shape ", shape_str(t->sizes()),
+                                 " to shape ", shape_str(shape)));
+  }
+  Shape strides(nd, 0);
+  for (int64_t i = 0; i < td; ++i) {
+    const int64_t d = nd - td + i;
+    if (t->sizes()[i] == shape[d]) {
+      strides[d] = t->strides()[i];
+    } else if (t->sizes()[i] != 1) {
+      throw std::runtime_error(message(op, ": cannot broadcast a tensor of shape ",
+                                   shape_str(t->sizes()), " to shape ", shape_str(shape)));
+    }
+  }
+  return make_view(t, shape, strides, t->offset());
+}
+
+namespace {
+
+template <typename To, typename From> void convert_loop(char** p, const int64_t* s, int64_t n) {
+  if (s[0] == sizeof(To) && s[1] == sizeof(From)) {
+    To* o = reinterpret_cast<To*>(p[0]);
+    const From* in = reinterpret_cast<const From*>(p[1]);
+    if constexpr (std::is_same_v<To, From>) {
+      std::memcpy(o, in, static_cast<size_t>(n) * sizeof(To));
+    } else {
+      for (int64_t i = 0; i < n; ++i) o[i] = convert<To>(in[i]);
+    }
+    return;
+  }
+  char* o = p[0];
+  const char* in = p[1];
+  for (int64_t i = 0; i < n; ++i) {
+    *reinterpret_cast<To*>(o + i * s[0]) = convert<To>(*reinterpret_cast<const From*>(in + i * s[1]));
+  }
+}
+
+// A same-dtype copy whose source runs along another dim than the destination (a transpose):
+// element by element along the destination's inner dim, every read would touch a new cache
+// line. Copies kTransposeTile x kTransposeTile tiles instead, so both sides use whole lines.
+// Returns false (nothing copied) when the layout is not such a transpose.
+constexpr int64_t kTransposeTile = 32;
+
+bool transposed_copy(const StridedLoop<2>& L, size_t itemsize) {
+  const int64_t nd = static_cast<int64_t>(L.shape.size()), last = nd - 1;
+  const int64_t item = static_cast<int64_t>(itemsize);
+  if (nd < 2 || L.strides[last][0] != item || L.strides[last][1] == item) return false;
+  int64_t k = -1;  // the dim along which the source is contiguous
+  for (int64_t d = 0; d < last; ++d) {
+    if (L.strides[d][1] == item) k = d;
+  }
+  if (k < 0 || L.shape[k] < kTransposeTile || L.shape[last] < kTransposeTile) return false;
+  const int64_t R = L.shape[k], C = L.shape[last];
+  const int64_t rt = (R + kTransposeTile - 1) / kTransposeTile, ct = (C + kTransposeTile - 1) / kTransposeTile;
+  int64_t outer = 1;
+  for (int64_t d = 0; d < last; ++d) outer *= d == k ? 1 : L.shape[d];
+  dispatch_itemsize(itemsize, [&](auto tag) {
+    using U = decltype(tag);
+    parallel_for(0, outer * rt * ct, std::max<int64_t>(1, kParallelGrain / (kTransposeTile * kTransposeTile)),
+                 [&](int64_t b, int64_t e) {
+      for (int64_t it = b; it < e; ++it) {
+        const int64_t tile = it % (rt * ct), o = it / (rt * ct);
+        const int64_t i0 = (tile / ct) * kTransposeTile, j0 = (tile % ct) * kTransposeTile;
+        char* dp = L.base[0];
+        const char* sp = L.base[1];
+        for (int64_t d = last - 1, rem = o; d >= 0; --d) {  // locate the outer index
+          if (d == k) continue;
+          const int64_t idx = rem % L.shape[d];
+          rem /= L.shape[d];
+          dp += idx * L.strides[d][0];
+          sp += idx * L.strides[d][1];
+        }
+        const int64_t ds = L.strides[k][0], ss = L.strides[last][1];
+        const int64_t ni = std::min(R - i0, kTransposeTile), nj = std::min(C - j0, kTransposeTile);
+        // through a buffer: every source and destination line is then read or written whole
+        // at once (reading straight across, lines a page apart would evict each other)
+        U buf[kTransposeTile * kTransposeTile];
+        for (int64_t j = 0; j < nj; ++j) {
+          const U* src = reinterpret_cast<const U*>(sp + (j0 + j) * ss) + i0;
+          for (int64_t i = 0; i < ni; ++i) buf[j * kTransposeTile + i] = src[i];
+        }
+        for (int64_t i = 0; i < ni; ++i) {
+          U* dst = reinterpret_cast<U*>(dp + (i0 + i) * ds) + j0;
+          for (int64_t j = 0; j < nj; ++j) dst[j] = buf[j * kTransposeTile + i];
+        }
+      }
+    });
+  });
+  return true;
+}
+
+}  // namespace
+
+void copy_into(const Tensor& dst, const Tensor& src) {
+  Tensor s = expand_to(src, dst->sizes(), "copy_");
+  if (dst->numel() == 0) return;
+  auto L = make_loop<2>(dst->sizes(), {dst.get(), s.get()});
+  if (dst->dtype() == s->dtype() && transposed_copy(L, dst->itemsize())) return;
+  dispatch_all(dst->dtype(), "copy_", [&](auto to_tag) {
+    using To = decltype(to_tag);
+    dispatch_all(s->dtype(), "copy_", [&](auto from_tag) {
+      using From = decltype(from_tag);
+      for_each_strided<2>(L, [](char** p, const int64_t* st, int64_t n) { convert_loop<To, From>(p, st, n); });
+    });
+  });
+}
+
+void throw_not_on_cpu(const Device& d) {
+  throw NotImplementedError(message("a CPU kernel was given a tensor on ", d.str(), ": this operation has no ",
+                                    d.type == DeviceType::CUDA ? "CUDA" : "device", " kernel yet"));
+}
+
+Tensor to_device(const Tensor& t, const Device& device) {
+  if (!t || t->device() == device || (t->device().type == DeviceType::CPU && device.type == DeviceType::CPU)) return t;
+  Tensor out = empty(t->sizes(), t->dtype(), device);
+  ops::copy(out, t, false, out);
+  return out;
+}
+
+Tensor to_host(const Tensor& t) { return to_device(t, Device{}); }
+
+void fill_with(const Tensor& dst, const Scalar& value) {
+  if (dst->numel() == 0) return;
+  dispatch_all(dst->dtype(), "fill_", [&](auto tag) {
+    using T = decltype(tag);
+    const T v = value.to<T>();
+    auto L = make_loop<1>(dst->sizes(), {dst.get()});
+    for_each_strided<1>(L, [v](char** p, const int64_t* st, int64_t n) {
+      if (st[0] == sizeof(T)) {
+        T* o = reinterpret_cast<T*>(p[0]);
+        std::fill(o, o + n, v);
+      } else {
+        for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * st[0]) = v;
+      }
+    });
+  });
+}
+
+Tensor to_dtype(const Tensor& t, ScalarType dtype) {
+  if (t->dtype() == dtype) return t;
+  Tensor out = empty(t->sizes(), dtype);
+  copy_into(out, t);
+  return out;
+}
+
+Tensor as_contiguous(const Tensor& t) {
+  if (t->is_contiguous()) return t;
+  Tensor out = empty(t->sizes(), t->dtype());
+  copy_into(out, t);
+  return out;
+}
+
+Tensor prepare_out(const char* op, const Tensor& out, const Shape& shape, ScalarType dtype) {
+  if (!out) return empty(shape, dtype);
+  check_cpu(out, op);
+  if (out->sizes() == shape && out->dtype() == dtype && out->is_contiguous()) return out;
+  return empty(shape, dtype);
+}
+
+Tensor finish_out(const char* op, const Tensor& out, const Tensor& result) {
+  if (!out || out == result) return result;
+  if (out->sizes() != result->sizes()) {
+    if (out->numel() == 0 && out->storage()->nbytes() == 0) {
+      // an empty out= is resized, as PyTorch does; it gets fresh storage
+      Tensor fresh = empty(result->sizes(), out->dtype(), out->device());
+      out->set_storage(fresh->storage(), result->sizes(), fresh->strides(), 0);
+    } else {
+      throw std::runtime_error(message(op, ": output with shape ", shape_str(out->sizes()),
+                                   " doesn't match the result shape ", shape_str(result->sizes())));
+    }
+  }
+  if (!can_cast(result->dtype(), out->dtype())) {
+    throw std::runtime_error(message(op, ": result type ", dtype_name(result->dtype()),
+                                 " can't be cast to the desired output type ",
+                                 dtype_name(out->dtype())));
+  }
+  if (out->device().type == DeviceType::CPU) {
+    copy_into(out, result);
+  } else {
+    ops::copy(out, result, false, out);
+  }
+  return out;
+}
+
+void check_index_tensor(const char* op, const Tensor& index) {
+  if (index->dtype() != ScalarType::Int64 && index->dtype() != ScalarType::Int32) {
+    throw std::runtime_error(message(op, ": expected an index tensor of dtype int64, got ",
+                                 dtype_name(index->dtype())));
+  }
+  check_cpu(index, op);
+}
+
+std::vector<int64_t> reduce_dims(const char* op, const std::optional<Shape>& dims, int64_t ndim) {
+  std::vector<int64_t> out;
+  if (!dims || dims->empty()) {
+    for (int64_t d = 0; d < ndim; ++d) out.push_back(d);
+    return out;
+  }
+  for (int64_t d : *dims) {
+    int64_t w = wrap_dim(d, ndim, op);
+    if (std::find(out.begin(), out.end(), w) != out.end()) {
+      throw std::runtime_error(message(op, ": dim ", w, " appears multiple times in the list of dims"));
+    }
+    out.push_back(w);
+  }
+  std::sort(out.begin(), out.end());
+  if (ndim == 0) out.clear();
+  return out;
+}
+
+Shape reduced_shape(const Shape& in, const std::vector<int64_t>& dims, bool keepdim) {
+  Shape out;
+  for (int64_t d = 0; d < static_cast<int64_t>(in.size()); ++d) {
+    bool reduced = std::find(dims.begin(), dims.end(), d) != dims.end();
+    if (!reduced) out.push_back(in[d]);
+    else if (keepdim) out.push_back(1);
+  }
+  return out;
+}
+
+}  // namespace ember

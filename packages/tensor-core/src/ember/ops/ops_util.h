@@ -1,0 +1,77 @@
+// Helpers for writing ops: broadcasting, type promotion, out= handling, copies.
+#pragma once
+
+#include <initializer_list>
+#include <vector>
+
+#include "ember/core/tensor.h"
+#include "ops_decl.h"
+
+namespace ember {
+
+// PyTorch's result_type over tensors (0-d tensors and wrapped numbers are weaker).
+ScalarType result_type(std::initializer_list<const TensorImpl*> tensors);
+inline ScalarType result_type(const Tensor& a, const Tensor& b) { return result_type({a.get(), b.get()}); }
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+// A view of t broadcast to shape (t's dims align to the right); RuntimeError names the op.
+Tensor expand_to(const Tensor& t, const Shape& shape, const char* op);
+
+// t converted to dtype (t itself when it already has it).
+Tensor to_dtype(const Tensor& t, ScalarType dtype);
+// t if C-contiguous, else a contiguous copy.
+Tensor as_contiguous(const Tensor& t);
+
+// Writes src (broadcast to dst's shape, cast to dst's dtype) into dst.
+void copy_into(const Tensor& dst, const Tensor& src);
+// t itself when on device (null stays null), else a copy of it there (a copy to the CPU waits
+// for the source device's queued work).
+Tensor to_device(const Tensor& t, const Device& device);
+// to_device(t, the CPU).
+Tensor to_host(const Tensor& t);
+void fill_with(const Tensor& dst, const Scalar& value);
+
+// out= support. prepare_out returns the tensor to compute into: a fresh contiguous tensor
+// when out is null, else out itself if it already has the shape and dtype, else a
+// temporary. finish_out checks out (shape, castable dtype) and copies the result into it
+// (on any device: CUDA kernels use it too).
+// An out with zero elements is resized to the result's shape.
+Tensor prepare_out(const char* op, const Tensor& out, const Shape& shape, ScalarType dtype);
+Tensor finish_out(const char* op, const Tensor& out, const Tensor& result);
+
+// Calls f(U{}) with U an unsigned type of the element size: copies need no more than that.
+template <typename F> void dispatch_itemsize(size_t n, F&& f) {
+  switch (n) {
+    case 1: f(uint8_t{}); break;
+    case 2: f(uint16_t{}); break;
+    case 4: f(uint32_t{}); break;
+    case 8: f(uint64_t{}); break;
+    default: throw std::runtime_error(message("unsupported element size ", n));
+  }
+}
+
+// Calls f(T{}) with T the C++ type of a float32 (or anything else) / float64 dtype: for
+// kernels whose callers have already checked that the dtype is one of the two.
+template <typename F> void dispatch_real(ScalarType dt, F&& f) {
+  if (dt == ScalarType::Float64) {
+    f(double{});
+  } else {
+    f(float{});
+  }
+}
+
+// An int64 `index` argument check: dtype int64 (int32 accepted), device cpu.
+void check_index_tensor(const char* op, const Tensor& index);
+
+// Reduction helpers: normalised, sorted, de-duplicated dims (all dims when `dims` is empty
+// or absent); the output shape with or without kept dims.
+std::vector<int64_t> reduce_dims(const char* op, const std::optional<Shape>& dims, int64_t ndim);
+Shape reduced_shape(const Shape& in, const std::vector<int64_t>& dims, bool keepdim);
+
+namespace ops {
+// self seen with the order of dims reversed (negative strides; flip's checks and messages);
+// self itself when empty.
+Tensor reversed_view(const Tensor& self, const Shape& dims);
+}  // namespace ops
+
+}  // namespace ember

@@ -1,0 +1,28 @@
+// What sort, argsort and topk check and compute the same way on every device (sort_cpu.cpp
+// defines the functions; the CPU kernels there and the CUDA kernels in
+// sort_cuda.cu call them): the argument checks, the wrapped dim and the row length.
+//
+// The order both devices produce: keys compared as numbers in opmath (float for the 16-bit
+// floats), NaN above every number (all NaNs equal), -0.0 equal to 0.0; descending reverses
+// that. sort and argsort break ties by the original index (stable whatever `stable` says);
+// values are the original elements, bit for bit.
+#pragma once
+
+#include <cstdint>
+
+#include "ember/core/tensor.h"
+
+namespace ember {
+
+struct OrderMeta {
+  int64_t dim;  // wrapped (0 for a 0-d self)
+  int64_t K;    // the length of a row along dim (1 for a 0-d self)
+  int64_t k;    // how many entries per row the result keeps: K for sort/argsort, k for topk
+};
+
+// The checks of sort / argsort (k_given false) and topk (k_given true, op "topk"): topk
+// rejects bool ("topk does not support bool dtypes on CPU", as PyTorch words it), dim is
+// wrapped, and k must lie in [0, K] ("topk(): selected index k out of range ...").
+OrderMeta order_meta(const char* op, const Tensor& self, int64_t dim, int64_t k, bool k_given);
+
+}  // namespace ember

@@ -1,0 +1,60 @@
+#include "ember/runtime/simd.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace ember {
+namespace {
+
+const char* g_bad_capability = nullptr;  // an EMBER_CPU_CAPABILITY value that was not understood
+
+CpuLevel detect() {
+#ifdef EMBER_SIMD_DISPATCH
+  __builtin_cpu_init();
+  CpuLevel best = CpuLevel::Default;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) best = CpuLevel::AVX2;
+  if (best == CpuLevel::AVX2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512cd")) {
+    best = CpuLevel::AVX512;
+  }
+  // a user may lower the level (to compare paths, or to dodge AVX-512 clock throttling)
+  if (const char* cap = std::getenv("EMBER_CPU_CAPABILITY")) {
+    CpuLevel want = best;
+    if (!std::strcmp(cap, "default")) want = CpuLevel::Default;
+    else if (!std::strcmp(cap, "avx2")) want = CpuLevel::AVX2;
+    else if (!std::strcmp(cap, "avx512")) want = CpuLevel::AVX512;
+    else g_bad_capability = cap;
+    if (static_cast<int>(want) < static_cast<int>(best)) best = want;
+  }
+  return best;
+#else
+  return CpuLevel::Default;
+#endif
+}
+
+}  // namespace
+
+#ifdef EMBER_SIMD_DISPATCH
+CpuLevel simd_detail::g_level = detect();
+#endif
+
+CpuLevel cpu_level() {
+#ifdef EMBER_SIMD_DISPATCH
+  return simd_detail::g_level;
+#else
+  return CpuLevel::Default;
+#endif
+}
+
+const char* unknown_cpu_capability() { return g_bad_capability; }
+
+const char* cpu_level_name(CpuLevel level) {
+  switch (level) {
+    case CpuLevel::AVX512: return "avx512";
+    case CpuLevel::AVX2: return "avx2";
+    default: return "default";
+  }
+}
+
+}  // namespace ember

@@ -1,0 +1,815 @@
+"""The op registry: one row per op name of ops.yaml, and what the tests know about it.
+
+A row (``Row``) says how to run the op on Ember and on PyTorch with one lambda
+(``fn(m, *args)``, ``m`` being ``ember_tensor`` or ``torch``: STYLE habit 4), on which sample
+inputs, for which dtypes, within which tolerances (the central table is
+``conftest.TOLERANCES``; a row only scales or overrides it), which autograd test checks its
+gradient, and how the CUDA test files reach its kernel when not by its name. What ops.yaml
+already declares is read from the installed schema (``ember_tensor/ops_schema.json``) and
+the dispatcher, never copied here: the dtypes an op accepts, whether it is differentiable,
+composite, and whether it has per-device kernels (``_C._cuda_kernel_coverage``).
+
+test_op_registry.py runs the rows: every op of the schema must have a row (adding an op
+adds a row, or the test names it), each row is run against torch for each of its dtypes,
+every skip and shape-only comparison carries its reason and their counts may only shrink,
+and every op with a CUDA kernel must be exercised by a CUDA test file (test_cuda_*.py).
+
+Deeper, op-family tests live beside this table and are not repeated by it: the elementwise
+and reduction tables (test_elementwise.py, test_reductions.py: NumPy references,
+non-contiguous layouts, out=, broadcasting sweeps), shapes and views (test_shape.py),
+indexing (test_indexing.py), the per-device comparisons (test_cuda_*.py), and the gradient
+tables of ember-autograd (packages/autograd/tests/test_ops_grad_pointwise.py,
+test_ops_grad_shape.py, test_linalg_grad.py, whose test_op_coverage.py checks that every
+derivatives.yaml entry has a gradient-check row). The registry is the index over all ops
+that keeps each one from falling between those files.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import torch
+
+import ember_tensor as et
+from conftest import ALL_DTYPES, TOLERANCES, dtype_name, rand_array, tensor, to_np
+from ember_tensor import _C
+
+# ---------------------------------------------------------------------------------------------
+# what ops.yaml declares (read from the installed schema and the dispatcher)
+
+
+def _load_schema() -> dict[str, list[dict]]:
+    """Op name -> its ops_schema.json entries (its overloads, in order)."""
+    text = resources.files("ember_tensor").joinpath("ops_schema.json").read_text()
+    schema: dict[str, list[dict]] = {}
+    for entry in json.loads(text):
+        schema.setdefault(entry["name"], []).append(entry)
+    return schema
+
+
+SCHEMA = _load_schema()
+# the C++ names of the ops with per-device kernels (CPU and CUDA): registered or not, the
+# dispatcher's table lists them in every build
+KERNEL_OPS = frozenset(_C._cuda_kernel_coverage(True)) | frozenset(
+    _C._cuda_kernel_coverage(False)
+)
+
+# the autograd test files that gradient-check ops (packages/autograd/tests)
+PW = "test_ops_grad_pointwise.py"
+SH = "test_ops_grad_shape.py"
+LA = "test_linalg_grad.py"
+GRAD_FILES = (PW, SH, LA)
+
+# ---------------------------------------------------------------------------------------------
+# sample inputs: specs resolved per dtype into NumPy arrays, then into each library's tensors
+
+
+@dataclass(frozen=True)
+class A:
+    """A tensor of the dtype under test (or of ``dtype``): random values in a domain of
+    conftest.DOMAINS, or the given ``values``; ``nc``: non-contiguous (transposed storage)."""
+
+    shape: tuple = ()
+    dom: str = "any"
+    nc: bool = False
+    dtype: str | None = None
+    values: Any = None
+
+
+def a(*shape, dom="any", nc=False, dtype=None):
+    return A(tuple(shape), dom, nc, dtype)
+
+
+def fixed(values, dtype="int64", nc=False):
+    """A tensor of fixed values and dtype (indices, masks, targets; dtype None: the dtype
+    under test)."""
+    arr = np.asarray(values)
+    return A(arr.shape, "any", nc, dtype, values=arr.tolist())
+
+
+def mask(*shape, seed=0):
+    return fixed(np.random.default_rng(seed).random(shape) < 0.5, "bool")
+
+
+@dataclass(frozen=True)
+class D:
+    """A dtype argument, as each library's dtype object: ``D("float64")``, or ``DT``, the
+    dtype under test."""
+
+    name: str | None = None
+
+
+DT = D()
+
+
+class S:
+    """One sample: positional and keyword arguments, each a spec (A, DT, a list of specs) or
+    a plain value."""
+
+    xfail: str | None = None  # see XS
+    xfail_dtypes: tuple | None = None
+
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
+
+    def __repr__(self):
+        return f"S{self.args}{self.kwargs or ''}"
+
+    def fails_for(self, dt: str) -> bool:
+        return self.xfail is not None and (self.xfail_dtypes is None or dt in self.xfail_dtypes)
+
+
+class XS(S):
+    """A sample on which Ember disagrees with torch today (a known bug, or a difference
+    from PyTorch that the docs do not list): ``XS(reason, *args, dtypes=(...), **kwargs)``.
+    The test expects the disagreement (strictly: it fails when the sample passes) and
+    reports the case as an expected failure; the row's other samples are checked as usual."""
+
+    def __init__(self, reason: str, *args, dtypes: tuple | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.xfail, self.xfail_dtypes = reason, dtypes
+
+
+def _resolve(spec, dt: str, rng):
+    """spec with its tensors drawn: ('T', array, dtype name, layout) leaves."""
+    if isinstance(spec, A):
+        name = spec.dtype or dt
+        if spec.values is not None:
+            arr = np.asarray(spec.values)
+        else:
+            arr = rand_array(rng, spec.shape, name, spec.dom)
+        return ("T", arr, name, "transposed" if spec.nc else "contig")
+    if isinstance(spec, list):
+        return [_resolve(s, dt, rng) for s in spec]
+    if isinstance(spec, tuple) and spec and spec[0] != "T":
+        return tuple(_resolve(s, dt, rng) for s in spec)
+    return spec
+
+
+def _build(resolved, lib, dt: str):
+    if isinstance(resolved, D):
+        return getattr(lib, resolved.name or dt)
+    if isinstance(resolved, tuple) and resolved and resolved[0] == "T":
+        _, arr, name, layout = resolved
+        return tensor(lib, arr, name, layout)
+    if isinstance(resolved, list):
+        return [_build(r, lib, dt) for r in resolved]
+    if isinstance(resolved, tuple):
+        return tuple(_build(r, lib, dt) for r in resolved)
+    return resolved
+
+
+def sample_args(sample: S, dt: str, seed: int):
+    """(args, kwargs) of a sample for each library, {'ember_tensor': ..., 'torch': ...},
+    built from the same NumPy arrays."""
+    rng = np.random.default_rng(seed)
+    args = [_resolve(s, dt, rng) for s in sample.args]
+    kwargs = {k: _resolve(v, dt, rng) for k, v in sample.kwargs.items()}
+    return {
+        lib.__name__: (
+            [_build(x, lib, dt) for x in args],
+            {k: _build(v, lib, dt) for k, v in kwargs.items()},
+        )
+        for lib in (et, torch)
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# rows
+
+
+@dataclass
+class Row:
+    """What the tests know about one op name (see the module docstring).
+
+    fn: ``fn(m, *args, **kwargs)`` for m in (ember_tensor, torch); default ``m.<name>``.
+    samples: a couple of sample inputs (S; XS for a known disagreement), run for each dtype.
+    dtypes, dtypes_why: the dtypes to test, and why not all those the schema lists (the
+    default).
+    grad: the autograd test file that gradient-checks it (differentiable ops), or
+    no_grad: why a differentiable op has no gradient check.
+    scale / tol: the central tolerance table scaled, or overridden per result dtype.
+    skip: why the op is not run against torch here (counted; see test_op_registry.py).
+    shape_only: why only dtype and shape are compared, not values (counted); check, a
+    function of a result, asserts what can be (the range of a random op's values), on
+    Ember's result and on torch's alike.
+    xfail: {dtype or '*': reason}: a known Ember bug (strict: the fix must remove it).
+    cuda_via: for an op with CUDA kernels that the CUDA test files reach other than by its
+    name (x[key] for _index), the text in a test_cuda_*.py file that exercises it.
+    cuda_xfail: a known gap of the op's CUDA kernel (test_cuda_ops_registry.py expects it
+    to fail on a GPU, strictly; counted with the expected failures).
+    """
+
+    name: str
+    fn: Callable | None = None
+    samples: tuple = ()
+    dtypes: tuple | None = None
+    dtypes_why: str | None = None
+    grad: str | None = None
+    no_grad: str | None = None
+    scale: float = 1.0
+    tol: dict = field(default_factory=dict)
+    skip: str | None = None
+    shape_only: str | None = None
+    check: Callable | None = None
+    xfail: dict = field(default_factory=dict)
+    cuda_via: str | None = None
+    cuda_xfail: str | None = None
+
+    # ---- what the schema says
+
+    @property
+    def entries(self) -> list[dict]:
+        return SCHEMA.get(self.name, [])
+
+    @property
+    def schema_dtypes(self) -> tuple:
+        declared = {d for e in self.entries for d in e["dtypes"]}
+        return tuple(d for d in ALL_DTYPES if d in declared)
+
+    @property
+    def differentiable(self) -> bool:
+        return any(e["differentiable"] for e in self.entries)
+
+    @property
+    def composite(self) -> bool:
+        return all(e["composite"] for e in self.entries)
+
+    @property
+    def cuda(self) -> str:
+        """'kernel': the op has per-device kernels (a CUDA kernel in a CUDA build);
+        'composite': written in terms of other ops, it runs on any device through theirs;
+        'generic': one implementation for every device (views, *_like)."""
+        if any(not e["composite"] and e["cpp"] in KERNEL_OPS for e in self.entries):
+            return "kernel"
+        return "composite" if self.composite else "generic"
+
+    # ---- how the test runs it
+
+    @property
+    def test_dtypes(self) -> tuple:
+        return self.dtypes if self.dtypes is not None else self.schema_dtypes
+
+    def call(self, m, args, kwargs):
+        if self.fn is not None:
+            return self.fn(m, *args, **kwargs)
+        return getattr(m, self.name)(*args, **kwargs)
+
+    def tolerance(self, result_dtype: str) -> tuple[float, float]:
+        if result_dtype in self.tol:
+            return self.tol[result_dtype]
+        rtol, atol = TOLERANCES[result_dtype]
+        return rtol * self.scale, atol * self.scale
+
+
+def compare_results(row, got, want, where: str, on_device: str | None = None):
+    """got (Ember's results) against want (torch's, or the CPU's): the same number of
+    results, and each of the same dtype, shape and (unless the row compares shapes only)
+    values within the row's tolerance for its dtype; on_device: where got must live."""
+    if row.check is not None:
+        row.check(want)  # the check itself holds for the reference
+        row.check(got)
+    got, want = _flat(got), _flat(want)
+    assert len(got) == len(want), f"{where}: {len(got)} results, the reference has {len(want)}"
+    for i, (g, w) in enumerate(zip(got, want)):
+        at = f"{where}, result {i}"
+        if not isinstance(w, (et.Tensor, torch.Tensor)):
+            assert g == w, at
+            continue
+        assert isinstance(g, et.Tensor), f"{at}: {type(g).__name__}, the reference has a tensor"
+        if on_device is not None:
+            assert g.device.type == on_device, at
+        assert tuple(g.shape) == tuple(w.shape), f"{at}: shape {tuple(g.shape)} != {w.shape}"
+        name = dtype_name(w.dtype)
+        assert dtype_name(g.dtype) == name, f"{at}: dtype {dtype_name(g.dtype)} != {name}"
+        if row.shape_only:
+            continue
+        gv, wv = to_np(g.cpu()), to_np(w.detach() if isinstance(w, torch.Tensor) else w)
+        rtol, atol = row.tolerance(name)
+        if rtol == atol == 0:  # exact (integers, bool): no detour through float64
+            np.testing.assert_array_equal(gv, wv, err_msg=at)
+        else:
+            np.testing.assert_allclose(gv.astype(np.float64), wv.astype(np.float64), rtol=rtol,
+                                       atol=atol, equal_nan=True, err_msg=at)
+
+
+def _flat(out) -> list:
+    if isinstance(out, (tuple, list)):
+        return [x for o in out for x in _flat(o)]
+    return [out]
+
+
+def R(name, *samples, **kw) -> Row:
+    return Row(name, samples=samples, **kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers for the lambdas
+
+
+def aten(name):
+    """ember_tensor.<name> on Ember, torch.ops.aten.<name> on torch (same signature)."""
+    return lambda m, *args, **kw: (
+        getattr(torch.ops.aten, name) if m is torch else getattr(m, name)
+    )(*args, **kw)
+
+
+def method(name, *extra):
+    """x.<name>(*extra) (method-only and in-place-only ops)."""
+    return lambda m, x, *args, **kw: getattr(x, name)(*extra, *args, **kw)
+
+
+def inplace(name):
+    """x.<name>_(*args), returning x (the in-place ops' result is the tensor itself)."""
+
+    def run(m, x, *args, **kw):
+        out = getattr(x, name + "_")(*args, **kw)
+        assert out is x
+        return x
+
+    return run
+
+
+def unary(name, dom="any", **kw):
+    return R(name, S(a(3, 4, dom=dom)), S(a(2, 3, 4, dom=dom, nc=True)), S(a(dom=dom)), **kw)
+
+
+def binary(name, dom="any", scalar=2, **kw):
+    samples = [S(a(3, 4), a(3, 4, dom=dom)), S(a(2, 1, 4, nc=True), a(3, 4, dom=dom))]
+    if scalar is not None:
+        samples.append(S(a(3, 4), scalar))
+    return R(name, *samples, **kw)
+
+
+def _sd(m, g, out, dim, log):
+    if m is torch:
+        f = torch._log_softmax_backward_data if log else torch._softmax_backward_data
+        return f(g, out, dim, out.dtype)
+    return (m._log_softmax_backward_data if log else m._softmax_backward_data)(g, out, dim)
+
+
+def _linalg(name, pick=None):
+    """m.linalg.<name>; pick: what of the result to compare (sign-invariant parts)."""
+
+    def run(m, *args, **kw):
+        out = getattr(m.linalg, name)(*args, **kw)
+        return out if pick is None else pick(m, out)
+
+    return run
+
+
+def _spd(n, batch=()):
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-1, 1, (*batch, n, n))
+    return fixed(x @ np.swapaxes(x, -1, -2) + n * np.eye(n), None)
+
+
+def _well_conditioned(n, batch=(), seed=6):
+    rng = np.random.default_rng(seed)
+    return fixed(rng.uniform(-1, 1, (*batch, n, n)) + 3 * np.eye(n), None)
+
+
+def _distinct(*shape, seed=7, scale=1.0):
+    """Values without ties, also once truncated to integers (for sorts, svd, pooling), as
+    a tensor of the dtype under test."""
+    n = int(np.prod(shape))
+    v = np.random.default_rng(seed).permutation(n).reshape(shape) - n // 2
+    return fixed(np.where(v >= 0, v + 0.25, v - 0.25) * scale, None)
+
+
+def _conv_backward_input(m, gy, w, input_size, *args):
+    if m is torch:
+        return torch.nn.grad.conv2d_input(input_size, w, gy, *args)
+    return m.conv2d_backward_input(gy, w, input_size, *args)
+
+
+def _conv_backward_weight(m, gy, x, weight_size, *args):
+    if m is torch:
+        return torch.nn.grad.conv2d_weight(x, weight_size, gy, *args)
+    return m.conv2d_backward_weight(gy, x, weight_size, *args)
+
+
+def _im2col(m, x, *args):
+    return torch.nn.functional.unfold(x, *args) if m is torch else m.im2col(x, *args)
+
+
+def _col2im(m, x, *args):
+    return torch.nn.functional.fold(x, *args) if m is torch else m.col2im(x, *args)
+
+
+def _norm_backward(name):
+    def run(m, *args):
+        if m is torch:
+            return getattr(torch.ops.aten, name)(*args, [True, True, True])
+        return getattr(m, name)(*args)
+
+    return run
+
+
+def _batch_norm(m, x, w, b, rm, rv, training, momentum, eps):
+    """The three results, and the running statistics the op updates in place."""
+    return (*m.native_batch_norm(x, w, b, rm, rv, training, momentum, eps), rm, rv)
+
+
+def _nll_loss(m, *args):
+    return torch.ops.aten.nll_loss(*args) if m is torch else m.nll_loss(*args)
+
+
+def _fused_adam(m, params, grads, exp_avgs, exp_avg_sqs, steps, *, decoupled):
+    hyper = dict(lr=0.1, beta1=0.9, beta2=0.99, weight_decay=0.05, eps=1e-8, amsgrad=False,
+                 maximize=False)
+    if m is torch:  # torch's optimizers count the step before the kernel; Ember's kernel does
+        for s in steps:
+            s.add_(1)
+        (torch._fused_adamw_ if decoupled else torch._fused_adam_)(
+            params, grads, exp_avgs, exp_avg_sqs, [], steps, **hyper)
+    else:
+        m._fused_adam_(params, grads, exp_avgs, exp_avg_sqs, [], steps, **hyper,
+                       decoupled_weight_decay=decoupled)
+    return [*params, *exp_avgs, *exp_avg_sqs, *steps]
+
+
+def _fused_sgd(m, params, grads, bufs, *, first):
+    m._fused_sgd_(params, grads, bufs, weight_decay=0.01, momentum=0.9, lr=0.1,
+                  dampening=0.0, nesterov=True, maximize=False, is_first_step=first)
+    return [*params, *bufs]
+
+
+RANDOM = ("random: Ember's generator and samplers are its own (differences-from-pytorch.md, "
+          "Random numbers); dtype, shape and the row's check compared")
+
+
+def _values(t) -> np.ndarray:
+    return np.asarray((t.double() if t.dtype.is_floating_point else t.long()).tolist())
+
+
+def within(lo, hi):
+    """A check: every value in [lo, hi)."""
+
+    def check(out):
+        v = _values(out)
+        assert ((v >= lo) & (v < hi)).all(), v
+
+    return check
+
+
+def finite(out):
+    assert np.isfinite(_values(out)).all()
+
+
+def is_permutation(out):
+    v = _values(out)
+    assert sorted(v.tolist()) == list(range(v.size)), v
+
+
+def _multinomial_check(out):
+    v = _values(out)
+    assert ((v >= 0) & (v < 4)).all(), v
+    if v.ndim == 2:  # without replacement: distinct categories per row
+        assert all(len(set(r)) == len(r) for r in v.tolist()), v
+
+
+_FUSED_HALF = ("ops.yaml declares the float dtypes, but the fused kernels take float32 and "
+               "float64 only (NotImplementedError); torch's take float16 and bfloat16 too")
+EMPTY = "uninitialised memory: dtype and shape compared"
+
+# ---------------------------------------------------------------------------------------------
+# the rows, in ops.yaml's order
+
+ROWS: list[Row] = [
+    # --- elementwise binary
+    R("add", S(a(3, 4), a(3, 4)), S(a(2, 1, 4, nc=True), a(3, 4)), S(a(3, 4), 2),
+      S(a(3, 4), a(3, 4), alpha=2), grad=PW),
+    R("sub", S(a(3, 4), a(3, 4)), S(a(2, 1, 4, nc=True), a(3, 4)), S(a(3, 4), 2),
+      S(a(3, 4), a(3, 4), alpha=2), grad=PW),
+    binary("mul", scalar=2.5, grad=PW),
+    R("div", S(a(3, 4), a(3, 4, dom="nonzero")), S(a(2, 1, 4, nc=True), a(3, 4, dom="nonzero")),
+      S(a(3, 4), a(3, 4, dom="nonzero"), rounding_mode="floor"),
+      S(a(3, 4), 3, rounding_mode="trunc"), grad=PW,
+      cuda_xfail="the CUDA div kernel has no rounding_mode yet (NotImplementedError)"),
+    binary("floor_divide", dom="nonzero", scalar=3, grad=PW),
+    binary("remainder", dom="nonzero", scalar=3, grad=PW),
+    R("pow", S(a(3, 4), a(3, 4, dom="expo")), S(a(2, 1, 4, nc=True), 2), S(2, a(3, 4, dom="expo")),
+      grad=PW),
+    binary("true_divide", dom="nonzero", scalar=2, grad=PW),
+    binary("fmod", dom="nonzero", scalar=3, grad=PW),
+    binary("maximum", scalar=None, grad=PW),
+    # composites (composite: python): autograd records the ops their bodies call
+    binary("atan2", scalar=None, grad=PW),
+    binary("hypot", scalar=None, grad=PW),
+    binary("logaddexp", scalar=None, grad=PW),
+    binary("minimum", scalar=None, grad=PW),
+    binary("eq", scalar=0),
+    binary("ne", scalar=0),
+    binary("lt", scalar=0),
+    binary("le", scalar=0),
+    binary("gt", scalar=0),
+    binary("ge", scalar=0),
+    binary("logical_and", scalar=None),
+    binary("logical_or", scalar=None),
+    binary("logical_xor", scalar=None),
+    binary("bitwise_and", scalar=3),
+    binary("bitwise_or", scalar=3),
+    binary("bitwise_xor", scalar=3),
+    R("where", S(mask(3, 4), a(3, 4), a(3, 4)), S(mask(2, 1, 4, seed=1), a(3, 4), 0),
+      S(mask(3, 4, seed=2)), grad=PW),
+    R("clamp", S(a(3, 4), -1, 1), S(a(3, 4), a(3, 4), a(3, 4)), S(a(2, 3, 4, nc=True), None, 0),
+      grad=PW),
+    R("clip", S(a(3, 4), -1, 1), S(a(3, 4), min=0), grad=PW),
+    # --- elementwise unary
+    unary("exp", grad=PW),
+    unary("log", dom="pos", grad=PW),
+    unary("log1p", dom="pos", grad=PW),
+    unary("expm1", grad=PW),
+    unary("sqrt", dom="pos", grad=PW),
+    unary("rsqrt", dom="pos", grad=PW),
+    unary("sin", grad=PW),
+    unary("cos", grad=PW),
+    unary("tan", dom="unit", grad=PW),
+    unary("tanh", grad=PW),
+    unary("sigmoid", grad=PW),
+    unary("erf", grad=PW),
+    unary("log2", dom="pos", grad=PW),
+    unary("log10", dom="pos", grad=PW),
+    unary("atan", grad=PW),
+    unary("asin", dom="unit", grad=PW),
+    unary("acos", dom="unit", grad=PW),
+    unary("sinh", grad=PW),
+    unary("cosh", grad=PW),
+    unary("asinh", grad=PW),
+    unary("acosh", dom="ge1", grad=PW),
+    unary("atanh", dom="unit", grad=PW),
+    unary("reciprocal", dom="nonzero", grad=PW),
+    unary("abs", grad=PW),
+    unary("neg", grad=PW),
+    unary("sign", grad=PW),
+    unary("square", grad=PW, xfail={"bool": "square rejects bool (RuntimeError: expected numeric "
+                                     "dtypes) although ops.yaml lists it; torch gives int64, "
+                                     "as pow(x, 2) does in Ember too"}),
+    unary("relu", grad=PW),
+    unary("floor", grad=PW),
+    unary("ceil", grad=PW),
+    unary("round", grad=PW),
+    unary("trunc", grad=PW),
+    unary("logical_not"),
+    unary("bitwise_not"),
+    unary("isnan"),
+    unary("isinf"),
+    unary("isfinite"),
+    # --- reductions
+    R("sum", S(a(3, 4)), S(a(2, 3, 4, nc=True), 1), S(a(2, 3, 4), (0, 2), True),
+      S(a(3, 4), 0, dtype=D("float64")), grad=PW),
+    R("mean", S(a(3, 4)), S(a(2, 3, 4, nc=True), 1), S(a(2, 3, 4), (0, 2), True), grad=PW),
+    R("prod", S(a(3, 4, dom="small")), S(a(2, 3, 4, dom="small", nc=True), 1, True), grad=PW),
+    R("max", S(a(3, 4)), S(a(2, 3, 4, nc=True), 1), S(a(3, 4), a(3, 4)), grad=PW),
+    R("min", S(a(3, 4)), S(a(2, 3, 4, nc=True), 1, True), S(a(3, 4), a(3, 4)), grad=PW),
+    R("amax", S(a(3, 4), 1), S(a(2, 3, 4, nc=True), (0, 2), True), grad=PW),
+    R("amin", S(a(3, 4), 1), S(a(2, 3, 4, nc=True), (0, 2), True), grad=PW),
+    R("argmax", S(a(3, 4)), S(a(2, 3, 4, nc=True), 1, True)),
+    R("argmin", S(a(3, 4)), S(a(2, 3, 4, nc=True), 1, True)),
+    R("var", S(a(3, 4)), S(a(2, 3, 4, nc=True), 1), S(a(3, 4), (0, 1), keepdim=True, correction=0),
+      grad=PW),
+    R("std", S(a(3, 4)), S(a(2, 3, 4, nc=True), 1), S(a(3, 4), (0, 1), keepdim=True, correction=0),
+      grad=PW),
+    R("norm", S(a(3, 4)), S(a(2, 3, 4, nc=True), 1, (1, 2)), S(a(3, 4), 3, 0, True), grad=PW),
+    R("logsumexp", S(a(3, 4), 1), S(a(2, 3, 4, nc=True), (0, 2), True), grad=PW),
+    R("softmax", S(a(3, 4), 1), S(a(2, 3, 4, nc=True), 0), grad=PW),
+    R("log_softmax", S(a(3, 4), 1), S(a(2, 3, 4, nc=True), 0), grad=PW),
+    R("_softmax_backward_data", S(a(3, 4), a(3, 4, dom="expo"), 1),
+      fn=lambda m, g, o, d: _sd(m, g, o, d, False), grad=PW),
+    R("_log_softmax_backward_data", S(a(3, 4), a(3, 4, dom="expo"), 1),
+      fn=lambda m, g, o, d: _sd(m, g, o, d, True), grad=PW),
+    R("cumsum", S(a(3, 4), 1), S(a(2, 3, 4, nc=True), 0), grad=PW),
+    R("cumprod", S(a(3, 4, dom="small"), 1), S(a(2, 3, 4, dom="small", nc=True), 0),
+      grad=PW),
+    R("all", S(a(3, 4)), S(a(2, 3, 4, nc=True), 1), S(a(2, 3, 4), (0, 2), True)),
+    R("any", S(a(3, 4)), S(a(2, 3, 4, nc=True), 1), S(a(2, 3, 4), (0, 2), True)),
+    # stable=True: Ember's sort is always stable, torch's only when asked
+    # (differences-from-pytorch.md, Sorting)
+    R("sort", S(a(3, 4), stable=True), S(a(2, 3, 4, nc=True), dim=1, descending=True, stable=True),
+      S(_distinct(3, 5)), grad=PW),
+    R("argsort", S(a(3, 4), stable=True),
+      S(a(2, 3, 4, nc=True), dim=1, descending=True, stable=True)),
+    R("topk", S(_distinct(3, 5), 2), S(_distinct(4, 3), 2, 0,
+                                                          False), grad=PW),
+    # --- shapes and views
+    R("view", S(a(3, 4), 4, 3), S(a(2, 3, 4), -1), fn=method("view"), grad=SH),
+    R("reshape", S(a(3, 4), (4, 3)), S(a(2, 3, 4, nc=True), (-1, 2)), grad=SH),
+    R("permute", S(a(2, 3, 4), (2, 0, 1)), S(a(3, 4, nc=True), (1, 0)), grad=SH),
+    R("transpose", S(a(2, 3, 4), 0, 2), S(a(3, 4, nc=True), -1, 0), grad=SH),
+    R("swapaxes", S(a(2, 3, 4), 0, 2), S(a(3, 4, nc=True), -1, 0), grad=SH),
+    R("t", S(a(3, 4)), S(a(4)), grad=SH),
+    R("expand", S(a(3, 1), 3, 4), S(a(4), 2, -1), fn=method("expand"), grad=SH),
+    R("expand_as", S(a(3, 1), a(3, 4)), fn=method("expand_as"), grad=SH),
+    R("broadcast_to", S(a(3, 1), (2, 3, 4)), grad=SH),
+    R("squeeze", S(a(3, 1, 4)), S(a(1, 3, 1), (0, 2)), grad=SH),
+    R("unsqueeze", S(a(3, 4), 1), S(a(3, 4), -1), grad=SH),
+    R("flatten", S(a(2, 3, 4)), S(a(2, 3, 4, nc=True), 1), grad=SH),
+    R("unflatten", S(a(2, 12), 1, (3, 4)), grad=SH),
+    R("narrow", S(a(3, 4), 1, 1, 2), S(a(3, 4, nc=True), 0, -2, 2), grad=SH),
+    R("as_strided", S(a(3, 4), (2, 2), (1, 2)), S(a(3, 4), (2, 3), (4, 1), 1), grad=SH),
+    R("select", S(a(3, 4), 1, 2), S(a(2, 3, 4, nc=True), 0, -1), grad=SH),
+    R("diagonal", S(a(3, 4)), S(a(2, 3, 4, nc=True), 1, 1, 2), grad=SH),
+    R("movedim", S(a(2, 3, 4), (0, 1), (2, 0)), S(a(2, 3, 4), 0, -1), grad=SH),
+    R("contiguous", S(a(3, 4, nc=True)), fn=method("contiguous"), grad=SH),
+    R("clone", S(a(3, 4)), S(a(3, 4, nc=True)), grad=PW),
+    R("cat", S([a(2, 3), a(1, 3)]), S([a(2, 3, nc=True), a(2, 1)], 1), grad=SH),
+    R("concat", S([a(2, 3), a(1, 3)]), grad=SH),
+    R("stack", S([a(2, 3), a(2, 3)]), S([a(2, 3, nc=True), a(2, 3)], 2), grad=SH),
+    R("split", S(a(5, 4), 2), S(a(5, 4), [1, 3], 1), grad=SH),
+    R("chunk", S(a(5, 4), 2), S(a(5, 4, nc=True), 3, 1), grad=SH),
+    R("unbind", S(a(3, 4)), S(a(3, 4, nc=True), 1), grad=SH),
+    R("flip", S(a(3, 4), (0,)), S(a(2, 3, 4, nc=True), (0, 2)), grad=SH),
+    R("repeat", S(a(3, 4), 2, 1), S(a(3), 2, 2), fn=method("repeat"), grad=SH),
+    R("tril", S(a(4, 5)), S(a(2, 4, 5, nc=True), -1), grad=SH),
+    R("triu", S(a(4, 5)), S(a(2, 4, 5, nc=True), 1), grad=SH),
+    # --- indexing
+    R("gather", S(a(3, 4), 1, fixed([[0, 3], [1, 1], [2, 0]])), grad=SH),
+    R("scatter", S(a(3, 4), 1, fixed([[0, 3], [1, 2], [2, 0]]), a(3, 2)),
+      S(a(3, 4), 0, fixed([[0, 1, 2, 0]]), 5), grad=SH),
+    R("scatter_add", S(a(3, 4), 1, fixed([[0, 0], [1, 2], [3, 3]]), a(3, 2)), grad=SH),
+    R("index_select", S(a(3, 4), 1, fixed([3, 0, 0])), S(a(3, 4, nc=True), 0, fixed([2])),
+      grad=SH),
+    R("index_add", S(a(3, 4), 0, fixed([2, 0, 2]), a(3, 4)),
+      S(a(3, 4), 1, fixed([1, 1]), a(3, 2), alpha=2), grad=SH),
+    R("take_along_dim", S(a(3, 4), fixed([[0], [3], [1]]), 1), S(a(3, 4), fixed([5, 0])),
+      grad=SH),
+    R("_index", S(a(3, 4), [fixed([2, 0, 2])]), S(a(3, 4), [None, mask(4)]),
+      fn=lambda m, x, idx: torch.ops.aten.index(x, idx) if m is torch else m._C._index(x, idx),
+      cuda_via="xd[kd]"),
+    R("index_put", S(a(3, 4), [fixed([2, 0])], a(4)), S(a(3, 4), [fixed([1, 1])], a(2, 4), True),
+      grad=SH),
+    R("masked_fill", S(a(3, 4), mask(3, 4), 2), S(a(2, 3, 4, nc=True), mask(3, 4), a()),
+      grad=SH),
+    R("masked_select", S(a(3, 4), mask(3, 4)), S(a(2, 3, 4), mask(4)), grad=SH),
+    R("nonzero", S(a(3, 4)), S(a(2, 3, 4, nc=True))),
+    # --- linear algebra
+    R("matmul", S(a(3, 4), a(4, 2)), S(a(2, 3, 4, nc=True), a(4)), S(a(4), a(2, 4, 3)), grad=PW),
+    R("mm", S(a(3, 4), a(4, 2, nc=True)), grad=PW),
+    R("bmm", S(a(2, 3, 4), a(2, 4, 2, nc=True)), grad=PW),
+    R("addmm", S(a(3, 2), a(3, 4), a(4, 2)), S(a(2), a(3, 4), a(4, 2), beta=2, alpha=0.5),
+      grad=PW),
+    R("linear", S(a(3, 4), a(2, 4), a(2)), S(a(2, 3, 4), a(2, 4)),
+      fn=lambda m, *args: (torch.nn.functional.linear if m is torch else m.linear)(*args),
+      grad=PW),
+    R("dot", S(a(4), a(4)), grad=PW),
+    R("linalg_cholesky", S(_spd(4)), S(_spd(3, (2,)), upper=True), fn=_linalg("cholesky"),
+      grad=LA),
+    R("linalg_qr", S(_well_conditioned(4)), S(_well_conditioned(3, (2,)), "complete"),
+      fn=_linalg("qr"), grad=LA),
+    # eigenvectors and singular vectors up to sign: their absolute values are compared
+    R("linalg_eigh", S(_spd(4)), S(_spd(3, (2,)), "U"),
+      fn=_linalg("eigh", lambda m, r: (r[0], m.abs(r[1]))), grad=LA),
+    R("linalg_eigvalsh", S(_spd(4)), fn=_linalg("eigvalsh"), grad=LA),
+    R("linalg_svd", S(_distinct(4, 3, scale=1 / 6)),
+      S(_distinct(2, 3, 4, scale=1 / 12), False),
+      fn=_linalg("svd", lambda m, r: (m.abs(r[0]), r[1], m.abs(r[2]))), grad=LA),
+    R("linalg_svdvals", S(_distinct(4, 3, scale=1 / 6)), fn=_linalg("svdvals"), grad=LA),
+    R("linalg_solve", S(_well_conditioned(4), a(4, 2)), S(_well_conditioned(3, (2,)), a(2, 3)),
+      fn=_linalg("solve"), grad=LA),
+    R("linalg_inv", S(_well_conditioned(4)), S(_well_conditioned(3, (2,))), fn=_linalg("inv"),
+      grad=LA),
+    R("linalg_det", S(_well_conditioned(4)), S(_well_conditioned(3, (2,))), fn=_linalg("det"),
+      grad=LA),
+    R("linalg_slogdet", S(_well_conditioned(4)), fn=_linalg("slogdet"), grad=LA),
+    R("linalg_solve_triangular", S(_well_conditioned(4), a(4, 2), upper=True),
+      S(_well_conditioned(3, (2,)), a(2, 3, 2), upper=False, left=True, unitriangular=True),
+      XS("A and B of different dtypes: torch promotes them (a float64 result), Ember raises "
+         "'Expected A and B to have the same dtype' (as linalg.solve does in both)",
+         _well_conditioned(3), a(3, 2, dtype="float64"), upper=True, dtypes=("float32",)),
+      fn=_linalg("solve_triangular"), grad=LA),
+    # --- convolution
+    R("im2col", S(a(2, 3, 5, 4), (2, 3), 1, 1, 1), S(a(1, 2, 6, 6, nc=True), 3, 2, 1, 2),
+      fn=_im2col, grad=SH),
+    R("col2im", S(a(2, 12, 16), (5, 6), (2, 3), 1, 0, 1),
+      S(a(1, 12, 16, nc=True), (6, 6), 2, 1, 1, 2), fn=_col2im, grad=SH),
+    R("conv2d", S(a(2, 4, 6, 5), a(3, 4, 3, 3), a(3)), S(a(1, 4, 7, 7, nc=True), a(4, 2, 3, 2),
+                                                          None, 2, 1, 1, 2), grad=SH),
+    R("conv2d_backward_input", S(a(2, 3, 4, 3), a(3, 4, 3, 3), [2, 4, 6, 5]),
+      S(a(1, 4, 4, 4), a(4, 2, 3, 2), [1, 4, 7, 7], 2, 1, 1, 2), fn=_conv_backward_input,
+      grad=SH),
+    R("conv2d_backward_weight", S(a(2, 3, 4, 3), a(2, 4, 6, 5), [3, 4, 3, 3]),
+      S(a(1, 4, 4, 4), a(1, 4, 7, 7), [4, 2, 3, 2], 2, 1, 1, 2), fn=_conv_backward_weight,
+      grad=SH),
+    R("conv_transpose2d", S(a(2, 4, 5, 4), a(4, 3, 3, 3), a(3)),
+      S(a(1, 4, 4, 4, nc=True), a(4, 2, 3, 2), None, 2, 1, 1, 2, 1), grad=SH),
+    # --- pooling
+    R("max_pool2d_with_indices", S(a(2, 3, 6, 5), 2), S(a(1, 2, 7, 7, nc=True), 3, 2, 1, 1, True),
+      fn=aten("max_pool2d_with_indices"), grad=SH),
+    R("max_pool2d_with_indices_backward",
+      S(a(1, 2, 3, 3), _distinct(1, 2, 6, 6, scale=0.1), [2, 2], [2, 2], [0, 0],
+        [1, 1], False, fixed(np.tile([[0, 2, 4], [12, 14, 16], [24, 26, 28]], (1, 2, 1, 1)))),
+      fn=aten("max_pool2d_with_indices_backward"), grad=SH),
+    R("avg_pool2d", S(a(2, 3, 6, 5), 2), S(a(1, 2, 7, 7, nc=True), 3, 2, 1, True, False),
+      S(a(1, 2, 6, 6), 2, 2, 0, False, True, 3), fn=aten("avg_pool2d"), grad=SH),
+    R("avg_pool2d_backward", S(a(1, 2, 3, 3), a(1, 2, 6, 6), [2, 2], [2, 2], [0, 0], False, True,
+                               None), fn=aten("avg_pool2d_backward"), grad=SH),
+    R("adaptive_avg_pool2d", S(a(2, 3, 6, 5), (2, 3)), S(a(1, 2, 7, 7, nc=True), (3, 3)),
+      fn=lambda m, x, s: torch.nn.functional.adaptive_avg_pool2d(x, s) if m is torch
+      else m.adaptive_avg_pool2d(x, s), grad=SH),
+    R("adaptive_avg_pool2d_backward", S(a(1, 2, 2, 3), a(1, 2, 5, 6)),
+      fn=lambda m, g, x: torch.ops.aten._adaptive_avg_pool2d_backward(g, x) if m is torch
+      else m.adaptive_avg_pool2d_backward(g, x), grad=SH),
+    R("adaptive_max_pool2d", S(_distinct(2, 3, 6, 5, scale=0.1), (2, 3)),
+      fn=aten("adaptive_max_pool2d"), grad=SH),
+    R("adaptive_max_pool2d_backward",
+      S(a(1, 1, 2, 2), _distinct(1, 1, 4, 4, scale=0.1), fixed([[[[0, 3], [8, 15]]]])),
+      fn=aten("adaptive_max_pool2d_backward"), grad=SH),
+    # --- normalization
+    R("native_batch_norm", S(a(4, 3, 2), a(3), a(3), a(3), a(3, dom="pos"), True, 0.1, 1e-5),
+      S(a(4, 3), None, None, a(3), a(3, dom="pos"), False, 0.1, 1e-5), fn=_batch_norm, grad=SH),
+    R("native_layer_norm", S(a(2, 3, 4), [4], a(4), a(4), 1e-5), S(a(3, 4), [3, 4], None, None,
+                                                                 1e-5), grad=SH),
+    R("native_group_norm", S(a(2, 4, 3), a(4), a(4), 2, 4, 3, 2, 1e-5),
+      S(a(2, 6, 2, 2), None, None, 2, 6, 4, 3, 1e-5), grad=SH),
+    R("native_batch_norm_backward",
+      S(a(4, 3, 2), a(4, 3, 2), a(3), a(3), a(3, dom="pos"), a(3), a(3, dom="pos"), True, 1e-5),
+      fn=_norm_backward("native_batch_norm_backward"), scale=10),
+    R("native_layer_norm_backward",
+      S(a(2, 3, 4), a(2, 3, 4), [4], a(2, 3, 1), a(2, 3, 1, dom="pos"), a(4), a(4)),
+      fn=_norm_backward("native_layer_norm_backward"), scale=10),
+    R("native_group_norm_backward",
+      S(a(2, 4, 3), a(2, 4, 3), a(2, 2), a(2, 2, dom="pos"), a(4), 2, 4, 3, 2),
+      fn=_norm_backward("native_group_norm_backward"), scale=10),
+    # --- nn
+    R("embedding", S(a(5, 3), fixed([[0, 4], [2, 2]])), S(a(5, 3, nc=True), fixed([1, 3]), 1),
+      grad=SH),
+    R("embedding_dense_backward", S(a(2, 2, 3), fixed([[0, 4], [2, 2]]), 5, -1, False),
+      S(a(3, 3), fixed([1, 3, 1]), 5, 1, True), fn=aten("embedding_dense_backward"), grad=SH),
+    R("nll_loss", S(a(3, 4), fixed([0, 3, 1])), S(a(3, 4), fixed([0, 3, 1]), a(4, dom="pos"), 2, 3),
+      S(a(3, 4), fixed([2, 2, 0]), None, 0), fn=_nll_loss, grad=SH),
+    R("threshold_backward", S(a(3, 4), a(3, 4), 0), S(a(3, 4, nc=True), a(3, 4), 0.5),
+      fn=aten("threshold_backward"), grad=PW),
+    R("_lstm_forward_", skip="Ember's own fused LSTM step (no PyTorch op takes this layout): "
+      "test_rnn_ops.py checks it against a NumPy recurrence"),
+    R("_lstm_backward_", skip="Ember's own fused LSTM backward step (no PyTorch op takes this "
+      "layout): test_rnn_ops.py checks it against NumPy backpropagation through time"),
+    R("_fused_adam_", S([a(3, 4), a(5)], [a(3, 4), a(5)], [a(3, 4), a(5)],
+                        [a(3, 4, dom="pos"), a(5, dom="pos")],
+                        [fixed(2.0, "float32"), fixed(0.0, "float32")], decoupled=False),
+      S([a(3, 4)], [a(3, 4)], [a(3, 4)], [a(3, 4, dom="pos")], [fixed(0.0, "float32")],
+        decoupled=True), fn=_fused_adam, xfail={"float16": _FUSED_HALF, "bfloat16": _FUSED_HALF}),
+    R("_fused_sgd_", S([a(3, 4), a(5)], [a(3, 4), a(5)], [a(3, 4), a(5)], first=False),
+      S([a(3, 4)], [a(3, 4)], [a(3, 4)], first=True), fn=_fused_sgd,
+      xfail={"float16": _FUSED_HALF, "bfloat16": _FUSED_HALF}),
+    # --- creation
+    R("zeros", S((2, 3), dtype=DT), S(4, dtype=DT), no_grad="a factory: its result is a leaf"),
+    R("ones", S((2, 3), dtype=DT), no_grad="a factory: its result is a leaf"),
+    R("empty", S((2, 3), dtype=DT), shape_only=EMPTY, no_grad="a factory: its result is a leaf"),
+    R("full", S((2, 3), 2, dtype=DT), S((4,), True, dtype=DT),
+      no_grad="a factory: its result is a leaf"),
+    unary("zeros_like"),
+    unary("ones_like"),
+    R("empty_like", S(a(3, 4)), shape_only=EMPTY),
+    R("rand_like", S(a(3, 4)), shape_only=RANDOM, check=within(0, 1)),
+    R("randn_like", S(a(3, 4)), shape_only=RANDOM, check=finite),
+    R("full_like", S(a(3, 4), 2), S(a(3, 4), 1, dtype=D("float64"))),
+    R("arange", S(5, dtype=DT), S(1, 7, 2, dtype=DT), S(0.5, 3, 1, dtype=DT),
+      XS("an integer dtype with a fractional step: torch (and NumPy) cast the step to the "
+         "dtype first (0, 3.5, 1.5 -> [0, 1, 2]; a step of 0.5 -> zeros, or 'step must be "
+         "nonzero' for int64), Ember rounds start + i * step ([0, 1, 3]); an undocumented "
+         "difference from PyTorch", 0, 3.5, 1.5, dtype=DT,
+         dtypes=("int8", "int16", "int32", "int64", "uint8")),
+      no_grad="a factory: its result is a leaf"),
+    R("linspace", S(0, 1, 5, dtype=DT), S(-2, 3, 6, dtype=DT),
+      no_grad="a factory: its result is a leaf"),
+    R("eye", S(3, dtype=DT), S(2, 4, dtype=DT), no_grad="a factory: its result is a leaf"),
+    R("rand", S((2, 3), dtype=DT), shape_only=RANDOM, check=within(0, 1),
+      no_grad="a factory: its result is a leaf"),
+    R("randn", S((2, 3), dtype=DT), shape_only=RANDOM, check=finite,
+      no_grad="a factory: its result is a leaf"),
+    R("randint", S(5, (2, 3), dtype=DT), S(0, 3, (4,), dtype=DT), shape_only=RANDOM,
+      check=within(0, 5),
+      no_grad="a factory: its result is a leaf"),
+    R("randperm", S(5, dtype=DT), shape_only=RANDOM, check=is_permutation),
+    R("multinomial", S(a(3, 4, dom="pos"), 2), S(a(4, dom="pos"), 6, True), shape_only=RANDOM,
+      check=_multinomial_check),
+    R("normal", S(a(3, 4), 1, 2), fn=inplace("normal"), shape_only=RANDOM, check=finite, grad=PW),
+    R("uniform", S(a(3, 4), -1, 2), fn=inplace("uniform"), shape_only=RANDOM, check=within(-1, 2),
+      grad=PW),
+    # p of 0 and 1 only: no randomness left to differ
+    R("bernoulli", S(fixed([[0.0, 1.0, 1.0], [0.0, 0.0, 1.0]], None)),
+      S(a(2, 3), fixed([[0.0, 1.0, 1.0], [1.0, 0.0, 1.0]], "float64")), S(a(3), 1.0),
+      fn=lambda m, x, p=None: x.bernoulli_(p) if p is not None else m.bernoulli(x), grad=PW),
+    # --- in-place utilities
+    R("fill", S(a(3, 4), 2), S(a(3, 4, nc=True), a()), fn=inplace("fill"), grad=PW),
+    R("zero", S(a(3, 4)), S(a(3, 4, nc=True)), fn=inplace("zero"), grad=PW),
+    R("copy", S(a(3, 4), a(3, 4, dtype="float64")), S(a(3, 4, nc=True), a(4, dtype="int32")),
+      fn=inplace("copy"), grad=PW),
+    # --- casts
+    *[R(name, S(a(3, 4)), S(a(2, 3, nc=True)), fn=method(name), grad=PW)
+      for name in ("float", "double", "half", "bfloat16")],
+    # negative floats cast to unsigned are undefined in C++ and differ between libraries
+    *[R(name, S(a(3, 4, dom=dom)), S(a(2, 3, dom=dom, nc=True)), fn=method(name),
+        no_grad="an integral result: never requires grad (test_ops_grad_pointwise.py checks "
+        "that the casts do not record)")
+      for name, dom in (("int", "any"), ("long", "any"), ("short", "any"), ("char", "any"),
+                        ("byte", "pos"), ("bool", "any"))],
+]
+
+ROW_BY_NAME = {row.name: row for row in ROWS}
