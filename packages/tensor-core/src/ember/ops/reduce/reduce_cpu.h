@@ -1,0 +1,676 @@
+// The CPU reduction engine and its reducers, shared by the CPU kernels of the reduce family:
+// reduce_cpu.cpp (sum, mean, prod, all, any), statistics_cpu.cpp (var / std, norm, logsumexp),
+// extremes_cpu.cpp (max / min, amax / amin, argmax / argmin), softmax_cpu.cpp and scan_cpu.cpp
+// (cumsum / cumprod). One header, several translation units: they compile in parallel, and a
+// change to one kernel file rebuilds that file alone.
+//
+// One engine serves every reduction. The reduced dims are permuted last, so the input reads
+// as M rows of K contiguous elements (out[r] = reduce(row r)); when instead the reduced block
+// sits in the middle of a contiguous layout [O, K, I] (a column reduction such as sum(0) of a
+// matrix), the engine accumulates I columns at a time without copying; any other layout is
+// made contiguous first. Each op is a small "reducer" struct:
+//
+//   acc_t identity()                      the value of an empty reduction
+//   acc_t step(acc_t a, in_t x, idx)      fold one element (idx: its position along K)
+//   acc_t combine(acc_t a, acc_t b)       merge two partial results, a covering earlier elements
+//   acc_t run(const in_t* p, n, base)     reduce a contiguous run (vectorised, several lanes)
+//   void write(int64_t r, acc_t a)        store the result of output element r
+//
+// Rows are reduced pairwise: runs of kLeaf elements, merged along a fixed binary tree whose
+// shape depends only on K. Long rows are split into fixed chunks reduced in parallel and
+// merged along the same tree, so the result does not depend on the number of threads.
+// (logsumexp down columns is the one exception: two passes, the max and then the shifted sum
+// of exps, instead of its (max, sum) reducer, which would need two exps an element there.)
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include "ember/ops/ops_util.h"
+#include "ember/runtime/parallel.h"
+#include "ember/ops/reduce/reduce_meta.h"
+#include "ember/runtime/simd.h"
+#include "ember/ops/elementwise/vec_math.h"
+
+namespace ember {
+namespace {
+
+constexpr int64_t kLeaf = 2048;           // elements per multi-lane run
+constexpr int64_t kChunk = kLeaf * 32;    // unit of parallel work inside one long row
+constexpr int64_t kTile = 64;             // columns accumulated together in column mode
+constexpr int64_t kColBlock = 128;        // rows folded into a block sum before the total
+constexpr int64_t kColGroup = 8192;       // rows per parallel group in column mode
+
+template <typename T> constexpr bool is_fp_v = std::is_floating_point_v<T>;
+
+// An element in its opmath type. float16 goes through a branch-free conversion (the bits
+// placed in a float and rescaled) so that loops over it vectorise.
+template <typename A, typename T> inline A load(T x) {
+  if constexpr (std::is_same_v<T, Half>) {
+    const uint32_t h = x.bits;
+    const uint32_t em = h & 0x7fffu;
+    float f;
+    uint32_t u = em << 13;
+    std::memcpy(&f, &u, 4);
+    f *= 5.192296858534828e+33f;  // 2^112 moves the exponent bias from 15 to 127
+    std::memcpy(&u, &f, 4);
+    u |= em >= 0x7c00u ? 0x7f800000u : 0u;  // inf and nan keep their payload
+    u |= (h & 0x8000u) << 16;
+    std::memcpy(&f, &u, 4);
+    return static_cast<A>(f);
+  } else {
+    return static_cast<A>(static_cast<opmath_t<T>>(x));
+  }
+}
+
+// The larger (Max) or smaller of a and b, NaN if b is NaN; a is a running result. The plain
+// form is two selections (branch-free maxss and a blend along a dependency chain); the _vec
+// form selects with bit operations, the one way GCC (with -ftrapping-math) vectorises a loop
+// of these over float lanes.
+template <bool Max, typename A> inline A nan_extreme(A a, A b) {
+  const A t = (Max ? b > a : b < a) ? b : a;
+  if constexpr (is_fp_v<A>) return b != b ? b : t;
+  else return t;
+}
+template <bool Max, typename A> inline A nan_extreme_vec(A a, A b) {
+  if constexpr (std::is_same_v<A, float>) return pick((Max ? b > a : b < a) | (b != b), b, a);
+  else return nan_extreme<Max>(a, b);
+}
+
+
+// max (Max) or min of a run in opmath, vectorised; a NaN anywhere gives NaN. `f` maps each
+// element first (abs for norms).
+template <bool Max, typename T, typename F>
+opmath_t<T> extreme_run(const T* p, int64_t n, F f) {
+  using A = opmath_t<T>;
+  constexpr int L = 32;
+  const A init = Max ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::infinity();
+  // plain selections (max/min instructions) plus a separate NaN flag per lane: the compiler
+  // vectorises this form best
+  A m[L];
+  uint32_t bad[L];
+  for (int j = 0; j < L; ++j) {
+    m[j] = init;
+    bad[j] = 0;
+  }
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    for (int j = 0; j < L; ++j) {
+      const A x = f(load<A>(p[i + j]));
+      m[j] = (Max ? x > m[j] : x < m[j]) ? x : m[j];
+      bad[j] |= x != x;
+    }
+  }
+  for (int j = 0; i + j < n; ++j) {
+    const A x = f(load<A>(p[i + j]));
+    m[j] = (Max ? x > m[j] : x < m[j]) ? x : m[j];
+    bad[j] |= x != x;
+  }
+  A r = m[0];
+  uint32_t any = 0;
+  for (int j = 0; j < L; ++j) {
+    r = (Max ? m[j] > r : m[j] < r) ? m[j] : r;
+    any |= bad[j];
+  }
+  return any ? std::numeric_limits<A>::quiet_NaN() : r;
+}
+
+// sum of exp(x - m) over a row with independent lanes; Store also writes each term to y.
+template <bool Store, typename T, typename A>
+A exp_sum(const T* x, int64_t n, A m, A* y) {
+  constexpr int L = 16;
+  if (n < L) {
+    A r = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const A e = exp_(load<A>(x[i]) - m);
+      if constexpr (Store) y[i] = e;
+      r += e;
+    }
+    return r;
+  }
+  A acc[L] = {};
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    for (int j = 0; j < L; ++j) {
+      const A e = exp_(load<A>(x[i + j]) - m);
+      if constexpr (Store) y[i + j] = e;
+      acc[j] += e;
+    }
+  }
+  for (int j = 0; i + j < n; ++j) {
+    const A e = exp_(load<A>(x[i + j]) - m);
+    if constexpr (Store) y[i + j] = e;
+    acc[j] += e;
+  }
+  for (int w = L / 2; w >= 1; w /= 2)
+    for (int j = 0; j < w; ++j) acc[j] += acc[j + w];
+  return acc[0];
+}
+
+// For columns [0, w) of a contiguous [K, I] block: the max m[j] of each column and the sum
+// s[j] of exp(x - m[j]) down it (in blocks of kColBlock rows, for accuracy).
+template <typename T, typename A>
+void column_max_expsum(const T* x, int64_t K, int64_t I, int64_t w, A* m, A* s) {
+  for (int64_t j = 0; j < w; ++j) {
+    m[j] = -std::numeric_limits<A>::infinity();
+    s[j] = 0;
+  }
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t j = 0; j < w; ++j) m[j] = nan_extreme_vec<true>(m[j], load<A>(x[k * I + j]));
+  A part[kTile];
+  for (int64_t kb = 0; kb < K; kb += kColBlock) {
+    const int64_t kb1 = std::min(K, kb + kColBlock);
+    for (int64_t j = 0; j < w; ++j) part[j] = 0;
+    for (int64_t k = kb; k < kb1; ++k)
+      for (int64_t j = 0; j < w; ++j) part[j] += exp_(load<A>(x[k * I + j]) - m[j]);
+    for (int64_t j = 0; j < w; ++j) s[j] += part[j];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// layout planning
+
+struct Plan {
+  Tensor src;          // data, laid out as [M, K] (rows) or [O, K, I] (columns), contiguous
+  int64_t M = 1, K = 1, O = 1, I = 1;
+  bool columns = false;
+  Shape out_shape;
+};
+
+inline Plan make_plan(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  Plan P;
+  P.out_shape = reduced_shape(x->sizes(), dims, keepdim);
+  const int64_t nd = x->dim();
+  std::vector<char> red(static_cast<size_t>(nd), 0);
+  for (int64_t d : dims) red[d] = 1;
+  Shape ks, kst, rs, rst;
+  for (int64_t d = 0; d < nd; ++d) {
+    if (red[d]) {
+      rs.push_back(x->sizes()[d]);
+      rst.push_back(x->strides()[d]);
+      P.K *= x->sizes()[d];
+    } else {
+      ks.push_back(x->sizes()[d]);
+      kst.push_back(x->strides()[d]);
+      P.M *= x->sizes()[d];
+    }
+  }
+  P.O = P.M;
+  if (P.M == 0 || P.K == 0) {
+    P.src = x;
+    return P;
+  }
+  auto view = [&](size_t split) {  // kept[0, split) + reduced + kept[split, ...)
+    Shape sz(ks.begin(), ks.begin() + split), st(kst.begin(), kst.begin() + split);
+    sz.insert(sz.end(), rs.begin(), rs.end());
+    st.insert(st.end(), rst.begin(), rst.end());
+    sz.insert(sz.end(), ks.begin() + split, ks.end());
+    st.insert(st.end(), kst.begin() + split, kst.end());
+    return make_view(x, sz, st, x->offset());
+  };
+  Tensor rows = view(ks.size());
+  if (rows->is_contiguous() || P.K == 1) {
+    P.src = P.K == 1 ? as_contiguous(rows) : rows;
+    return P;
+  }
+  // a column reduction: contiguous as [outer kept, reduced, inner kept]
+  int64_t inner = 1;
+  for (size_t split = ks.size(); split-- > 0;) {
+    inner *= ks[split];
+    Tensor v = view(split);
+    if (v->is_contiguous()) {
+      P.src = v;
+      P.columns = true;
+      P.I = inner;
+      P.O = P.M / inner;
+      return P;
+    }
+  }
+  P.src = as_contiguous(rows);
+  return P;
+}
+
+// ---------------------------------------------------------------------------------------------
+// the engine
+
+// Merges lanes [0, 2W) into lane 0 as a tree; W is a constant, so each level's loop becomes
+// a few whole-vector operations (a loop over a varying width would be folded lane by lane).
+template <int W, typename Op> inline void fold_lanes(const Op& op, typename Op::acc_t* a) {
+  if constexpr (W >= 1) {
+    for (int j = 0; j < W; ++j) a[j] = op.combine(a[j], a[j + W]);
+    fold_lanes<W / 2>(op, a);
+  }
+}
+
+// Reduce a contiguous run with L independent accumulators (vectorisable), merged as a tree.
+template <int L, typename Op>
+typename Op::acc_t lanes_run(const Op& op, const typename Op::in_t* p, int64_t n, int64_t base) {
+  using acc_t = typename Op::acc_t;
+  // short runs: fewer lanes, as setting up and merging lanes would cost more than the work
+  if constexpr (L > 1) {
+    if (n < 4 * L) return lanes_run<L / 4>(op, p, n, base);
+  }
+  // Blocks of kLeaf elements are folded into fresh lanes and merged lane by lane, so no lane
+  // adds up more than kLeaf / L elements in a row however long the run (a long run only
+  // saves the cost of folding the lanes into one value per kLeaf elements).
+  acc_t a[L], b[L];
+  for (int64_t s = 0; s < n; s += kLeaf) {
+    acc_t* t = s == 0 ? a : b;
+    for (int j = 0; j < L; ++j) t[j] = op.identity();
+    const int64_t e = std::min(n, s + kLeaf);
+    int64_t i = s;
+    for (; i + L <= e; i += L) {
+      for (int j = 0; j < L; ++j) t[j] = op.step(t[j], p[i + j], base + i + j);
+    }
+    for (int j = 0; i + j < e; ++j) t[j] = op.step(t[j], p[i + j], base + i + j);
+    if (s != 0) {
+      for (int j = 0; j < L; ++j) a[j] = op.combine(a[j], b[j]);
+    }
+  }
+  fold_lanes<L / 2>(op, a);
+  return a[0];
+}
+
+// Reduce a contiguous run in order (for reducers whose merge order matters, like argmax).
+template <typename Op>
+typename Op::acc_t serial_run(const Op& op, const typename Op::in_t* p, int64_t n, int64_t base) {
+  typename Op::acc_t a = op.identity();
+  for (int64_t i = 0; i < n; ++i) a = op.step(a, p[i], base + i);
+  return a;
+}
+
+// The largest power of two below n (n >= 2).
+inline int64_t left_size(int64_t n) {
+  int64_t h = 1;
+  while (h * 2 < n) h *= 2;
+  return h;
+}
+
+// The leaf size of a reducer: Op::kLeafSize when it declares one (a multiple of kLeaf that
+// divides kChunk), else kLeaf.
+template <typename Op, typename = void> struct LeafSize { static constexpr int64_t value = kLeaf; };
+template <typename Op> struct LeafSize<Op, std::void_t<decltype(Op::kLeafSize)>> {
+  static constexpr int64_t value = Op::kLeafSize;
+  static_assert(value % kLeaf == 0 && kChunk % value == 0, "leaf size must tile kChunk");
+};
+
+// Pairwise reduction of a run: leaves merged along a fixed tree.
+template <typename Op>
+typename Op::acc_t tree_run(const Op& op, const typename Op::in_t* p, int64_t n, int64_t base) {
+  constexpr int64_t leaf = LeafSize<Op>::value;
+  if (n <= leaf) {
+    typename Op::acc_t r;
+    simd_dispatch([&] { r = op.run(p, n, base); });
+    return r;
+  }
+  const int64_t h = left_size((n + leaf - 1) / leaf) * leaf;
+  auto a = tree_run(op, p, h, base);
+  return op.combine(a, tree_run(op, p + h, n - h, base + h));
+}
+
+// Merges partial results along the same tree that tree_run uses.
+template <typename Op>
+typename Op::acc_t tree_merge(const Op& op, const typename Op::acc_t* parts, int64_t n) {
+  if (n == 1) return parts[0];
+  const int64_t h = left_size(n);
+  auto a = tree_merge(op, parts, h);
+  return op.combine(a, tree_merge(op, parts + h, n - h));
+}
+
+template <typename Op> void reduce_rows(const Op& op, const Plan& P) {
+  using in_t = typename Op::in_t;
+  using acc_t = typename Op::acc_t;
+  const in_t* base = P.src->template data<in_t>();
+  const int64_t M = P.M, K = P.K;
+  if (K >= 2 * kChunk && M < 2 * static_cast<int64_t>(get_num_threads())) {
+    // few long rows: split each row into fixed chunks reduced in parallel
+    const int64_t nchunks = (K + kChunk - 1) / kChunk;
+    std::unique_ptr<acc_t[]> parts(new acc_t[static_cast<size_t>(nchunks)]);  // not vector<bool>
+    for (int64_t r = 0; r < M; ++r) {
+      const in_t* row = base + r * K;
+      parallel_for(0, nchunks, 1, [&](int64_t b, int64_t e) {
+        for (int64_t c = b; c < e; ++c) {
+          const int64_t s = c * kChunk;
+          parts[c] = tree_run(op, row + s, std::min(kChunk, K - s), s);
+        }
+      });
+      op.write(r, tree_merge(op, parts.get(), nchunks));
+    }
+    return;
+  }
+  parallel_for(0, M, std::max<int64_t>(1, kParallelGrain / K), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) op.write(r, tree_run(op, base + r * K, K, 0));
+  });
+}
+
+template <typename Op> void reduce_columns(const Op& op, const Plan& P) {
+  using in_t = typename Op::in_t;
+  using acc_t = typename Op::acc_t;
+  const in_t* base = P.src->template data<in_t>();
+  const int64_t O = P.O, K = P.K, I = P.I;
+  const int64_t tiles = (I + kTile - 1) / kTile;
+  const int64_t groups = (K + kColGroup - 1) / kColGroup;
+  const int64_t items = O * tiles * groups;
+  std::unique_ptr<acc_t[]> partial(groups > 1 ? new acc_t[static_cast<size_t>(groups * O * I)] : nullptr);
+  auto item = [&](int64_t it) { simd_dispatch([&] {
+    const int64_t g = it % groups, t = (it / groups) % tiles, o = it / groups / tiles;
+    const int64_t i0 = t * kTile, w = std::min(kTile, I - i0);
+    const int64_t k0 = g * kColGroup, k1 = std::min(K, k0 + kColGroup);
+    acc_t total[kTile], part[kTile];
+    for (int64_t j = 0; j < w; ++j) total[j] = op.identity();
+    for (int64_t kb = k0; kb < k1; kb += kColBlock) {
+      const int64_t kb1 = std::min(k1, kb + kColBlock);
+      for (int64_t j = 0; j < w; ++j) part[j] = op.identity();
+      for (int64_t k = kb; k < kb1; ++k) {
+        const in_t* row = base + (o * K + k) * I + i0;
+        for (int64_t j = 0; j < w; ++j) part[j] = op.step(part[j], row[j], k);
+      }
+      for (int64_t j = 0; j < w; ++j) total[j] = op.combine(total[j], part[j]);
+    }
+    const int64_t r0 = o * I + i0;
+    if (groups == 1) {
+      for (int64_t j = 0; j < w; ++j) op.write(r0 + j, total[j]);
+    } else {
+      for (int64_t j = 0; j < w; ++j) partial[static_cast<size_t>(g * O * I + r0 + j)] = total[j];
+    }
+  }); };
+  const int64_t per_item = std::min(I, kTile) * std::min(K, kColGroup);
+  parallel_for(0, items, std::max<int64_t>(1, kParallelGrain / per_item), [&](int64_t b, int64_t e) {
+    for (int64_t it = b; it < e; ++it) item(it);
+  });
+  if (groups > 1) {
+    const int64_t M = O * I;
+    parallel_for(0, M, std::max<int64_t>(1, kParallelGrain / groups), [&](int64_t b, int64_t e) {
+      std::unique_ptr<acc_t[]> parts(new acc_t[static_cast<size_t>(groups)]);
+      for (int64_t r = b; r < e; ++r) {
+        for (int64_t g = 0; g < groups; ++g) parts[g] = partial[static_cast<size_t>(g * M + r)];
+        op.write(r, tree_merge(op, parts.get(), groups));
+      }
+    });
+  }
+}
+
+template <typename Op> void run_reduction(const Op& op, const Plan& P) {
+  if (P.M == 0) return;
+  if (P.K == 0) {
+    for (int64_t r = 0; r < P.M; ++r) op.write(r, op.identity());
+    return;
+  }
+  if (P.columns) reduce_columns(op, P);
+  else reduce_rows(op, P);
+}
+
+// ---------------------------------------------------------------------------------------------
+// reducers
+
+// The accumulator of sums and products: int64 for bool and integers, float for the 16-bit
+// floats, the type itself otherwise.
+template <typename T> using sum_acc_t = std::conditional_t<is_float_v<T>, opmath_t<T>, int64_t>;
+
+template <typename T, typename Out, bool Prod> struct SumOp {
+  using in_t = T;
+  using acc_t = sum_acc_t<T>;
+  Out* out;
+  double divisor = 0;  // mean: the result is divided by it
+  acc_t identity() const { return acc_t(Prod ? 1 : 0); }
+  acc_t step(acc_t a, T x, int64_t) const {
+    if constexpr (Prod) return a * load<acc_t>(x);
+    else return a + load<acc_t>(x);
+  }
+  acc_t combine(acc_t a, acc_t b) const {
+    if constexpr (Prod) return a * b;
+    else return a + b;
+  }
+  // longer leaves for sums: folding 64 lanes into one value per 2048 elements costs ~15% of
+  // a memory-bound sum; lanes_run still restarts its lanes every kLeaf elements
+  static constexpr int64_t kLeafSize = 4 * kLeaf;
+  acc_t run(const T* p, int64_t n, int64_t base) const { return lanes_run<64>(*this, p, n, base); }
+  void write(int64_t r, acc_t a) const {
+    if constexpr (is_fp_v<acc_t>) {
+      if (divisor != 0) {
+        out[r] = convert<Out>(static_cast<double>(a) / divisor);
+        return;
+      }
+    }
+    out[r] = convert<Out>(a);
+  }
+};
+
+// max/min of values; NaN propagates.
+template <typename T, bool Max> struct ExtremeOp {
+  using in_t = T;
+  using acc_t = opmath_t<T>;
+  T* out;
+  acc_t identity() const {
+    if constexpr (is_fp_v<acc_t>) return Max ? -std::numeric_limits<acc_t>::infinity()
+                                             : std::numeric_limits<acc_t>::infinity();
+    else return Max ? std::numeric_limits<acc_t>::lowest() : std::numeric_limits<acc_t>::max();
+  }
+  acc_t combine(acc_t a, acc_t b) const { return nan_extreme<Max>(a, b); }
+  acc_t step(acc_t a, T x, int64_t) const { return nan_extreme_vec<Max>(a, load<acc_t>(x)); }
+  acc_t run(const T* p, int64_t n, int64_t base) const {
+    if constexpr (is_fp_v<acc_t>) return extreme_run<Max>(p, n, [](acc_t v) { return v; });
+    else return lanes_run<16>(*this, p, n, base);
+  }
+  void write(int64_t r, acc_t a) const { out[r] = static_cast<T>(a); }
+};
+
+// argmax/argmin (and max/min with dim): the first index of the extreme value; a NaN wins.
+template <typename T, bool Max> struct ArgOp {
+  using in_t = T;
+  using V = opmath_t<T>;
+  struct acc_t {
+    V v{};
+    int64_t i = -1;
+  };
+  T* values = nullptr;  // optional
+  int64_t* indices;
+  static bool better(V x, V v) {
+    if constexpr (is_fp_v<V>) return (Max ? x > v : x < v) || (x != x && v == v);
+    else return Max ? x > v : x < v;
+  }
+  acc_t identity() const { return acc_t{}; }
+  acc_t step(acc_t a, T x, int64_t idx) const {
+    const V v = static_cast<V>(x);
+    if (a.i < 0 || better(v, a.v)) return acc_t{v, idx};
+    return a;
+  }
+  acc_t combine(acc_t a, acc_t b) const {
+    if (a.i < 0) return b;
+    if (b.i < 0) return a;
+    return better(b.v, a.v) ? b : a;
+  }
+  acc_t run(const T* p, int64_t n, int64_t base) const { return serial_run(*this, p, n, base); }
+  void write(int64_t r, acc_t a) const {
+    if (values) values[r] = static_cast<T>(a.v);
+    indices[r] = a.i;
+  }
+};
+
+// var/std: count, mean and sum of squared deviations in double; two-pass inside a run, runs
+// merged with Chan's formula.
+template <typename T> struct VarOp {
+  using in_t = T;
+  struct acc_t {
+    double n = 0, mean = 0, m2 = 0;
+  };
+  T* out;
+  double dof;
+  bool take_sqrt;
+  acc_t identity() const { return acc_t{}; }
+  acc_t step(acc_t a, T x, int64_t) const {
+    const double v = static_cast<double>(static_cast<opmath_t<T>>(x));
+    a.n += 1;
+    const double d = v - a.mean;
+    a.mean += d / a.n;
+    a.m2 += d * (v - a.mean);
+    return a;
+  }
+  acc_t combine(acc_t a, acc_t b) const {
+    if (a.n == 0) return b;
+    if (b.n == 0) return a;
+    acc_t c;
+    c.n = a.n + b.n;
+    const double d = b.mean - a.mean;
+    c.mean = a.mean + d * (b.n / c.n);
+    c.m2 = a.m2 + b.m2 + d * d * (a.n * b.n / c.n);
+    return c;
+  }
+  acc_t run(const T* p, int64_t n, int64_t) const {
+    constexpr int L = 8;
+    double s[L] = {};
+    int64_t i = 0;
+    for (; i + L <= n; i += L)
+      for (int j = 0; j < L; ++j) s[j] += static_cast<double>(static_cast<opmath_t<T>>(p[i + j]));
+    for (int j = 0; i + j < n; ++j) s[j] += static_cast<double>(static_cast<opmath_t<T>>(p[i + j]));
+    double sum = 0;
+    for (int j = 0; j < L; ++j) sum += s[j];
+    acc_t a;
+    a.n = static_cast<double>(n);
+    a.mean = sum / a.n;
+    double q[L] = {};
+    for (i = 0; i + L <= n; i += L) {
+      for (int j = 0; j < L; ++j) {
+        const double d = static_cast<double>(static_cast<opmath_t<T>>(p[i + j])) - a.mean;
+        q[j] += d * d;
+      }
+    }
+    for (int j = 0; i + j < n; ++j) {
+      const double d = static_cast<double>(static_cast<opmath_t<T>>(p[i + j])) - a.mean;
+      q[j] += d * d;
+    }
+    for (int j = 0; j < L; ++j) a.m2 += q[j];
+    return a;
+  }
+  void write(int64_t r, acc_t a) const {
+    double v = a.m2 / dof;
+    if (take_sqrt) v = std::sqrt(v);
+    out[r] = convert<T>(v);
+  }
+};
+
+template <typename T, NormKind Kind> struct NormOp {
+  using in_t = T;
+  using acc_t = opmath_t<T>;
+  T* out;
+  acc_t p = 2;
+  acc_t identity() const {
+    if constexpr (Kind == NormKind::NegInf) return std::numeric_limits<acc_t>::infinity();
+    else return acc_t(0);
+  }
+  acc_t combine(acc_t a, acc_t b) const {
+    if constexpr (Kind == NormKind::Inf) return nan_extreme<true>(a, b);
+    else if constexpr (Kind == NormKind::NegInf) return nan_extreme<false>(a, b);
+    else return a + b;
+  }
+  acc_t step(acc_t a, T xv, int64_t) const {
+    const acc_t x = load<acc_t>(xv);
+    if constexpr (Kind == NormKind::L2) return a + x * x;
+    else if constexpr (Kind == NormKind::L0) return a + (x != acc_t(0) ? acc_t(1) : acc_t(0));
+    else if constexpr (Kind == NormKind::General) return a + std::pow(std::abs(x), p);
+    else if constexpr (Kind == NormKind::L1) return a + std::abs(x);
+    else if constexpr (Kind == NormKind::Inf) return nan_extreme_vec<true>(a, std::abs(x));
+    else return nan_extreme_vec<false>(a, std::abs(x));
+  }
+  acc_t run(const T* ptr, int64_t n, int64_t base) const {
+    auto abs_ = [](acc_t v) { return std::abs(v); };
+    if constexpr (Kind == NormKind::Inf) return extreme_run<true>(ptr, n, abs_);
+    else if constexpr (Kind == NormKind::NegInf) return extreme_run<false>(ptr, n, abs_);
+    else return lanes_run<16>(*this, ptr, n, base);
+  }
+  void write(int64_t r, acc_t a) const {
+    if constexpr (Kind == NormKind::L2) a = std::sqrt(a);
+    else if constexpr (Kind == NormKind::General) a = std::pow(a, acc_t(1) / p);
+    out[r] = static_cast<T>(a);
+  }
+};
+
+// logsumexp: (max, sum of exp(x - max)); a non-finite max is the answer by itself.
+template <typename T> struct LogSumExpOp {
+  using in_t = T;
+  using A = opmath_t<T>;
+  struct acc_t {
+    A m = -std::numeric_limits<A>::infinity();
+    A s = 0;
+  };
+  T* out;
+  acc_t identity() const { return acc_t{}; }
+  acc_t combine(acc_t a, acc_t b) const {
+    const A m = nan_extreme<true>(a.m, b.m);
+    if (!std::isfinite(m)) return acc_t{m, 0};
+    A s = 0;
+    if (a.m != -std::numeric_limits<A>::infinity()) s += a.s * exp_(a.m - m);
+    if (b.m != -std::numeric_limits<A>::infinity()) s += b.s * exp_(b.m - m);
+    return acc_t{m, s};
+  }
+  acc_t step(acc_t a, T x, int64_t) const { return combine(a, acc_t{static_cast<A>(x), A(1)}); }
+  acc_t run(const T* p, int64_t n, int64_t) const {
+    const A m = extreme_run<true>(p, n, [](A v) { return v; });
+    if (!std::isfinite(m)) return acc_t{m, 0};
+    const A total = exp_sum<false>(p, n, m, static_cast<A*>(nullptr));
+    return acc_t{m, total};
+  }
+  void write(int64_t r, acc_t a) const {
+    out[r] = static_cast<T>(std::isfinite(a.m) ? std::log(a.s) + a.m : a.m);
+  }
+};
+
+template <typename T, typename Out, bool All> struct AllAnyOp {
+  using in_t = T;
+  using acc_t = bool;
+  Out* out;
+  acc_t identity() const { return All; }
+  acc_t combine(acc_t a, acc_t b) const { return All ? (a && b) : (a || b); }
+  acc_t step(acc_t a, T x, int64_t) const {
+    return combine(a, static_cast<opmath_t<T>>(x) != opmath_t<T>(0));
+  }
+  acc_t run(const T* p, int64_t n, int64_t base) const { return lanes_run<16>(*this, p, n, base); }
+  void write(int64_t r, acc_t a) const { out[r] = static_cast<Out>(a); }
+};
+
+// ---------------------------------------------------------------------------------------------
+// shared argument handling
+
+// The result tensor for a reduction: out itself when usable and not overlapping the input.
+inline Tensor result_for(const char* op, const Tensor& self, const Tensor& out, const Shape& shape,
+                  ScalarType dtype) {
+  if (out && out->storage() == self->storage()) return empty(shape, dtype);
+  return prepare_out(op, out, shape, dtype);
+}
+
+// Calls f(Out{}) with Out the C++ type of `out_dtype`, which is T or int64.
+template <typename T, typename F> void with_out_type(ScalarType out_dtype, F&& f) {
+  if (out_dtype == scalar_type_of<T>()) f(T{});
+  else f(int64_t{});
+}
+
+// res = the sum (or product) over the plan's reduced dims of the input of dtype in_dt.
+template <bool Prod> void run_sum_or_prod(const char* op, const Plan& P, ScalarType in_dt, const Tensor& res) {
+  dispatch_all(in_dt, op, [&](auto tag) {
+    using T = decltype(tag);
+    with_out_type<T>(res->dtype(), [&](auto otag) {
+      using Out = decltype(otag);
+      run_reduction(SumOp<T, Out, Prod>{res->data<Out>()}, P);
+    });
+  });
+}
+
+// x made contiguous and seen as [O, K, I] around dim d (softmax, the scans).
+struct DimLayout {
+  Tensor src;  // contiguous
+  int64_t O = 1, K = 1, I = 1;
+};
+
+inline DimLayout dim_layout(const Tensor& x, int64_t d) {
+  const DimSplit S = split_around_dim(x->sizes(), d);
+  return {as_contiguous(x), S.O, S.K, S.I};
+}
+
+}  // namespace
+
+}  // namespace ember

@@ -1,0 +1,104 @@
+// CPU kernels of the statistics var / std, norm and logsumexp, on the engine of reduce_cpu.h.
+#include "ember/ops/reduce/reduce_cpu.h"
+
+namespace ember {
+namespace cpu {
+
+// ---------------------------------------------------------------------------------------------
+// var, std
+
+namespace {
+
+Tensor var_std(const char* op, const Tensor& self, const std::optional<Shape>& dim,
+               std::optional<bool> unbiased, bool keepdim, std::optional<Scalar> correction,
+               const Tensor& out, bool take_sqrt) {
+  check_cpu(self, op);
+  const VarStdMeta M = var_std_meta(op, self, dim, unbiased, keepdim, correction);
+  Plan P = make_plan(self, M.dims, keepdim);
+  Tensor res = result_for(op, self, out, M.shape, M.dtype);
+  dispatch_float(self->dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    run_reduction(VarOp<T>{res->data<T>(), M.dof, take_sqrt}, P);
+  });
+  return finish_out(op, out, res);
+}
+
+}  // namespace
+
+Tensor var(const Tensor& self, const std::optional<Shape>& dim, std::optional<bool> unbiased,
+           bool keepdim, std::optional<Scalar> correction, const Tensor& out) {
+  return var_std("var", self, dim, unbiased, keepdim, correction, out, false);
+}
+
+Tensor std(const Tensor& self, const std::optional<Shape>& dim, std::optional<bool> unbiased,
+           bool keepdim, std::optional<Scalar> correction, const Tensor& out) {
+  return var_std("std", self, dim, unbiased, keepdim, correction, out, true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// norm
+
+Tensor norm(const Tensor& self, const Scalar& p, const std::optional<Shape>& dim, bool keepdim,
+            std::optional<ScalarType> dtype) {
+  check_cpu(self, "norm");
+  const VectorNormMeta M = vector_norm_meta(self, p, dim, keepdim, dtype);
+  Tensor x = to_dtype(self, M.dtype);
+  const double pv = M.p;
+  Plan P = make_plan(x, M.dims, keepdim);
+  Tensor res = empty(M.shape, x->dtype());
+  dispatch_float(x->dtype(), "norm", [&](auto tag) {
+    using T = decltype(tag);
+    auto go = [&](auto op) {
+      op.out = res->data<T>();
+      op.p = static_cast<opmath_t<T>>(pv);
+      run_reduction(op, P);
+    };
+    switch (M.kind) {
+      case NormKind::L2: go(NormOp<T, NormKind::L2>{}); break;
+      case NormKind::L1: go(NormOp<T, NormKind::L1>{}); break;
+      case NormKind::L0: go(NormOp<T, NormKind::L0>{}); break;
+      case NormKind::Inf: go(NormOp<T, NormKind::Inf>{}); break;
+      case NormKind::NegInf: go(NormOp<T, NormKind::NegInf>{}); break;
+      case NormKind::General: go(NormOp<T, NormKind::General>{}); break;
+    }
+  });
+  return res;
+}
+
+// ---------------------------------------------------------------------------------------------
+// logsumexp
+
+Tensor logsumexp(const Tensor& self, const Shape& dim, bool keepdim, const Tensor& out) {
+  check_cpu(self, "logsumexp");
+  const AccumulateMeta M = logsumexp_meta(self, dim, keepdim);
+  Tensor x = to_dtype(self, M.input_dtype);
+  Plan P = make_plan(x, M.dims, keepdim);
+  Tensor res = result_for("logsumexp", self, out, M.shape, M.dtype);
+  dispatch_float(x->dtype(), "logsumexp", [&](auto tag) {
+    using T = decltype(tag);
+    if (!P.columns) {
+      run_reduction(LogSumExpOp<T>{res->data<T>()}, P);
+      return;
+    }
+    // down columns the (max, sum) pairs would cost two exps an element: two passes instead
+    using A = opmath_t<T>;
+    const T* in = P.src->data<T>();
+    T* o = res->data<T>();
+    const int64_t K = P.K, I = P.I, tiles = (I + kTile - 1) / kTile;
+    parallel_for(0, P.O * tiles, std::max<int64_t>(1, kParallelGrain / (K * std::min(I, kTile))),
+                 [&](int64_t b, int64_t e) {
+      A m[kTile], s[kTile];
+      for (int64_t it = b; it < e; ++it) {
+        const int64_t oi = it / tiles, i0 = (it % tiles) * kTile, w = std::min(kTile, I - i0);
+        simd_dispatch([&] { column_max_expsum(in + oi * K * I + i0, K, I, w, m, s); });
+        for (int64_t j = 0; j < w; ++j) {
+          o[oi * I + i0 + j] = static_cast<T>(std::isfinite(m[j]) ? std::log(s[j]) + m[j] : m[j]);
+        }
+      }
+    });
+  });
+  return finish_out("logsumexp", out, res);
+}
+
+}  // namespace cpu
+}  // namespace ember
