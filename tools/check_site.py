@@ -211,14 +211,14 @@ def check(config_path: Path, site: Path) -> list[str]:
         out = html_path(md_file.relative_to(docs_dir).as_posix())
         ids = ids_on.get(out)
         if ids is None:
-            problems.append(f"{md_file.relative_to(ROOT)}: {out} was not built")
+            problems.append(f"{md_file.resolve().relative_to(ROOT)}: {out} was not built")
             continue
         for ident, options in directives(md_file):
             for alternatives in expected_ids(ident, options):
                 if not any(a in ids for a in alternatives):
                     problems.append(
                         f"{out}: `{alternatives[0]}` is not documented (from `::: {ident}` "
-                        f"in {md_file.relative_to(ROOT)})"
+                        f"in {md_file.resolve().relative_to(ROOT)})"
                     )
     for out, names in REQUIRED.items():
         for name in names:

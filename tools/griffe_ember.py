@@ -163,6 +163,11 @@ class EmberDocstrings(griffe.Extension):
             target = name if name in compiled.members else by_id.get(id(getattr(core, name)))
             if target is not None:
                 pkg.set_member(name, griffe.Alias(name, f"ember_tensor._C.{target}", parent=pkg))
+                continue
+            # a composite op (ember_tensor._composites): documented from its Python body
+            module = getattr(getattr(core, name), "__module__", "") or ""
+            if module.startswith("ember_tensor._composites."):
+                pkg.set_member(name, griffe.Alias(name, f"{module}.{name}", parent=pkg))
         if pkg.exports is not None:
             pkg.exports = list(dict.fromkeys([*pkg.exports, *core.__all__]))
         # The live Tensor says it comes from ember_tensor, so griffe sees ``_C.Tensor`` as an
