@@ -157,6 +157,21 @@ def test_composite_dtype_errors_match_the_bindings():
         et.ones(2).hypot_(et.ones(2, 2))
 
 
+def test_composite_argument_errors():
+    x = et.ones(2)
+    with pytest.raises(TypeError, match=r"^atan2\(\): argument 'other' \(position 2\) must be "
+                                        r"Tensor, not float$"):
+        et.atan2(x, 2.0)
+    with pytest.raises(TypeError, match=r"^hypot\(\): argument 'input' \(position 1\) must be "
+                                        r"Tensor, not NoneType$"):
+        et.hypot(None, x)
+    with pytest.raises(RuntimeError, match=r"^logaddexp: shapes \[2\] and \[3\] cannot be "
+                                           r"broadcast together$"):
+        et.logaddexp(x, et.ones(3))
+    with pytest.raises(RuntimeError, match=r"^atan2: shapes \[2\] and \[3\]"):
+        x.atan2_(et.ones(3))
+
+
 def test_composite_out_errors_match_the_bindings():
     a = et.ones(3)
     with pytest.raises(RuntimeError, match=r"atan2: output with shape \[2\] doesn't match the "

@@ -18,11 +18,25 @@ _LN2 = math.log(2.0)
 _HALVES = frozenset({_et.float16, _et.bfloat16})
 
 
-def _compute_dtype(*tensors):
+def _compute_dtype(op, self, other):
     """(the floating dtype the op's result has, the dtype its formula runs in): PyTorch's
     promotion of the operands, integers and bool giving the default float dtype; float16 and
-    bfloat16 run in float32."""
-    dt = _et.result_type(*tensors)
+    bfloat16 run in float32. TypeError for an operand that is not a tensor, RuntimeError
+    naming ``op`` for shapes that do not broadcast (PyTorch's messages)."""
+    for position, (name, value) in enumerate((("input", self), ("other", other)), start=1):
+        if not isinstance(value, _et.Tensor):
+            raise TypeError(
+                f"{op}(): argument '{name}' (position {position}) must be Tensor, "
+                f"not {type(value).__name__}"
+            )
+    try:
+        _et.broadcast_shapes(self.shape, other.shape)
+    except RuntimeError:
+        raise RuntimeError(
+            f"{op}: shapes {list(self.shape)} and {list(other.shape)} cannot be broadcast "
+            "together"
+        ) from None
+    dt = _et.result_type(self, other)
     if not dt.is_floating_point:
         dt = _et.get_default_dtype()
     return dt, (_et.float32 if dt in _HALVES else dt)
@@ -38,7 +52,7 @@ def atan2(self, other):
 
     Computed as atan(self / other), plus +-pi (the sign of self) where other is negative or
     -0, after replacing 0/0 and inf/inf by the signs they stand for."""
-    dt, cdt = _compute_dtype(self, other)
+    dt, cdt = _compute_dtype("atan2", self, other)
     y, x = self.to(cdt), other.to(cdt)
     one, neg_one = _const(1.0, cdt), _const(-1.0, cdt)
     # the sign of y and x, zeros included (1/-0 == -inf); NaN makes the result NaN anyway
@@ -61,7 +75,7 @@ def hypot(self, other):
 
     float16, bfloat16 and float32 are computed in float64 (no overflow is possible there);
     float64 as m * sqrt(1 + (n/m)**2) with m = max(|self|, |other|), n the min."""
-    dt, _ = _compute_dtype(self, other)
+    dt, _ = _compute_dtype("hypot", self, other)
     if dt == _et.float64:
         a, b = _et.abs(self.to(dt)), _et.abs(other.to(dt))
         m, n = _et.maximum(a, b), _et.minimum(a, b)
@@ -78,7 +92,7 @@ def hypot(self, other):
 def logaddexp(self, other):
     """log(exp(self) + exp(other)) without overflow: max + log1p(exp(-|self - other|)), or
     self + log(2) where self == other (NumPy's algorithm); +inf if either is +inf."""
-    dt, cdt = _compute_dtype(self, other)
+    dt, cdt = _compute_dtype("logaddexp", self, other)
     y, x = self.to(cdt), other.to(cdt)
     m = _et.maximum(y, x)
     d = _et.abs(_et.sub(y, x))
