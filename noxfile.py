@@ -213,6 +213,13 @@ def _fresh_wheel() -> tuple[Path | None, str]:
     return wheel, ""
 
 
+def pip_install(session: nox.Session, *args: str) -> None:
+    """``session.install`` without byte-compiling what it installs: compiling torch's and
+    SciPy's thousands of modules took ~35 s of every session; a test run compiles only the
+    modules it imports."""
+    session.install("--no-compile", *args)
+
+
 def core_wheel(session: nox.Session, *, force: bool = False) -> Path:
     """Path of the core's wheel in dist/, built first when missing or stale."""
     with _locked(WHEEL_LOCK):
@@ -230,6 +237,7 @@ def core_wheel(session: nox.Session, *, force: bool = False) -> Path:
             *pip,
             "install",
             "-q",
+            "--no-compile",
             *core.build_requires,
             *BUILD_TOOLS,
             *_cuda_build_requires(),
@@ -284,9 +292,9 @@ def install(session: nox.Session, *names: str, tests: bool = False) -> list[Pack
         str(core_wheel(session)) if p.name == CORE_NAME else str(p.path) for p in order
     ]
     if external:
-        session.install(*external)
+        pip_install(session, *external)
     # --force-reinstall: a rebuilt wheel or edited package keeps its version number
-    session.install("--force-reinstall", "--no-deps", *local_targets)
+    pip_install(session, "--force-reinstall", "--no-deps", *local_targets)
     session.run("python", "-m", "pip", "check", silent=True)
     return order
 
@@ -378,7 +386,7 @@ def plugins(session: nox.Session) -> None:
     directory with its own pytest configuration (which enables the conformance kit it must
     pass)."""
     install(session, "ember", tests=True)
-    session.install("setuptools>=64")  # the plugins build against the installed core
+    pip_install(session, "setuptools>=64")  # the plugins build against the installed core
     failed = []
     for pyproject in sorted(PLUGINS_DIR.glob("*/pyproject.toml")):
         project = tomllib.loads(pyproject.read_text())["project"]
@@ -388,8 +396,8 @@ def plugins(session: nox.Session) -> None:
         for req in external:
             _check_torch(Requirement(req))
         if external:
-            session.install(*external)
-        session.install("--no-build-isolation", "--no-deps", "--force-reinstall",
+            pip_install(session, *external)
+        pip_install(session, "--no-build-isolation", "--no-deps", "--force-reinstall",
                         str(pyproject.parent))
         session.log(f"--- plugin {project['name']} ---")
         with session.chdir(pyproject.parent):
@@ -412,7 +420,7 @@ def models(session: nox.Session) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff check over the repository (args after -- go to ruff)."""
-    session.install(RUFF)
+    pip_install(session, RUFF)
     session.run("ruff", "check", *(session.posargs or ["."]))
 
 
@@ -432,7 +440,7 @@ def docs(session: nox.Session) -> None:
     install(session, *PACKAGES)
     # pytest: docs/write-your-own-component.md runs a conformance kit; ruff: mkdocstrings
     # formats the signatures with it
-    session.install("pyyaml>=6", "pytest>=8", RUFF, *site_tools)
+    pip_install(session, "pyyaml>=6", "pytest>=8", RUFF, *site_tools)
     gen = CORE_DIR / "codegen" / "gen.py"
     check = ["python", "tools/check_docs.py", "docs"]
     if gen.exists():
@@ -454,7 +462,7 @@ def bench(session: nox.Session) -> None:
     """Ember vs PyTorch 2.13 (CPU) side by side: the tensor core, then autograd (args after
     -- go to both scripts, e.g. --quick)."""
     install(session, "ember-autograd")
-    session.install(f"torch{TORCH_PIN}")
+    pip_install(session, f"torch{TORCH_PIN}")
     session.run("python", "benchmarks/bench_core.py", *session.posargs)
     session.run("python", "benchmarks/bench_autograd.py", *session.posargs)
 
@@ -465,6 +473,6 @@ def demo(session: nox.Session) -> None:
     (examples/demo.py), then train a CNN on the digits (examples/train_digits.py; args after
     -- go to it, e.g. -- --epochs 5)."""
     install(session, "ember")
-    session.install("scikit-learn", "tqdm", "matplotlib")
+    pip_install(session, "scikit-learn", "tqdm", "matplotlib")
     session.run("python", "examples/demo.py")
     session.run("python", "examples/train_digits.py", *session.posargs)

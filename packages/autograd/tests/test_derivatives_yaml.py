@@ -58,6 +58,11 @@ def test_missing_entry_is_an_error(tmp_path):
         ({"name": "mul", "self": "grad.no_such_method()"}, r"unknown op or method no_such_method"),
         ({"name": "mul", "self": "grad *"}, r"is not a Python expression"),
         ({"name": "mul"}, r"no formula for any tensor argument of mul"),
+        # a composite with a Python body may have an entry, saying why in `why:`
+        ({"name": "hardtanh", "self": "grad"}, r"hardtanh is a composite with a Python body "
+                                               r".* needs a 'why:'"),
+        ({"name": "mul", "self": "grad * other", "other": "grad * self", "why": "faster"},
+         r"'why:' is for the entries of composites with a Python body"),
     ],
 )
 def test_bad_entry_names_the_entry(tmp_path, entry, message):
@@ -65,6 +70,20 @@ def test_bad_entry_names_the_entry(tmp_path, entry, message):
     with pytest.raises(codegen.DerivativesError, match=message) as info:
         codegen.generate(_write(tmp_path, data), strict=False)
     assert f"({entry['name']!r})" in str(info.value)
+
+
+def test_a_python_composite_may_have_an_entry(tmp_path):
+    """Without an entry its body's ops are recorded; with one (and its `why:`), it is one
+    node, listed in COMPOSITES for the core's composite layer."""
+    _, entries, schema = codegen.generate(strict=True)
+    assert not codegen.needs_entry(schema["logaddexp"]) and "logaddexp" not in entries
+    assert "'logaddexp'" not in codegen.rules_source(entries, schema).split("COMPOSITES = ")[1]
+    entry = {"name": "logaddexp", "why": "a test", "self": "grad * (self - result).exp()",
+             "other": "grad * (other - result).exp()", "result": "auto_element_wise"}
+    source, entries, schema = codegen.generate(_write(tmp_path, _shipped() + [entry]), strict=True)
+    assert "class LogaddexpBackward0(Node)" in source
+    composites = codegen.rules_source(entries, schema).split("COMPOSITES = ")[1]
+    assert "'logaddexp'" in composites and "'hardtanh'" in composites
 
 
 def test_duplicate_entry_is_an_error(tmp_path):

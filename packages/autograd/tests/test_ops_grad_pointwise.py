@@ -79,6 +79,24 @@ def _threshold_backward(m):
     return torch.ops.aten.threshold_backward if m is torch else m.threshold_backward
 
 
+def _nn(m, name):
+    """The activation ``name``: the core's op on Ember, torch.nn.functional's on torch."""
+    return getattr(torch.nn.functional, name) if m is torch else getattr(m, name)
+
+
+def _nn_(m, name, x, *args):
+    """The in-place activation ``name`` on ``x`` (Ember: the op's in-place variant,
+    ``x.name_()``; torch: torch._C._nn.name_ or torch.name_)."""
+    if m is torch:
+        fn = getattr(torch._C._nn, name + "_", None) or getattr(torch, name + "_")
+        return fn(x, *args)
+    return getattr(x, name + "_")(*args)
+
+
+def _bce(m, x, t, w=None, reduction=1):
+    return (torch.ops.aten if m is torch else m).binary_cross_entropy(x, t, w, reduction)
+
+
 def _gen(m, seed=0):
     g = m.Generator()
     g.manual_seed(seed)
@@ -169,8 +187,55 @@ ROWS = [
     Row("atan2_method_nc", lambda m, a, b: a.atan2(b), In(3, 4, nc=True, away=0.2),
         In(3, 4, lo=-2.0, hi=-0.2)),
     Row("hypot", lambda m, a, b: m.hypot(a, b), In(3, 4, away=0.1), In(3, 4, away=0.1)),
+    # other only lends its sign bit: no gradient reaches it (torch gives zeros)
+    Row("copysign", lambda m, a, b: m.copysign(a, b), In(3, 4, away=0.1),
+        In(4, away=0.1, grad=False)),
+    Row("copysign_scalar", lambda m, a: a.copysign(-2.0), In(2, 3, nc=True, away=0.1)),
     Row("logaddexp", lambda m, a, b: m.logaddexp(a, b), In(3, 4, lo=-3.0, hi=3.0),
         In(4, lo=-3.0, hi=3.0)),
+    # activations and the binary cross-entropy (composite: python): recorded through their
+    # ops, except hardtanh and binary_cross_entropy (derivatives.yaml entries: one node with
+    # PyTorch's formula); inputs away from the kinks
+    Row("hardtanh", lambda m, a: _nn(m, "hardtanh")(a, -0.5, 0.7),
+        In(values=[[-1.2, -0.8, -0.3, 0.1], [0.5, 0.9, 1.3, -0.45]])),
+    Row("hardtanh_", lambda m, a: _nn_(m, "hardtanh", a * 1),
+        In(values=[[-1.2, -0.8, -0.3, 0.1], [0.5, 0.9, 1.3, -0.45]])),
+    Row("relu6", lambda m, a: _nn(m, "relu6")(a), In(values=[[-1.5, 0.5, 2.0], [5.5, 6.5, 3.0]])),
+    Row("elu", lambda m, a: _nn(m, "elu")(a, 1.5), In(3, 4, away=0.05)),
+    Row("elu_scaled", lambda m, a: (torch.ops.aten if m is torch else m).elu(a, 0.5, 2.0, 1.5),
+        In(3, 4, away=0.05, nc=True)),
+    Row("elu_", lambda m, a: _nn_(m, "elu", a * 1, 1.5), In(3, 4, away=0.05)),
+    Row("selu", lambda m, a: _nn(m, "selu")(a), In(3, 4, away=0.05)),
+    Row("selu_", lambda m, a: _nn_(m, "selu", a * 1), In(3, 4, away=0.05)),
+    Row("celu", lambda m, a: _nn(m, "celu")(a, 0.5), In(3, 4, away=0.05)),
+    Row("leaky_relu", lambda m, a: _nn(m, "leaky_relu")(a, 0.2), In(3, 4, away=0.05)),
+    Row("leaky_relu_", lambda m, a: _nn_(m, "leaky_relu", a * 1, 0.2), In(3, 4, away=0.05)),
+    Row("hardsigmoid", lambda m, a: _nn(m, "hardsigmoid")(a),
+        In(values=[[-4.0, -2.5, 0.5], [2.9, 3.5, -1.0]])),
+    Row("hardswish", lambda m, a: _nn(m, "hardswish")(a),
+        In(values=[[-4.0, -2.5, 0.5], [2.9, 3.5, -1.0]])),
+    Row("mish", lambda m, a: _nn(m, "mish")(a), In(3, 4, lo=-5, hi=5)),
+    Row("softsign", lambda m, a: _nn(m, "softsign")(a), In(3, 4, away=0.05)),
+    Row("tanhshrink", lambda m, a: _nn(m, "tanhshrink")(a), In(3, 4)),
+    Row("silu", lambda m, a: _nn(m, "silu")(a), In(3, 4, lo=-5, hi=5, nc=True)),
+    Row("softplus", lambda m, a: _nn(m, "softplus")(a, 2.0, 1.0),
+        In(values=[[-3.0, -0.2, 0.3], [0.45, 0.6, 2.0]])),
+    Row("log_sigmoid", lambda m, a: (torch._C._nn if m is torch else m).log_sigmoid(a),
+        In(3, 4, lo=-30, hi=30)),
+    Row("gelu", lambda m, a: _nn(m, "gelu")(a), In(3, 4, lo=-4, hi=4)),
+    Row("gelu_tanh", lambda m, a: _nn(m, "gelu")(a, approximate="tanh"), In(3, 4, lo=-4, hi=4)),
+    Row("threshold", lambda m, a: _nn(m, "threshold")(a, 0.3, -2.0),
+        In(values=[[-1.0, 0.2, 0.4], [0.9, -0.1, 1.5]])),
+    Row("threshold_", lambda m, a: _nn_(m, "threshold", a * 1, 0.3, -2.0),
+        In(values=[[-1.0, 0.2, 0.4], [0.9, -0.1, 1.5]])),
+    Row("glu", lambda m, a: _nn(m, "glu")(a, 0), In(4, 3, nc=True)),
+    Row("binary_cross_entropy", lambda m, x, t: _bce(m, x, t),
+        In(3, 4, lo=0.05, hi=0.95), In(3, 4, lo=0.0, hi=1.0)),
+    Row("binary_cross_entropy_weight_sum", lambda m, x, t, w: _bce(m, x, t, w, 2),
+        In(3, 4, lo=0.05, hi=0.95), In(3, 4, lo=0.0, hi=1.0, grad=False), In(4, lo=0.5, hi=2.0),
+        torch_ref=False),  # torch: no derivative for the weight
+    Row("binary_cross_entropy_none", lambda m, x, t: _bce(m, x, t, None, 0),
+        In(3, 4, lo=0.05, hi=0.95, nc=True), In(3, 4, lo=0.0, hi=1.0, grad=False)),
     Row("reciprocal", lambda m, a: a.reciprocal(), In(3, 4, lo=0.3, hi=2.0)),
     Row("abs", lambda m, a: a.abs(), In(3, 4, away=0.05, nc=True)),
     Row("neg", lambda m, a: -a, In(3, 4)),

@@ -110,7 +110,8 @@ DISPATCH_KINDS = {"device", "mixed", "generic"}
 #           better than the one their ops would give)
 #   python  a Python body: the function of the same name in ember_tensor/_composites/ (one
 #           module per family), installed with its variants from composite_ops.py; autograd
-#           records the ops it calls, so it needs no derivatives.yaml entry
+#           records the ops it calls, so it needs no derivatives.yaml entry (it may have one,
+#           saying why: then it is recorded as one node with that formula)
 COMPOSITE_BODIES = {False: "", True: "cpp", "python": "python"}
 
 

@@ -420,6 +420,24 @@ def _nll_loss(m, *args):
     return torch.ops.aten.nll_loss(*args) if m is torch else m.nll_loss(*args)
 
 
+def _nn(name, torch_name=None):
+    """ember_tensor.<name> on Ember; on torch the function of torch._C._nn (or torch, or
+    torch.nn.functional) called ``torch_name`` (default: the same name)."""
+    torch_name = torch_name or name
+    ref = next(getattr(mod, torch_name) for mod in (torch._C._nn, torch, torch.nn.functional)
+               if hasattr(mod, torch_name))
+    return lambda m, *args, **kw: (ref if m is torch else getattr(m, name))(*args, **kw)
+
+
+def _probabilities(*shape, seed=0, lo=0.05, hi=0.95):
+    """Values in (0, 1) as a tensor of the dtype under test (BCE's inputs and targets)."""
+    return fixed(np.random.default_rng(seed).uniform(lo, hi, shape), None)
+
+
+# around the kinks of relu6 (0, 6) and hardsigmoid / hardswish (-3, 3), the bounds included
+_KINKS = fixed([[-4.0, -3.0, -2.5, -0.5, 0.0, 0.5], [1.5, 2.5, 3.0, 4.0, 6.0, 7.5]], None)
+
+
 def _fused_adam(m, params, grads, exp_avgs, exp_avg_sqs, steps, *, decoupled):
     hyper = dict(lr=0.1, beta1=0.9, beta2=0.99, weight_decay=0.05, eps=1e-8, amsgrad=False,
                  maximize=False)
@@ -502,6 +520,7 @@ ROWS: list[Row] = [
     # composites (composite: python): autograd records the ops their bodies call
     binary("atan2", scalar=None, grad=PW),
     binary("hypot", scalar=None, grad=PW),
+    binary("copysign", grad=PW),
     binary("logaddexp", scalar=None, grad=PW),
     binary("minimum", scalar=None, grad=PW),
     binary("eq", scalar=0),
@@ -561,6 +580,7 @@ ROWS: list[Row] = [
     unary("isnan"),
     unary("isinf"),
     unary("isfinite"),
+    unary("signbit"),
     # --- reductions
     R("sum", S(a(3, 4)), S(a(2, 3, 4, nc=True), 1), S(a(2, 3, 4), (0, 2), True),
       S(a(3, 4), 0, dtype=D("float64")), grad=PW),
@@ -749,6 +769,31 @@ ROWS: list[Row] = [
       "test_rnn_ops.py checks it against a NumPy recurrence"),
     R("_lstm_backward_", skip="Ember's own fused LSTM backward step (no PyTorch op takes this "
       "layout): test_rnn_ops.py checks it against NumPy backpropagation through time"),
+    # --- activations and the binary cross-entropy (composite: python): torch's functions
+    R("hardtanh", S(a(3, 4)), S(a(2, 3, 4, nc=True), -0.5, 0.7), S(_KINKS, -2.5, 3.0),
+      fn=_nn("hardtanh"), grad=PW),
+    R("relu6", S(a(3, 4)), S(_KINKS), fn=_nn("relu6"), grad=PW),
+    R("elu", S(a(3, 4)), S(a(2, 3, 4, nc=True), 1.5), S(a(3, 4), 0.5, 2.0, 1.5), fn=_nn("elu"),
+      grad=PW),
+    R("selu", S(a(3, 4)), S(a(2, 3, 4, nc=True)), fn=_nn("selu"), grad=PW),
+    R("celu", S(a(3, 4)), S(a(2, 3, 4, nc=True), 0.5), fn=_nn("celu"), grad=PW),
+    R("leaky_relu", S(a(3, 4)), S(a(2, 3, 4, nc=True), 0.2), fn=_nn("leaky_relu"), grad=PW),
+    R("hardsigmoid", S(a(3, 4)), S(_KINKS), fn=_nn("hardsigmoid"), grad=PW),
+    R("hardswish", S(a(3, 4)), S(_KINKS), fn=_nn("hardswish"), grad=PW),
+    R("mish", S(a(3, 4)), S(a(2, 3, 4, nc=True)), fn=_nn("mish"), grad=PW),
+    R("softsign", S(a(3, 4)), S(a(2, 3, 4, nc=True)), fn=_nn("softsign"), grad=PW),
+    R("tanhshrink", S(a(3, 4)), S(a(2, 3, 4, nc=True)), fn=_nn("tanhshrink"), grad=PW),
+    R("silu", S(a(3, 4)), S(a(2, 3, 4, nc=True)), fn=_nn("silu"), grad=PW),
+    R("softplus", S(a(3, 4)), S(a(2, 3, 4, nc=True), 2.0, 1.0), fn=_nn("softplus"), grad=PW),
+    R("log_sigmoid", S(a(3, 4)), S(a(2, 3, 4, nc=True)), fn=_nn("log_sigmoid"), grad=PW),
+    R("gelu", S(a(3, 4)), S(a(2, 3, 4, nc=True), approximate="tanh"), fn=_nn("gelu"), grad=PW),
+    R("threshold", S(a(3, 4), 0.5, -2.0), S(a(2, 3, 4, nc=True), -0.5, 2.0),
+      S(a(3, 4), 1, 2), fn=_nn("threshold"), grad=PW),
+    R("glu", S(a(3, 4)), S(a(2, 4, 3, nc=True), 1), fn=_nn("glu"), grad=PW),
+    R("binary_cross_entropy", S(_probabilities(3, 4), _probabilities(3, 4, seed=1)),
+      S(_probabilities(3, 4), _probabilities(3, 4, seed=1), a(4, dom="pos"), 2),
+      S(_probabilities(2, 3), _probabilities(2, 3, seed=2), None, 0),
+      fn=aten("binary_cross_entropy"), grad=PW),
     R("_fused_adam_", S([a(3, 4), a(5)], [a(3, 4), a(5)], [a(3, 4), a(5)],
                         [a(3, 4, dom="pos"), a(5, dom="pos")],
                         [fixed(2.0, "float32"), fixed(0.0, "float32")], decoupled=False),

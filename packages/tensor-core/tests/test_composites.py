@@ -2,8 +2,13 @@
 the inverse trigonometric / hyperbolic kernels (unary_functions.h): values, dtypes and every
 variant against PyTorch; the variant protocol's errors against the bound ops'.
 
-Gradients of the composites (recorded through the ops they call) are checked in
-packages/autograd/tests/test_composites_grad.py.
+The activations and the binary cross-entropy (_composites/activation.py): values in every
+float dtype, integer inputs, the in-place and out= variants and the errors against PyTorch,
+and their float64 gradients (with ember_autograd's provider) against torch, the kinks
+included, and against finite differences. How autograd records the composites (through the
+ops they call, or as one node with a derivatives.yaml entry) is checked in
+packages/autograd/tests/test_composites_grad.py, their gradient table rows in
+test_ops_grad_pointwise.py.
 """
 
 import math
@@ -90,7 +95,7 @@ def test_unary_kernels_non_contiguous_and_empty(op):
 
 # ------------------------------------------------------------------------- Python composites
 
-BINARY = {"atan2": (-3, 3), "hypot": (-1e3, 1e3), "logaddexp": (-40, 40)}
+BINARY = {"atan2": (-3, 3), "copysign": (-3, 3), "hypot": (-1e3, 1e3), "logaddexp": (-40, 40)}
 
 
 def binary_inputs(tdt):
@@ -113,7 +118,7 @@ def test_composites_match_torch(op, dtype_name):
     assert_matches(out, want, dtype_name)
 
 
-@pytest.mark.parametrize("op", ["atan2", "hypot"])
+@pytest.mark.parametrize("op", ["atan2", "copysign", "hypot"])
 def test_composites_inplace(op):
     a, b = binary_inputs(torch.float64)
     e = to_ember(a)
@@ -131,12 +136,59 @@ def test_composites_broadcast_and_promote():
     assert_matches(et.atan2(to_ember(i), to_ember(i.t())), torch.atan2(i, i.t()), "float32")
 
 
+@pytest.mark.parametrize("dtype_name", list(DTYPES))
+def test_signbit_and_copysign_see_signed_zeros_and_nans(dtype_name):
+    """The sign bit itself, as PyTorch (and NumPy) read it: -0.0, -inf and NaNs with the bit
+    set, on every float dtype; copysign's result carries other's bit even where self is NaN."""
+    edt, tdt = DTYPES[dtype_name]
+    a, b = binary_inputs(tdt)
+    a = torch.cat([a, -a])  # NaNs of both signs (negation flips the bit, NaN or not)
+    b = torch.cat([b, b.flip(0)])
+    # torch's float32 -> bfloat16 conversion makes every NaN negative, so bfloat16 NaNs cannot
+    # be carried across with their sign: they are compared as values only
+    keep = ~torch.isnan(a) if tdt == torch.bfloat16 else torch.ones_like(a, dtype=torch.bool)
+    assert et.signbit(to_ember(a)).numpy()[keep.numpy()].tolist() == torch.signbit(a)[keep].tolist()
+    assert to_ember(a).signbit().numpy().tolist() == et.signbit(to_ember(a)).numpy().tolist()
+    got = to_torch(et.copysign(to_ember(a), to_ember(b)))
+    want = torch.copysign(a, b)
+    keep = ~torch.isnan(want) if tdt == torch.bfloat16 else torch.ones_like(a, dtype=torch.bool)
+    assert torch.signbit(got)[keep].tolist() == torch.signbit(want)[keep].tolist()
+    torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype_name", ["int8", "int64", "uint8", "bool"])
+def test_signbit_and_copysign_of_integers(dtype_name):
+    t = torch.tensor([0, 1, 5, 100], dtype=getattr(torch, dtype_name))
+    if dtype_name in ("int8", "int64"):
+        t = torch.cat([t, -t])
+    e = et.from_numpy(t.numpy().copy())
+    assert et.signbit(e).numpy().tolist() == torch.signbit(t).tolist()
+    other = torch.tensor([-1.5, 2.0, -0.0, 3.0] * (len(t) // 4))
+    assert_matches(et.copysign(e, to_ember(other)), torch.copysign(t, other), "float32")
+    for scalar in (-2, 0.0, -0.0, 7.5):  # a Python number as other, as torch.copysign takes
+        assert_matches(et.copysign(e, scalar), torch.copysign(t, scalar), "float32")
+
+
+def test_copysign_gradient_is_pytorchs(autograd):
+    """d/dself is +-1 (0 where self is 0, as in PyTorch); other gets none."""
+    a = torch.tensor([1.5, -2.0, 0.0, -0.0, 3.0, -0.25], dtype=torch.float64, requires_grad=True)
+    b = torch.tensor([-1.0, -1.0, -1.0, 1.0, 1.0, 0.0], dtype=torch.float64)
+    torch.copysign(a, b).backward(torch.arange(1.0, 7.0, dtype=torch.float64))
+    ea = to_ember(a.detach()).requires_grad_()
+    et.copysign(ea, to_ember(b)).backward(to_ember(torch.arange(1.0, 7.0, dtype=torch.float64)))
+    torch.testing.assert_close(to_torch(ea.grad), a.grad)
+    x = to_ember(torch.tensor([0.3, -1.2, 2.0], dtype=torch.float64)).requires_grad_()
+    y = to_ember(torch.tensor([-1.0, 2.0, -0.5], dtype=torch.float64)).requires_grad_()
+    assert autograd.gradcheck(et.copysign, (x, y))
+
+
 def test_composites_accuracy_in_ulps_against_float64_numpy():
     """float32 results within 2 ulp of the exact (float64 NumPy) values."""
     rng = np.random.default_rng(0)
     a = rng.uniform(-100, 100, 2000).astype(np.float32)
     b = rng.uniform(-100, 100, 2000).astype(np.float32)
-    exact = {"atan2": np.arctan2, "hypot": np.hypot, "logaddexp": np.logaddexp}
+    exact = {"atan2": np.arctan2, "copysign": np.copysign, "hypot": np.hypot,
+             "logaddexp": np.logaddexp}
     for op, ref in exact.items():
         got = getattr(et, op)(et.from_numpy(a), et.from_numpy(b)).numpy()
         want = ref(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
@@ -194,3 +246,271 @@ def test_every_python_composite_is_installed_with_its_variants():
         assert hasattr(et.Tensor, name + "_") == ("inplace" in variants), name
         if "function" in variants:
             assert name in et.__all__
+
+
+# --------------------------------------------------- activations and binary cross-entropy
+
+TF = torch.nn.functional
+# op -> (call on either library, domain); the ops behind ember.nn.functional, against
+# torch.nn.functional (softsign and tanhshrink are compositions there, the others kernels)
+ACTIVATIONS = {
+    "hardtanh": (lambda m, x: (TF if m is torch else m).hardtanh(x, -0.5, 0.7), (-2, 2)),
+    "relu6": (lambda m, x: (TF if m is torch else m).relu6(x), (-3, 9)),
+    "elu": (lambda m, x: (TF if m is torch else m).elu(x, 1.5), (-6, 3)),
+    "elu_scaled": (lambda m, x: (torch.ops.aten if m is torch else m).elu(x, 0.5, 2.0, 1.5),
+                   (-6, 3)),
+    "selu": (lambda m, x: (TF if m is torch else m).selu(x), (-6, 3)),
+    "celu": (lambda m, x: (TF if m is torch else m).celu(x, 0.5), (-6, 3)),
+    "leaky_relu": (lambda m, x: (TF if m is torch else m).leaky_relu(x, 0.2), (-3, 3)),
+    "hardsigmoid": (lambda m, x: (TF if m is torch else m).hardsigmoid(x), (-5, 5)),
+    "hardswish": (lambda m, x: (TF if m is torch else m).hardswish(x), (-5, 5)),
+    "mish": (lambda m, x: (TF if m is torch else m).mish(x), (-30, 30)),
+    "softsign": (lambda m, x: (TF if m is torch else m).softsign(x), (-5, 5)),
+    "tanhshrink": (lambda m, x: (TF if m is torch else m).tanhshrink(x), (-3, 3)),
+    "silu": (lambda m, x: (TF if m is torch else m).silu(x), (-10, 10)),
+    "softplus": (lambda m, x: (TF if m is torch else m).softplus(x, 2.0, 1.0), (-30, 30)),
+    "log_sigmoid": (lambda m, x: TF.logsigmoid(x) if m is torch else m.log_sigmoid(x),
+                    (-30, 30)),
+    "gelu": (lambda m, x: (TF if m is torch else m).gelu(x), (-5, 5)),
+    "gelu_tanh": (lambda m, x: (TF if m is torch else m).gelu(x, approximate="tanh"), (-5, 5)),
+    "threshold": (lambda m, x: (TF if m is torch else m).threshold(x, 0.5, -2.0), (-2, 2)),
+    "glu": (lambda m, x: (TF if m is torch else m).glu(x[: x.shape[0] // 2 * 2], 0), (-5, 5)),
+}
+# PyTorch's CPU kernels give NaN where the limit is finite: hardswish(-inf) (-inf * 0) and
+# gelu(+inf) in float32 (+inf in float64); Ember gives the limits, 0 and +inf
+NOT_PYTORCHS = {"hardswish": [-math.inf, -1e30], "gelu": [math.inf, 1e30]}
+KINKS = [-3.0, -0.5, 0.5, 0.7, 3.0, 6.0, 20.0, -20.0]
+
+
+@pytest.mark.parametrize("dtype_name", list(DTYPES))
+@pytest.mark.parametrize("op", list(ACTIVATIONS))
+def test_activations_match_torch(op, dtype_name):
+    _, tdt = DTYPES[dtype_name]
+    fn, (lo, hi) = ACTIVATIONS[op]
+    specials = [s for s in SPECIALS + KINKS if s not in NOT_PYTORCHS.get(op.split("_")[0], ())]
+    x = torch.cat([grid(tdt, lo, hi), torch.tensor(specials + specials[:1], dtype=tdt)])
+    assert_matches(fn(et, to_ember(x)), fn(torch, x), dtype_name)
+
+
+def test_activations_take_the_limits_where_pytorch_gives_nan():
+    x = et.tensor([-math.inf, math.inf])
+    assert et.hardswish(x).tolist() == [0.0, math.inf]
+    assert et.gelu(x).tolist()[1] == math.inf
+    # +inf through the overflow-free softplus: mish(+inf) = +inf, log_sigmoid(-inf) = -inf
+    assert et.mish(x).tolist()[1] == math.inf and et.log_sigmoid(x).tolist()[0] == -math.inf
+
+
+INPLACE = {  # op -> its in-place variant's arguments, and the torch function of the same name
+    "hardtanh": ((-0.5, 0.7), torch._C._nn.hardtanh_),
+    "relu6": ((), torch._C._nn.relu6_),
+    "elu": ((1.5,), torch._C._nn.elu_),
+    "selu": ((), torch.selu_),
+    "celu": ((0.5,), torch.celu_),
+    "leaky_relu": ((0.2,), torch._C._nn.leaky_relu_),
+    "hardsigmoid": ((), torch._C._nn.hardsigmoid_),
+    "hardswish": ((), torch._C._nn.hardswish_),
+    "mish": ((), torch._C._nn.mish_),
+    "silu": ((), torch._C._nn.silu_),
+    "gelu": ((), torch._C._nn.gelu_),
+    "threshold": ((0.5, -2.0), torch.threshold_),
+}
+
+
+@pytest.mark.parametrize("dtype_name", ["float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("op", list(INPLACE))
+def test_activation_inplace_variants(op, dtype_name):
+    args, ref = INPLACE[op]
+    x = grid(DTYPES[dtype_name][1], -5, 7, 48).reshape(6, 8)
+    e = to_ember(x)
+    view = e[1:5, ::2]  # non-contiguous: written through the view
+    assert getattr(view, op + "_")(*args) is view
+    want = x.clone()
+    ref(want[1:5, ::2], *args)
+    assert_matches(e, want, dtype_name)
+
+
+OUT = {  # op -> arguments after the input (the ops with an out= variant)
+    "hardtanh": (-0.5, 0.7), "elu": (1.5,), "celu": (0.5,), "leaky_relu": (0.2,),
+    "hardsigmoid": (), "hardswish": (), "mish": (), "silu": (), "softplus": (2.0, 1.0),
+    "log_sigmoid": (), "gelu": (), "threshold": (0.5, -2.0), "glu": (0,),
+}
+
+
+@pytest.mark.parametrize("op", list(OUT))
+def test_activation_out_variants(op):
+    x = grid(torch.float32, -4, 4, 24).reshape(4, 6)
+    args = OUT[op]
+    want = getattr(torch.ops.aten, op)(x, *args)
+    out = et.empty(0)
+    assert getattr(et, op)(to_ember(x), *args, out=out) is out
+    assert_matches(out, want, "float32")
+    wide = et.empty(tuple(want.shape), dtype=et.float64)  # cast into a wider out, as bound ops do
+    getattr(et, op)(to_ember(x), *args, out=wide)
+    assert_matches(wide, want.double(), "float32")
+    with pytest.raises(RuntimeError, match=rf"^{op}: output with shape \[1\] doesn't match"):
+        getattr(et, op)(to_ember(x), *args, out=et.empty(1))
+
+
+def test_composite_variants_are_pytorchs():
+    """Function variants for every op; a method variant where torch.Tensor has the method; an
+    in-place variant where torch has ``<name>_`` (a Tensor method, or a function of torch or
+    torch._C._nn: Ember's form of an in-place op is the Tensor method)."""
+    for name, variants, _args, _dtypes in composite_ops.OPS:
+        assert "function" in variants, name
+        assert ("method" in variants) == hasattr(torch.Tensor, name), name
+        torch_has_inplace = any(hasattr(mod, name + "_")
+                                for mod in (torch.Tensor, torch, torch._C._nn))
+        assert ("inplace" in variants) == torch_has_inplace, name
+
+
+@pytest.mark.parametrize("op", ["hardtanh", "relu6", "threshold", "softsign", "tanhshrink"])
+@pytest.mark.parametrize("dtype_name", ["int64", "int8", "uint8"])
+def test_integer_inputs_match_torch(op, dtype_name):
+    x = torch.tensor([-7, -3, -1, 0, 1, 2, 3, 5, 9]).to(getattr(torch, dtype_name))
+    args = {"hardtanh": (-1.5, 2.5) if dtype_name != "uint8" else (0.5, 3.7),
+            "threshold": (-0.5, 2) if dtype_name != "uint8" else (0.5, 7)}.get(op, ())
+    want = getattr(TF, op)(x, *args)
+    got = getattr(et, op)(et.from_numpy(x.numpy().copy()), *args)
+    assert str(got.dtype).rpartition(".")[2] == str(want.dtype).rpartition(".")[2]
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+def _errors(call) -> tuple:
+    """(the exception type, its message) of call() on Ember and on torch."""
+    out = []
+    for m in (et, torch):
+        with pytest.raises(Exception) as info:  # noqa: PT011 - compared below
+            call(m)
+        out.append((info.type, str(info.value)))
+    return tuple(out)
+
+
+ERRORS = {
+    "celu_alpha": lambda m: m.celu(m.ones(2), 0.0),
+    "gelu_approximate": lambda m: (m if m is et else torch._C._nn).gelu(m.ones(2),
+                                                                         approximate="foo"),
+    "glu_odd": lambda m: (m if m is et else torch._C._nn).glu(m.ones(2, 3)),
+    "glu_scalar": lambda m: (m if m is et else torch._C._nn).glu(m.ones(())),
+    "hardtanh_unsigned": lambda m: (m if m is et else torch._C._nn).hardtanh(
+        m.ones(2, dtype=m.uint8)),
+    "threshold_overflow": lambda m: m.threshold(m.ones(2, dtype=m.uint8), -0.5, 2),
+    "bce_input_range": lambda m: (m if m is et else torch._C._nn).binary_cross_entropy(
+        m.tensor([1.5]), m.tensor([1.0])),
+    "bce_target_range": lambda m: (m if m is et else torch._C._nn).binary_cross_entropy(
+        m.tensor([0.5]), m.tensor([-0.5])),
+    "not_a_tensor": lambda m: (m if m is et else torch._C._nn).elu(2.0),
+}
+
+
+@pytest.mark.parametrize("name", list(ERRORS))
+def test_activation_errors_match_torch(name):
+    (etype, emsg), (ttype, tmsg) = _errors(ERRORS[name])
+    assert etype is ttype or (issubclass(ttype, RuntimeError) and etype is RuntimeError)
+    assert emsg == tmsg
+
+
+def test_activation_dtype_and_argument_errors():
+    i = et.tensor([1, 2])
+    for op in ("elu", "selu", "celu", "leaky_relu", "gelu", "silu", "mish", "softplus",
+               "log_sigmoid", "hardsigmoid", "hardswish", "glu"):
+        with pytest.raises(RuntimeError, match=rf"^{op}: dtype int64 is not supported"):
+            getattr(et, op)(i)
+    for op in ("hardtanh", "relu6", "threshold", "softsign", "tanhshrink"):
+        args = (0, 1) if op == "threshold" else ()
+        with pytest.raises(RuntimeError, match=rf"^{op}: dtype bool is not supported"):
+            getattr(et, op)(et.tensor([True]), *args)
+    with pytest.raises(RuntimeError, match=r"elu_: result type|^elu: dtype int64"):
+        i.elu_()
+    with pytest.raises(TypeError, match=r"^binary_cross_entropy\(\): argument 'target' "
+                                        r"\(position 2\) must be Tensor, not float$"):
+        et.binary_cross_entropy(et.ones(2) / 2, 0.5)
+    with pytest.raises(RuntimeError, match=r"reduction must be 0 \('none'\), 1 \('mean'\) or "
+                                           r"2 \('sum'\), but got 3"):
+        et.binary_cross_entropy(et.ones(2) / 2, et.ones(2), None, 3)
+    with pytest.raises(TypeError):
+        et.gelu(et.ones(2), "tanh")  # approximate is keyword-only, as in PyTorch
+
+
+@pytest.mark.parametrize("dtype_name", list(DTYPES))
+def test_binary_cross_entropy_matches_torch(dtype_name):
+    _, tdt = DTYPES[dtype_name]
+    x = torch.cat([grid(tdt, 0, 1, 30), torch.tensor([0.0, 1.0, 1.0, 0.0, 0.5], dtype=tdt)])
+    t = torch.cat([grid(tdt, 0, 1, 30, seed=4), torch.tensor([0.0, 1.0, 0.0, 1.0, 0.5],
+                                                             dtype=tdt)])
+    w = grid(tdt, 0.5, 2, 35, seed=5)
+    for weight in (None, w):
+        for reduction in (0, 1, 2):
+            want = torch.ops.aten.binary_cross_entropy(x, t, weight, reduction)
+            got = et.binary_cross_entropy(to_ember(x), to_ember(t),
+                                          None if weight is None else to_ember(weight),
+                                          reduction)
+            assert_matches(got, want, dtype_name)
+    out = et.empty(0, dtype=DTYPES[dtype_name][0])
+    et.binary_cross_entropy(to_ember(x), to_ember(t), reduction=0, out=out)
+    assert_matches(out, torch.ops.aten.binary_cross_entropy(x, t, None, 0), dtype_name)
+
+
+# ---------------------------------------------- their gradients (with ember_autograd's provider)
+
+GRAD_POINTS = np.array([-4.0, -3.0, -2.5, -1.0, -0.5, -0.2, 0.0, 0.3, 0.5, 0.7, 1.0, 2.9, 3.0,
+                        5.5, 6.0, 7.0, 21.0])
+
+
+@pytest.mark.parametrize("op", list(ACTIVATIONS))
+def test_activation_gradients_match_torch_kinks_included(autograd, op):
+    """float64 gradients against torch's at the kinks (where finite differences cannot
+    tell), and against central differences away from them."""
+    fn, _ = ACTIVATIONS[op]
+    x = et.from_numpy(GRAD_POINTS.copy()).requires_grad_()
+    tx = torch.from_numpy(GRAD_POINTS.copy()).requires_grad_()
+    fn(et, x).sum().backward()
+    fn(torch, tx).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6, atol=1e-7,
+                               err_msg=op)
+    smooth = np.array([-2.2, -1.3, -0.8, 0.1, 0.9, 1.6, 2.4, 4.2])  # away from every kink
+    assert autograd.gradcheck(lambda t: fn(et, t), (et.from_numpy(smooth).requires_grad_(),))
+
+
+def test_hardtanh_has_pytorchs_gradient_at_the_bounds(autograd):
+    """None at and beyond the bounds (the fused formula): the composition's clamp passes it
+    at the bounds. A NaN passes it (PyTorch 2.13: none; its relu6 passes it)."""
+    vals = np.array([-1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, math.nan])
+    x = et.from_numpy(vals.copy()).requires_grad_()
+    tx = torch.from_numpy(vals.copy()).requires_grad_()
+    et.hardtanh(x).sum().backward()
+    TF.hardtanh(tx).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy()[:-1], tx.grad.numpy()[:-1])
+    np.testing.assert_array_equal(x.grad.numpy(), [0, 0, 1, 1, 1, 0, 0, 1])
+    c = et.from_numpy(vals.copy()).requires_grad_()
+    c.clamp(-1, 1).sum().backward()
+    assert c.grad.numpy()[[1, 5]].tolist() == [1.0, 1.0]  # what the formula replaces
+
+
+def test_binary_cross_entropy_gradients_at_zero_and_one(autograd):
+    vals = np.array([0.0, 1.0, 1.0, 0.0, 0.5, 0.2])
+    targets = np.array([0.0, 1.0, 0.0, 1.0, 0.5, 0.7])
+    x = et.from_numpy(vals.copy()).requires_grad_()
+    t = et.from_numpy(targets.copy()).requires_grad_()
+    tx = torch.from_numpy(vals.copy()).requires_grad_()
+    tt = torch.from_numpy(targets.copy()).requires_grad_()
+    loss = et.binary_cross_entropy(x, t, None, 2)
+    tloss = torch.ops.aten.binary_cross_entropy(tx, tt, None, 2)
+    np.testing.assert_allclose(loss.item(), tloss.item(), rtol=1e-12)
+    loss.backward()
+    tloss.backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+    assert np.isfinite(x.grad.numpy()).all()
+    # the target: the clamped log difference (PyTorch's is +-inf at 0 and 1)
+    np.testing.assert_allclose(t.grad.numpy()[:4], [100.0, -100.0, -100.0, 100.0])
+    np.testing.assert_allclose(t.grad.numpy()[4:], tt.grad.numpy()[4:], rtol=1e-12)
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+def test_binary_cross_entropy_gradcheck(autograd, reduction):
+    rng = np.random.default_rng(3)
+    x = et.from_numpy(rng.uniform(0.05, 0.95, (3, 4))).requires_grad_()
+    t = et.from_numpy(rng.uniform(0, 1, (3, 4))).requires_grad_()
+    w = et.from_numpy(rng.uniform(0.5, 2, (4,))).requires_grad_()
+    f = lambda a, b, c: et.binary_cross_entropy(a, b, c, reduction)  # noqa: E731
+    assert autograd.gradcheck(f, (x, t, w))
+    assert autograd.gradgradcheck(f, (x, t, w))

@@ -301,11 +301,11 @@ def test_integer_division_by_a_device_zero_gives_zero(op, dtype):
 
 
 # ---------------------------------------------------------------------------------------------
-# isnan / isinf / isfinite
+# isnan / isinf / isfinite / signbit
 
 
 @pytest.mark.parametrize("dtype", ALL)
-@pytest.mark.parametrize("op", ["isnan", "isinf", "isfinite"])
+@pytest.mark.parametrize("op", ["isnan", "isinf", "isfinite", "signbit"])
 def test_classification_matches_cpu(op, dtype):
     f = getattr(et, op)
     a = values((6, 7), dtype, 34, special=True)

@@ -9,6 +9,12 @@ installs, ``ember_tensor/ops_schema.json``)::
       result: auto_element_wise    # forward mode (optional): formula or auto_* rule
       view: true                   # (optional) the result may alias self's storage
 
+A composite with a Python body (ops.yaml ``composite: python``) needs no entry: autograd
+records the ops its body calls. It may have one, with a ``why:`` saying why its fused formula
+is better than the composition's gradient (more accurate, or PyTorch's); the op is then
+recorded as one node with that formula, like an op with kernels (the generated ``COMPOSITES``
+names these ops to the core's composite layer, ``ember_tensor._composites.record_as_one``).
+
 Formulas are Python expressions over ember_tensor ops and methods and the helpers of
 ``ember_autograd.formulas``. Names they may use: ``grad`` (gradient of output 0),
 ``grads`` (all output gradients: ops returning Tensor[] or a tuple such as ``(U, S, Vh)``;
@@ -43,7 +49,7 @@ import yaml
 
 from .load_generated import DERIVATIVES, fingerprint, schema_bytes
 
-ENTRY_KEYS = {"name", "result", "view", "output_differentiability", "node"}
+ENTRY_KEYS = {"name", "result", "view", "output_differentiability", "node", "why"}
 # Ops bound by hand in the core (not in ops.yaml) that the hook reports all the same.
 HAND_BOUND = [
     {
@@ -163,7 +169,8 @@ def load_schema(text: str | bytes | None = None) -> dict[str, OpSchema]:
 
 def needs_entry(op: OpSchema) -> bool:
     """A differentiable op (tensor in, tensor out, not marked otherwise) needs an entry,
-    unless it is a composite with a Python body: autograd records the ops that body calls."""
+    unless it is a composite with a Python body: autograd records the ops that body calls
+    (such an op may still have one, see the module docstring)."""
     return (
         op.differentiable and op.returns_tensor and bool(op.tensor_inputs) and op.body != "python"
     )
@@ -230,10 +237,19 @@ def parse_entries(
                 f"{where}: no op {key!r} in ops.yaml (use the op's key: "
                 "its name, or its cpp name for an overload)"
             )
+        why = raw.get("why")
         if op.body == "python":
+            if not isinstance(why, str) or not why.strip():
+                raise DerivativesError(
+                    f"{where}: {key} is a composite with a Python body (ops.yaml composite: "
+                    "python), which autograd records through the ops it calls; an entry "
+                    "replaces that with one node, so it needs a 'why:' saying why its formula "
+                    "is better (more accurate, or PyTorch's gradient)"
+                )
+        elif why is not None:
             raise DerivativesError(
-                f"{where}: {key} is a composite with a Python body (ops.yaml composite: python): "
-                "autograd records the ops it calls, so an entry would never be used"
+                f"{where}: 'why:' is for the entries of composites with a Python body "
+                f"(ops.yaml composite: python); {key} is not one"
             )
         if key in entries:
             raise DerivativesError(f"{where}: a second entry for {key!r}")
@@ -654,7 +670,8 @@ def rules_source(entries: dict[str, Entry], schema: dict[str, OpSchema]) -> str:
     """The module of the rule table: ``RULES`` (op key -> its row, see ``_rule_row``: the
     recorder names in the ``backward`` module, needs_original_self, view, the name of the op
     replaying a view, its keyword-only arguments, fast) for every entry and every alias
-    of one, and ``NOT_IMPLEMENTED`` (differentiable ops without an entry)."""
+    of one, ``NOT_IMPLEMENTED`` (differentiable ops without an entry) and ``COMPOSITES``
+    (the composites with a Python body that have an entry: recorded as one node)."""
     lines = ["RULES = {"]
     for key, entry in entries.items():
         lines.append(f"    {key!r}: {_rule_row(entry, entry.op)!r},")
@@ -664,7 +681,14 @@ def rules_source(entries: dict[str, Entry], schema: dict[str, OpSchema]) -> str:
             lines.append(f"    {op.key!r}: {_rule_row(entries[target], op)!r},  # {target}")
     lines.append("}")
     lines.append(f"NOT_IMPLEMENTED = {tuple(missing_entries(schema, entries))!r}")
+    lines.append(f"COMPOSITES = {tuple(composites_with_entries(entries))!r}")
     return "\n".join(lines) + "\n"
+
+
+def composites_with_entries(entries: dict[str, Entry]) -> list[str]:
+    """The keys of the composites with a Python body that have an entry (recorded as one
+    node with it, not through the ops of their bodies)."""
+    return sorted(key for key, entry in entries.items() if entry.op.body == "python")
 
 
 # ----------------------------------------------------------------------------- the modules

@@ -1,6 +1,6 @@
 """Derivative helpers of the neural-network ops: pooling, normalization (batch, layer and
-group norm), embedding and nll_loss, written with ember_tensor ops so that derivatives of
-derivatives come from the same table.
+group norm), embedding, nll_loss, hardtanh and binary_cross_entropy, written with ember_tensor
+ops so that derivatives of derivatives come from the same table.
 
 The normalization ops return their statistics (mean and inverse standard deviation) as
 outputs 1 and 2; the backward formulas take the gradients of all three outputs (``grads``)
@@ -19,11 +19,17 @@ from . import forward_ad, grad_mode
 
 __all__ = [
     "batch_norm_backward",
+    "binary_cross_entropy_dself",
+    "binary_cross_entropy_dtarget",
+    "binary_cross_entropy_grad",
+    "binary_cross_entropy_loss",
+    "binary_cross_entropy_reduce",
     "channel_sum",
     "batch_norm_jvp",
     "embedding_double_backward",
     "group_norm_backward",
     "group_norm_jvp",
+    "hardtanh_backward",
     "layer_norm_backward",
     "layer_norm_jvp",
     "leading_sum",
@@ -378,3 +384,66 @@ def nll_loss_backward(grad, self_shape, target, weight, reduction: int, ignore_i
     if not coef.requires_grad:  # written in place: no copy of the zeros
         return out.scatter_(cdim, t.unsqueeze(cdim), coef.unsqueeze(cdim))
     return out.scatter(cdim, t.unsqueeze(cdim), coef.unsqueeze(cdim))
+
+
+# ----------------------------------------------------------------------------- activations, BCE
+
+
+def hardtanh_backward(grad, result, min_val, max_val):
+    """PyTorch's gradient of hardtanh: ``grad`` where ``min_val < x < max_val``, zero at and
+    beyond the bounds (a NaN passes ``grad``; PyTorch 2.13 gives 0 there). Read from the
+    result, which is strictly inside exactly where the input is (so an in-place hardtanh keeps
+    no copy of its input); two threshold_backward passes (a ``where`` over two comparisons is
+    3.5x slower)."""
+    inside_lo = et.threshold_backward(grad, result, min_val)
+    return et.threshold_backward(inside_lo, -result, -max_val)
+
+
+def _bce_shape(self, target, weight) -> tuple:
+    shapes = [self.shape, target.shape] + ([] if weight is None else [weight.shape])
+    return tuple(et.broadcast_shapes(*shapes))
+
+
+def binary_cross_entropy_grad(grad, self, target, weight, reduction: int):
+    """The gradient reaching each element of the (weighted) elementwise loss: ``grad``
+    spread over the loss's elements for 'mean' (divided by their number) and 'sum', times
+    the weight."""
+    shape = _bce_shape(self, target, weight)
+    if reduction == 1:
+        n = 1
+        for d in shape:
+            n *= d
+        grad = (grad / n).expand(shape)
+    elif reduction == 2:
+        grad = grad.expand(shape)
+    return grad if weight is None else grad * weight
+
+
+def binary_cross_entropy_loss(self, target):
+    """The unweighted elementwise loss, each log clamped at -100 (the forward's formula)."""
+    return (target - 1) * et.log1p(-self).clamp(min=-100) - target * et.log(self).clamp(min=-100)
+
+
+# PyTorch's epsilon: 1e-12 as a float32, in every dtype
+_BCE_EPSILON = 9.999999960041972e-13
+
+
+def binary_cross_entropy_dself(grad, self, target):
+    """PyTorch's derivative for the input: ``grad * (x - t) / max(x (1 - x), 1e-12)``, finite
+    at 0 and 1."""
+    return grad * (self - target) / ((1 - self) * self).clamp(min=_BCE_EPSILON)
+
+
+def binary_cross_entropy_dtarget(grad, self):
+    """The derivative for the target: ``grad * (log(1 - x) - log(x))``, each log clamped at
+    -100 as in the loss (PyTorch leaves them unclamped: +-inf at 0 and 1)."""
+    return grad * (et.log1p(-self).clamp(min=-100) - et.log(self).clamp(min=-100))
+
+
+def binary_cross_entropy_reduce(loss_t, reduction: int):
+    """The tangent of the elementwise loss reduced as the loss is."""
+    if reduction == 1:
+        return loss_t.mean()
+    if reduction == 2:
+        return loss_t.sum()
+    return loss_t

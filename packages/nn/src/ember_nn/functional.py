@@ -1,20 +1,21 @@
-"""``ember.nn.functional``: the stateless operations behind the layers, composed of the
-tensor core's ops (so ``ember.autograd`` differentiates them without entries of their own).
+"""``ember.nn.functional``: the stateless operations behind the layers.
 
-Same names, signatures, defaults, errors and warnings as ``torch.nn.functional``. Composed
-formulas are written so that their gradients are PyTorch's everywhere, kinks included
-(``hardtanh`` passes no gradient at its bounds, ``softplus`` and the log-sigmoid terms
-never overflow or produce NaN gradients, ``binary_cross_entropy`` has PyTorch's clamped
-derivative at 0 and 1).
+Same names, signatures, defaults, errors and warnings as ``torch.nn.functional``. The
+activations and ``binary_cross_entropy`` are ops of the tensor core (``ember_tensor.elu``,
+``ember_tensor.hardtanh``, ..., its composite layer: ops.yaml ``composite: python``); this
+module adds what its API has on top of them: the ``inplace=`` flag (the ops' in-place
+variants), argument checks (``hardtanh``'s bounds, the floating-point dtype check with
+PyTorch's NotImplementedError), the losses' target-size checks and reduction names. Their
+gradients are PyTorch's everywhere, kinks included (``hardtanh`` passes no gradient at its
+bounds, ``softplus`` and the log-sigmoid terms never overflow or produce NaN gradients,
+``binary_cross_entropy`` has PyTorch's clamped derivative at 0 and 1).
 """
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import ember_tensor as et
-from ember_autograd import Function
 
 from . import _reduction
 
@@ -73,18 +74,6 @@ def _check_float(name: str, input) -> None:
             f"{name}: not implemented for dtype {_dtype_name(input)} (expected a floating "
             "point tensor)"
         )
-
-
-def _inplace(input, out):
-    """Writes ``out`` into ``input`` and returns ``input`` (the in-place variants)."""
-    input.copy_(out)
-    return input
-
-
-def _original(input, inplace: bool):
-    """The tensor a formula reads: for an in-place variant, a copy (the formula's backward
-    may need the values that the write replaces)."""
-    return input.clone() if inplace and input.requires_grad else input
 
 
 def _softplus0(z):
@@ -177,9 +166,9 @@ def relu_(input):
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
     """``input`` where positive, ``negative_slope * input`` elsewhere."""
     _check_float("leaky_relu", input)
-    x = _original(input, inplace)
-    out = et.where(x > 0, x, x * negative_slope)
-    return _inplace(input, out) if inplace else out
+    if inplace:
+        return input.leaky_relu_(negative_slope)
+    return et.leaky_relu(input, negative_slope)
 
 
 def leaky_relu_(input, negative_slope: float = 0.01):
@@ -190,9 +179,7 @@ def leaky_relu_(input, negative_slope: float = 0.01):
 def elu(input, alpha: float = 1.0, inplace: bool = False):
     """``input`` where positive, ``alpha * (exp(input) - 1)`` elsewhere."""
     _check_float("elu", input)
-    x = _original(input, inplace)
-    out = et.where(x > 0, x, alpha * et.expm1(x.clamp(max=0)))
-    return _inplace(input, out) if inplace else out
+    return input.elu_(alpha) if inplace else et.elu(input, alpha)
 
 
 def elu_(input, alpha: float = 1.0):
@@ -200,104 +187,72 @@ def elu_(input, alpha: float = 1.0):
     return elu(input, alpha, inplace=True)
 
 
-_SELU_ALPHA = 1.6732632423543772848170429916717
-_SELU_SCALE = 1.0507009873554804934193349852946
-
-
 def selu(input, inplace: bool = False):
     """``scale * elu(input, alpha)`` with the self-normalising constants (Klambauer et
     al. 2017)."""
     _check_float("selu", input)
-    x = _original(input, inplace)
-    out = _SELU_SCALE * et.where(x > 0, x, _SELU_ALPHA * et.expm1(x.clamp(max=0)))
-    return _inplace(input, out) if inplace else out
+    return input.selu_() if inplace else et.selu(input)
 
 
 def celu(input, alpha: float = 1.0, inplace: bool = False):
     """``input`` where positive, ``alpha * (exp(input / alpha) - 1)`` elsewhere."""
-    if alpha == 0:
-        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     _check_float("celu", input)
-    x = _original(input, inplace)
-    out = et.where(x > 0, x, alpha * et.expm1(x.clamp(max=0) / alpha))
-    return _inplace(input, out) if inplace else out
+    return input.celu_(alpha) if inplace else et.celu(input, alpha)
 
 
 def threshold(input, threshold: float, value: float, inplace: bool = False):
     """``input`` where it is greater than ``threshold``, ``value`` elsewhere."""
-    x = _original(input, inplace)
-    out = et.where(x > threshold, x, value)
-    return _inplace(input, out) if inplace else out
+    if inplace:
+        return input.threshold_(threshold, value)
+    return et.threshold(input, threshold, value)
 
 
 def glu(input, dim: int = -1):
     """Gated linear unit: ``a * sigmoid(b)`` for the two halves ``a, b`` of ``dim``."""
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
-    size = input.shape[dim]
-    if size % 2:
-        d = dim % input.dim()
-        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
-    a, b = input.chunk(2, dim)
-    return a * et.sigmoid(b)
+    return et.glu(input, dim)
 
 
 def hardsigmoid(input, inplace: bool = False):
     """``relu6(input + 3) / 6``; no gradient at or beyond -3 and 3."""
     _check_float("hardsigmoid", input)
-    x = _original(input, inplace)
-    out = hardtanh(x + 3, 0.0, 6.0) / 6
-    return _inplace(input, out) if inplace else out
+    return input.hardsigmoid_() if inplace else et.hardsigmoid(input)
 
 
 def hardswish(input, inplace: bool = False):
     """``input * relu6(input + 3) / 6`` (MobileNetV3)."""
     _check_float("hardswish", input)
-    x = _original(input, inplace)
-    out = et.where(x <= -3, 0, et.where(x < 3, x * (x + 3) / 6, x))
-    return _inplace(input, out) if inplace else out
+    return input.hardswish_() if inplace else et.hardswish(input)
 
 
 def mish(input, inplace: bool = False):
     """``input * tanh(softplus(input))``."""
     _check_float("mish", input)
-    x = _original(input, inplace)
-    out = x * et.tanh(_softplus0(x))
-    return _inplace(input, out) if inplace else out
+    return input.mish_() if inplace else et.mish(input)
 
 
 def softsign(input):
     """``input / (1 + |input|)``."""
-    return input / (1 + input.abs())
+    return et.softsign(input)
 
 
 def tanhshrink(input):
     """``input - tanh(input)``."""
-    return input - et.tanh(input)
-
-
-_SQRT1_2 = 1 / math.sqrt(2)
-_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+    return et.tanhshrink(input)
 
 
 def gelu(input, approximate: str = "none"):
     """``input * Phi(input)`` (Phi: the standard normal CDF); ``approximate='tanh'`` uses
     ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``."""
-    if approximate not in ("none", "tanh"):
-        raise RuntimeError("approximate argument must be either none or tanh.")
     _check_float("gelu", input)
-    if approximate == "tanh":
-        inner = _SQRT_2_OVER_PI * (input + 0.044715 * input * input * input)
-        return 0.5 * input * (1 + et.tanh(inner))
-    return input * 0.5 * (1 + et.erf(input * _SQRT1_2))
+    return et.gelu(input, approximate=approximate)
 
 
 def silu(input, inplace: bool = False):
     """``input * sigmoid(input)`` (also called swish)."""
     _check_float("silu", input)
-    x = _original(input, inplace)
-    out = x * et.sigmoid(x)
-    return _inplace(input, out) if inplace else out
+    return input.silu_() if inplace else et.silu(input)
 
 
 def sigmoid(input):
@@ -314,35 +269,13 @@ def softplus(input, beta: float = 1.0, threshold: float = 20.0):
     """``log(1 + exp(beta * input)) / beta``, and ``input`` itself where ``beta * input >
     threshold``."""
     _check_float("softplus", input)
-    z = input * beta
-    smooth = et.log1p(et.exp(z.clamp(max=threshold))) / beta
-    return et.where(z > threshold, input, smooth)
+    return et.softplus(input, beta, threshold)
 
 
 def logsigmoid(input):
     """``log(sigmoid(input))``, computed without overflow."""
     _check_float("log_sigmoid", input)
-    return -_softplus0(-input)
-
-
-class _Hardtanh(Function):
-    """``x.clamp(lo, hi)`` with PyTorch's gradient: none at or beyond the bounds, where
-    clamp's own passes it at the bounds. The output is strictly inside exactly where the
-    input is, so the output is what backward keeps (an in-place variant needs no copy)."""
-
-    @staticmethod
-    def forward(ctx, x, lo, hi):
-        out = x.clamp(lo, hi)
-        ctx.save_for_backward(out)
-        ctx.bounds = (lo, hi)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
-        lo, hi = ctx.bounds
-        # grad where lo < out < hi (a NaN passes grad, as in PyTorch)
-        return et.threshold_backward(et.threshold_backward(grad, out, lo), -out, -hi), None, None
+    return et.log_sigmoid(input)
 
 
 def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
@@ -350,10 +283,7 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
     beyond the bounds."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    if not input.requires_grad:
-        return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
-    out = _Hardtanh.apply(input, min_val, max_val)
-    return _inplace(input, out) if inplace else out
+    return input.hardtanh_(min_val, max_val) if inplace else et.hardtanh(input, min_val, max_val)
 
 
 def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
@@ -363,7 +293,7 @@ def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
 
 def relu6(input, inplace: bool = False):
     """``min(max(input, 0), 6)``."""
-    return hardtanh(input, 0.0, 6.0, inplace)
+    return input.relu6_() if inplace else et.relu6(input)
 
 
 def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
@@ -397,6 +327,9 @@ def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
 
 
 # ----------------------------------------------------------------------------- losses
+
+
+_REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}  # the ops' reduction argument
 
 
 def _warn_size(input, target) -> None:
@@ -484,27 +417,6 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     return _reduction.reduce(loss, reduction)
 
 
-class _BinaryCrossEntropy(Function):
-    """Elementwise ``-(t log x + (1 - t) log(1 - x))`` with each log clamped at -100, and
-    PyTorch's derivatives: ``(x - t) / max(x (1 - x), 1e-12)`` for the input (finite at 0
-    and 1) and ``log(1 - x) - log(x)`` (clamped) for the target."""
-
-    @staticmethod
-    def forward(ctx, x, t):
-        ctx.save_for_backward(x, t)
-        return (t - 1) * et.log1p(-x).clamp(min=-100) - t * et.log(x).clamp(min=-100)
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, t = ctx.saved_tensors
-        gx = gt = None
-        if ctx.needs_input_grad[0]:
-            gx = grad * (x - t) / ((1 - x) * x).clamp(min=1e-12)
-        if ctx.needs_input_grad[1]:
-            gt = grad * (et.log1p(-x).clamp(min=-100) - et.log(x).clamp(min=-100))
-        return gx, gt
-
-
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction: str = "mean"):
     """``-w * (t * log(x) + (1 - t) * log(1 - x))`` for probabilities ``x`` and targets
@@ -515,14 +427,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}) is deprecated. Please ensure they have the same size."
         )
-    if bool(et.logical_or(input < 0, input > 1).any()):
-        raise RuntimeError("all elements of input should be between 0 and 1")
-    if bool(et.logical_or(target < 0, target > 1).any()):
-        raise RuntimeError("all elements of target should be between 0 and 1")
-    loss = _BinaryCrossEntropy.apply(input, target)
     if weight is not None:
-        loss = loss * weight.expand(et.broadcast_shapes(target.shape, weight.shape))
-    return _reduction.reduce(loss, reduction)
+        weight = weight.expand(et.broadcast_shapes(target.shape, weight.shape))
+    return et.binary_cross_entropy(input, target, weight, _REDUCTION_ENUM[reduction])
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,

@@ -15,20 +15,31 @@ protocol of the bound ops:
   self's and its shape must be self's.
 
 Before the body runs, the first tensor argument's dtype is checked against the entry's
-``dtypes``, with the bindings' message. Because the body calls ops, autograd records those ops
-(the op needs no derivatives.yaml entry) and the op runs on every device its ops run on.
+``dtypes``, with the bindings' message. The op runs on every device its ops run on.
+
+Autograd: because the body calls ops, autograd records those ops, so the op needs no
+derivatives.yaml entry. It may have one, where a fused formula is more accurate than the
+gradient of the composition or is PyTorch's (the entry says why); the autograd provider then
+names the op in ``record_as_one`` and the op is recorded as one node, exactly like an op with
+kernels: while the provider's hook is on and an input requires grad (or carries a forward-mode
+tangent), the body runs on detached inputs (its ops record nothing) and the hook is called
+with the op's name and all its arguments in signature order (``function``; the in-place variant
+calls ``pre_inplace`` before it writes and ``inplace`` after, the write itself unseen). An
+in-place variant recorded through its ops computes from a copy of self, since the write would
+change what those ops saved.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 
 from .. import _C
 from .. import composite_ops as _table
 
 # the modules that hold the bodies, one per op family
-_FAMILIES = ("elementwise",)
+_FAMILIES = ("elementwise", "activation")
 
 
 def _bodies() -> dict:
@@ -44,36 +55,108 @@ def _dtype_name(dtype) -> str:
     return str(dtype).rpartition(".")[2]  # "float32"
 
 
-def _check_dtype(name: str, dtypes: tuple, args: tuple) -> None:
-    """The bindings' check of the first tensor argument against the entry's dtypes (empty:
-    every dtype)."""
+def _dtype_check(name: str, dtypes: tuple):
+    """check(args): the bindings' check of the first tensor argument against the entry's
+    dtypes (empty: every dtype, no check), with their message; None when there is none."""
     if not dtypes:
-        return
-    for a in args:
-        if isinstance(a, _C.Tensor):
-            if _dtype_name(a.dtype) not in dtypes:
-                raise RuntimeError(
-                    f"{name}: dtype {_dtype_name(a.dtype)} is not supported "
-                    f"(supported: {', '.join(dtypes)})"
-                )
-            return
+        return None
+    allowed = frozenset(getattr(_C, d) for d in dtypes)
+
+    def check(args: tuple) -> None:
+        for a in args:
+            if isinstance(a, _C.Tensor):
+                if a.dtype not in allowed:
+                    raise RuntimeError(
+                        f"{name}: dtype {_dtype_name(a.dtype)} is not supported "
+                        f"(supported: {', '.join(dtypes)})"
+                    )
+                return
+
+    return check
+
+
+# the Python composites the autograd provider records as one node with a formula of its own
+# (a derivatives.yaml entry), rather than through the ops of their bodies
+_AS_ONE: frozenset = frozenset()
+
+
+def record_as_one(names) -> None:
+    """Called by the autograd provider: the Python composites (by name) it records as one
+    node, with a derivatives.yaml entry of their own; replaces the previous set."""
+    global _AS_ONE
+    _AS_ONE = frozenset(names)
+
+
+def _needs_grad(args, kwargs) -> bool:
+    """Whether the hook would see an op on these arguments: a tensor that requires grad or
+    carries a forward-mode tangent (``_autograd_watched``)."""
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, _C.Tensor) and (a.requires_grad or a._autograd_watched):
+            return True
+    return False
+
+
+def _binder(name: str, body):
+    """bind(args, kwargs) -> (every argument in signature order with the defaults filled in,
+    keyword-only ones included), as the hook takes them; and call(full) running the body on
+    such a tuple."""
+    code = body.__code__
+    npos = code.co_argcount
+    names = code.co_varnames[: npos + code.co_kwonlyargcount]
+    kwonly = names[npos:]
+    defaults = dict(body.__kwdefaults__ or {})
+    if body.__defaults__:
+        defaults.update(zip(names[npos - len(body.__defaults__) : npos], body.__defaults__))
+
+    def bind(args: tuple, kwargs: dict) -> tuple:
+        if len(args) > npos or any(k not in names[len(args) :] for k in kwargs):
+            inspect.signature(body).bind(*args, **kwargs)  # Python's TypeError
+        full = list(args)
+        for n in names[len(args) :]:
+            if n in kwargs:
+                full.append(kwargs[n])
+            elif n in defaults:
+                full.append(defaults[n])
+            else:
+                raise TypeError(f"{name}() missing required argument: '{n}'")
+        return tuple(full)
+
+    def call(full: tuple):
+        detached = tuple(a.detach() if isinstance(a, _C.Tensor) else a for a in full)
+        result = body(*detached[:npos], **dict(zip(kwonly, detached[npos:])))
+        if any(result is d for d in detached):  # a new tensor, never an alias of an input
+            result = result.clone()
+        return result
+
+    return bind, call
 
 
 def _function(name: str, body, dtypes: tuple, with_out: bool):
+    bind, call = _binder(name, body)
+    check = _dtype_check(name, dtypes) or (lambda args: None)
+
+    def run(args, kwargs):
+        if name in _AS_ONE and _C._autograd_hook_installed() and _needs_grad(args, kwargs):
+            full = bind(args, kwargs)
+            result = call(full)  # the body's ops record nothing: its inputs are detached
+            _C._get_autograd_hook()(name, "function", full, result)
+            return result
+        return body(*args, **kwargs)
+
     if not with_out:
 
         @functools.wraps(body)
         def fn(*args, **kwargs):
-            _check_dtype(name, dtypes, args)
-            return body(*args, **kwargs)
+            check(args)
+            return run(args, kwargs)
 
         return fn
 
     @functools.wraps(body)
     def fn_out(*args, out=None, **kwargs):
-        _check_dtype(name, dtypes, args)
+        check(args)
         if out is None:
-            return body(*args, **kwargs)
+            return run(args, kwargs)
         hook = _C._get_autograd_hook()
         if hook is not None and _C._autograd_hook_installed():
             hook(name, "pre_out", args, out)  # refuses inputs that require grad
@@ -82,20 +165,42 @@ def _function(name: str, body, dtypes: tuple, with_out: bool):
     return fn_out
 
 
+def _check_inplace_result(name: str, self, result) -> None:
+    if not _C.can_cast(result.dtype, self.dtype):
+        raise RuntimeError(
+            f"{name}: result type {_dtype_name(result.dtype)} can't be cast to the desired "
+            f"output type {_dtype_name(self.dtype)}"
+        )
+    if tuple(result.shape) != tuple(self.shape):
+        raise RuntimeError(
+            f"{name}: output with shape {list(self.shape)} doesn't match the result shape "
+            f"{list(result.shape)}"
+        )
+
+
 def _inplace(name: str, body, dtypes: tuple):
+    bind, call = _binder(name, body)
+    check = _dtype_check(name, dtypes) or (lambda args: None)
+
     def method(self, *args, **kwargs):
-        _check_dtype(name, dtypes, (self,))
-        result = body(self, *args, **kwargs)
-        if not _C.can_cast(result.dtype, self.dtype):
-            raise RuntimeError(
-                f"{name}: result type {_dtype_name(result.dtype)} can't be cast to the desired "
-                f"output type {_dtype_name(self.dtype)}"
-            )
-        if tuple(result.shape) != tuple(self.shape):
-            raise RuntimeError(
-                f"{name}: output with shape {list(self.shape)} doesn't match the result shape "
-                f"{list(result.shape)}"
-            )
+        check((self,))
+        recorded = _C._autograd_hook_installed() and (
+            _needs_grad((self, *args), kwargs)
+            or (self._base is not None and self._base.requires_grad)
+        )
+        if recorded and name in _AS_ONE:
+            # as an op with kernels: checks and the old value kept, the write, its node
+            full = bind((self, *args), kwargs)
+            hook = _C._get_autograd_hook()
+            hook(name, "pre_inplace", full, self)
+            result = call(full)
+            _check_inplace_result(name, self, result)
+            self.detach().copy_(result)  # shares self's version counter: bumps it
+            hook(name, "inplace", full, self)
+            return self
+        # recorded through its ops: they may save self, which the write changes
+        result = body(self.clone() if recorded else self, *args, **kwargs)
+        _check_inplace_result(name, self, result)
         return self.copy_(result)
 
     method.__name__ = method.__qualname__ = f"{name}_"

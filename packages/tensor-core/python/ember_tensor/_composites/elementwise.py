@@ -12,7 +12,7 @@ import math
 
 import ember_tensor as _et
 
-__all__ = ["atan2", "hypot", "logaddexp"]
+__all__ = ["atan2", "copysign", "hypot", "logaddexp"]
 
 _LN2 = math.log(2.0)
 _HALVES = frozenset({_et.float16, _et.bfloat16})
@@ -98,3 +98,24 @@ def logaddexp(self, other):
     d = _et.abs(_et.sub(y, x))
     r = _et.add(m, _et.log1p(_et.exp(_et.neg(d))))
     return _et.where(_et.eq(y, x), _et.add(y, _const(_LN2, cdt)), r).to(dt)
+
+
+def copysign(self, other):
+    """|self| with the sign bit of other: signed zeros and NaNs included (the result's sign
+    bit is other's even where self is NaN); integer and bool inputs give the default float
+    dtype; other may be a Python number.
+
+    Computed as self where the sign bits agree and -self where they differ. The gradient is
+    PyTorch's: +-grad for self (0 where self is 0), none for other."""
+    if isinstance(other, (bool, int, float)) and isinstance(self, _et.Tensor):
+        dt = _et.result_type(self, other)
+        if not dt.is_floating_point:
+            dt = _et.get_default_dtype()
+        other = _const(float(other), dt)
+    dt, _ = _compute_dtype("copysign", self, other)
+    x, s = self.to(dt), other.to(dt)
+    sign = _et.signbit(s)
+    r = _et.where(_et.ne(_et.signbit(x), sign), _et.neg(x), x)
+    # at 0 the result is a constant +-0 with no gradient, as in PyTorch
+    zero = _et.where(sign, _const(-0.0, dt), _const(0.0, dt))
+    return _et.where(_et.eq(x, 0), zero, r)

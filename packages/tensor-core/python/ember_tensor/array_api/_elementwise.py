@@ -33,18 +33,18 @@ choice, NumPy's behaviour is used:
 
 Precision: ``acos``, ``asin``, ``acosh``, ``asinh``, ``atanh``, ``cosh`` and ``sinh`` are
 the core's kernels (the C library's functions; float16 and bfloat16 computed in float32 and
-rounded once). ``atan2``, ``hypot`` and ``logaddexp`` are the core's composites
+rounded once). ``atan2``, ``copysign``, ``hypot`` and ``logaddexp`` are the core's composites
 (``ember_tensor/_composites/elementwise.py``): formulas over core ops that avoid
 cancellation and intermediate overflow, within 2 ulp of the exact values in float32 and
 float64 (the tests allow 4), special values (signed zeros, infinities, NaN) exact;
 ``logaddexp`` is NumPy's algorithm (max + log1p(exp(-|d|))), so like NumPy's it loses
 relative precision where the result is close to 0, and ``hypot`` for
 float16/bfloat16/float32 is computed in float64. ``nextafter`` is exact (the step is a power
-of two from a table; no bit access needed). ``signbit`` reads the sign bit through NumPy (a
-zero-copy view: the core has no bit reinterpretation), so ``signbit`` and ``copysign`` see
-the sign of NaN as the standard requires. Functions the core computes directly inherit its
-precision (float64 ``pow`` differs from libm by up to 1 ulp and flushes results below
-2**-1022 to 0; ``tanh`` and ``log10`` are within 2.5 ulp).
+of two from a table; no bit access needed). ``signbit`` and ``copysign`` are the core's
+(a kernel and a composite on it): they see the sign of NaN as the standard requires.
+Functions the core computes directly inherit its precision (float64 ``pow`` differs from
+libm by up to 1 ulp and flushes results below 2**-1022 to 0; ``tanh`` and ``log10`` are
+within 2.5 ulp).
 """
 
 from __future__ import annotations
@@ -381,22 +381,11 @@ def sinh(x, /):
     return _et.sinh(x)
 
 
-def _signbit_bool(x):
-    """Bool array: the sign bit of each element of the floating array x, NaN included
-    (read through a zero-copy NumPy view; the core has no bit reinterpretation)."""
-    import numpy as np
-
-    t = x.detach()
-    if t.dtype == _bf16:  # NumPy has no bfloat16; widening keeps the sign bit
-        t = t.to(_f32)
-    return _et.from_numpy(np.asarray(np.signbit(t.numpy())))
-
-
 def signbit(x, /):
     """True where the sign bit of x is set: negative numbers, -0, -inf and NaNs with
     the sign bit set."""
     _unary(x, "signbit", "real-valued floating-point")
-    return _signbit_bool(x)
+    return _et.signbit(x)
 
 
 # ---------------------------------------------------------------------------------------
@@ -609,8 +598,7 @@ def copysign(x1, x2, /):
     """|x1| with the sign bit of x2 (signed zeros and NaNs included: the result's sign bit
     is x2's even when x1 is NaN)."""
     a, b = _binary(x1, x2, "copysign", "real-valued floating-point")
-    flip = _et.ne(_signbit_bool(a), _signbit_bool(b))
-    return _et.where(flip, _et.neg(a), a)
+    return _et.copysign(a, b)
 
 
 # powers of two as float64, 2**k for k in [_P2_LO, _P2_HI] (subnormals included): exact

@@ -1,6 +1,6 @@
 // CUDA kernels of the comparisons (eq, ne, lt, le, gt, ge), the logical ops, maximum/minimum
 // (and max/min of two tensors), pow, where, clamp, the bitwise ops (and, or, xor, not), the
-// divisions (floor_divide, remainder, fmod) and isnan/isinf/isfinite, on the iteration engine
+// divisions (floor_divide, remainder, fmod) and isnan/isinf/isfinite/signbit, on the iteration engine
 // of elementwise.cuh. Each mirrors its CPU kernel in binary_cpu.cpp / unary_cpu.cpp: the same type
 // promotion (result_type), the same conversions (operands converted to the promoted dtype,
 // then computed in its opmath type), the same NaN / -0 rules and the same error messages.
@@ -24,6 +24,7 @@
 
 #include "ember/backends/cuda/elementwise.cuh"
 #include "ember/ops/elementwise/binary_meta.h"
+#include "ember/ops/elementwise/unary_functions.h"
 
 namespace ember::cuda_engine {
 namespace {
@@ -385,7 +386,7 @@ Tensor division(const char* op, Div kind, const Tensor& self, const Tensor& othe
   return finish_out(op, out, res);
 }
 
-// ---- unary: logical_not, bitwise_not, isnan / isinf / isfinite ----
+// ---- unary: logical_not, bitwise_not, isnan / isinf / isfinite / signbit ----
 
 // res[i] = f(in[i]) with in[i] in T's opmath type; R is res's element type.
 template <typename T, typename R, typename F> void run_unary(const char* op, const Tensor& res, const Tensor& in, F f) {
@@ -410,37 +411,15 @@ template <typename T> void bitwise_not_t(const Tensor& res, const Tensor& in) {
   });
 }
 
-enum class Classify { Nan, Inf, Finite };
-
-// Integers are never nan or inf.
-template <typename T> void classify_t(const char* op, Classify kind, const Tensor& res, const Tensor& in) {
+// A bool result per element: Fn is one of unary_functions.h's classifications.
+template <typename T, typename Fn> void classify_t(const char* op, const Tensor& res, const Tensor& in) {
   using A = opmath_t<T>;
-  constexpr bool fp = std::is_floating_point_v<A>;
-  switch (kind) {
-    case Classify::Nan:
-      run_unary<T, bool>(op, res, in, [] __device__(A x) -> bool {
-        if constexpr (fp) return x != x;
-        else return false;
-      });
-      break;
-    case Classify::Inf:
-      run_unary<T, bool>(op, res, in, [] __device__(A x) -> bool {
-        if constexpr (fp) return x == std::numeric_limits<A>::infinity() || x == -std::numeric_limits<A>::infinity();
-        else return false;
-      });
-      break;
-    case Classify::Finite:
-      run_unary<T, bool>(op, res, in, [] __device__(A x) -> bool {
-        if constexpr (fp) return x == x && x != std::numeric_limits<A>::infinity() && x != -std::numeric_limits<A>::infinity();
-        else return true;
-      });
-      break;
-  }
+  run_unary<T, bool>(op, res, in, [] __device__(A x) -> bool { return Fn{}(x); });
 }
 
-Tensor classify(const char* op, Classify kind, const Tensor& self) {
+template <typename Fn> Tensor classify(const char* op, const Tensor& self) {
   Tensor res = ember::empty(self->sizes(), ScalarType::Bool, self->device());
-  dispatch_device_type(self->dtype(), op, [&](auto tag) { classify_t<decltype(tag)>(op, kind, res, self); });
+  dispatch_device_type(self->dtype(), op, [&](auto tag) { classify_t<decltype(tag), Fn>(op, res, self); });
   return res;
 }
 
@@ -576,9 +555,10 @@ Tensor fmod(const Tensor& self, const Tensor& other, const Tensor& out) {
   return division("fmod", Div::Fmod, self, other, out, &cpu::fmod);
 }
 
-Tensor isnan(const Tensor& self) { return classify("isnan", Classify::Nan, self); }
-Tensor isinf(const Tensor& self) { return classify("isinf", Classify::Inf, self); }
-Tensor isfinite(const Tensor& self) { return classify("isfinite", Classify::Finite, self); }
+Tensor isnan(const Tensor& self) { return classify<unary_fn::IsNan>("isnan", self); }
+Tensor isinf(const Tensor& self) { return classify<unary_fn::IsInf>("isinf", self); }
+Tensor isfinite(const Tensor& self) { return classify<unary_fn::IsFinite>("isfinite", self); }
+Tensor signbit(const Tensor& self) { return classify<unary_fn::SignBit>("signbit", self); }
 
 }  // namespace ember::cuda
 
@@ -607,5 +587,6 @@ EMBER_REGISTER_CUDA_KERNEL(floor_divide);
 EMBER_REGISTER_CUDA_KERNEL(remainder);
 EMBER_REGISTER_CUDA_KERNEL(fmod);
 EMBER_REGISTER_CUDA_KERNEL(isnan);
+EMBER_REGISTER_CUDA_KERNEL(signbit);
 EMBER_REGISTER_CUDA_KERNEL(isinf);
 EMBER_REGISTER_CUDA_KERNEL(isfinite);

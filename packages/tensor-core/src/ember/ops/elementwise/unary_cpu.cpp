@@ -109,19 +109,17 @@ Tensor bitwise_not(const Tensor& self, const Tensor& out) {
   });
 }
 
-#define EMBER_CLASSIFY(NAME, FEXPR, IEXPR)                                          \
+#define EMBER_CLASSIFY(NAME, FN)                                                    \
   Tensor NAME(const Tensor& self) {                                                 \
     return map_unary(#NAME, self, Tensor(), ScalarType::Bool, DispatchAll{}, [](auto tag) { \
       using A = opmath_t<decltype(tag)>;                                            \
-      return [](A x) -> bool {                                                      \
-        if constexpr (std::is_floating_point_v<A>) return FEXPR;                    \
-        else { (void)x; return IEXPR; }                                             \
-      };                                                                            \
+      return [](A x) -> bool { return unary_fn::FN{}(x); };                         \
     });                                                                             \
   }
-EMBER_CLASSIFY(isnan, std::isnan(x), false)
-EMBER_CLASSIFY(isinf, std::isinf(x), false)
-EMBER_CLASSIFY(isfinite, std::isfinite(x), true)
+EMBER_CLASSIFY(isnan, IsNan)
+EMBER_CLASSIFY(isinf, IsInf)
+EMBER_CLASSIFY(isfinite, IsFinite)
+EMBER_CLASSIFY(signbit, SignBit)
 #undef EMBER_CLASSIFY
 
 }  // namespace ember::cpu

@@ -14,6 +14,9 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "ember/core/host_device.h"
@@ -122,6 +125,47 @@ struct Sign {
       return x != x ? x : static_cast<A>((A(0) < x) - (x < A(0)));
     } else {
       return static_cast<A>((A(0) < x) - (x < A(0)));
+    }
+  }
+};
+
+// ---- classification: bool results (bool and the integers are finite numbers) ----
+
+struct IsNan {
+  template <typename A> EMBER_HOST_DEVICE bool operator()(A x) const {
+    if constexpr (std::is_floating_point_v<A>) return x != x;
+    else return false;
+  }
+};
+struct IsInf {
+  template <typename A> EMBER_HOST_DEVICE bool operator()(A x) const {
+    if constexpr (std::is_floating_point_v<A>) {
+      return x == std::numeric_limits<A>::infinity() || x == -std::numeric_limits<A>::infinity();
+    } else {
+      return false;
+    }
+  }
+};
+struct IsFinite {
+  template <typename A> EMBER_HOST_DEVICE bool operator()(A x) const { return !IsNan{}(x) && !IsInf{}(x); }
+};
+// The sign bit: set for -0.0 and for NaNs that carry it; x < 0 for the integers. (On the host
+// the bits are read directly: GCC 12 fails on std::signbit inlined into an AVX-512 loop.)
+struct SignBit {
+  template <typename A> EMBER_HOST_DEVICE bool operator()(A x) const {
+    if constexpr (std::is_floating_point_v<A>) {
+#if defined(__CUDA_ARCH__)
+      return ::signbit(x);
+#else
+      using U = std::conditional_t<sizeof(A) == 4, uint32_t, uint64_t>;
+      U u;
+      std::memcpy(&u, &x, sizeof(A));
+      return (u >> (8 * sizeof(A) - 1)) != 0;
+#endif
+    } else if constexpr (std::is_signed_v<A>) {
+      return x < A(0);
+    } else {
+      return false;
     }
   }
 };

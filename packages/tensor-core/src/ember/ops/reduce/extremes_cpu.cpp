@@ -17,7 +17,7 @@ template <bool Max> Tensor extreme(const char* op, const Tensor& self, const Red
   Tensor res = result_for(op, self, out, M.shape, M.dtype);
   dispatch_all(self->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
-    run_reduction(ExtremeOp<T, Max>{res->data<T>()}, P);
+    run_reduction(ExtremeOp<T, Max>{{}, res->data<T>()}, P);
   });
   return finish_out(op, out, res);
 }

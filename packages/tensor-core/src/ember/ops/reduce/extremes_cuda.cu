@@ -4,6 +4,7 @@
 #include <limits>
 #include "ember/backends/cuda/reduce.cuh"
 #include "ember/ops/reduce/reduce_meta.h"
+#include "ember/ops/reduce/reduce_functions.h"
 
 namespace ember::cuda_engine {
 namespace {
@@ -12,46 +13,22 @@ namespace {
 // max / min / argmax / argmin / amax / amin on the reduction engine
 
 // max / min / amax / amin: the extreme value, a NaN winning (no index carried).
-template <typename T, bool Max> struct ExtremeReducer {
+template <typename T, bool Max> struct ExtremeReducer : reducer::Extreme<opmath_t<T>, Max> {
+  using M = reducer::Extreme<opmath_t<T>, Max>;
   using acc_t = opmath_t<T>;
   T* out;
-  __device__ acc_t identity() const {
-    if constexpr (std::is_floating_point_v<acc_t>) {
-      return Max ? -std::numeric_limits<acc_t>::infinity() : std::numeric_limits<acc_t>::infinity();
-    } else {
-      return Max ? std::numeric_limits<acc_t>::lowest() : std::numeric_limits<acc_t>::max();
-    }
-  }
-  __device__ acc_t combine(acc_t a, acc_t b) const { return Max ? nan_max(a, b) : nan_min(a, b); }
-  __device__ acc_t step(acc_t a, T x, int64_t) const { return combine(a, cvt<acc_t>(x)); }
+  __device__ acc_t step(acc_t a, T x, int64_t) const { return M::step(a, cvt<acc_t>(x)); }
   __device__ void write(int64_t r, acc_t a) const { out[r] = cvt<T>(a); }
 };
 
-template <typename V> struct ArgAcc {
-  V v;
-  int64_t i;  // -1: no element yet
-};
-
-// argmax / argmin and max / min along a dim: the first index of the extreme value; a NaN wins
-// over any number, the first NaN over later ones. Merging by index makes the order in which
-// partial results meet irrelevant.
-template <typename T, bool Max> struct ArgReducer {
-  using V = opmath_t<T>;
-  using acc_t = ArgAcc<V>;
+// argmax / argmin and max / min along a dim (reducer::Arg: merged by index, so the order in
+// which partial results meet is irrelevant).
+template <typename T, bool Max> struct ArgReducer : reducer::Arg<opmath_t<T>, Max> {
+  using M = reducer::Arg<opmath_t<T>, Max>;
+  using acc_t = typename M::acc_t;
   T* values;  // may be null
   int64_t* indices;  // may be null
-  __device__ acc_t identity() const { return acc_t{V(0), -1}; }
-  __device__ acc_t combine(acc_t a, acc_t b) const {
-    if (b.i < 0) return a;
-    if (a.i < 0) return b;
-    const bool na = is_nan(a.v), nb = is_nan(b.v);
-    bool take;
-    if (na || nb) take = nb && (!na || b.i < a.i);
-    else if (Max ? b.v > a.v : b.v < a.v) take = true;
-    else take = b.v == a.v && b.i < a.i;
-    return take ? b : a;
-  }
-  __device__ acc_t step(acc_t a, T x, int64_t k) const { return combine(a, acc_t{cvt<V>(x), k}); }
+  __device__ acc_t step(acc_t a, T x, int64_t k) const { return M::combine(a, acc_t{cvt<opmath_t<T>>(x), k}); }
   __device__ void write(int64_t r, acc_t a) const {
     if (values) values[r] = cvt<T>(a.v);
     if (indices) indices[r] = a.i;
@@ -65,7 +42,7 @@ Tensor extreme_values(const char* op, const Tensor& self, const ReductionMeta& M
   const ReducePlan P = plan_reduce(self, M.dims, true);
   dispatch_device_type(self->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
-    run_reduce<T>(op, P, ExtremeReducer<T, Max>{reinterpret_cast<T*>(res->data_ptr())});
+    run_reduce<T>(op, P, ExtremeReducer<T, Max>{{}, reinterpret_cast<T*>(res->data_ptr())});
   });
   return finish_out(op, out, res);
 }
@@ -77,7 +54,7 @@ void run_arg(const char* op, const Tensor& self, const ReductionMeta& M, const T
   dispatch_device_type(self->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     run_reduce<T>(op, P,
-                  ArgReducer<T, Max>{values ? reinterpret_cast<T*>(values->data_ptr()) : nullptr,
+                  ArgReducer<T, Max>{{}, values ? reinterpret_cast<T*>(values->data_ptr()) : nullptr,
                                      indices ? reinterpret_cast<int64_t*>(indices->data_ptr()) : nullptr});
   });
 }

@@ -32,7 +32,7 @@ Tensor mean(const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
       for (int64_t r = 0; r < P.M; ++r) res->data<T>()[r] = convert<T>(std::nan(""));
       return;
     }
-    SumOp<T, T, false> op{res->data<T>()};
+    SumOp<T, T, false> op{{}, res->data<T>()};
     op.divisor = static_cast<double>(P.K);
     run_reduction(op, P);
   });
@@ -64,8 +64,13 @@ Tensor all_any(const char* op, const Tensor& self, const std::optional<Shape>& d
   Tensor res = result_for(op, self, out, M.shape, M.dtype);
   dispatch_all(self->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
-    if (M.dtype == ScalarType::UInt8) run_reduction(AllAnyOp<T, uint8_t, All>{res->data<uint8_t>()}, P);
-    else run_reduction(AllAnyOp<T, bool, All>{res->data<bool>()}, P);
+    if constexpr (std::is_same_v<T, uint8_t>) {  // uint8 inputs give uint8 results
+      if (M.dtype == ScalarType::UInt8) {
+        run_reduction(AllAnyOp<T, uint8_t, All>{{}, res->data<uint8_t>()}, P);
+        return;
+      }
+    }
+    run_reduction(AllAnyOp<T, bool, All>{{}, res->data<bool>()}, P);
   });
   return finish_out(op, out, res);
 }

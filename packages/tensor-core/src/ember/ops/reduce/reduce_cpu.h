@@ -34,6 +34,7 @@
 #include "ember/ops/ops_util.h"
 #include "ember/runtime/parallel.h"
 #include "ember/ops/reduce/reduce_meta.h"
+#include "ember/ops/reduce/reduce_functions.h"
 #include "ember/runtime/simd.h"
 #include "ember/ops/elementwise/vec_math.h"
 
@@ -68,20 +69,7 @@ template <typename A, typename T> inline A load(T x) {
   }
 }
 
-// The larger (Max) or smaller of a and b, NaN if b is NaN; a is a running result. The plain
-// form is two selections (branch-free maxss and a blend along a dependency chain); the _vec
-// form selects with bit operations, the one way GCC (with -ftrapping-math) vectorises a loop
-// of these over float lanes.
-template <bool Max, typename A> inline A nan_extreme(A a, A b) {
-  const A t = (Max ? b > a : b < a) ? b : a;
-  if constexpr (is_fp_v<A>) return b != b ? b : t;
-  else return t;
-}
-template <bool Max, typename A> inline A nan_extreme_vec(A a, A b) {
-  if constexpr (std::is_same_v<A, float>) return pick((Max ? b > a : b < a) | (b != b), b, a);
-  else return nan_extreme<Max>(a, b);
-}
-
+using reducer::nan_extreme;
 
 // max (Max) or min of a run in opmath, vectorised; a NaN anywhere gives NaN. `f` maps each
 // element first (abs for norms).
@@ -161,7 +149,7 @@ void column_max_expsum(const T* x, int64_t K, int64_t I, int64_t w, A* m, A* s) 
     s[j] = 0;
   }
   for (int64_t k = 0; k < K; ++k)
-    for (int64_t j = 0; j < w; ++j) m[j] = nan_extreme_vec<true>(m[j], load<A>(x[k * I + j]));
+    for (int64_t j = 0; j < w; ++j) m[j] = nan_extreme<true>(m[j], load<A>(x[k * I + j]));
   A part[kTile];
   for (int64_t kb = 0; kb < K; kb += kColBlock) {
     const int64_t kb1 = std::min(K, kb + kColBlock);
@@ -259,6 +247,7 @@ typename Op::acc_t lanes_run(const Op& op, const typename Op::in_t* p, int64_t n
   // adds up more than kLeaf / L elements in a row however long the run (a long run only
   // saves the cost of folding the lanes into one value per kLeaf elements).
   acc_t a[L], b[L];
+  if (n <= 0) return op.identity();
   for (int64_t s = 0; s < n; s += kLeaf) {
     acc_t* t = s == 0 ? a : b;
     for (int j = 0; j < L; ++j) t[j] = op.identity();
@@ -408,24 +397,18 @@ template <typename Op> void run_reduction(const Op& op, const Plan& P) {
 // ---------------------------------------------------------------------------------------------
 // reducers
 
-// The accumulator of sums and products: int64 for bool and integers, float for the 16-bit
-// floats, the type itself otherwise.
-template <typename T> using sum_acc_t = std::conditional_t<is_float_v<T>, opmath_t<T>, int64_t>;
+// The reducers: the math of reduce_functions.h (shared with CUDA), with the CPU's element loads,
+// vectorised runs and stores.
 
-template <typename T, typename Out, bool Prod> struct SumOp {
+template <typename T> using sum_acc_t = reducer::sum_acc_t<opmath_t<T>>;
+
+template <typename T, typename Out, bool Prod> struct SumOp : reducer::Sum<sum_acc_t<T>, Prod> {
+  using M = reducer::Sum<sum_acc_t<T>, Prod>;
   using in_t = T;
   using acc_t = sum_acc_t<T>;
   Out* out;
   double divisor = 0;  // mean: the result is divided by it
-  acc_t identity() const { return acc_t(Prod ? 1 : 0); }
-  acc_t step(acc_t a, T x, int64_t) const {
-    if constexpr (Prod) return a * load<acc_t>(x);
-    else return a + load<acc_t>(x);
-  }
-  acc_t combine(acc_t a, acc_t b) const {
-    if constexpr (Prod) return a * b;
-    else return a + b;
-  }
+  acc_t step(acc_t a, T x, int64_t) const { return M::step(a, load<acc_t>(x)); }
   // longer leaves for sums: folding 64 lanes into one value per 2048 elements costs ~15% of
   // a memory-bound sum; lanes_run still restarts its lanes every kLeaf elements
   static constexpr int64_t kLeafSize = 4 * kLeaf;
@@ -433,7 +416,7 @@ template <typename T, typename Out, bool Prod> struct SumOp {
   void write(int64_t r, acc_t a) const {
     if constexpr (is_fp_v<acc_t>) {
       if (divisor != 0) {
-        out[r] = convert<Out>(static_cast<double>(a) / divisor);
+        out[r] = convert<Out>(M::mean(a, divisor));
         return;
       }
     }
@@ -442,17 +425,12 @@ template <typename T, typename Out, bool Prod> struct SumOp {
 };
 
 // max/min of values; NaN propagates.
-template <typename T, bool Max> struct ExtremeOp {
+template <typename T, bool Max> struct ExtremeOp : reducer::Extreme<opmath_t<T>, Max> {
+  using M = reducer::Extreme<opmath_t<T>, Max>;
   using in_t = T;
   using acc_t = opmath_t<T>;
   T* out;
-  acc_t identity() const {
-    if constexpr (is_fp_v<acc_t>) return Max ? -std::numeric_limits<acc_t>::infinity()
-                                             : std::numeric_limits<acc_t>::infinity();
-    else return Max ? std::numeric_limits<acc_t>::lowest() : std::numeric_limits<acc_t>::max();
-  }
-  acc_t combine(acc_t a, acc_t b) const { return nan_extreme<Max>(a, b); }
-  acc_t step(acc_t a, T x, int64_t) const { return nan_extreme_vec<Max>(a, load<acc_t>(x)); }
+  acc_t step(acc_t a, T x, int64_t) const { return M::step(a, load<acc_t>(x)); }
   acc_t run(const T* p, int64_t n, int64_t base) const {
     if constexpr (is_fp_v<acc_t>) return extreme_run<Max>(p, n, [](acc_t v) { return v; });
     else return lanes_run<16>(*this, p, n, base);
@@ -461,30 +439,14 @@ template <typename T, bool Max> struct ExtremeOp {
 };
 
 // argmax/argmin (and max/min with dim): the first index of the extreme value; a NaN wins.
-template <typename T, bool Max> struct ArgOp {
+template <typename T, bool Max> struct ArgOp : reducer::Arg<opmath_t<T>, Max> {
+  using M = reducer::Arg<opmath_t<T>, Max>;
   using in_t = T;
-  using V = opmath_t<T>;
-  struct acc_t {
-    V v{};
-    int64_t i = -1;
-  };
+  using acc_t = typename M::acc_t;
   T* values = nullptr;  // optional
   int64_t* indices;
-  static bool better(V x, V v) {
-    if constexpr (is_fp_v<V>) return (Max ? x > v : x < v) || (x != x && v == v);
-    else return Max ? x > v : x < v;
-  }
-  acc_t identity() const { return acc_t{}; }
-  acc_t step(acc_t a, T x, int64_t idx) const {
-    const V v = static_cast<V>(x);
-    if (a.i < 0 || better(v, a.v)) return acc_t{v, idx};
-    return a;
-  }
-  acc_t combine(acc_t a, acc_t b) const {
-    if (a.i < 0) return b;
-    if (b.i < 0) return a;
-    return better(b.v, a.v) ? b : a;
-  }
+  // runs are scanned in order (serial_run), so each element follows those already folded
+  acc_t step(acc_t a, T x, int64_t idx) const { return M::step_in_order(a, static_cast<opmath_t<T>>(x), idx); }
   acc_t run(const T* p, int64_t n, int64_t base) const { return serial_run(*this, p, n, base); }
   void write(int64_t r, acc_t a) const {
     if (values) values[r] = static_cast<T>(a.v);
@@ -492,143 +454,82 @@ template <typename T, bool Max> struct ArgOp {
   }
 };
 
-// var/std: count, mean and sum of squared deviations in double; two-pass inside a run, runs
-// merged with Chan's formula.
-template <typename T> struct VarOp {
+// var/std: a run is reduced in two passes (its mean, then the squared deviations), runs and
+// columns merged by reducer::Var.
+template <typename T> struct VarOp : reducer::Var {
   using in_t = T;
-  struct acc_t {
-    double n = 0, mean = 0, m2 = 0;
-  };
   T* out;
   double dof;
   bool take_sqrt;
-  acc_t identity() const { return acc_t{}; }
-  acc_t step(acc_t a, T x, int64_t) const {
-    const double v = static_cast<double>(static_cast<opmath_t<T>>(x));
-    a.n += 1;
-    const double d = v - a.mean;
-    a.mean += d / a.n;
-    a.m2 += d * (v - a.mean);
-    return a;
-  }
-  acc_t combine(acc_t a, acc_t b) const {
-    if (a.n == 0) return b;
-    if (b.n == 0) return a;
-    acc_t c;
-    c.n = a.n + b.n;
-    const double d = b.mean - a.mean;
-    c.mean = a.mean + d * (b.n / c.n);
-    c.m2 = a.m2 + b.m2 + d * d * (a.n * b.n / c.n);
-    return c;
-  }
+  static double value(T x) { return static_cast<double>(static_cast<opmath_t<T>>(x)); }
+  acc_t step(acc_t a, T x, int64_t) const { return Var::step(a, value(x)); }
   acc_t run(const T* p, int64_t n, int64_t) const {
     constexpr int L = 8;
     double s[L] = {};
     int64_t i = 0;
     for (; i + L <= n; i += L)
-      for (int j = 0; j < L; ++j) s[j] += static_cast<double>(static_cast<opmath_t<T>>(p[i + j]));
-    for (int j = 0; i + j < n; ++j) s[j] += static_cast<double>(static_cast<opmath_t<T>>(p[i + j]));
+      for (int j = 0; j < L; ++j) s[j] += value(p[i + j]);
+    for (int j = 0; i + j < n; ++j) s[j] += value(p[i + j]);
     double sum = 0;
     for (int j = 0; j < L; ++j) sum += s[j];
-    acc_t a;
+    acc_t a = identity();
     a.n = static_cast<double>(n);
     a.mean = sum / a.n;
     double q[L] = {};
     for (i = 0; i + L <= n; i += L) {
       for (int j = 0; j < L; ++j) {
-        const double d = static_cast<double>(static_cast<opmath_t<T>>(p[i + j])) - a.mean;
+        const double d = value(p[i + j]) - a.mean;
         q[j] += d * d;
       }
     }
     for (int j = 0; i + j < n; ++j) {
-      const double d = static_cast<double>(static_cast<opmath_t<T>>(p[i + j])) - a.mean;
+      const double d = value(p[i + j]) - a.mean;
       q[j] += d * d;
     }
     for (int j = 0; j < L; ++j) a.m2 += q[j];
     return a;
   }
-  void write(int64_t r, acc_t a) const {
-    double v = a.m2 / dof;
-    if (take_sqrt) v = std::sqrt(v);
-    out[r] = convert<T>(v);
-  }
+  void write(int64_t r, acc_t a) const { out[r] = convert<T>(result(a, dof, take_sqrt)); }
 };
 
-template <typename T, NormKind Kind> struct NormOp {
+template <typename T, NormKind Kind> struct NormOp : reducer::Norm<opmath_t<T>, Kind> {
+  using M = reducer::Norm<opmath_t<T>, Kind>;
   using in_t = T;
   using acc_t = opmath_t<T>;
   T* out;
   acc_t p = 2;
-  acc_t identity() const {
-    if constexpr (Kind == NormKind::NegInf) return std::numeric_limits<acc_t>::infinity();
-    else return acc_t(0);
-  }
-  acc_t combine(acc_t a, acc_t b) const {
-    if constexpr (Kind == NormKind::Inf) return nan_extreme<true>(a, b);
-    else if constexpr (Kind == NormKind::NegInf) return nan_extreme<false>(a, b);
-    else return a + b;
-  }
-  acc_t step(acc_t a, T xv, int64_t) const {
-    const acc_t x = load<acc_t>(xv);
-    if constexpr (Kind == NormKind::L2) return a + x * x;
-    else if constexpr (Kind == NormKind::L0) return a + (x != acc_t(0) ? acc_t(1) : acc_t(0));
-    else if constexpr (Kind == NormKind::General) return a + std::pow(std::abs(x), p);
-    else if constexpr (Kind == NormKind::L1) return a + std::abs(x);
-    else if constexpr (Kind == NormKind::Inf) return nan_extreme_vec<true>(a, std::abs(x));
-    else return nan_extreme_vec<false>(a, std::abs(x));
-  }
+  acc_t step(acc_t a, T x, int64_t) const { return M::step(a, load<acc_t>(x), p); }
   acc_t run(const T* ptr, int64_t n, int64_t base) const {
     auto abs_ = [](acc_t v) { return std::abs(v); };
     if constexpr (Kind == NormKind::Inf) return extreme_run<true>(ptr, n, abs_);
     else if constexpr (Kind == NormKind::NegInf) return extreme_run<false>(ptr, n, abs_);
     else return lanes_run<16>(*this, ptr, n, base);
   }
-  void write(int64_t r, acc_t a) const {
-    if constexpr (Kind == NormKind::L2) a = std::sqrt(a);
-    else if constexpr (Kind == NormKind::General) a = std::pow(a, acc_t(1) / p);
-    out[r] = static_cast<T>(a);
-  }
+  void write(int64_t r, acc_t a) const { out[r] = static_cast<T>(M::result(a, p)); }
 };
 
-// logsumexp: (max, sum of exp(x - max)); a non-finite max is the answer by itself.
-template <typename T> struct LogSumExpOp {
+// logsumexp: a run is reduced as its max and then the sum of exp(x - max).
+template <typename T> struct LogSumExpOp : reducer::LogSumExp<opmath_t<T>> {
+  using M = reducer::LogSumExp<opmath_t<T>>;
   using in_t = T;
   using A = opmath_t<T>;
-  struct acc_t {
-    A m = -std::numeric_limits<A>::infinity();
-    A s = 0;
-  };
+  using acc_t = typename M::acc_t;
   T* out;
-  acc_t identity() const { return acc_t{}; }
-  acc_t combine(acc_t a, acc_t b) const {
-    const A m = nan_extreme<true>(a.m, b.m);
-    if (!std::isfinite(m)) return acc_t{m, 0};
-    A s = 0;
-    if (a.m != -std::numeric_limits<A>::infinity()) s += a.s * exp_(a.m - m);
-    if (b.m != -std::numeric_limits<A>::infinity()) s += b.s * exp_(b.m - m);
-    return acc_t{m, s};
-  }
-  acc_t step(acc_t a, T x, int64_t) const { return combine(a, acc_t{static_cast<A>(x), A(1)}); }
+  acc_t step(acc_t a, T x, int64_t) const { return M::step(a, static_cast<A>(x)); }
   acc_t run(const T* p, int64_t n, int64_t) const {
     const A m = extreme_run<true>(p, n, [](A v) { return v; });
     if (!std::isfinite(m)) return acc_t{m, 0};
-    const A total = exp_sum<false>(p, n, m, static_cast<A*>(nullptr));
-    return acc_t{m, total};
+    return acc_t{m, exp_sum<false>(p, n, m, static_cast<A*>(nullptr))};
   }
-  void write(int64_t r, acc_t a) const {
-    out[r] = static_cast<T>(std::isfinite(a.m) ? std::log(a.s) + a.m : a.m);
-  }
+  void write(int64_t r, acc_t a) const { out[r] = static_cast<T>(M::result(a)); }
 };
 
-template <typename T, typename Out, bool All> struct AllAnyOp {
+template <typename T, typename Out, bool All> struct AllAnyOp : reducer::AllAny<All> {
+  using M = reducer::AllAny<All>;
   using in_t = T;
   using acc_t = bool;
   Out* out;
-  acc_t identity() const { return All; }
-  acc_t combine(acc_t a, acc_t b) const { return All ? (a && b) : (a || b); }
-  acc_t step(acc_t a, T x, int64_t) const {
-    return combine(a, static_cast<opmath_t<T>>(x) != opmath_t<T>(0));
-  }
+  acc_t step(acc_t a, T x, int64_t) const { return M::step(a, static_cast<opmath_t<T>>(x) != opmath_t<T>(0)); }
   acc_t run(const T* p, int64_t n, int64_t base) const { return lanes_run<16>(*this, p, n, base); }
   void write(int64_t r, acc_t a) const { out[r] = static_cast<Out>(a); }
 };
@@ -649,14 +550,22 @@ template <typename T, typename F> void with_out_type(ScalarType out_dtype, F&& f
   else f(int64_t{});
 }
 
-// res = the sum (or product) over the plan's reduced dims of the input of dtype in_dt.
+// res = the sum (or product) over the plan's reduced dims of the input of dtype in_dt. Floats
+// sum into their own dtype (dtype= converts the input first); bool and the integers
+// accumulate in int64 and are written into an int64 result, or into an int64 temporary cast
+// to the narrower result that dtype= asked for (the same values: the cast wraps as a store
+// would). One instantiation per input dtype keeps this engine's compile time in check.
 template <bool Prod> void run_sum_or_prod(const char* op, const Plan& P, ScalarType in_dt, const Tensor& res) {
   dispatch_all(in_dt, op, [&](auto tag) {
     using T = decltype(tag);
-    with_out_type<T>(res->dtype(), [&](auto otag) {
-      using Out = decltype(otag);
-      run_reduction(SumOp<T, Out, Prod>{res->data<Out>()}, P);
-    });
+    using Out = std::conditional_t<is_float_v<T>, T, int64_t>;
+    if (res->dtype() == scalar_type_of<Out>()) {
+      run_reduction(SumOp<T, Out, Prod>{{}, res->data<Out>()}, P);
+      return;
+    }
+    Tensor wide = empty(res->sizes(), scalar_type_of<Out>());
+    run_reduction(SumOp<T, Out, Prod>{{}, wide->data<Out>()}, P);
+    copy_into(res, wide);
   });
 }
 

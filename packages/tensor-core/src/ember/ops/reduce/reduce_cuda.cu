@@ -20,131 +20,61 @@
 
 #include "ember/backends/cuda/reduce.cuh"
 #include "ember/ops/reduce/reduce_meta.h"
+#include "ember/ops/reduce/reduce_functions.h"
 
 namespace ember::cuda_engine {
 namespace {
 
-template <typename A> constexpr A kInf = std::numeric_limits<A>::infinity();
-
 // ---------------------------------------------------------------------------------------------
-// reducers (reduce.cuh says what each member does)
+// reducers: the math of reduce_functions.h (shared with the CPU), elements converted with cvt and
+// results stored as reduce.cuh expects
 
-// The accumulator of sums and products: the opmath type of floats, int64 otherwise.
-template <typename T>
-using sum_acc_t = std::conditional_t<std::is_floating_point_v<opmath_t<T>>, opmath_t<T>, int64_t>;
+template <typename T> using sum_acc_t = reducer::sum_acc_t<opmath_t<T>>;
 
 // sum (Prod false) or product of T, stored as Out; Mean: divided by `divisor` in double.
-template <typename T, typename Out, bool Prod, bool Mean> struct SumReducer {
-  using acc_t = sum_acc_t<T>;
+template <typename T, typename Out, bool Prod, bool Mean> struct SumReducer : reducer::Sum<sum_acc_t<T>, Prod> {
+  using M = reducer::Sum<sum_acc_t<T>, Prod>;
+  using acc_t = typename M::acc_t;
   Out* out;
   double divisor;
-  __device__ acc_t identity() const { return acc_t(Prod ? 1 : 0); }
-  __device__ acc_t combine(acc_t a, acc_t b) const {
-    if constexpr (Prod) return a * b;
-    else return a + b;
-  }
-  __device__ acc_t step(acc_t a, T x, int64_t) const { return combine(a, cvt<acc_t>(x)); }
+  __device__ acc_t step(acc_t a, T x, int64_t) const { return M::step(a, cvt<acc_t>(x)); }
   __device__ void write(int64_t r, acc_t a) const {
-    if constexpr (Mean) out[r] = cvt<Out>(static_cast<double>(a) / divisor);
+    if constexpr (Mean) out[r] = cvt<Out>(M::mean(a, divisor));
     else out[r] = cvt<Out>(a);
   }
 };
 
-template <typename T, typename Out, bool All> struct AllAnyReducer {
+template <typename T, typename Out, bool All> struct AllAnyReducer : reducer::AllAny<All> {
+  using M = reducer::AllAny<All>;
   using acc_t = bool;
   Out* out;
-  __device__ acc_t identity() const { return All; }
-  __device__ acc_t combine(acc_t a, acc_t b) const { return All ? (a && b) : (a || b); }
-  __device__ acc_t step(acc_t a, T x, int64_t) const { return combine(a, cvt<opmath_t<T>>(x) != opmath_t<T>(0)); }
+  __device__ acc_t step(acc_t a, T x, int64_t) const { return M::step(a, cvt<opmath_t<T>>(x) != opmath_t<T>(0)); }
   __device__ void write(int64_t r, acc_t a) const { out[r] = static_cast<Out>(a); }
 };
 
-struct VarAcc {
-  double n, mean, m2;
-};
-
-template <typename T> struct VarReducer {
-  using acc_t = VarAcc;
+template <typename T> struct VarReducer : reducer::Var {
   T* out;
   double dof;
   bool take_sqrt;
-  __device__ acc_t identity() const { return VarAcc{0, 0, 0}; }
-  __device__ acc_t step(acc_t a, T x, int64_t) const {
-    const double v = cvt<double>(x);
-    a.n += 1;
-    const double d = v - a.mean;
-    a.mean += d / a.n;
-    a.m2 += d * (v - a.mean);
-    return a;
-  }
-  __device__ acc_t combine(acc_t a, acc_t b) const {
-    if (a.n == 0) return b;
-    if (b.n == 0) return a;
-    VarAcc c;
-    c.n = a.n + b.n;
-    const double d = b.mean - a.mean;
-    c.mean = a.mean + d * (b.n / c.n);
-    c.m2 = a.m2 + b.m2 + d * d * (a.n * b.n / c.n);
-    return c;
-  }
-  __device__ void write(int64_t r, acc_t a) const {
-    double v = a.m2 / dof;
-    if (take_sqrt) v = ::sqrt(v);
-    out[r] = cvt<T>(v);
-  }
+  __device__ acc_t step(acc_t a, T x, int64_t) const { return Var::step(a, cvt<double>(x)); }
+  __device__ void write(int64_t r, acc_t a) const { out[r] = cvt<T>(result(a, dof, take_sqrt)); }
 };
 
-template <typename T, NormKind Kind> struct NormReducer {
+template <typename T, NormKind Kind> struct NormReducer : reducer::Norm<opmath_t<T>, Kind> {
+  using M = reducer::Norm<opmath_t<T>, Kind>;
   using acc_t = opmath_t<T>;
   T* out;
   acc_t p;
-  __device__ acc_t identity() const { return Kind == NormKind::NegInf ? kInf<acc_t> : acc_t(0); }
-  __device__ acc_t combine(acc_t a, acc_t b) const {
-    if constexpr (Kind == NormKind::Inf) return nan_max(a, b);
-    else if constexpr (Kind == NormKind::NegInf) return nan_min(a, b);
-    else return a + b;
-  }
-  __device__ acc_t step(acc_t a, T xv, int64_t) const {
-    const acc_t x = cvt<acc_t>(xv);
-    if constexpr (Kind == NormKind::L2) return a + x * x;
-    else if constexpr (Kind == NormKind::L0) return a + (x != acc_t(0) ? acc_t(1) : acc_t(0));
-    else if constexpr (Kind == NormKind::General) return a + pow_of(abs_of(x), p);
-    else if constexpr (Kind == NormKind::L1) return a + abs_of(x);
-    else return combine(a, abs_of(x));
-  }
-  __device__ void write(int64_t r, acc_t a) const {
-    if constexpr (Kind == NormKind::L2) a = sqrt_of(a);
-    else if constexpr (Kind == NormKind::General) a = pow_of(a, acc_t(1) / p);
-    out[r] = cvt<T>(a);
-  }
+  __device__ acc_t step(acc_t a, T x, int64_t) const { return M::step(a, cvt<acc_t>(x), p); }
+  __device__ void write(int64_t r, acc_t a) const { out[r] = cvt<T>(M::result(a, p)); }
 };
 
-template <typename A> struct LseAcc {
-  A m, s;  // the max, and the sum of exp(x - m) (0 when m is not finite)
-};
-
-template <typename T> struct LogSumExpReducer {
-  using A = opmath_t<T>;
-  using acc_t = LseAcc<A>;
+template <typename T> struct LogSumExpReducer : reducer::LogSumExp<opmath_t<T>> {
+  using M = reducer::LogSumExp<opmath_t<T>>;
+  using acc_t = typename M::acc_t;
   T* out;
-  __device__ acc_t identity() const { return acc_t{-kInf<A>, A(0)}; }
-  __device__ acc_t combine(acc_t a, acc_t b) const {
-    const A m = nan_max(a.m, b.m);
-    if (!finite(m)) return acc_t{m, A(0)};
-    A s = 0;
-    if (a.m != -kInf<A>) s += a.s * exp_of(a.m - m);
-    if (b.m != -kInf<A>) s += b.s * exp_of(b.m - m);
-    return acc_t{m, s};
-  }
-  // combine(a, {x, 1}) with one exp
-  __device__ acc_t step(acc_t a, T xv, int64_t) const {
-    const A x = cvt<A>(xv);
-    const A m = nan_max(a.m, x);
-    if (!finite(m)) return acc_t{m, A(0)};
-    if (x > a.m) return acc_t{x, (a.m == -kInf<A> ? A(0) : a.s * exp_of(a.m - x)) + A(1)};
-    return acc_t{a.m, a.s + exp_of(x - a.m)};
-  }
-  __device__ void write(int64_t r, acc_t a) const { out[r] = cvt<T>(finite(a.m) ? log_of(a.s) + a.m : a.m); }
+  __device__ acc_t step(acc_t a, T x, int64_t) const { return M::step(a, cvt<opmath_t<T>>(x)); }
+  __device__ void write(int64_t r, acc_t a) const { out[r] = cvt<T>(M::result(a)); }
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -170,7 +100,7 @@ template <bool Prod> Tensor sum_prod(const char* op, const Tensor& self, const A
     using T = decltype(tag);
     with_result_type<T>(M.dtype, x->dtype(), [&](auto otag) {
       using Out = decltype(otag);
-      run_reduce<T>(op, P, SumReducer<T, Out, Prod, false>{out_ptr<Out>(res), 0.0});
+      run_reduce<T>(op, P, SumReducer<T, Out, Prod, false>{{}, out_ptr<Out>(res), 0.0});
     });
   });
   return finish_out(op, out, res);
@@ -182,7 +112,7 @@ Tensor mean_impl(const Tensor& self, const AccumulateMeta& M, const Tensor& out)
   Tensor res = reduction_result(self, out, M.shape, M.dtype);
   dispatch_device_float(M.dtype, "mean", [&](auto tag) {
     using T = decltype(tag);
-    run_reduce<T>("mean", P, SumReducer<T, T, false, true>{out_ptr<T>(res), static_cast<double>(P.g.K)});
+    run_reduce<T>("mean", P, SumReducer<T, T, false, true>{{}, out_ptr<T>(res), static_cast<double>(P.g.K)});
   });
   return finish_out("mean", out, res);
 }
@@ -194,8 +124,8 @@ template <bool All> Tensor all_any(const char* op, const Tensor& self, const std
   Tensor res = reduction_result(self, out, M.shape, M.dtype);
   dispatch_device_type(self->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
-    if (M.dtype == ScalarType::UInt8) run_reduce<T>(op, P, AllAnyReducer<T, uint8_t, All>{out_ptr<uint8_t>(res)});
-    else run_reduce<T>(op, P, AllAnyReducer<T, bool, All>{out_ptr<bool>(res)});
+    if (M.dtype == ScalarType::UInt8) run_reduce<T>(op, P, AllAnyReducer<T, uint8_t, All>{{}, out_ptr<uint8_t>(res)});
+    else run_reduce<T>(op, P, AllAnyReducer<T, bool, All>{{}, out_ptr<bool>(res)});
   });
   return finish_out(op, out, res);
 }
@@ -207,7 +137,7 @@ Tensor var_std(const char* op, const Tensor& self, const std::optional<Shape>& d
   Tensor res = reduction_result(self, out, M.shape, M.dtype);
   dispatch_device_float(M.dtype, op, [&](auto tag) {
     using T = decltype(tag);
-    run_reduce<T>(op, P, VarReducer<T>{out_ptr<T>(res), M.dof, take_sqrt});
+    run_reduce<T>(op, P, VarReducer<T>{{}, out_ptr<T>(res), M.dof, take_sqrt});
   });
   return finish_out(op, out, res);
 }
@@ -242,7 +172,7 @@ Tensor logsumexp_impl(const Tensor& self, const AccumulateMeta& M, const Tensor&
   Tensor res = reduction_result(self, out, M.shape, M.dtype);
   dispatch_device_float(M.dtype, "logsumexp", [&](auto tag) {
     using T = decltype(tag);
-    run_reduce<T>("logsumexp", P, LogSumExpReducer<T>{out_ptr<T>(res)});
+    run_reduce<T>("logsumexp", P, LogSumExpReducer<T>{{}, out_ptr<T>(res)});
   });
   return finish_out("logsumexp", out, res);
 }

@@ -18,7 +18,7 @@ Tensor var_std(const char* op, const Tensor& self, const std::optional<Shape>& d
   Tensor res = result_for(op, self, out, M.shape, M.dtype);
   dispatch_float(self->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
-    run_reduction(VarOp<T>{res->data<T>(), M.dof, take_sqrt}, P);
+    run_reduction(VarOp<T>{{}, res->data<T>(), M.dof, take_sqrt}, P);
   });
   return finish_out(op, out, res);
 }
@@ -77,7 +77,7 @@ Tensor logsumexp(const Tensor& self, const Shape& dim, bool keepdim, const Tenso
   dispatch_float(x->dtype(), "logsumexp", [&](auto tag) {
     using T = decltype(tag);
     if (!P.columns) {
-      run_reduction(LogSumExpOp<T>{res->data<T>()}, P);
+      run_reduction(LogSumExpOp<T>{{}, res->data<T>()}, P);
       return;
     }
     // down columns the (max, sum) pairs would cost two exps an element: two passes instead
