@@ -858,3 +858,25 @@ ROWS: list[Row] = [
 ]
 
 ROW_BY_NAME = {row.name: row for row in ROWS}
+
+
+def _unary_math(entry: dict) -> bool:
+    return (
+        [(arg["name"], arg["type"]) for arg in entry["args"]] == [("self", "Tensor")]
+        and entry["returns"] == [["Tensor", ""]]
+        and {"function", "inplace"} <= set(entry["variants"])
+        and entry["differentiable"]
+    )
+
+
+def unary_math_ops() -> list[str]:
+    """The elementwise unary math ops with per-device kernels, read from the schema: one
+    signature ``(Tensor self) -> Tensor`` with a function and an in-place form (the result
+    keeps a float input's dtype), differentiable (a float result: not the predicates
+    isnan/signbit/..., nor logical_not/bitwise_not). A CUDA test file that runs them all
+    (test_cuda_ops.py) covers a new one without a list of its own."""
+    return [
+        row.name
+        for row in ROWS
+        if row.cuda == "kernel" and row.entries and all(map(_unary_math, row.entries))
+    ]

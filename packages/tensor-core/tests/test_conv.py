@@ -99,9 +99,9 @@ def test_conv_integer_input_not_implemented(lib):
 
 
 # --- the direct kernel (float32, stride 1, >= 16 channels, rows >= 85% of 16-wide vectors:
-# conv_direct.cpp, AVX-512 only) and the two backward ops; (N, C, H, W), O, kernel, padding.
-# Rows 14-16 and 28-32 wide (odd heights, ragged last vectors), channel counts not a
-# multiple of the 8-channel register block, padding 0/1/2.
+# ops/conv/conv_direct_cpu.cpp, AVX-512 only) and the two backward ops; (N, C, H, W), O,
+# kernel, padding. Rows 14-16 and 28-32 wide (odd heights, ragged last vectors), channel
+# counts not a multiple of the 8-channel register block, padding 0/1/2.
 DIRECT = [
     ((1, 16, 16, 16), 16, 3, 1),
     ((3, 24, 13, 30), 20, 3, 0),

@@ -1,8 +1,9 @@
-"""The direct depthwise convolution (groups == C; conv_depthwise.cpp): conv2d and its two
-backward ops against PyTorch in float64 and float32, over MobileNetV2's layers and odd shapes
-(kernels, strides, padding, dilation, multipliers, tiny planes, empty batches), non-contiguous
-arguments, a finite-difference check of the backward ops against the forward, determinism
-across thread counts, infinities and NaNs, and every CPU level and the im2col fallback."""
+"""The direct depthwise convolution (groups == C; ops/conv/conv_depthwise_cpu.cpp): conv2d
+and its two backward ops against PyTorch in float64 and float32, over MobileNetV2's layers and
+odd shapes (kernels, strides, padding, dilation, multipliers, tiny planes, empty batches),
+non-contiguous arguments, a finite-difference check of the backward ops against the forward,
+determinism across thread counts, infinities and NaNs, and every CPU level and the im2col
+fallback."""
 
 from __future__ import annotations
 

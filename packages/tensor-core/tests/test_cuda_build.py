@@ -13,7 +13,7 @@ from ember_tensor import _C
 built = _C._cuda_is_built()
 no_device = _C._cuda_device_count() == 0
 
-# the ops whose CUDA kernels this build must carry (src/ember/cuda/)
+# the ops whose CUDA kernels this build must carry (src/ember/ops/<family>/*_cuda.cu)
 CORE_CUDA_OPS = set(
     "copy clone contiguous fill zero zeros ones empty full add sub mul div neg abs exp log sqrt "
     "tanh sigmoid relu sum mean mm bmm matmul eq lt where maximum clamp pow softmax log_softmax "

@@ -1,6 +1,7 @@
 """The CUDA kernels of the bitwise ops, the divisions (floor_divide, remainder, fmod),
-isnan/isinf/isfinite (kernels_more.cu), masked_fill, tril/triu, eye and linspace
-(kernels_fill_triangle.cu) against the CPU kernels.
+isnan/isinf/isfinite (ops/elementwise/binary_cuda.cu), masked_fill
+(ops/index/masked_fill_cuda.cu), tril/triu, eye and linspace (ops/creation/creation_cuda.cu)
+against the CPU kernels.
 
 Every op runs on the same inputs on both devices: all the dtypes it takes, broadcasting,
 non-contiguous inputs, Python numbers and CPU 0-d tensors as operands, NaN / inf / -0, empty

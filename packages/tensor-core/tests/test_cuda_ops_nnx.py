@@ -1,7 +1,7 @@
-"""The CUDA kernels of kernels_norm.cu, kernels_blas.cu, kernels_optim_rnn.cu and
-conv_transpose2d (kernels_conv.cu) against the CPU kernels: native_batch_norm and
-native_group_norm (and their fused backward ops), addmm, dot, conv_transpose2d, the fused
-Adam/AdamW and SGD steps and the LSTM recurrence.
+"""CUDA kernels against the CPU kernels: native_batch_norm and native_group_norm (and their
+fused backward ops; ops/norm/norm_cuda.cu), addmm, dot (ops/linalg/blas_cuda.cu),
+conv_transpose2d (ops/conv/conv_cuda.cu), the fused Adam/AdamW and SGD steps
+(ops/optim/optim_cuda.cu) and the LSTM recurrence (ops/rnn/rnn_cuda.cu).
 
 Every op runs on the same inputs on both devices. Sums taken in another order (statistics,
 matrix products) are compared within a tolerance; integer products and dot exactly. The shapes
@@ -32,7 +32,10 @@ from cuda_testing import (  # noqa: E402
 pytestmark = requires_device
 
 HALF = (et.float16, et.bfloat16)
-NORM_TOL = {et.float32: 1e-4, et.float64: 1e-10, et.float16: 1e-2, et.bfloat16: 5e-2}
+# the normalizations' statistics (sums over a channel or a group) in another order: 3x the
+# tolerance table (cuda_testing.assert_close's scale); the batch norm backward sums twice (2x
+# that), the group norm backward's parameter gradients over whole groups (10x)
+NORM = 3
 
 
 def dev_copy(t):
@@ -44,10 +47,10 @@ def cpu_copy(t):
     return None if t is None else t.clone()
 
 
-def assert_all_close(got, want, tol):
+def assert_all_close(got, want, scale):
     assert len(got) == len(want)
     for g, w in zip(got, want):
-        assert_close(g, w, tol)
+        assert_close(g, w, scale)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -76,7 +79,7 @@ def test_batch_norm_training_matches_cpu(dtype, shape):
     pdt = param_dtype(dtype)
     w, b = normal((C,), et.float32, 2).to(pdt), normal((C,), et.float32, 3).to(pdt)
     rm, rv = normal((C,), et.float32, 4).to(pdt), (normal((C,), et.float32, 5).abs() + 0.5).to(pdt)
-    tol = NORM_TOL[dtype]
+    scale = NORM
     for weight, bias, stats in [
         (w, b, True),
         (None, None, True),
@@ -89,10 +92,10 @@ def test_batch_norm_training_matches_cpu(dtype, shape):
         got = et.native_batch_norm(
             on(x), dev_copy(weight), dev_copy(bias), drm, drv, True, 0.1, 1e-5
         )
-        assert_all_close(got, want, tol)
+        assert_all_close(got, want, scale)
         if stats:
-            assert_close(drm, crm, tol)
-            assert_close(drv, crv, tol)
+            assert_close(drm, crm, scale)
+            assert_close(drv, crv, scale)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -101,13 +104,13 @@ def test_batch_norm_evaluation_and_layouts_match_cpu(dtype):
     pdt = param_dtype(dtype)
     w, b = normal((4,), et.float32, 7).to(pdt), normal((4,), et.float32, 8).to(pdt)
     rm, rv = normal((4,), et.float32, 9).to(pdt), (normal((4,), et.float32, 10).abs() + 0.2).to(pdt)
-    tol = NORM_TOL[dtype]
+    scale = NORM
     for weight, bias in [(w, b), (None, None), (w.to(dtype), b.to(dtype))]:
         want = et.native_batch_norm(x, weight, bias, rm, rv, False, 0.1, 1e-3)
         got = et.native_batch_norm(
             on(x), dev_copy(weight), dev_copy(bias), on(rm), on(rv), False, 0.1, 1e-3
         )
-        assert_all_close(got, want, tol)
+        assert_all_close(got, want, scale)
         assert tuple(got[1].shape) == (0,) and got[1].dtype == want[1].dtype
     # a non-contiguous input, and running statistics that are strided views
     xt = x.transpose(0, 2)
@@ -115,9 +118,9 @@ def test_batch_norm_evaluation_and_layouts_match_cpu(dtype):
     dbig_m, dbig_v = dev_copy(big_m), dev_copy(big_v)
     want = et.native_batch_norm(xt, None, None, big_m[::2], big_v[::2], True, 0.3, 1e-5)
     got = et.native_batch_norm(on(xt), None, None, dbig_m[::2], dbig_v[::2], True, 0.3, 1e-5)
-    assert_all_close(got, want, tol)
-    assert_close(dbig_m, big_m, tol)
-    assert_close(dbig_v, big_v, tol)
+    assert_all_close(got, want, scale)
+    assert_close(dbig_m, big_m, scale)
+    assert_close(dbig_v, big_v, scale)
 
 
 def test_batch_norm_edge_cases_match_cpu():
@@ -127,8 +130,8 @@ def test_batch_norm_edge_cases_match_cpu():
     drm, drv = dev_copy(rm), dev_copy(rv)
     want = et.native_batch_norm(x, None, None, rm, rv, True, 0.1, 1e-5)
     got = et.native_batch_norm(on(x), None, None, drm, drv, True, 0.1, 1e-5)
-    assert_all_close(got, want, 1e-12)
-    assert_close(drv, rv, 1e-12)
+    assert_all_close(got, want, 0.01)  # float64 statistics of one value: a rounding apart
+    assert_close(drv, rv, 0.01)
     # an empty batch in evaluation
     e = et.zeros((0, 3, 2))
     want = et.native_batch_norm(e, None, None, rm.float(), rv.float(), False, 0.1, 1e-5)
@@ -138,7 +141,7 @@ def test_batch_norm_edge_cases_match_cpu():
     s = values((5, 4, 3), et.float32, 12, special=True)
     want = et.native_batch_norm(s, None, None, None, None, True, 0.1, 1e-5)
     got = et.native_batch_norm(on(s), None, None, None, None, True, 0.1, 1e-5)
-    assert_all_close(got, want, 1e-5)
+    assert_all_close(got, want, 1)
 
 
 def test_batch_norm_errors_match_cpu():
@@ -195,7 +198,7 @@ def test_batch_norm_backward_matches_cpu(dtype, shape):
         (normal((C,), et.float32, 17).abs() + 0.5).to(pdt),
     )
     _, sm, si = et.native_batch_norm(x, w, None, None, None, True, 0.1, 1e-5)
-    tol = {et.float32: 2e-4, et.float64: 1e-9, et.float16: 2e-2, et.bfloat16: 1e-1}[dtype]
+    scale = 2 * NORM
     for weight in [w, None]:
         for train in [True, False]:
             args = (weight, rm, rv, sm, si, train, 1e-5)
@@ -203,7 +206,7 @@ def test_batch_norm_backward_matches_cpu(dtype, shape):
             got = et.native_batch_norm_backward(
                 on(g), on(x), *(dev_copy(a) if isinstance(a, et.Tensor) else a for a in args)
             )
-            assert_all_close(got, want, tol)
+            assert_all_close(got, want, scale)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -228,17 +231,17 @@ def test_group_norm_and_its_backward_match_cpu(dtype, case):
     g = normal(shape, et.float32, 19).to(dtype)
     pdt = param_dtype(dtype)
     w, b = normal((C,), et.float32, 20).to(pdt), normal((C,), et.float32, 21).to(pdt)
-    tol = NORM_TOL[dtype]
+    scale = NORM
     for weight, bias in [(w, b), (None, None), (w, None), (None, b)]:
         want = et.native_group_norm(x, weight, bias, N, C, hxw, group, 1e-5)
         got = et.native_group_norm(on(x), dev_copy(weight), dev_copy(bias), N, C, hxw, group, 1e-5)
-        assert_all_close(got, want, tol)
+        assert_all_close(got, want, scale)
         _, mean, rstd = want
         want_b = et.native_group_norm_backward(g, x, mean, rstd, weight, N, C, hxw, group)
         got_b = et.native_group_norm_backward(
             on(g), on(x), on(mean), on(rstd), dev_copy(weight), N, C, hxw, group
         )
-        assert_all_close(got_b, want_b, tol * 10)
+        assert_all_close(got_b, want_b, 10 * NORM)
 
 
 def test_group_norm_edge_cases_and_errors_match_cpu():
@@ -254,7 +257,7 @@ def test_group_norm_edge_cases_and_errors_match_cpu():
         assert_all_close(
             et.native_group_norm(on(t), None, None, 3, 4, 5, 2, 1e-5),
             et.native_group_norm(t, None, None, 3, 4, 5, 2, 1e-5),
-            1e-10,
+            1,
         )
     y = normal((2, 6, 4))
 
@@ -284,8 +287,6 @@ def test_group_norm_edge_cases_and_errors_match_cpu():
 # ---------------------------------------------------------------------------------------------
 # conv_transpose2d
 
-# float16 and bfloat16 are computed in float32 on both devices and rounded once at the end
-CT_TOL = {et.float32: 1e-4, et.float64: 1e-10, et.float16: 2e-3, et.bfloat16: 2e-2}
 CT_CASES = [  # (stride, padding, output_padding, dilation, groups)
     (1, 0, 0, 1, 1),
     (2, 1, 1, 1, 1),
@@ -304,13 +305,15 @@ def test_conv_transpose2d_matches_cpu(dtype, case):
     w = normal((6, 2, 3, 2), dtype, 25)  # (C, O / groups, kh, kw)
     out_ch = w.shape[1] * groups
     b = normal((out_ch,), dtype, 26)
-    tol = CT_TOL[dtype]
+    # float16 and bfloat16 are computed in float32 on both devices and rounded once at the
+    # end: the tolerance table; float32 and float64 sum in another order: 5x
+    scale = 1 if dtype in HALF else 5
     for bias in [b, None]:
         want = et.conv_transpose2d(x, w, bias, stride, padding, output_padding, groups, dilation)
         got = et.conv_transpose2d(
             on(x), on(w), dev_copy(bias), stride, padding, output_padding, groups, dilation
         )
-        assert_close(got, want, tol)
+        assert_close(got, want, scale)
     # non-contiguous input and weight
     xt = normal((2, 6, 7, 5), dtype, 27).transpose(2, 3)
     wt = normal((2, 6, 3, 2), dtype, 28).transpose(0, 1)
@@ -319,17 +322,20 @@ def test_conv_transpose2d_matches_cpu(dtype, case):
             on(xt), on(wt), None, stride, padding, output_padding, groups, dilation
         ),
         et.conv_transpose2d(xt, wt, None, stride, padding, output_padding, groups, dilation),
-        tol,
+        scale,
     )
 
 
 def test_conv_transpose2d_large_and_empty_match_cpu():
     x = normal((4, 16, 20, 20), et.float32, 27)
     w = normal((16, 8, 4, 4), et.float32, 28)
+    # sums of 256 products: near-zero outputs carry the operands' rounding, so 5x the table's
+    # rtol and 100x its atol (1e-4 both)
     assert_close(
         et.conv_transpose2d(on(x), on(w), None, 2, 1, 0, 1, 1),
         et.conv_transpose2d(x, w, None, 2, 1, 0, 1, 1),
-        1e-4,
+        5,
+        100,
     )
     e = et.zeros((0, 16, 5, 5))
     assert_close(
@@ -372,8 +378,8 @@ def test_addmm_matches_cpu(dtype):
     exact = dtype in INTS
     a, b = values((5, 7), dtype, 29), values((7, 4), dtype, 30)
     big_a, big_b = normal((70, 300), et.float32, 31).to(dtype), normal((300, 50), et.float32, 32)
-    tol = {et.float32: 1e-4, et.float64: 1e-12, et.float16: 1e-2, et.bfloat16: 5e-2}.get(dtype, 0)
-    check = assert_equal if exact else (lambda g, w: assert_close(g, w, tol))
+    scale = 3  # sums of products in another order
+    check = assert_equal if exact else (lambda g, w: assert_close(g, w, scale))
     for self_shape in [(5, 4), (4,), (1, 4), (5, 1), ()]:
         s = values(self_shape, dtype, 33, special=not exact)
         for beta, alpha in ADDMM_SCALARS:
@@ -394,7 +400,9 @@ def test_addmm_matches_cpu(dtype):
     if exact:
         assert_equal(got, want)
     else:
-        assert_close(got, want, tol * 10)
+        # 300-term sums: 10x; float32's near-zero results carry the operands' rounding: 1000x
+        # the table's atol (1e-3)
+        assert_close(got, want, 10 * scale, 1000 if dtype == et.float32 else None)
     # k = 0, empty results
     e1, e2 = et.zeros((5, 0), dtype=dtype), et.zeros((0, 4), dtype=dtype)
     s = values((5, 4), dtype, 39)
@@ -411,16 +419,17 @@ def test_addmm_out_and_in_place_match_cpu(dtype):
     et.addmm(s, a, b, beta=2, out=out_c)
     r = et.addmm(on(s), on(a), on(b), beta=2, out=out_d)
     assert r is out_d
-    assert_close(out_d, out_c, 1e-2)
+    scale = 3  # as test_addmm_matches_cpu
+    assert_close(out_d, out_c, scale)
     # a non-contiguous out, an out aliasing self
     out_c, out_d = et.zeros((4, 5), dtype=dtype).t(), on(et.zeros((4, 5), dtype=dtype)).t()
     et.addmm(s, a, b, out=out_c)
     et.addmm(on(s), on(a), on(b), out=out_d)
-    assert_close(out_d, out_c, 1e-2)
+    assert_close(out_d, out_c, scale)
     sc, sd = s.clone(), dev_copy(s)
     sc.addmm_(a, b, beta=0.5 if dtype not in INTS else 3, alpha=2)
     sd.addmm_(on(a), on(b), beta=0.5 if dtype not in INTS else 3, alpha=2)
-    assert_close(sd, sc, 1e-2)
+    assert_close(sd, sc, scale)
 
 
 def test_addmm_errors_match_cpu():
@@ -448,8 +457,8 @@ def test_addmm_errors_match_cpu():
 @pytest.mark.parametrize("dtype", FLOATS + INTS)
 def test_dot_matches_cpu(dtype):
     exact = dtype in INTS
-    tol = {et.float32: 1e-4, et.float64: 1e-12, et.float16: 1e-2, et.bfloat16: 5e-2}.get(dtype, 0)
-    check = assert_equal if exact else (lambda g, w: assert_close(g, w, tol))
+    scale = 3  # sums of products in another order
+    check = assert_equal if exact else (lambda g, w: assert_close(g, w, scale))
     x, y = values((37,), dtype, 43), values((37,), dtype, 44)
     check(et.dot(on(x), on(y)), et.dot(x, y))
     xs, ys = values((80,), dtype, 45)[::2], values((120,), dtype, 46)[::3]
@@ -461,7 +470,7 @@ def test_dot_matches_cpu(dtype):
     if exact:
         assert_equal(et.dot(on(big_x), on(big_y)), et.dot(big_x, big_y))
     else:
-        assert_close(et.dot(on(big_x), on(big_y)), et.dot(big_x, big_y), tol * 10)
+        assert_close(et.dot(on(big_x), on(big_y)), et.dot(big_x, big_y), 10 * scale)
     out_c, out_d = et.zeros((), dtype=dtype), on(et.zeros((), dtype=dtype))
     et.dot(x, y, out=out_c)
     et.dot(on(x), on(y), out=out_d)
@@ -499,9 +508,14 @@ def make_lists(dtype, count, seed, shapes=PARAM_SHAPES):
     return [et.tensor(rng.standard_normal(s)).to(dtype) for s in shapes]
 
 
-def compare_lists(got, want, tol):
+def compare_lists(got, want, scale):
     for g, w in zip(got, want):
-        assert_close(g, w, tol)
+        assert_close(g, w, scale)
+
+
+# the fused steps: the same arithmetic as the CPU's, contracted (FMA) differently, over a few
+# steps: half the tolerance table
+STEP = 0.5
 
 
 SGD_CONFIGS = [
@@ -520,13 +534,12 @@ def test_fused_sgd_matches_cpu_over_steps(dtype, config):
     momentum = config["momentum"]
     cbufs = [et.zeros_like(p) for p in params] if momentum else []
     dbufs = [dev_copy(b) for b in cbufs]
-    tol = 1e-6 if dtype == et.float32 else 1e-14
     for step in range(3):
         grads = make_lists(dtype, 5, 60 + step)
         et._fused_sgd_(cparams, grads, cbufs, is_first_step=step == 0, **config)
         et._fused_sgd_(dparams, [on(g) for g in grads], dbufs, is_first_step=step == 0, **config)
-        compare_lists(dparams, cparams, tol)
-        compare_lists(dbufs, cbufs, tol)
+        compare_lists(dparams, cparams, STEP)
+        compare_lists(dbufs, cbufs, STEP)
 
 
 def test_fused_sgd_many_tensors_match_cpu():
@@ -542,8 +555,8 @@ def test_fused_sgd_many_tensors_match_cpu():
         grads = make_lists(et.float32, 40, 70 + step, shapes=[(3,), (17,), (20_000,)])
         et._fused_sgd_(cparams, grads, cbufs, is_first_step=step == 0, **config)
         et._fused_sgd_(dparams, [on(g) for g in grads], dbufs, is_first_step=step == 0, **config)
-    compare_lists(dparams, cparams, 1e-6)
-    compare_lists(dbufs, cbufs, 1e-6)
+    compare_lists(dparams, cparams, STEP)
+    compare_lists(dbufs, cbufs, STEP)
 
 
 ADAM_CONFIGS = [
@@ -568,13 +581,12 @@ def test_fused_adam_matches_cpu_over_steps(dtype, config, steps_on_device):
     csteps = [et.tensor(0.0, dtype=et.float32 if i % 2 else et.float64) for i in range(count)]
     dsteps = [dev_copy(s) if steps_on_device else cpu_copy(s) for s in csteps]
     hyper = dict(lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, **config)
-    tol = 1e-6 if dtype == et.float32 else 1e-13
     for step in range(3):
         grads = make_lists(dtype, count, 80 + step)
         et._fused_adam_(cp, grads, cm, cv, cx, csteps, **hyper)
         et._fused_adam_(dp, [on(g) for g in grads], dm, dv, dx, dsteps, **hyper)
         for got, want in [(dp, cp), (dm, cm), (dv, cv), (dx, cx)]:
-            compare_lists(got, want, tol)
+            compare_lists(got, want, STEP)
     for got, want in zip(dsteps, csteps):
         assert float(got.cpu()) == float(want) == 3.0
 
@@ -597,7 +609,7 @@ def test_fused_adam_many_device_steps_match_cpu():
     grads = make_lists(et.float32, count, 90, shapes=[(2,), (9,)])
     et._fused_adam_(cp, grads, cm, cv, [], csteps, **hyper)
     et._fused_adam_(dp, [on(g) for g in grads], dm, dv, [], dsteps, **hyper)
-    compare_lists(dp, cp, 1e-6)
+    compare_lists(dp, cp, STEP)
     assert float(dshared.cpu()) == float(shared) == 2.0
 
 
@@ -714,7 +726,7 @@ def test_lstm_forward_and_backward_match_cpu(dtype, shape, reverse):
     x = normal((steps, n, 4 * h), dtype, 100)
     h0, c0 = normal((n, h), dtype, 101), normal((n, h), dtype, 102)
     w = normal((4 * h, h), dtype, 103) * float(1 / np.sqrt(h))
-    tol = 1e-4 if dtype == et.float32 else 1e-10
+    scale = 5  # per step a GEMM (cuBLAS) and the gates' math functions (CUDA's own)
 
     def forward(dev):
         acts = et.empty((steps, n, 4 * h), dtype=dtype).to(dev)
@@ -728,7 +740,7 @@ def test_lstm_forward_and_backward_match_cpu(dtype, shape, reverse):
 
     want, got = forward("cpu"), forward(DEV)
     for g, c in zip(got, want):
-        assert_close(g, c, tol)
+        assert_close(g, c, scale)
     d_outs = normal((steps, n, h), dtype, 104)
     dh_in, dc_in = normal((n, h), dtype, 105), normal((n, h), dtype, 106)
 
@@ -744,7 +756,7 @@ def test_lstm_forward_and_backward_match_cpu(dtype, shape, reverse):
         want_b = backward("cpu", *want[:2], with_outs)
         got_b = backward(DEV, on(want[0]), on(want[1]), with_outs)
         for g, c in zip(got_b, want_b):
-            assert_close(g, c, tol * 10)
+            assert_close(g, c, scale * 10)
 
 
 def test_lstm_empty_and_errors_match_cpu():

@@ -1,6 +1,7 @@
-"""The CUDA reduction engine (cuda/reduce.cuh) and the ops on it, against the CPU kernels:
-sum, mean, prod, all, any, var, std, norm, logsumexp, max/min/amax/amin/argmax/argmin, the
-scans cumsum/cumprod, and multinomial.
+"""The CUDA reduction engine (backends/cuda/reduce.cuh) and the ops on it, against the CPU
+kernels: sum, mean, prod, all, any, var, std, norm, logsumexp and the scans cumsum/cumprod
+(ops/reduce/reduce_cuda.cu), max/min/amax/amin/argmax/argmin (ops/reduce/extremes_cuda.cu),
+and multinomial (ops/random/random_cuda.cu).
 
 Shapes are picked to run every path of the engine: rows of a few elements (a thread per
 output), rows of tens to hundreds (a warp per row), long rows (a block per row), columns
@@ -92,12 +93,11 @@ def test_mean_over_every_dim_combination_matches_cpu(dtype, shape):
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_float_sums_of_random_values_are_close(dtype):
     x = normal((4, 300, 7), dtype, 3)
+    # float32 and float64 sum in another order: 5x the tolerance table; the 16-bit floats sum
+    # in float32 and round once: the table
+    scale = 1 if dtype in [et.float16, et.bfloat16] else 5
     for dim in DIMS_3D:
-        assert_close(
-            et.sum(on(x), **dim_kw(dim)),
-            et.sum(x, **dim_kw(dim)),
-            1e-2 if dtype in [et.float16, et.bfloat16] else 1e-4,
-        )
+        assert_close(et.sum(on(x), **dim_kw(dim)), et.sum(x, **dim_kw(dim)), scale)
 
 
 @pytest.mark.parametrize("dtype", [et.float32, et.float64, et.int32, et.int64, et.uint8])
@@ -325,10 +325,10 @@ def test_var_std_match_cpu(dtype):
 
 def test_var_std_of_large_inputs_and_the_dof_warning_match_cpu():
     x = normal((1 << 20,), et.float32, 19) * 2 + 100  # a large mean: the two-pass quality matters
-    assert_close(et.var(on(x)), et.var(x), 1e-4)
+    assert_close(et.var(on(x)), et.var(x), 5)  # 2^20 values, merged in another order: 5x
     m = normal((3000, 5000), et.float64, 20)
     for dim in [0, 1, None]:
-        assert_close(et.std(on(m), **dim_kw(dim)), et.std(m, **dim_kw(dim)), 1e-10)
+        assert_close(et.std(on(m), **dim_kw(dim)), et.std(m, **dim_kw(dim)))
     one = normal((4, 1), et.float32, 21)
     with pytest.warns(UserWarning, match="degrees of freedom is <= 0") as cpu_warn:
         want = et.var(one, 1)
@@ -349,41 +349,43 @@ def test_var_std_of_large_inputs_and_the_dof_warning_match_cpu():
 @pytest.mark.parametrize("p", [2, 1, 0, float("inf"), float("-inf"), 3, 0.5, -1.5])
 def test_norm_matches_cpu(dtype, p):
     x = normal((6, 70, 9), dtype, 22)
-    tol = {et.float32: 1e-4, et.float64: 1e-10, et.float16: 5e-3, et.bfloat16: 3e-2}[dtype]
+    scale = 1.5  # sums of powers in another order, then a root
     for v in [x, x.transpose(0, 2)]:
         for dim in DIMS_3D:
-            assert_close(et.norm(on(v), p, **dim_kw(dim)), et.norm(v, p, **dim_kw(dim)), tol)
-    assert_close(et.norm(on(x), p, (1,), keepdim=True), et.norm(x, p, (1,), keepdim=True), tol)
+            assert_close(et.norm(on(v), p, **dim_kw(dim)), et.norm(v, p, **dim_kw(dim)), scale)
+    assert_close(
+        et.norm(on(x), p, (1,), keepdim=True), et.norm(x, p, (1,), keepdim=True), scale
+    )
     if dtype != et.float64:
         assert_close(
             et.norm(on(x), p, (0, 2), dtype=et.float64),
             et.norm(x, p, (0, 2), dtype=et.float64),
-            1e-4,
+            scale,
         )
     special = values((4, 9), dtype, 23, special=True)
-    assert_close(et.norm(on(special), p, (1,)), et.norm(special, p, (1,)), tol)
+    assert_close(et.norm(on(special), p, (1,)), et.norm(special, p, (1,)), scale)
 
 
 def test_norm_of_large_inputs_matches_cpu():
     x = normal((1 << 20,), et.float32, 24)
+    scale = 5  # float sums of up to 2^20 values in another order
     for p in [2, 1, float("inf")]:
-        assert_close(et.norm(on(x), p), et.norm(x, p), 1e-4)
+        assert_close(et.norm(on(x), p), et.norm(x, p), scale)
     m = normal((3000, 5000), et.float32, 25)
-    assert_close(et.norm(on(m), 2, (0,)), et.norm(m, 2, (0,)), 1e-4)
-    assert_close(et.norm(on(m), 2, (1,)), et.norm(m, 2, (1,)), 1e-4)
+    assert_close(et.norm(on(m), 2, (0,)), et.norm(m, 2, (0,)), scale)
+    assert_close(et.norm(on(m), 2, (1,)), et.norm(m, 2, (1,)), scale)
 
 
 @pytest.mark.parametrize("dtype", FLOATS + [et.int32, et.bool])
 def test_logsumexp_matches_cpu(dtype):
     x = normal((6, 70, 9), et.float64, 26) * 4
     x = x.to(dtype) if dtype in FLOATS else (x > 0).to(dtype)
-    tol = {et.float16: 5e-3, et.bfloat16: 3e-2}.get(dtype, 1e-5)
     for v in [x, x.transpose(0, 2)]:
         for dim in DIMS_3D[1:]:
             dims = dim if isinstance(dim, tuple) else (dim,)
-            assert_close(et.logsumexp(on(v), dims), et.logsumexp(v, dims), tol)
+            assert_close(et.logsumexp(on(v), dims), et.logsumexp(v, dims))
             assert_close(
-                et.logsumexp(on(v), dims, keepdim=True), et.logsumexp(v, dims, keepdim=True), tol
+                et.logsumexp(on(v), dims, keepdim=True), et.logsumexp(v, dims, keepdim=True)
             )
     if dtype in FLOATS:
         inf, nan = float("inf"), float("nan")
@@ -397,16 +399,16 @@ def test_logsumexp_matches_cpu(dtype):
                 [inf, -inf, 0.0],
             ]
         ).to(dtype)
-        assert_close(et.logsumexp(on(rows), (1,)), et.logsumexp(rows, (1,)), tol)
-        assert_close(et.logsumexp(on(rows), (0,)), et.logsumexp(rows, (0,)), tol)
+        assert_close(et.logsumexp(on(rows), (1,)), et.logsumexp(rows, (1,)))
+        assert_close(et.logsumexp(on(rows), (0,)), et.logsumexp(rows, (0,)))
 
 
 def test_logsumexp_of_large_inputs_matches_cpu():
     x = normal((1 << 20,), et.float32, 27) * 10
-    assert_close(et.logsumexp(on(x), (0,)), et.logsumexp(x, (0,)), 1e-5)
+    assert_close(et.logsumexp(on(x), (0,)), et.logsumexp(x, (0,)))
     m = normal((3000, 5000), et.float32, 28)
-    assert_close(et.logsumexp(on(m), (0,)), et.logsumexp(m, (0,)), 1e-5)
-    assert_close(et.logsumexp(on(m), (1,)), et.logsumexp(m, (1,)), 1e-5)
+    assert_close(et.logsumexp(on(m), (0,)), et.logsumexp(m, (0,)))
+    assert_close(et.logsumexp(on(m), (1,)), et.logsumexp(m, (1,)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -494,9 +496,10 @@ def test_long_scans_match_cpu(dtype):
 
 def test_float32_cumsum_accumulates_in_double_like_the_cpu():
     x = et.full((1 << 20,), 0.1, dtype=et.float32)
-    got, want = on(x).cumsum(0).cpu(), x.cumsum(0)
+    got, want = on(x).cumsum(0), x.cumsum(0)
     # float accumulation would drift by ~1e-2 here; double accumulation rounds each prefix once
-    assert_close(got, want, 1e-7)
+    # (1/200 of the tolerance table: rtol 1e-7)
+    assert_close(got, want, 0.005)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""The CUDA kernels of kernels_sort.cu, kernels_select.cu and index_put (kernels_index_nn.cu)
-against the CPU kernels: sort, argsort, topk, nonzero, masked_select and index_put.
+"""CUDA kernels against the CPU kernels: sort, argsort, topk (ops/sort/sort_cuda.cu), nonzero,
+masked_select (ops/index/select_cuda.cu) and index_put (ops/index/index_cuda.cu).
 
 Rows of 1, 7, 1024, 3000, 4097, 5000 and 100000 elements take every path of the CUDA sort
 (several short rows per block, one row per block, tiles plus global merge passes; 3000 is one

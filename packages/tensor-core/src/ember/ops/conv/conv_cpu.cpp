@@ -147,7 +147,7 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
   const ConvTransposeMeta m = conv_transpose2d_meta(input, weight, bias, stride, padding, output_padding, groups,
                                                     dilation);
   if (conv_computes_in_float32(input->dtype())) {
-    Tensor out = conv_transpose2d(widen(input), widen(weight), widen(bias), stride, padding, output_padding, groups,
+    Tensor out = conv_transpose2d(conv_widen(input), conv_widen(weight), conv_widen(bias), stride, padding, output_padding, groups,
                                   dilation);
     return conv_cast(out, input->dtype());
   }
@@ -164,154 +164,16 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
 
 }  // namespace ember::cpu
 
-namespace ember {
-namespace {
-
-using Geometry = ConvGeometry;
-
-// im2col and col2im through their dispatchers, so that the bodies below run on every device
-// that has those two kernels (and matmul).
-Tensor columns(const Tensor& input, const Geometry& g) {
-  return ops::im2col(input, {g.kh, g.kw}, {g.dh, g.dw}, {g.ph, g.pw}, {g.sh, g.sw});
-}
-Tensor image(const Tensor& cols, int64_t H, int64_t W, const Geometry& g) {
-  return ops::col2im(cols, {H, W}, {g.kh, g.kw}, {g.dh, g.dw}, {g.ph, g.pw}, {g.sh, g.sw});
-}
-
-// The shape checks shared by the two backward ops: grad_output (N, O, oh, ow) of a conv2d
-// of an (N, C, H, W) input with an (O, C/groups, kh, kw) weight.
-Conv2dMeta check_conv_backward(const char* op, const Tensor& grad_output, const Shape& input_size,
-                               const Shape& weight_size, const Shape& stride, const Shape& padding,
-                               const Shape& dilation, int64_t groups) {
-  check_conv_dtype(op, grad_output);
-  if (grad_output->dim() != 4 || input_size.size() != 4 || weight_size.size() != 4) {
-    throw std::runtime_error(message(op, ": expected a 4-D grad_output, input and weight, got grad_output of size ",
-                                     shape_str(grad_output->sizes()), ", input ", shape_str(input_size),
-                                     " and weight ", shape_str(weight_size)));
-  }
-  const int64_t N = input_size[0], C = input_size[1], O = weight_size[0];
-  if (groups < 1 || C != weight_size[1] * groups || O % groups != 0) {
-    throw std::runtime_error(message(op, ": Given groups=", groups, ", weight of size ", shape_str(weight_size),
-                                     " does not fit an input of size ", shape_str(input_size)));
-  }
-  const Geometry g = conv_geometry(op, {weight_size[2], weight_size[3]}, dilation, padding, stride);
-  const Shape want{N, O, g.oh(input_size[2]), g.ow(input_size[3])};
-  if (want[2] < 1 || want[3] < 1 || grad_output->sizes() != want) {
-    throw std::runtime_error(message(op, ": expected grad_output of size ", shape_str(want), ", but got ",
-                                     shape_str(grad_output->sizes())));
-  }
-  return {g, N, C, input_size[2], input_size[3], O, want[2], want[3], groups};
-}
-
-}  // namespace
-
-Conv2dMeta conv2d_meta(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
-                       const Shape& padding, const Shape& dilation, int64_t groups) {
-  const char* op = "conv2d";
-  check_conv_args(op, input, weight, bias);
-  const int64_t N = input->size(0), C = input->size(1), O = weight->size(0);
-  if (groups < 1) throw std::runtime_error(message(op, ": non-positive groups is not supported"));
-  if (C != weight->size(1) * groups || O % groups != 0) {
-    throw std::runtime_error(message(op, ": Given groups=", groups, ", weight of size ", shape_str(weight->sizes()),
-                                     ", expected input", shape_str(input->sizes()), " to have ",
-                                     weight->size(1) * groups, " channels, but got ", C, " channels instead"));
-  }
-  if (bias && (bias->dim() != 1 || bias->size(0) != O)) {
-    throw std::runtime_error(message(op, ": Given weight of size ", shape_str(weight->sizes()),
-                                     ", expected bias to be 1-dimensional with ", O, " elements, but got bias of size ",
-                                     shape_str(bias->sizes()), " instead"));
-  }
-  const Geometry g = conv_geometry(op, {weight->size(2), weight->size(3)}, dilation, padding, stride);
-  const int64_t oh = g.oh(input->size(2)), ow = g.ow(input->size(3));
-  if (oh < 1 || ow < 1) {
-    throw std::runtime_error(message(op, ": Calculated padded input size per channel: (",
-                                     input->size(2) + 2 * g.ph, " x ", input->size(3) + 2 * g.pw,
-                                     "). Kernel size: (", g.dh * (g.kh - 1) + 1, " x ", g.dw * (g.kw - 1) + 1,
-                                     "). Kernel size can't be greater than actual input size"));
-  }
-  return {g, N, C, input->size(2), input->size(3), O, oh, ow, groups};
-}
-
-Conv2dMeta conv2d_backward_input_meta(const Tensor& grad_output, const Tensor& weight, const Shape& input_size,
-                                      const Shape& stride, const Shape& padding, const Shape& dilation,
-                                      int64_t groups) {
-  const char* op = "conv2d_backward_input";
-  if (weight->dim() != 4 || weight->dtype() != grad_output->dtype()) {
-    throw std::runtime_error(message(op, ": expected a 4-D weight of grad_output's dtype, got ",
-                                     scalar_type_name(weight->dtype()), " weight of size ", shape_str(weight->sizes())));
-  }
-  return check_conv_backward(op, grad_output, input_size, weight->sizes(), stride, padding, dilation, groups);
-}
-
-Conv2dMeta conv2d_backward_weight_meta(const Tensor& grad_output, const Tensor& input, const Shape& weight_size,
-                                       const Shape& stride, const Shape& padding, const Shape& dilation,
-                                       int64_t groups) {
-  const char* op = "conv2d_backward_weight";
-  if (input->dim() != 4 || input->dtype() != grad_output->dtype()) {
-    throw std::runtime_error(message(op, ": expected a 4-D input of grad_output's dtype, got ",
-                                     scalar_type_name(input->dtype()), " input of size ", shape_str(input->sizes())));
-  }
-  return check_conv_backward(op, grad_output, input->sizes(), weight_size, stride, padding, dilation, groups);
-}
-
-Tensor conv2d_im2col(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv2dMeta& m) {
-  if (conv_computes_in_float32(input->dtype())) {
-    return conv_cast(conv2d_im2col(widen(input), widen(weight), widen(bias), m), input->dtype());
-  }
-  // (N, G, C/G*kh*kw, L) columns times the (G, O/G, C/G*kh*kw) weight
-  Tensor cols = columns(input, m.g);
-  const int64_t K = m.C / m.groups * m.g.kh * m.g.kw, L = m.oh * m.ow;
-  Tensor w = ops::reshape(weight, {m.groups, m.O / m.groups, K});
-  Tensor out = ops::matmul(w, ops::view(cols, {m.N, m.groups, K, L}), Tensor());
-  out = ops::view(out, {m.N, m.O, m.oh, m.ow});
-  if (bias) ops::add(out, ops::view(bias, {m.O, 1, 1}), Scalar::from_int(1), out);
-  return out;
-}
-
-Tensor conv2d_backward_input_im2col(const Tensor& grad_output, const Tensor& weight, const Conv2dMeta& m) {
-  if (conv_computes_in_float32(grad_output->dtype())) {
-    return conv_cast(conv2d_backward_input_im2col(widen(grad_output), widen(weight), m), grad_output->dtype());
-  }
-  // col2im(W^T @ grad_output) per group
-  const int64_t K = m.C / m.groups * m.g.kh * m.g.kw, L = m.oh * m.ow;
-  Tensor wt = ops::transpose(ops::reshape(weight, {m.groups, m.O / m.groups, K}), 1, 2);
-  Tensor cols = ops::matmul(wt, ops::reshape(grad_output, {m.N, m.groups, m.O / m.groups, L}), Tensor());
-  return image(ops::reshape(cols, {m.N, m.groups * K, L}), m.H, m.W, m.g);
-}
-
-Tensor conv2d_backward_weight_im2col(const Tensor& grad_output, const Tensor& input, const Conv2dMeta& m) {
-  if (conv_computes_in_float32(grad_output->dtype())) {
-    return conv_cast(conv2d_backward_weight_im2col(widen(grad_output), widen(input), m), grad_output->dtype());
-  }
-  // grad_output @ im2col(input)^T summed over the batch, per group
-  const int64_t G = m.groups, K = m.C / G * m.g.kh * m.g.kw, L = m.oh * m.ow, Og = m.O / G;
-  const Shape weight_size{m.O, m.C / G, m.g.kh, m.g.kw};
-  Tensor cols = ops::view(columns(input, m.g), {m.N, G, K, L});
-  Tensor gy = ops::reshape(grad_output, {m.N, G, Og, L});
-  if (m.N * L * (G * K + m.O) < m.N * m.O * K) {
-    // one product per group with the batch folded into the inner dim, (Og, N*L) @ (N*L, K):
-    // copying both operands to (G, ., N, L) costs less than the per-sample products' sum
-    // (small images, many channels: the deep layers)
-    Tensor gyp = ops::reshape(ops::permute(gy, {1, 2, 0, 3}), {G, Og, m.N * L});
-    Tensor colsp = ops::reshape(ops::permute(cols, {1, 2, 0, 3}), {G, K, m.N * L});
-    return ops::reshape(ops::matmul(gyp, ops::transpose(colsp, 1, 2), Tensor()), weight_size);
-  }
-  Tensor prod = ops::matmul(gy, ops::transpose(cols, 2, 3), Tensor());
-  return ops::reshape(ops::sum(prod, Shape{0}, false, std::nullopt, Tensor()), weight_size);
-}
-
-}  // namespace ember
-
 // The CPU kernels of conv2d and its derivatives: the depthwise kernel (conv_depthwise_cpu.cpp) for
 // groups == C, the blocked direct kernel (conv_direct_cpu.cpp) for the float32 shapes that suit it,
-// else the im2col bodies above. float16/bfloat16 run the float32 kernels on widened copies.
+// else the im2col bodies of conv_generic.cpp. float16/bfloat16 run the float32 kernels on widened copies.
 namespace ember::cpu {
 
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
               const Shape& padding, const Shape& dilation, int64_t groups) {
   const Conv2dMeta m = conv2d_meta(input, weight, bias, stride, padding, dilation, groups);
   if (conv_computes_in_float32(input->dtype())) {  // through the float32 kernels below
-    return conv_cast(conv2d(widen(input), widen(weight), widen(bias), stride, padding, dilation, groups),
+    return conv_cast(conv2d(conv_widen(input), conv_widen(weight), conv_widen(bias), stride, padding, dilation, groups),
                      input->dtype());
   }
   if (depthwise_suits(input, m)) return depthwise_conv2d(input, weight, bias, m);
@@ -330,7 +192,7 @@ Tensor conv2d_backward_input(const Tensor& grad_output, const Tensor& weight, co
                              const Shape& stride, const Shape& padding, const Shape& dilation, int64_t groups) {
   const Conv2dMeta m = conv2d_backward_input_meta(grad_output, weight, input_size, stride, padding, dilation, groups);
   if (conv_computes_in_float32(grad_output->dtype())) {
-    Tensor gx = conv2d_backward_input(widen(grad_output), widen(weight), input_size, stride, padding, dilation, groups);
+    Tensor gx = conv2d_backward_input(conv_widen(grad_output), conv_widen(weight), input_size, stride, padding, dilation, groups);
     return conv_cast(gx, grad_output->dtype());
   }
   if (depthwise_suits(grad_output, m)) return depthwise_conv2d_backward_input(grad_output, weight, m);
@@ -350,7 +212,7 @@ Tensor conv2d_backward_weight(const Tensor& grad_output, const Tensor& input, co
                                                    groups);
   if (conv_computes_in_float32(grad_output->dtype())) {
     Tensor gw =
-        conv2d_backward_weight(widen(grad_output), widen(input), weight_size, stride, padding, dilation, groups);
+        conv2d_backward_weight(conv_widen(grad_output), conv_widen(input), weight_size, stride, padding, dilation, groups);
     return conv_cast(gw, grad_output->dtype());
   }
   if (depthwise_suits(grad_output, m)) return depthwise_conv2d_backward_weight(grad_output, input, m);

@@ -52,7 +52,7 @@ Tensor conv_cast(const Tensor& t, ScalarType dtype) {
   return out;
 }
 
-Tensor widen(const Tensor& t) { return conv_cast(t, ScalarType::Float32); }
+Tensor conv_widen(const Tensor& t) { return conv_cast(t, ScalarType::Float32); }
 
 // im2col and col2im move and sum elements in their own dtype: float32 and float64 only
 // (16-bit convolutions widen before they get here).
@@ -157,6 +157,84 @@ int64_t col2im_check(const char* op, const Tensor& cols, int64_t H, int64_t W, c
                                      oh * ow, ", but got input.size(2)=", cols->size(2), "."));
   }
   return cols->size(1) / K;
+}
+
+namespace {
+
+// The shape checks shared by the two backward ops: grad_output (N, O, oh, ow) of a conv2d
+// of an (N, C, H, W) input with an (O, C/groups, kh, kw) weight.
+Conv2dMeta check_conv_backward(const char* op, const Tensor& grad_output, const Shape& input_size,
+                               const Shape& weight_size, const Shape& stride, const Shape& padding,
+                               const Shape& dilation, int64_t groups) {
+  check_conv_dtype(op, grad_output);
+  if (grad_output->dim() != 4 || input_size.size() != 4 || weight_size.size() != 4) {
+    throw std::runtime_error(message(op, ": expected a 4-D grad_output, input and weight, got grad_output of size ",
+                                     shape_str(grad_output->sizes()), ", input ", shape_str(input_size),
+                                     " and weight ", shape_str(weight_size)));
+  }
+  const int64_t N = input_size[0], C = input_size[1], O = weight_size[0];
+  if (groups < 1 || C != weight_size[1] * groups || O % groups != 0) {
+    throw std::runtime_error(message(op, ": Given groups=", groups, ", weight of size ", shape_str(weight_size),
+                                     " does not fit an input of size ", shape_str(input_size)));
+  }
+  const ConvGeometry g = conv_geometry(op, {weight_size[2], weight_size[3]}, dilation, padding, stride);
+  const Shape want{N, O, g.oh(input_size[2]), g.ow(input_size[3])};
+  if (want[2] < 1 || want[3] < 1 || grad_output->sizes() != want) {
+    throw std::runtime_error(message(op, ": expected grad_output of size ", shape_str(want), ", but got ",
+                                     shape_str(grad_output->sizes())));
+  }
+  return {g, N, C, input_size[2], input_size[3], O, want[2], want[3], groups};
+}
+
+}  // namespace
+
+Conv2dMeta conv2d_meta(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
+                       const Shape& padding, const Shape& dilation, int64_t groups) {
+  const char* op = "conv2d";
+  check_conv_args(op, input, weight, bias);
+  const int64_t N = input->size(0), C = input->size(1), O = weight->size(0);
+  if (groups < 1) throw std::runtime_error(message(op, ": non-positive groups is not supported"));
+  if (C != weight->size(1) * groups || O % groups != 0) {
+    throw std::runtime_error(message(op, ": Given groups=", groups, ", weight of size ", shape_str(weight->sizes()),
+                                     ", expected input", shape_str(input->sizes()), " to have ",
+                                     weight->size(1) * groups, " channels, but got ", C, " channels instead"));
+  }
+  if (bias && (bias->dim() != 1 || bias->size(0) != O)) {
+    throw std::runtime_error(message(op, ": Given weight of size ", shape_str(weight->sizes()),
+                                     ", expected bias to be 1-dimensional with ", O, " elements, but got bias of size ",
+                                     shape_str(bias->sizes()), " instead"));
+  }
+  const ConvGeometry g = conv_geometry(op, {weight->size(2), weight->size(3)}, dilation, padding, stride);
+  const int64_t oh = g.oh(input->size(2)), ow = g.ow(input->size(3));
+  if (oh < 1 || ow < 1) {
+    throw std::runtime_error(message(op, ": Calculated padded input size per channel: (",
+                                     input->size(2) + 2 * g.ph, " x ", input->size(3) + 2 * g.pw,
+                                     "). Kernel size: (", g.dh * (g.kh - 1) + 1, " x ", g.dw * (g.kw - 1) + 1,
+                                     "). Kernel size can't be greater than actual input size"));
+  }
+  return {g, N, C, input->size(2), input->size(3), O, oh, ow, groups};
+}
+
+Conv2dMeta conv2d_backward_input_meta(const Tensor& grad_output, const Tensor& weight, const Shape& input_size,
+                                      const Shape& stride, const Shape& padding, const Shape& dilation,
+                                      int64_t groups) {
+  const char* op = "conv2d_backward_input";
+  if (weight->dim() != 4 || weight->dtype() != grad_output->dtype()) {
+    throw std::runtime_error(message(op, ": expected a 4-D weight of grad_output's dtype, got ",
+                                     scalar_type_name(weight->dtype()), " weight of size ", shape_str(weight->sizes())));
+  }
+  return check_conv_backward(op, grad_output, input_size, weight->sizes(), stride, padding, dilation, groups);
+}
+
+Conv2dMeta conv2d_backward_weight_meta(const Tensor& grad_output, const Tensor& input, const Shape& weight_size,
+                                       const Shape& stride, const Shape& padding, const Shape& dilation,
+                                       int64_t groups) {
+  const char* op = "conv2d_backward_weight";
+  if (input->dim() != 4 || input->dtype() != grad_output->dtype()) {
+    throw std::runtime_error(message(op, ": expected a 4-D input of grad_output's dtype, got ",
+                                     scalar_type_name(input->dtype()), " input of size ", shape_str(input->sizes())));
+  }
+  return check_conv_backward(op, grad_output, input->sizes(), weight_size, stride, padding, dilation, groups);
 }
 
 }  // namespace ember

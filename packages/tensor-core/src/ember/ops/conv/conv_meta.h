@@ -1,8 +1,8 @@
 // What im2col/col2im and the convolutions check and compute the same way on every device:
 // the window geometry of the int[] arguments, the block grid, the checks and sizes of
 // conv_transpose2d, conv2d and conv2d's derivatives, and conv2d's im2col + matmul bodies that
-// every device can run (conv_meta.cpp defines the checks and geometry; the im2col bodies
-// are still in conv_cpu.cpp).
+// every device can run (conv_meta.cpp defines the checks and geometry, conv_generic.cpp the
+// im2col bodies).
 #pragma once
 
 #include <utility>
@@ -73,7 +73,7 @@ Tensor conv2d_backward_input_im2col(const Tensor& grad_output, const Tensor& wei
 Tensor conv2d_backward_weight_im2col(const Tensor& grad_output, const Tensor& input, const Conv2dMeta& m);
 
 // t converted to float32 (16-bit convolutions compute in float32 on the CPU), conv_cast's.
-Tensor widen(const Tensor& t);
+Tensor conv_widen(const Tensor& t);
 // im2col / col2im: NotImplementedError unless t is float32 or float64.
 void check_im2col_dtype(const char* op, const Tensor& t);
 // conv2d's and conv_transpose2d's shared checks: 4-d input and weight of one dtype (and the

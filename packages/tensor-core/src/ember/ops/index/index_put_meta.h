@@ -1,6 +1,6 @@
 // What advanced indexing (index / index_put) and masked_select check and compute the same way
-// on every device (index_cpu.cpp defines the functions; the CPU kernels there and the CUDA kernels
-// in index_cuda.cu, select_cuda.cu and sort_cuda.cu call them): PyTorch's errors and
+// on every device (defined in index_put_meta.cpp; the CPU kernels of index_cpu.cpp and the CUDA
+// kernels of index_cuda.cu, select_cuda.cu and sort_cuda.cu call them): PyTorch's errors and
 // messages, the normalisation of index_put's indices and the shapes and strides of the
 // results. They read sizes, strides and dtypes, never element data, with one exception:
 // index_put_indices turns bool masks into their nonzero() indices (on the mask's device).

@@ -1,19 +1,14 @@
-// What the 2-D pooling ops check and compute the same way on every device (pool_cpu.cpp
-// defines the functions; the CPU kernels there and the CUDA kernels in pool_cuda.cu
-// call them): the window geometry after PyTorch's argument checks, the checks of the
+// What the 2-D pooling ops check and compute the same way on every device (defined in
+// pool_meta.cpp; the CPU kernels of pool_cpu.cpp and the CUDA kernels of pool_cuda.cu call
+// them): the window geometry after PyTorch's argument checks, the checks of the
 // backward ops' arguments, and the per-axis window rules.
 #pragma once
 
 #include <optional>
 #include <utility>
 
+#include "ember/core/host_device.h"
 #include "ember/core/tensor.h"
-
-#if defined(__CUDACC__)
-#define EMBER_POOL_HD __host__ __device__
-#else
-#define EMBER_POOL_HD
-#endif
 
 namespace ember {
 
@@ -51,7 +46,7 @@ void adaptive_max_pool_backward_meta(const Tensor& grad_output, const Tensor& se
 // Average pooling along one axis: output o's window clipped to the input, [lo, hi), and its
 // extent for the divisor (the window clipped to the padded input when count_include_pad,
 // the part inside the input otherwise).
-EMBER_POOL_HD inline void avg_window(int64_t o, int64_t in, int64_t k, int64_t s, int64_t pad,
+EMBER_HOST_DEVICE inline void avg_window(int64_t o, int64_t in, int64_t k, int64_t s, int64_t pad,
                                      bool count_include_pad, int64_t* lo, int64_t* hi, int64_t* extent) {
   const int64_t start = o * s - pad;
   const int64_t stop = start + k < in + pad ? start + k : in + pad;
@@ -61,7 +56,7 @@ EMBER_POOL_HD inline void avg_window(int64_t o, int64_t in, int64_t k, int64_t s
 }
 
 // Adaptive pooling along one axis: output o of out covers [start, end) of in.
-EMBER_POOL_HD inline int64_t adaptive_start(int64_t o, int64_t out, int64_t in) { return (o * in) / out; }
-EMBER_POOL_HD inline int64_t adaptive_end(int64_t o, int64_t out, int64_t in) { return ((o + 1) * in + out - 1) / out; }
+EMBER_HOST_DEVICE inline int64_t adaptive_start(int64_t o, int64_t out, int64_t in) { return (o * in) / out; }
+EMBER_HOST_DEVICE inline int64_t adaptive_end(int64_t o, int64_t out, int64_t in) { return ((o + 1) * in + out - 1) / out; }
 
 }  // namespace ember

@@ -179,22 +179,6 @@ template <typename Prob> void fill_bernoulli(const Tensor& t, Generator* generat
 
 }  // namespace
 
-Tensor rand(const Shape& size, Generator* generator, std::optional<ScalarType> dtype, std::optional<Device> device,
-            bool requires_grad, const Tensor& out) {
-  const ScalarType dt = rand_meta("rand", dtype, out);
-  return create("rand", size, dt, device, requires_grad, out,
-                [&](const Tensor& r) { fill_uniform(r, generator, 0.0, 1.0); });
-}
-
-Tensor randn(const Shape& size, Generator* generator, std::optional<ScalarType> dtype, std::optional<Device> device,
-             bool requires_grad, const Tensor& out) {
-  const ScalarType dt = rand_meta("randn", dtype, out);
-  return create("randn", size, dt, device, requires_grad, out,
-                [&](const Tensor& r) { fill_normal(r, generator, 0.0, 1.0); });
-}
-
-
-
 Tensor randint(int64_t low, int64_t high, const Shape& size, Generator* generator, std::optional<ScalarType> dtype,
                std::optional<Device> device, bool requires_grad) {
   const RandintMeta M = randint_meta(low, high, dtype);
@@ -354,21 +338,3 @@ Tensor bernoulli_p(const Tensor& self, double p, Generator* generator, const Ten
 }
 
 }  // namespace ember::cpu
-
-namespace ember::ops {
-
-// The *_like creation ops are generic: the device-dispatched op with the shape (and, by
-// default, the dtype and device) of self.
-Tensor rand_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
-                 bool requires_grad) {
-  return rand(self->sizes(), nullptr, dtype.value_or(self->dtype()), device ? device : self->device(),
-              requires_grad, Tensor());
-}
-
-Tensor randn_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
-                  bool requires_grad) {
-  return randn(self->sizes(), nullptr, dtype.value_or(self->dtype()), device ? device : self->device(),
-               requires_grad, Tensor());
-}
-
-}  // namespace ember::ops

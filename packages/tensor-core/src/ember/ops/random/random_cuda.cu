@@ -448,22 +448,6 @@ namespace ember::cuda {
 
 using namespace ember::cuda_engine;
 
-Tensor rand(const Shape& size, Generator* generator, std::optional<ScalarType> dtype, std::optional<Device> device,
-            bool requires_grad, const Tensor& out) {
-  const ScalarType dt = rand_meta("rand", dtype, out);
-  return create("rand", size, dt, device, requires_grad, out,
-                [&](const Tensor& r) { fill_uniform(r, generator, 0.0, 1.0); });
-}
-
-Tensor randn(const Shape& size, Generator* generator, std::optional<ScalarType> dtype, std::optional<Device> device,
-             bool requires_grad, const Tensor& out) {
-  const ScalarType dt = rand_meta("randn", dtype, out);
-  return create("randn", size, dt, device, requires_grad, out,
-                [&](const Tensor& r) { fill_normal(r, generator, 0.0, 1.0); });
-}
-
-
-
 Tensor randint(int64_t low, int64_t high, const Shape& size, Generator* generator, std::optional<ScalarType> dtype,
                std::optional<Device> device, bool requires_grad) {
   const RandintMeta M = randint_meta(low, high, dtype);
@@ -540,8 +524,6 @@ Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement, Ge
 
 }  // namespace ember::cuda
 
-EMBER_REGISTER_CUDA_KERNEL(rand);
-EMBER_REGISTER_CUDA_KERNEL(randn);
 EMBER_REGISTER_CUDA_KERNEL(randint);
 EMBER_REGISTER_CUDA_KERNEL(randint_high);
 EMBER_REGISTER_CUDA_KERNEL(randperm);

@@ -150,19 +150,6 @@ std::tuple<Tensor, Tensor> order(const char* op, const Tensor& self, int64_t dim
 
 }  // namespace
 
-OrderMeta order_meta(const char* op, const Tensor& self, int64_t dim, int64_t k, bool k_given) {
-  if (k_given && self->dtype() == ScalarType::Bool) {
-    throw std::runtime_error("topk does not support bool dtypes on CPU");
-  }
-  const int64_t d = wrap_dim(dim, self->dim(), op);
-  const int64_t K = self->dim() == 0 ? 1 : self->sizes()[d];
-  if (k_given && (k < 0 || k > K)) {
-    throw std::runtime_error(message(op, "(): selected index k out of range (k = ", k,
-                                     ", dimension ", d, " has size ", K, ")"));
-  }
-  return {d, K, k_given ? k : K};
-}
-
 namespace cpu {
 
 std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending, bool stable) {

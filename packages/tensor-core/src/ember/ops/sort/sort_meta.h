@@ -1,6 +1,6 @@
-// What sort, argsort and topk check and compute the same way on every device (sort_cpu.cpp
-// defines the functions; the CPU kernels there and the CUDA kernels in
-// sort_cuda.cu call them): the argument checks, the wrapped dim and the row length.
+// What sort, argsort and topk check and compute the same way on every device (defined in
+// sort_meta.cpp; the CPU kernels of sort_cpu.cpp and the CUDA kernels of sort_cuda.cu call
+// them): the argument checks, the wrapped dim and the row length.
 //
 // The order both devices produce: keys compared as numbers in opmath (float for the 16-bit
 // floats), NaN above every number (all NaNs equal), -0.0 equal to 0.0; descending reverses
