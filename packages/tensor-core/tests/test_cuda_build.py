@@ -17,7 +17,7 @@ no_device = _C._cuda_device_count() == 0
 CORE_CUDA_OPS = set(
     "copy clone contiguous fill zero zeros ones empty full add sub mul div neg abs exp log sqrt "
     "tanh sigmoid relu sum mean mm bmm matmul eq lt where maximum clamp pow softmax log_softmax "
-    "argmax max_dim rand randn randint arange cat index_select gather embedding nll_loss "
+    "argmax max_dim uniform normal randint arange cat index_select gather embedding nll_loss "
     "native_layer_norm".split()
 )
 
