@@ -190,10 +190,17 @@ template <typename V, bool Max> struct Arg {
     else take = b.v == a.v && b.i < a.i;
     return take ? b : a;
   }
+  // whether value v beats the running value w: larger (smaller), or a NaN over a number
+  // (written with w == w: GCC does not fold !is_nan(w) into it, and the CPU scan ran ~20%
+  // more instructions)
+  EMBER_HOST_DEVICE static bool better(V v, V w) {
+    if constexpr (std::is_floating_point_v<V>) return (Max ? v > w : v < w) || (v != v && w == w);
+    else return Max ? v > w : v < w;
+  }
   // folds element v at index i, when i follows every index already in a (a serial scan)
   EMBER_HOST_DEVICE static ArgAcc<V> step_in_order(ArgAcc<V> a, V v, int64_t i) {
-    const bool better = (Max ? v > a.v : v < a.v) || (is_nan(v) && !is_nan(a.v));
-    return (a.i < 0 || better) ? ArgAcc<V>{v, i} : a;
+    if (a.i < 0 || better(v, a.v)) return ArgAcc<V>{v, i};
+    return a;
   }
 };
 
