@@ -19,6 +19,13 @@ py=${PYTHON:-python3}
 t0=$(date +%s)
 say() { echo "[$(($(date +%s) - t0)) s] $*" | tee -a "$OUT/summary.txt"; }
 has() { case " $stages " in *" $1 "*) return 0 ;; esac; return 1; }
+# GPU_CHECK_DEADLINE: seconds for the whole script; each stage's limit is cut to what is left,
+# so that the script ends (and its files come back) before the device time does.
+deadline=${GPU_CHECK_DEADLINE:-1800}
+limit() {  # limit CAP: the smaller of CAP and the seconds left (1 when under 20 are left)
+  local left=$((deadline - ($(date +%s) - t0)))
+  if [ "$left" -lt 20 ]; then echo 1; elif [ "$1" -lt "$left" ]; then echo "$1"; else echo "$left"; fi
+}
 export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 
@@ -35,7 +42,7 @@ if has build; then
     say "core wheel taken from $GPU_CHECK_WHEEL"
   else
     export EMBER_CUDA=ON EMBER_CUDA_ARCHS=${EMBER_CUDA_ARCHS:-90} CMAKE_BUILD_PARALLEL_LEVEL=$(nproc)
-    if ! timeout 420 $py -m pip wheel -v --no-build-isolation --no-deps -w /tmp/wheel \
+    if ! timeout "$(limit 420)" $py -m pip wheel -v --no-build-isolation --no-deps -w /tmp/wheel \
       -Cbuild-dir=build/gpu ./packages/tensor-core >>"$OUT/build.log" 2>&1; then
       say "BUILD FAILED"
       grep -E "error|Error" "$OUT/build.log" | head -40 | tee -a "$OUT/summary.txt"
@@ -57,15 +64,20 @@ if has tests; then
   # every package's CUDA tests at once (16 cores; one GPU is plenty for all of them)
   mkdir -p /tmp/junit /tmp/logs
   sel="cuda or devices or ipc or streams or pin_memory or allocator"
-  common=(-q -rfE -p no:cacheprovider --timeout=120 --continue-on-collection-errors -o addopts=)
+  common=(-q -rfE -p no:cacheprovider --timeout=60 --continue-on-collection-errors -o addopts=)
   say "tests (-k '$sel')"
-  timeout 300 $py -m pytest packages/tensor-core/tests -k "$sel" -n 8 "${common[@]}" \
+  timeout "$(limit 180)" $py -m pytest packages/tensor-core/tests -k "$sel" -n 8 "${common[@]}" \
     --junitxml=/tmp/junit/core.xml >/tmp/logs/core.log 2>&1 &
   for pkg in autograd nn optim data ember mp; do
-    timeout 240 $py -m pytest "packages/$pkg/tests" -k "$sel" "${common[@]}" \
+    timeout "$(limit 180)" $py -m pytest "packages/$pkg/tests" -k "$sel" "${common[@]}" \
       --junitxml="/tmp/junit/$pkg.xml" >"/tmp/logs/$pkg.log" 2>&1 &
   done
   wait
+  # test_cuda_api.py once more in one process, in file order: a crash under xdist may depend
+  # on what the same worker ran before
+  timeout "$(limit 60)" $py -X faulthandler -m pytest packages/tensor-core/tests/test_cuda_api.py \
+    "${common[@]}" -p no:xdist --junitxml=/tmp/junit/core_cuda_api_serial.xml \
+    >/tmp/logs/core_cuda_api_serial.log 2>&1
   for log in /tmp/logs/*.log; do
     say "$(basename "$log" .log) tests: $(tail -1 "$log")"
     { echo "===== $log"; cat "$log"; } >>"$OUT/run.log"
@@ -76,16 +88,17 @@ fi
 if has bench; then
   mkdir -p /tmp/bench
   cd benchmarks
-  timeout 90 $py bench_cuda.py --json /tmp/bench/bench_cuda.json >>"$OUT/run.log" 2>&1
+  timeout "$(limit 60)" $py bench_cuda.py --json /tmp/bench/bench_cuda.json >>"$OUT/run.log" 2>&1
   say "bench_cuda: exit $?"
-  for dtype in ${GPU_CHECK_DTYPES-float32 bfloat16}; do
-    timeout 150 $py bench_table1.py --device cuda --dtype "$dtype" --warmup 3 --repeats 3 \
-      --steps 5 --min-time 0.3 --json "/tmp/bench/table1_$dtype.json" >>"$OUT/run.log" 2>&1
-    say "bench_table1 $dtype: exit $?"
-  done
-  timeout 90 $py profile_step_cuda.py --trace /tmp/bench/resnet50_step_trace.json.gz \
+  timeout "$(limit 60)" $py profile_step_cuda.py --trace /tmp/bench/resnet50_step_trace.json.gz \
     >>"$OUT/run.log" 2>&1
   say "profile_step_cuda: exit $?"
+  for dtype in ${GPU_CHECK_DTYPES-float32 bfloat16}; do
+    timeout "$(limit 120)" $py bench_table1.py --device cuda --dtype "$dtype" --warmup 2 \
+      --repeats 2 --steps 3 --min-time 0.2 --json "/tmp/bench/table1_$dtype.json" \
+      >>"$OUT/run.log" 2>&1
+    say "bench_table1 $dtype: exit $?"
+  done
   cd ..
   tar -czf "$OUT/bench.tar.gz" -C /tmp bench
 fi

@@ -276,6 +276,7 @@ def test_a_killed_worker_is_reported(fake_pin):
     assert not multiprocessing.active_children()
 
 
+@pytest.mark.skipif(et.cuda.is_available(), reason="checks the behaviour without a CUDA device")
 @pytest.mark.parametrize("workers", [0, 2])
 def test_without_cuda_it_warns_and_starts_no_thread(monkeypatch, workers):
     monkeypatch.setattr(_pin, "pin_tensor", pytest.fail)

@@ -102,6 +102,11 @@ def assert_same_error(run):
     """run(device) raises on the CPU; on DEV it raises the same type with the same message."""
     with pytest.raises(Exception) as cpu_error:
         run("cpu")
-    with pytest.raises(type(cpu_error.value)) as cuda_error:
+    want = cpu_error.value
+    try:
         run(DEV)
-    assert str(cuda_error.value) == str(cpu_error.value)
+    except Exception as error:  # noqa: BLE001 - compared with the CPU's below
+        got = error
+    else:
+        pytest.fail(f"{DEV} did not raise; the CPU raised {want!r}")
+    assert isinstance(got, type(want)) and str(got) == str(want), f"{DEV}: {got!r}; cpu: {want!r}"

@@ -203,6 +203,8 @@ class Row:
     name (x[key] for _index), the text in a test_cuda_*.py file that exercises it.
     cuda_xfail: a known gap of the op's CUDA kernel (test_cuda_ops_registry.py expects it
     to fail on a GPU, strictly; counted with the expected failures).
+    cuda_refuses: dtypes the CUDA kernel refuses with a NotImplementedError naming CUDA, as
+    PyTorch's CUDA build does too (test_cuda_ops_registry.py expects that error on a GPU).
     """
 
     name: str
@@ -220,6 +222,7 @@ class Row:
     xfail: dict = field(default_factory=dict)
     cuda_via: str | None = None
     cuda_xfail: str | None = None
+    cuda_refuses: tuple = ()
 
     # ---- what the schema says
 
@@ -499,6 +502,10 @@ EMPTY = "uninitialised memory: dtype and shape compared"
 # ---------------------------------------------------------------------------------------------
 # the rows, in ops.yaml's order
 
+# Integer matrix products on CUDA: cuBLAS has no integer GEMM for them, and PyTorch's CUDA
+# build refuses them too ("addmm_cuda" not implemented for 'Int').
+INTEGER_PRODUCTS = ("uint8", "int8", "int16", "int32", "int64")
+
 ROWS: list[Row] = [
     # --- elementwise binary
     R("add", S(a(3, 4), a(3, 4)), S(a(2, 1, 4, nc=True), a(3, 4)), S(a(3, 4), 2),
@@ -669,9 +676,10 @@ ROWS: list[Row] = [
     R("masked_select", S(a(3, 4), mask(3, 4)), S(a(2, 3, 4), mask(4)), grad=SH),
     R("nonzero", S(a(3, 4)), S(a(2, 3, 4, nc=True))),
     # --- linear algebra
-    R("matmul", S(a(3, 4), a(4, 2)), S(a(2, 3, 4, nc=True), a(4)), S(a(4), a(2, 4, 3)), grad=PW),
-    R("mm", S(a(3, 4), a(4, 2, nc=True)), grad=PW),
-    R("bmm", S(a(2, 3, 4), a(2, 4, 2, nc=True)), grad=PW),
+    R("matmul", S(a(3, 4), a(4, 2)), S(a(2, 3, 4, nc=True), a(4)), S(a(4), a(2, 4, 3)), grad=PW,
+      cuda_refuses=INTEGER_PRODUCTS),
+    R("mm", S(a(3, 4), a(4, 2, nc=True)), grad=PW, cuda_refuses=INTEGER_PRODUCTS),
+    R("bmm", S(a(2, 3, 4), a(2, 4, 2, nc=True)), grad=PW, cuda_refuses=INTEGER_PRODUCTS),
     R("addmm", S(a(3, 2), a(3, 4), a(4, 2)), S(a(2), a(3, 4), a(4, 2), beta=2, alpha=0.5),
       grad=PW),
     R("linear", S(a(3, 4), a(2, 4), a(2)), S(a(2, 3, 4), a(2, 4)),

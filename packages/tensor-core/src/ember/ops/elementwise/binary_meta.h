@@ -68,4 +68,8 @@ ClampMeta clamp_meta(const Tensor& self, const Tensor& min, const Tensor& max, c
 // not read (that would synchronise): its zeros give 0 (binary_cuda.cu).
 BinaryMeta division_meta(const char* op, const Tensor& self, const Tensor& other);
 
+// sub / rsub: PyTorch's RuntimeError when an operand is bool (two bool tensors: use ^; one:
+// use ~ to invert a mask).
+void check_sub_operands(const Tensor& self, const Tensor& other);
+
 }  // namespace ember

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ember/backends/cuda/elementwise.cuh"
+#include "ember/ops/elementwise/binary_meta.h"
 #include "ember/ops/elementwise/unary_functions.h"
 
 namespace ember::cuda_engine {
@@ -147,10 +148,7 @@ Tensor arith(const char* op, Arith kind, const Tensor& self, const Tensor& other
              const Tensor& out) {
   ScalarType dt = result_type(self, other);
   if (kind == Arith::Div && !is_floating(dt)) dt = default_float_dtype();
-  if (dt == ScalarType::Bool && kind == Arith::Sub) {
-    throw std::runtime_error("Subtraction, the `-` operator, with two bool tensors is not supported. "
-                             "Use the `^` or `logical_xor()` operator instead.");
-  }
+  if (kind == Arith::Sub) check_sub_operands(self, other);
   if (dt == ScalarType::Bool && kind == Arith::ThresholdBackward) throw_dtype_unsupported(op, dt, "numeric");
   BinaryOperands P = binary_operands(op, self, other, dt);
   Tensor res = result_for(op, out, P.shape, dt, P.device);

@@ -111,9 +111,9 @@ Tensor reshape(const Tensor& self, const Shape& shape_in) {
   if (auto st = view_strides(self->sizes(), self->strides(), shape)) {
     return make_view(self, std::move(shape), std::move(*st), self->offset());
   }
-  Tensor c = ember::empty(self->sizes(), self->dtype());
-  copy_into(c, self);
-  return make_view(c, shape, contiguous_strides(shape), 0);
+  // a copy on self's device (reshape is generic: the CPU's copy_into would refuse a CUDA tensor)
+  Tensor c = contiguous(self);
+  return make_view(c, shape, contiguous_strides(shape), c->offset());
 }
 
 Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
