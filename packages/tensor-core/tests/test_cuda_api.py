@@ -31,8 +31,6 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
-import weakref
 
 import pytest
 
@@ -708,8 +706,8 @@ def fake(monkeypatch) -> FakeRuntime:
     monkeypatch.setattr(_lazy, "_queued_calls", [])
     monkeypatch.setattr(_lazy, "_seed_calls", {})
     monkeypatch.setattr(cuda, "_properties_cache", {})
-    monkeypatch.setattr(cuda_streams, "_owned", weakref.WeakValueDictionary())
-    monkeypatch.setattr(cuda_streams, "_current_owners", threading.local())
+    monkeypatch.setattr(cuda_streams, "_pools", {})  # the fake's streams stay its own
+    monkeypatch.setattr(cuda_streams, "_pool_next", {})
     yield rt
     gc.collect()  # Stream and Event objects of the test go while the fake is installed
 
@@ -847,32 +845,24 @@ def test_fake_stream_context_restores_streams_and_devices(fake: FakeRuntime) -> 
     assert cuda.current_device() == 1 and cuda.current_stream() == s1
 
 
-def test_fake_streams_are_destroyed_when_unused(fake: FakeRuntime) -> None:
-    s = cuda.Stream()
-    key = (0, s.cuda_stream)
-    wrapper = cuda.Stream(stream_id=s.cuda_stream, device_index=0)
-    del s
+def test_fake_streams_come_from_a_pool_and_are_never_destroyed(fake: FakeRuntime) -> None:
+    # PyTorch's pool: 32 streams per device and priority, handed out in turn. A stream must
+    # outlive its Stream objects: a block used on it (record_stream) is freed later with an
+    # event recorded on it.
+    first = [cuda.Stream() for _ in range(cuda_streams.POOL_SIZE)]
+    handles = [s.cuda_stream for s in first]
+    assert len(set(handles)) == cuda_streams.POOL_SIZE and 0 not in handles
+    assert cuda.Stream().cuda_stream == handles[0]  # round robin: the pool wraps around
+    high = cuda.Stream(priority=-1)
+    assert high.cuda_stream not in handles and fake.streams[(0, high.cuda_stream)] == -1
+    other = cuda.Stream(device=1)
+    assert (1, other.cuda_stream) in fake.streams
+    created = len(fake.streams)
+    del first, high, other
     gc.collect()
-    assert key not in fake.destroyed_streams  # the wrapper names it still
-    del wrapper
-    gc.collect()
-    assert fake.destroyed_streams == [key]
-    # its work completes before it goes (a new stream may get the handle back)
-    assert fake.log[-2:] == [("synchronize_stream", *key), ("destroy_stream", *key)]
-
-    s = cuda.Stream()
-    key = (0, s.cuda_stream)
-    cuda.set_stream(s)
-    del s
-    gc.collect()
-    assert key not in fake.destroyed_streams  # current: kept
-    assert cuda.current_stream().cuda_stream == key[1]
-    cuda.set_stream(cuda.default_stream())
-    gc.collect()
-    assert fake.destroyed_streams[-1] == key
-    cuda.default_stream()
-    gc.collect()
-    assert (0, 0) not in fake.destroyed_streams  # the default stream is never destroyed
+    assert fake.destroyed_streams == []
+    cuda.Stream()
+    assert len(fake.streams) == created  # a pooled stream again, none created
 
 
 def test_fake_events(fake: FakeRuntime) -> None:

@@ -7,17 +7,18 @@ An ``Event`` marks a point of a stream's work: other streams (``wait``) or the h
 (``synchronize``, ``query``) can wait for it, and two timing events measure the time between
 them (``elapsed_time``).
 
-A stream made by ``Stream()`` is destroyed (after its queued work completes) when the last
-``Stream`` object naming it is garbage-collected and it is no longer any thread's current
-stream. An event's device
-resource is created by its first ``record`` (on the recording stream's device), as in
-PyTorch, and destroyed with the ``Event`` object.
+``Stream()`` hands out the streams of a pool, as PyTorch does: 32 per device and priority,
+created when first handed out, in turn, and never destroyed. A stream may so outlive every
+``Stream`` object that named it, which the caching allocator needs: a block used on a stream
+(``record_stream``) is released only after an event recorded on that stream when the block
+is freed, possibly after the last ``Stream`` object is gone. An event's device resource is
+created by its first ``record`` (on the recording stream's device), as in PyTorch, and
+destroyed with the ``Event`` object, by the runtime that created it.
 """
 
 from __future__ import annotations
 
 import threading
-import weakref
 
 from .. import _C
 from . import _lazy
@@ -32,32 +33,24 @@ def _require_built(what: str) -> None:
             f"ember_tensor.cuda.{what} requires CUDA support ({_lazy.NOT_BUILT_MESSAGE})")
 
 
-class _OwnedStream:
-    """A stream created by ``Stream()``: destroyed when no ``Stream`` object and no thread's
-    current-stream slot refers to it any more."""
-
-    __slots__ = ("device_index", "handle", "__weakref__")
-
-    def __init__(self, device_index: int, handle: int) -> None:
-        self.device_index = device_index
-        self.handle = handle
-
-    def __del__(self) -> None:
-        # Its work completes first: the caching allocator keys its pools by stream handle,
-        # and a new stream may get this handle back, which must not reuse blocks that work
-        # queued here still uses.
-        try:
-            _C._cuda_synchronize_stream(self.device_index, self.handle)
-            _C._cuda_destroy_stream(self.device_index, self.handle)
-        except Exception:  # interpreter shutdown, or the runtime is already gone
-            pass
+# Streams per device and priority that Stream() hands out in turn (PyTorch's pool size).
+POOL_SIZE = 32
+_pool_lock = threading.Lock()
+# (device, priority) -> the handles created so far, and the index of the next one to hand out
+_pools: dict[tuple[int, int], list[int]] = {}
+_pool_next: dict[tuple[int, int], int] = {}
 
 
-# (device, handle) -> its owner, while some Stream object or current-stream slot holds it
-_owned: weakref.WeakValueDictionary[tuple[int, int], _OwnedStream] = \
-    weakref.WeakValueDictionary()
-# per thread: device -> the owner of the stream set as current, kept alive while current
-_current_owners = threading.local()
+def _pooled_stream(device_index: int, priority: int) -> int:
+    """The next stream of the pool of (device, priority), created on first use."""
+    key = (device_index, priority)
+    with _pool_lock:
+        handles = _pools.setdefault(key, [])
+        i = _pool_next.get(key, 0)
+        _pool_next[key] = (i + 1) % POOL_SIZE
+        if i == len(handles):
+            handles.append(int(_C._cuda_create_stream(device_index, priority)))
+        return handles[i]
 
 
 class Stream:
@@ -85,19 +78,14 @@ class Stream:
             self._init_wrapped(_lazy.checked_index(index), int(kwargs["stream_id"]), priority)
             return
         idx = _lazy.checked_index(device)
-        handle = int(_C._cuda_create_stream(idx, priority))
-        owner = _OwnedStream(idx, handle)
-        _owned[(idx, handle)] = owner
         self.device_index: int = idx
         self.priority: int = priority
-        self._handle: int = handle
-        self._owner: _OwnedStream | None = owner
+        self._handle: int = _pooled_stream(idx, priority)
 
     def _init_wrapped(self, device_index: int, handle: int, priority: int = 0) -> None:
         self.device_index = device_index
         self.priority = priority
         self._handle = handle
-        self._owner = _owned.get((device_index, handle))
 
     @classmethod
     def _wrap(cls, device_index: int, handle: int) -> Stream:
@@ -215,6 +203,7 @@ class Event:
             self._handle = int(_C._cuda_create_event(
                 stream.device_index, self.enable_timing, self.blocking, self.interprocess))
             self._device_index = stream.device_index
+            self._destroy = _C._cuda_destroy_event  # the runtime that made it frees it
         elif self._device_index != stream.device_index:
             raise RuntimeError(
                 f"Event device cuda:{self._device_index} does not match the recording "
@@ -254,7 +243,7 @@ class Event:
         handle = getattr(self, "_handle", None)
         if handle is not None:
             try:
-                _C._cuda_destroy_event(self._device_index, handle)
+                self._destroy(self._device_index, handle)
             except Exception:  # interpreter shutdown
                 pass
 
@@ -286,10 +275,6 @@ def set_stream(stream: Stream | None) -> None:
     if int(_C._cuda_current_device()) != idx:
         _C._cuda_set_device(idx)
     _C._cuda_set_stream(idx, stream._handle)
-    owners = getattr(_current_owners, "by_device", None)
-    if owners is None:
-        owners = _current_owners.by_device = {}
-    owners[idx] = stream._owner  # keeps a Stream()-made stream alive while it is current
 
 
 class StreamContext:
