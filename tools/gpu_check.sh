@@ -8,8 +8,13 @@
 # per stage, with times), build.log, run.log (pytest and benchmark output), junit.tar.gz,
 # bench.tar.gz (JSON results and the Chrome trace), and the built wheel in 15 MiB parts
 # (wheel.part-*) so that a later call can install it instead of building again
-# (GPU_CHECK_WHEEL=a folder holding the parts and wheel.name, the wheel's file name). Needs the scipy-openblas32 wheel under .whl/ (the
-# machine has no package index). Each stage has a time limit, so a hang costs that stage only.
+# (GPU_CHECK_WHEEL=a folder holding the parts and wheel.name, the wheel's file name).
+# Needs the scipy-openblas32 wheel under .whl/ (the machine has no package index), fetched here:
+#   echo /.whl/ >> .git/info/exclude
+#   pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+#     --platform manylinux_2_28_x86_64 -d .whl scipy-openblas32==<the version installed here>
+# and carried with the call (carry=[".whl"]). Each stage has a time limit, cut to what is left
+# of GPU_CHECK_DEADLINE seconds, so a hang costs that stage only and the files come back.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu_check_out}
@@ -65,6 +70,9 @@ if has tests; then
   mkdir -p /tmp/junit /tmp/logs
   sel="cuda or devices or ipc or streams or pin_memory or allocator"
   common=(-q -rfE -p no:cacheprovider --timeout=60 --continue-on-collection-errors -o addopts=)
+  # CUDA IPC works in some VMs and not in others: its first error, in one line
+  say "cuda ipc: $(timeout 60 $py -c 'import ember_tensor as et
+print(et._cuda_ipc_export(et.ones(4, device="cuda"))[:5])' 2>&1 | tail -1 | cut -c1-300)"
   say "tests (-k '$sel')"
   timeout "$(limit 180)" $py -m pytest packages/tensor-core/tests -k "$sel" -n 8 "${common[@]}" \
     --junitxml=/tmp/junit/core.xml >/tmp/logs/core.log 2>&1 &

@@ -508,3 +508,26 @@ def test_implicit_softmax_dim_choice_matches_torch() -> None:
             a = np.random.default_rng(0).standard_normal(shape)
             x, tx = pair(a)
             assert_close(F.softmax(x), TF.softmax(tx), "float64", str(shape))
+
+
+@pytest.mark.parametrize("mode", ["replicate", "reflect", "circular"])
+def test_a_huge_padding_is_an_error_at_once(mode) -> None:
+    # the source positions are computed with tensor ops: no Python loop over 2**40 positions
+    with pytest.raises(RuntimeError):
+        F.pad(et.zeros(1, 1, 2), (0, 2**40), mode=mode)
+    with pytest.raises(RuntimeError):
+        TF.pad(torch.zeros(1, 1, 2), (0, 2**40), mode=mode)
+
+
+@pytest.mark.parametrize("mode", ["replicate", "reflect", "circular"])
+@pytest.mark.parametrize("pad", [(2, 3), (0, 1), (-1, 2), (3, -2)])
+def test_pad_modes_match_torch(mode, pad) -> None:
+    x = np.arange(2 * 3 * 5, dtype=np.float32).reshape(2, 3, 5)
+    try:
+        want = TF.pad(torch.from_numpy(x), pad, mode=mode)
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            F.pad(et.tensor(x), pad, mode=mode)
+        return
+    got = F.pad(et.tensor(x), pad, mode=mode)
+    np.testing.assert_array_equal(np.asarray(got.tolist()), want.numpy())

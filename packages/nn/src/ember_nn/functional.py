@@ -550,8 +550,10 @@ def one_hot(tensor, num_classes: int = -1):
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 
-def _pad_index(mode: str, size: int, left: int, right: int, dim: int, shape) -> list[int]:
-    """The source index of every output position of one padded dimension."""
+def _pad_index(mode: str, size: int, left: int, right: int, dim: int, shape, device):
+    """The source index of every output position of one padded dimension (an int64 tensor on
+    ``device``, computed with tensor ops: a huge padding is one failed allocation, not a
+    Python loop)."""
     n = size + left + right
     if mode == "reflect" and (left >= size or right >= size):
         raise RuntimeError(
@@ -561,20 +563,15 @@ def _pad_index(mode: str, size: int, left: int, right: int, dim: int, shape) -> 
         )
     if mode == "circular" and (left > size or right > size):
         raise RuntimeError("Padding value causes wrapping around more than once.")
-    out = []
-    for j in range(n):
-        i = j - left
-        if mode == "reflect":
-            i = abs(i)
-            i = (size - 1) - abs((size - 1) - i)
-        elif mode == "replicate":
-            i = min(max(i, 0), size - 1)
-        else:  # circular: negative amounts crop first, the rest wraps around what is left
-            start = max(-left, 0)
-            kept = size - start - max(-right, 0)
-            i = start + (j - max(left, 0)) % kept
-        out.append(i)
-    return out
+    j = et.arange(n, dtype=et.int64, device=device)
+    if mode == "reflect":
+        return (size - 1) - ((size - 1) - (j - left).abs()).abs()
+    if mode == "replicate":
+        return (j - left).clamp(0, size - 1)
+    # circular: negative amounts crop first, the rest wraps around what is left
+    start = max(-left, 0)
+    kept = size - start - max(-right, 0)
+    return start + (j - max(left, 0)).remainder(kept)
 
 
 def pad(input, pad, mode: str = "constant", value=None):
@@ -619,8 +616,7 @@ def pad(input, pad, mode: str = "constant", value=None):
                 f"padding ({left}, {right})"
             )
         if mode != "constant":
-            index = et.tensor(_pad_index(mode, size, left, right, dim, shape), dtype=et.int64,
-                              device=input.device)
+            index = _pad_index(mode, size, left, right, dim, shape, input.device)
             out = out.index_select(dim, index)
             continue
         if left < 0 or right < 0:  # negative padding crops

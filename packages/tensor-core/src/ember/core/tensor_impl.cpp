@@ -78,8 +78,7 @@ void TensorImpl::set_geometry(Shape sizes, Shape strides, int64_t offset) {
 }
 
 void TensorImpl::refresh() {
-  numel_ = 1;
-  for (int64_t s : sizes_) numel_ *= s;
+  numel_ = shape_numel(sizes_);
   contiguous_ = true;
   int64_t expected = 1;
   for (int64_t d = dim() - 1; d >= 0; --d) {
@@ -117,7 +116,13 @@ Shape contiguous_strides(const Shape& sizes) {
 
 int64_t shape_numel(const Shape& sizes) {
   int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
+  bool overflow = false;
+  for (int64_t s : sizes) {
+    if (s == 0) return 0;
+    overflow = __builtin_mul_overflow(n, s, &n) || overflow;
+  }
+  // PyTorch's error: an expanded or strided view may name more elements than int64 counts
+  if (overflow) throw std::runtime_error("numel: integer multiplication overflow");
   return n;
 }
 

@@ -1,6 +1,8 @@
 #include "ember/ops/ops_util.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <cstring>
 
 #include "ember/backends/cpu/iter.h"
@@ -173,7 +175,46 @@ Tensor to_device(const Tensor& t, const Device& device) {
 
 Tensor to_host(const Tensor& t) { return to_device(t, Device{}); }
 
+void check_fill_value(ScalarType dtype, const Scalar& value) {
+  if (dtype == ScalarType::Bool || value.is_bool()) return;
+  bool overflow = false;
+  dispatch_all(dtype, "fill_", [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      const double lo = std::is_same_v<T, uint8_t> ? -255.0 : static_cast<double>(std::numeric_limits<T>::lowest());
+      const double hi = static_cast<double>(std::numeric_limits<T>::max());
+      if (value.is_float()) {
+        overflow = !(value.d >= lo && value.d < hi + 1.0);  // NaN too; int64's max rounds up to 2^63
+      } else if constexpr (sizeof(T) < 8) {
+        overflow = value.i < static_cast<int64_t>(lo) || value.i > static_cast<int64_t>(hi);
+      }
+    } else if constexpr (!std::is_same_v<T, bool>) {
+      double top = 3.3895313892515355e38;  // bfloat16's largest
+      if constexpr (std::is_same_v<T, Half>) top = 65504.0;
+      if constexpr (std::is_floating_point_v<T>) top = static_cast<double>(std::numeric_limits<T>::max());
+      const double v = value.to_double();
+      overflow = std::isfinite(v) && (v > top || v < -top);
+    }
+  });
+  if (!overflow) return;
+  const char* name = dtype_name(dtype);  // PyTorch names the C++ type
+  switch (dtype) {
+    case ScalarType::UInt8: name = "uint8_t"; break;
+    case ScalarType::Int8: name = "int8_t"; break;
+    case ScalarType::Int16: name = "short"; break;
+    case ScalarType::Int32: name = "int"; break;
+    case ScalarType::Int64: name = "int64_t"; break;
+    case ScalarType::Float16: name = "Half"; break;
+    case ScalarType::BFloat16: name = "BFloat16"; break;
+    case ScalarType::Float32: name = "float"; break;
+    case ScalarType::Float64: name = "double"; break;
+    default: break;
+  }
+  throw std::runtime_error(message("value cannot be converted to type ", name, " without overflow"));
+}
+
 void fill_with(const Tensor& dst, const Scalar& value) {
+  check_fill_value(dst->dtype(), value);
   if (dst->numel() == 0) return;
   dispatch_all(dst->dtype(), "fill_", [&](auto tag) {
     using T = decltype(tag);
@@ -209,6 +250,60 @@ Tensor prepare_out(const char* op, const Tensor& out, const Shape& shape, Scalar
   check_cpu(out, op);
   if (out->sizes() == shape && out->dtype() == dtype && out->is_contiguous()) return out;
   return empty(shape, dtype);
+}
+
+namespace {
+
+// Whether t's elements fill a range of its storage once each (a permutation of contiguous
+// strides, dims of size 1 ignored).
+bool dense_and_non_overlapping(const TensorImpl* t) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of the dims of size > 1
+  for (int64_t d = 0; d < t->dim(); ++d) {
+    if (t->size(d) == 0) return true;
+    if (t->size(d) > 1) dims.emplace_back(t->strides()[static_cast<size_t>(d)], t->size(d));
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t expected = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride != expected) return false;
+    expected *= size;
+  }
+  return true;
+}
+
+}  // namespace
+
+void check_written(const char* op, const TensorImpl* dst, std::initializer_list<const TensorImpl*> inputs) {
+  if (!dst || dst->numel() <= 1) return;
+  for (int64_t d = 0; d < dst->dim(); ++d) {
+    if (dst->size(d) > 1 && dst->strides()[static_cast<size_t>(d)] == 0) {
+      throw std::runtime_error(message(
+          op, ": unsupported operation: more than one element of the written-to tensor refers to a single memory "
+          "location. Please clone() the tensor before performing the operation."));
+    }
+  }
+  bool dst_dense = false, dense_known = false;
+  for (const TensorImpl* in : inputs) {
+    if (!in || in == dst || in->storage() != dst->storage() || in->numel() == 0) continue;
+    if (in->offset() == dst->offset() && in->sizes() == dst->sizes() && in->strides() == dst->strides() &&
+        in->dtype() == dst->dtype()) {
+      continue;  // the written tensor itself as an operand: in place
+    }
+    if (!dense_known) {
+      dst_dense = dense_and_non_overlapping(dst);
+      dense_known = true;
+    }
+    if (!dst_dense || !dense_and_non_overlapping(in)) continue;  // too hard to tell: as PyTorch
+    const int64_t a0 = dst->offset() * static_cast<int64_t>(dst->itemsize());
+    const int64_t a1 = a0 + dst->numel() * static_cast<int64_t>(dst->itemsize());
+    const int64_t b0 = in->offset() * static_cast<int64_t>(in->itemsize());
+    const int64_t b1 = b0 + in->numel() * static_cast<int64_t>(in->itemsize());
+    if (a0 < b1 && b0 < a1) {
+      throw std::runtime_error(message(
+          op, ": unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+          "single memory location. Please clone() the tensor before performing the operation."));
+    }
+  }
 }
 
 Tensor finish_out(const char* op, const Tensor& out, const Tensor& result) {

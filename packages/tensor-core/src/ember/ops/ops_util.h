@@ -30,6 +30,11 @@ Tensor to_device(const Tensor& t, const Device& device);
 // to_device(t, the CPU).
 Tensor to_host(const Tensor& t);
 void fill_with(const Tensor& dst, const Scalar& value);
+// PyTorch's checked conversion of a fill value (fill_, full, ...): RuntimeError "value cannot
+// be converted to type <T> without overflow" for NaN or a value out of range for an integer
+// dtype (uint8 takes -255..-1 as wrapped), and for a finite value beyond a float dtype's range
+// (inf and NaN are fine there); bool takes any value.
+void check_fill_value(ScalarType dtype, const Scalar& value);
 
 // out= support. prepare_out returns the tensor to compute into: a fresh contiguous tensor
 // when out is null, else out itself if it already has the shape and dtype, else a
@@ -38,6 +43,14 @@ void fill_with(const Tensor& dst, const Scalar& value);
 // An out with zero elements is resized to the result's shape.
 Tensor prepare_out(const char* op, const Tensor& out, const Shape& shape, ScalarType dtype);
 Tensor finish_out(const char* op, const Tensor& out, const Tensor& result);
+
+// The memory checks of a written tensor (an in-place op's self, an out= tensor), PyTorch's:
+// RuntimeError naming op when dst has elements that share memory (a dim of size > 1 and
+// stride 0: an expanded tensor), or when an input shares some, not all, of dst's memory
+// (both dense: their byte ranges intersect without the same geometry; an input that is dst
+// itself is an in-place operand and fine). Geometries too hard to decide cheaply pass, as
+// in PyTorch. Null inputs are skipped.
+void check_written(const char* op, const TensorImpl* dst, std::initializer_list<const TensorImpl*> inputs);
 
 // Calls f(U{}) with U an unsigned type of the element size: copies need no more than that.
 template <typename F> void dispatch_itemsize(size_t n, F&& f) {

@@ -192,24 +192,37 @@ template <> struct type_caster<ember::Operand> {
   }
 };
 
-// int[] arguments: an int or a sequence of ints (not a str, not floats).
+// int[] arguments: an int or a sequence of ints (not a str, not floats). An int beyond int64
+// is Python's OverflowError, raised from here (never a false that leaves it pending).
 template <> struct type_caster<std::vector<int64_t>> {
   PYBIND11_TYPE_CASTER(std::vector<int64_t>, const_name("Sequence[int]"));
+  // an int object's value; OverflowError beyond int64
+  static int64_t int64_of(PyObject* i) {
+    const long long v = PyLong_AsLongLong(i);
+    if (v == -1 && PyErr_Occurred()) throw error_already_set();
+    return v;
+  }
+  // x.__index__() as int64: false when x has none (no error left set)
+  static bool index_of(PyObject* x, int64_t& out) {
+    object idx = reinterpret_steal<object>(PyNumber_Index(x));
+    if (!idx) {
+      PyErr_Clear();
+      return false;
+    }
+    out = int64_of(idx.ptr());
+    return true;
+  }
   bool load(handle src, bool) {
     value.clear();
     if (PyLong_Check(src.ptr()) && !PyBool_Check(src.ptr())) {
-      value.push_back(PyLong_AsLongLong(src.ptr()));
-      return !PyErr_Occurred();
+      value.push_back(int64_of(src.ptr()));
+      return true;
     }
     // NumPy integers and one-element integer tensors count as one int
-    if (PyIndex_Check(src.ptr()) && !PyBool_Check(src.ptr())) {
-      PyObject* idx = PyNumber_Index(src.ptr());
-      if (idx) {
-        value.push_back(PyLong_AsLongLong(idx));
-        Py_DECREF(idx);
-        return !PyErr_Occurred();
-      }
-      PyErr_Clear();
+    int64_t one = 0;
+    if (PyIndex_Check(src.ptr()) && !PyBool_Check(src.ptr()) && index_of(src.ptr(), one)) {
+      value.push_back(one);
+      return true;
     }
     if (!PySequence_Check(src.ptr()) || PyUnicode_Check(src.ptr()) || PyBytes_Check(src.ptr())) return false;
     // tensors are sequences too, but a shape is never given as a tensor with a dtype check here
@@ -219,10 +232,9 @@ template <> struct type_caster<std::vector<int64_t>> {
       object item = reinterpret_steal<object>(PySequence_GetItem(src.ptr(), i));
       if (!item) { PyErr_Clear(); return false; }
       if (PyBool_Check(item.ptr()) || PyFloat_Check(item.ptr())) return false;
-      PyObject* idx = PyNumber_Index(item.ptr());
-      if (!idx) { PyErr_Clear(); return false; }
-      value.push_back(PyLong_AsLongLong(idx));
-      Py_DECREF(idx);
+      int64_t v = 0;
+      if (!index_of(item.ptr(), v)) return false;
+      value.push_back(v);
     }
     return true;
   }

@@ -382,8 +382,23 @@ namespace {
 struct Leaves {
   Shape shape;
   std::vector<Scalar> values;
-  int category = -1;  // highest seen: 0 bool, 1 int, 2 float
+  // the promoted dtype of the leaves, as PyTorch infers it: bool, int64 and the default float
+  // dtype for Python numbers, a NumPy scalar's own dtype (np.float64(1.5) stays float64)
+  std::optional<ScalarType> dtype;
 };
+
+// A NumPy scalar's dtype (None for anything else).
+std::optional<ScalarType> numpy_scalar_dtype(py::handle obj) {
+  PyObject* o = obj.ptr();
+  if (PyFloat_CheckExact(o) || PyLong_CheckExact(o) || PyBool_Check(o)) return std::nullopt;  // the common case
+  static const py::handle generic = py::object(py::module_::import("numpy").attr("generic")).release();  // kept
+  if (!py::isinstance(obj, generic)) return std::nullopt;
+  try {
+    return dtype_from_numpy(py::reinterpret_borrow<py::object>(obj).attr("dtype").cast<py::dtype>());
+  } catch (const std::exception&) {  // a NumPy dtype the core lacks: its value decides
+    return std::nullopt;
+  }
+}
 
 void walk(py::handle obj, size_t depth, Leaves& L) {
   Scalar s;
@@ -391,7 +406,9 @@ void walk(py::handle obj, size_t depth, Leaves& L) {
     if (depth != L.shape.size()) {
       throw ValueError(message("tensor: expected a sequence at dim ", depth, " but got a number"));
     }
-    L.category = std::max(L.category, s.is_bool() ? 0 : (s.is_float() ? 2 : 1));
+    ScalarType dt = s.is_bool() ? ScalarType::Bool : (s.is_float() ? default_float_dtype() : ScalarType::Int64);
+    if (auto np = numpy_scalar_dtype(obj)) dt = *np;
+    L.dtype = L.dtype ? promote_types(*L.dtype, dt) : dt;
     L.values.push_back(s);
     return;
   }
@@ -427,10 +444,8 @@ Tensor tensor_from_data(py::handle data, std::optional<ScalarType> dtype) {
   }
   Leaves L;
   walk(data, 0, L);
-  // a 0-d leaf makes shape [] only if it was the top level
-  ScalarType dt = dtype.value_or(L.category == 2 ? default_float_dtype()
-                                                 : (L.category == 1 ? ScalarType::Int64 : 
-                                                    (L.category == 0 ? ScalarType::Bool : default_float_dtype())));
+  // a 0-d leaf makes shape [] only if it was the top level; no leaf at all: the default float
+  ScalarType dt = dtype.value_or(L.dtype.value_or(default_float_dtype()));
   Tensor out = ember::empty(L.shape, dt);
   dispatch_all(dt, "tensor", [&](auto tag) {
     using T = decltype(tag);

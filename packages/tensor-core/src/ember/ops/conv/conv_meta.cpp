@@ -30,6 +30,17 @@ ConvGeometry conv_geometry(const char* op, const Shape& kernel, const Shape& dil
   auto [dh, dw] = conv_pair_arg(op, "dilation", dilation, 1);
   auto [ph, pw] = conv_pair_arg(op, "padding", padding, 0);
   auto [sh, sw] = conv_pair_arg(op, "stride", stride, 1);
+  // the products the output sizes and column counts are made of must fit in int64
+  int64_t product = 0;
+  if (__builtin_mul_overflow(kh, kw, &product)) {
+    throw std::runtime_error(message(op, ": Given kernel_width = ", kw, " and kernel_height = ", kh,
+                                     " the product of kernel_width and kernel_height overflowed."));
+  }
+  if (__builtin_mul_overflow(dh, kh - 1, &product) || __builtin_mul_overflow(dw, kw - 1, &product) ||
+      __builtin_mul_overflow(ph, int64_t(2), &product) || __builtin_mul_overflow(pw, int64_t(2), &product)) {
+    throw std::runtime_error(message(op, ": kernel_size=(", kh, ", ", kw, "), dilation=(", dh, ", ", dw,
+                                     ") and padding=(", ph, ", ", pw, ") give a window larger than int64 can hold"));
+  }
   return {kh, kw, dh, dw, ph, pw, sh, sw};
 }
 

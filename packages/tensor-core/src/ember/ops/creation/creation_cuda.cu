@@ -72,8 +72,8 @@ void triangle_into(const char* op, const Tensor& res, const Tensor& src, int64_t
   check_launch(op);
 }
 
-Tensor triangle(const char* op, const Tensor& self, int64_t diagonal, const Tensor& out, bool lower) {
-  check_triangle(op, self, out);
+Tensor triangle(const char* op, const Tensor& self, int64_t diagonal_in, const Tensor& out, bool lower) {
+  const int64_t diagonal = triangle_meta(op, self, out, diagonal_in);
   if (out == self) {
     triangle_into(op, self, self, diagonal, lower, false);
     return self;

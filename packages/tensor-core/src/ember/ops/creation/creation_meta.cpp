@@ -50,12 +50,13 @@ ArangeMeta arange_meta(const Scalar& start, std::optional<Scalar> end, const Sca
   return M;
 }
 
-void check_triangle(const char* op, const Tensor& self, const Tensor& out) {
+int64_t triangle_meta(const char* op, const Tensor& self, const Tensor& out, int64_t diagonal) {
   if (self->dim() < 2) throw std::runtime_error(message(op, ": input tensor must have at least 2 dimensions"));
   if (out && out->dtype() != self->dtype()) {
     throw std::runtime_error(message(op, ": Expected out tensor to have dtype ", dtype_name(self->dtype()), ", but got ",
                                      dtype_name(out->dtype()), " instead"));
   }
+  return std::clamp<int64_t>(diagonal, -self->size(-2), self->size(-1));
 }
 
 ScalarType linspace_meta(int64_t steps, std::optional<ScalarType> dtype, const Tensor& out) {

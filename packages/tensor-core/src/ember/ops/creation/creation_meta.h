@@ -36,8 +36,9 @@ ArangeMeta arange_meta(const Scalar& start, std::optional<Scalar> end, const Sca
 
 
 // tril / triu (op): RuntimeError unless self has at least 2 dims, then unless out (when given)
-// has self's dtype.
-void check_triangle(const char* op, const Tensor& self, const Tensor& out);
+// has self's dtype. Returns diagonal clamped to [-rows, cols]: an offset beyond those keeps or
+// zeroes every entry alike, and row + offset must not overflow.
+int64_t triangle_meta(const char* op, const Tensor& self, const Tensor& out, int64_t diagonal);
 
 // linspace: RuntimeError for steps < 0. Returns the dtype: dtype=, else out's, else the default
 // float dtype (not checked here: bool raises in the kernels, after the result is allocated).

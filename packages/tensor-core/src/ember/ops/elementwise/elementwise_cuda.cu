@@ -48,6 +48,7 @@ template <typename T> void fill_t(const Tensor& t, T v) {
 }
 
 void fill_device(const Tensor& t, const Scalar& value) {
+  check_fill_value(t->dtype(), value);
   dispatch_device_type(t->dtype(), "fill_", [&](auto tag) {
     using T = decltype(tag);
     // the value converted on the host the way the CPU converts it, then moved bit for bit

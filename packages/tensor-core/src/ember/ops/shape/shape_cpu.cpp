@@ -598,8 +598,8 @@ void zero_triangle(const Tensor& res, int64_t diagonal, bool lower) {
   else parallel_for(0, tasks, grain, work);
 }
 
-Tensor triangle(const char* op, const Tensor& self, int64_t diagonal, const Tensor& out, bool lower) {
-  check_triangle(op, self, out);
+Tensor triangle(const char* op, const Tensor& self, int64_t diagonal_in, const Tensor& out, bool lower) {
+  const int64_t diagonal = triangle_meta(op, self, out, diagonal_in);
   if (out == self) {
     zero_triangle(self, diagonal, lower);
     return self;

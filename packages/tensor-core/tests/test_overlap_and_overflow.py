@@ -1,0 +1,252 @@
+"""Issue 30's crashes and silent wrong answers, each against PyTorch's behaviour on the same
+call: writes into tensors whose elements share memory, int arguments beyond int64, sizes whose
+products overflow, fill values out of a dtype's range, overload resolution and NumPy scalars.
+
+Every crash case runs in a child process too, so that a regression is a failed test and not a
+dead test run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+
+import ember_tensor as et
+
+INTERNAL = "more than one element of the written-to tensor refers to a single memory location"
+PARTIAL = "some elements of the input tensor and the written-to tensor refer to a single memory"
+
+
+def both(fn):
+    """fn(lib) for ember_tensor and torch: (ember's result or exception, torch's)."""
+    out = []
+    for lib in (et, torch):
+        try:
+            out.append(fn(lib))
+        except Exception as e:  # noqa: BLE001 - compared below
+            out.append(e)
+    return out
+
+
+def assert_same_error(fn, fragment, kind=RuntimeError):
+    ours, theirs = both(fn)
+    assert isinstance(theirs, kind) and fragment in str(theirs), theirs
+    assert isinstance(ours, kind), ours
+    assert fragment in str(ours), str(ours)
+
+
+def assert_same_values(fn):
+    ours, theirs = both(fn)
+    assert not isinstance(theirs, Exception), theirs
+    assert not isinstance(ours, Exception), ours
+    np.testing.assert_array_equal(np.asarray(ours.tolist()), np.asarray(theirs.tolist()))
+
+
+# ---- writes into tensors whose elements share memory
+
+
+def expanded(lib, dtype="float32"):
+    return lib.tensor([3], dtype=getattr(lib, dtype)).expand(4)
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda lib: expanded(lib).mul_(2),
+        lambda lib: expanded(lib).add_(lib.ones(4)),
+        lambda lib: expanded(lib).exp_(),
+        lambda lib: expanded(lib).clamp_(0, 1),
+        lambda lib: expanded(lib, "int64").remainder_(expanded(lib, "int64")),  # was SIGFPE
+        lambda lib: expanded(lib, "int64").fmod_(expanded(lib, "int64")),
+        lambda lib: expanded(lib).copy_(lib.arange(4.0)),
+        lambda lib: lib.abs(lib.ones(4), out=expanded(lib)),
+        lambda lib: lib.mm(lib.ones(4, 2), lib.ones(2, 1), out=lib.zeros(1, 1).expand(4, 1)),
+    ],
+    ids=["mul_", "add_", "exp_", "clamp_", "remainder_", "fmod_", "copy_", "abs_out", "mm_out"],
+)
+def test_writing_into_an_expanded_tensor_is_pytorchs_error(write):
+    assert_same_error(write, INTERNAL)
+
+
+def test_the_remainder_of_an_expanded_tensor_by_itself_does_not_kill_the_process():
+    code = textwrap.dedent(
+        """
+        import ember_tensor as et
+        x = et.tensor([3]).expand(2)
+        try:
+            x %= x
+        except RuntimeError:
+            pass
+        """
+    )
+    assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 0
+
+
+def transposed_out(lib, op, binary=False, **kw):
+    """op(a[, a], out=a.t()): the output is the input's transpose."""
+    a = lib.tensor([[-1, 2], [3, -4]])
+    args = (a, a) if binary else (a,)
+    return getattr(lib, op)(*args, **kw, out=a.t())
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda lib: transposed_out(lib, "abs"),
+        lambda lib: transposed_out(lib, "cumsum", dim=0),
+        lambda lib: transposed_out(
+            lib, "fmod", other=lib.tensor([[1, 2], [3, 4]]).t()
+        ),  # was SIGFPE
+        lambda lib: (lambda x: x[1:].copy_(x[:-1]))(lib.arange(4.0)),
+    ],
+    ids=["abs", "cumsum", "fmod", "copy_"],
+)
+def test_an_input_that_partly_overlaps_the_output_is_pytorchs_error(write):
+    assert_same_error(write, PARTIAL)
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda lib: expanded(lib).fill_(2),
+        lambda lib: expanded(lib).zero_(),
+        lambda lib: expanded(lib).masked_fill_(lib.tensor([True, False, True, False]), 1.0),
+        lambda lib: (lambda x: x.add_(x))(lib.arange(4.0)),  # the written tensor itself: in place
+        lambda lib: (lambda x: x[2:].add_(x[:2]))(lib.arange(4.0)),  # disjoint halves
+        lambda lib: (lambda x: x.t().add_(x.t()))(lib.arange(4.0).reshape(2, 2)),
+    ],
+    ids=["fill_", "zero_", "masked_fill_", "self", "disjoint", "self_transposed"],
+)
+@pytest.mark.filterwarnings("ignore:Use of masked_fill_ on expanded tensors")
+def test_writes_pytorch_allows_still_work(write):
+    assert_same_values(write)
+
+
+# ---- int arguments beyond int64, sizes whose products overflow
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.unflatten(lib.zeros(4, 1, 0, 3), 2, [-(10**20), 3]),
+        lambda lib: lib.ones(2, 3).any([1, 10**20]),
+        lambda lib: lib.squeeze(lib.zeros(2, 1), [10**20]),
+        lambda lib: lib.zeros(2).reshape(10**20),
+    ],
+    ids=["unflatten", "any", "squeeze", "reshape"],
+)
+def test_int_arguments_beyond_int64_are_an_error_not_a_pending_exception(call):
+    ours, theirs = both(call)
+    assert isinstance(theirs, (OverflowError, RuntimeError, TypeError)), theirs
+    assert isinstance(ours, (OverflowError, TypeError)), repr(ours)
+    # and nothing is left pending for the next call
+    assert et.ones(2).sum().item() == 2.0
+
+
+def test_a_kernel_whose_size_product_overflows_is_pytorchs_error():
+    message = "the product of kernel_width and kernel_height overflowed"
+    with pytest.raises(RuntimeError, match=message):
+        torch.nn.functional.fold(torch.zeros(1, 2, 2), [4, 4], [2**62, 2**62])
+    with pytest.raises(RuntimeError, match=message):
+        et.col2im(et.zeros(1, 2, 2), [4, 4], [2**62, 2**62], [1, 1], [0, 0], [1, 1])
+    with pytest.raises(RuntimeError, match=message):
+        et.im2col(et.zeros(1, 1, 4, 4), [2**62, 2**62], [1, 1], [0, 0], [1, 1])
+
+
+def test_col2im_with_a_huge_kernel_does_not_kill_the_process():
+    code = textwrap.dedent(
+        """
+        import ember_tensor as et
+        try:
+            et.col2im(et.zeros(1, 2, 2), [4, 4], [2**62, 2**62], [1, 1], [0, 0], [1, 1])
+        except RuntimeError:
+            pass
+        """
+    )
+    assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 0
+
+
+@pytest.mark.parametrize("diagonal", [2**63 - 1, -(2**63), 2**40, -(2**40), 5, -5])
+@pytest.mark.parametrize("op", ["tril", "triu"])
+def test_tril_triu_with_an_extreme_diagonal_match_pytorch(op, diagonal):
+    assert_same_values(lambda lib: getattr(lib.arange(9.0).reshape(3, 3), op)(diagonal))
+    assert_same_values(lambda lib: getattr(lib.arange(9.0).reshape(3, 3), op + "_")(diagonal))
+
+
+# ---- fill values out of a dtype's range
+
+
+@pytest.mark.parametrize(
+    ("dtype", "value"),
+    [
+        ("int64", -float("inf")),
+        ("int64", float("nan")),
+        ("int8", 300),
+        ("uint8", -300),
+        ("int32", 2**31),
+        ("float32", 1e308),
+    ],
+)
+def test_fill_values_out_of_range_are_pytorchs_error(dtype, value):
+    assert_same_error(
+        lambda lib: lib.zeros(2, dtype=getattr(lib, dtype)).fill_(value),
+        "without overflow",
+    )
+    assert_same_error(
+        lambda lib: lib.full([2], value, dtype=getattr(lib, dtype)), "without overflow"
+    )
+
+
+@pytest.mark.parametrize(
+    ("dtype", "value"),
+    [("uint8", -1), ("float32", float("inf")), ("bool", 5), ("int32", 2.5), ("int64", 2**63 - 1)],
+)
+def test_fill_values_pytorch_accepts(dtype, value):
+    assert_same_values(lambda lib: lib.zeros(2, dtype=getattr(lib, dtype)).fill_(value))
+
+
+# ---- overloads and NumPy scalars
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_max_of_two_tensors_is_elementwise_even_for_a_one_element_integer_tensor(op):
+    assert_same_values(lambda lib: getattr(lib, op)(lib.tensor([1.0, 5.0, 3.0]), lib.tensor([0])))
+    assert_same_values(lambda lib: getattr(lib.tensor([1.0, 5.0, 3.0]), op)(lib.tensor([4])))
+    assert_same_values(lambda lib: getattr(lib, op)(lib.tensor([[1.0, 5.0], [3.0, 0.0]]), 1).values)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        np.float64(1.5),
+        np.int32(3),
+        np.float16(1.0),
+        np.bool_(True),
+        [np.float64(1.5)],
+        [np.float64(1.5), 2.0],
+        [np.int32(1), 2],
+        [np.float16(1.0), 2.0],
+    ],
+    ids=repr,
+)
+def test_numpy_scalars_keep_their_dtype_as_in_pytorch(data):
+    ours, theirs = et.tensor(data), torch.tensor(data)
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    np.testing.assert_array_equal(np.asarray(ours.tolist()), np.asarray(theirs.tolist()))
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        lambda lib: lib.zeros(1).expand(2**62, 2**62),
+        lambda lib: lib.zeros(1).as_strided([2**62, 2**62], [0, 0]),
+    ],
+    ids=["expand", "as_strided"],
+)
+def test_a_view_with_more_elements_than_int64_counts_is_pytorchs_error(view):
+    assert_same_error(view, "numel: integer multiplication overflow")
+    assert_same_values(lambda lib: lib.zeros(1).expand(0, 2**62, 2**62).sum())  # empty: fine
