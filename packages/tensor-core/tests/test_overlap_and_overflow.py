@@ -250,3 +250,59 @@ def test_numpy_scalars_keep_their_dtype_as_in_pytorch(data):
 def test_a_view_with_more_elements_than_int64_counts_is_pytorchs_error(view):
     assert_same_error(view, "numel: integer multiplication overflow")
     assert_same_values(lambda lib: lib.zeros(1).expand(0, 2**62, 2**62).sum())  # empty: fine
+
+
+def half_ones(lib):
+    return lib.ones(2, dtype=lib.float16)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.as_tensor(float("nan"), dtype=lib.int64),
+        lambda lib: lib.tensor([float("nan")], dtype=lib.int64),
+        lambda lib: lib.tensor([300], dtype=lib.int8),
+        lambda lib: lib.add(lib.ones(2), lib.ones(2), alpha=1e308),
+        lambda lib: lib.sub(half_ones(lib), half_ones(lib), alpha=1e39),
+        lambda lib: lib.add(half_ones(lib), half_ones(lib), alpha=1e5),
+    ],
+    ids=[
+        "as_tensor_nan",
+        "tensor_nan",
+        "tensor_int8",
+        "add_alpha",
+        "sub_alpha_half",
+        "add_alpha_half",
+    ],
+)
+def test_numbers_a_dtype_cannot_hold_are_pytorchs_error(call):
+    assert_same_error(call, "without overflow")
+
+
+@pytest.mark.parametrize(
+    ("dtype", "low", "high", "fragment"),
+    [
+        ("float32", 0.0, 1e308, "to is out of bounds for"),
+        ("float32", -1e308, 0.0, "from is out of bounds for"),
+        ("float16", 0.0, 1e5, "to is out of bounds for"),
+        ("float32", 0.0, float("inf"), "to is out of bounds for"),
+    ],
+)
+def test_uniform_bounds_beyond_the_dtype_are_pytorchs_error(dtype, low, high, fragment):
+    assert_same_error(
+        lambda lib: lib.zeros(3, dtype=getattr(lib, dtype)).uniform_(low, high), fragment
+    )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.tensor([-1], dtype=lib.uint8),
+        lambda lib: lib.tensor([1e308], dtype=lib.float32),
+        lambda lib: lib.tensor([2.7], dtype=lib.int64),
+        lambda lib: lib.add(half_ones(lib), half_ones(lib), alpha=6e4),
+    ],
+    ids=["uint8_wraps", "float_to_inf", "truncates", "half_alpha"],
+)
+def test_numbers_pytorch_converts(call):
+    assert_same_values(call)

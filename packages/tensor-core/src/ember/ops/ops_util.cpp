@@ -175,12 +175,40 @@ Tensor to_device(const Tensor& t, const Device& device) {
 
 Tensor to_host(const Tensor& t) { return to_device(t, Device{}); }
 
-void check_fill_value(ScalarType dtype, const Scalar& value) {
-  if (dtype == ScalarType::Bool || value.is_bool()) return;
+double finite_max(ScalarType dtype) {
+  switch (dtype) {
+    case ScalarType::Float16: return 65504.0;
+    case ScalarType::BFloat16: return 3.3895313892515355e38;
+    case ScalarType::Float32: return static_cast<double>(std::numeric_limits<float>::max());
+    default: return std::numeric_limits<double>::max();
+  }
+}
+
+const char* convert_type_name(ScalarType dtype) {
+  switch (dtype) {
+    case ScalarType::UInt8: return "uint8_t";
+    case ScalarType::Int8: return "int8_t";
+    case ScalarType::Int16: return "short";
+    case ScalarType::Int32: return "int";
+    case ScalarType::Int64: return "int64_t";
+    case ScalarType::Float16: return "Half";
+    case ScalarType::BFloat16: return "BFloat16";
+    case ScalarType::Float32: return "float";
+    case ScalarType::Float64: return "double";
+    default: return dtype_name(dtype);
+  }
+}
+
+bool value_overflows(ScalarType dtype, const Scalar& value) {
+  if (dtype == ScalarType::Bool || value.is_bool()) return false;
+  if (is_floating(dtype)) {
+    const double v = value.to_double(), top = finite_max(dtype);
+    return std::isfinite(v) && (v > top || v < -top);
+  }
   bool overflow = false;
-  dispatch_all(dtype, "fill_", [&](auto tag) {
+  dispatch_integral(dtype, "convert", [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if constexpr (!std::is_same_v<T, bool>) {
       const double lo = std::is_same_v<T, uint8_t> ? -255.0 : static_cast<double>(std::numeric_limits<T>::lowest());
       const double hi = static_cast<double>(std::numeric_limits<T>::max());
       if (value.is_float()) {
@@ -188,29 +216,15 @@ void check_fill_value(ScalarType dtype, const Scalar& value) {
       } else if constexpr (sizeof(T) < 8) {
         overflow = value.i < static_cast<int64_t>(lo) || value.i > static_cast<int64_t>(hi);
       }
-    } else if constexpr (!std::is_same_v<T, bool>) {
-      double top = 3.3895313892515355e38;  // bfloat16's largest
-      if constexpr (std::is_same_v<T, Half>) top = 65504.0;
-      if constexpr (std::is_floating_point_v<T>) top = static_cast<double>(std::numeric_limits<T>::max());
-      const double v = value.to_double();
-      overflow = std::isfinite(v) && (v > top || v < -top);
     }
   });
-  if (!overflow) return;
-  const char* name = dtype_name(dtype);  // PyTorch names the C++ type
-  switch (dtype) {
-    case ScalarType::UInt8: name = "uint8_t"; break;
-    case ScalarType::Int8: name = "int8_t"; break;
-    case ScalarType::Int16: name = "short"; break;
-    case ScalarType::Int32: name = "int"; break;
-    case ScalarType::Int64: name = "int64_t"; break;
-    case ScalarType::Float16: name = "Half"; break;
-    case ScalarType::BFloat16: name = "BFloat16"; break;
-    case ScalarType::Float32: name = "float"; break;
-    case ScalarType::Float64: name = "double"; break;
-    default: break;
+  return overflow;
+}
+
+void check_fill_value(ScalarType dtype, const Scalar& value) {
+  if (value_overflows(dtype, value)) {
+    throw std::runtime_error(message("value cannot be converted to type ", convert_type_name(dtype), " without overflow"));
   }
-  throw std::runtime_error(message("value cannot be converted to type ", name, " without overflow"));
 }
 
 void fill_with(const Tensor& dst, const Scalar& value) {

@@ -30,11 +30,17 @@ Tensor to_device(const Tensor& t, const Device& device);
 // to_device(t, the CPU).
 Tensor to_host(const Tensor& t);
 void fill_with(const Tensor& dst, const Scalar& value);
-// PyTorch's checked conversion of a fill value (fill_, full, ...): RuntimeError "value cannot
-// be converted to type <T> without overflow" for NaN or a value out of range for an integer
-// dtype (uint8 takes -255..-1 as wrapped), and for a finite value beyond a float dtype's range
-// (inf and NaN are fine there); bool takes any value.
+// PyTorch's checked conversion of a number to a dtype (c10::checked_convert): true for NaN or
+// a value out of range for an integer dtype (uint8 takes -255..-1 as wrapped), and for a
+// finite value beyond a float dtype's range (inf and NaN are fine there); bool takes any value.
+bool value_overflows(ScalarType dtype, const Scalar& value);
+// check_fill_value: RuntimeError "value cannot be converted to type <T> without overflow"
+// (fill_, full, an op's alpha) when value_overflows.
 void check_fill_value(ScalarType dtype, const Scalar& value);
+// The largest finite value of a floating dtype.
+double finite_max(ScalarType dtype);
+// The C++ type PyTorch's conversion messages name for a dtype: "int64_t", "float", "Half", ...
+const char* convert_type_name(ScalarType dtype);
 
 // out= support. prepare_out returns the tensor to compute into: a fresh contiguous tensor
 // when out is null, else out itself if it already has the shape and dtype, else a

@@ -446,6 +446,13 @@ Tensor tensor_from_data(py::handle data, std::optional<ScalarType> dtype) {
   walk(data, 0, L);
   // a 0-d leaf makes shape [] only if it was the top level; no leaf at all: the default float
   ScalarType dt = dtype.value_or(L.dtype.value_or(default_float_dtype()));
+  if (!is_floating(dt)) {  // PyTorch: an integer dtype refuses NaN and values beyond its range
+    for (const Scalar& v : L.values) {
+      if (value_overflows(dt, v)) {
+        throw std::runtime_error(message("value cannot be converted to type ", dtype_name(dt), " without overflow"));
+      }
+    }
+  }
   Tensor out = ember::empty(L.shape, dt);
   dispatch_all(dt, "tensor", [&](auto tag) {
     using T = decltype(tag);

@@ -6,13 +6,7 @@ namespace ember::cpu {
 
 Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha, const Tensor& out) {
   auto P = promote(self, other);
-  if (P.dtype == ScalarType::Bool && alpha.is_float()) {
-    throw std::runtime_error("add: for bool tensors alpha must be a bool or an integer");
-  }
-  if (!is_floating(P.dtype) && alpha.is_float()) {
-    throw std::runtime_error(message("add: for integral input tensors (", dtype_name(P.dtype),
-                                 "), argument alpha must not be a floating point number"));
-  }
+  check_alpha("add", P.dtype, alpha);
   const bool unit = alpha.to_double() == 1.0;
   return map_binary("add", P.a, P.b, out, P.dtype, DispatchAll{}, [&](auto tag) {
     using A = opmath_t<decltype(tag)>;
@@ -27,10 +21,7 @@ Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha, const T
 Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha, const Tensor& out) {
   auto P = promote(self, other);
   check_sub_operands(self, other);
-  if (!is_floating(P.dtype) && alpha.is_float()) {
-    throw std::runtime_error(message("sub: for integral input tensors (", dtype_name(P.dtype),
-                                 "), argument alpha must not be a floating point number"));
-  }
+  check_alpha("sub", P.dtype, alpha);
   return map_binary("sub", P.a, P.b, out, P.dtype, DispatchNumeric{}, [&](auto tag) {
     using A = opmath_t<decltype(tag)>;
     const A al = alpha.to<A>();

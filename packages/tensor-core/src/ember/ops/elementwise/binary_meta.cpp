@@ -117,4 +117,15 @@ void check_sub_operands(const Tensor& self, const Tensor& other) {
   }
 }
 
+void check_alpha(const char* op, ScalarType dtype, const Scalar& alpha) {
+  if (dtype == ScalarType::Bool && alpha.is_float()) {
+    throw std::runtime_error(message(op, ": for bool tensors alpha must be a bool or an integer"));
+  }
+  if (!is_floating(dtype) && alpha.is_float()) {
+    throw std::runtime_error(message(op, ": for integral input tensors (", dtype_name(dtype),
+                                     "), argument alpha must not be a floating point number"));
+  }
+  check_fill_value(dtype, alpha);
+}
+
 }  // namespace ember

@@ -72,4 +72,9 @@ BinaryMeta division_meta(const char* op, const Tensor& self, const Tensor& other
 // use ~ to invert a mask).
 void check_sub_operands(const Tensor& self, const Tensor& other);
 
+// add / sub (op) with alpha in result dtype `dtype`: PyTorch's RuntimeErrors for a float
+// alpha with bool or integer tensors, and for an alpha the dtype cannot hold ("value cannot be
+// converted to type float without overflow").
+void check_alpha(const char* op, ScalarType dtype, const Scalar& alpha);
+
 }  // namespace ember

@@ -150,6 +150,7 @@ Tensor arith(const char* op, Arith kind, const Tensor& self, const Tensor& other
   ScalarType dt = result_type(self, other);
   if (kind == Arith::Div && !is_floating(dt)) dt = default_float_dtype();
   if (kind == Arith::Sub) check_sub_operands(self, other);
+  if (kind == Arith::Add || kind == Arith::Sub) check_alpha(op, dt, alpha);
   if (dt == ScalarType::Bool && kind == Arith::ThresholdBackward) throw_dtype_unsupported(op, dt, "numeric");
   BinaryOperands P = binary_operands(op, self, other, dt);
   Tensor res = result_for(op, out, P.shape, dt, P.device);

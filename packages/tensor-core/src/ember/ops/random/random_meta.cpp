@@ -128,6 +128,14 @@ Tensor uniform_meta(const Tensor& self, double from, double to, const Tensor& ou
   }
   Tensor target = fill_target(self, out);
   check_sampler_dtype("uniform", target->dtype());
+  if (is_floating(target->dtype())) {  // PyTorch's bounds: finite values of the dtype
+    const double top = finite_max(target->dtype());
+    for (auto [name, v] : {std::pair<const char*, double>{"from", from}, {"to", to}}) {
+      if (!(v >= -top && v <= top)) {
+        throw std::runtime_error(message(name, " is out of bounds for ", convert_type_name(target->dtype())));
+      }
+    }
+  }
   return target;
 }
 
