@@ -260,7 +260,7 @@ def test_timeout_is_honoured(fake_pin):
     start = time.monotonic()
     with deadline(30), pytest.raises(RuntimeError, match="DataLoader timed out after 1 seconds"):
         list(D.DataLoader(H.Slow(), batch_size=1, num_workers=1, timeout=1, pin_memory=True))
-    assert time.monotonic() - start < 10  # 1 s, then the sleeping worker is joined
+    assert time.monotonic() - start < 3.5  # at the timeout: the sleeping worker is terminated
 
 
 def test_a_killed_worker_is_reported(fake_pin):

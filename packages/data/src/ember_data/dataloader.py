@@ -375,7 +375,7 @@ class _MultiProcessIter:
                 waited += step
                 self._check_workers()
                 if timeout and waited >= timeout:
-                    self._shutdown()
+                    self._shutdown(grace=0.0)  # the workers are stuck: no wait to join them
                     raise RuntimeError(f"DataLoader timed out after {timeout} seconds") from None
 
     def _check_workers(self) -> None:
@@ -393,7 +393,9 @@ class _MultiProcessIter:
                 raise RuntimeError(f"DataLoader worker (pid {pid}) exited unexpectedly with "
                                    f"exit code {code}.")
 
-    def _shutdown(self) -> None:
+    def _shutdown(self, grace: float = 5.0) -> None:
+        """Stops the pin thread and the workers; a worker still running ``grace`` seconds
+        after it was told to stop is terminated."""
         if self.shut:
             return
         self.shut = True
@@ -406,7 +408,7 @@ class _MultiProcessIter:
             except (ValueError, OSError):
                 pass
         for w in self.workers:
-            w.join(timeout=5)
+            w.join(timeout=grace)
             if w.is_alive():
                 w.terminate()
                 w.join()
