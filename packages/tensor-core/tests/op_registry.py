@@ -823,11 +823,7 @@ ROWS: list[Row] = [
     R("randn_like", S(a(3, 4)), shape_only=RANDOM, check=finite),
     R("full_like", S(a(3, 4), 2), S(a(3, 4), 1, dtype=D("float64"))),
     R("arange", S(5, dtype=DT), S(1, 7, 2, dtype=DT), S(0.5, 3, 1, dtype=DT),
-      XS("an integer dtype with a fractional step: torch (and NumPy) cast the step to the "
-         "dtype first (0, 3.5, 1.5 -> [0, 1, 2]; a step of 0.5 -> zeros, or 'step must be "
-         "nonzero' for int64), Ember rounds start + i * step ([0, 1, 3]); an undocumented "
-         "difference from PyTorch", 0, 3.5, 1.5, dtype=DT,
-         dtypes=("int8", "int16", "int32", "int64", "uint8")),
+      S(0, 3.5, 1.5, dtype=DT), S(-2.5, 3, 1.7, dtype=DT), S(0, 1e-8, dtype=DT),
       no_grad="a factory: its result is a leaf"),
     R("linspace", S(0, 1, 5, dtype=DT), S(-2, 3, 6, dtype=DT),
       no_grad="a factory: its result is a leaf"),

@@ -306,3 +306,41 @@ def test_uniform_bounds_beyond_the_dtype_are_pytorchs_error(dtype, low, high, fr
 )
 def test_numbers_pytorch_converts(call):
     assert_same_values(call)
+
+
+# ---- W12: factories that differed from PyTorch
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "float32"])
+@pytest.mark.parametrize(
+    "args", [(0, 5, 1.5), (0.5, 3, 1), (0, 1e-8), (-2.5, 3, 1.7), (0, -3, -1.5), (0.9, 5.9, 0.9)]
+)
+def test_arange_with_an_integer_dtype_truncates_as_pytorch(args, dtype):
+    ours, theirs = both(lambda lib: lib.arange(*args, dtype=getattr(lib, dtype)).tolist())
+    if isinstance(theirs, Exception):
+        assert type(ours) is type(theirs) and "step must be nonzero" in str(ours), ours
+    else:
+        assert ours == theirs
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        lambda T: [T(1.0), T(2.0)],
+        lambda T: [T([1.0]), T([2.0])],
+        lambda T: [[T([1.0])], [T([2.0])]],
+        lambda T: [T([1.0]), 2.0],
+        lambda T: [T(1), 2.5],
+    ],
+    ids=["0-d", "1-element", "nested", "mixed", "int_and_float"],
+)
+def test_tensors_inside_the_data_are_numbers_as_in_pytorch(data):
+    ours, theirs = et.tensor(data(et.tensor)), torch.tensor(data(torch.tensor))
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    assert ours.tolist() == theirs.tolist()
+    assert_same_error(
+        lambda lib: lib.tensor([lib.tensor([1.0, 2.0]), lib.tensor([3.0, 4.0])]),
+        "only one element tensors can be converted to Python scalars",
+        kind=ValueError,
+    )

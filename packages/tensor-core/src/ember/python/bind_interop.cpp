@@ -402,6 +402,20 @@ std::optional<ScalarType> numpy_scalar_dtype(py::handle obj) {
 
 void walk(py::handle obj, size_t depth, Leaves& L) {
   Scalar s;
+  // a tensor among the data is a number, as in PyTorch: one element, its dtype
+  py::detail::make_caster<Tensor> tc;
+  const bool number = PyFloat_CheckExact(obj.ptr()) || PyLong_CheckExact(obj.ptr());  // the common leaves
+  if (!number && tc.load(obj, false)) {
+    const Tensor t = py::detail::cast_op<Tensor>(tc);
+    if (t->numel() != 1) throw ValueError("only one element tensors can be converted to Python scalars");
+    if (depth != L.shape.size()) {
+      throw ValueError(message("tensor: expected a sequence at dim ", depth, " but got a number"));
+    }
+    scalar_from_python(py::cast(make_view(t, Shape{}, Shape{}, t->offset())), s);
+    L.dtype = L.dtype ? promote_types(*L.dtype, t->dtype()) : t->dtype();
+    L.values.push_back(s);
+    return;
+  }
   if (scalar_from_python(obj, s)) {
     if (depth != L.shape.size()) {
       throw ValueError(message("tensor: expected a sequence at dim ", depth, " but got a number"));

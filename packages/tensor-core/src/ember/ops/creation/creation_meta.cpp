@@ -17,28 +17,47 @@ namespace ember {
 
 ArangeMeta arange_meta(const Scalar& start, std::optional<Scalar> end, const Scalar& step,
                        std::optional<ScalarType> dtype, const Tensor& out) {
-  const Scalar lo = end ? start : Scalar::from_int(0);
-  const Scalar hi = end ? *end : start;
+  Scalar lo = end ? start : Scalar::from_int(0);
+  Scalar hi = end ? *end : start;
+  Scalar st = step;
   ArangeMeta M;
-  M.all_int = !lo.is_float() && !hi.is_float() && !step.is_float();
+  M.all_int = !lo.is_float() && !hi.is_float() && !st.is_float();
   M.dtype = dtype.value_or(out ? out->dtype() : (M.all_int ? ScalarType::Int64 : default_float_dtype()));
-  const double s = step.to_double(), a = lo.to_double(), b = hi.to_double();
-  if (s == 0) throw std::runtime_error("arange: step must be nonzero");
-  if (!std::isfinite(a) || !std::isfinite(b)) {
+  if (st.to_double() == 0) throw std::runtime_error("arange: step must be nonzero");
+  if (!std::isfinite(lo.to_double()) || !std::isfinite(hi.to_double())) {
     throw std::runtime_error("arange: unsupported range: start and end must be finite");
   }
+  // PyTorch's length of a non-integer range with an integer dtype: from the given values for
+  // the narrow integer dtypes, from the truncated ones (below) for int64
+  const double fractional_length = std::ceil((hi.to_double() - lo.to_double()) / st.to_double());
+  const bool narrow = !M.all_int && !is_floating(M.dtype) && M.dtype != ScalarType::Bool;
+  if (narrow) {
+    // an integer dtype: start, end and step are truncated to integers first, as PyTorch (and
+    // NumPy) do (0, 3.5, 1.5 -> 0, 3, 1: [0, 1, 2])
+    lo = Scalar::from_int(lo.to_int());
+    hi = Scalar::from_int(hi.to_int());
+    st = Scalar::from_int(st.to_int());
+    if (M.dtype == ScalarType::Int64 && st.i == 0) throw ValueError("arange: step must be nonzero");
+    M.all_int = true;  // (a narrower dtype with a step truncated to 0 repeats start, as PyTorch)
+  }
+  const double s = st.to_double(), a = lo.to_double(), b = hi.to_double();
   if ((s > 0 && b < a) || (s < 0 && b > a)) {
     throw std::runtime_error(message("arange: upper bound and larger bound inconsistent with step sign (start=", a,
                                      ", end=", b, ", step=", s, ")"));
   }
   int64_t n;
-  if (M.all_int) {
-    const __int128 si = step.to_int(), d = static_cast<__int128>(hi.to_int()) - lo.to_int();
+  if (narrow && M.dtype != ScalarType::Int64) {
+    if (!(fractional_length < 4.6e18)) throw std::runtime_error("arange: the range has too many elements");
+    n = static_cast<int64_t>(std::max(fractional_length, 0.0));
+    M.a0 = lo.to_int();
+    M.si = st.to_int();
+  } else if (M.all_int) {
+    const __int128 si = st.to_int(), d = static_cast<__int128>(hi.to_int()) - lo.to_int();
     __int128 n128 = si > 0 ? (d + si - 1) / si : (d + si + 1) / si;
     if (n128 > (__int128(1) << 62)) throw std::runtime_error("arange: the range has too many elements");
     n = static_cast<int64_t>(n128);
     M.a0 = lo.to_int();
-    M.si = step.to_int();
+    M.si = st.to_int();
   } else {
     const double nd = std::ceil((b - a) / s);
     if (!(nd < 4.6e18)) throw std::runtime_error("arange: the range has too many elements");

@@ -29,8 +29,10 @@ struct ArangeMeta {
 };
 // arange(start, end, step), or arange(end) when end is absent (start 0): RuntimeError for a
 // zero step, a non-finite start or end, an end on the wrong side of start for the step's
-// sign, or more than 2^62 (integers) / 4.6e18 (floats) elements. The dtype is not checked
-// (bool: the kernels raise throw_dtype_unsupported's error after allocating the result).
+// sign, or more than 2^62 (integers) / 4.6e18 (floats) elements. With an integer dtype,
+// start, end and step are truncated to integers first, as in PyTorch (ValueError when the step
+// becomes 0). The dtype is not checked (bool: the kernels raise throw_dtype_unsupported's
+// error after allocating the result).
 ArangeMeta arange_meta(const Scalar& start, std::optional<Scalar> end, const Scalar& step,
                        std::optional<ScalarType> dtype, const Tensor& out);
 
