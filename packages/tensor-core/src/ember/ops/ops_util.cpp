@@ -188,33 +188,35 @@ const char* convert_type_name(ScalarType dtype) {
   switch (dtype) {
     case ScalarType::UInt8: return "uint8_t";
     case ScalarType::Int8: return "int8_t";
-    case ScalarType::Int16: return "short";
+    case ScalarType::Int16: return "int16_t";
     case ScalarType::Int32: return "int";
     case ScalarType::Int64: return "int64_t";
-    case ScalarType::Float16: return "Half";
-    case ScalarType::BFloat16: return "BFloat16";
+    case ScalarType::Float16: return "c10::Half";
+    case ScalarType::BFloat16: return "c10::BFloat16";
     case ScalarType::Float32: return "float";
     case ScalarType::Float64: return "double";
     default: return dtype_name(dtype);
   }
 }
 
-bool value_overflows(ScalarType dtype, const Scalar& value) {
-  if (dtype == ScalarType::Bool || value.is_bool()) return false;
+bool value_overflows(ScalarType dtype, const Scalar& v) {
+  if (dtype == ScalarType::Bool || dtype == ScalarType::Float64 || v.is_bool()) return false;
   if (is_floating(dtype)) {
-    const double v = value.to_double(), top = finite_max(dtype);
-    return std::isfinite(v) && (v > top || v < -top);
+    const double d = v.to_double();
+    return std::isfinite(d) && (d < -finite_max(dtype) || d > finite_max(dtype));
   }
   bool overflow = false;
   dispatch_integral(dtype, "convert", [&](auto tag) {
     using T = decltype(tag);
+    using L = std::numeric_limits<T>;
     if constexpr (!std::is_same_v<T, bool>) {
-      const double lo = std::is_same_v<T, uint8_t> ? -255.0 : static_cast<double>(std::numeric_limits<T>::lowest());
-      const double hi = static_cast<double>(std::numeric_limits<T>::max());
-      if (value.is_float()) {
-        overflow = !(value.d >= lo && value.d < hi + 1.0);  // NaN too; int64's max rounds up to 2^63
-      } else if constexpr (sizeof(T) < 8) {
-        overflow = value.i < static_cast<int64_t>(lo) || value.i > static_cast<int64_t>(hi);
+      if (v.is_float()) {
+        overflow = std::isnan(v.d) || v.d < static_cast<double>(L::lowest()) || v.d > static_cast<double>(L::max());
+      } else if (std::is_unsigned_v<T>) {
+        // negative integers wrap (two's complement), as PyTorch allows
+        overflow = v.i > static_cast<int64_t>(L::max()) || (v.i < 0 && -v.i > static_cast<int64_t>(L::max()));
+      } else {
+        overflow = v.i < static_cast<int64_t>(L::lowest()) || v.i > static_cast<int64_t>(L::max());
       }
     }
   });

@@ -31,8 +31,9 @@ Tensor to_device(const Tensor& t, const Device& device);
 Tensor to_host(const Tensor& t);
 void fill_with(const Tensor& dst, const Scalar& value);
 // PyTorch's checked conversion of a number to a dtype (c10::checked_convert): true for NaN or
-// a value out of range for an integer dtype (uint8 takes -255..-1 as wrapped), and for a
-// finite value beyond a float dtype's range (inf and NaN are fine there); bool takes any value.
+// a value out of range for an integer dtype (uint8 takes the integers -255..-1 as wrapped),
+// and for a finite value beyond a float16/bfloat16/float32 range (inf and NaN are fine
+// there); bool and float64 take any value. check_value_fits (indexing.h) names the op.
 bool value_overflows(ScalarType dtype, const Scalar& value);
 // check_fill_value: RuntimeError "value cannot be converted to type <T> without overflow"
 // (fill_, full, an op's alpha) when value_overflows.

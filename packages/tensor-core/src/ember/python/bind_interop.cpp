@@ -3,6 +3,7 @@
 
 #include "ember/python/python_api.h"
 #include "ember/runtime/cuda_hooks.h"
+#include "ember/ops/index/indexing.h"  // scalar_of
 #include "ember/ops/ops_util.h"
 
 namespace ember {
@@ -411,7 +412,7 @@ void walk(py::handle obj, size_t depth, Leaves& L) {
     if (depth != L.shape.size()) {
       throw ValueError(message("tensor: expected a sequence at dim ", depth, " but got a number"));
     }
-    scalar_from_python(py::cast(make_view(t, Shape{}, Shape{}, t->offset())), s);
+    s = scalar_of(to_host(t));
     L.dtype = L.dtype ? promote_types(*L.dtype, t->dtype()) : t->dtype();
     L.values.push_back(s);
     return;

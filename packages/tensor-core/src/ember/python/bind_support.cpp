@@ -4,6 +4,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "ember/ops/index/indexing.h"  // scalar_of
 #include "ember/ops/ops_util.h"
 #include "ember/python/python_api.h"
 
@@ -83,14 +84,7 @@ bool scalar_from_python(py::handle h, Scalar& out) {
   if (tc.load(h, false)) {
     Tensor t = py::detail::cast_op<Tensor>(tc);
     if (!t || t->numel() != 1 || t->dim() != 0) return false;
-    t = to_host(t);  // a CUDA tensor's element is read through a copy, never through its pointer
-    dispatch_all(t->dtype(), "item", [&](auto tag) {
-      using T = decltype(tag);
-      T v = *t->data<T>();
-      if constexpr (std::is_same_v<T, bool>) out = Scalar::from_bool(v);
-      else if constexpr (is_float_v<T>) out = Scalar::from_double(static_cast<double>(static_cast<opmath_t<T>>(v)));
-      else out = Scalar::from_int(static_cast<int64_t>(v));
-    });
+    out = scalar_of(to_host(t));  // a CUDA tensor's element is read through a copy, never its pointer
     return true;
   }
   // NumPy scalars and other numbers: integers through __index__, reals through __float__

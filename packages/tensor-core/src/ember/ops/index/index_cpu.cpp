@@ -462,48 +462,11 @@ Scalar scalar_of(const Tensor& t) {
   return s;
 }
 
-namespace {
-const char* c_type_name(ScalarType t) {
-  switch (t) {
-    case ScalarType::UInt8: return "uint8_t";
-    case ScalarType::Int8: return "int8_t";
-    case ScalarType::Int16: return "int16_t";
-    case ScalarType::Int32: return "int";
-    case ScalarType::Int64: return "int64_t";
-    case ScalarType::Float16: return "c10::Half";
-    case ScalarType::BFloat16: return "c10::BFloat16";
-    case ScalarType::Float32: return "float";
-    default: return dtype_name(t);
-  }
-}
-}  // namespace
-
 void check_value_fits(const char* op, const Scalar& v, ScalarType dtype, bool check_16bit_floats) {
-  bool overflow = false;
-  if (dtype == ScalarType::Bool || dtype == ScalarType::Float64) return;
   if (!check_16bit_floats && (dtype == ScalarType::Float16 || dtype == ScalarType::BFloat16)) return;
-  dispatch_all(dtype, "fill", [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      using L = std::numeric_limits<T>;
-      if (v.is_float()) {
-        overflow = std::isnan(v.d) || v.d < static_cast<double>(L::lowest()) || v.d > static_cast<double>(L::max());
-      } else if (std::is_unsigned_v<T>) {
-        // negative integers wrap (two's complement), as PyTorch allows
-        overflow = v.i > static_cast<int64_t>(L::max()) || (v.i < 0 && -v.i > static_cast<int64_t>(L::max()));
-      } else {
-        overflow = v.i < static_cast<int64_t>(L::lowest()) || v.i > static_cast<int64_t>(L::max());
-      }
-    } else if constexpr (is_float_v<T>) {
-      double lim = std::is_same_v<T, Half> ? 65504.0
-                   : std::is_same_v<T, BFloat16> ? 3.3895313892515355e38
-                                                 : static_cast<double>(std::numeric_limits<float>::max());
-      const double d = v.to_double();
-      overflow = !std::isinf(d) && !std::isnan(d) && (d < -lim || d > lim);
-    }
-  });
-  if (overflow) {
-    throw std::runtime_error(message(op, ": value cannot be converted to type ", c_type_name(dtype), " without overflow"));
+  if (value_overflows(dtype, v)) {
+    throw std::runtime_error(message(op, ": value cannot be converted to type ", convert_type_name(dtype),
+                                     " without overflow"));
   }
 }
 
