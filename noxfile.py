@@ -271,14 +271,11 @@ def core_wheel(session: nox.Session, *, force: bool = False) -> Path:
         return wheels[0]
 
 
-def install(session: nox.Session, *names: str, tests: bool = False) -> list[Package]:
-    """Install the local packages ``names`` and what they need into the session.
-
-    Local dependencies come from this repository (the core from its wheel in dist/), never
-    from a registry; everything else comes from the registry. With ``tests``, the ``test``
-    extras of ``names`` are installed too.
-    """
-    order = _closure(names, with_tests=tests)
+def _external_requirements(
+    order: Iterable[Package], names: Iterable[str], *, tests: bool
+) -> list[str]:
+    """What ``order`` needs from the registry (the ``test`` extras of ``names`` too, with
+    ``tests``), each once, for this Python."""
     roots = {canonicalize_name(n) for n in names}
     external: list[str] = []
     for pkg in order:
@@ -288,6 +285,18 @@ def install(session: nox.Session, *names: str, tests: bool = False) -> list[Pack
                 _check_torch(req)
                 if str(req) not in external:
                     external.append(str(req))
+    return external
+
+
+def install(session: nox.Session, *names: str, tests: bool = False) -> list[Package]:
+    """Install the local packages ``names`` and what they need into the session.
+
+    Local dependencies come from this repository (the core from its wheel in dist/), never
+    from a registry; everything else comes from the registry. With ``tests``, the ``test``
+    extras of ``names`` are installed too.
+    """
+    order = _closure(names, with_tests=tests)
+    external = _external_requirements(order, names, tests=tests)
     local_targets = [
         str(core_wheel(session)) if p.name == CORE_NAME else str(p.path) for p in order
     ]
@@ -376,6 +385,61 @@ def cuda_cpu_mode(session: nox.Session) -> None:
     session.run("pytest", *files, *session.posargs, env={"EMBER_CUDA_TEST_DEVICE": "cpu"})
 
 
+SANITIZE_BUILD_DIR = ROOT / "build" / "tensor-core-sanitize"
+SANITIZERS = "address,undefined"
+
+
+@nox.session
+def sanitize(session: nox.Session) -> None:
+    """The core built with AddressSanitizer and UndefinedBehaviorSanitizer (-O1, no LTO, no
+    CUDA, its own build dir: about 20 minutes on 2 cores the first time, incremental after),
+    then its tests and the differential fuzzer's CI slice under them. Any report fails the run
+    (UBSan halts at its first finding; leaks are not checked: CPython keeps its objects).
+    pytest args after -- (e.g. ``nox -s sanitize -- -k overlap``)."""
+    core = PACKAGES[CORE_NAME]
+    pip_install(session, *core.build_requires, *BUILD_TOOLS)
+    pip_install(session, *_external_requirements([core], [CORE_NAME], tests=True))
+    SANITIZE_BUILD_DIR.mkdir(parents=True, exist_ok=True)
+    session.run(
+        "python",
+        "-m",
+        "pip",
+        "install",
+        "--no-build-isolation",
+        "--no-deps",
+        "--no-compile",
+        "--force-reinstall",
+        "-q",
+        f"--config-settings=build-dir={SANITIZE_BUILD_DIR}",
+        f"--config-settings=cmake.define.EMBER_SANITIZE={SANITIZERS}",
+        "--config-settings=cmake.define.EMBER_CUDA=OFF",
+        str(CORE_DIR),
+        env={"EMBER_LTO": ""},
+    )
+    # CPython is not built with ASan: its runtime must be loaded before anything else, and
+    # with the C++ runtime, whose __cxa_throw it wraps (else the first C++ exception aborts)
+    runtimes = [
+        str(session.run("gcc", f"-print-file-name={lib}", silent=True, external=True)).strip()
+        for lib in ("libasan.so", "libstdc++.so")
+    ]
+    env = {
+        "LD_PRELOAD": " ".join(runtimes),
+        # a request beyond what can be allocated is the op's MemoryError, as without ASan
+        "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1:allocator_may_return_null=1",
+        "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1",
+        "PYTHONMALLOC": "malloc",  # Python's own objects under ASan's allocator too
+    }
+    session.run(
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "--capture=sys",  # a sanitizer's report is written to fd 2 just before it exits
+        str((CORE_DIR / "tests").relative_to(ROOT)),
+        *session.posargs,
+        env=env,
+    )
+
+
 PLUGINS_DIR = ROOT / "examples" / "plugins"
 
 
@@ -397,8 +461,9 @@ def plugins(session: nox.Session) -> None:
             _check_torch(Requirement(req))
         if external:
             pip_install(session, *external)
-        pip_install(session, "--no-build-isolation", "--no-deps", "--force-reinstall",
-                        str(pyproject.parent))
+        pip_install(
+            session, "--no-build-isolation", "--no-deps", "--force-reinstall", str(pyproject.parent)
+        )
         session.log(f"--- plugin {project['name']} ---")
         with session.chdir(pyproject.parent):
             try:

@@ -132,6 +132,9 @@ ROWS = [
     Row("true_divide", lambda m, a, b: m.true_divide(a, b), In(3, 4), In(3, 1, lo=0.5)),
     Row("floor_divide", lambda m, a, b: m.floor_divide(a, b), In(3, 4, lo=0.1, hi=3.0),
         In(4, lo=0.7, hi=1.3), torch_ref=False),
+    # the comparisons' in-place forms keep self's dtype and pass zero gradients
+    *(Row(f"{op}_", lambda m, a, b, op=op: getattr(a * 2, f"{op}_")(b) * a, In(3, 4), In(4))
+      for op in ("eq", "ne", "lt", "le", "gt", "ge")),
     Row("remainder", lambda m, a, b: m.remainder(a, b), In(3, 4, lo=-3, hi=3),
         In(4, lo=0.7, hi=1.3)),
     Row("remainder_scalar", lambda m, a: m.remainder(a, 0.7), In(3, 4, lo=-3, hi=3)),

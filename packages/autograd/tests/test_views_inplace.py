@@ -724,3 +724,66 @@ def test_negative_slice_step_gradient():
     y = et.arange(12.0, dtype=et.float64).reshape(3, 4).requires_grad_()
     (y[::-1, 1::-1] * et.arange(6.0, dtype=et.float64).reshape(3, 2)).sum().backward()
     assert y.grad.tolist() == [[5.0, 4.0, 0.0, 0.0], [3.0, 2.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]]
+
+
+# ---- issue 30, W8 and W9: the comparisons' in-place forms and integer dtype= results
+
+
+@pytest.mark.parametrize("op", ["eq_", "ne_", "lt_", "le_", "gt_", "ge_"])
+@pytest.mark.parametrize("other", [2.0, "tensor"])
+def test_in_place_comparisons_follow_the_leaf_rules(op, other):
+    """x.le_(2) on a leaf that requires grad overwrote it (it went around autograd); as in
+    PyTorch it is refused on a leaf and on a view of one, and the data stays."""
+    for m, msg in ((torch, LEAF_MSG), (et, LEAF_MSG)):
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        o = m.tensor([2.0, 2.0, 2.0]) if other == "tensor" else other
+        with pytest.raises(RuntimeError, match=re.escape(msg)):
+            getattr(x, op)(o)
+        with pytest.raises(RuntimeError, match=re.escape(VIEW_LEAF_MSG)):
+            getattr(x[:2], op)(o if other != "tensor" else o[:2])
+        assert x.tolist() == [1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("op", ["eq_", "lt_", "ge_"])
+def test_in_place_comparisons_give_zero_gradients(op):
+    """On a tensor with history, PyTorch records the comparison: the gradient through it is
+    zero (it was the gradient of the overwritten history in Ember)."""
+
+    def f(m):
+        x = m.tensor([1.0, 2.0, 3.0], dtype=m.float64, requires_grad=True)
+        w = m.tensor([0.5, 2.5, 3.0], dtype=m.float64, requires_grad=True)
+        y = x * 2
+        getattr(y, op)(w)
+        (y * m.tensor([1.0, 2.0, 3.0], dtype=m.float64)).sum().backward()
+        return y.detach().numpy(), x.grad.numpy(), w.grad.numpy()
+
+    for ours, theirs in zip(f(et), f(torch)):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_comparisons_of_tensors_that_require_grad_are_not_recorded():
+    x = et.tensor([1.0, 2.0], requires_grad=True)
+    for r in (x < 2, x.eq(x), et.ge(x, 1.0)):
+        assert r.dtype == et.bool and not r.requires_grad and r.grad_fn is None
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, x: x.cumprod(0, dtype=m.int64),
+        lambda m, x: x.cumsum(0, dtype=m.int32),
+        lambda m, x: x.sum(dtype=m.int64),
+        lambda m, x: x.prod(dtype=m.int16),
+    ],
+    ids=["cumprod", "cumsum", "sum", "prod"],
+)
+def test_an_integer_dtype_result_of_a_tensor_that_requires_grad_is_pytorchs_error(call):
+    """tensor([1.5, 2.5], requires_grad=True).cumprod(0, dtype=int64) was an int64 tensor
+    that required grad."""
+    for m in (torch, et):
+        x = m.tensor([1.5, 2.5], requires_grad=True)
+        with pytest.raises(RuntimeError, match="Autograd not support dtype: (Long|Int|Short)"):
+            call(m, x)
+        with _no_grad(m):
+            assert not call(m, x).requires_grad
+        assert call(m, x.detach()).tolist() == call(torch, torch.tensor([1.5, 2.5])).tolist()

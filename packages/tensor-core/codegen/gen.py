@@ -514,7 +514,8 @@ IMPL_EXPR = {
 
 
 def written_check(op: Op, variant: str, bound: list[Arg]) -> str:
-    """check_written for the tensor an in-place or out= variant writes (ops_util.h)."""
+    """check_written for the tensor an in-place or out= variant writes (ops_util.h); an
+    in-place variant with a dtype= also checks that it is self's (check_inplace_dtype)."""
     if op.overlap_allowed or variant not in ("inplace", "out"):
         return ""
     inputs = [
@@ -523,7 +524,10 @@ def written_check(op: Op, variant: str, bound: list[Arg]) -> str:
         if a.type in IMPL_EXPR and not (variant == "inplace" and a.name == "self")
     ]
     if variant == "inplace":
-        return f'  check_written("{op.name}_", self.get(), {{{", ".join(inputs)}}});\n'
+        check = f'  check_written("{op.name}_", self.get(), {{{", ".join(inputs)}}});\n'
+        if any(a.name == "dtype" and a.type == "ScalarType?" for a in bound):
+            check += f'  check_inplace_dtype("{op.name}_", self, dtype);\n'
+        return check
     return f'  if (out) check_written("{op.name}", out->get(), {{{", ".join(inputs)}}});\n'
 
 

@@ -344,3 +344,79 @@ def test_tensors_inside_the_data_are_numbers_as_in_pytorch(data):
         "only one element tensors can be converted to Python scalars",
         kind=ValueError,
     )
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "float32"])
+@pytest.mark.parametrize(
+    "args", [(0, -1.5, 4), (-1.7, 5.9, 3), (0.9, 10.2, 7), (3, 3, 5), (0, 1, 1), (0, 100, 0)]
+)
+def test_linspace_with_an_integer_dtype_converts_the_endpoints_first(args, dtype):
+    """PyTorch converts start and end to the dtype before stepping: linspace(0, -1.5, 4) in
+    int16 is 0, 0, 0, -1 (Ember gave 0, 0, -1, -1)."""
+    ours, theirs = both(lambda lib: lib.linspace(*args, dtype=getattr(lib, dtype)).tolist())
+    if isinstance(theirs, Exception):
+        assert type(ours) is type(theirs), ours
+    elif dtype == "float32":  # PyTorch steps in float32, Ember in float64: 1 ulp apart
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+    else:
+        assert ours == theirs
+
+
+@pytest.mark.parametrize(
+    "dtype, end, name",
+    [("int16", 1e20, "int16_t"), ("uint8", 300, "uint8_t"), ("int32", float("nan"), "int"),
+     ("float16", 1e6, "c10::Half")],
+)
+def test_linspace_endpoints_the_dtype_cannot_hold_are_pytorchs_error(dtype, end, name):
+    assert_same_error(
+        lambda lib: lib.linspace(0, end, 3, dtype=getattr(lib, dtype)),
+        f"value cannot be converted to type {name} without overflow",
+    )
+
+
+@pytest.mark.parametrize("correction", [-2, -1, 0, 1, 2])
+@pytest.mark.parametrize("shape, dim", [((0,), None), ((2, 0), 1), ((0, 3), 0), ((1,), None)])
+def test_var_and_std_of_no_values_are_nan_whatever_the_correction(shape, dim, correction):
+    for op in ("var", "std"):
+        ours, theirs = both(
+            lambda lib, op=op: getattr(lib.zeros(shape), op)(dim, correction=correction).tolist()
+        )
+        np.testing.assert_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("value", [0.1, -77.7, 1000.1, 12345.678])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_layer_and_group_norm_of_equal_values_are_exactly_zero(value, dtype):
+    """A row of equal values normalizes to 0, as in PyTorch (Ember gave up to 0.07 for
+    12345.678: the mean was folded into the shift, x * s - mean * s)."""
+    x = np.full((2, 4, 3), value, dtype=dtype)
+    for lib in (et, torch):
+        t = lib.from_numpy(x)
+        out, _mean, _rstd = lib.native_layer_norm(t, [3], None, None, 1e-5)
+        assert not out.numpy().any(), (lib.__name__, out)
+        out, _mean, _rstd = lib.native_group_norm(t, None, None, 2, 4, 3, 2, 1e-5)
+        assert not out.numpy().any(), (lib.__name__, out)
+
+
+@pytest.mark.parametrize("op", ["cumsum_", "cumprod_"])
+def test_an_in_place_scan_into_another_dtype_is_pytorchs_error(op):
+    """cumsum_(0, dtype=int32) of a float tensor truncated and stored floats; PyTorch (and
+    now Ember) refuse it, and a dtype equal to self's is fine."""
+    assert_same_error(
+        lambda lib: getattr(lib.tensor([1.5, 2.5]), op)(0, dtype=lib.int32),
+        "Bad in-place call: input tensor dtype",
+    )
+    ours, theirs = both(lambda lib: getattr(lib.tensor([1.5, 2.5]), op)(0, dtype=lib.float32))
+    assert ours.tolist() == theirs.tolist()
+
+
+@pytest.mark.parametrize("dim", [0, -1])
+def test_take_along_dim_of_0d_tensors_with_a_dim_is_pytorchs_error(dim):
+    """Found by the differential fuzzer: a segfault (dim 0 of a 0-d tensor's empty shape)."""
+    assert_same_error(
+        lambda lib: lib.take_along_dim(lib.tensor(1), lib.tensor(0), dim),
+        "but tensor has no dimensions",
+        kind=IndexError,
+    )
+    ours, theirs = both(lambda lib: lib.take_along_dim(lib.tensor(5), lib.tensor(0)).tolist())
+    assert ours == theirs

@@ -827,7 +827,8 @@ def entry(st="F32", shape=(1,), offsets=(0, 4)):
     ({"a": entry(st="F64")}, b"\0" * 4, "needs 8 bytes"),
     ({"a": entry(shape=(-1,))}, b"\0" * 4, "shape must be"),
     ({"a": entry(shape=(True,))}, b"\0" * 4, "shape must be"),
-    ({"a": entry(shape=(2**40, 2**40), offsets=(0, 4))}, b"\0" * 4, "needs"),
+    ({"a": entry(shape=(2**40, 2**40), offsets=(0, 4))}, b"\0" * 4, "more bytes than"),
+    ({"a": entry(shape=(2**30, 2**30), offsets=(0, 4))}, b"\0" * 4, "needs"),
     ({"a": {"dtype": "F32", "shape": [1]}}, b"\0" * 4, "data_offsets"),
     ({"a": [1, 2]}, b"", "expected an object"),
     ({"__metadata__": {"k": 1}, "a": entry()}, b"\0" * 4, "__metadata__ must be"),
@@ -873,6 +874,19 @@ A = {"a": ("F32", [2, 3], bytes(24))}
         {"entry": "a", "shape": [0], "stride": [1], "offset": 7}])), "reaches element 7"),
     (json.dumps(good_description(tensors=[{"entry": "a", "requires_grad": "yes"}])),
      "requires_grad"),
+    # views whose element count or strides overflow int64 (the issue's W7)
+    (json.dumps(good_description(tensors=[
+        {"entry": "a", "shape": [2**62, 2**62], "stride": [0, 0], "offset": 0}])),
+     "more elements than"),
+    (json.dumps(good_description(tensors=[
+        {"entry": "a", "shape": [1, 1], "stride": [2**70, 0], "offset": 0}])),
+     "more elements than"),
+    (json.dumps(good_description(crc32=[])), "'crc32' must map every tensor"),
+    (json.dumps(good_description(crc32={})), "'crc32' must map every tensor"),
+    (json.dumps(good_description(crc32={"a": -1})), "'crc32' must map every tensor"),
+    (json.dumps(good_description(crc32={"a": 2**32})), "'crc32' must map every tensor"),
+    (json.dumps(good_description(crc32={"a": 0, "b": 0})), "'crc32' must map every tensor"),
+    (json.dumps(good_description(crc32={"a": 1})), "does not match its CRC-32"),
     (json.dumps(good_description(root={"tensor": 1})), "unknown node"),
     (json.dumps(good_description(root={"tensor": True})), "unknown node"),
     (json.dumps(good_description(root={"float": "1e400"})), "unknown node"),
@@ -991,3 +1005,74 @@ def test_a_plain_safetensors_file_with_foreign_metadata(tmp_path):
     data = craft({"__metadata__": {"format": "pt", "other": "x"}, "w": entry()},
                  struct.pack("<f", 1.5))
     assert load_bytes(data, tmp_path)["w"].tolist() == [1.5]
+
+
+# ---------------------------------------------------------------------------------------------
+# data integrity: a CRC-32 of every tensor's bytes, checked on load
+
+
+def test_every_flipped_data_byte_is_detected(tmp_path):
+    """The issue's finding: flipped bytes of tensor data loaded silently. Each of them is now
+    a CheckpointError naming the tensor; the header is untouched."""
+    state = {"w": et.arange(12, dtype=et.float32).reshape(3, 4), "b": et.ones(5, dtype=et.int64),
+             "h": et.ones(3, dtype=et.bfloat16), "flag": et.tensor([True, False])}
+    data = saved_bytes(state)
+    (n,) = struct.unpack("<Q", data[:8])
+    start = 8 + n
+    assert len(data) - start == 12 * 4 + 5 * 8 + 3 * 2 + 2
+    for pos in range(start, len(data)):
+        bad = bytearray(data)
+        bad[pos] ^= 0x10  # a flip that keeps a BOOL byte 0 or 1 is caught by the CRC too
+        with pytest.raises(CheckpointError, match="does not match its CRC-32.*corrupted"):
+            et.load(io.BytesIO(bytes(bad)))
+    assert_same(et.load(io.BytesIO(data)), state)
+
+
+def test_checksums_are_of_the_saved_values():
+    """A non-contiguous tensor is saved as its values: its CRC is theirs; the header holds
+    one CRC per entry, and zlib computes the same numbers from the bytes."""
+    import zlib
+
+    t = et.arange(6, dtype=et.float64).reshape(2, 3).t()
+    data = saved_bytes({"t": t, "e": et.zeros(0)})
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    crcs = json.loads(header["__metadata__"]["ember"])["crc32"]
+    assert crcs.keys() == {"t", "e"}
+    lo, hi = header["t"]["data_offsets"]
+    assert crcs["t"] == zlib.crc32(data[8 + n + lo:8 + n + hi]) and crcs["e"] == 0
+    assert et.load(io.BytesIO(data))["t"].tolist() == t.tolist()
+
+
+def test_a_file_without_checksums_still_loads():
+    """Files of other programs (and of Ember before the checksums) have no "crc32": they
+    load unchecked."""
+    desc = good_description()
+    out = load_bytes(ember_file(desc, {"a": ("F32", [2, 3], struct.pack("<6f", *range(6)))}))
+    assert out.tolist() == [[0, 1, 2], [3, 4, 5]]
+
+
+def test_the_description_is_validated_before_any_data_is_read():
+    """A malformed description is refused before the loader reads tensor bytes: a file
+    whose data would fail to read (a stream that raises) still reports the description."""
+
+    class NoDataReads(io.BytesIO):
+        def __init__(self, data, limit):
+            super().__init__(data)
+            self.limit = limit
+
+        def readinto(self, b):
+            if self.tell() >= self.limit:
+                raise AssertionError("tensor data read before the description was checked")
+            return super().readinto(b)
+
+        def read(self, n=-1):
+            if self.tell() >= self.limit:
+                raise AssertionError("tensor data read before the description was checked")
+            return super().read(n)
+
+    desc = good_description(tensors=[{"entry": "a", "shape": [7], "stride": [1], "offset": 0}])
+    data = ember_file(desc, {"a": ("F32", [2, 3], bytes(24))})
+    (n,) = struct.unpack("<Q", data[:8])
+    with pytest.raises(CheckpointError, match="reaches element 6"):
+        et.load(NoDataReads(data, 8 + n))

@@ -82,9 +82,9 @@ def _load_rules() -> None:
 
 def _add_rule(key: str, row: tuple, recorders) -> None:
     """Registers the rule of ``key`` from its row of the generated ``RULES`` (recorder and
-    in-place recorder names, needs_original, view, replay op name, kwonly, fast), with the
-    recorders of the module ``recorders``."""
-    record, record_inplace, needs_original, view, replay, kwonly, fast = row
+    in-place recorder names, needs_original, view, replay op name, kwonly, fast, takes a
+    dtype=), with the recorders of the module ``recorders``."""
+    record, record_inplace, needs_original, view, replay, kwonly, fast, takes_dtype = row
     recording.RULES[key] = recording.Rule(
         getattr(recorders, record),
         None if record_inplace is None else getattr(recorders, record_inplace),
@@ -93,6 +93,7 @@ def _add_rule(key: str, row: tuple, recorders) -> None:
         getattr(et.Tensor, replay, None) or getattr(et, replay, None),
         kwonly,
         fast=fast,
+        takes_dtype=takes_dtype,
     )
 
 

@@ -645,9 +645,11 @@ def backward_source(entries: dict[str, Entry]) -> str:
     return "\n".join(parts)
 
 
-# ops whose float input may give an integral result (recorded only for float results)
+# ops whose float input may give an integral result (recorded only for float results): the
+# casts, and the comparisons (bool, except their in-place forms)
 _CASTS = frozenset(
     {"to", "float", "double", "half", "bfloat16", "int", "long", "short", "char", "byte", "bool"}
+    | {"eq", "ne", "lt", "le", "gt", "ge"}
 )
 
 
@@ -655,6 +657,8 @@ def _rule_row(entry: Entry, op: OpSchema) -> tuple:
     """The ``RULES`` row of ``op`` recorded with ``entry``'s node (its own, or its alias
     target's)."""
     ident = _ident(entry.op.key)
+    # a dtype= that picks the result's dtype (a cast's gives a result that does not require grad)
+    takes_dtype = op.name not in _CASTS and any(a["name"] == "dtype" for a in op.args)
     return (
         f"record_{ident}",
         f"record_{ident}_inplace" if "self" in entry.op.arg_names else None,
@@ -662,14 +666,16 @@ def _rule_row(entry: Entry, op: OpSchema) -> tuple:
         entry.view,
         op.name,
         tuple(a["name"] for a in op.args if a["kwonly"]),
-        op.returns == [["Tensor", ""]] and op.name not in _CASTS,
+        op.returns == [["Tensor", ""]] and op.name not in _CASTS and not takes_dtype,
+        takes_dtype,
     )
 
 
 def rules_source(entries: dict[str, Entry], schema: dict[str, OpSchema]) -> str:
     """The module of the rule table: ``RULES`` (op key -> its row, see ``_rule_row``: the
     recorder names in the ``backward`` module, needs_original_self, view, the name of the op
-    replaying a view, its keyword-only arguments, fast) for every entry and every alias
+    replaying a view, its keyword-only arguments, fast, takes a dtype=) for every entry and
+    every alias
     of one, ``NOT_IMPLEMENTED`` (differentiable ops without an entry) and ``COMPOSITES``
     (the composites with a Python body that have an entry: recorded as one node)."""
     lines = ["RULES = {"]

@@ -30,14 +30,34 @@ _FLOAT = frozenset({et.float32, et.float64, et.float16, et.bfloat16})
 class Rule:
     """How to record one op: its recorders and what they need."""
 
-    __slots__ = ("record", "record_inplace", "needs_original", "view", "replay", "kwonly", "fast")
+    __slots__ = (
+        "record",
+        "record_inplace",
+        "needs_original",
+        "view",
+        "replay",
+        "kwonly",
+        "fast",
+        "takes_dtype",
+    )
 
     def __init__(
-        self, record, record_inplace, needs_original, view, replay, kwonly, fast=False
+        self,
+        record,
+        record_inplace,
+        needs_original,
+        view,
+        replay,
+        kwonly,
+        fast=False,
+        takes_dtype=False,
     ) -> None:
         # fast: one Tensor result, not a view, and float whenever an input requiring grad is
-        # (not a cast): the hook records it without further checks
+        # (not a cast, no dtype=): the hook records it without further checks
         self.fast = fast and not view
+        # takes_dtype: a dtype= argument picks the result's dtype; an integer one is an error
+        # when an input requires grad (PyTorch: "Autograd not support dtype: Long")
+        self.takes_dtype = takes_dtype
         self.record = record
         self.record_inplace = record_inplace
         self.needs_original = needs_original
@@ -99,6 +119,16 @@ def hook(op, kind, args, result):
         _check_inplace(result)
 
 
+# PyTorch's names of the integer types, as its autograd errors spell them
+_TORCH_TYPE = {
+    et.bool: "Bool",
+    et.uint8: "Byte",
+    et.int8: "Char",
+    et.int16: "Short",
+    et.int32: "Int",
+    et.int64: "Long",
+}
+
 _LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
 _VIEW_OF_LEAF_MSG = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
@@ -136,6 +166,8 @@ def _check_inplace(t) -> None:
 def _record_function(rule: Rule, op: str, args, result) -> None:
     if type(result) is et.Tensor:
         if result.dtype not in _FLOAT:
+            if rule.takes_dtype:
+                raise RuntimeError(f"Autograd not support dtype: {_TORCH_TYPE[result.dtype]}")
             return
         node = rule.record(args, result, None)
         if node is None:

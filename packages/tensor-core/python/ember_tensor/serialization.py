@@ -28,6 +28,12 @@ The description (format version 1)::
            {"entry": NAME, "shape": [...], "stride": [...], "offset": K}
                                                          a view of NAME's elements
            either with "requires_grad": true when the tensor required grad
+
+and ``"crc32": {NAME: CRC, ...}``: the CRC-32 (``zlib.crc32``) of every entry's bytes, which
+``load`` checks, so that a flipped byte of tensor data is a ``CheckpointError`` rather than a
+changed weight (files without it, such as other programs' safetensors files, load
+unchecked). Every field of the header and of the description is validated before any tensor
+data is read.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ import os
 import secrets
 import struct
 import sys
+import zlib
 from collections import OrderedDict
 
 from . import _C
@@ -53,6 +60,8 @@ METADATA_KEY = "ember"
 MAX_HEADER_BYTES = 100_000_000
 # containers nested deeper than this are refused by save and by load
 MAX_DEPTH = 200
+# sizes, strides, offsets and element counts a tensor can have
+_INT64_MAX = 2**63 - 1
 
 # Ember dtype name <-> safetensors dtype name, and element sizes
 _TO_ST = {"float32": "F32", "float64": "F64", "float16": "F16", "bfloat16": "BF16",
@@ -291,9 +300,20 @@ def _st_dtype(t, name: str) -> str:
     return st
 
 
+def _contiguous(t):
+    """What ``_write`` writes of an entry's tensor: its values, contiguous."""
+    src = t.detach()
+    return src if src.is_contiguous() else src.contiguous()
+
+
+def _crc32(t) -> int:
+    return zlib.crc32(_byte_view(t)) if t.numel() else 0
+
+
 def _build_header(descs, entries, root) -> bytes:
     """The header bytes, padded with spaces so that the data starts 8-byte aligned."""
-    description = {"format": FORMAT, "version": FORMAT_VERSION, "tensors": descs, "root": root}
+    description = {"format": FORMAT, "version": FORMAT_VERSION, "tensors": descs, "root": root,
+                   "crc32": {name: _crc32(_contiguous(t)) for name, _st, _shape, t in entries}}
     meta = json.dumps(description, allow_nan=False, separators=(",", ":"))
     header = {"__metadata__": {METADATA_KEY: meta}}
     offset = 0
@@ -320,9 +340,7 @@ def _write(f, header: bytes, entries: list) -> None:
     for _name, _st, _shape, t in entries:
         if t.numel() == 0:
             continue
-        src = t.detach()
-        if not src.is_contiguous():
-            src = src.contiguous()  # a non-contiguous tensor is saved as its values
+        src = _contiguous(t)  # a non-contiguous tensor is saved as its values
         _write_all(f, _byte_view(src))
         del src
 
@@ -510,6 +528,8 @@ def _header_entries(header, r: _Reader, data_len):
                    f"{', '.join(_FROM_ST)})")
         if not isinstance(shape, list) or not all(_is_int(s) and s >= 0 for s in shape):
             r.fail(f"{what}: shape must be a list of non-negative ints, got {shape!r}")
+        if math.prod(shape) * _ITEMSIZE[st] > _INT64_MAX:
+            r.fail(f"{what}: shape {shape} of {st} has more bytes than a tensor can hold")
         if (not isinstance(offsets, list) or len(offsets) != 2
                 or not all(_is_int(o) and o >= 0 for o in offsets) or offsets[0] > offsets[1]):
             r.fail(f"{what}: data_offsets must be [begin, end] with 0 <= begin <= end, got "
@@ -539,9 +559,10 @@ def _header_entries(header, r: _Reader, data_len):
     return entries, meta
 
 
-def _read_entries(r: _Reader, entries, wanted) -> None:
+def _read_entries(r: _Reader, entries, wanted, crcs=None) -> None:
     """Reads the wanted entries' bytes, in file order, each straight into a new tensor (no
-    intermediate buffer); the others are skipped."""
+    intermediate buffer), checked against ``crcs`` (name -> CRC-32) when given; the others
+    are skipped."""
     pos = 0
     for e in entries:
         if e.name not in wanted:
@@ -554,13 +575,28 @@ def _read_entries(r: _Reader, entries, wanted) -> None:
             r.fail(f"tensor {e.name!r} of shape {e.shape} cannot be allocated: {exc}")
         r.fill(_byte_view(t), f"tensor {e.name!r}")
         pos = e.end
+        if crcs is not None and _crc32(t) != crcs[e.name]:
+            r.fail(f"tensor {e.name!r} (bytes {e.begin}..{e.end} of the data) does not match "
+                   f"its CRC-32 ({crcs[e.name]:#010x} saved, {_crc32(t):#010x} read): the "
+                   "file is corrupted")
         if e.st == "BOOL" and e.numel and bool((t.numpy().view("uint8") > 1).any()):
             r.fail(f"tensor {e.name!r} of dtype BOOL holds bytes other than 0 and 1")
         e.tensor = t
 
 
-def _build_tensor(desc, i: int, by_name, r: _Reader):
-    """(tensor, requires_grad) of the description tensors[i]."""
+def _check_crcs(crcs, entries, r: _Reader) -> dict:
+    """The description's "crc32" table, validated: one CRC-32 for every entry."""
+    names = {e.name for e in entries}
+    if (not isinstance(crcs, dict) or crcs.keys() != names
+            or not all(_is_int(v) and 0 <= v < 2**32 for v in crcs.values())):
+        r.fail("ember metadata: 'crc32' must map every tensor of the file to its CRC-32 (an "
+               f"int below 2**32), got {json.dumps(crcs)[:200]}")
+    return crcs
+
+
+def _check_desc(desc, i: int, by_name, r: _Reader):
+    """(entry, view geometry or None, requires_grad) of the description tensors[i],
+    validated against the header's entries before any data is read."""
     what = f"ember metadata: tensors[{i}]"
     if not isinstance(desc, dict) or not isinstance(desc.get("entry"), str):
         r.fail(f"{what} must be an object naming an entry, got {json.dumps(desc)[:200]}")
@@ -578,7 +614,7 @@ def _build_tensor(desc, i: int, by_name, r: _Reader):
         if e.used:
             r.fail(f"{what} is tensor {e.name!r}, which another description already is")
         e.used = True
-        return e.tensor, flag
+        return e, None, flag
     if len(geometry) != 3:
         r.fail(f"{what}: a view needs shape, stride and offset")
     shape, stride, offset = desc["shape"], desc["stride"], desc["offset"]
@@ -595,10 +631,22 @@ def _build_tensor(desc, i: int, by_name, r: _Reader):
     if bad:
         r.fail(f"{what}: a view of shape {shape}, stride {stride} and offset {offset} reaches "
                f"element {last}, but tensor {e.name!r} has {e.numel} elements")
+    if math.prod(shape) > _INT64_MAX or max(shape + stride, default=0) > _INT64_MAX:
+        r.fail(f"{what}: a view of shape {shape} and stride {stride} has more elements than "
+               "a tensor can hold")
+    return e, (shape, stride, offset), flag
+
+
+def _build_tensor(checked, i: int, r: _Reader):
+    """(tensor, requires_grad) of the description tensors[i], from ``_check_desc``'s
+    result once the data is read."""
+    e, geometry, flag = checked
+    if geometry is None:
+        return e.tensor, flag
     try:  # from a detached alias: whether it requires grad is the description's alone
-        return e.tensor.detach().as_strided(shape, stride, offset), flag
-    except (RuntimeError, ValueError) as exc:
-        r.fail(f"{what}: cannot make the view: {exc}")
+        return e.tensor.detach().as_strided(*geometry), flag
+    except (RuntimeError, ValueError, OverflowError) as exc:
+        r.fail(f"ember metadata: tensors[{i}]: cannot make the view: {exc}")
 
 
 def _decode(node, tensors, r: _Reader, depth: int = 0):
@@ -754,9 +802,10 @@ def _load(r: _Reader, size):
     descs = desc.get("tensors")
     if not isinstance(descs, list) or "root" not in desc:
         r.fail("ember metadata: 'tensors' (a list) and 'root' are required")
-    wanted = {d["entry"] for d in descs if isinstance(d, dict) and isinstance(d.get("entry"), str)}
-    _read_entries(r, entries, wanted)
-    built = [_build_tensor(d, i, by_name, r) for i, d in enumerate(descs)]
+    checked = [_check_desc(d, i, by_name, r) for i, d in enumerate(descs)]
+    crcs = _check_crcs(desc["crc32"], entries, r) if "crc32" in desc else None
+    _read_entries(r, entries, {e.name for e, _g, _f in checked}, crcs)
+    built = [_build_tensor(c, i, r) for i, c in enumerate(checked)]
     for i, (t, flag) in enumerate(built):
         if flag:
             try:

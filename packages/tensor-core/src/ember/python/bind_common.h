@@ -139,6 +139,9 @@ void check_dtypes(const char* op, const Tensor& t, uint32_t mask);
 // TypeError for a None passed where a tensor (or a sequence of tensors) is required.
 void check_not_none(const char* op, const char* arg, const Tensor& t);
 void check_not_none(const char* op, const char* arg, const std::vector<Tensor>& ts);
+// RuntimeError "Bad in-place call" for an in-place op (x.cumsum_(0, dtype=...)) asked for a
+// result dtype other than self's, which it could not store.
+void check_inplace_dtype(const char* op, const Tensor& self, std::optional<ScalarType> dtype);
 
 // Shapes given as x.view(2, 3) or x.view((2, 3)).
 Shape shape_from_varargs(const char* op, const char* arg, const py::args& args);

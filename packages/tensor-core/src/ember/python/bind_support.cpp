@@ -248,6 +248,13 @@ void check_not_none(const char* op, const char* arg, const std::vector<Tensor>& 
   }
 }
 
+void check_inplace_dtype(const char* op, const Tensor& self, std::optional<ScalarType> dtype) {
+  if (dtype && *dtype != self->dtype()) {
+    throw std::runtime_error(message(op, "(): Bad in-place call: input tensor dtype ", dtype_name(self->dtype()),
+                                     " and output tensor dtype ", dtype_name(*dtype), " should match"));
+  }
+}
+
 Shape shape_from_varargs(const char* op, const char* arg, const py::args& args) {
   auto conv = [&](py::handle h) -> Shape {
     py::detail::make_caster<Shape> c;

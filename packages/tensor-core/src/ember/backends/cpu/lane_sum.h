@@ -13,20 +13,22 @@ namespace ember {
 
 constexpr int64_t kLaneBlock = 4096;
 
-// sum of p[0..n) as a double.
-template <typename T> inline double lane_sum(const T* p, int64_t n) {
+// sum of p[i] - shift over p[0..n) as a double (a shift near the values, such as the first
+// one, keeps the terms small: equal values sum to exactly 0).
+template <typename T> inline double lane_sum(const T* p, int64_t n, double shift = 0.0) {
   using A = opmath_t<T>;
   constexpr int L = 16;
+  const A c = static_cast<A>(shift);
   double total = 0;
   for (int64_t b = 0; b < n; b += kLaneBlock) {
     const int64_t e = std::min(n, b + kLaneBlock);
     A acc[L] = {};
     int64_t i = b;
     for (; i + L <= e; i += L) {
-      for (int j = 0; j < L; ++j) acc[j] += static_cast<A>(p[i + j]);
+      for (int j = 0; j < L; ++j) acc[j] += static_cast<A>(p[i + j]) - c;
     }
     double s = 0;
-    for (; i < e; ++i) s += static_cast<double>(static_cast<A>(p[i]));
+    for (; i < e; ++i) s += static_cast<double>(static_cast<A>(p[i]) - c);
     for (int j = 0; j < L; ++j) s += static_cast<double>(acc[j]);
     total += s;
   }

@@ -70,8 +70,9 @@ Tensor arange(const Scalar& start, std::optional<Scalar> end, const Scalar& step
 
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, std::optional<ScalarType> dtype,
                 std::optional<Device> device, bool requires_grad, const Tensor& out) {
-  const ScalarType t = linspace_meta(steps, dtype, out);
-  const double a = start.to_double(), b = end.to_double();
+  const LinspaceMeta M = linspace_meta(start, end, steps, dtype, out);
+  const ScalarType t = M.dtype;
+  const double a = M.a, b = M.b;
   return create("linspace", {steps}, t, device, requires_grad, out, [&](const Tensor& r) {
     dispatch_numeric(t, "linspace", [&](auto tag) {
       using T = decltype(tag);

@@ -153,8 +153,9 @@ Tensor triu(const Tensor& self, int64_t diagonal, const Tensor& out) {
 
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, std::optional<ScalarType> dtype,
                 std::optional<Device> device, bool requires_grad, const Tensor& out) {
-  const ScalarType t = linspace_meta(steps, dtype, out);
-  const double a = start.to_double(), b = end.to_double();
+  const LinspaceMeta M = linspace_meta(start, end, steps, dtype, out);
+  const ScalarType t = M.dtype;
+  const double a = M.a, b = M.b;
   return create("linspace", {steps}, t, device, requires_grad, out, [&](const Tensor& r) {
     if (t == ScalarType::Bool) throw_dtype_unsupported("linspace", t, "numeric");  // as dispatch_numeric
     dispatch_device_type(t, "linspace", [&](auto tag) { linspace_t<decltype(tag)>(r, a, b, steps); });

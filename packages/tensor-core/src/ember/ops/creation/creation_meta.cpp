@@ -78,9 +78,18 @@ int64_t triangle_meta(const char* op, const Tensor& self, const Tensor& out, int
   return std::clamp<int64_t>(diagonal, -self->size(-2), self->size(-1));
 }
 
-ScalarType linspace_meta(int64_t steps, std::optional<ScalarType> dtype, const Tensor& out) {
+LinspaceMeta linspace_meta(const Scalar& start, const Scalar& end, int64_t steps,
+                           std::optional<ScalarType> dtype, const Tensor& out) {
   if (steps < 0) throw std::runtime_error(message("linspace: number of steps must be non-negative, got ", steps));
-  return dtype.value_or(out ? out->dtype() : default_float_dtype());
+  const ScalarType t = dtype.value_or(out ? out->dtype() : default_float_dtype());
+  check_fill_value(t, start);
+  check_fill_value(t, end);
+  double a = start.to_double(), b = end.to_double();
+  if (is_integral(t, false)) {
+    a = std::trunc(a);
+    b = std::trunc(b);
+  }
+  return {t, a, b};
 }
 
 EyeMeta eye_meta(int64_t n, std::optional<int64_t> m, std::optional<ScalarType> dtype, const Tensor& out) {

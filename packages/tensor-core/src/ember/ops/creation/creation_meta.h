@@ -42,9 +42,17 @@ ArangeMeta arange_meta(const Scalar& start, std::optional<Scalar> end, const Sca
 // zeroes every entry alike, and row + offset must not overflow.
 int64_t triangle_meta(const char* op, const Tensor& self, const Tensor& out, int64_t diagonal);
 
-// linspace: RuntimeError for steps < 0. Returns the dtype: dtype=, else out's, else the default
-// float dtype (not checked here: bool raises in the kernels, after the result is allocated).
-ScalarType linspace_meta(int64_t steps, std::optional<ScalarType> dtype, const Tensor& out);
+struct LinspaceMeta {
+  ScalarType dtype;  // dtype=, else out's, else the default float dtype
+  double a, b;       // the endpoints, truncated to integers first for an integer dtype
+};
+// linspace: RuntimeError for steps < 0, and PyTorch's "value cannot be converted to type <T>
+// without overflow" for an endpoint the dtype cannot hold. With an integer dtype the endpoints
+// are converted to it before the steps are computed, as in PyTorch (linspace(0, -1.5, 4) in
+// int16: 0, 0, 0, -1). The dtype is not checked (bool raises in the kernels, after the
+// result is allocated).
+LinspaceMeta linspace_meta(const Scalar& start, const Scalar& end, int64_t steps,
+                           std::optional<ScalarType> dtype, const Tensor& out);
 
 struct EyeMeta {
   int64_t cols;      // m, else n

@@ -100,13 +100,31 @@ struct Reciprocal {
 
 // ---- functions that keep the dtype: every numeric type (sign also bool) ----
 
+// Signed integers wrap around, as in PyTorch (-(-2^31) is -2^31 in int32), computed in the
+// unsigned type: the signed overflow would be undefined behaviour.
+template <typename A> EMBER_HOST_DEVICE A wrapping_neg(A x) {
+  if constexpr (std::is_integral_v<A> && std::is_signed_v<A>) {
+    return static_cast<A>(-static_cast<std::make_unsigned_t<A>>(x));
+  } else {
+    return static_cast<A>(-x);
+  }
+}
+template <typename A> EMBER_HOST_DEVICE A wrapping_mul(A x, A y) {
+  if constexpr (std::is_integral_v<A> && std::is_signed_v<A>) {
+    using U = std::make_unsigned_t<A>;
+    return static_cast<A>(static_cast<U>(x) * static_cast<U>(y));
+  } else {
+    return static_cast<A>(x * y);
+  }
+}
+
 struct Neg {
-  template <typename A> EMBER_HOST_DEVICE A operator()(A x) const { return static_cast<A>(-x); }
+  template <typename A> EMBER_HOST_DEVICE A operator()(A x) const { return wrapping_neg(x); }
 };
-// -0 becomes +0; unsigned values are their own absolute value.
+// -0 becomes +0; unsigned values are their own absolute value; abs(INT_MIN) is INT_MIN.
 struct Abs {
   template <typename A> EMBER_HOST_DEVICE A operator()(A x) const {
-    return x < A(0) ? static_cast<A>(A(0) - x) : (x == A(0) ? A(0) : x);
+    return x < A(0) ? wrapping_neg(x) : (x == A(0) ? A(0) : x);
   }
 };
 // NaN stays NaN.
@@ -114,7 +132,7 @@ struct Relu {
   template <typename A> EMBER_HOST_DEVICE A operator()(A x) const { return (x > A(0) || x != x) ? x : A(0); }
 };
 struct Square {
-  template <typename A> EMBER_HOST_DEVICE A operator()(A x) const { return static_cast<A>(x * x); }
+  template <typename A> EMBER_HOST_DEVICE A operator()(A x) const { return wrapping_mul(x, x); }
 };
 // -1, 0 or 1 (NaN stays NaN; bool is itself).
 struct Sign {

@@ -53,18 +53,13 @@ __global__ void layer_norm_kernel(const T* x, T* y, T* mean, T* rstd, const opma
       mean[r] = cvt<T>(static_cast<A>(mu));
       rstd[r] = cvt<T>(static_cast<A>(rs));
     }
-    const A a = static_cast<A>(rs);
-    if (!w && !b) {
-      const A sh_ = static_cast<A>(-mu * rs);
-      for (int64_t k = threadIdx.x; k < K; k += blockDim.x) dst[k] = cvt<T>(cvt<A>(row[k]) * a + sh_);
-    } else {
-      const A m = static_cast<A>(mu);
-      for (int64_t k = threadIdx.x; k < K; k += blockDim.x) {
-        A v = (cvt<A>(row[k]) - m) * a;
-        if (w) v = v * w[k];
-        if (b) v = v + b[k];
-        dst[k] = cvt<T>(v);
-      }
+    // the mean subtracted first: a row of equal values normalizes to exactly 0 (norm_cpu.cpp)
+    const A a = static_cast<A>(rs), m = static_cast<A>(mu);
+    for (int64_t k = threadIdx.x; k < K; k += blockDim.x) {
+      A v = (cvt<A>(row[k]) - m) * a;
+      if (w) v = v * w[k];
+      if (b) v = v + b[k];
+      dst[k] = cvt<T>(v);
     }
   }
 }

@@ -48,23 +48,30 @@ Tensor from_doubles(const std::vector<double>& v, const Shape& shape, ScalarType
   return t;
 }
 
-// Sum and M2 (sum of squared deviations from the mean) of the n values at p (contiguous).
-template <typename T> void row_stats(const T* p, int64_t n, double& sum_out, double& m2_out) {
-  double sum = 0, m2 = 0;
+// Mean and M2 (sum of squared deviations from the mean) of the n values at p (contiguous).
+// The mean is the first value plus the mean offset from it: n equal values have exactly that
+// value as their mean (a plain sum / n of three 0.1 is 0.1 + 1 ulp in double), so they
+// normalize to exactly 0, as in PyTorch.
+template <typename T> void row_stats(const T* p, int64_t n, double& mean_out, double& m2_out) {
+  double mean = 0, m2 = 0;
   simd_dispatch([&] {
-    sum = lane_sum(p, n);
-    m2 = lane_sqdev(p, n, n ? sum / static_cast<double>(n) : 0.0);
+    const double first = n ? static_cast<double>(static_cast<opmath_t<T>>(p[0])) : 0.0;
+    mean = n ? first + lane_sum(p, n, first) / static_cast<double>(n) : 0.0;
+    m2 = lane_sqdev(p, n, mean);
   });
-  sum_out = sum;
+  mean_out = mean;
   m2_out = m2;
 }
 
-// y = x * scale + shift over n contiguous values.
-template <typename T> void affine_row(const T* x, T* y, int64_t n, double scale, double shift) {
+// y = (x - center) * scale + shift over n contiguous values. Layer and group norm subtract
+// their mean first, so that a row of equal values normalizes to exactly 0 (as PyTorch's);
+// folded into one shift, x * scale - mean * scale rounds to ~1e-4 for values near 1000.
+template <typename T>
+void affine_row(const T* x, T* y, int64_t n, double center, double scale, double shift) {
   using A = opmath_t<T>;
-  const A a = static_cast<A>(scale), b = static_cast<A>(shift);
+  const A m = static_cast<A>(center), a = static_cast<A>(scale), b = static_cast<A>(shift);
   simd_dispatch([&] {
-    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(static_cast<A>(x[i]) * a + b);
+    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>((static_cast<A>(x[i]) - m) * a + b);
   });
 }
 
@@ -171,7 +178,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
       parallel_for(0, N * C, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(S, 1)), [&](int64_t p0, int64_t p1) {
         for (int64_t p = p0; p < p1; ++p) {
           const int64_t c = p % C;
-          affine_row(px + p * S, py + p * S, S, scale[c], shift[c]);
+          affine_row(px + p * S, py + p * S, S, 0.0, scale[c], shift[c]);
         }
       });
     });
@@ -204,16 +211,15 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, const 
     parallel_for(0, R, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(K, 1)), [&](int64_t r0, int64_t r1) {
       std::vector<A> wa(w.begin(), w.end()), ba(b.begin(), b.end());
       for (int64_t r = r0; r < r1; ++r) {
-        double sum, m2;
+        double mu, m2;
         const T* row = px + r * K;
         T* dst = py + r * K;
-        row_stats(row, K, sum, m2);
-        const double mu = K ? sum / static_cast<double>(K) : 0.0;
+        row_stats(row, K, mu, m2);
         const double rs = 1.0 / std::sqrt(m2 / static_cast<double>(K) + eps);  // K = 0: NaN
         pm[r] = static_cast<T>(static_cast<A>(mu));
         pr[r] = static_cast<T>(static_cast<A>(rs));
         if (wa.empty() && ba.empty()) {
-          affine_row(row, dst, K, rs, -mu * rs);
+          affine_row(row, dst, K, mu, rs, 0.0);
           continue;
         }
         const A a = static_cast<A>(rs), m = static_cast<A>(mu);
@@ -257,16 +263,15 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const 
     T* pr = rstd->data<T>();
     parallel_for(0, R, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(K, 1)), [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
-        double sum, m2;
-        row_stats(px + r * K, K, sum, m2);
-        const double mu = K ? sum / static_cast<double>(K) : 0.0;
+        double mu, m2;
+        row_stats(px + r * K, K, mu, m2);
         const double rs = 1.0 / std::sqrt(m2 / static_cast<double>(K) + eps);
         pm[r] = static_cast<T>(static_cast<A>(mu));
         pr[r] = static_cast<T>(static_cast<A>(rs));
         const int64_t c0 = (r % group) * D;
         for (int64_t j = 0; j < D; ++j) {
           const double sc = rs * w[c0 + j];
-          affine_row(px + r * K + j * HxW, py + r * K + j * HxW, HxW, sc, b[c0 + j] - mu * sc);
+          affine_row(px + r * K + j * HxW, py + r * K + j * HxW, HxW, mu, sc, b[c0 + j]);
         }
       }
     });

@@ -165,8 +165,9 @@ VarStdMeta var_std_meta(const char* op, const Tensor& self, const std::optional<
   M.dtype = self->dtype();
   int64_t K = 1;
   for (int64_t d : M.dims) K *= self->sizes()[d];
-  M.dof = std::max(0.0, static_cast<double>(K) - c);
-  if (M.dof <= 0) {
+  // no values: NaN whatever the correction (0 / 0), as in PyTorch
+  M.dof = K == 0 ? 0.0 : std::max(0.0, static_cast<double>(K) - c);
+  if (static_cast<double>(K) - c <= 0) {
     warn_user(message(op, "(): degrees of freedom is <= 0. Correction should be strictly less "
                       "than the reduction factor (input numel divided by output numel)."));
   }

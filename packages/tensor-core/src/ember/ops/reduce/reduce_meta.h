@@ -89,7 +89,8 @@ struct VarStdMeta {
 };
 // var / std (op): TypeError when both unbiased and correction are given, RuntimeError unless
 // self is floating, reduce_dims(op, dim); dof = max(0, K - c) for K reduced elements and c the
-// correction (else 0 when unbiased is False, else 1), with a UserWarning when dof <= 0.
+// correction (else 0 when unbiased is False, else 1), with a UserWarning when K - c <= 0;
+// dof = 0 when K = 0 (the result is NaN).
 VarStdMeta var_std_meta(const char* op, const Tensor& self, const std::optional<Shape>& dim,
                         std::optional<bool> unbiased, bool keepdim, std::optional<Scalar> correction);
 

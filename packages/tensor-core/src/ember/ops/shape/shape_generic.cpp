@@ -76,6 +76,9 @@ Tensor take_along_dim(const Tensor& self, const Tensor& indices, std::optional<i
     throw std::runtime_error(message("take_along_dim: input and indices should have the same number of dimensions, "
                                      "but got ", nd, " and ", indices->dim()));
   }
+  if (nd == 0) {  // wrap_dim takes dim 0 of a 0-d tensor, which has no size to index
+    throw IndexError(message("take_along_dim: Dimension specified as ", *dim, " but tensor has no dimensions"));
+  }
   const int64_t d = wrap_dim(*dim, nd, "take_along_dim");
   Shape self_shape = self->sizes(), idx_shape = indices->sizes();
   self_shape[d] = 1;
