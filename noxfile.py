@@ -438,6 +438,26 @@ def sanitize(session: nox.Session) -> None:
         *session.posargs,
         env=env,
     )
+    # the differential fuzzer's slice, over the whole framework (pure Python packages)
+    others = [p for p in _closure(["ember"], with_tests=False) if p.name != CORE_NAME]
+    pip_install(session, *_external_requirements(others, ["ember"], tests=True))
+    pip_install(session, "--no-deps", "--force-reinstall", *(str(p.path) for p in others))
+    fuzz_env = {**env, "EMBER_FUZZ_CALLS": "20000", "EMBER_FUZZ_MEMORY_GB": "0"}
+    with session.chdir(PACKAGES_DIR / "ember" / "tests"):
+        session.run("pytest", "-p", "no:cacheprovider", "--capture=sys", "test_fuzz.py",
+                    *session.posargs, env=fuzz_env)  # fmt: skip
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """The differential fuzzer's long run (packages/ember/tests/fuzz): a million calls of
+    every op and public callable against PyTorch, two worker processes, seed 0; its summary,
+    and the JSON report in packages/ember/tests/fuzz.json. Arguments after -- replace the
+    defaults (``nox -s fuzz -- --calls 50000 --seed 3``; see ``python -m fuzz --help``)."""
+    install(session, "ember", tests=True)
+    args = session.posargs or ["--calls", "1000000", "--jobs", "2", "--seed", "0"]
+    with session.chdir(PACKAGES_DIR / "ember" / "tests"):
+        session.run("python", "-m", "fuzz", *args, "--report", "fuzz.json")
 
 
 PLUGINS_DIR = ROOT / "examples" / "plugins"

@@ -420,3 +420,11 @@ def test_take_along_dim_of_0d_tensors_with_a_dim_is_pytorchs_error(dim):
     )
     ours, theirs = both(lambda lib: lib.take_along_dim(lib.tensor(5), lib.tensor(0)).tolist())
     assert ours == theirs
+
+
+@pytest.mark.parametrize("value, dtype", [(True, "bool"), (2.7, "float32"), (-3, "int8")])
+def test_int_of_a_tensor_is_an_int_as_in_pytorch(value, dtype):
+    """Found by the fuzzer: int() of a bool tensor returned True (a bool, with Python's
+    DeprecationWarning for an __int__ that returns a subclass of int)."""
+    ours, theirs = both(lambda lib: int(lib.tensor(value, dtype=getattr(lib, dtype))))
+    assert type(ours) is int and ours == theirs

@@ -340,7 +340,12 @@ void bind_tensor_class(py::module_& m, TensorClass& cls) {
         return item(t).cast<bool>();
       })
       .def("__float__", [](const Tensor& t) { return item(t).cast<double>(); })
-      .def("__int__", [](const Tensor& t) { return py::int_(item(t)); })
+      .def("__int__", [](const Tensor& t) {
+        // Python's int() of the value: an int for bool tensors too (True is 1), as in PyTorch
+        PyObject* r = PyNumber_Long(item(t).ptr());
+        if (!r) throw py::error_already_set();
+        return py::reinterpret_steal<py::int_>(r);
+      })
       .def("__index__", [](const Tensor& t) {
         if (!is_integral(t->dtype(), true) || t->numel() != 1) {
           throw TypeError("only integer tensors of a single element can be converted to an index");
