@@ -1,6 +1,7 @@
 // CPU kernels of the arithmetic binary ops (add, sub, mul, div, floor_divide, remainder, pow,
 // fmod) and threshold_backward.
 #include "ember/ops/elementwise/binary_cpu.h"
+#include "ember/ops/elementwise/unary_functions.h"  // wrapping_neg
 
 namespace ember::cpu {
 
@@ -76,7 +77,7 @@ Tensor div(const Tensor& self, const Tensor& other, const std::optional<std::str
         }
         return std::trunc(q);
       } else {
-        if (y == -1) return static_cast<A>(A(0) - x);  // INT_MIN / -1 wraps instead of trapping
+        if (y == -1) return unary_fn::wrapping_neg(x);  // INT_MIN / -1 wraps instead of trapping
         A q = static_cast<A>(x / y);
         if (floor_mode && (x % y != 0) && ((x < 0) != (y < 0))) q -= 1;
         return q;

@@ -323,7 +323,7 @@ template <typename A> __device__ __forceinline__ A floor_divide_of(A x, A y) {
   } else {
     if (y == A(0)) return A(0);
     if constexpr (std::is_signed_v<A>) {
-      if (y == A(-1)) return static_cast<A>(A(0) - x);  // INT_MIN / -1 wraps instead of trapping
+      if (y == A(-1)) return unary_fn::wrapping_neg(x);  // INT_MIN / -1 wraps instead of trapping
       A q = static_cast<A>(x / y);
       if ((x % y != 0) && ((x < 0) != (y < 0))) q = static_cast<A>(q - 1);
       return q;
