@@ -645,9 +645,10 @@ def backward_source(entries: dict[str, Entry]) -> str:
     return "\n".join(parts)
 
 
-# ops whose float input may give an integral result (recorded only for float results): the
-# casts, and the comparisons (bool, except their in-place forms)
-_CASTS = frozenset(
+# ops whose float input may give an integral result that simply does not require grad
+# (recorded only for float results): the casts, and the comparisons (bool, except their
+# in-place forms)
+_MAY_GIVE_INTEGRAL = frozenset(
     {"to", "float", "double", "half", "bfloat16", "int", "long", "short", "char", "byte", "bool"}
     | {"eq", "ne", "lt", "le", "gt", "ge"}
 )
@@ -657,8 +658,8 @@ def _rule_row(entry: Entry, op: OpSchema) -> tuple:
     """The ``RULES`` row of ``op`` recorded with ``entry``'s node (its own, or its alias
     target's)."""
     ident = _ident(entry.op.key)
-    # a dtype= that picks the result's dtype (a cast's gives a result that does not require grad)
-    takes_dtype = op.name not in _CASTS and any(a["name"] == "dtype" for a in op.args)
+    # a dtype= that picks the result's dtype (a cast's result simply does not require grad)
+    takes_dtype = op.name not in _MAY_GIVE_INTEGRAL and any(a["name"] == "dtype" for a in op.args)
     return (
         f"record_{ident}",
         f"record_{ident}_inplace" if "self" in entry.op.arg_names else None,
@@ -666,7 +667,7 @@ def _rule_row(entry: Entry, op: OpSchema) -> tuple:
         entry.view,
         op.name,
         tuple(a["name"] for a in op.args if a["kwonly"]),
-        op.returns == [["Tensor", ""]] and op.name not in _CASTS and not takes_dtype,
+        op.returns == [["Tensor", ""]] and op.name not in _MAY_GIVE_INTEGRAL and not takes_dtype,
         takes_dtype,
     )
 
