@@ -103,7 +103,9 @@ def test_descriptor_exhaustion_is_an_actionable_error():
     q_in, q_out = ctx.Queue(), ctx.Queue()
     child = ctx.Process(target=mp_helpers.receive_with_fd_limit, args=(q_in, q_out, 64))
     child.start()
-    sent = [et.ones(16) for _ in range(200)]
+    # Shared here, not by the queue's feeder thread, which would still be making segments
+    # while the next tests run (the child stops reading).
+    sent = [et.ones(16).share_memory_() for _ in range(200)]
     for t in sent:
         q_in.put(t)
     message = q_out.get(timeout=60)
@@ -113,16 +115,27 @@ def test_descriptor_exhaustion_is_an_actionable_error():
     assert "ulimit -n" in message and "set_sharing_strategy('file_system')" in message
 
 
-def test_full_dev_shm_names_the_size(monkeypatch):
+@pytest.mark.parametrize("strategy", ["file_descriptor", "file_system"])
+def test_full_dev_shm_names_the_size(monkeypatch, strategy):
+    half_made = []
+
     def no_room(fd, offset, length):
+        half_made.append(os.readlink(f"/proc/self/fd/{fd}").removesuffix(" (deleted)"))
         raise OSError(errno.ENOSPC, "No space left on device")
 
+    old = mp.get_sharing_strategy()
+    mp.set_sharing_strategy(strategy)
     monkeypatch.setattr(os, "posix_fallocate", no_room)
-    before = mp_helpers.shm_segments(os.getpid())
-    with pytest.raises(RuntimeError, match=r"/dev/shm has no room for a shared segment of "
-                                           r"4000000 bytes \(3.8 MiB\)"):
-        et.ones(1_000_000).share_memory_()
-    assert mp_helpers.shm_segments(os.getpid()) == before  # the half-made file is gone
+    try:
+        with pytest.raises(RuntimeError, match=r"/dev/shm has no room for a shared segment of "
+                                               r"4000000 bytes \(3.8 MiB\)"):
+            et.ones(1_000_000).share_memory_()
+    finally:
+        mp.set_sharing_strategy(old)
+    # The half-made file is gone. (Named by path, not by a listing of /dev/shm: another
+    # test's queue feeder thread may be sharing tensors at the same moment.)
+    assert half_made and half_made[0].startswith("/dev/shm/ember_")
+    assert not os.path.exists(half_made[0])
 
 
 def test_queue_closed_by_the_sender_after_sending():
