@@ -21,6 +21,7 @@ import fcntl
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tomllib
 from collections.abc import Iterable, Iterator
@@ -346,17 +347,88 @@ def wheel(session: nox.Session) -> None:
     session.log(f"core wheel: {path.relative_to(ROOT)}")
 
 
+# Rough minutes each test session takes after the core wheel is built (CI, 2 cores): the
+# lanes of `nox -s tests` are balanced by these. A session missing here counts as 1.
+SESSION_MINUTES = {
+    "tests_core": 3.5,
+    "tests_ember": 2,
+    "tests_nn": 2,
+    "plugins": 2,
+    "tests_autograd": 1.2,
+    "tests_mp": 1,
+    "tests_optim": 1,
+    "cuda_cpu_mode": 1,
+    "models": 1,
+    "tests_data": 0.8,
+}
+LANES_DIR = ROOT / ".nox" / "_lanes"
+
+
+def _test_sessions() -> list[str]:
+    """The sessions `nox -s tests` runs, in their serial order."""
+    packages = sorted(PACKAGES.values(), key=lambda p: _test_order(p.name))
+    return [f"tests_{p.short}" for p in packages] + ["cuda_cpu_mode", "plugins", "models"]
+
+
+def _lanes(sessions: list[str], count: int) -> list[list[str]]:
+    """``sessions`` split into ``count`` lanes of about equal expected time (longest first
+    onto the least loaded lane), each lane keeping the serial order."""
+    lanes: list[list[str]] = [[] for _ in range(count)]
+    load = [0.0] * count
+    for name in sorted(sessions, key=lambda n: -SESSION_MINUTES.get(n, 1)):
+        k = load.index(min(load))
+        lanes[k].append(name)
+        load[k] += SESSION_MINUTES.get(name, 1)
+    return [sorted(lane, key=sessions.index) for lane in lanes if lane]
+
+
+def _lane_count() -> int:
+    """EMBER_TEST_LANES, else one lane per core, at most 2 (the sessions are single-threaded
+    pytest runs; more lanes than cores only make the timing-sensitive tests flaky)."""
+    value = os.environ.get("EMBER_TEST_LANES")
+    if value:
+        return max(1, int(value))
+    return max(1, min(2, os.cpu_count() or 1))
+
+
 @nox.session(venv_backend="none")
 def tests(session: nox.Session) -> None:
     """Every package's tests, each package installed alone in its own environment (the
     tests_<short> sessions: the core, each component with only its declared dependencies, the
     meta-package with everything), then the example plugins and the Table 1 models (pytest
-    args after --)."""
-    for pkg in sorted(PACKAGES.values(), key=lambda p: _test_order(p.name)):
-        session.notify(f"tests_{pkg.short}", posargs=session.posargs)
-    session.notify("cuda_cpu_mode", posargs=session.posargs)
-    session.notify("plugins", posargs=session.posargs)
-    session.notify("models", posargs=session.posargs)
+    args after --).
+
+    The core wheel is built first; then the sessions run in parallel lanes (one per core, at
+    most 2; EMBER_TEST_LANES=1 runs them one after another in this process). A lane's output
+    is printed whole when it ends and kept in .nox/_lanes/."""
+    sessions = _test_sessions()
+    lanes = _lanes(sessions, _lane_count())
+    if len(lanes) == 1:
+        for name in sessions:
+            session.notify(name, posargs=session.posargs)
+        return
+    core_wheel(session)  # once, before the lanes, which then find it up to date
+    LANES_DIR.mkdir(parents=True, exist_ok=True)
+    running = []
+    for k, lane in enumerate(lanes):
+        log = LANES_DIR / f"lane-{k}.log"
+        session.log(f"lane {k}: {' '.join(lane)} (output in {log.relative_to(ROOT)})")
+        cmd = [sys.executable, "-m", "nox", "--non-interactive", "-s", *lane]
+        if session.posargs:
+            cmd += ["--", *session.posargs]
+        handle = log.open("w")
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=handle, stderr=subprocess.STDOUT)
+        running.append((k, lane, proc, handle, log))
+    failed = []
+    for k, lane, proc, handle, log in running:
+        code = proc.wait()
+        handle.close()
+        print(f"\n{'=' * 30} lane {k}: {' '.join(lane)} (exit {code}) {'=' * 30}", flush=True)
+        print(log.read_text(errors="replace"), flush=True)
+        if code != 0:
+            failed.append(f"lane {k} ({' '.join(lane)})")
+    if failed:
+        session.error(f"tests failed in {', '.join(failed)}: see the lane output above")
 
 
 def _component_session(pkg: Package) -> None:

@@ -18,7 +18,8 @@ inline void unary_loop(char** p, const int64_t* s, int64_t n, const F& f) {
     out_t* o = reinterpret_cast<out_t*>(p[0]);
     const in_t* a = reinterpret_cast<const in_t*>(p[1]);
     simd_dispatch([&] {
-      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(f(static_cast<acc>(a[i])));
+      const F g = f;  // a local copy: its captured state cannot alias o (see binary_loop)
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(g(static_cast<acc>(a[i])));
     });
     return;
   }
@@ -35,19 +36,25 @@ inline void binary_loop(char** p, const int64_t* s, int64_t n, const F& f) {
   out_t* o = reinterpret_cast<out_t*>(p[0]);
   const in_t* a = reinterpret_cast<const in_t*>(p[1]);
   const in_t* b = reinterpret_cast<const in_t*>(p[2]);
+  // Each loop calls a local copy of f: a functor with state (a flag, a mask) read through
+  // the reference might alias o (a bool output is a char, which aliases anything), which
+  // would reload the state every element and stop the vectoriser.
   if (s[0] == so && s[1] == si && s[2] == si) {
     simd_dispatch([&] {
-      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(f(static_cast<acc>(a[i]), static_cast<acc>(b[i])));
+      const F g = f;
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(g(static_cast<acc>(a[i]), static_cast<acc>(b[i])));
     });
   } else if (s[0] == so && s[1] == si && s[2] == 0) {
     const acc bv = static_cast<acc>(b[0]);
     simd_dispatch([&] {
-      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(f(static_cast<acc>(a[i]), bv));
+      const F g = f;
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(g(static_cast<acc>(a[i]), bv));
     });
   } else if (s[0] == so && s[1] == 0 && s[2] == si) {
     const acc av = static_cast<acc>(a[0]);
     simd_dispatch([&] {
-      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(f(av, static_cast<acc>(b[i])));
+      const F g = f;
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(g(av, static_cast<acc>(b[i])));
     });
   } else {
     for (int64_t i = 0; i < n; ++i) {
