@@ -20,8 +20,6 @@
 namespace ember::cuda_engine {
 namespace {
 
-template <typename T> T* data_of(const Tensor& t) { return reinterpret_cast<T*>(t->data_ptr()); }
-
 constexpr int kListTensors = 16;
 constexpr int64_t kChunk = 16384;
 
@@ -257,11 +255,11 @@ void fused_adam_typed(const char* op, const Device& dev, const std::vector<Tenso
       S.count = std::min(kStepsPerLaunch, count - first);
       S.first_slot = first;
       std::copy(device_steps.begin() + first, device_steps.begin() + first + S.count, S.step);
-      advance_steps_kernel<T><<<1, 1, 0, stream>>>(S, lr, beta1, beta2, data_of<T>(step_scalars));
+      advance_steps_kernel<T><<<1, 1, 0, stream>>>(S, lr, beta1, beta2, step_scalars->data<T>());
       check_launch(op);
     }
   }
-  const T* pss = step_scalars ? data_of<T>(step_scalars) : nullptr;
+  const T* pss = step_scalars ? step_scalars->data<T>() : nullptr;
   const bool coupled = weight_decay != 0 && !decoupled;
   std::vector<int64_t> sizes;
   for (const Tensor& p : params) sizes.push_back(p->numel());
@@ -271,11 +269,11 @@ void fused_adam_typed(const char* op, const Device& dev, const std::vector<Tenso
     for (int j = 0; j < map.count; ++j) {
       const size_t i = static_cast<size_t>(members[j]);
       AdamTensor<T>& t = L.t[j];
-      t.p = data_of<T>(params[i]);
-      t.g = data_of<T>(grads[i]);
-      t.m = data_of<T>(exp_avgs[i]);
-      t.v = data_of<T>(exp_avg_sqs[i]);
-      t.vmax = amsgrad ? data_of<T>(max_exp_avg_sqs[i]) : nullptr;
+      t.p = params[i]->data<T>();
+      t.g = grads[i]->data<T>();
+      t.m = exp_avgs[i]->data<T>();
+      t.v = exp_avg_sqs[i]->data<T>();
+      t.vmax = amsgrad ? max_exp_avg_sqs[i]->data<T>() : nullptr;
       t.n = params[i]->numel();
       t.s = scalars[i];
       t.step_slot = slot[i];
@@ -315,7 +313,7 @@ void fused_sgd_typed(const char* op, const Device& dev, const std::vector<Tensor
     L.map = map;
     for (int j = 0; j < map.count; ++j) {
       const size_t i = static_cast<size_t>(members[j]);
-      L.t[j] = {data_of<T>(params[i]), mode != 0 ? data_of<T>(bufs[i]) : nullptr, data_of<T>(grads[i]),
+      L.t[j] = {params[i]->data<T>(), mode != 0 ? bufs[i]->data<T>() : nullptr, grads[i]->data<T>(),
                 params[i]->numel()};
     }
     const unsigned blocks = static_cast<unsigned>(map.start[map.count]);

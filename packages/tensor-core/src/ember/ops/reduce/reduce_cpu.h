@@ -544,12 +544,6 @@ inline Tensor result_for(const char* op, const Tensor& self, const Tensor& out, 
   return prepare_out(op, out, shape, dtype);
 }
 
-// Calls f(Out{}) with Out the C++ type of `out_dtype`, which is T or int64.
-template <typename T, typename F> void with_out_type(ScalarType out_dtype, F&& f) {
-  if (out_dtype == scalar_type_of<T>()) f(T{});
-  else f(int64_t{});
-}
-
 // res = the sum (or product) over the plan's reduced dims of the input of dtype in_dt. Floats
 // sum into their own dtype (dtype= converts the input first); bool and the integers
 // accumulate in int64 and are written into an int64 result, or into an int64 temporary cast

@@ -15,6 +15,12 @@ template <typename T>
 using scan_acc_t = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float,
                                       std::conditional_t<is_float_v<T>, double, int64_t>>;
 
+// Calls f(Out{}) with Out the C++ type of `out_dtype`, which is T or int64.
+template <typename T, typename F> void with_out_type(ScalarType out_dtype, F&& f) {
+  if (out_dtype == scalar_type_of<T>()) f(T{});
+  else f(int64_t{});
+}
+
 template <typename T, typename Out, bool Prod>
 void scan_kernel(const T* in, Out* out, int64_t O, int64_t K, int64_t I) {
   using A = scan_acc_t<T>;

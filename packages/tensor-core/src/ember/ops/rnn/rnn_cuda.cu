@@ -11,8 +11,6 @@
 namespace ember::cuda_engine {
 namespace {
 
-template <typename T> T* data_of(const Tensor& t) { return reinterpret_cast<T*>(t->data_ptr()); }
-
 // ---- LSTM ----
 
 template <typename T> __device__ __forceinline__ T sigmoid(T x) { return T(1) / (T(1) + exp(-x)); }
@@ -89,7 +87,7 @@ std::vector<Tensor> _lstm_forward_(const Tensor& x_proj, const Tensor& h0, const
       using T = decltype(tag);
       CurrentDevice guard(dev.index);
       lstm_cell_kernel<T><<<blocks_for(N * H), kThreads, 0, stream_of(dev)>>>(
-          data_of<T>(pre), reinterpret_cast<const T*>(x_proj->data_ptr() + t * gate_step),
+          pre->data<T>(), reinterpret_cast<const T*>(x_proj->data_ptr() + t * gate_step),
           reinterpret_cast<const T*>(c_prev), reinterpret_cast<T*>(acts->data_ptr() + t * gate_step),
           reinterpret_cast<T*>(cells->data_ptr() + t * state_step),
           reinterpret_cast<T*>(outs->data_ptr() + t * state_step), N, H);
@@ -130,8 +128,8 @@ std::vector<Tensor> _lstm_backward_(const Tensor& acts, const Tensor& cells, con
       lstm_cell_backward_kernel<T><<<blocks_for(N * H), kThreads, 0, stream_of(dev)>>>(
           reinterpret_cast<const T*>(acts->data_ptr() + t * gate_step),
           reinterpret_cast<const T*>(cells->data_ptr() + t * state_step), reinterpret_cast<const T*>(c_prev),
-          d_outs ? reinterpret_cast<const T*>(d_outs->data_ptr() + t * state_step) : nullptr, data_of<T>(dh),
-          data_of<T>(dc), reinterpret_cast<T*>(d_gates->data_ptr() + t * gate_step), N, H);
+          d_outs ? reinterpret_cast<const T*>(d_outs->data_ptr() + t * state_step) : nullptr, dh->data<T>(),
+          dc->data<T>(), reinterpret_cast<T*>(d_gates->data_ptr() + t * gate_step), N, H);
       check_launch(op);
     });
   }
