@@ -226,26 +226,34 @@ Conv2dMeta conv2d_meta(const Tensor& input, const Tensor& weight, const Tensor& 
   return {g, N, C, input->size(2), input->size(3), O, oh, ow, groups};
 }
 
+namespace {
+
+// The operand a conv2d backward op is given besides grad_output (weight or input) must be 4-D
+// and of grad_output's dtype.
+void check_backward_operand(const char* op, const char* name, const Tensor& operand, const Tensor& grad_output) {
+  if (operand->dim() != 4 || operand->dtype() != grad_output->dtype()) {
+    throw std::runtime_error(message(op, ": expected a 4-D ", name, " of grad_output's dtype, got ",
+                                     scalar_type_name(operand->dtype()), " ", name, " of size ",
+                                     shape_str(operand->sizes())));
+  }
+}
+
+}  // namespace
+
 Conv2dMeta conv2d_backward_input_meta(const Tensor& grad_output, const Tensor& weight, const Shape& input_size,
                                       const Shape& stride, const Shape& padding, const Shape& dilation,
                                       int64_t groups) {
-  const char* op = "conv2d_backward_input";
-  if (weight->dim() != 4 || weight->dtype() != grad_output->dtype()) {
-    throw std::runtime_error(message(op, ": expected a 4-D weight of grad_output's dtype, got ",
-                                     scalar_type_name(weight->dtype()), " weight of size ", shape_str(weight->sizes())));
-  }
-  return check_conv_backward(op, grad_output, input_size, weight->sizes(), stride, padding, dilation, groups);
+  check_backward_operand("conv2d_backward_input", "weight", weight, grad_output);
+  return check_conv_backward("conv2d_backward_input", grad_output, input_size, weight->sizes(), stride, padding,
+                             dilation, groups);
 }
 
 Conv2dMeta conv2d_backward_weight_meta(const Tensor& grad_output, const Tensor& input, const Shape& weight_size,
                                        const Shape& stride, const Shape& padding, const Shape& dilation,
                                        int64_t groups) {
-  const char* op = "conv2d_backward_weight";
-  if (input->dim() != 4 || input->dtype() != grad_output->dtype()) {
-    throw std::runtime_error(message(op, ": expected a 4-D input of grad_output's dtype, got ",
-                                     scalar_type_name(input->dtype()), " input of size ", shape_str(input->sizes())));
-  }
-  return check_conv_backward(op, grad_output, input->sizes(), weight_size, stride, padding, dilation, groups);
+  check_backward_operand("conv2d_backward_weight", "input", input, grad_output);
+  return check_conv_backward("conv2d_backward_weight", grad_output, input->sizes(), weight_size, stride, padding,
+                             dilation, groups);
 }
 
 }  // namespace ember

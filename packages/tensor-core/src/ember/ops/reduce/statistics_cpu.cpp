@@ -1,4 +1,4 @@
-// CPU kernels of the statistics var / std, norm and logsumexp, on the engine of reduce_cpu.h.
+// CPU kernels of the statistics var / std and logsumexp, on the engine of reduce_cpu.h.
 #include "ember/ops/reduce/reduce_cpu.h"
 
 namespace ember {
@@ -33,36 +33,6 @@ Tensor var(const Tensor& self, const std::optional<Shape>& dim, std::optional<bo
 Tensor std(const Tensor& self, const std::optional<Shape>& dim, std::optional<bool> unbiased,
            bool keepdim, std::optional<Scalar> correction, const Tensor& out) {
   return var_std("std", self, dim, unbiased, keepdim, correction, out, true);
-}
-
-// ---------------------------------------------------------------------------------------------
-// norm
-
-Tensor norm(const Tensor& self, const Scalar& p, const std::optional<Shape>& dim, bool keepdim,
-            std::optional<ScalarType> dtype) {
-  check_cpu(self, "norm");
-  const VectorNormMeta M = vector_norm_meta(self, p, dim, keepdim, dtype);
-  Tensor x = to_dtype(self, M.dtype);
-  const double pv = M.p;
-  Plan P = make_plan(x, M.dims, keepdim);
-  Tensor res = empty(M.shape, x->dtype());
-  dispatch_float(x->dtype(), "norm", [&](auto tag) {
-    using T = decltype(tag);
-    auto go = [&](auto op) {
-      op.out = res->data<T>();
-      op.p = static_cast<opmath_t<T>>(pv);
-      run_reduction(op, P);
-    };
-    switch (M.kind) {
-      case NormKind::L2: go(NormOp<T, NormKind::L2>{}); break;
-      case NormKind::L1: go(NormOp<T, NormKind::L1>{}); break;
-      case NormKind::L0: go(NormOp<T, NormKind::L0>{}); break;
-      case NormKind::Inf: go(NormOp<T, NormKind::Inf>{}); break;
-      case NormKind::NegInf: go(NormOp<T, NormKind::NegInf>{}); break;
-      case NormKind::General: go(NormOp<T, NormKind::General>{}); break;
-    }
-  });
-  return res;
 }
 
 // ---------------------------------------------------------------------------------------------
