@@ -574,9 +574,7 @@ ROWS: list[Row] = [
     unary("abs", grad=PW),
     unary("neg", grad=PW),
     unary("sign", grad=PW),
-    unary("square", grad=PW, xfail={"bool": "square rejects bool (RuntimeError: expected numeric "
-                                     "dtypes) although ops.yaml lists it; torch gives int64, "
-                                     "as pow(x, 2) does in Ember too"}),
+    unary("square", grad=PW),
     unary("relu", grad=PW),
     unary("floor", grad=PW),
     unary("ceil", grad=PW),

@@ -28,6 +28,10 @@ BinaryMeta binary_meta(const char* op, const Tensor& self, const Tensor& other, 
   return {t, boolean_result ? ScalarType::Bool : t, broadcast_pair(op, self, other)};
 }
 
+Tensor square_of_bool(const Tensor& self) {
+  return self->dtype() == ScalarType::Bool ? to_dtype(self, ScalarType::Int64) : Tensor();
+}
+
 PowMeta pow_meta(const Tensor& self, const Tensor& exponent) {
   PowMeta M;
   M.dtype = result_type(self, exponent);

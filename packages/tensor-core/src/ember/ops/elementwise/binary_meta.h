@@ -40,6 +40,11 @@ struct PowMeta {
 // exponent is a RuntimeError; then the broadcast shape.
 PowMeta pow_meta(const Tensor& self, const Tensor& exponent);
 
+// square(self) for a bool self: square is pow(self, 2), which promotes bool to int64, and
+// True * True is 1, so the result is self converted to int64 (as in PyTorch). A null tensor
+// for every other dtype, whose square the kernels compute.
+Tensor square_of_bool(const Tensor& self);
+
 struct WhereMeta {
   ScalarType dtype;  // result_type(input, other)
   Shape shape;       // condition, input and other broadcast together

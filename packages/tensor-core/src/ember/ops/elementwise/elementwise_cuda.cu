@@ -343,6 +343,7 @@ Tensor relu(const Tensor& self, const Tensor& out) {
   return unary<unary_fn::Relu, UnaryKind::KeepDtype>("relu", self, out);
 }
 Tensor square(const Tensor& self, const Tensor& out) {
+  if (Tensor converted = square_of_bool(self)) return finish_out("square", out, converted);
   return unary<unary_fn::Square, UnaryKind::KeepDtype>("square", self, out);
 }
 Tensor sign(const Tensor& self, const Tensor& out) {

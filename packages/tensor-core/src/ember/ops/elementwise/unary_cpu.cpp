@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "ember/backends/cpu/elementwise.h"
+#include "ember/ops/elementwise/binary_meta.h"
 #include "ember/ops/elementwise/unary_functions.h"
 
 namespace ember::cpu {
@@ -19,9 +20,16 @@ namespace ember::cpu {
   }
 EMBER_SAME_UNARY(abs, DispatchNumeric, Abs)
 EMBER_SAME_UNARY(relu, DispatchNumeric, Relu)
-EMBER_SAME_UNARY(square, DispatchNumeric, Square)
 EMBER_SAME_UNARY(sign, DispatchAll, Sign)
 #undef EMBER_SAME_UNARY
+
+Tensor square(const Tensor& self, const Tensor& out) {
+  if (Tensor converted = square_of_bool(self)) return finish_out("square", out, converted);
+  return map_unary("square", self, out, self->dtype(), DispatchNumeric{}, [](auto tag) {
+    using A = opmath_t<decltype(tag)>;
+    return [](A x) -> A { return unary_fn::Square{}(x); };
+  });
+}
 
 Tensor neg(const Tensor& self, const Tensor& out) {
   if (self->dtype() == ScalarType::Bool) {
