@@ -278,6 +278,33 @@ def test_loss_gradients_at_the_kinks_match_torch(name: str, kwargs: dict) -> Non
     assert_close(x.grad, tx.grad, "float64", name)
 
 
+@pytest.mark.parametrize("name", ["mse_loss", "smooth_l1_loss", "huber_loss"])
+@pytest.mark.parametrize(
+    ("input_dtype", "target_dtype"),
+    [("int64", "int64"), ("int32", "int32"), ("bool", "bool"), ("float32", "int64"),
+     ("float64", "float64")],
+)
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+def test_regression_losses_take_the_dtypes_torch_takes(name, input_dtype, target_dtype,
+                                                       reduction) -> None:
+    """No integer or bool kernel, as in PyTorch (which raises NotImplementedError); a float
+    input with an integer target promotes to the float dtype."""
+    x_np, t_np = np.array([1, 0, 3]), np.array([2, 0, 1])
+    x = et.tensor(x_np, dtype=getattr(et, input_dtype))
+    t = et.tensor(t_np, dtype=getattr(et, target_dtype))
+    tx = torch.tensor(x_np, dtype=getattr(torch, input_dtype))
+    tt = torch.tensor(t_np, dtype=getattr(torch, target_dtype))
+    try:
+        want = getattr(TF, name)(tx, tt, reduction=reduction)
+    except NotImplementedError:
+        with pytest.raises(NotImplementedError, match=f"{name}: not implemented for dtype"):
+            getattr(F, name)(x, t, reduction=reduction)
+        return
+    got = getattr(F, name)(x, t, reduction=reduction)
+    assert str(got.dtype).rsplit(".", 1)[-1] == str(want.dtype).rsplit(".", 1)[-1]
+    np.testing.assert_allclose(np_of(got), want.numpy(), rtol=1e-6)
+
+
 def test_bce_gradient_is_finite_at_zero_and_one() -> None:
     values = np.array([0.0, 1.0, 1.0, 0.0, 0.5])
     targets = np.array([0.0, 1.0, 0.0, 1.0, 0.5])

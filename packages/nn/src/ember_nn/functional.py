@@ -76,6 +76,17 @@ def _check_float(name: str, input) -> None:
         )
 
 
+def _check_float_pair(name: str, input, target) -> None:
+    """The regression losses compute in the dtype input and target promote to; PyTorch has
+    no integer or bool kernel for them (NotImplementedError), so neither does Ember."""
+    dtype = et.result_type(input, target)
+    if not dtype.is_floating_point:
+        raise NotImplementedError(
+            f"{name}: not implemented for dtype {str(dtype).rsplit('.', 1)[-1]} (expected "
+            "floating point input and target)"
+        )
+
+
 def _softplus0(z):
     """log(1 + exp(z)), exact and finite everywhere, gradient included:
     ``m + log(exp(-m) + exp(z - m))`` holds for any constant ``m``; ``m = max(z, 0)``
@@ -364,6 +375,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
     _warn_size(input, target)
     if size_average is not None or reduce is not None:
         reduction = _reduction.legacy_get_string(size_average, reduce)
+    _check_float_pair("mse_loss", input, target)
     loss = (input - target).square()
     if weight is not None:
         return _weighted(loss, weight, input, reduction, mean_by_weight=True)
@@ -393,6 +405,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     reduction = _reduction.check(reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _check_float_pair("smooth_l1_loss", input, target)
     d = input - target
     ad = d.abs()
     if beta == 0:
@@ -409,6 +422,7 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
         reduction = _reduction.check(reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _check_float_pair("huber_loss", input, target)
     d = input - target
     ad = d.abs()
     loss = et.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
