@@ -64,14 +64,14 @@ __all__ = [
 ]
 
 
-def _dtype_name(t) -> str:
-    return str(t.dtype).rsplit(".", 1)[-1]
+def _dtype_name(dtype) -> str:
+    return str(dtype).rsplit(".", 1)[-1]
 
 
 def _check_float(name: str, input) -> None:
     if not input.is_floating_point():
         raise NotImplementedError(
-            f"{name}: not implemented for dtype {_dtype_name(input)} (expected a floating "
+            f"{name}: not implemented for dtype {_dtype_name(input.dtype)} (expected a floating "
             "point tensor)"
         )
 
@@ -82,7 +82,7 @@ def _check_float_pair(name: str, input, target) -> None:
     dtype = et.result_type(input, target)
     if not dtype.is_floating_point:
         raise NotImplementedError(
-            f"{name}: not implemented for dtype {str(dtype).rsplit('.', 1)[-1]} (expected "
+            f"{name}: not implemented for dtype {_dtype_name(dtype)} (expected "
             "floating point input and target)"
         )
 
