@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
 from conftest import (
     ALL_DTYPES,
@@ -627,3 +628,68 @@ def test_helpers_roundtrip(lib, rng):
     for dtype in ALL_DTYPES:
         a = rand_array(rng, (2, 3), dtype)
         assert_close(tensor(lib, a, dtype), a, dtype)
+
+
+# float16 is computed through float blocks of 2,048 elements (backends/cpu/elementwise.h):
+# lengths around a block's end, broadcast operands of stride 0, strided inputs and strided
+# out= targets, and bool results, checked bit for bit against torch (both compute in float
+# and round once).
+HALF_BLOCK_CASES = {
+    "add": lambda m, a, b: m.add(a, b),
+    "sub_alpha": lambda m, a, b: m.sub(a, b, alpha=0.5),
+    "mul": lambda m, a, b: a * b,
+    "div": lambda m, a, b: a / b,
+    "lt": lambda m, a, b: a < b,
+    "eq": lambda m, a, b: m.eq(a, a * (b > 0)),
+    "maximum": lambda m, a, b: m.maximum(a, b),
+    "neg": lambda m, a, b: -a,
+    "abs": lambda m, a, b: m.abs(a),
+    "isnan": lambda m, a, b: m.isnan(a / b),
+}
+
+
+@pytest.mark.parametrize("n", [1, 2047, 2048, 2049, 5000])
+@pytest.mark.parametrize("layout", ["contig", "scalar_b", "stepped", "transposed"])
+@pytest.mark.parametrize("name", sorted(HALF_BLOCK_CASES))
+def test_float16_blocks_match_torch(n, layout, name):
+    import ember_tensor as et
+
+    gen = np.random.default_rng(n)
+    x = gen.standard_normal(2 * n + 100).astype(np.float16)
+    y = gen.standard_normal(2 * n + 100).astype(np.float16)
+    y[::7] = 0  # inf and nan quotients
+
+    def operands(m):
+        a, b = m.tensor(x), m.tensor(y)
+        if layout == "contig":
+            return a[:n], b[:n]
+        if layout == "scalar_b":
+            return a[:n], b[0]
+        if layout == "stepped":
+            return a[::2], b[1::2]
+        rows = max(1, n // 50)
+        return a[: rows * 50].reshape(50, rows).T, b[: rows * 50].reshape(rows, 50)
+
+    fn = HALF_BLOCK_CASES[name]
+    got, want = fn(et, *operands(et)), fn(torch, *operands(torch))
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert dtype_name(got.dtype) == str(want.dtype).removeprefix("torch.")
+
+
+@pytest.mark.parametrize("name", ["add", "lt", "neg"])
+def test_float16_blocks_into_strided_out(name):
+    import ember_tensor as et
+
+    gen = np.random.default_rng(0)
+    a = gen.standard_normal((3000, 2)).astype(np.float16)
+    b = gen.standard_normal((3000, 2)).astype(np.float16)
+    ea, eb, ta, tb = et.tensor(a), et.tensor(b), torch.tensor(a), torch.tensor(b)
+    out_dtype = "bool" if name == "lt" else "float16"
+    eo = et.zeros((2, 3000), dtype=getattr(et, out_dtype)).T  # strided target
+    to = torch.zeros((2, 3000), dtype=getattr(torch, out_dtype)).T
+    for m, args, out in ((et, (ea, eb), eo), (torch, (ta, tb), to)):
+        if name == "neg":
+            m.neg(args[0], out=out)
+        else:
+            getattr(m, name)(*args, out=out)
+    np.testing.assert_array_equal(eo.numpy(), to.numpy())

@@ -312,7 +312,7 @@ void fork_prepare() { g_cpu->lock_for_fork(); }
 void fork_parent() { g_cpu->unlock_in_parent(); }
 void fork_child() { g_cpu->reinit_in_child(); }
 
-CachingAllocator& cpu() {
+CachingAllocator& host_pool() {
   // Created at first use and never destroyed: storages may die during interpreter teardown.
   static CachingAllocator* a = [] {
     const CachingAllocator::Options options = host_cache_options_from_env();  // may throw
@@ -325,16 +325,16 @@ CachingAllocator& cpu() {
 
 }  // namespace
 
-Allocator* caching_cpu_allocator() { return &cpu(); }
-MemoryStats cpu_memory_stats() { return cpu().stats(); }
-void reset_peak_cpu_memory() { cpu().reset_peak(); }
-void reset_accumulated_cpu_memory() { cpu().reset_accumulated(); }
-void cpu_empty_cache() { cpu().empty_cache(); }
+Allocator* caching_cpu_allocator() { return &host_pool(); }
+MemoryStats cpu_memory_stats() { return host_pool().stats(); }
+void reset_peak_cpu_memory() { host_pool().reset_peak(); }
+void reset_accumulated_cpu_memory() { host_pool().reset_accumulated(); }
+void cpu_empty_cache() { host_pool().empty_cache(); }
 
 void hold_cpu_allocator_lock(double seconds) {
-  cpu().lock_for_fork();
+  host_pool().lock_for_fork();
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  cpu().unlock_in_parent();
+  host_pool().unlock_in_parent();
 }
 
 }  // namespace ember

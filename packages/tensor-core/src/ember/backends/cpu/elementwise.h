@@ -65,6 +65,48 @@ inline void binary_loop(char** p, const int64_t* s, int64_t n, const F& f) {
   }
 }
 
+// float16 computes in float through blocks: its loops convert a block of each operand to
+// float, run the float32 loop with the float32 functor (one compiled loop serves both dtypes)
+// and convert the result back. Every functor of map_unary / map_binary computes in opmath_t
+// of its tag, so make_f(float{}) is the functor of a float16 tag as well. Inlining float16's
+// conversions into every loop instead made them slow to compile (a third of the elementwise
+// kernels' compile time) and slow to run (no vector form); bfloat16, whose conversions are a
+// shift and a rounding add, keeps its own loops (docs/building.md).
+constexpr int64_t kHalfBlock = 2048;
+
+// n strided float16 values to n floats, and back.
+void widen_half_block(const char* src, int64_t stride, float* dst, int64_t n);
+void narrow_half_block(const float* src, char* dst, int64_t stride, int64_t n);
+
+// unary_loop / binary_loop of float16 (N = 2 or 3 operands, output first) through float
+// blocks; out_t is float (written back as float16) or bool. An operand of stride 0 (a
+// broadcast scalar) is converted once and stays of stride 0.
+template <int N, typename out_t, typename F>
+void half_blocks_loop(char** p, const int64_t* s, int64_t n, const F& f) {
+  float in[N - 1][kHalfBlock];
+  out_t res[kHalfBlock];
+  for (int64_t start = 0; start < n; start += kHalfBlock) {
+    const int64_t m = std::min(kHalfBlock, n - start);
+    char* q[N];
+    int64_t qs[N];
+    const bool direct = !std::is_same_v<out_t, float> && s[0] == static_cast<int64_t>(sizeof(out_t));
+    q[0] = direct ? p[0] + start * s[0] : reinterpret_cast<char*>(res);
+    qs[0] = sizeof(out_t);
+    for (int k = 1; k < N; ++k) {
+      widen_half_block(p[k] + start * s[k], s[k], in[k - 1], s[k] == 0 ? 1 : m);
+      q[k] = reinterpret_cast<char*>(in[k - 1]);
+      qs[k] = s[k] == 0 ? 0 : static_cast<int64_t>(sizeof(float));
+    }
+    if constexpr (N == 2) unary_loop<out_t, float>(q, qs, m, f);
+    else binary_loop<out_t, float>(q, qs, m, f);
+    if constexpr (std::is_same_v<out_t, float>) {
+      narrow_half_block(res, p[0] + start * s[0], s[0], m);
+    } else if (!direct) {
+      for (int64_t i = 0; i < m; ++i) *reinterpret_cast<out_t*>(p[0] + (start + i) * s[0]) = res[i];
+    }
+  }
+}
+
 // Output tensor for an elementwise op: out itself when it has the shape and dtype (any
 // strides), else a fresh tensor (finish_out later copies and checks).
 inline Tensor elementwise_out(const Tensor& out, const Shape& shape, ScalarType dtype) {
@@ -81,11 +123,15 @@ Tensor map_unary(const char* op, const Tensor& a, const Tensor& out, ScalarType 
     auto L = make_loop<2>(a->sizes(), {res.get(), a.get()});
     dispatch(a->dtype(), op, [&](auto tag) {
       using T = decltype(tag);
-      auto f = make_f(tag);
-      using R = decltype(f(opmath_t<T>{}));
-      if constexpr (std::is_same_v<R, bool>) {
+      if constexpr (std::is_same_v<T, Half>) {
+        auto f = make_f(float{});
+        using R = std::conditional_t<std::is_same_v<decltype(f(0.f)), bool>, bool, float>;
+        for_each_strided<2>(L, [&f](char** p, const int64_t* s, int64_t n) { half_blocks_loop<2, R>(p, s, n, f); });
+      } else if constexpr (std::is_same_v<decltype(make_f(tag)(opmath_t<T>{})), bool>) {
+        auto f = make_f(tag);
         for_each_strided<2>(L, [&f](char** p, const int64_t* s, int64_t n) { unary_loop<bool, T>(p, s, n, f); });
       } else {
+        auto f = make_f(tag);
         for_each_strided<2>(L, [&f](char** p, const int64_t* s, int64_t n) { unary_loop<T, T>(p, s, n, f); });
       }
     });
@@ -104,11 +150,15 @@ Tensor map_binary(const char* op, const Tensor& a, const Tensor& b, const Tensor
     auto L = make_loop<3>(shape, {res.get(), ea.get(), eb.get()});
     dispatch(a->dtype(), op, [&](auto tag) {
       using T = decltype(tag);
-      auto f = make_f(tag);
-      using R = decltype(f(opmath_t<T>{}, opmath_t<T>{}));
-      if constexpr (std::is_same_v<R, bool>) {
+      if constexpr (std::is_same_v<T, Half>) {
+        auto f = make_f(float{});
+        using R = std::conditional_t<std::is_same_v<decltype(f(0.f, 0.f)), bool>, bool, float>;
+        for_each_strided<3>(L, [&f](char** p, const int64_t* s, int64_t n) { half_blocks_loop<3, R>(p, s, n, f); });
+      } else if constexpr (std::is_same_v<decltype(make_f(tag)(opmath_t<T>{}, opmath_t<T>{})), bool>) {
+        auto f = make_f(tag);
         for_each_strided<3>(L, [&f](char** p, const int64_t* s, int64_t n) { binary_loop<bool, T>(p, s, n, f); });
       } else {
+        auto f = make_f(tag);
         for_each_strided<3>(L, [&f](char** p, const int64_t* s, int64_t n) { binary_loop<T, T>(p, s, n, f); });
       }
     });

@@ -1,0 +1,29 @@
+// float16 in and out of float blocks, compiled once for every elementwise op
+// (backends/cpu/elementwise.h).
+#include "ember/backends/cpu/elementwise.h"
+
+namespace ember {
+
+void widen_half_block(const char* src, int64_t stride, float* dst, int64_t n) {
+  if (stride == static_cast<int64_t>(sizeof(Half))) {
+    const Half* s = reinterpret_cast<const Half*>(src);
+    simd_dispatch([&] {
+      for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(s[i]);
+    });
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(*reinterpret_cast<const Half*>(src + i * stride));
+}
+
+void narrow_half_block(const float* src, char* dst, int64_t stride, int64_t n) {
+  if (stride == static_cast<int64_t>(sizeof(Half))) {
+    Half* d = reinterpret_cast<Half*>(dst);
+    simd_dispatch([&] {
+      for (int64_t i = 0; i < n; ++i) d[i] = Half(src[i]);
+    });
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) *reinterpret_cast<Half*>(dst + i * stride) = Half(src[i]);
+}
+
+}  // namespace ember
