@@ -5,6 +5,7 @@
 #include <limits>
 #include <cstring>
 
+#include "ember/backends/cpu/half_blocks.h"
 #include "ember/backends/cpu/iter.h"
 #include "ember/runtime/parallel.h"
 
@@ -91,6 +92,30 @@ template <typename To, typename From> void convert_loop(char** p, const int64_t*
   }
 }
 
+// A conversion from or to float16 (not both): through float blocks, with the float32
+// conversion loop in the middle. The values are the same (every conversion of a float16 goes
+// through float), and the float16 side is one compiled loop for all nine other dtypes.
+template <typename To, typename From> void convert_via_float(char** p, const int64_t* s, int64_t n) {
+  float buf[kHalfBlock];
+  constexpr int64_t fs = sizeof(float);
+  for (int64_t start = 0; start < n; start += kHalfBlock) {
+    const int64_t m = std::min(kHalfBlock, n - start);
+    char* out = p[0] + start * s[0];
+    const char* in = p[1] + start * s[1];
+    if constexpr (std::is_same_v<From, Half>) {
+      widen_half_block(in, s[1], buf, m);
+      char* q[2] = {out, reinterpret_cast<char*>(buf)};
+      const int64_t qs[2] = {s[0], fs};
+      convert_loop<To, float>(q, qs, m);
+    } else {
+      char* q[2] = {reinterpret_cast<char*>(buf), const_cast<char*>(in)};
+      const int64_t qs[2] = {fs, s[1]};
+      convert_loop<float, From>(q, qs, m);
+      narrow_half_block(buf, out, s[0], m);
+    }
+  }
+}
+
 // A same-dtype copy whose source runs along another dim than the destination (a transpose):
 // element by element along the destination's inner dim, every read would touch a new cache
 // line. Copies kTransposeTile x kTransposeTile tiles instead, so both sides use whole lines.
@@ -156,7 +181,11 @@ void copy_into(const Tensor& dst, const Tensor& src) {
     using To = decltype(to_tag);
     dispatch_all(s->dtype(), "copy_", [&](auto from_tag) {
       using From = decltype(from_tag);
-      for_each_strided<2>(L, [](char** p, const int64_t* st, int64_t n) { convert_loop<To, From>(p, st, n); });
+      if constexpr (std::is_same_v<To, Half> != std::is_same_v<From, Half>) {
+        for_each_strided<2>(L, [](char** p, const int64_t* st, int64_t n) { convert_via_float<To, From>(p, st, n); });
+      } else {
+        for_each_strided<2>(L, [](char** p, const int64_t* st, int64_t n) { convert_loop<To, From>(p, st, n); });
+      }
     });
   });
 }

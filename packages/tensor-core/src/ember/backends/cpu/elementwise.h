@@ -5,6 +5,7 @@
 // loops are written out so the compiler vectorises them.
 #pragma once
 
+#include "ember/backends/cpu/half_blocks.h"
 #include "ember/backends/cpu/iter.h"
 #include "ember/ops/ops_util.h"
 #include "ember/runtime/simd.h"
@@ -72,12 +73,6 @@ inline void binary_loop(char** p, const int64_t* s, int64_t n, const F& f) {
 // conversions into every loop instead made them slow to compile (a third of the elementwise
 // kernels' compile time) and slow to run (no vector form); bfloat16, whose conversions are a
 // shift and a rounding add, keeps its own loops (docs/building.md).
-constexpr int64_t kHalfBlock = 2048;
-
-// n strided float16 values to n floats, and back.
-void widen_half_block(const char* src, int64_t stride, float* dst, int64_t n);
-void narrow_half_block(const float* src, char* dst, int64_t stride, int64_t n);
-
 // unary_loop / binary_loop of float16 (N = 2 or 3 operands, output first) through float
 // blocks; out_t is float (written back as float16) or bool. An operand of stride 0 (a
 // broadcast scalar) is converted once and stays of stride 0.

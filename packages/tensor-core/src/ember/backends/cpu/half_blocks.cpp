@@ -1,6 +1,7 @@
-// float16 in and out of float blocks, compiled once for every elementwise op
-// (backends/cpu/elementwise.h).
-#include "ember/backends/cpu/elementwise.h"
+#include "ember/backends/cpu/half_blocks.h"
+
+#include "ember/core/dtype.h"
+#include "ember/runtime/simd.h"
 
 namespace ember {
 

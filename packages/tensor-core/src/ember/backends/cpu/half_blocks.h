@@ -1,0 +1,16 @@
+// float16 in and out of float blocks: the elementwise loops (elementwise.h) and dtype
+// conversions (ops_util.cpp) of float16 run their float32 code between these two.
+#pragma once
+
+#include <cstdint>
+
+namespace ember {
+
+// Elements per block: three float blocks of this size fit in a 32 KiB L1 data cache.
+constexpr int64_t kHalfBlock = 2048;
+
+// n strided float16 values to n floats, and back (round to nearest even, as Half(float)).
+void widen_half_block(const char* src, int64_t stride, float* dst, int64_t n);
+void narrow_half_block(const float* src, char* dst, int64_t stride, int64_t n);
+
+}  // namespace ember
