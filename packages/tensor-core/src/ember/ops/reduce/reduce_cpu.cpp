@@ -1,12 +1,12 @@
-// CPU kernels of the accumulating reductions sum, mean and prod, on the engine of reduce_cpu.h.
-// (all and any are in all_any_cpu.cpp.)
+// CPU kernels of the accumulating reductions sum and mean, on the engine of reduce_cpu.h.
+// (prod is in prod_cpu.cpp, all and any in all_any_cpu.cpp.)
 #include "ember/ops/reduce/reduce_cpu.h"
 
 namespace ember {
 namespace cpu {
 
 // ---------------------------------------------------------------------------------------------
-// sum, mean, prod
+// sum, mean
 
 Tensor sum(const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
            std::optional<ScalarType> dtype, const Tensor& out) {
@@ -37,17 +37,6 @@ Tensor mean(const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
     run_reduction(op, P);
   });
   return finish_out("mean", out, res);
-}
-
-Tensor prod(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
-            std::optional<ScalarType> dtype, const Tensor& out) {
-  check_cpu(self, "prod");
-  const AccumulateMeta M = prod_meta(self, dim, keepdim, dtype);
-  Tensor x = to_dtype(self, M.input_dtype);
-  Plan P = make_plan(x, M.dims, keepdim);
-  Tensor res = result_for("prod", self, out, M.shape, M.dtype);
-  run_sum_or_prod<true>("prod", P, x->dtype(), res);
-  return finish_out("prod", out, res);
 }
 
 }  // namespace cpu

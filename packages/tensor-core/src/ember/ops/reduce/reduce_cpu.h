@@ -1,7 +1,8 @@
 // The CPU reduction engine and its reducers, shared by the CPU kernels of the reduce family:
-// reduce_cpu.cpp (sum, mean, prod, all, any), statistics_cpu.cpp (var / std, norm, logsumexp),
-// extremes_cpu.cpp (max / min, amax / amin, argmax / argmin), softmax_cpu.cpp and scan_cpu.cpp
-// (cumsum / cumprod). One header, several translation units: they compile in parallel, and a
+// reduce_cpu.cpp (sum, mean), prod_cpu.cpp, all_any_cpu.cpp, statistics_cpu.cpp (var / std,
+// logsumexp), vector_norm_cpu.cpp, extremes_cpu.cpp (max / min, amax / amin),
+// arg_extremes_cpu.cpp (max / min along a dim, argmax / argmin), softmax_cpu.cpp and
+// scan_cpu.cpp (cumsum / cumprod). One header, several translation units: they compile in parallel, and a
 // change to one kernel file rebuilds that file alone.
 //
 // One engine serves every reduction. The reduced dims are permuted last, so the input reads
