@@ -73,18 +73,20 @@ inline void binary_loop(char** p, const int64_t* s, int64_t n, const F& f) {
 // conversions into every loop instead made them slow to compile (a third of the elementwise
 // kernels' compile time) and slow to run (no vector form); bfloat16, whose conversions are a
 // shift and a rounding add, keeps its own loops (docs/building.md).
-// unary_loop / binary_loop of float16 (N = 2 or 3 operands, output first) through float
-// blocks; out_t is float (written back as float16) or bool. An operand of stride 0 (a
-// broadcast scalar) is converted once and stays of stride 0.
+//
+// half_blocks_loop is unary_loop / binary_loop of float16 (N = 2 or 3 operands, output
+// first) through float blocks; out_t is float (written back as float16) or bool. An operand
+// of stride 0 (a broadcast scalar) is converted once and stays of stride 0.
 template <int N, typename out_t, typename F>
 void half_blocks_loop(char** p, const int64_t* s, int64_t n, const F& f) {
   float in[N - 1][kHalfBlock];
   out_t res[kHalfBlock];
+  // a bool result written straight into a contiguous output, else through res
+  const bool direct = !std::is_same_v<out_t, float> && s[0] == static_cast<int64_t>(sizeof(out_t));
   for (int64_t start = 0; start < n; start += kHalfBlock) {
     const int64_t m = std::min(kHalfBlock, n - start);
     char* q[N];
     int64_t qs[N];
-    const bool direct = !std::is_same_v<out_t, float> && s[0] == static_cast<int64_t>(sizeof(out_t));
     q[0] = direct ? p[0] + start * s[0] : reinterpret_cast<char*>(res);
     qs[0] = sizeof(out_t);
     for (int k = 1; k < N; ++k) {

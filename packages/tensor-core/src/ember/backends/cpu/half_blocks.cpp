@@ -1,3 +1,4 @@
+// float16 to and from float blocks (half_blocks.h), each loop compiled for the three SIMD levels.
 #include "ember/backends/cpu/half_blocks.h"
 
 #include "ember/core/dtype.h"

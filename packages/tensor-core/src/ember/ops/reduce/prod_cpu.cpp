@@ -8,12 +8,7 @@ namespace cpu {
 Tensor prod(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
             std::optional<ScalarType> dtype, const Tensor& out) {
   check_cpu(self, "prod");
-  const AccumulateMeta M = prod_meta(self, dim, keepdim, dtype);
-  Tensor x = to_dtype(self, M.input_dtype);
-  Plan P = make_plan(x, M.dims, keepdim);
-  Tensor res = result_for("prod", self, out, M.shape, M.dtype);
-  run_sum_or_prod<true>("prod", P, x->dtype(), res);
-  return finish_out("prod", out, res);
+  return sum_or_prod<true>("prod", self, prod_meta(self, dim, keepdim, dtype), keepdim, out);
 }
 
 }  // namespace cpu

@@ -11,12 +11,7 @@ namespace cpu {
 Tensor sum(const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
            std::optional<ScalarType> dtype, const Tensor& out) {
   check_cpu(self, "sum");
-  const AccumulateMeta M = sum_meta(self, dim, keepdim, dtype);
-  Tensor x = to_dtype(self, M.input_dtype);
-  Plan P = make_plan(x, M.dims, keepdim);
-  Tensor res = result_for("sum", self, out, M.shape, M.dtype);
-  run_sum_or_prod<false>("sum", P, x->dtype(), res);
-  return finish_out("sum", out, res);
+  return sum_or_prod<false>("sum", self, sum_meta(self, dim, keepdim, dtype), keepdim, out);
 }
 
 Tensor mean(const Tensor& self, const std::optional<Shape>& dim, bool keepdim,

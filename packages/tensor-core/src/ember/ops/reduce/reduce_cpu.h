@@ -545,13 +545,17 @@ inline Tensor result_for(const char* op, const Tensor& self, const Tensor& out, 
   return prepare_out(op, out, shape, dtype);
 }
 
-// res = the sum (or product) over the plan's reduced dims of the input of dtype in_dt. Floats
-// sum into their own dtype (dtype= converts the input first); bool and the integers
+// sum (or prod) of self as its meta M (sum_meta / prod_meta) describes it, into out when given.
+// Floats sum into their own dtype (dtype= converts the input first); bool and the integers
 // accumulate in int64 and are written into an int64 result, or into an int64 temporary cast
 // to the narrower result that dtype= asked for (the same values: the cast wraps as a store
 // would). One instantiation per input dtype keeps this engine's compile time in check.
-template <bool Prod> void run_sum_or_prod(const char* op, const Plan& P, ScalarType in_dt, const Tensor& res) {
-  dispatch_all(in_dt, op, [&](auto tag) {
+template <bool Prod>
+Tensor sum_or_prod(const char* op, const Tensor& self, const AccumulateMeta& M, bool keepdim, const Tensor& out) {
+  const Tensor x = to_dtype(self, M.input_dtype);
+  const Plan P = make_plan(x, M.dims, keepdim);
+  const Tensor res = result_for(op, self, out, M.shape, M.dtype);
+  dispatch_all(x->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     using Out = std::conditional_t<is_float_v<T>, T, int64_t>;
     if (res->dtype() == scalar_type_of<Out>()) {
@@ -562,6 +566,7 @@ template <bool Prod> void run_sum_or_prod(const char* op, const Plan& P, ScalarT
     run_reduction(SumOp<T, Out, Prod>{{}, wide->data<Out>()}, P);
     copy_into(res, wide);
   });
+  return finish_out(op, out, res);
 }
 
 // x made contiguous and seen as [O, K, I] around dim d (softmax, the scans).
