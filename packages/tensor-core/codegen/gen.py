@@ -659,8 +659,7 @@ def emit_lambda(op: Op, variant: str, swap: bool = False, operator: bool = False
         pre_kind = "pre_inplace" if variant == "inplace" else "pre_out"
         pre = (
             f"  if (autograd_hook_installed() && ({guard}))\n"
-            f'    call_autograd_hook("{op.key}", "{pre_kind}",'
-            f" py::make_tuple({', '.join(hook_items)}), py::cast({target}));\n"
+            f'    call_autograd_hook("{op.key}", "{pre_kind}", args_(), py::cast({target}));\n'
         )
     # a result that views a temporary made inside the op is not a view for the user
     tensor_call_args = [
@@ -671,12 +670,12 @@ def emit_lambda(op: Op, variant: str, swap: bool = False, operator: bool = False
         drop = f"  drop_internal_base(result, {', '.join(tensor_call_args)});\n"
     # an out-of-tree kernel registered for the op runs instead of the built-in one
     out_ptr = {"out": "(out ? &*out : nullptr)", "inplace": "&self"}.get(variant, "nullptr")
-    override = (
-        f'run_kernel_override("{op.name}", py::make_tuple({", ".join(hook_items)}), {out_ptr},'
-        " result)"
-    )
+    override = f'run_kernel_override("{op.name}", args_(), {out_ptr}, result)'
+    # the arguments as a Python tuple, for the hooks and overrides that want them: built at one
+    # place, so each binding instantiates pybind11's casts once
+    args_ = f"  auto args_ = [&] {{ return py::make_tuple({', '.join(hook_items)}); }};\n"
     body = (
-        f"{pre}  {ret} result;\n"
+        f"{args_}{pre}  {ret} result;\n"
         f"  if (!(kernel_overrides_active() && {override})) {{\n"
         f"    MaybeNoGil nogil({work_expr(op)});\n"
         f"    result = ops::{op.cpp}({', '.join(call_args)});\n  }}\n{drop}"
@@ -696,8 +695,7 @@ def emit_lambda(op: Op, variant: str, swap: bool = False, operator: bool = False
         body += (
             f"  py::object py_result = {wrap};\n"
             f"  if (autograd_hook_installed() && ({grad_check(op)}))\n"
-            f'    call_autograd_hook("{op.key}", {kind}, py::make_tuple({", ".join(hook_items)}),'
-            " py_result);\n"
+            f'    call_autograd_hook("{op.key}", {kind}, args_(), py_result);\n'
             "  return py_result;\n"
         )
     else:
@@ -777,6 +775,12 @@ def emit_bindings(ops: list[Op], shard: int, nshards: int) -> str:
         "",
         "namespace ember {",
         "",
+        # Bindings are passed to pybind11 as function pointers (the unary + on a lambda without
+        # captures) and docstrings as const char*: pybind11 instantiates its argument loader and
+        # dispatcher once per distinct C++ signature and attribute list, so bindings that share
+        # both share one copy (456 lambdas and literal lengths would make one each).
+        "inline const char* doc_(const char* s) { return s; }",
+        "",
         f"void bind_ops_{shard}(py::module_& m, TensorClass& cls) {{",
         "  (void)m; (void)cls;",
     ]
@@ -803,11 +807,11 @@ def emit_bindings(ops: list[Op], shard: int, nshards: int) -> str:
                 lam = emit_lambda(op, bvar)
                 args = emit_args(op, bvar, skip_self)
             sep = ", " if args else ""
-            lines.append(f'  {target}.def("{name}", {lam}, {args}{sep}"{doc}");')
+            lines.append(f'  {target}.def("{name}", +{lam}, {args}{sep}doc_("{doc}"));')
         for dunder, kind in op.operators.items():
             variant = "inplace" if kind == "inplace" else "method"
             lam = emit_lambda(op, variant, swap=(kind == "reflected"), operator=True)
-            lines.append(f'  cls.def("{dunder}", {lam}, py::is_operator());')
+            lines.append(f'  cls.def("{dunder}", +{lam}, py::is_operator());')
     lines += ["}", "", "}  // namespace ember", ""]
     return "\n".join(lines)
 
