@@ -422,3 +422,53 @@ def test_softmax_backward_data_matches_torch(name, dim):
                                            r"shape and dtype, got \[3, 5\] float64 and "
                                            r"\[3, 5, 4\] float64$"):
         getattr(et, name)(et.zeros(3, 5, dtype=et.float64), et.from_numpy(x), dim)
+
+
+# 16-bit floats reduce through the float32 reducers (rows widened a leaf at a time, columns
+# through a float32 copy; softmax rows a block at a time): shapes around the leaf (2,048) and
+# block sizes, along rows and down columns, with NaNs. Orderings, argmax and all/any match
+# PyTorch exactly; the others within a float16 / bfloat16 ulp or two.
+_EXACT_16 = ("amax", "amin", "argmax", "argmin", "all", "any", "max", "min")
+_CLOSE_16 = ("var", "std", "norm", "logsumexp", "softmax", "log_softmax")
+_SHAPES_16 = [((2049,), 0), ((3, 4100), 1), ((4100, 3), 0), ((6, 70, 5), 1), ((300, 17), 0),
+              ((17, 300), 1), ((2, 9000), 1)]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("shape,dim", _SHAPES_16)
+@pytest.mark.parametrize("name", _EXACT_16 + _CLOSE_16)
+def test_16bit_reductions_through_float_match_torch(dtype, shape, dim, name):
+    torch = pytest.importorskip("torch")
+    import ember_tensor as et
+
+    a = np.random.default_rng(sum(shape) + dim).standard_normal(shape).astype(np.float32) * 3
+    if name in ("amax", "amin", "max", "min", "argmax", "argmin"):
+        a.reshape(-1)[7::501] = np.nan
+    if name in ("all", "any"):
+        a[a > 0.5] = 0
+    x = et.tensor(a).to(getattr(et, dtype))
+    t = torch.from_numpy(a).to(getattr(torch, dtype))
+
+    def run(lib_x):
+        if name in ("max", "min"):
+            return getattr(lib_x, name)(dim)
+        if name in ("softmax", "log_softmax", "logsumexp"):
+            return getattr(lib_x, name)(dim)
+        if name == "norm":
+            return lib_x.norm(p=3, dim=dim)
+        return getattr(lib_x, name)(dim)
+
+    got, want = run(x), run(t)
+    if name in ("max", "min"):
+        np.testing.assert_array_equal(got[1].numpy(), want[1].numpy())
+        got, want = got[0], want[0]
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    g = got.float().numpy() if got.dtype in (et.float16, et.bfloat16) else got.numpy()
+    w = want.float().numpy() if want.dtype in (torch.float16, torch.bfloat16) else want.numpy()
+    if name in _EXACT_16:
+        np.testing.assert_array_equal(g, w)
+    else:
+        eps = 2.0 ** -10 if dtype == "float16" else 2.0 ** -7
+        # log_softmax rounds x - max - log(sum) in steps whose error scales with |x - max|
+        atol = 2 * eps * float(np.abs(w).max()) if name == "log_softmax" else 1e-5
+        np.testing.assert_allclose(g, w, rtol=2 * eps, atol=atol)

@@ -1,4 +1,5 @@
-// float16 to and from float blocks (half_blocks.h), each loop compiled for the three SIMD levels.
+// 16-bit floats to and from float blocks (half_blocks.h), each loop compiled for the three SIMD
+// levels.
 #include "ember/backends/cpu/half_blocks.h"
 
 #include "ember/core/dtype.h"
@@ -26,6 +27,26 @@ void narrow_half_block(const float* src, char* dst, int64_t stride, int64_t n) {
     return;
   }
   for (int64_t i = 0; i < n; ++i) *reinterpret_cast<Half*>(dst + i * stride) = Half(src[i]);
+}
+
+void widen_block(const Half* src, float* dst, int64_t n) {
+  widen_half_block(reinterpret_cast<const char*>(src), sizeof(Half), dst, n);
+}
+
+void widen_block(const BFloat16* src, float* dst, int64_t n) {
+  simd_dispatch([&] {
+    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(src[i]);
+  });
+}
+
+void narrow_block(const float* src, Half* dst, int64_t n) {
+  narrow_half_block(src, reinterpret_cast<char*>(dst), sizeof(Half), n);
+}
+
+void narrow_block(const float* src, BFloat16* dst, int64_t n) {
+  simd_dispatch([&] {
+    for (int64_t i = 0; i < n; ++i) dst[i] = BFloat16(src[i]);
+  });
 }
 
 }  // namespace ember

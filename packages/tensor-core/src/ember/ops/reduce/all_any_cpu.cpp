@@ -21,7 +21,7 @@ Tensor all_any(const char* op, const Tensor& self, const std::optional<Shape>& d
         return;
       }
     }
-    run_reduction(AllAnyOp<T, bool, All>{{}, res->data<bool>()}, P);
+    run_reduction(AllAnyOp<compute_t<T>, bool, All>{{}, res->data<bool>()}, P);
   });
   return finish_out(op, out, res);
 }

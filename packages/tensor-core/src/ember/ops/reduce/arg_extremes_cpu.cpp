@@ -17,10 +17,12 @@ std::tuple<Tensor, Tensor> extreme_dim(const char* op, const Tensor& self, int64
   Tensor indices = empty(M.shape, ScalarType::Int64);
   dispatch_all(self->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
-    ArgOp<T, Max> a;
-    a.values = values->data<T>();
-    a.indices = indices->data<int64_t>();
-    run_reduction(a, P);
+    with_result<T>(values, [&](auto* v) {
+      ArgOp<compute_t<T>, Max> a;
+      a.values = v;
+      a.indices = indices->data<int64_t>();
+      run_reduction(a, P);
+    });
   });
   return {values, indices};
 }
@@ -34,7 +36,7 @@ Tensor arg_extreme(const char* op, const Tensor& self, std::optional<int64_t> di
   Tensor res = result_for(op, self, out, M.shape, M.dtype);
   dispatch_all(self->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
-    ArgOp<T, Max> a;
+    ArgOp<compute_t<T>, Max> a;
     a.indices = res->data<int64_t>();
     run_reduction(a, P);
   });

@@ -17,7 +17,7 @@ template <bool Max> Tensor extreme(const char* op, const Tensor& self, const Red
   Tensor res = result_for(op, self, out, M.shape, M.dtype);
   dispatch_all(self->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
-    run_reduction(ExtremeOp<T, Max>{{}, res->data<T>()}, P);
+    with_result<T>(res, [&](auto* o) { run_reduction(ExtremeOp<compute_t<T>, Max>{{}, o}, P); });
   });
   return finish_out(op, out, res);
 }

@@ -22,24 +22,16 @@ template <bool Log, typename A> void softmax_row(const A* x, A* y, int64_t K) {
   }
 }
 
+// T: float or double (16-bit floats run through float32 copies, see compute_t).
 template <typename T, bool Log>
 void softmax_kernel(const T* in, T* out, int64_t O, int64_t K, int64_t I) {
-  using A = opmath_t<T>;
+  using A = T;
   if (I == 1) {
     parallel_for(0, O, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(K, 1)),
                  [&](int64_t b, int64_t e) {
-      std::vector<A> buf(std::is_same_v<A, T> ? 0 : static_cast<size_t>(2 * K));
-      simd_dispatch([&] { for (int64_t o = b; o < e; ++o) {
-        if constexpr (std::is_same_v<A, T>) {
-          softmax_row<Log>(in + o * K, out + o * K, K);
-        } else {  // 16-bit floats: through a float row
-          const T* x = in + o * K;
-          T* y = out + o * K;
-          for (int64_t k = 0; k < K; ++k) buf[k] = load<A>(x[k]);
-          softmax_row<Log>(buf.data(), buf.data() + K, K);
-          for (int64_t k = 0; k < K; ++k) y[k] = static_cast<T>(buf[K + k]);
-        }
-      } });
+      simd_dispatch([&] {
+        for (int64_t o = b; o < e; ++o) softmax_row<Log>(in + o * K, out + o * K, K);
+      });
     });
     return;
   }
@@ -67,6 +59,21 @@ void softmax_kernel(const T* in, T* out, int64_t O, int64_t K, int64_t I) {
   });
 }
 
+// 16-bit float rows (I == 1) through the float kernel, a few rows at a time in float buffers
+// that stay in cache (a float32 copy of the whole input would double the op's memory traffic).
+template <bool Log, typename T> void softmax_rows_16(const T* in, T* out, int64_t O, int64_t K) {
+  const int64_t rows = std::max<int64_t>(1, kHalfBlock / K);
+  parallel_for(0, O, std::max<int64_t>(1, kParallelGrain / K), [&](int64_t b, int64_t e) {
+    std::vector<float> buf(static_cast<size_t>(2 * std::min(rows, e - b) * K));
+    for (int64_t o = b; o < e; o += rows) {
+      const int64_t n = std::min(rows, e - o) * K;
+      widen_block(in + o * K, buf.data(), n);
+      softmax_kernel<float, Log>(buf.data(), buf.data() + n, n / K, K, 1);
+      narrow_block(buf.data() + n, out + o * K, n);
+    }
+  });
+}
+
 template <bool Log>
 Tensor softmax_impl(const char* op, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
   check_cpu(self, op);
@@ -78,7 +85,17 @@ Tensor softmax_impl(const char* op, const Tensor& self, int64_t dim, std::option
   if (res->numel() == 0) return res;
   dispatch_float(x->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
-    softmax_kernel<T, Log>(L.src->data<T>(), res->data<T>(), L.O, L.K, L.I);
+    using C = compute_t<T>;
+    if constexpr (!std::is_same_v<C, T>) {
+      if (L.I == 1) {
+        softmax_rows_16<Log>(L.src->data<T>(), res->data<T>(), L.O, L.K);
+        return;
+      }
+    }
+    with_result<T>(res, [&](C* o) {
+      const Tensor in = to_dtype(L.src, scalar_type_of<C>());
+      softmax_kernel<C, Log>(in->data<C>(), o, L.O, L.K, L.I);
+    });
   });
   return res;
 }
@@ -163,8 +180,11 @@ Tensor softmax_backward_impl(const char* op, const Tensor& grad_output, const Te
   Tensor res = empty(output->sizes(), M.dtype);
   if (res->numel() == 0) return res;
   dispatch_float(output->dtype(), op, [&](auto tag) {
-    using T = decltype(tag);
-    softmax_backward_kernel<T, Log>(G.src->data<T>(), Y.src->data<T>(), res->data<T>(), Y.O, Y.K, Y.I);
+    using C = compute_t<decltype(tag)>;
+    with_result<decltype(tag)>(res, [&](C* o) {
+      const Tensor g = to_dtype(G.src, scalar_type_of<C>()), y = to_dtype(Y.src, scalar_type_of<C>());
+      softmax_backward_kernel<C, Log>(g->data<C>(), y->data<C>(), o, Y.O, Y.K, Y.I);
+    });
   });
   return res;
 }

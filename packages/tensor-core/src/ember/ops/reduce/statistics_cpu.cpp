@@ -18,7 +18,7 @@ Tensor var_std(const char* op, const Tensor& self, const std::optional<Shape>& d
   Tensor res = result_for(op, self, out, M.shape, M.dtype);
   dispatch_float(self->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
-    run_reduction(VarOp<T>{{}, res->data<T>(), M.dof, take_sqrt}, P);
+    with_result<T>(res, [&](auto* o) { run_reduction(VarOp<compute_t<T>>{{}, o, M.dof, take_sqrt}, P); });
   });
   return finish_out(op, out, res);
 }
@@ -46,25 +46,28 @@ Tensor logsumexp(const Tensor& self, const Shape& dim, bool keepdim, const Tenso
   Tensor res = result_for("logsumexp", self, out, M.shape, M.dtype);
   dispatch_float(x->dtype(), "logsumexp", [&](auto tag) {
     using T = decltype(tag);
-    if (!P.columns) {
-      run_reduction(LogSumExpOp<T>{{}, res->data<T>()}, P);
-      return;
-    }
-    // down columns the (max, sum) pairs would cost two exps an element: two passes instead
-    using A = opmath_t<T>;
-    const T* in = P.src->data<T>();
-    T* o = res->data<T>();
-    const int64_t K = P.K, I = P.I, tiles = (I + kTile - 1) / kTile;
-    parallel_for(0, P.O * tiles, std::max<int64_t>(1, kParallelGrain / (K * std::min(I, kTile))),
-                 [&](int64_t b, int64_t e) {
-      A m[kTile], s[kTile];
-      for (int64_t it = b; it < e; ++it) {
-        const int64_t oi = it / tiles, i0 = (it % tiles) * kTile, w = std::min(kTile, I - i0);
-        simd_dispatch([&] { column_max_expsum(in + oi * K * I + i0, K, I, w, m, s); });
-        for (int64_t j = 0; j < w; ++j) {
-          o[oi * I + i0 + j] = static_cast<T>(std::isfinite(m[j]) ? std::log(s[j]) + m[j] : m[j]);
-        }
+    using C = compute_t<T>;
+    with_result<T>(res, [&](C* o) {
+      if (!P.columns) {
+        run_reduction(LogSumExpOp<C>{{}, o}, P);
+        return;
       }
+      // down columns the (max, sum) pairs would cost two exps an element: two passes instead
+      using A = opmath_t<C>;
+      const Tensor src = to_dtype(P.src, scalar_type_of<C>());
+      const C* in = src->data<C>();
+      const int64_t K = P.K, I = P.I, tiles = (I + kTile - 1) / kTile;
+      parallel_for(0, P.O * tiles, std::max<int64_t>(1, kParallelGrain / (K * std::min(I, kTile))),
+                   [&](int64_t b, int64_t e) {
+        A m[kTile], s[kTile];
+        for (int64_t it = b; it < e; ++it) {
+          const int64_t oi = it / tiles, i0 = (it % tiles) * kTile, w = std::min(kTile, I - i0);
+          simd_dispatch([&] { column_max_expsum(in + oi * K * I + i0, K, I, w, m, s); });
+          for (int64_t j = 0; j < w; ++j) {
+            o[oi * I + i0 + j] = static_cast<C>(std::isfinite(m[j]) ? std::log(s[j]) + m[j] : m[j]);
+          }
+        }
+      });
     });
   });
   return finish_out("logsumexp", out, res);

@@ -15,19 +15,22 @@ Tensor norm(const Tensor& self, const Scalar& p, const std::optional<Shape>& dim
   Tensor res = empty(M.shape, x->dtype());
   dispatch_float(x->dtype(), "norm", [&](auto tag) {
     using T = decltype(tag);
-    auto go = [&](auto op) {
-      op.out = res->data<T>();
-      op.p = static_cast<opmath_t<T>>(pv);
-      run_reduction(op, P);
-    };
-    switch (M.kind) {
-      case NormKind::L2: go(NormOp<T, NormKind::L2>{}); break;
-      case NormKind::L1: go(NormOp<T, NormKind::L1>{}); break;
-      case NormKind::L0: go(NormOp<T, NormKind::L0>{}); break;
-      case NormKind::Inf: go(NormOp<T, NormKind::Inf>{}); break;
-      case NormKind::NegInf: go(NormOp<T, NormKind::NegInf>{}); break;
-      case NormKind::General: go(NormOp<T, NormKind::General>{}); break;
-    }
+    using C = compute_t<T>;
+    with_result<T>(res, [&](C* o) {
+      auto go = [&](auto op) {
+        op.out = o;
+        op.p = static_cast<opmath_t<C>>(pv);
+        run_reduction(op, P);
+      };
+      switch (M.kind) {
+        case NormKind::L2: go(NormOp<C, NormKind::L2>{}); break;
+        case NormKind::L1: go(NormOp<C, NormKind::L1>{}); break;
+        case NormKind::L0: go(NormOp<C, NormKind::L0>{}); break;
+        case NormKind::Inf: go(NormOp<C, NormKind::Inf>{}); break;
+        case NormKind::NegInf: go(NormOp<C, NormKind::NegInf>{}); break;
+        case NormKind::General: go(NormOp<C, NormKind::General>{}); break;
+      }
+    });
   });
   return res;
 }
