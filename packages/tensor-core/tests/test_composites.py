@@ -295,9 +295,21 @@ def test_activations_match_torch(op, dtype_name):
 def test_activations_take_the_limits_where_pytorch_gives_nan():
     x = et.tensor([-math.inf, math.inf])
     assert et.hardswish(x).tolist() == [0.0, math.inf]
+    assert math.copysign(1.0, et.hardswish(x).tolist()[0]) == -1.0
     assert et.gelu(x).tolist()[1] == math.inf
     # +inf through the overflow-free softplus: mish(+inf) = +inf, log_sigmoid(-inf) = -inf
     assert et.mish(x).tolist()[1] == math.inf and et.log_sigmoid(x).tolist()[0] == -math.inf
+
+
+@pytest.mark.parametrize("dtype_name", list(DTYPES))
+def test_hardswish_signed_zero_matches_torch(dtype_name):
+    # PyTorch computes x * relu6(x + 3) / 6: -0.0 at and below -3, +0.0 only for x = +0.0
+    _, tdt = DTYPES[dtype_name]
+    x = torch.tensor([-1e4, -4.0, -3.0, -0.0, 0.0, -2.5, 2.5], dtype=tdt)
+    got = et.hardswish(to_ember(x)).tolist()
+    want = TF.hardswish(x).tolist()
+    assert got == want
+    assert [math.copysign(1.0, v) for v in got] == [math.copysign(1.0, v) for v in want]
 
 
 INPLACE = {  # op -> its in-place variant's arguments, and the torch function of the same name

@@ -149,10 +149,11 @@ def hardsigmoid(self):
 
 
 def hardswish(self):
-    """``self * relu6(self + 3) / 6`` (MobileNetV3)."""
+    """``self * relu6(self + 3) / 6`` (MobileNetV3): -0.0 at and below -3, as PyTorch's
+    ``x * 0`` gives there (its -inf gives NaN; Ember keeps the limit, -0.0)."""
     _tensor("hardswish", self)
     x, dt = _compute(self)
-    return _rounded(_et.where(x <= -3, 0, _et.where(x < 3, x * (x + 3) / 6, x)), dt)
+    return _rounded(_et.where(x <= -3, -0.0, _et.where(x < 3, x * (x + 3) / 6, x)), dt)
 
 
 # ----------------------------------------------------------------------------- exponential
