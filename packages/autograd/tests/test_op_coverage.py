@@ -40,6 +40,9 @@ def test_every_entry_is_checked_by_a_table_row():
     # integral casts never record (their results are not differentiable): their entries
     # exist so that the schema check passes, and test_ops_grad_pointwise checks them apart
     integral = {"int", "long", "short", "char", "byte", "bool"}
-    missing = sorted(k for k in entries if k not in seen and k not in integral)
+    # the ops with a complex input or result are refused while autograd refuses complex
+    # tensors (issue 25): test_complex_refused.py checks that they raise
+    complex_only = {"complex", "imag", "polar", "view_as_complex", "view_as_real"}
+    missing = sorted(k for k in entries if k not in seen and k not in integral | complex_only)
     assert not missing, f"ops without a gradient-check row: {missing}"
     assert ea.is_grad_enabled()

@@ -108,6 +108,9 @@ ROWS = [
     ("transpose_neg", lambda m, x: x.transpose(-1, 0), [G(2, 3, 2)]),
     ("swapaxes", lambda m, x: x.swapaxes(0, -1), [G(3, 2, nc=True)]),
     ("t", lambda m, x: x.t(), [G(3, 2, nc=True)]),
+    # a real tensor's conj and real are the tensor itself (autograd refuses complex for now)
+    ("conj", lambda m, x: x.conj() * 2, [G(3, 2, nc=True)]),
+    ("real", lambda m, x: m.real(x) * 2, [G(3, 2)]),
     ("t_1d", lambda m, x: x.t(), [G(4)]),
     ("expand", lambda m, x: x.expand(2, 3, 4), [G(3, 1, nc=True)]),
     ("expand_minus1", lambda m, x: x.expand(2, -1, 2), [G(3, 1)]),

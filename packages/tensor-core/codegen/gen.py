@@ -70,14 +70,24 @@ ALL_DTYPES = [
     "bfloat16",
     "float32",
     "float64",
+    "complex64",
+    "complex128",
+    "uint16",
+    "uint32",
+    "uint64",
 ]  # ScalarType order
+# "all" is the first ten dtypes (those of dispatch_all); the complex and wide unsigned types,
+# added later, are named where an op supports them: "any" is every dtype.
 DTYPE_SETS = {
-    "all": ALL_DTYPES,
-    "numeric": ALL_DTYPES[1:],
+    "any": ALL_DTYPES,
+    "all": ALL_DTYPES[:10],
+    "numeric": ALL_DTYPES[1:10],
     "integral": ALL_DTYPES[:6],
-    "float": ALL_DTYPES[6:],
+    "float": ALL_DTYPES[6:10],
+    "complex": ALL_DTYPES[10:12],
+    "unsigned": ALL_DTYPES[12:15],
 }
-DTYPE_INDEX = {n: i for i, n in enumerate(DTYPE_SETS["all"])}
+DTYPE_INDEX = {n: i for i, n in enumerate(ALL_DTYPES)}
 OPERATOR_KINDS = {"self", "reflected", "inplace"}
 KEYS = {
     "name",
@@ -270,8 +280,14 @@ def parse_op(entry: dict, seen: set[str]) -> Op:
         if dtypes not in DTYPE_SETS:
             raise SchemaError(f"dtypes {dtypes!r} is not one of {sorted(DTYPE_SETS)} or a list")
         dtypes = DTYPE_SETS[dtypes]
-    elif not isinstance(dtypes, list) or set(dtypes) - set(DTYPE_INDEX):
-        raise SchemaError(f"dtypes must be a set name or a list of dtype names, got {dtypes!r}")
+    elif isinstance(dtypes, list) and not set(dtypes) - set(DTYPE_INDEX) - set(DTYPE_SETS):
+        # a list of dtype names and set names, e.g. [all, complex]: kept in ScalarType order
+        named = {d for n in dtypes for d in DTYPE_SETS.get(n, [n])}
+        dtypes = [d for d in ALL_DTYPES if d in named]
+    else:
+        raise SchemaError(
+            f"dtypes must be a set name or a list of dtype and set names, got {dtypes!r}"
+        )
     operators = entry.get("operators", {}) or {}
     if not isinstance(operators, dict) or set(operators.values()) - OPERATOR_KINDS:
         raise SchemaError(f"operators must map dunder names to one of {sorted(OPERATOR_KINDS)}")
@@ -642,7 +658,7 @@ def emit_lambda(op: Op, variant: str, swap: bool = False, operator: bool = False
         for a in bound
         if a.type in ("Tensor", "Tensor[]")
     )
-    if first is not None and first.type == "Tensor" and len(op.dtypes) < 10:
+    if first is not None and first.type == "Tensor" and len(op.dtypes) < len(ALL_DTYPES):
         check += f'  check_dtypes("{op.name}", {first.name}, {dtype_mask(op)}u);\n'
     check += written_check(op, variant, bound)
     ret = cpp_return(op)

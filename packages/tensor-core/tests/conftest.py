@@ -29,6 +29,9 @@ FLOAT_DTYPES = ["float32", "float64", "float16", "bfloat16"]
 INT_DTYPES = ["int8", "int16", "int32", "int64", "uint8"]
 ALL_DTYPES = FLOAT_DTYPES + INT_DTYPES + ["bool"]
 NUMERIC_DTYPES = FLOAT_DTYPES + INT_DTYPES
+# The dtypes added later (issue 25), run by the op registry wherever ops.yaml declares them.
+COMPLEX_DTYPES = ["complex64", "complex128"]
+WIDE_UNSIGNED_DTYPES = ["uint16", "uint32", "uint64"]
 
 NP_DTYPES = {
     "float32": np.float32,
@@ -41,6 +44,11 @@ NP_DTYPES = {
     "int64": np.int64,
     "uint8": np.uint8,
     "bool": np.bool_,
+    "complex64": np.complex64,
+    "complex128": np.complex128,
+    "uint16": np.uint16,
+    "uint32": np.uint32,
+    "uint64": np.uint64,
 }
 
 # Central tolerance table: (rtol, atol) for results of each dtype compared with a float64
@@ -52,7 +60,9 @@ TOLERANCES = {
     "float32": (2e-5, 1e-6),
     "float16": (2e-3, 1e-3),
     "bfloat16": (1.6e-2, 1e-2),
-    **{name: (0.0, 0.0) for name in INT_DTYPES + ["bool"]},
+    **{name: (0.0, 0.0) for name in INT_DTYPES + WIDE_UNSIGNED_DTYPES + ["bool"]},
+    "complex64": (2e-5, 1e-6),
+    "complex128": (1e-10, 1e-12),
 }
 
 
@@ -132,15 +142,19 @@ def rand_array(rng, shape, name: str, domain: str = "any") -> np.ndarray:
     shape = tuple(shape)
     if name == "bool":
         return rng.random(shape) < 0.5
-    if name in INT_DTYPES:
+    if name in COMPLEX_DTYPES:  # both parts drawn from the domain
+        part = "float64" if name == "complex128" else "float32"
+        re, im = rand_array(rng, shape, part, domain), rand_array(rng, shape, part, domain)
+        return (re + 1j * im).astype(NP_DTYPES[name])
+    if name in INT_DTYPES or name in WIDE_UNSIGNED_DTYPES:
         lo, hi = DOMAINS[domain]
         lo, hi = int(np.floor(lo * 2)), int(np.ceil(hi * 2))
-        if name == "uint8" or domain == "pos":
+        if name.startswith("uint") or domain == "pos":
             lo = max(lo, 1 if domain == "pos" else 0)
         vals = rng.integers(lo, hi + 1, size=shape)
         if domain == "nonzero":
             vals = np.where(vals == 0, 1, vals)
-            if name == "uint8":
+            if name.startswith("uint"):
                 vals = np.abs(vals)
         return vals.astype(NP_DTYPES[name])
     lo, hi = DOMAINS[domain]

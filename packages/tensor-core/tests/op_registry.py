@@ -36,8 +36,20 @@ import numpy as np
 import torch
 
 import ember_tensor as et
-from conftest import ALL_DTYPES, TOLERANCES, dtype_name, rand_array, tensor, to_np
+from conftest import (
+    ALL_DTYPES,
+    COMPLEX_DTYPES,
+    TOLERANCES,
+    WIDE_UNSIGNED_DTYPES,
+    dtype_name,
+    rand_array,
+    tensor,
+    to_np,
+)
 from ember_tensor import _C
+
+# every dtype a row may run in: those of conftest's tables and the later ones
+REGISTRY_DTYPES = tuple(ALL_DTYPES) + tuple(COMPLEX_DTYPES) + tuple(WIDE_UNSIGNED_DTYPES)
 
 # ---------------------------------------------------------------------------------------------
 # what ops.yaml declares (read from the installed schema and the dispatcher)
@@ -233,7 +245,7 @@ class Row:
     @property
     def schema_dtypes(self) -> tuple:
         declared = {d for e in self.entries for d in e["dtypes"]}
-        return tuple(d for d in ALL_DTYPES if d in declared)
+        return tuple(d for d in REGISTRY_DTYPES if d in declared)
 
     @property
     def differentiable(self) -> bool:
@@ -296,6 +308,9 @@ def compare_results(row, got, want, where: str, on_device: str | None = None):
         rtol, atol = row.tolerance(name)
         if rtol == atol == 0:  # exact (integers, bool): no detour through float64
             np.testing.assert_array_equal(gv, wv, err_msg=at)
+        elif np.iscomplexobj(wv):
+            np.testing.assert_allclose(gv.astype(np.complex128), wv.astype(np.complex128),
+                                       rtol=rtol, atol=atol, equal_nan=True, err_msg=at)
         else:
             np.testing.assert_allclose(gv.astype(np.float64), wv.astype(np.float64), rtol=rtol,
                                        atol=atol, equal_nan=True, err_msg=at)
@@ -498,6 +513,22 @@ def _multinomial_check(out):
 _FUSED_HALF = ("ops.yaml declares the float dtypes, but the fused kernels take float32 and "
                "float64 only (NotImplementedError); torch's take float16 and bfloat16 too")
 EMPTY = "uninitialised memory: dtype and shape compared"
+TORCH_NO_UNSIGNED = ("PyTorch has no kernel of this op for uint16/32/64 (NotImplementedError); "
+                     "Ember's are compared with NumPy in test_complex_unsigned.py")
+
+
+def no_wide_unsigned(name: str) -> tuple:
+    """The dtypes the schema lists for op `name` but uint16/32/64 (TORCH_NO_UNSIGNED)."""
+    declared = {d for e in SCHEMA.get(name, []) for d in e["dtypes"]}
+    return tuple(d for d in REGISTRY_DTYPES if d in declared and d not in WIDE_UNSIGNED_DTYPES)
+
+
+def unsigned_superset(name: str) -> dict:
+    return {"dtypes": no_wide_unsigned(name), "dtypes_why": TORCH_NO_UNSIGNED}
+
+
+COMPLEX_GRAD = ("a complex input or result: Ember's autograd refuses complex tensors until every "
+                "derivative follows PyTorch's complex convention (issue 25)")
 
 # ---------------------------------------------------------------------------------------------
 # the rows, in ops.yaml's order
@@ -574,6 +605,26 @@ ROWS: list[Row] = [
     unary("abs", grad=PW),
     unary("neg", grad=PW),
     unary("sign", grad=PW),
+    # complex numbers (issue 25): autograd refuses complex tensors for now, so the gradient
+    # rows run these on real inputs
+    unary("sgn", grad=PW),
+    unary("angle", grad=PW),
+    unary("conj_physical", grad=PW),
+    # torch's conj is a lazy view (no .numpy()): resolved on both
+    R("conj", S(a(3, 4)), S(a(2, 3, 4, nc=True)), fn=lambda m, x: m.conj(x).resolve_conj(),
+      grad=SH),
+    R("real", S(a(3, 4)), S(a(2, 3, 4, nc=True)), grad=SH),
+    R("imag", S(a(3, 4)), S(a(2, 3, 4, nc=True)), no_grad=COMPLEX_GRAD),
+    R("view_as_real", S(a(3, 4)), S(a(2, 3, 4, nc=True)), no_grad=COMPLEX_GRAD),
+    R("view_as_complex", S(a(3, 2)), S(a(2, 3, 2)), no_grad=COMPLEX_GRAD,
+      dtypes=tuple(d for d in REGISTRY_DTYPES if d != "float16"),
+      dtypes_why="float16: PyTorch makes a complex32 view; Ember has no complex32 (RuntimeError)"),
+    R("complex", S(a(3, 4), a(3, 4)), S(a(2, 1, 4, nc=True), a(3, 4)), no_grad=COMPLEX_GRAD,
+      dtypes=tuple(d for d in REGISTRY_DTYPES if d != "float16"),
+      dtypes_why="float16: PyTorch makes a complex32 tensor; Ember has no complex32 "
+                 "(RuntimeError)"),
+    R("polar", S(a(3, 4, dom="pos"), a(3, 4)), S(a(2, 1, 4, dom="pos"), a(3, 4, nc=True)),
+      no_grad=COMPLEX_GRAD),
     unary("square", grad=PW),
     unary("relu", grad=PW),
     unary("floor", grad=PW),
@@ -581,7 +632,7 @@ ROWS: list[Row] = [
     unary("round", grad=PW),
     unary("trunc", grad=PW),
     unary("logical_not"),
-    unary("bitwise_not"),
+    unary("bitwise_not", **unsigned_superset("bitwise_not")),
     unary("isnan"),
     unary("isinf"),
     unary("isfinite"),
@@ -649,12 +700,14 @@ ROWS: list[Row] = [
     R("split", S(a(5, 4), 2), S(a(5, 4), [1, 3], 1), grad=SH),
     R("chunk", S(a(5, 4), 2), S(a(5, 4, nc=True), 3, 1), grad=SH),
     R("unbind", S(a(3, 4)), S(a(3, 4, nc=True), 1), grad=SH),
-    R("flip", S(a(3, 4), (0,)), S(a(2, 3, 4, nc=True), (0, 2)), grad=SH),
+    R("flip", S(a(3, 4), (0,)), S(a(2, 3, 4, nc=True), (0, 2)), grad=SH,
+      **unsigned_superset("flip")),
     R("repeat", S(a(3, 4), 2, 1), S(a(3), 2, 2), fn=method("repeat"), grad=SH),
-    R("tril", S(a(4, 5)), S(a(2, 4, 5, nc=True), -1), grad=SH),
-    R("triu", S(a(4, 5)), S(a(2, 4, 5, nc=True), 1), grad=SH),
+    R("tril", S(a(4, 5)), S(a(2, 4, 5, nc=True), -1), grad=SH, **unsigned_superset("tril")),
+    R("triu", S(a(4, 5)), S(a(2, 4, 5, nc=True), 1), grad=SH, **unsigned_superset("triu")),
     # --- indexing
-    R("gather", S(a(3, 4), 1, fixed([[0, 3], [1, 1], [2, 0]])), grad=SH),
+    R("gather", S(a(3, 4), 1, fixed([[0, 3], [1, 1], [2, 0]])), grad=SH,
+      **unsigned_superset("gather")),
     R("scatter", S(a(3, 4), 1, fixed([[0, 3], [1, 2], [2, 0]]), a(3, 2)),
       S(a(3, 4), 0, fixed([[0, 1, 2, 0]]), 5), grad=SH),
     R("scatter_add", S(a(3, 4), 1, fixed([[0, 0], [1, 2], [3, 3]]), a(3, 2)), grad=SH),
@@ -670,7 +723,7 @@ ROWS: list[Row] = [
     R("index_put", S(a(3, 4), [fixed([2, 0])], a(4)), S(a(3, 4), [fixed([1, 1])], a(2, 4), True),
       grad=SH),
     R("masked_fill", S(a(3, 4), mask(3, 4), 2), S(a(2, 3, 4, nc=True), mask(3, 4), a()),
-      grad=SH),
+      grad=SH, **unsigned_superset("masked_fill")),
     R("masked_select", S(a(3, 4), mask(3, 4)), S(a(2, 3, 4), mask(4)), grad=SH),
     R("nonzero", S(a(3, 4)), S(a(2, 3, 4, nc=True))),
     # --- linear algebra

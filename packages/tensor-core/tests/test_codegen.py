@@ -26,7 +26,7 @@ BAD = [
     ('signature: "(Tensor self, Foo x) -> Tensor"', "unknown type 'Foo'"),
     ('signature: "Tensor self -> Tensor"', "is not '(args) -> ret'"),
     ("variants: [function, sideways]", "variants must be"),
-    ("dtypes: complex", "dtypes 'complex'"),
+    ("dtypes: quaternion", "dtypes 'quaternion'"),
     ('signature: "(Tensor self, int k=1.5) -> Tensor"', "does not fit type int"),
     ('signature: "(int n) -> Tensor"\n  variants: [method]', "need a first argument 'Tensor self'"),
 ]

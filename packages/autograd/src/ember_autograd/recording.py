@@ -25,6 +25,17 @@ from .graph import Node, gradient_edge, meta_of, raise_released
 _state = grad_mode._state
 _Tensor = et.Tensor
 _FLOAT = frozenset({et.float32, et.float64, et.float16, et.bfloat16})
+_COMPLEX = frozenset({et.complex64, et.complex128})
+
+
+def _refuse_complex(op: str) -> None:
+    """A complex result of an op whose inputs require grad: refused until every derivative
+    formula follows PyTorch's complex convention (a gradient that ignores it would be silently
+    wrong)."""
+    raise NotImplementedError(
+        f"{op}: Ember's autograd does not support complex tensors yet (the op's inputs "
+        "require grad and its result is complex)"
+    )
 
 
 class Rule:
@@ -90,6 +101,8 @@ def hook(op, kind, args, result):
         if rule.fast:  # the common case, inline
             node = rule.record(args, result, None)
             if node is not None:
+                if result.dtype in _COMPLEX:
+                    _refuse_complex(op)
                 result._set_grad_fn(node)
                 if not result.is_cpu:
                     streams.remember(node, result.device)
@@ -166,6 +179,8 @@ def _check_inplace(t) -> None:
 def _record_function(rule: Rule, op: str, args, result) -> None:
     if type(result) is et.Tensor:
         if result.dtype not in _FLOAT:
+            if result.dtype in _COMPLEX and rule.record(args, result, None) is not None:
+                _refuse_complex(op)
             if rule.takes_dtype:
                 raise RuntimeError(f"Autograd not support dtype: {_TORCH_TYPE[result.dtype]}")
             return

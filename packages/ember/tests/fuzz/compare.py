@@ -75,6 +75,10 @@ def to_numpy(x) -> tuple[np.ndarray, str]:
     """Values of an Ember or PyTorch tensor as a NumPy array (floats as float64)."""
     name = dtype_name(x.dtype)
     x = x.detach()
+    if name in ("complex64", "complex128"):  # the parts side by side, as floats
+        z = np.array(x.resolve_conj().numpy(), copy=True)
+        part = "float32" if name == "complex64" else "float64"
+        return np.stack([z.real, z.imag], axis=-1).astype(np.float64), part
     if name in ("float16", "bfloat16", "float32"):
         x = x.double()
     return np.array(x.numpy(), copy=True), name

@@ -82,7 +82,9 @@ class Generator:
     def __init__(self, rnd: random.Random, target: Target):
         self.rnd = rnd
         self.target = target
-        declared = target.dtypes or DTYPES
+        # the dtypes of these tables: the complex and wide unsigned dtypes (issue 25) are not
+        # fuzzed yet
+        declared = tuple(d for d in (target.dtypes or DTYPES) if d in DTYPES) or DTYPES
         self.dtype = rnd.choice(declared) if rnd.random() < 0.85 else rnd.choice(DTYPES)
         self.shape = self._shape()
         self.count = 0

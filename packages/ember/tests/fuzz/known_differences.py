@@ -19,6 +19,8 @@ _INTEGER_LOSS = (
     "for them (a superset, not yet in differences-from-pytorch.md)"
 )
 
+_NO_COMPLEX32 = ("no complex32, and no autograd through complex tensors yet "
+                 "(differences-from-pytorch.md: Complex numbers)")
 _SIGN_NAN = "sign(NaN) is NaN (differences-from-pytorch.md: `sign` of NaN)"
 
 KNOWN: dict[tuple[str, str], str] = {
@@ -26,6 +28,16 @@ KNOWN: dict[tuple[str, str], str] = {
     ("sign(out=)", "value-mismatch"): _SIGN_NAN,
     ("Tensor.sign", "value-mismatch"): _SIGN_NAN,
     ("Tensor.sign_", "value-mismatch"): _SIGN_NAN,
+    # differences-from-pytorch.md, Complex numbers: no complex32 (float16 parts raise), and
+    # autograd refuses an op making a complex result from inputs that require grad
+    ("complex", "raises-only-in-ember"): _NO_COMPLEX32,
+    ("view_as_complex", "raises-only-in-ember"): _NO_COMPLEX32,
+    ("polar", "raises-only-in-ember"): _NO_COMPLEX32,
+    # sgn of a real tensor is sign
+    ("sgn", "value-mismatch"): _SIGN_NAN,
+    ("sgn(out=)", "value-mismatch"): _SIGN_NAN,
+    ("Tensor.sgn", "value-mismatch"): _SIGN_NAN,
+    ("Tensor.sgn_", "value-mismatch"): _SIGN_NAN,
     ("relu(out=)", "raises-only-in-torch"): _OUT_SUPERSET,
     ("celu(out=)", "raises-only-in-torch"): _OUT_SUPERSET,
     ("F.kl_div", "raises-only-in-torch"): _INTEGER_LOSS,

@@ -116,6 +116,35 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
+def _tensor_arg(op: str, input) -> Tensor:
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"{op}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
+    return input
+
+
+def is_complex(input: Tensor) -> bool:
+    """True if input's dtype is complex (complex64 or complex128)."""
+    return _tensor_arg("is_complex", input).dtype.is_complex
+
+
+def is_floating_point(input: Tensor) -> bool:
+    """True if input's dtype is a real floating dtype."""
+    return _tensor_arg("is_floating_point", input).dtype.is_floating_point
+
+
+def is_conj(input: Tensor) -> bool:
+    """Always False: Ember computes conjugates eagerly (no lazy conjugate bit)."""
+    _tensor_arg("is_conj", input)
+    return False
+
+
+def resolve_conj(input: Tensor) -> Tensor:
+    """input itself: no Ember tensor carries a lazy conjugate bit to resolve."""
+    return _tensor_arg("resolve_conj", input)
+
+
 def numel(input: Tensor) -> int:
     return input.numel()
 
@@ -339,8 +368,28 @@ for _name, _fn in {
     "nonzero": _nonzero_method,
     "is_floating_point": lambda self: self.dtype.is_floating_point,
     "is_signed": lambda self: self.dtype.is_signed,
+    "is_complex": lambda self: self.dtype.is_complex,
+    # Ember computes conjugates eagerly (conj() of a complex tensor is a new tensor): no
+    # tensor carries PyTorch's lazy conjugate or negative bits
+    "is_conj": lambda self: False,
+    "is_neg": lambda self: False,
+    "resolve_conj": lambda self: self,
+    "resolve_neg": lambda self: self,
 }.items():
     setattr(Tensor, _name, _fn)
+
+
+def _set_part(part):
+    def setter(self, value):
+        getattr(_C, part)(self).copy_(value)
+
+    return setter
+
+
+Tensor.real = property(_C.real, _set_part("real"),
+                       doc="The real parts (a view; self for real tensors).")
+Tensor.imag = property(_C.imag, _set_part("imag"),
+                       doc="The imaginary parts of a complex tensor (a view).")
 Tensor.__array_priority__ = 1000  # NumPy defers binary operators to Tensor
 Tensor.T = property(lambda self: self.permute(*reversed(range(self.dim()))))
 
@@ -388,7 +437,7 @@ Tensor.__new__ = _tensor_new
 _PRIVATE = {"Tensor", "dtype", "device", "Generator", "LinAlgError", "OutOfMemoryError"}
 __all__ = ["Tensor", "dtype", "device", "Generator", "Size", "is_tensor", "numel", "nonzero",
            "as_tensor", "broadcast_shapes", "isclose", "allclose", "set_printoptions",
-           "get_printoptions"]
+           "get_printoptions", "is_complex", "is_floating_point", "is_conj", "resolve_conj"]
 for _name in dir(_C):
     if _name.startswith(("_fused_", "_lstm_", "_softmax_back", "_log_softmax_back")):
         # kernels for other packages (PyTorch's names where it has them): not in __all__
@@ -401,7 +450,7 @@ for _name in dir(_C):
 
 # PyTorch's dtype aliases (they shadow builtins in this namespace only, as in torch)
 _ALIASES = {"float": "float32", "double": "float64", "half": "float16", "long": "int64",
-            "int": "int32", "short": "int16"}
+            "int": "int32", "short": "int16", "cfloat": "complex64", "cdouble": "complex128"}
 for _alias, _target in _ALIASES.items():
     globals()[_alias] = getattr(_C, _target)
     __all__.append(_alias)

@@ -21,7 +21,7 @@ __all__ = ["get_printoptions", "printoptions", "set_printoptions", "tensor_repr"
 
 _PREFIX = "tensor("
 # Dtypes that are not spelled out in the repr of a non-empty tensor.
-_IMPLICIT_DTYPES = frozenset({"float32", "int64", "bool"})
+_IMPLICIT_DTYPES = frozenset({"float32", "complex64", "int64", "bool"})
 # The default floating dtype: the only one left implicit for empty tensors.
 _DEFAULT_FLOAT = "float32"
 
@@ -217,12 +217,27 @@ class _Formatter:
         return text.rjust(self.width)
 
 
+class _ComplexFormatter:
+    """A complex value as PyTorch writes it: the real part in the real parts' format, the
+    imaginary part in the imaginary parts' format, then ``j`` (``1.5000-2.0000j``)."""
+
+    def __init__(self, shown: Any) -> None:
+        self.real = _Formatter(shown.real, True)
+        self.imag = _Formatter(shown.imag, True)
+        # the width PyTorch lays rows out by: both parts and the "j"
+        self.width = self.real.width + self.imag.width + 1
+
+    def __call__(self, value: complex) -> str:
+        imag = (self.imag(value.imag) + "j").lstrip()
+        return self.real(value.real) + (imag if imag[0] in "+-" else "+" + imag)
+
+
 # --------------------------------------------------------------------------------------
 # Layout
 # --------------------------------------------------------------------------------------
 
 
-def _row(arr: Any, indent: int, summarize: bool, fmt: _Formatter) -> str:
+def _row(arr: Any, indent: int, summarize: bool, fmt: Any) -> str:
     edge = _OPTS.edgeitems
     per_line = max(1, math.floor((_OPTS.linewidth - indent) / (fmt.width + 2)))
     if summarize and not edge:
@@ -237,7 +252,7 @@ def _row(arr: Any, indent: int, summarize: bool, fmt: _Formatter) -> str:
     return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
 
 
-def _block(arr: Any, indent: int, summarize: bool, fmt: _Formatter) -> str:
+def _block(arr: Any, indent: int, summarize: bool, fmt: Any) -> str:
     if arr.ndim == 0:
         return fmt(arr.item())
     if arr.ndim == 1:
@@ -258,7 +273,11 @@ def _contents(t: Any, indent: int) -> str:
     arr = _values(t)
     summarize = arr.size > _OPTS.threshold
     shown = _summarized(arr, _OPTS.edgeitems) if summarize else arr
-    fmt = _Formatter(shown, bool(t.dtype.is_floating_point))
+    fmt: Any
+    if getattr(t.dtype, "is_complex", False):
+        fmt = _ComplexFormatter(shown)
+    else:
+        fmt = _Formatter(shown, bool(t.dtype.is_floating_point))
     return _block(arr, indent, summarize, fmt)
 
 

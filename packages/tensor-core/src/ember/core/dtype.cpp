@@ -7,21 +7,23 @@
 namespace ember {
 
 size_t itemsize(ScalarType t) {
-  static const size_t sizes[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8};
+  static const size_t sizes[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16, 2, 4, 8};
   int i = static_cast<int>(t);
   return (i >= 0 && i < kNumScalarTypes) ? sizes[i] : 0;
 }
 
 const char* dtype_name(ScalarType t) {
-  static const char* names[] = {"bool",    "uint8",    "int8",    "int16",   "int32",
-                                "int64",   "float16",  "bfloat16", "float32", "float64"};
+  static const char* names[] = {"bool",    "uint8",     "int8",       "int16",  "int32",
+                                "int64",   "float16",   "bfloat16",   "float32", "float64",
+                                "complex64", "complex128", "uint16",   "uint32", "uint64"};
   int i = static_cast<int>(t);
   return (i >= 0 && i < kNumScalarTypes) ? names[i] : "undefined";
 }
 
 const char* scalar_type_name(ScalarType t) {
   static const char* names[] = {"Bool", "Byte", "Char", "Short", "Int", "Long",
-                                "Half", "BFloat16", "Float", "Double"};
+                                "Half", "BFloat16", "Float", "Double", "ComplexFloat", "ComplexDouble",
+                                "UInt16", "UInt32", "UInt64"};
   int i = static_cast<int>(t);
   return (i >= 0 && i < kNumScalarTypes) ? names[i] : "Undefined";
 }
@@ -30,8 +32,22 @@ ScalarType promote_types(ScalarType a, ScalarType b) {
   if (a == b) return a;
   if (a == ScalarType::Undefined) return b;
   if (b == ScalarType::Undefined) return a;
+  if (is_wide_unsigned(a) || is_wide_unsigned(b)) {
+    // PyTorch: with a floating type they promote like any integer; with anything else
+    // (another integer, bool, complex) there is no rule
+    const ScalarType other = is_wide_unsigned(a) ? b : a;
+    if (is_floating(other)) return other;
+    throw std::runtime_error(message("Promotion for uint16, uint32, uint64 types is not supported, attempted to "
+                                     "promote ", scalar_type_name(a), " and ", scalar_type_name(b)));
+  }
   if (a == ScalarType::Bool) return b;
   if (b == ScalarType::Bool) return a;
+  if (is_complex(a) || is_complex(b)) {
+    // the complex type whose parts hold both: complex64 with float64 gives complex128
+    const ScalarType ra = to_real(a), rb = to_real(b);
+    const bool wide = ra == ScalarType::Float64 || rb == ScalarType::Float64;
+    return wide ? ScalarType::ComplexDouble : ScalarType::ComplexFloat;
+  }
   const bool fa = is_floating(a), fb = is_floating(b);
   if (fa && !fb) return a;
   if (fb && !fa) return b;
@@ -51,7 +67,21 @@ ScalarType promote_types(ScalarType a, ScalarType b) {
   return itemsize(a) >= itemsize(b) ? a : b;
 }
 
+ScalarType to_real(ScalarType t) {
+  if (t == ScalarType::ComplexFloat) return ScalarType::Float32;
+  if (t == ScalarType::ComplexDouble) return ScalarType::Float64;
+  return t;
+}
+
+ScalarType to_complex(ScalarType t) {
+  if (is_complex(t)) return t;
+  if (t == ScalarType::Float64) return ScalarType::ComplexDouble;
+  if (is_floating(t)) return ScalarType::ComplexFloat;
+  throw std::runtime_error(message("Unknown Complex ScalarType for ", scalar_type_name(t)));
+}
+
 bool can_cast(ScalarType from, ScalarType to) {
+  if (is_complex(from) && !is_complex(to)) return false;
   if (is_floating(from) && is_integral(to, true)) return false;
   if (from != ScalarType::Bool && to == ScalarType::Bool) return false;
   return true;

@@ -8,9 +8,14 @@
 #include <string>
 #include <type_traits>
 
+#include "ember/core/complex.h"
+
 namespace ember {
 
-// Order matters: it is used by the promotion table and by the Python dtype objects.
+// Order matters: it indexes the name tables and the Python dtype objects, and the generated
+// bindings' dtype masks. The first ten are dispatch_all's; the complex and wide unsigned types
+// came later and have their own dispatch families (dispatch_extra), used by the ops that
+// support them, so that the kernels of all the other ops are not compiled for them.
 enum class ScalarType : int8_t {
   Bool = 0,
   UInt8,
@@ -22,9 +27,14 @@ enum class ScalarType : int8_t {
   BFloat16,
   Float32,
   Float64,
+  ComplexFloat,   // complex64
+  ComplexDouble,  // complex128
+  UInt16,
+  UInt32,
+  UInt64,
   Undefined,
 };
-constexpr int kNumScalarTypes = 10;
+constexpr int kNumScalarTypes = 15;
 
 // The bits of a float and back.
 inline uint32_t float_bits(float f) {
@@ -92,6 +102,8 @@ struct BFloat16 {
 template <typename T> struct OpMath { using type = T; };
 template <> struct OpMath<Half> { using type = float; };
 template <> struct OpMath<BFloat16> { using type = float; };
+using complex64_t = Complex<float>;
+using complex128_t = Complex<double>;
 template <typename T> using opmath_t = typename OpMath<T>::type;
 
 template <typename T> constexpr bool is_float_v =
@@ -108,6 +120,11 @@ template <> struct CppType<ScalarType::Float16> { using type = Half; };
 template <> struct CppType<ScalarType::BFloat16> { using type = BFloat16; };
 template <> struct CppType<ScalarType::Float32> { using type = float; };
 template <> struct CppType<ScalarType::Float64> { using type = double; };
+template <> struct CppType<ScalarType::ComplexFloat> { using type = complex64_t; };
+template <> struct CppType<ScalarType::ComplexDouble> { using type = complex128_t; };
+template <> struct CppType<ScalarType::UInt16> { using type = uint16_t; };
+template <> struct CppType<ScalarType::UInt32> { using type = uint32_t; };
+template <> struct CppType<ScalarType::UInt64> { using type = uint64_t; };
 
 template <typename T> constexpr ScalarType scalar_type_of();
 template <> constexpr ScalarType scalar_type_of<bool>() { return ScalarType::Bool; }
@@ -120,6 +137,11 @@ template <> constexpr ScalarType scalar_type_of<Half>() { return ScalarType::Flo
 template <> constexpr ScalarType scalar_type_of<BFloat16>() { return ScalarType::BFloat16; }
 template <> constexpr ScalarType scalar_type_of<float>() { return ScalarType::Float32; }
 template <> constexpr ScalarType scalar_type_of<double>() { return ScalarType::Float64; }
+template <> constexpr ScalarType scalar_type_of<complex64_t>() { return ScalarType::ComplexFloat; }
+template <> constexpr ScalarType scalar_type_of<complex128_t>() { return ScalarType::ComplexDouble; }
+template <> constexpr ScalarType scalar_type_of<uint16_t>() { return ScalarType::UInt16; }
+template <> constexpr ScalarType scalar_type_of<uint32_t>() { return ScalarType::UInt32; }
+template <> constexpr ScalarType scalar_type_of<uint64_t>() { return ScalarType::UInt64; }
 
 size_t itemsize(ScalarType t);
 const char* dtype_name(ScalarType t);  // "float32", "int64", ...
@@ -128,11 +150,22 @@ inline bool is_floating(ScalarType t) {
   return t == ScalarType::Float16 || t == ScalarType::BFloat16 || t == ScalarType::Float32 ||
          t == ScalarType::Float64;
 }
+inline bool is_complex(ScalarType t) { return t == ScalarType::ComplexFloat || t == ScalarType::ComplexDouble; }
+// uint16, uint32, uint64: PyTorch's "barebones" unsigned types (few ops, no promotion).
+inline bool is_wide_unsigned(ScalarType t) { return t >= ScalarType::UInt16 && t <= ScalarType::UInt64; }
 inline bool is_integral(ScalarType t, bool include_bool) {
-  return (t >= ScalarType::UInt8 && t <= ScalarType::Int64) || (include_bool && t == ScalarType::Bool);
+  return (t >= ScalarType::UInt8 && t <= ScalarType::Int64) || is_wide_unsigned(t) ||
+         (include_bool && t == ScalarType::Bool);
 }
-// bool < integer < floating, used by PyTorch's promotion of scalars and 0-d tensors.
-inline int category(ScalarType t) { return t == ScalarType::Bool ? 0 : (is_floating(t) ? 2 : 1); }
+// The real counterpart of a complex type (complex64 -> float32); other types unchanged.
+ScalarType to_real(ScalarType t);
+// The complex type of a real floating type (float64 -> complex128, float16 -> complex64, as
+// Ember has no complex32); complex types unchanged; anything else raises RuntimeError.
+ScalarType to_complex(ScalarType t);
+// bool < integer < floating < complex, used by PyTorch's promotion of scalars and 0-d tensors.
+inline int category(ScalarType t) {
+  return t == ScalarType::Bool ? 0 : (is_floating(t) ? 2 : (is_complex(t) ? 3 : 1));
+}
 
 ScalarType promote_types(ScalarType a, ScalarType b);
 // Whether a result of type `from` may be written into an output of type `to` (PyTorch's canCast).
@@ -149,7 +182,7 @@ void set_default_float_dtype(ScalarType t);
   case ScalarType::S:       \
     return f(typename CppType<ScalarType::S>::type{});
 
-// All ten dtypes.
+// The first ten dtypes: bool, the integers up to int64 and uint8, the floats.
 template <typename F> decltype(auto) dispatch_all(ScalarType t, const char* op, F&& f) {
   switch (t) {
     EMBER_DTYPE_CASE(Bool)
@@ -209,12 +242,48 @@ template <typename F> decltype(auto) dispatch_integral(ScalarType t, const char*
       throw_dtype_unsupported(op, t, "integral or bool");
   }
 }
+
+template <typename F> decltype(auto) dispatch_complex(ScalarType t, const char* op, F&& f) {
+  switch (t) {
+    EMBER_DTYPE_CASE(ComplexFloat)
+    EMBER_DTYPE_CASE(ComplexDouble)
+    default:
+      throw_dtype_unsupported(op, t, "complex");
+  }
+}
+
+// The dtypes added after the first ten: complex64/128 and uint16/32/64.
+template <typename F> decltype(auto) dispatch_extra(ScalarType t, const char* op, F&& f) {
+  switch (t) {
+    EMBER_DTYPE_CASE(ComplexFloat)
+    EMBER_DTYPE_CASE(ComplexDouble)
+    EMBER_DTYPE_CASE(UInt16)
+    EMBER_DTYPE_CASE(UInt32)
+    EMBER_DTYPE_CASE(UInt64)
+    default:
+      throw_dtype_unsupported(op, t, "any");
+  }
+}
+
+// Every dtype: for the ops that only move or convert elements (copies, fills, tensor(), item).
+template <typename F> decltype(auto) dispatch_any(ScalarType t, const char* op, F&& f) {
+  if (t >= ScalarType::ComplexFloat && t < ScalarType::Undefined) return dispatch_extra(t, op, f);
+  return dispatch_all(t, op, f);
+}
 #undef EMBER_DTYPE_CASE
 
 // Value conversion between any two element types (through opmath for 16-bit floats).
 template <typename To, typename From> inline To convert(From v) {
   if constexpr (std::is_same_v<To, From>) {
     return v;
+  } else if constexpr (is_complex_v<To>) {
+    using R = real_t<To>;
+    if constexpr (is_complex_v<From>) return To(static_cast<R>(v.re), static_cast<R>(v.im));
+    else return To(convert<R>(v), R(0));
+  } else if constexpr (is_complex_v<From>) {
+    // complex -> real keeps the real part (PyTorch warns in Python; bool asks for either part)
+    if constexpr (std::is_same_v<To, bool>) return v.re != 0 || v.im != 0;
+    else return convert<To>(v.re);
   } else if constexpr (std::is_same_v<To, bool>) {
     return static_cast<opmath_t<From>>(v) != static_cast<opmath_t<From>>(0);
   } else if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) {
@@ -225,6 +294,10 @@ template <typename To, typename From> inline To convert(From v) {
     if (std::isnan(d)) return To(0);
     if constexpr (std::is_same_v<To, uint8_t>) {
       // PyTorch wraps modulo 256 through int64 for negative values.
+      return static_cast<To>(static_cast<int64_t>(d));
+    } else if constexpr (std::is_same_v<To, uint64_t>) {
+      if (d >= 9.2233720368547758e18) return d < 1.8446744073709552e19 ? static_cast<To>(d) : ~To(0);
+      if (d <= -9.2233720368547758e18) return To(1) << 63;
       return static_cast<To>(static_cast<int64_t>(d));
     } else {
       if (d >= 9.2233720368547758e18) return std::numeric_limits<To>::max();

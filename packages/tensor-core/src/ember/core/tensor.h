@@ -203,24 +203,40 @@ class TensorImpl {
 
 using Tensor = std::shared_ptr<TensorImpl>;
 
-// A Python number as passed to ops (alpha, fill values, clamp bounds).
+// A Python number as passed to ops (alpha, fill values, clamp bounds). A complex number keeps
+// its real part in d (and i) and its imaginary part in im.
 struct Scalar {
-  enum class Kind : int8_t { Bool, Int, Float } kind = Kind::Int;
+  enum class Kind : int8_t { Bool, Int, Float, Complex } kind = Kind::Int;
   int64_t i = 0;
   double d = 0.0;
+  double im = 0.0;
   Scalar() = default;
   static Scalar from_bool(bool b) { Scalar s; s.kind = Kind::Bool; s.i = b; s.d = b; return s; }
   static Scalar from_int(int64_t v) { Scalar s; s.kind = Kind::Int; s.i = v; s.d = static_cast<double>(v); return s; }
   static Scalar from_double(double v) { Scalar s; s.kind = Kind::Float; s.d = v; s.i = static_cast<int64_t>(v); return s; }
-  bool is_float() const { return kind == Kind::Float; }
+  static Scalar from_complex(double re, double imag) {
+    Scalar s = from_double(re);
+    s.kind = Kind::Complex;
+    s.im = imag;
+    return s;
+  }
+  // Float and Complex both count as floating values (a NaN check, a range check on d).
+  bool is_float() const { return kind == Kind::Float || kind == Kind::Complex; }
+  bool is_complex() const { return kind == Kind::Complex; }
   bool is_bool() const { return kind == Kind::Bool; }
-  double to_double() const { return kind == Kind::Float ? d : static_cast<double>(i); }
-  int64_t to_int() const { return kind == Kind::Float ? static_cast<int64_t>(d) : i; }
+  double to_double() const { return is_float() ? d : static_cast<double>(i); }
+  int64_t to_int() const { return is_float() ? static_cast<int64_t>(d) : i; }
   // The dtype a tensor made from this number would have (float -> default float dtype).
   ScalarType natural_dtype() const;
   template <typename T> T to() const {
-    if (kind == Kind::Float) return convert<T>(d);
-    return convert<T>(i);
+    if constexpr (is_complex_v<T>) {
+      using R = real_t<T>;
+      return T(static_cast<R>(to_double()), static_cast<R>(im));
+    } else {
+      if (is_complex()) return convert<T>(complex128_t(d, im));
+      if (kind == Kind::Float) return convert<T>(d);
+      return convert<T>(i);
+    }
   }
 };
 
@@ -230,6 +246,9 @@ int64_t shape_numel(const Shape& sizes);
 Tensor empty(const Shape& sizes, ScalarType dtype, Device device = Device{});
 Tensor empty_strided(const Shape& sizes, const Shape& strides, ScalarType dtype, Device device = Device{});
 Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset);
+// A view that reads the same bytes as another dtype (real / imag / view_as_real); the
+// geometry is in elements of `dtype`.
+Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset, ScalarType dtype);
 Tensor scalar_tensor(const Scalar& s, ScalarType dtype);
 Tensor wrapped_scalar(const Scalar& s);  // 0-d tensor marked as a wrapped number
 void check_cpu(const Tensor& t, const char* op);

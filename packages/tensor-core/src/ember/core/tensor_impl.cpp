@@ -99,6 +99,7 @@ ScalarType Scalar::natural_dtype() const {
   switch (kind) {
     case Kind::Bool: return ScalarType::Bool;
     case Kind::Int: return ScalarType::Int64;
+    case Kind::Complex: return to_complex(default_float_dtype());
     default: return default_float_dtype();
   }
 }
@@ -169,8 +170,11 @@ Tensor empty_strided(const Shape& sizes, const Shape& strides, ScalarType dtype,
 }
 
 Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset) {
-  Tensor v = std::make_shared<TensorImpl>(base->storage(), std::move(sizes), std::move(strides), offset,
-                                          base->dtype());
+  return make_view(base, std::move(sizes), std::move(strides), offset, base->dtype());
+}
+
+Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset, ScalarType dtype) {
+  Tensor v = std::make_shared<TensorImpl>(base->storage(), std::move(sizes), std::move(strides), offset, dtype);
   v->view_base = base->view_base ? base->view_base : base;
   v->view_in_grad_mode = grad_mode_enabled_on_thread();
   return v;
@@ -178,7 +182,7 @@ Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset)
 
 Tensor scalar_tensor(const Scalar& s, ScalarType dtype) {
   Tensor t = empty({}, dtype);
-  dispatch_all(dtype, "scalar_tensor", [&](auto tag) {
+  dispatch_any(dtype, "scalar_tensor", [&](auto tag) {
     using T = decltype(tag);
     *t->data<T>() = s.to<T>();
   });
@@ -190,6 +194,7 @@ Tensor wrapped_scalar(const Scalar& s) {
   switch (s.kind) {
     case Scalar::Kind::Bool: t = scalar_tensor(s, ScalarType::Bool); break;
     case Scalar::Kind::Int: t = scalar_tensor(s, ScalarType::Int64); break;
+    case Scalar::Kind::Complex: t = scalar_tensor(s, ScalarType::ComplexDouble); break;
     default: t = scalar_tensor(s, ScalarType::Float64); break;
   }
   t->wrapped_number = true;
@@ -217,6 +222,12 @@ void set_requires_grad(const Tensor& t, bool requires_grad) {
     throw std::runtime_error(
         "requires_grad=True needs an autograd provider, and none is installed: "
         "pip install ember-autograd and import ember_autograd (or import ember)");
+  }
+  if (requires_grad && is_complex(t->dtype())) {
+    // refused until every derivative formula follows PyTorch's complex convention: a
+    // gradient that ignores it would be silently wrong
+    throw NotImplementedError(message("requires_grad on a ", dtype_name(t->dtype()),
+                                      " tensor: Ember's autograd does not support complex tensors yet"));
   }
   if (requires_grad && !is_floating(t->dtype())) {
     throw std::runtime_error(message("only tensors of floating point dtype can require gradients, got ",

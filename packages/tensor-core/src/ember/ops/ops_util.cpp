@@ -19,6 +19,7 @@ ScalarType result_type(std::initializer_list<const TensorImpl*> tensors) {
     ScalarType dt = t->dtype();
     if (t->wrapped_number) {
       if (is_floating(dt)) dt = default_float_dtype();
+      if (is_complex(dt)) dt = to_complex(default_float_dtype());
       wrapped_t = promote_types(wrapped_t, dt);
     } else if (t->dim() == 0) {
       zero_t = promote_types(zero_t, dt);
@@ -26,7 +27,7 @@ ScalarType result_type(std::initializer_list<const TensorImpl*> tensors) {
       dim_t = promote_types(dim_t, dt);
     }
   }
-  // a weaker tier only matters when it is of a higher category (bool < int < float)
+  // a weaker tier only matters when it is of a higher category (bool < int < float < complex)
   auto combine = [](ScalarType higher, ScalarType lower) {
     if (higher == ScalarType::Undefined) return lower;
     if (lower == ScalarType::Undefined) return higher;
@@ -177,6 +178,21 @@ void copy_into(const Tensor& dst, const Tensor& src) {
   if (dst->numel() == 0) return;
   auto L = make_loop<2>(dst->sizes(), {dst.get(), s.get()});
   if (dst->dtype() == s->dtype() && transposed_copy(L, dst->itemsize())) return;
+  if (dst->dtype() >= ScalarType::ComplexFloat || s->dtype() >= ScalarType::ComplexFloat) {
+    // a pair with one of the later dtypes: no float16 blocks (their few conversions are direct)
+    dispatch_any(dst->dtype(), "copy_", [&](auto to_tag) {
+      using To = decltype(to_tag);
+      dispatch_any(s->dtype(), "copy_", [&](auto from_tag) {
+        using From = decltype(from_tag);
+        constexpr bool extra = scalar_type_of<To>() >= ScalarType::ComplexFloat ||
+                               scalar_type_of<From>() >= ScalarType::ComplexFloat;
+        if constexpr (extra) {
+          for_each_strided<2>(L, [](char** p, const int64_t* st, int64_t n) { convert_loop<To, From>(p, st, n); });
+        }
+      });
+    });
+    return;
+  }
   dispatch_all(dst->dtype(), "copy_", [&](auto to_tag) {
     using To = decltype(to_tag);
     dispatch_all(s->dtype(), "copy_", [&](auto from_tag) {
@@ -229,18 +245,22 @@ const char* convert_type_name(ScalarType dtype) {
 }
 
 bool value_overflows(ScalarType dtype, const Scalar& v) {
-  if (dtype == ScalarType::Bool || dtype == ScalarType::Float64 || v.is_bool()) return false;
+  if (is_complex(dtype) || v.is_bool()) return false;
+  if (v.is_complex() && v.im != 0) return true;  // PyTorch: a complex number into a real tensor
+  if (dtype == ScalarType::Bool || dtype == ScalarType::Float64) return false;
   if (is_floating(dtype)) {
     const double d = v.to_double();
     return std::isfinite(d) && (d < -finite_max(dtype) || d > finite_max(dtype));
   }
   bool overflow = false;
-  dispatch_integral(dtype, "convert", [&](auto tag) {
+  dispatch_any(dtype, "convert", [&](auto tag) {
     using T = decltype(tag);
     using L = std::numeric_limits<T>;
-    if constexpr (!std::is_same_v<T, bool>) {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       if (v.is_float()) {
         overflow = std::isnan(v.d) || v.d < static_cast<double>(L::lowest()) || v.d > static_cast<double>(L::max());
+      } else if (std::is_same_v<T, uint64_t>) {
+        overflow = false;  // every int64 fits, negatives wrap
       } else if (std::is_unsigned_v<T>) {
         // negative integers wrap (two's complement), as PyTorch allows
         overflow = v.i > static_cast<int64_t>(L::max()) || (v.i < 0 && -v.i > static_cast<int64_t>(L::max()));
@@ -261,7 +281,7 @@ void check_fill_value(ScalarType dtype, const Scalar& value) {
 void fill_with(const Tensor& dst, const Scalar& value) {
   check_fill_value(dst->dtype(), value);
   if (dst->numel() == 0) return;
-  dispatch_all(dst->dtype(), "fill_", [&](auto tag) {
+  dispatch_any(dst->dtype(), "fill_", [&](auto tag) {
     using T = decltype(tag);
     const T v = value.to<T>();
     auto L = make_loop<1>(dst->sizes(), {dst.get()});

@@ -59,6 +59,13 @@ Tensor finish_out(const char* op, const Tensor& out, const Tensor& result);
 // in PyTorch. Null inputs are skipped.
 void check_written(const char* op, const TensorImpl* dst, std::initializer_list<const TensorImpl*> inputs);
 
+// The bits of a 16-byte element (complex128) for the kernels that only move elements.
+struct Bytes16 {
+  uint64_t lo = 0, hi = 0;
+  Bytes16() = default;
+  EMBER_HOST_DEVICE constexpr explicit Bytes16(int) {}  // U(0): all bits clear
+};
+
 // Calls f(U{}) with U an unsigned type of the element size: copies need no more than that.
 template <typename F> void dispatch_itemsize(size_t n, F&& f) {
   switch (n) {
@@ -66,6 +73,7 @@ template <typename F> void dispatch_itemsize(size_t n, F&& f) {
     case 2: f(uint16_t{}); break;
     case 4: f(uint32_t{}); break;
     case 8: f(uint64_t{}); break;
+    case 16: f(Bytes16{}); break;
     default: throw std::runtime_error(message("unsupported element size ", n));
   }
 }

@@ -168,6 +168,7 @@ template <> struct type_caster<ember::Scalar> {
   PYBIND11_TYPE_CASTER(ember::Scalar, const_name("float"));
   bool load(handle src, bool) { return ember::scalar_from_python(src, value); }
   static handle cast(const ember::Scalar& s, return_value_policy, handle) {
+    if (s.is_complex()) return PyComplex_FromDoubles(s.d, s.im);
     if (s.is_float()) return PyFloat_FromDouble(s.d);
     if (s.is_bool()) return handle(s.i ? Py_True : Py_False).inc_ref();
     return PyLong_FromLongLong(s.i);

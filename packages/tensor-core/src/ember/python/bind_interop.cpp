@@ -36,14 +36,16 @@ struct DLManagedTensorVersioned {
   DLTensor dl_tensor;
 };
 constexpr int32_t kDLCPU = 1, kDLCUDA = 2;
-constexpr uint8_t kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6;
+constexpr uint8_t kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLComplex = 5, kDLBool = 6;
 constexpr uint64_t kDLFlagReadOnly = 1, kDLFlagIsCopied = 2;
 
 DLDataType to_dl(ScalarType t) {
   uint8_t bits = static_cast<uint8_t>(itemsize(t) * 8);
   switch (t) {
     case ScalarType::Bool: return {kDLBool, 8, 1};
-    case ScalarType::UInt8: return {kDLUInt, bits, 1};
+    case ScalarType::UInt8: case ScalarType::UInt16: case ScalarType::UInt32: case ScalarType::UInt64:
+      return {kDLUInt, bits, 1};
+    case ScalarType::ComplexFloat: case ScalarType::ComplexDouble: return {kDLComplex, bits, 1};
     case ScalarType::Float16: case ScalarType::Float32: case ScalarType::Float64: return {kDLFloat, bits, 1};
     case ScalarType::BFloat16: return {kDLBfloat, 16, 1};
     default: return {kDLInt, bits, 1};
@@ -54,7 +56,16 @@ ScalarType from_dl(DLDataType d) {
   if (d.lanes != 1) throw std::runtime_error("from_dlpack: vector dtypes (lanes != 1) are not supported");
   switch (d.code) {
     case kDLBool: if (d.bits == 8) return ScalarType::Bool; break;
-    case kDLUInt: if (d.bits == 8) return ScalarType::UInt8; break;
+    case kDLUInt:
+      if (d.bits == 8) return ScalarType::UInt8;
+      if (d.bits == 16) return ScalarType::UInt16;
+      if (d.bits == 32) return ScalarType::UInt32;
+      if (d.bits == 64) return ScalarType::UInt64;
+      break;
+    case kDLComplex:
+      if (d.bits == 64) return ScalarType::ComplexFloat;
+      if (d.bits == 128) return ScalarType::ComplexDouble;
+      break;
     case kDLInt:
       if (d.bits == 8) return ScalarType::Int8;
       if (d.bits == 16) return ScalarType::Int16;
@@ -280,7 +291,16 @@ ScalarType dtype_from_numpy(const py::dtype& d) {
   const char kind = d.kind();
   const auto size = d.itemsize();
   if (kind == 'b') return ScalarType::Bool;
-  if (kind == 'u' && size == 1) return ScalarType::UInt8;
+  if (kind == 'u') {
+    if (size == 1) return ScalarType::UInt8;
+    if (size == 2) return ScalarType::UInt16;
+    if (size == 4) return ScalarType::UInt32;
+    if (size == 8) return ScalarType::UInt64;
+  }
+  if (kind == 'c') {
+    if (size == 8) return ScalarType::ComplexFloat;
+    if (size == 16) return ScalarType::ComplexDouble;
+  }
   if (kind == 'i') {
     if (size == 1) return ScalarType::Int8;
     if (size == 2) return ScalarType::Int16;
@@ -293,8 +313,8 @@ ScalarType dtype_from_numpy(const py::dtype& d) {
     if (size == 8) return ScalarType::Float64;
   }
   throw TypeError(message("can't convert np.ndarray of type numpy.", std::string(py::str(d)),
-                          ". The only supported types are: float64, float32, float16, int64, int32, int16, int8, "
-                          "uint8, and bool."));
+                          ". The only supported types are: float64, float32, float16, complex64, complex128, int64, "
+                          "int32, int16, int8, uint64, uint32, uint16, uint8, and bool."));
 }
 
 const char* numpy_typestr(ScalarType t) {
@@ -308,6 +328,11 @@ const char* numpy_typestr(ScalarType t) {
     case ScalarType::Float16: return "f2";
     case ScalarType::Float32: return "f4";
     case ScalarType::Float64: return "f8";
+    case ScalarType::ComplexFloat: return "c8";
+    case ScalarType::ComplexDouble: return "c16";
+    case ScalarType::UInt16: return "u2";
+    case ScalarType::UInt32: return "u4";
+    case ScalarType::UInt64: return "u8";
     default:
       throw TypeError(message("Got unsupported ScalarType ", dtype_name(t),
                               " (NumPy has no such dtype); convert first, e.g. tensor.float().numpy()"));
@@ -421,7 +446,7 @@ void walk(py::handle obj, size_t depth, Leaves& L) {
     if (depth != L.shape.size()) {
       throw ValueError(message("tensor: expected a sequence at dim ", depth, " but got a number"));
     }
-    ScalarType dt = s.is_bool() ? ScalarType::Bool : (s.is_float() ? default_float_dtype() : ScalarType::Int64);
+    ScalarType dt = s.natural_dtype();
     if (auto np = numpy_scalar_dtype(obj)) dt = *np;
     L.dtype = L.dtype ? promote_types(*L.dtype, dt) : dt;
     L.values.push_back(s);
@@ -461,7 +486,10 @@ Tensor tensor_from_data(py::handle data, std::optional<ScalarType> dtype) {
   walk(data, 0, L);
   // a 0-d leaf makes shape [] only if it was the top level; no leaf at all: the default float
   ScalarType dt = dtype.value_or(L.dtype.value_or(default_float_dtype()));
-  if (!is_floating(dt)) {  // PyTorch: an integer dtype refuses NaN and values beyond its range
+  if (!is_complex(dt) && L.dtype && is_complex(*L.dtype)) {
+    throw TypeError("must be real number, not complex");  // PyTorch: complex data, real dtype
+  }
+  if (!is_floating(dt) && !is_complex(dt)) {  // PyTorch: an integer dtype refuses NaN and values beyond its range
     for (const Scalar& v : L.values) {
       if (value_overflows(dt, v)) {
         throw std::runtime_error(message("value cannot be converted to type ", dtype_name(dt), " without overflow"));
@@ -469,7 +497,7 @@ Tensor tensor_from_data(py::handle data, std::optional<ScalarType> dtype) {
     }
   }
   Tensor out = ember::empty(L.shape, dt);
-  dispatch_all(dt, "tensor", [&](auto tag) {
+  dispatch_any(dt, "tensor", [&](auto tag) {
     using T = decltype(tag);
     T* p = out->data<T>();
     for (size_t i = 0; i < L.values.size(); ++i) p[i] = L.values[i].to<T>();
@@ -479,11 +507,13 @@ Tensor tensor_from_data(py::handle data, std::optional<ScalarType> dtype) {
 
 // ---------------------------------------------------------------- item / tolist
 py::object element_to_python(ScalarType dt, const char* ptr) {
-  return dispatch_all(dt, "item", [&](auto tag) -> py::object {
+  return dispatch_any(dt, "item", [&](auto tag) -> py::object {
     using T = decltype(tag);
     T v;
     std::memcpy(&v, ptr, sizeof(T));
     if constexpr (std::is_same_v<T, bool>) return py::bool_(v);
+    else if constexpr (is_complex_v<T>) return py::reinterpret_steal<py::object>(PyComplex_FromDoubles(v.re, v.im));
+    else if constexpr (std::is_same_v<T, uint64_t>) return py::int_(v);
     else if constexpr (is_float_v<T>) return py::float_(static_cast<double>(static_cast<opmath_t<T>>(v)));
     else return py::int_(static_cast<int64_t>(v));
   });

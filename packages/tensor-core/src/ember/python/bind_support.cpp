@@ -19,9 +19,13 @@ void register_dtype_objects(py::module_& m) {
   py::class_<DTypeObject> cls(m, "dtype", "A tensor element type, e.g. ember.float32.");
   cls.def_property_readonly("is_floating_point", [](const DTypeObject& d) { return is_floating(d.type); })
       .def_property_readonly("is_signed", [](const DTypeObject& d) {
-        return d.type != ScalarType::Bool && d.type != ScalarType::UInt8;
+        return d.type != ScalarType::Bool && d.type != ScalarType::UInt8 && !is_wide_unsigned(d.type);
       })
-      .def_property_readonly("is_complex", [](const DTypeObject&) { return false; })
+      .def_property_readonly("is_complex", [](const DTypeObject& d) { return is_complex(d.type); })
+      .def("to_real", [](const DTypeObject& d) { return py::handle(dtype_object(to_real(d.type))); },
+           "The real dtype of a complex dtype (complex64 -> float32); other dtypes are returned as they are.")
+      .def("to_complex", [](const DTypeObject& d) { return py::handle(dtype_object(to_complex(d.type))); },
+           "The complex dtype of a floating dtype (float64 -> complex128); ValueError for other dtypes.")
       .def_property_readonly("itemsize", [](const DTypeObject& d) { return itemsize(d.type); })
       .def("__repr__", [](const DTypeObject& d) { return std::string("ember.") + dtype_name(d.type); })
       .def("__reduce__", [](const DTypeObject& d) {
@@ -79,6 +83,10 @@ bool scalar_from_python(py::handle h, Scalar& out) {
     return true;
   }
   if (PyFloat_Check(o)) { out = Scalar::from_double(PyFloat_AS_DOUBLE(o)); return true; }
+  if (PyComplex_Check(o)) {
+    out = Scalar::from_complex(PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o));
+    return true;
+  }
   // 1-element tensors used as numbers (x.fill_(t), alpha=t)
   py::detail::make_caster<Tensor> tc;
   if (tc.load(h, false)) {
@@ -96,6 +104,12 @@ bool scalar_from_python(py::handle h, Scalar& out) {
       if (!index) { PyErr_Clear(); return false; }
       py::int_ v = py::reinterpret_steal<py::int_>(index);
       out = Scalar::from_int(v.cast<int64_t>());
+      return true;
+    }
+    if (tn.rfind("numpy.complex", 0) == 0) {  // numpy.complex64 is no Python complex
+      Py_complex c = PyComplex_AsCComplex(o);
+      if (PyErr_Occurred()) { PyErr_Clear(); return false; }
+      out = Scalar::from_complex(c.real, c.imag);
       return true;
     }
     if (PyNumber_Check(o)) {

@@ -163,6 +163,22 @@ Tensor map_binary(const char* op, const Tensor& a, const Tensor& b, const Tensor
   return finish_out(op, out, res);
 }
 
+// result[i] = f(a[i]) for a complex a and a real result (abs, angle): f takes Complex<T> and
+// returns T.
+template <typename F>
+Tensor map_complex_to_real(const char* op, const Tensor& a, const Tensor& out, F f) {
+  Tensor res = elementwise_out(out, a->sizes(), to_real(a->dtype()));
+  if (a->numel() > 0) {
+    auto L = make_loop<2>(a->sizes(), {res.get(), a.get()});
+    dispatch_complex(a->dtype(), op, [&](auto tag) {
+      using C = decltype(tag);
+      auto g = [f](C z) { return f(z); };
+      for_each_strided<2>(L, [&g](char** p, const int64_t* s, int64_t n) { unary_loop<real_t<C>, C>(p, s, n, g); });
+    });
+  }
+  return finish_out(op, out, res);
+}
+
 struct DispatchAll {
   template <typename G> void operator()(ScalarType t, const char* op, G&& g) const { dispatch_all(t, op, g); }
 };
@@ -174,6 +190,30 @@ struct DispatchFloat {
 };
 struct DispatchIntegral {
   template <typename G> void operator()(ScalarType t, const char* op, G&& g) const { dispatch_integral(t, op, g); }
+};
+struct DispatchIntegralOrUnsigned {  // bool, the integers, uint16/32/64
+  template <typename G> void operator()(ScalarType t, const char* op, G&& g) const {
+    switch (t) {
+      case ScalarType::UInt16: g(uint16_t{}); break;
+      case ScalarType::UInt32: g(uint32_t{}); break;
+      case ScalarType::UInt64: g(uint64_t{}); break;
+      default: dispatch_integral(t, op, g);
+    }
+  }
+};
+struct DispatchComplex {
+  template <typename G> void operator()(ScalarType t, const char* op, G&& g) const { dispatch_complex(t, op, g); }
+};
+struct DispatchAny {
+  template <typename G> void operator()(ScalarType t, const char* op, G&& g) const { dispatch_any(t, op, g); }
+};
+// Base's dtypes and complex64/128: for the ops PyTorch defines on complex numbers, whose
+// functor also takes Complex<T>.
+template <typename Base> struct WithComplex {
+  template <typename G> void operator()(ScalarType t, const char* op, G&& g) const {
+    if (is_complex(t)) dispatch_complex(t, op, g);
+    else Base{}(t, op, g);
+  }
 };
 
 }  // namespace ember

@@ -96,7 +96,7 @@ Tensor eye(int64_t n, std::optional<int64_t> m, std::optional<ScalarType> dtype,
   const ScalarType t = M.dtype;
   return create("eye", {n, cols}, t, device, requires_grad, out, [&](const Tensor& r) {
     fill_with(r, Scalar::from_int(0));
-    dispatch_all(t, "eye", [&](auto tag) {
+    dispatch_any(t, "eye", [&](auto tag) {
       using T = decltype(tag);
       T* p = r->data<T>();
       for (int64_t i = 0; i < std::min(n, cols); ++i) p[i * cols + i] = convert<T>(int64_t(1));

@@ -8,8 +8,8 @@ namespace ember::cpu {
 Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha, const Tensor& out) {
   auto P = promote(self, other);
   check_alpha("add", P.dtype, alpha);
-  const bool unit = alpha.to_double() == 1.0;
-  return map_binary("add", P.a, P.b, out, P.dtype, DispatchAll{}, [&](auto tag) {
+  const bool unit = alpha.to_double() == 1.0 && alpha.im == 0.0;
+  return map_binary("add", P.a, P.b, out, P.dtype, WithComplex<DispatchAll>{}, [&](auto tag) {
     using A = opmath_t<decltype(tag)>;
     const A al = alpha.to<A>();
     return [al, unit](A x, A y) -> A {
@@ -23,20 +23,22 @@ Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha, const T
   auto P = promote(self, other);
   check_sub_operands(self, other);
   check_alpha("sub", P.dtype, alpha);
-  return map_binary("sub", P.a, P.b, out, P.dtype, DispatchNumeric{}, [&](auto tag) {
+  const bool unit = alpha.to_double() == 1.0 && alpha.im == 0.0;
+  return map_binary("sub", P.a, P.b, out, P.dtype, WithComplex<DispatchNumeric>{}, [&](auto tag) {
     using A = opmath_t<decltype(tag)>;
     const A al = alpha.to<A>();
-    return [al](A x, A y) -> A { return static_cast<A>(x - al * y); };
+    // alpha 1 subtracts the parts directly: (1 + 0i) * (inf + i) would make a NaN part
+    return [al, unit](A x, A y) -> A { return unit ? static_cast<A>(x - y) : static_cast<A>(x - al * y); };
   });
 }
 
 Tensor mul(const Tensor& self, const Tensor& other, const Tensor& out) {
   auto P = promote(self, other);
-  return map_binary("mul", P.a, P.b, out, P.dtype, DispatchAll{}, [](auto tag) {
+  return map_binary("mul", P.a, P.b, out, P.dtype, DispatchAny{}, [](auto tag) {
     using A = opmath_t<decltype(tag)>;
     return [](A x, A y) -> A {
       if constexpr (std::is_same_v<A, bool>) return x && y;
-      else return static_cast<A>(x * y);
+      else return unary_fn::wrapping_mul(x, y);
     };
   });
 }
@@ -49,9 +51,9 @@ Tensor div(const Tensor& self, const Tensor& other, const std::optional<std::str
   }
   ScalarType t = result_type(self, other);
   if (!rounding_mode) {
-    if (!is_floating(t)) t = default_float_dtype();
+    if (!is_floating(t) && !is_complex(t)) t = default_float_dtype();
     Tensor a = to_dtype(self, t), b = to_dtype(other, t);
-    return map_binary("div", a, b, out, t, DispatchFloat{}, [](auto tag) {
+    return map_binary("div", a, b, out, t, WithComplex<DispatchFloat>{}, [](auto tag) {
       using A = opmath_t<decltype(tag)>;
       return [](A x, A y) -> A { return x / y; };
     });

@@ -122,10 +122,13 @@ void check_sub_operands(const Tensor& self, const Tensor& other) {
 }
 
 void check_alpha(const char* op, ScalarType dtype, const Scalar& alpha) {
+  if (alpha.is_complex() && !is_complex(dtype)) {
+    throw std::runtime_error("For non-complex input tensors, argument alpha must not be a complex number.");
+  }
   if (dtype == ScalarType::Bool && alpha.is_float()) {
     throw std::runtime_error(message(op, ": for bool tensors alpha must be a bool or an integer"));
   }
-  if (!is_floating(dtype) && alpha.is_float()) {
+  if (!is_floating(dtype) && !is_complex(dtype) && alpha.is_float()) {
     throw std::runtime_error(message(op, ": for integral input tensors (", dtype_name(dtype),
                                      "), argument alpha must not be a floating point number"));
   }

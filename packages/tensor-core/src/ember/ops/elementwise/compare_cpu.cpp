@@ -51,7 +51,7 @@ Tensor order_kernel(const char* op, const Tensor& self, const Tensor& other, con
 
 Tensor equality_kernel(const char* op, const Tensor& self, const Tensor& other, const Tensor& out, bool inverted) {
   auto P = binary_operands(op, self, other, true);
-  return map_binary(op, P.a, P.b, out, P.result_dtype, DispatchAll{}, [inverted](auto tag) {
+  return map_binary(op, P.a, P.b, out, P.result_dtype, DispatchAny{}, [inverted](auto tag) {
     using A = opmath_t<decltype(tag)>;
     return [inverted](A x, A y) -> bool { return (x == y) != inverted; };
   });
@@ -78,7 +78,7 @@ constexpr BitMasks kAnd{true, false}, kOr{true, true}, kXor{false, true};
 
 Tensor logical_kernel(const char* op, const Tensor& self, const Tensor& other, const Tensor& out, BitMasks m) {
   auto P = binary_operands(op, self, other, true);
-  return map_binary(op, P.a, P.b, out, P.result_dtype, DispatchAll{}, [m](auto tag) {
+  return map_binary(op, P.a, P.b, out, P.result_dtype, WithComplex<DispatchAll>{}, [m](auto tag) {
     using A = opmath_t<decltype(tag)>;
     return [m](A x, A y) -> bool {
       const bool a = x != A(0), b = y != A(0);
@@ -89,7 +89,7 @@ Tensor logical_kernel(const char* op, const Tensor& self, const Tensor& other, c
 
 Tensor bitwise_kernel(const char* op, const Tensor& self, const Tensor& other, const Tensor& out, BitMasks m) {
   auto P = promote(self, other);
-  return map_binary(op, P.a, P.b, out, P.dtype, DispatchIntegral{}, [m](auto tag) {
+  return map_binary(op, P.a, P.b, out, P.dtype, DispatchIntegralOrUnsigned{}, [m](auto tag) {
     using A = opmath_t<decltype(tag)>;
     const A both = m.both ? static_cast<A>(-1) : A(0), either = m.either ? static_cast<A>(-1) : A(0);  // all bits
     return [both, either](A x, A y) -> A { return static_cast<A>((x & y & both) | ((x ^ y) & either)); };

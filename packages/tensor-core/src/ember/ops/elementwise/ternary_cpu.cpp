@@ -12,7 +12,7 @@ Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other, 
     Tensor a = expand_to(to_dtype(input, M.dtype), shape, "where");
     Tensor b = expand_to(to_dtype(other, M.dtype), shape, "where");
     auto L = make_loop<4>(shape, {res.get(), c.get(), a.get(), b.get()});
-    dispatch_all(M.dtype, "where", [&](auto tag) {
+    dispatch_itemsize(itemsize(M.dtype), [&](auto tag) {  // a selection: only the bits move
       using T = decltype(tag);
       for_each_strided<4>(L, [](char** p, const int64_t* s, int64_t n) {
         T* o = reinterpret_cast<T*>(p[0]);

@@ -18,14 +18,13 @@ namespace ember::cpu {
       return [](A x) -> A { return unary_fn::FN{}(x); };                          \
     });                                                                           \
   }
-EMBER_SAME_UNARY(abs, DispatchNumeric, Abs)
 EMBER_SAME_UNARY(relu, DispatchNumeric, Relu)
 EMBER_SAME_UNARY(sign, DispatchAll, Sign)
 #undef EMBER_SAME_UNARY
 
 Tensor square(const Tensor& self, const Tensor& out) {
   if (Tensor converted = square_of_bool(self)) return finish_out("square", out, converted);
-  return map_unary("square", self, out, self->dtype(), DispatchNumeric{}, [](auto tag) {
+  return map_unary("square", self, out, self->dtype(), WithComplex<DispatchNumeric>{}, [](auto tag) {
     using A = opmath_t<decltype(tag)>;
     return [](A x) -> A { return unary_fn::Square{}(x); };
   });
@@ -37,7 +36,7 @@ Tensor neg(const Tensor& self, const Tensor& out) {
         "neg: negation, the `-` operator, on a bool tensor is not supported; use the `~` or "
         "`logical_not()` operator instead");
   }
-  return map_unary("neg", self, out, self->dtype(), DispatchNumeric{}, [](auto tag) {
+  return map_unary("neg", self, out, self->dtype(), WithComplex<DispatchNumeric>{}, [](auto tag) {
     using A = opmath_t<decltype(tag)>;
     return [](A x) -> A { return unary_fn::Neg{}(x); };
   });
@@ -61,14 +60,14 @@ EMBER_ROUNDING(trunc, Trunc)
 #undef EMBER_ROUNDING
 
 Tensor logical_not(const Tensor& self, const Tensor& out) {
-  return map_unary("logical_not", self, out, ScalarType::Bool, DispatchAll{}, [](auto tag) {
+  return map_unary("logical_not", self, out, ScalarType::Bool, WithComplex<DispatchAll>{}, [](auto tag) {
     using A = opmath_t<decltype(tag)>;
     return [](A x) -> bool { return x == A(0); };
   });
 }
 
 Tensor bitwise_not(const Tensor& self, const Tensor& out) {
-  return map_unary("bitwise_not", self, out, self->dtype(), DispatchIntegral{}, [](auto tag) {
+  return map_unary("bitwise_not", self, out, self->dtype(), DispatchIntegralOrUnsigned{}, [](auto tag) {
     using A = opmath_t<decltype(tag)>;
     return [](A x) -> A {
       if constexpr (std::is_same_v<A, bool>) return !x;
@@ -79,7 +78,7 @@ Tensor bitwise_not(const Tensor& self, const Tensor& out) {
 
 #define EMBER_CLASSIFY(NAME, FN)                                                    \
   Tensor NAME(const Tensor& self) {                                                 \
-    return map_unary(#NAME, self, Tensor(), ScalarType::Bool, DispatchAll{}, [](auto tag) { \
+    return map_unary(#NAME, self, Tensor(), ScalarType::Bool, WithComplex<DispatchAll>{}, [](auto tag) { \
       using A = opmath_t<decltype(tag)>;                                            \
       return [](A x) -> bool { return unary_fn::FN{}(x); };                         \
     });                                                                             \

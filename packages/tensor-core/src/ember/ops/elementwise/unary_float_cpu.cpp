@@ -5,50 +5,103 @@
 #include <cmath>
 
 #include "ember/backends/cpu/elementwise.h"
+#include "ember/ops/elementwise/complex_functions.h"
 #include "ember/ops/elementwise/unary_functions.h"
 
 namespace ember::cpu {
 namespace {
 
 // Ops defined on reals: integer and bool inputs are computed in the default float dtype.
-template <typename MakeF>
-Tensor float_unary(const char* op, const Tensor& self, const Tensor& out, MakeF make_f) {
-  ScalarType t = is_floating(self->dtype()) ? self->dtype() : default_float_dtype();
-  return map_unary(op, to_dtype(self, t), out, t, DispatchFloat{}, make_f);
+template <typename Dispatch, typename MakeF>
+Tensor float_unary(const char* op, const Tensor& self, const Tensor& out, Dispatch dispatch, MakeF make_f) {
+  const ScalarType dt = self->dtype();
+  const ScalarType t = is_floating(dt) || is_complex(dt) ? dt : default_float_dtype();
+  return map_unary(op, to_dtype(self, t), out, t, dispatch, make_f);
 }
 
 }  // namespace
 
-#define EMBER_FLOAT_UNARY(NAME, FN)                                               \
-  Tensor NAME(const Tensor& self, const Tensor& out) {                            \
-    return float_unary(#NAME, self, out, [](auto tag) {                           \
-      using A = opmath_t<decltype(tag)>;                                          \
-      return [](A x) -> A { return unary_fn::FN{}(x); };                          \
-    });                                                                           \
+// Functions of reals and of complex numbers: FN on reals, complex_fn::CFN on complex inputs.
+#define EMBER_FLOAT_UNARY(NAME, FN, CFN)                                               \
+  Tensor NAME(const Tensor& self, const Tensor& out) {                                 \
+    return float_unary(#NAME, self, out, WithComplex<DispatchFloat>{}, [](auto tag) {  \
+      using A = opmath_t<decltype(tag)>;                                               \
+      return [](A x) -> A {                                                            \
+        if constexpr (is_complex_v<A>) return complex_fn::CFN{}(x);                    \
+        else return unary_fn::FN{}(x);                                                 \
+      };                                                                               \
+    });                                                                                \
   }
-EMBER_FLOAT_UNARY(exp, Exp)
-EMBER_FLOAT_UNARY(log, Log)
-EMBER_FLOAT_UNARY(log1p, Log1p)
-EMBER_FLOAT_UNARY(expm1, Expm1)
-EMBER_FLOAT_UNARY(sqrt, Sqrt)
-EMBER_FLOAT_UNARY(rsqrt, Rsqrt)
-EMBER_FLOAT_UNARY(sin, Sin)
-EMBER_FLOAT_UNARY(cos, Cos)
-EMBER_FLOAT_UNARY(tan, Tan)
-EMBER_FLOAT_UNARY(tanh, Tanh)
-EMBER_FLOAT_UNARY(sigmoid, Sigmoid)
-EMBER_FLOAT_UNARY(erf, Erf)
-EMBER_FLOAT_UNARY(log2, Log2)
-EMBER_FLOAT_UNARY(log10, Log10)
-EMBER_FLOAT_UNARY(atan, Atan)
-EMBER_FLOAT_UNARY(asin, Asin)
-EMBER_FLOAT_UNARY(acos, Acos)
-EMBER_FLOAT_UNARY(sinh, Sinh)
-EMBER_FLOAT_UNARY(cosh, Cosh)
-EMBER_FLOAT_UNARY(asinh, Asinh)
-EMBER_FLOAT_UNARY(acosh, Acosh)
-EMBER_FLOAT_UNARY(atanh, Atanh)
-EMBER_FLOAT_UNARY(reciprocal, Reciprocal)
+EMBER_FLOAT_UNARY(exp, Exp, Exp)
+EMBER_FLOAT_UNARY(log, Log, Log)
+EMBER_FLOAT_UNARY(log1p, Log1p, Log1p)
+EMBER_FLOAT_UNARY(expm1, Expm1, Expm1)
+EMBER_FLOAT_UNARY(sqrt, Sqrt, Sqrt)
+EMBER_FLOAT_UNARY(rsqrt, Rsqrt, Rsqrt)
+EMBER_FLOAT_UNARY(sin, Sin, Sin)
+EMBER_FLOAT_UNARY(cos, Cos, Cos)
+EMBER_FLOAT_UNARY(tan, Tan, Tan)
+EMBER_FLOAT_UNARY(tanh, Tanh, Tanh)
+EMBER_FLOAT_UNARY(sigmoid, Sigmoid, Sigmoid)
+EMBER_FLOAT_UNARY(log2, Log2, Log2)
+EMBER_FLOAT_UNARY(log10, Log10, Log10)
+EMBER_FLOAT_UNARY(atan, Atan, Atan)
+EMBER_FLOAT_UNARY(asin, Asin, Asin)
+EMBER_FLOAT_UNARY(acos, Acos, Acos)
+EMBER_FLOAT_UNARY(sinh, Sinh, Sinh)
+EMBER_FLOAT_UNARY(cosh, Cosh, Cosh)
+EMBER_FLOAT_UNARY(asinh, Asinh, Asinh)
+EMBER_FLOAT_UNARY(acosh, Acosh, Acosh)
+EMBER_FLOAT_UNARY(atanh, Atanh, Atanh)
+EMBER_FLOAT_UNARY(reciprocal, Reciprocal, Reciprocal)
 #undef EMBER_FLOAT_UNARY
+
+Tensor erf(const Tensor& self, const Tensor& out) {
+  return float_unary("erf", self, out, DispatchFloat{}, [](auto tag) {
+    using A = opmath_t<decltype(tag)>;
+    return [](A x) -> A { return unary_fn::Erf{}(x); };
+  });
+}
+
+// z / |z| for complex (0 at 0); sign for everything else, as PyTorch.
+Tensor sgn(const Tensor& self, const Tensor& out) {
+  if (!is_complex(self->dtype())) return ops::sign(self, out);
+  return map_unary("sgn", self, out, self->dtype(), DispatchComplex{}, [](auto tag) {
+    using A = decltype(tag);
+    return [](A z) -> A { return complex_fn::Sgn{}(z); };
+  });
+}
+
+// |z| of complex numbers (a real result); the absolute value of reals.
+Tensor abs(const Tensor& self, const Tensor& out) {
+  if (is_complex(self->dtype())) {
+    return map_complex_to_real("abs", self, out, [](auto z) { return complex_abs(z); });
+  }
+  return map_unary("abs", self, out, self->dtype(), DispatchNumeric{}, [](auto tag) {
+    using A = opmath_t<decltype(tag)>;
+    return [](A x) -> A { return unary_fn::Abs{}(x); };
+  });
+}
+
+// The argument of complex numbers; pi for negative reals, 0 otherwise (NaN stays NaN);
+// integers give the default float dtype.
+Tensor angle(const Tensor& self, const Tensor& out) {
+  if (is_complex(self->dtype())) {
+    return map_complex_to_real("angle", self, out, [](auto z) { return std::atan2(z.im, z.re); });
+  }
+  return float_unary("angle", self, out, DispatchFloat{}, [](auto tag) {
+    using A = opmath_t<decltype(tag)>;
+    return [](A x) -> A { return x != x ? x : (x < A(0) ? A(3.14159265358979323846) : A(0)); };
+  });
+}
+
+// The conjugate, computed; a real tensor is its own conjugate (copied, or self in place).
+Tensor conj_physical(const Tensor& self, const Tensor& out) {
+  if (!is_complex(self->dtype())) return finish_out("conj_physical", out, out == self ? self : ops::clone(self));
+  return map_unary("conj_physical", self, out, self->dtype(), DispatchComplex{}, [](auto tag) {
+    using A = decltype(tag);
+    return [](A z) -> A { return complex_conj(z); };
+  });
+}
 
 }  // namespace ember::cpu

@@ -19,6 +19,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "ember/core/complex.h"
 #include "ember/core/host_device.h"
 #include "ember/ops/elementwise/vec_math.h"
 
@@ -110,8 +111,9 @@ template <typename A> EMBER_HOST_DEVICE A wrapping_neg(A x) {
   }
 }
 template <typename A> EMBER_HOST_DEVICE A wrapping_mul(A x, A y) {
-  if constexpr (std::is_integral_v<A> && std::is_signed_v<A>) {
-    using U = std::make_unsigned_t<A>;
+  if constexpr (std::is_integral_v<A> && !std::is_same_v<A, bool>) {
+    // unsigned, and at least as wide as unsigned int: uint16 * uint16 would multiply as int
+    using U = std::common_type_t<std::make_unsigned_t<A>, unsigned>;
     return static_cast<A>(static_cast<U>(x) * static_cast<U>(y));
   } else {
     return static_cast<A>(x * y);
@@ -151,13 +153,16 @@ struct Sign {
 
 struct IsNan {
   template <typename A> EMBER_HOST_DEVICE bool operator()(A x) const {
-    if constexpr (std::is_floating_point_v<A>) return x != x;
+    if constexpr (is_complex_v<A>) return (*this)(x.re) || (*this)(x.im);
+    else if constexpr (std::is_floating_point_v<A>) return x != x;
     else return false;
   }
 };
 struct IsInf {
   template <typename A> EMBER_HOST_DEVICE bool operator()(A x) const {
-    if constexpr (std::is_floating_point_v<A>) {
+    if constexpr (is_complex_v<A>) {
+      return (*this)(x.re) || (*this)(x.im);
+    } else if constexpr (std::is_floating_point_v<A>) {
       return x == std::numeric_limits<A>::infinity() || x == -std::numeric_limits<A>::infinity();
     } else {
       return false;

@@ -452,10 +452,11 @@ void index_put(const Tensor& self, const std::vector<Tensor>& indices, const Ten
 
 Scalar scalar_of(const Tensor& t) {
   Scalar s;
-  dispatch_all(t->dtype(), "item", [&](auto tag) {
+  dispatch_any(t->dtype(), "item", [&](auto tag) {
     using T = decltype(tag);
     const T v = *t->data<T>();
     if constexpr (std::is_same_v<T, bool>) s = Scalar::from_bool(v);
+    else if constexpr (is_complex_v<T>) s = Scalar::from_complex(v.re, v.im);
     else if constexpr (is_float_v<T>) s = Scalar::from_double(static_cast<double>(static_cast<opmath_t<T>>(v)));
     else s = Scalar::from_int(static_cast<int64_t>(v));
   });
@@ -717,7 +718,7 @@ Tensor nonzero(const Tensor& self) {
   const int64_t nchunks = total == 0 ? 0 : (rows + rows_per_chunk - 1) / rows_per_chunk;
   std::vector<int64_t> starts(nchunks + 1, 0);
   Tensor out;
-  dispatch_all(self->dtype(), "nonzero", [&](auto tag) {
+  dispatch_any(self->dtype(), "nonzero", [&](auto tag) {
     using T = decltype(tag);
     const T* p = c->data<T>();
     auto count_chunk = [&](int64_t b, int64_t e) {

@@ -29,14 +29,19 @@ Tensor sampled(const char* op, const Shape& size, std::optional<ScalarType> dtyp
 
 Tensor rand(const Shape& size, Generator* generator, std::optional<ScalarType> dtype, std::optional<Device> device,
             bool requires_grad, const Tensor& out) {
-  return sampled("rand", size, dtype, device, requires_grad, out,
-                 [&](const Tensor& r) { uniform(r, 0.0, 1.0, generator, r); });
+  return sampled("rand", size, dtype, device, requires_grad, out, [&](const Tensor& r) {
+    const Tensor parts = is_complex(r->dtype()) ? view_as_real(r) : r;  // each part uniform, as PyTorch
+    uniform(parts, 0.0, 1.0, generator, parts);
+  });
 }
 
 Tensor randn(const Shape& size, Generator* generator, std::optional<ScalarType> dtype, std::optional<Device> device,
              bool requires_grad, const Tensor& out) {
-  return sampled("randn", size, dtype, device, requires_grad, out,
-                 [&](const Tensor& r) { normal(r, 0.0, 1.0, generator, r); });
+  return sampled("randn", size, dtype, device, requires_grad, out, [&](const Tensor& r) {
+    // complex: each part of variance 1/2, so that E|z|^2 = 1 (PyTorch's complex normal)
+    if (is_complex(r->dtype())) normal(view_as_real(r), 0.0, 0.7071067811865476, generator, view_as_real(r));
+    else normal(r, 0.0, 1.0, generator, r);
+  });
 }
 
 // rand / randn with self's shape (and, by default, its dtype and device).

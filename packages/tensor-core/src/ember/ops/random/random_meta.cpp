@@ -74,7 +74,7 @@ void check_random_bounds(ScalarType t, int64_t low, int64_t high) {
 
 ScalarType rand_meta(const char* op, std::optional<ScalarType> dtype, const Tensor& out) {
   const ScalarType dt = dtype.value_or(out ? out->dtype() : default_float_dtype());
-  check_sampler_dtype(op, dt);
+  check_sampler_dtype(op, to_real(dt));  // complex: both parts sampled
   return dt;
 }
 

@@ -11,12 +11,28 @@ namespace cpu {
 Tensor sum(const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
            std::optional<ScalarType> dtype, const Tensor& out) {
   check_cpu(self, "sum");
+  if (is_complex(self->dtype()) && dtype && !is_complex(*dtype)) {  // PyTorch: the real parts
+    return sum(to_dtype(self, *dtype), dim, keepdim, dtype, out);
+  }
+  if (is_complex(dtype.value_or(self->dtype()))) {
+    return complex_parts_result("sum", self, dim, dtype, out, [&](const Tensor& parts, const Shape& d) {
+      return sum(parts, d, keepdim, std::nullopt, Tensor());
+    });
+  }
   return sum_or_prod<false>("sum", self, sum_meta(self, dim, keepdim, dtype), keepdim, out);
 }
 
 Tensor mean(const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
             std::optional<ScalarType> dtype, const Tensor& out) {
   check_cpu(self, "mean");
+  if (is_complex(self->dtype()) && dtype && !is_complex(*dtype)) {  // PyTorch: the real parts
+    return mean(to_dtype(self, *dtype), dim, keepdim, dtype, out);
+  }
+  if (is_complex(dtype.value_or(self->dtype()))) {
+    return complex_parts_result("mean", self, dim, dtype, out, [&](const Tensor& parts, const Shape& d) {
+      return mean(parts, d, keepdim, std::nullopt, Tensor());
+    });
+  }
   const AccumulateMeta M = mean_meta(self, dim, keepdim, dtype);
   Tensor x = to_dtype(self, M.input_dtype);
   Plan P = make_plan(x, M.dims, keepdim);

@@ -87,6 +87,14 @@ Tensor scan(const char* op, const Tensor& self, int64_t dim, std::optional<Scala
 }  // namespace
 
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, const Tensor& out) {
+  if (is_complex(self->dtype()) && dtype && !is_complex(*dtype)) {  // PyTorch: the real parts
+    return cumsum(to_dtype(self, *dtype), dim, dtype, out);
+  }
+  if (is_complex(dtype.value_or(self->dtype()))) {
+    return complex_parts_result("cumsum", self, Shape{dim}, dtype, out, [&](const Tensor& parts, const Shape& d) {
+      return scan<false>("cumsum", parts, d[0], std::nullopt, Tensor());
+    });
+  }
   return scan<false>("cumsum", self, dim, dtype, out);
 }
 

@@ -1,0 +1,87 @@
+// The scalar functions of the unary ops on complex numbers (exp, log, sqrt, the trigonometric
+// and hyperbolic functions and their inverses, sigmoid, reciprocal, sgn), one functor each,
+// for the CPU kernels (unary_float_cpu.cpp).
+//
+// The transcendental functions are the C++ library's std::complex ones (C99 Annex G branch
+// cuts, signed zeros and infinities, as NumPy and PyTorch's CPU kernels); Complex<T> and
+// std::complex<T> share their layout. log1p and expm1 are written from their real parts so
+// that they keep their precision near zero, where log(1 + z) and exp(z) - 1 lose it.
+#pragma once
+
+#include <cmath>
+#include <complex>
+
+#include "ember/core/complex.h"
+
+namespace ember::complex_fn {
+
+template <typename T> inline std::complex<T> to_std(Complex<T> z) { return {z.re, z.im}; }
+template <typename T> inline Complex<T> from_std(std::complex<T> z) { return {z.real(), z.imag()}; }
+
+#define EMBER_STD_COMPLEX(NAME, FN)                                                   \
+  struct NAME {                                                                       \
+    template <typename T> Complex<T> operator()(Complex<T> z) const { return from_std(std::FN(to_std(z))); } \
+  };
+EMBER_STD_COMPLEX(Exp, exp)
+EMBER_STD_COMPLEX(Log, log)
+EMBER_STD_COMPLEX(Log10, log10)
+EMBER_STD_COMPLEX(Sqrt, sqrt)
+EMBER_STD_COMPLEX(Sin, sin)
+EMBER_STD_COMPLEX(Cos, cos)
+EMBER_STD_COMPLEX(Tan, tan)
+EMBER_STD_COMPLEX(Sinh, sinh)
+EMBER_STD_COMPLEX(Cosh, cosh)
+EMBER_STD_COMPLEX(Tanh, tanh)
+EMBER_STD_COMPLEX(Asin, asin)
+EMBER_STD_COMPLEX(Acos, acos)
+EMBER_STD_COMPLEX(Atan, atan)
+EMBER_STD_COMPLEX(Asinh, asinh)
+EMBER_STD_COMPLEX(Acosh, acosh)
+EMBER_STD_COMPLEX(Atanh, atanh)
+#undef EMBER_STD_COMPLEX
+
+struct Log2 {
+  template <typename T> Complex<T> operator()(Complex<T> z) const {
+    const std::complex<T> l = std::log(to_std(z));
+    const T inv_ln2 = T(1.4426950408889634);
+    return {l.real() * inv_ln2, l.imag() * inv_ln2};
+  }
+};
+// log(1 + z) = log|1 + z| + i arg(1 + z), with |1 + z|^2 - 1 = x(2 + x) + y^2 formed exactly
+// enough for small z.
+struct Log1p {
+  template <typename T> Complex<T> operator()(Complex<T> z) const {
+    const T x = z.re, y = z.im;
+    if (std::abs(x) > T(0.5) || std::abs(y) > T(0.5)) return from_std(std::log(T(1) + to_std(z)));
+    return {T(0.5) * std::log1p(x * (T(2) + x) + y * y), std::atan2(y, T(1) + x)};
+  }
+};
+// exp(z) - 1 = (expm1(x) cos y - 2 sin^2(y/2)) + i e^x sin y.
+struct Expm1 {
+  template <typename T> Complex<T> operator()(Complex<T> z) const {
+    const T x = z.re, y = z.im, s = std::sin(y / T(2));
+    return {std::expm1(x) * std::cos(y) - T(2) * s * s, std::exp(x) * std::sin(y)};
+  }
+};
+struct Reciprocal {
+  template <typename T> Complex<T> operator()(Complex<T> z) const { return Complex<T>(T(1)) / z; }
+};
+struct Rsqrt {
+  template <typename T> Complex<T> operator()(Complex<T> z) const {
+    return Complex<T>(T(1)) / from_std(std::sqrt(to_std(z)));
+  }
+};
+struct Sigmoid {
+  template <typename T> Complex<T> operator()(Complex<T> z) const {
+    return Complex<T>(T(1)) / (Complex<T>(T(1)) + from_std(std::exp(to_std(-z))));
+  }
+};
+// z / |z|, and 0 at 0 (PyTorch's sgn).
+struct Sgn {
+  template <typename T> Complex<T> operator()(Complex<T> z) const {
+    const T a = complex_abs(z);
+    return a == T(0) ? Complex<T>() : Complex<T>(z.re / a, z.im / a);
+  }
+};
+
+}  // namespace ember::complex_fn
