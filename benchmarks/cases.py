@@ -58,6 +58,16 @@ def normal(*shapes: tuple[int, ...]) -> Callable[[np.random.Generator], list[np.
     return make
 
 
+def complex_normal(
+    dtype, *shapes: tuple[int, ...]
+) -> Callable[[np.random.Generator], list[np.ndarray]]:
+    def make(rng: np.random.Generator) -> list[np.ndarray]:
+        return [(rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+                for shape in shapes]
+
+    return make
+
+
 def with_index(
     shape: tuple[int, ...], index_shape: tuple[int, ...], high: int
 ) -> Callable[[np.random.Generator], list[np.ndarray]]:
@@ -240,6 +250,20 @@ def _matmul() -> list[Case]:
             atol=1e-3 * shape[-1] ** 0.5,
         )
         for label, shape, target in specs
+    ] + [
+        # complex: a multiply-add is 8 real flops (cgemm / zgemm)
+        Case(
+            group="matmul",
+            name=f"matmul {np.dtype(dtype).name} {n}x{n}",
+            inputs=complex_normal(dtype, (n, n), (n, n)),
+            op=lambda lib, a, b: lib.matmul(a, b),
+            unit=GFLOP_S,
+            work=8.0 * n**3,
+            target=FLOOR,
+            rtol=1e-3,
+            atol=1e-3 * n**0.5,
+        )
+        for dtype, n in ((np.complex64, 256), (np.complex64, 1024), (np.complex128, 512))
     ]
 
 

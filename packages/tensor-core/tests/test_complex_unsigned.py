@@ -367,3 +367,67 @@ def test_unsigned_promotion_errors_match_torch():
             f(et)
         assert str(got.value) == str(want.value)
     assert (et.ones(2, dtype=et.uint32) * et.ones(2, dtype=et.float32)).dtype is et.float32
+
+
+# ---------------------------------------------------------------------------------------------
+# matrix products (cgemm / zgemm), prod, pow, isclose
+
+
+@pytest.mark.parametrize("dt", COMPLEX)
+def test_products_match_torch(dt):
+    rng = np.random.default_rng(5)
+    a = (rng.standard_normal((5, 7)) + 1j * rng.standard_normal((5, 7))).astype(dt)
+    b = (rng.standard_normal((7, 3)) + 1j * rng.standard_normal((7, 3))).astype(dt)
+    cases = [lambda m, x, y: x @ y, lambda m, x, y: x.t().contiguous().t() @ y,
+             lambda m, x, y: m.bmm(x[None].expand(2, 5, 7), y[None].expand(2, 7, 3)),
+             lambda m, x, y: m.addmm(x[:, :3], x, y, beta=0.5j, alpha=2 + 1j),
+             lambda m, x, y: m.dot(x[0], y[:, 0]), lambda m, x, y: x @ y[:, 0],
+             lambda m, x, y: m.matmul(x.conj(), y), lambda m, x, y: x.prod(1),
+             lambda m, x, y: x.prod(), lambda m, x, y: x ** 2, lambda m, x, y: x ** (0.5 - 1j),
+             lambda m, x, y: 2 ** x]
+    tol = 1e-5 if dt == "complex64" else 1e-12
+    for f in cases:
+        want = f(torch, torch.from_numpy(a), torch.from_numpy(b)).resolve_conj().numpy()
+        got = f(et, et.from_numpy(a), et.from_numpy(b)).numpy()
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_isclose_of_complex_matches_torch():
+    a = np.array([1 + 1j, 1 + 1e-9j, complex(np.nan, 0), complex(np.inf, 1), 2 + 2j], np.complex64)
+    b = np.array([1 + 1j, 1 + 0j, complex(np.nan, 0), complex(np.inf, 1), 2 + 2.1j], np.complex64)
+    for equal_nan in (False, True):
+        want = torch.isclose(torch.from_numpy(a), torch.from_numpy(b), equal_nan=equal_nan)
+        got = et.isclose(et.from_numpy(a), et.from_numpy(b), equal_nan=equal_nan)
+        assert got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("dt", UNSIGNED)
+def test_unsigned_arithmetic_beyond_torch_against_numpy(dt):
+    # PyTorch has no kernels of these for uint16/32/64; Ember's wrap as NumPy's do
+    rng = np.random.default_rng(6)
+    top = np.iinfo(dt).max
+    a = rng.integers(0, top, size=(3, 7), dtype=dt, endpoint=True)
+    b = rng.integers(1, top, size=(3, 7), dtype=dt, endpoint=True)
+    a[0, :4] = [0, top, 1, top - 1]
+    b[0, :4] = [1, 1, top, 2]
+    e, f = et.from_numpy(a.copy()), et.from_numpy(b.copy())
+    with np.errstate(over="ignore"):
+        checks = [
+            (e + f, a + b), (e - f, a - b), (e + 3, a + np.array(3, dt)),
+            (et.add(e, f, alpha=2), a + b * np.array(2, dt)),
+            (e // f, a // b), (e % f, a % b), (et.maximum(e, f), np.maximum(a, b)),
+            (et.minimum(e, f), np.minimum(a, b)), (e < f, a < b), (e <= f, a <= b),
+            (e > f, a > b), (e >= f, a >= b), (e.abs(), a), (-e, -a), (e.sign(), np.sign(a)),
+            (e.square(), a * a),
+        ]
+    for i, (got, want) in enumerate(checks):
+        assert got.numpy().dtype == want.dtype, i
+        np.testing.assert_array_equal(got.numpy(), want, err_msg=str(i))
+    # sums as PyTorch: in int64, the same bits modulo 2^64
+    for got, want in ((e.sum(), a.astype(np.int64).sum()), (e.prod(1), a.astype(np.int64).prod(1)),
+                      (e.cumsum(1), a.astype(np.int64).cumsum(1))):
+        assert got.dtype is et.int64
+        np.testing.assert_array_equal(got.numpy(), want)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        e // et.zeros(3, 7, dtype=getattr(et, dt))

@@ -171,7 +171,8 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
         )
     if input.dtype != other.dtype:
         names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-                 "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte"}
+                 "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                 "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
         a, b = (str(t.dtype).rsplit(".", 1)[-1] for t in (input, other))
         raise RuntimeError(
             f"isclose: {names.get(a, a.capitalize())} did not match {names.get(b, b.capitalize())}"
@@ -181,9 +182,9 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     if input.dtype == _C.bool:
         return _C.eq(input, other)
     exact = _C.eq(input, other)
-    if not input.dtype.is_floating_point:
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         input, other = input.to(_C.float64), other.to(_C.float64)
-    diff = (input - other).abs()
+    diff = (input - other).abs()  # complex: the modulus of the difference
     close = _C.logical_or(exact, _C.logical_and(_C.isfinite(diff),
                                                 diff <= atol + rtol * other.abs()))
     if equal_nan:

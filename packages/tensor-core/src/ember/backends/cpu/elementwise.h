@@ -191,13 +191,15 @@ struct DispatchFloat {
 struct DispatchIntegral {
   template <typename G> void operator()(ScalarType t, const char* op, G&& g) const { dispatch_integral(t, op, g); }
 };
-struct DispatchIntegralOrUnsigned {  // bool, the integers, uint16/32/64
+// Base's dtypes and uint16/32/64: for the integer ops PyTorch (or the Array API namespace)
+// defines on the wide unsigned types.
+template <typename Base> struct WithUnsigned {
   template <typename G> void operator()(ScalarType t, const char* op, G&& g) const {
     switch (t) {
       case ScalarType::UInt16: g(uint16_t{}); break;
       case ScalarType::UInt32: g(uint32_t{}); break;
       case ScalarType::UInt64: g(uint64_t{}); break;
-      default: dispatch_integral(t, op, g);
+      default: Base{}(t, op, g);
     }
   }
 };

@@ -1,6 +1,7 @@
 // CPU kernels of the arithmetic binary ops (add, sub, mul, div, floor_divide, remainder, pow,
 // fmod) and threshold_backward.
 #include "ember/ops/elementwise/binary_cpu.h"
+#include "ember/ops/elementwise/complex_functions.h"
 #include "ember/ops/elementwise/unary_functions.h"  // wrapping_neg
 
 namespace ember::cpu {
@@ -9,12 +10,12 @@ Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha, const T
   auto P = promote(self, other);
   check_alpha("add", P.dtype, alpha);
   const bool unit = alpha.to_double() == 1.0 && alpha.im == 0.0;
-  return map_binary("add", P.a, P.b, out, P.dtype, WithComplex<DispatchAll>{}, [&](auto tag) {
+  return map_binary("add", P.a, P.b, out, P.dtype, DispatchAny{}, [&](auto tag) {
     using A = opmath_t<decltype(tag)>;
     const A al = alpha.to<A>();
     return [al, unit](A x, A y) -> A {
       if constexpr (std::is_same_v<A, bool>) return x || (y && al);
-      else return unit ? static_cast<A>(x + y) : static_cast<A>(x + al * y);
+      else return unit ? static_cast<A>(x + y) : static_cast<A>(x + unary_fn::wrapping_mul(al, y));
     };
   });
 }
@@ -24,11 +25,13 @@ Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha, const T
   check_sub_operands(self, other);
   check_alpha("sub", P.dtype, alpha);
   const bool unit = alpha.to_double() == 1.0 && alpha.im == 0.0;
-  return map_binary("sub", P.a, P.b, out, P.dtype, WithComplex<DispatchNumeric>{}, [&](auto tag) {
+  return map_binary("sub", P.a, P.b, out, P.dtype, WithUnsigned<WithComplex<DispatchNumeric>>{}, [&](auto tag) {
     using A = opmath_t<decltype(tag)>;
     const A al = alpha.to<A>();
     // alpha 1 subtracts the parts directly: (1 + 0i) * (inf + i) would make a NaN part
-    return [al, unit](A x, A y) -> A { return unit ? static_cast<A>(x - y) : static_cast<A>(x - al * y); };
+    return [al, unit](A x, A y) -> A {
+      return unit ? static_cast<A>(x - y) : static_cast<A>(x - unary_fn::wrapping_mul(al, y));
+    };
   });
 }
 
@@ -62,7 +65,7 @@ Tensor div(const Tensor& self, const Tensor& other, const std::optional<std::str
   const char* op = floor_mode ? "floor_divide" : "div";
   division_meta(op, self, other);
   Tensor a = to_dtype(self, t), b = to_dtype(other, t);
-  return map_binary(op, a, b, out, t, DispatchNumeric{}, [floor_mode](auto tag) {
+  return map_binary(op, a, b, out, t, WithUnsigned<DispatchNumeric>{}, [floor_mode](auto tag) {
     using A = opmath_t<decltype(tag)>;
     return [floor_mode](A x, A y) -> A {
       if constexpr (std::is_floating_point_v<A>) {
@@ -79,7 +82,9 @@ Tensor div(const Tensor& self, const Tensor& other, const std::optional<std::str
         }
         return std::trunc(q);
       } else {
-        if (y == -1) return unary_fn::wrapping_neg(x);  // INT_MIN / -1 wraps instead of trapping
+        if constexpr (std::is_signed_v<A>) {
+          if (y == -1) return unary_fn::wrapping_neg(x);  // INT_MIN / -1 wraps instead of trapping
+        }
         A q = static_cast<A>(x / y);
         if (floor_mode && (x % y != 0) && ((x < 0) != (y < 0))) q -= 1;
         return q;
@@ -95,7 +100,7 @@ Tensor floor_divide(const Tensor& self, const Tensor& other, const Tensor& out) 
 Tensor remainder(const Tensor& self, const Tensor& other, const Tensor& out) {
   division_meta("remainder", self, other);
   auto P = promote(self, other);
-  return map_binary("remainder", P.a, P.b, out, P.dtype, DispatchNumeric{}, [](auto tag) {
+  return map_binary("remainder", P.a, P.b, out, P.dtype, WithUnsigned<DispatchNumeric>{}, [](auto tag) {
     using A = opmath_t<decltype(tag)>;
     return [](A x, A y) -> A {
       if constexpr (std::is_floating_point_v<A>) {
@@ -103,7 +108,9 @@ Tensor remainder(const Tensor& self, const Tensor& other, const Tensor& out) {
         if (r != 0 && ((r < 0) != (y < 0))) r += y;
         return r;
       } else {
-        if (y == -1) return 0;
+        if constexpr (std::is_signed_v<A>) {
+          if (y == -1) return 0;
+        }
         A r = static_cast<A>(x % y);
         if (r != 0 && ((r < 0) != (y < 0))) r = static_cast<A>(r + y);
         return r;
@@ -116,10 +123,13 @@ Tensor pow(const Tensor& self, const Tensor& exponent, const Tensor& out) {
   const PowMeta M = pow_meta(self, exponent);
   if (M.result) return finish_out("pow", out, M.result);
   const Tensor a = to_dtype(self, M.dtype), b = to_dtype(exponent, M.dtype);
-  return map_binary("pow", a, b, out, M.dtype, DispatchNumeric{}, [](auto tag) {
+  return map_binary("pow", a, b, out, M.dtype, WithComplex<DispatchNumeric>{}, [](auto tag) {
     using A = opmath_t<decltype(tag)>;
     return [](A x, A y) -> A {
-      if constexpr (std::is_floating_point_v<A>) {
+      if constexpr (is_complex_v<A>) {
+        if (y == A(2)) return x * x;
+        return complex_fn::from_std(std::pow(complex_fn::to_std(x), complex_fn::to_std(y)));
+      } else if constexpr (std::is_floating_point_v<A>) {
         if (y == A(2)) return x * x;
         return std::pow(x, y);
       } else {

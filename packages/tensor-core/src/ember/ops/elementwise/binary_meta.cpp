@@ -41,7 +41,7 @@ PowMeta pow_meta(const Tensor& self, const Tensor& exponent) {
     M.result = *exponent->data<bool>() ? ops::clone(self) : ops::ones_like(self, std::nullopt, std::nullopt, false);
     return M;
   }
-  if (!is_floating(M.dtype) && exponent->wrapped_number) {
+  if (!is_floating(M.dtype) && !is_complex(M.dtype) && exponent->wrapped_number) {
     // like PyTorch: a negative Python-number exponent of an integer tensor is an error;
     // negative tensor exponents give 1, -1 or 0 as integer arithmetic does
     bool negative = false;
@@ -89,13 +89,15 @@ namespace {
 
 // RuntimeError as in PyTorch (Python's ZeroDivisionError is not a RuntimeError).
 void check_int_divisor(const char* op, const Tensor& b) {
-  if (is_floating(b->dtype())) return;
+  if (is_floating(b->dtype()) || is_complex(b->dtype())) return;
   bool zero = false;
-  dispatch_integral(b->dtype(), op, [&](auto tag) {
+  dispatch_any(b->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
-    Tensor c = as_contiguous(b);
-    const T* p = c->data<T>();
-    for (int64_t i = 0; i < c->numel() && !zero; ++i) zero = p[i] == T(0);
+    if constexpr (std::is_integral_v<T>) {
+      Tensor c = as_contiguous(b);
+      const T* p = c->data<T>();
+      for (int64_t i = 0; i < c->numel() && !zero; ++i) zero = p[i] == T(0);
+    }
   });
   if (zero) throw std::runtime_error(message("ZeroDivisionError: ", op, ": integer division by zero"));
 }

@@ -6,7 +6,7 @@ namespace ember::cpu {
 #define EMBER_MINMAX(NAME, CMP)                                                               \
   Tensor NAME(const Tensor& self, const Tensor& other, const Tensor& out) {                  \
     auto P = binary_operands(#NAME, self, other, false);                                      \
-    return map_binary(#NAME, P.a, P.b, out, P.dtype, DispatchAll{}, [](auto tag) {           \
+    return map_binary(#NAME, P.a, P.b, out, P.dtype, WithUnsigned<DispatchAll>{}, [](auto tag) { \
       using A = opmath_t<decltype(tag)>;                                                      \
       return [](A x, A y) -> A {                                                              \
         if constexpr (std::is_floating_point_v<A>) {                                          \
@@ -38,12 +38,12 @@ Tensor order_kernel(const char* op, const Tensor& self, const Tensor& other, con
   const Tensor& a = swapped ? P.b : P.a;
   const Tensor& b = swapped ? P.a : P.b;
   if (order == Order::Less) {
-    return map_binary(op, a, b, out, P.result_dtype, DispatchAll{}, [](auto tag) {
+    return map_binary(op, a, b, out, P.result_dtype, WithUnsigned<DispatchAll>{}, [](auto tag) {
       using A = opmath_t<decltype(tag)>;
       return [](A x, A y) -> bool { return x < y; };
     });
   }
-  return map_binary(op, a, b, out, P.result_dtype, DispatchAll{}, [](auto tag) {
+  return map_binary(op, a, b, out, P.result_dtype, WithUnsigned<DispatchAll>{}, [](auto tag) {
     using A = opmath_t<decltype(tag)>;
     return [](A x, A y) -> bool { return x <= y; };
   });
@@ -89,7 +89,7 @@ Tensor logical_kernel(const char* op, const Tensor& self, const Tensor& other, c
 
 Tensor bitwise_kernel(const char* op, const Tensor& self, const Tensor& other, const Tensor& out, BitMasks m) {
   auto P = promote(self, other);
-  return map_binary(op, P.a, P.b, out, P.dtype, DispatchIntegralOrUnsigned{}, [m](auto tag) {
+  return map_binary(op, P.a, P.b, out, P.dtype, WithUnsigned<DispatchIntegral>{}, [m](auto tag) {
     using A = opmath_t<decltype(tag)>;
     const A both = m.both ? static_cast<A>(-1) : A(0), either = m.either ? static_cast<A>(-1) : A(0);  // all bits
     return [both, either](A x, A y) -> A { return static_cast<A>((x & y & both) | ((x ^ y) & either)); };

@@ -19,12 +19,12 @@ namespace ember::cpu {
     });                                                                           \
   }
 EMBER_SAME_UNARY(relu, DispatchNumeric, Relu)
-EMBER_SAME_UNARY(sign, DispatchAll, Sign)
+EMBER_SAME_UNARY(sign, WithUnsigned<DispatchAll>, Sign)
 #undef EMBER_SAME_UNARY
 
 Tensor square(const Tensor& self, const Tensor& out) {
   if (Tensor converted = square_of_bool(self)) return finish_out("square", out, converted);
-  return map_unary("square", self, out, self->dtype(), WithComplex<DispatchNumeric>{}, [](auto tag) {
+  return map_unary("square", self, out, self->dtype(), WithUnsigned<WithComplex<DispatchNumeric>>{}, [](auto tag) {
     using A = opmath_t<decltype(tag)>;
     return [](A x) -> A { return unary_fn::Square{}(x); };
   });
@@ -36,7 +36,7 @@ Tensor neg(const Tensor& self, const Tensor& out) {
         "neg: negation, the `-` operator, on a bool tensor is not supported; use the `~` or "
         "`logical_not()` operator instead");
   }
-  return map_unary("neg", self, out, self->dtype(), WithComplex<DispatchNumeric>{}, [](auto tag) {
+  return map_unary("neg", self, out, self->dtype(), WithUnsigned<WithComplex<DispatchNumeric>>{}, [](auto tag) {
     using A = opmath_t<decltype(tag)>;
     return [](A x) -> A { return unary_fn::Neg{}(x); };
   });
@@ -67,7 +67,7 @@ Tensor logical_not(const Tensor& self, const Tensor& out) {
 }
 
 Tensor bitwise_not(const Tensor& self, const Tensor& out) {
-  return map_unary("bitwise_not", self, out, self->dtype(), DispatchIntegralOrUnsigned{}, [](auto tag) {
+  return map_unary("bitwise_not", self, out, self->dtype(), WithUnsigned<DispatchIntegral>{}, [](auto tag) {
     using A = opmath_t<decltype(tag)>;
     return [](A x) -> A {
       if constexpr (std::is_same_v<A, bool>) return !x;

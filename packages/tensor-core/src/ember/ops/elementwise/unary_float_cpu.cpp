@@ -77,7 +77,7 @@ Tensor abs(const Tensor& self, const Tensor& out) {
   if (is_complex(self->dtype())) {
     return map_complex_to_real("abs", self, out, [](auto z) { return complex_abs(z); });
   }
-  return map_unary("abs", self, out, self->dtype(), DispatchNumeric{}, [](auto tag) {
+  return map_unary("abs", self, out, self->dtype(), WithUnsigned<DispatchNumeric>{}, [](auto tag) {
     using A = opmath_t<decltype(tag)>;
     return [](A x) -> A { return unary_fn::Abs{}(x); };
   });

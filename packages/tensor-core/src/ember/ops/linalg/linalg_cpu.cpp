@@ -30,6 +30,13 @@ void scipy_cblas_sgemm(int order, int transa, int transb, int m, int n, int k, f
 void scipy_cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double alpha,
                        const double* a, int lda, const double* b, int ldb, double beta, double* c,
                        int ldc);
+// complex: alpha, beta and the matrices as pointers to (real, imaginary) pairs
+void scipy_cblas_cgemm(int order, int transa, int transb, int m, int n, int k, const void* alpha,
+                       const void* a, int lda, const void* b, int ldb, const void* beta, void* c,
+                       int ldc);
+void scipy_cblas_zgemm(int order, int transa, int transb, int m, int n, int k, const void* alpha,
+                       const void* a, int lda, const void* b, int ldb, const void* beta, void* c,
+                       int ldc);
 float scipy_cblas_sdot(int n, const float* x, int incx, const float* y, int incy);
 double scipy_cblas_ddot(int n, const double* x, int incx, const double* y, int incy);
 void scipy_openblas_set_num_threads(int num_threads);
@@ -276,6 +283,12 @@ template <typename T> bool gemm_blas(const Gemm<T>& g) {
     if constexpr (std::is_same_v<T, float>) {
       scipy_cblas_sgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, r1 - r0, c1 - c0, K, g.alpha,
                         A, static_cast<int>(lda), B, static_cast<int>(ldb), g.beta, C, std::max(N, 1));
+    } else if constexpr (std::is_same_v<T, complex64_t>) {
+      scipy_cblas_cgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, r1 - r0, c1 - c0, K, &g.alpha,
+                        A, static_cast<int>(lda), B, static_cast<int>(ldb), &g.beta, C, std::max(N, 1));
+    } else if constexpr (std::is_same_v<T, complex128_t>) {
+      scipy_cblas_zgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, r1 - r0, c1 - c0, K, &g.alpha,
+                        A, static_cast<int>(lda), B, static_cast<int>(ldb), &g.beta, C, std::max(N, 1));
     } else {
       scipy_cblas_dgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, r1 - r0, c1 - c0, K, g.alpha,
                         A, static_cast<int>(lda), B, static_cast<int>(ldb), g.beta, C, std::max(N, 1));
@@ -375,7 +388,7 @@ template <typename T> void gemm_run(const Gemm<T>& g) {
     return;
   }
 #ifdef EMBER_HAVE_OPENBLAS
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || is_complex_v<T>) {
     if (gemm_blas(g)) return;
   } else if constexpr (std::is_same_v<T, int64_t>) {
     if (gemm_int_via_double(g)) return;
@@ -414,6 +427,8 @@ void gemm_tensors(const Tensor& a, const Tensor& b, const Tensor& c, const Scala
     case ScalarType::Float32: run(float{}); break;
     case ScalarType::Float64: run(double{}); break;
     case ScalarType::Int64: run(int64_t{}); break;
+    case ScalarType::ComplexFloat: run(complex64_t{}); break;
+    case ScalarType::ComplexDouble: run(complex128_t{}); break;
     default: throw std::logic_error("gemm_tensors: unexpected compute dtype");
   }
 }
@@ -487,19 +502,9 @@ Tensor fold_rows(const Tensor& t) {
 Tensor as_row(const Tensor& v) { return make_view(v, {1, v->size(0)}, {v->size(0) * v->stride(0), v->stride(0)}, v->offset()); }
 Tensor as_col(const Tensor& v) { return make_view(v, {v->size(0), 1}, {v->stride(0), 1}, v->offset()); }
 
-template <typename T> T dot_kernel(int64_t n, const T* x, int64_t sx, const T* y, int64_t sy) {
-#ifdef EMBER_HAVE_OPENBLAS
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    if (n <= INT_MAX && sx > 0 && sx <= INT_MAX && sy > 0 && sy <= INT_MAX) {
-      if constexpr (std::is_same_v<T, float>) {
-        return scipy_cblas_sdot(static_cast<int>(n), x, static_cast<int>(sx), y, static_cast<int>(sy));
-      } else {
-        return scipy_cblas_ddot(static_cast<int>(n), x, static_cast<int>(sx), y, static_cast<int>(sy));
-      }
-    }
-  }
-#endif
-  // float16/bfloat16 and float32 accumulate in a wider type; integers wrap in uint64
+// The dot product of reals: float16/bfloat16 and float32 accumulate in a wider type;
+// integers wrap in uint64.
+template <typename T> T real_dot(int64_t n, const T* x, int64_t sx, const T* y, int64_t sy) {
   using Acc = std::conditional_t<is_float_v<T>, double, uint64_t>;
   Acc acc = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -518,15 +523,39 @@ template <typename T> T dot_kernel(int64_t n, const T* x, int64_t sx, const T* y
   }
 }
 
+template <typename T> T dot_kernel(int64_t n, const T* x, int64_t sx, const T* y, int64_t sy) {
+#ifdef EMBER_HAVE_OPENBLAS
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (n <= INT_MAX && sx > 0 && sx <= INT_MAX && sy > 0 && sy <= INT_MAX) {
+      if constexpr (std::is_same_v<T, float>) {
+        return scipy_cblas_sdot(static_cast<int>(n), x, static_cast<int>(sx), y, static_cast<int>(sy));
+      } else {
+        return scipy_cblas_ddot(static_cast<int>(n), x, static_cast<int>(sx), y, static_cast<int>(sy));
+      }
+    }
+  }
+#endif
+  if constexpr (is_complex_v<T>) {  // no conjugate (torch.dot; vdot conjugates x)
+    complex128_t acc;
+    for (int64_t i = 0; i < n; ++i) acc += complex128_t(x[i * sx]) * complex128_t(y[i * sy]);
+    return T(acc);
+  } else {
+    return real_dot(n, x, sx, y, sy);
+  }
+}
+
+
 
 Tensor dot_impl(const char* op, const Tensor& self, const Tensor& tensor, const Tensor& out) {
   const ScalarType dt = dot_meta(op, self, tensor, out);
   Tensor res = prepare_out(op, out, {}, dt);
-  dispatch_numeric(dt, op, [&](auto tag) {
+  auto kernel = [&](auto tag) {
     using T = decltype(tag);
     *res->data<T>() = dot_kernel<T>(self->numel(), self->data<T>(), self->stride(0), tensor->data<T>(),
                                     tensor->stride(0));
-  });
+  };
+  if (is_complex(dt)) dispatch_complex(dt, op, kernel);
+  else dispatch_numeric(dt, op, kernel);
   return finish_out(op, out, res);
 }
 

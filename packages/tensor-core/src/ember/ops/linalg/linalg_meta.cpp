@@ -112,10 +112,14 @@ AddmmMeta addmm_meta(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
   if (mat1->size(1) != mat2->size(0)) cpu::throw_cannot_multiply("addmm", mat1->sizes(), mat2->sizes());
   const Shape shape{mat1->size(0), mat2->size(1)};
   expand_to(self, shape, "addmm");  // validates the broadcast
-  // integer products take alpha and beta truncated to integers, as PyTorch does
-  const Scalar a = is_floating(dt) ? Scalar::from_double(alpha.to_double()) : Scalar::from_int(alpha.to_int());
-  const Scalar b = is_floating(dt) ? Scalar::from_double(beta.to_double()) : Scalar::from_int(beta.to_int());
-  const bool use_self = b.to_double() != 0.0;  // beta == 0: self is ignored, NaN included
+  // integer products take alpha and beta truncated to integers, as PyTorch does; complex
+  // products keep them whole
+  auto coefficient = [dt](const Scalar& s) {
+    if (is_complex(dt)) return s;
+    return is_floating(dt) ? Scalar::from_double(s.to_double()) : Scalar::from_int(s.to_int());
+  };
+  const Scalar a = coefficient(alpha), b = coefficient(beta);
+  const bool use_self = b.to_double() != 0.0 || b.im != 0.0;  // beta == 0: self is ignored, NaN included
   cpu::check_out_dtype("addmm", out, dt);
   return {shape, dt, a, b, use_self};
 }

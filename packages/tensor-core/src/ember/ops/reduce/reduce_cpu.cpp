@@ -11,6 +11,8 @@ namespace cpu {
 Tensor sum(const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
            std::optional<ScalarType> dtype, const Tensor& out) {
   check_cpu(self, "sum");
+  // uint16/32/64 sum in int64 (PyTorch's result dtype; the same bits modulo 2^64)
+  if (is_wide_unsigned(self->dtype())) return sum(to_dtype(self, ScalarType::Int64), dim, keepdim, dtype, out);
   if (is_complex(self->dtype()) && dtype && !is_complex(*dtype)) {  // PyTorch: the real parts
     return sum(to_dtype(self, *dtype), dim, keepdim, dtype, out);
   }

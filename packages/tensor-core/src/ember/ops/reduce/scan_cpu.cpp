@@ -87,6 +87,7 @@ Tensor scan(const char* op, const Tensor& self, int64_t dim, std::optional<Scala
 }  // namespace
 
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, const Tensor& out) {
+  if (is_wide_unsigned(self->dtype())) return cumsum(to_dtype(self, ScalarType::Int64), dim, dtype, out);
   if (is_complex(self->dtype()) && dtype && !is_complex(*dtype)) {  // PyTorch: the real parts
     return cumsum(to_dtype(self, *dtype), dim, dtype, out);
   }
