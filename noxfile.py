@@ -457,6 +457,37 @@ def cuda_cpu_mode(session: nox.Session) -> None:
     session.run("pytest", *files, *session.posargs, env={"EMBER_CUDA_TEST_DEVICE": "cpu"})
 
 
+# The Array API standard's conformance suite (data-apis/array-api-tests), used as it is from
+# the shared third-party folder next to the repository (see its README there); absent from
+# a user's clone, where the session skips.
+ARRAY_API_SUITE = ROOT.parent / "shared" / "third_party" / "array-api-tests"
+ARRAY_API_XFAILS = CORE_DIR / "tests" / "array_api_xfails.txt"
+ARRAY_API_SUITE_REQUIRES = ("pytest>=8", "pytest-xdist>=3", "pytest-json-report>=1.5",
+                            "hypothesis>=6.151.0", "ndindex>=1.8")
+
+
+@nox.session
+def array_api_suite(session: nox.Session) -> None:
+    """The Array API conformance suite against ``ember_tensor.array_api`` (2024.12, 20
+    derandomized examples per test, 2 workers). The tests listed in
+    packages/tensor-core/tests/array_api_xfails.txt are expected to fail and are skipped
+    (ARRAY_API_TESTS_XFAIL_MARK=skip: hypothesis would spend minutes shrinking their
+    failures); any other failure fails the session. pytest args after -- go to the suite
+    (e.g. ``-- -k test_sum``)."""
+    if not (ARRAY_API_SUITE / "array_api_tests").is_dir():
+        session.skip(f"the Array API conformance suite is not at {ARRAY_API_SUITE}")
+    install(session, CORE_NAME)
+    pip_install(session, *ARRAY_API_SUITE_REQUIRES)
+    session.chdir(ARRAY_API_SUITE)
+    session.run(
+        "pytest", "array_api_tests", "-p", "no:cacheprovider", "--max-examples", "20",
+        "--derandomize", "-n", "2", "--xfails-file", str(ARRAY_API_XFAILS), "-q", "-rfE",
+        *session.posargs,
+        env={"ARRAY_API_TESTS_MODULE": "ember_tensor.array_api",
+             "ARRAY_API_TESTS_VERSION": "2024.12", "ARRAY_API_TESTS_XFAIL_MARK": "skip"},
+    )
+
+
 SANITIZE_BUILD_DIR = ROOT / "build" / "tensor-core-sanitize"
 SANITIZERS = "address,undefined"
 

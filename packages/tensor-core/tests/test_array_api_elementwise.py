@@ -805,7 +805,7 @@ def test_int_scalar_out_of_bounds(name):
     assert npy(xp.add(x, int(info.max) - 1)).tolist() == [info.max]
 
 
-BAD_OPERANDS = [[1.0, 2.0], np.array([1.0, 2.0]), None, "a", 1j]
+BAD_OPERANDS = [[1.0, 2.0], np.array([1.0, 2.0]), None, "a"]
 
 
 @pytest.mark.parametrize("fn", sorted(UNARY))
@@ -993,3 +993,112 @@ def test_nextafter_bfloat16_hypothesis(x, y):
     x, y = round_bf16(x[:n]), round_bf16(y[:n])
     got = npy(xp.nextafter(arr(x, "bfloat16"), arr(y, "bfloat16")))
     assert_same(got, nextafter_bits(x, y, "bfloat16"))
+
+
+# ---------------------------------------------------------------------------------------
+# complex64/complex128 and uint16/uint32/uint64, against NumPy
+
+COMPLEX = ["complex64", "complex128"]
+WIDE_UINTS = ["uint16", "uint32", "uint64"]
+Z = np.array([1 + 2j, -3 + 0.5j, 0j, -0.0 - 2j, 2.5 - 1.5j, 0.25 + 0.75j])
+
+
+def _np_c(name):
+    return Z.astype(name)
+
+
+def _close(t, want, name):
+    assert name_of(t.dtype) == name, (name_of(t.dtype), name)
+    tol = 2e-6 if name in ("complex64", "float32") else 1e-13
+    np.testing.assert_allclose(npy(t), want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name", COMPLEX)
+@pytest.mark.parametrize("fn", ["exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan",
+                                "tanh", "sinh", "cosh", "asinh", "atan", "negative",
+                                "square", "reciprocal", "conj", "positive"])
+def test_complex_unary_like_numpy(fn, name):
+    a = _np_c(name)
+    if fn in ("log", "reciprocal"):
+        a = a[a != 0]
+    ref = {"conj": np.conj, "negative": np.negative, "positive": np.positive,
+           "reciprocal": np.reciprocal, "square": np.square}.get(fn) or getattr(np, fn)
+    with np.errstate(all="ignore"):
+        want = ref(a)
+    _close(getattr(xp, fn)(et.from_numpy(a)), want, name)
+
+
+@pytest.mark.parametrize("name", COMPLEX)
+def test_complex_parts_abs_sign_round(name):
+    a = _np_c(name)
+    x = et.from_numpy(a)
+    real = "float32" if name == "complex64" else "float64"
+    _close(xp.real(x), a.real, real)
+    _close(xp.imag(x), a.imag, real)
+    _close(xp.abs(x), np.abs(a), real)
+    mag = np.abs(a)
+    _close(xp.sign(x), np.where(mag == 0, 0, a / np.where(mag == 0, 1, mag)), name)
+    _close(xp.round(xp.multiply(x, 1.5)), np.round(a * 1.5), name)
+    for fn in ("isnan", "isinf", "isfinite"):
+        np.testing.assert_array_equal(npy(getattr(xp, fn)(x)), getattr(np, fn)(a))
+    np.testing.assert_array_equal(npy(xp.equal(x, xp.conj(x))), a == np.conj(a))
+
+
+@pytest.mark.parametrize("name", COMPLEX)
+def test_complex_binary_and_scalars(name):
+    a, b = _np_c(name), _np_c(name)[::-1].copy()
+    x, y = et.from_numpy(a), et.from_numpy(b)
+    for fn, ref in (("add", np.add), ("subtract", np.subtract), ("multiply", np.multiply)):
+        _close(getattr(xp, fn)(x, y), ref(a, b), name)
+    nz = b != 0
+    _close(xp.divide(x[et.from_numpy(nz)], y[et.from_numpy(nz)]), a[nz] / b[nz], name)
+    _close(xp.add(x, 1j), a + 1j, name)
+    _close(xp.multiply(2.5, x), 2.5 * a, name)
+    # a complex scalar with a real floating array: the complex dtype of its precision
+    real = "float32" if name == "complex64" else "float64"
+    r = et.from_numpy(np.array([1.0, -2.0], dtype=real))
+    _close(xp.add(r, 1j), np.array([1 + 1j, -2 + 1j]), name)
+    # complex64 with float64 gives complex128
+    _close(xp.add(et.from_numpy(_np_c("complex64")), et.from_numpy(np.ones(6))),
+           _np_c("complex64") + 1, "complex128")
+    with pytest.raises(TypeError, match="complex"):
+        xp.add(et.from_numpy(np.array([1, 2])), 1j)
+    for fn in ("less", "maximum", "floor", "atan2", "clip"):
+        with pytest.raises(TypeError, match="real-valued"):
+            getattr(xp, fn)(x, x) if fn in ("less", "maximum", "atan2") else getattr(xp, fn)(x)
+
+
+@pytest.mark.parametrize("name", WIDE_UINTS)
+def test_wide_unsigned_like_numpy(name):
+    top = np.iinfo(name).max
+    a = np.array([0, 1, 7, 100, top - 1, top], dtype=name)
+    b = np.array([3, 1, 2, 9, 5, top], dtype=name)
+    x, y = et.from_numpy(a), et.from_numpy(b)
+    for fn in ("add", "subtract", "multiply", "floor_divide", "remainder", "maximum",
+               "minimum", "bitwise_and", "bitwise_or", "bitwise_xor", "equal", "less",
+               "greater_equal", "not_equal"):
+        if name == "uint64" and fn in ("floor_divide", "remainder"):
+            continue  # no exact path through int64; see the next test
+        want = getattr(np, fn)(a, b)
+        got = getattr(xp, fn)(x, y)
+        assert got.dtype == (et.bool if want.dtype == np.bool_ else getattr(et, name)), fn
+        np.testing.assert_array_equal(npy(got), want, err_msg=fn)
+    for fn in ("negative", "square", "bitwise_invert", "abs", "sign", "floor"):
+        np.testing.assert_array_equal(npy(getattr(xp, fn)(x)), getattr(
+            np, {"bitwise_invert": "invert"}.get(fn, fn))(a), err_msg=fn)
+    np.testing.assert_array_equal(npy(xp.bitwise_right_shift(x, y)),
+                                  np.where(b < a.itemsize * 8, a >> (b % (a.itemsize * 8)), 0))
+    np.testing.assert_array_equal(npy(xp.clip(x, 1, 100)), np.clip(a, 1, 100))
+    assert xp.add(x, top).dtype == getattr(et, name)  # a Python int up to the maximum
+    with pytest.raises(OverflowError):
+        xp.add(x, int(top) + 1)
+
+
+def test_uint64_without_an_exact_path_is_a_clear_error():
+    x = et.from_numpy(np.array([5, 2**64 - 1], dtype=np.uint64))
+    try:
+        out = xp.floor_divide(x, x)
+    except TypeError as e:
+        assert "uint64" in str(e) and "floor_divide" in str(e)
+    else:  # the core has a uint64 kernel now
+        np.testing.assert_array_equal(npy(out), [1, 1])

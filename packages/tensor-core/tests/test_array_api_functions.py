@@ -1,9 +1,9 @@
 """ember_tensor.array_api: statistical, searching, sorting, set, manipulation, indexing and
 utility functions (array_api/_functions.py), against NumPy 2 as the reference.
 
-NumPy gives the values; the result dtypes are the standard's (int64 where NumPy's own
-namespace would give uint64 for uint8 inputs: the core has no uint64, see the module's
-docstring). Errors are checked by type (TypeError, ValueError, IndexError) and message.
+NumPy gives the values; the result dtypes are the standard's (sums of signed integers give
+int64, of unsigned ones uint64). Errors are checked by type (TypeError, ValueError,
+IndexError) and message.
 """
 
 from __future__ import annotations
@@ -146,7 +146,9 @@ REDUCE_CASES = [
 
 
 def _sum_dtype(name):
-    return "int64" if name in INT_DTYPES else name
+    if name in INT_DTYPES:
+        return "uint64" if name.startswith("u") else "int64"
+    return name
 
 
 def _numpy_reduce(np_fn):
@@ -253,8 +255,8 @@ def test_sum_prod_dtypes():
     check(xp.sum(i8), 300, "int64")  # int8 widens to the default integer dtype
     check(xp.prod(i8), 10**6, "int64")
     u8 = arr(np.array([200, 200], np.uint8))
-    check(xp.sum(u8), 400, "int64")  # the standard's uint64 does not exist: int64
-    check(xp.prod(u8), 40000, "int64")
+    check(xp.sum(u8), 400, "uint64")  # unsigned integers widen to uint64
+    check(xp.prod(u8), 40000, "uint64")
     i32 = arr(np.array([2**31 - 1, 2**31 - 1], np.int32))
     check(xp.sum(i32), 2 * (2**31 - 1), "int64")
     check(xp.sum(i8, dtype=xp.int8), np.int8(44), "int8")  # wraps around, as asked
@@ -422,8 +424,10 @@ def test_where_scalars():
         xp.where(c, True, i8)
     with pytest.raises(OverflowError, match="out of bounds for int8"):
         xp.where(c, i8, 300)
+    # a complex scalar with a real floating array: the complex dtype of its precision
+    check(xp.where(c, 1j, f32), [1j, 2.5, 1j], "complex64")
     with pytest.raises(TypeError):
-        xp.where(c, 1j, f32)
+        xp.where(c, 1j, i8)
 
 
 def test_where_errors():
@@ -1067,3 +1071,52 @@ def test_keepdims_broadcasts_back(fn):
         out[0, 0, 0] = -7
         assert to_np(x)[0, 0, 0] == a[0, 0, 0], "axis=() must not return x itself"
     assert out_np.shape == a.shape
+
+
+# ---------------------------------------------------------------------------------------------
+# complex64/complex128 and uint16/uint32/uint64, against NumPy
+
+
+@pytest.mark.parametrize("name", ["complex64", "complex128"])
+def test_complex_reductions_and_searching(name):
+    a = np.array([[1 + 2j, -3 + 0.5j, 0j], [2.5 - 1.5j, 0.25j, 1 + 0j]], dtype=name)
+    x = et.from_numpy(a)
+    check(xp.sum(x), a.sum(), name)
+    check(xp.sum(x, axis=1), a.sum(axis=1), name)
+    check(xp.prod(x, axis=0), a.prod(axis=0), name)
+    check(xp.mean(x, axis=1), a.mean(axis=1), name)
+    check(xp.cumulative_sum(x, axis=1), np.cumsum(a, axis=1), name)
+    check(xp.any(x, axis=1), a.any(axis=1), "bool")
+    check(xp.all(x, axis=1), a.all(axis=1), "bool")
+    check(xp.count_nonzero(x), 5, "int64")
+    check(xp.nonzero(x)[1], np.nonzero(a)[1], "int64")
+    check(xp.unique_values(xp.concat([x, x], axis=0)), np.unique(a), name)
+    check(xp.vecdot(x, x), np.vecdot(a, a), name)  # conjugates x1
+    check(xp.matmul(x, xp.matrix_transpose(x)), a @ a.T, name)
+    check(xp.linalg.vector_norm(x), np.linalg.vector_norm(a),
+          "float32" if name == "complex64" else "float64")
+    for fn in (xp.max, xp.min, xp.argmax, xp.sort, xp.var):
+        with pytest.raises(TypeError):
+            fn(x)
+
+
+@pytest.mark.parametrize("name", ["uint8", "uint16", "uint32", "uint64"])
+def test_unsigned_reductions_and_sorting(name):
+    top = int(np.iinfo(name).max)
+    a = np.array([[3, top, 0], [top - 1, 7, 7]], dtype=name)
+    x = et.from_numpy(a)
+    check(xp.sum(x, axis=1), a.sum(axis=1, dtype=np.uint64), "uint64")
+    check(xp.prod(x, axis=0), a.prod(axis=0, dtype=np.uint64), "uint64")
+    check(xp.cumulative_sum(x, axis=1), np.cumsum(a, axis=1, dtype=np.uint64), "uint64")
+    check(xp.max(x, axis=0), a.max(axis=0), name)
+    check(xp.min(x), a.min(), name)
+    check(xp.argmax(x, axis=1), a.argmax(axis=1), "int64")
+    check(xp.sort(x, axis=1), np.sort(a, axis=1), name)
+    check(xp.argsort(x, axis=0, descending=True), np.argsort(-a.astype(float), axis=0,
+                                                             stable=True), "int64")
+    check(xp.unique_values(x), np.unique(a), name)
+    check(xp.searchsorted(xp.sort(xp.reshape(x, (-1,))), x), np.searchsorted(
+        np.sort(a.reshape(-1)), a), "int64")
+    check(xp.any(x, axis=0), a.any(axis=0), "bool")
+    check(xp.nonzero(x)[1], np.nonzero(a)[1], "int64")
+    check(xp.diff(x, axis=1), np.diff(a, axis=1), name)

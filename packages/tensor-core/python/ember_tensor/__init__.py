@@ -370,6 +370,7 @@ for _name, _fn in {
     "is_floating_point": lambda self: self.dtype.is_floating_point,
     "is_signed": lambda self: self.dtype.is_signed,
     "is_complex": lambda self: self.dtype.is_complex,
+    "__complex__": lambda self: _builtins.complex(self.item()),  # one element, as float(x)
     # Ember computes conjugates eagerly (conj() of a complex tensor is a new tensor): no
     # tensor carries PyTorch's lazy conjugate or negative bits
     "is_conj": lambda self: False,

@@ -5,12 +5,14 @@ without value-based casting, ``sum`` of small integers, ...); the PyTorch-shaped
 ``ember_tensor`` / ``ember`` namespaces keep PyTorch's behaviour. Every difference is listed
 in docs/array-api.md. Arrays are ``ember_tensor.Tensor`` objects.
 
-Not supported by the core (so absent here and from ``__array_namespace_info__().dtypes()``):
-uint16, uint32, uint64, complex64, complex128.
+Dtypes: all of the standard's (bool, int8/16/32/64, uint8/16/32/64, float32, float64,
+complex64, complex128), plus float16 and bfloat16 as extensions. Where the core still lacks
+a kernel for uint16/uint32/uint64, the namespace computes through int64 when that is exact
+and raises TypeError otherwise (see ``_dtypes.call_core``).
 
-Extensions: ``linalg`` (the linear algebra extension, ``xp.linalg``) is present. ``fft`` is
-absent (``hasattr(xp, "fft")`` is False): every function of the standard's fft extension
-takes or returns complex arrays, and the core has no complex dtypes.
+Extensions: ``linalg`` (the linear algebra extension, ``xp.linalg``) is present; its
+decompositions and solvers take real floating-point arrays only (the core's LAPACK ops are
+real). ``fft`` is absent (``hasattr(xp, "fft")`` is False): the core has no FFT kernels.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from ._linear_algebra import *  # noqa: F403
 from ._linear_algebra import __all__ as _linear_algebra_all
 
 __array_api_version__ = "2024.12"
+
 
 __all__ = [
     "__array_api_version__",

@@ -2,7 +2,10 @@
 
 Defaults (implementation-defined in the standard): the default real floating-point dtype
 is ``ember_tensor.get_default_dtype()`` (float32 unless changed, as in PyTorch, where NumPy
-uses float64); the default integral dtype is int64. The only device is the cpu:
+uses float64), the default complex dtype the complex dtype of its precision (complex64 or
+complex128); the default integral dtype is int64. Python ints up to 2**64 - 1 fill uint64
+arrays (the core reads ints as int64: larger ones are passed wrapped, which the cast to
+uint64 undoes). The only device is the cpu:
 ``device=`` takes None, the cpu device object (``x.device``, ``ember_tensor.device("cpu")``)
 or the string ``"cpu"``; anything else is a ValueError.
 
@@ -95,13 +98,12 @@ def _normalize_shape(shape, fn: str) -> tuple:
 
 
 def _python_scalar(value, name: str):
-    """(kind, value as a Python bool/int/float) for a real scalar; TypeError otherwise."""
+    """(kind, value as a Python bool/int/float/complex) for a scalar ('b', 'i', 'f' or
+    'c'); TypeError for anything else."""
     kind = _dt._scalar_kind(value)
     if kind is None:
         raise TypeError(f"{name} must be a Python scalar, got {type(value).__name__}")
-    if kind == "c":
-        raise TypeError(f"{name}: complex values are not supported (no complex dtypes)")
-    conv = {"b": _builtins.bool, "i": int, "f": float}[kind]
+    conv = {"b": _builtins.bool, "i": int, "f": float, "c": complex}[kind]
     return kind, conv(value)
 
 
@@ -110,7 +112,19 @@ def _default_dtype_for(kind: str):
         return _dt.bool
     if kind == "i":
         return _dt.default_int_dtype()
+    if kind == "c":
+        return _dt.default_complex_dtype()
     return _dt.default_float_dtype()
+
+
+def _wrap_uint64(values):
+    """Python ints above the int64 range (nested lists of them) wrapped into it (v - 2**64),
+    for the core, which reads ints as int64; its cast to uint64 wraps them back."""
+    if isinstance(values, list):
+        return [_wrap_uint64(v) for v in values]
+    if type(values) is int and values > _INT64_MAX:
+        return values - 2**64
+    return values
 
 
 def _check_int_range(lo, hi, dtype, fn: str) -> None:
@@ -157,14 +171,20 @@ def _fill_value(fill_value, dtype, fn: str):
     kind, value = _python_scalar(fill_value, f"{fn}: fill_value")
     if dtype is None:
         dtype = _default_dtype_for(kind)
+    if kind == "c" and not _dt.isdtype(dtype, "complex floating"):
+        raise TypeError(
+            f"{fn}: a complex fill_value needs a complex dtype, got {_dt.dtype_name(dtype)}"
+        )
     if kind == "i":
         _check_int_range(value, value, dtype, fn)
+        value = _wrap_uint64(value)
     return value, dtype
 
 
 def full(shape, fill_value, *, dtype=None, device=None):
     """An array of shape filled with fill_value; dtype inferred from it when None (bool ->
-    bool, int -> int64, float -> the default float dtype)."""
+    bool, int -> int64, float -> the default float dtype, complex -> the default complex
+    dtype)."""
     _check_device(device)
     _check_dtype_arg(dtype)
     shape = _normalize_shape(shape, "full")
@@ -220,6 +240,8 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
     vals = []
     for name, v in (("start", start), ("stop", stop), ("step", step)):
         kind, v = _python_scalar(v, f"arange: {name}")
+        if kind == "c":
+            raise TypeError(f"arange: {name} must be real, got a complex value")
         kinds.append(kind)
         vals.append(v)
     start, stop, step = vals
@@ -253,16 +275,30 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
 def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
     """num evenly spaced values from start to stop (stop included when endpoint). Computed
     in float64 then cast (the NumPy algorithm), so float32 results equal NumPy's; integer
-    dtypes get the floor of the values. dtype: the default float dtype when None."""
+    dtypes get the floor of the values. dtype: the default float dtype when None, the
+    default complex dtype when start or stop is complex (complex dtypes: the real and
+    imaginary parts are spaced separately, each as a real linspace)."""
     _check_device(device)
     _check_dtype_arg(dtype)
-    _, start = _python_scalar(start, "linspace: start")
-    _, stop = _python_scalar(stop, "linspace: stop")
+    k1, start = _python_scalar(start, "linspace: start")
+    k2, stop = _python_scalar(stop, "linspace: stop")
     num = _as_int(num, "linspace: num")
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
+    is_complex = "c" in (k1, k2)
     if dtype is None:
-        dtype = _dt.default_float_dtype()
+        dtype = _dt.default_complex_dtype() if is_complex else _dt.default_float_dtype()
+    if _dt.isdtype(dtype, "complex floating"):
+        start, stop = complex(start), complex(stop)
+        real_dtype = _dt.real_dtype(dtype)
+        re = linspace(start.real, stop.real, num, dtype=real_dtype, endpoint=endpoint)
+        im = linspace(start.imag, stop.imag, num, dtype=real_dtype, endpoint=endpoint)
+        return _et.view_as_complex(_et.stack([re, im], -1).contiguous())
+    if is_complex:
+        raise TypeError(
+            f"linspace: complex start or stop needs a complex dtype, got "
+            f"{_dt.dtype_name(dtype)}"
+        )
     start, stop = float(start), float(stop)
     div = num - 1 if endpoint else num
     delta = stop - start
@@ -362,8 +398,8 @@ def from_dlpack(x, /, *, device=None, copy=None):
     return _C.from_dlpack(x, copy=copy)
 
 
-_PLAIN_SCALARS = {_builtins.bool, int, float}
-_PLAIN_KINDS = {_builtins.bool: "b", int: "i", float: "f"}
+_PLAIN_SCALARS = {_builtins.bool, int, float, complex}
+_PLAIN_KINDS = {_builtins.bool: "b", int: "i", float: "f", complex: "c"}
 
 
 def _walk(obj, depth: int, state: dict):
@@ -371,11 +407,11 @@ def _walk(obj, depth: int, state: dict):
     scalar kinds and the int range in state. Returns (normalized, shape)."""
     kind = _dt._scalar_kind(obj)
     if kind is not None:
-        if kind == "c":
-            raise TypeError("asarray: complex values are not supported (no complex dtypes)")
         state["kinds"].add(kind)
         if kind == "b":
             return _builtins.bool(obj), ()
+        if kind == "c":
+            return complex(obj), ()
         if kind == "i":
             obj = int(obj)
             state["lo"] = obj if state["lo"] is None else min(state["lo"], obj)
@@ -423,12 +459,13 @@ def _ints_to_floats(values):
 
 
 def _numpy_dtype_ok(arr) -> None:
-    if arr.dtype.kind not in "biuf" or arr.dtype.itemsize > 8 or (
-        arr.dtype.kind == "u" and arr.dtype.itemsize > 1
+    if arr.dtype.kind not in "biufc" or arr.dtype.itemsize > (
+        16 if arr.dtype.kind == "c" else 8
     ):
         raise TypeError(
             f"asarray: unsupported dtype {arr.dtype}; supported: bool, int8, int16, int32, "
-            "int64, uint8, float16, float32, float64"
+            "int64, uint8, uint16, uint32, uint64, float16, float32, float64, complex64, "
+            "complex128"
         )
 
 
@@ -517,8 +554,8 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     obj: an array, a Python scalar, a nested sequence of Python scalars, an object with
     __dlpack__ (NumPy arrays, other libraries' tensors), or one supporting the buffer
     protocol. dtype, when None, is obj's own for arrays and buffers, and for Python values
-    bool if all are bools, int64 if all are ints (or bools and ints), else the default
-    float dtype; complex values are a TypeError (no complex dtypes). copy: True always
+    bool if all are bools, int64 if all are ints (or bools and ints), the default complex
+    dtype if any is complex, else the default float dtype. copy: True always
     copies; None shares memory when possible; False never copies (ValueError when a copy
     is needed: Python scalars and sequences, dtype conversions, read-only inputs).
     """
@@ -539,15 +576,24 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
             kinds = state["kinds"]
             if dtype is None:
                 dtype = (
-                    _dt.default_float_dtype() if "f" in kinds or not kinds
+                    _dt.default_complex_dtype() if "c" in kinds
+                    else _dt.default_float_dtype() if "f" in kinds or not kinds
                     else _dt.default_int_dtype() if "i" in kinds
                     else _dt.bool
+                )
+            if "c" in kinds and not _dt.isdtype(dtype, "complex floating"):
+                raise TypeError(
+                    "asarray: complex values need a complex dtype, got "
+                    f"{_dt.dtype_name(dtype)}"
                 )
             _check_int_range(state["lo"], state["hi"], dtype, "asarray")
             if state["lo"] is not None and (
                 state["lo"] < _INT64_MIN or state["hi"] > _INT64_MAX
-            ):  # ints beyond int64 (for a floating dtype): the core reads them as floats
-                values = _ints_to_floats(values)
+            ):
+                if dtype == _dt.uint64:  # wrapped into int64 for the core
+                    values = _wrap_uint64(values)
+                else:  # ints beyond int64 (for a floating dtype): read as floats
+                    values = _ints_to_floats(values)
             return _C.tensor(values, dtype=dtype)
         if isinstance(obj, str):
             raise TypeError("asarray: cannot convert a str to an array")

@@ -1,17 +1,28 @@
 """(array API) Constants (e, inf, nan, newaxis, pi), data types and the data type
 functions: astype, can_cast, finfo, iinfo, isdtype, result_type.
 
-The standard's dtypes supported by the core are bool, int8, int16, int32, int64, uint8,
-float32 and float64. uint16, uint32, uint64, complex64 and complex128 do not exist in the
-core, so they are absent from this namespace. float16 and bfloat16 are exported as
+All the standard's dtypes are here: bool, int8, int16, int32, int64, uint8, uint16, uint32,
+uint64, float32, float64, complex64 and complex128. float16 and bfloat16 are exported as
 extensions: they are real floating-point dtypes for ``isdtype``, ``finfo`` and ``astype``
 but are not array API dtypes, so ``__array_namespace_info__().dtypes()`` leaves them out.
 
 Type promotion follows the standard's table, not PyTorch's: there is no promotion between
-kinds (bool, integer, floating), so ``result_type(int8, float32)`` raises TypeError; uint8
-with intN gives the smallest signed type holding both (uint8 + int8 -> int16). The
-extensions promote as in PyTorch (float16 + bfloat16 -> float32). Python scalars are weak
-(2024.12): they take the dtype of the arrays they meet, if their kind fits.
+bool, integer and floating-point (real or complex) dtypes, so ``result_type(int8, float32)``
+raises TypeError. An unsigned with a signed integer gives the smallest signed type holding
+both (uint8 + int8 -> int16, uint32 + int8 -> int64); uint64 with a signed integer has no
+such type: TypeError. A complex with a real floating dtype gives the complex dtype of the
+wider precision (complex64 + float64 -> complex128). The extensions promote as in PyTorch
+(float16 + bfloat16 -> float32; with a complex dtype, that complex dtype).
+
+Python scalars are weak (2024.12): they take the dtype of the arrays they meet, if their
+kind fits: a bool meets bool arrays, an int integer and floating arrays (real or complex), a
+float floating arrays; a complex meets complex arrays, and real floating arrays, where it
+gives the complex dtype of the array's precision (float32 -> complex64, float64 ->
+complex128; float16/bfloat16 -> complex64). A complex scalar with an integer array is a
+TypeError (the standard leaves it to the implementation).
+
+``astype`` refuses to cast complex arrays to real dtypes (TypeError, as the standard asks:
+take ``real`` or ``imag`` first); complex to bool is allowed (nonzero -> True).
 
 Helpers for the other modules of the namespace (not exported): ``promote_types(a, b)``,
 ``promote_scalar(dtype, value)``, ``default_float_dtype()``, ``default_int_dtype()``,
@@ -37,8 +48,13 @@ __all__ = [
     "int32",
     "int64",
     "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
     "float32",
     "float64",
+    "complex64",
+    "complex128",
     "float16",
     "bfloat16",
     "astype",
@@ -63,8 +79,13 @@ int16 = _et.int16
 int32 = _et.int32
 int64 = _et.int64
 uint8 = _et.uint8
+uint16 = _et.uint16
+uint32 = _et.uint32
+uint64 = _et.uint64
 float32 = _et.float32
 float64 = _et.float64
+complex64 = _et.complex64
+complex128 = _et.complex128
 # extensions (not array API dtypes)
 float16 = _et.float16
 bfloat16 = _et.bfloat16
@@ -73,25 +94,33 @@ _Tensor = _et.Tensor
 _DType = _et.dtype
 
 _SIGNED = (int8, int16, int32, int64)
-_UNSIGNED = (uint8,)
+_UNSIGNED = (uint8, uint16, uint32, uint64)
 _INTEGRAL = _SIGNED + _UNSIGNED
 _STANDARD_FLOATS = (float32, float64)
 _FLOATS = (float16, bfloat16, float32, float64)
+_COMPLEX = (complex64, complex128)
 _BOOLS = (bool,)
-_NUMERIC = _INTEGRAL + _FLOATS
+_NUMERIC = _INTEGRAL + _FLOATS + _COMPLEX
 _ALL = _BOOLS + _NUMERIC
-# the array API dtypes this namespace supports (what info().dtypes() lists)
-STANDARD_DTYPES = _BOOLS + _SIGNED + _UNSIGNED + _STANDARD_FLOATS
+# the array API dtypes this namespace supports (what info().dtypes() lists), in the
+# standard's order
+STANDARD_DTYPES = _BOOLS + _SIGNED + _UNSIGNED + _STANDARD_FLOATS + _COMPLEX
 
 _NAMES = {
     bool: "bool", int8: "int8", int16: "int16", int32: "int32", int64: "int64",
-    uint8: "uint8", float16: "float16", bfloat16: "bfloat16", float32: "float32",
-    float64: "float64",
+    uint8: "uint8", uint16: "uint16", uint32: "uint32", uint64: "uint64",
+    float16: "float16", bfloat16: "bfloat16", float32: "float32", float64: "float64",
+    complex64: "complex64", complex128: "complex128",
 }
 _BITS = {
-    bool: 8, int8: 8, int16: 16, int32: 32, int64: 64, uint8: 8,
-    float16: 16, bfloat16: 16, float32: 32, float64: 64,
+    bool: 8, int8: 8, int16: 16, int32: 32, int64: 64,
+    uint8: 8, uint16: 16, uint32: 32, uint64: 64,
+    float16: 16, bfloat16: 16, float32: 32, float64: 64, complex64: 64, complex128: 128,
 }
+# complex dtype <-> its real component dtype
+_REAL_OF = {complex64: float32, complex128: float64}
+_COMPLEX_OF = {float16: complex64, bfloat16: complex64, float32: complex64,
+               float64: complex128}
 
 
 def dtype_name(dtype) -> str:
@@ -131,6 +160,24 @@ def default_int_dtype():
     return int64
 
 
+def default_complex_dtype():
+    """The default complex floating-point dtype: the complex dtype of the default real
+    floating-point dtype's precision (complex64 for float32, complex128 for float64)."""
+    return _COMPLEX_OF.get(default_float_dtype(), complex64)
+
+
+def real_dtype(dtype):
+    """The real floating-point dtype of a complex dtype's components (float32 for
+    complex64); dtype itself for other dtypes."""
+    return _REAL_OF.get(dtype, dtype)
+
+
+def complex_dtype(dtype):
+    """The complex dtype of a real floating-point dtype's precision (complex64 for float32,
+    float16 and bfloat16; complex128 for float64); dtype itself for complex dtypes."""
+    return dtype if dtype in _COMPLEX else _COMPLEX_OF[dtype]
+
+
 # ---- type promotion ----
 
 
@@ -141,15 +188,20 @@ def _kind(dtype) -> str:
         return "i"
     if dtype in _UNSIGNED:
         return "u"
+    if dtype in _COMPLEX:
+        return "c"
     return "f"
 
 
 def promote_types(a, b):
     """The dtype that a and b promote to under the standard's rules; TypeError if none.
 
-    Within a kind the wider dtype wins; uint8 with int8 gives int16, with a wider signed
-    integer that integer; float16 and bfloat16 (extensions) give float32. Bool, integer and
-    floating dtypes never promote with one another.
+    Within a kind the wider dtype wins; an unsigned with a signed integer gives the smallest
+    signed integer holding both (uint8 + int8 -> int16, uint32 + int64 -> int64), and none
+    exists for uint64 (TypeError); a complex with a real floating dtype gives the complex
+    dtype of the wider precision (complex64 + float64 -> complex128); float16 and bfloat16
+    (extensions) give float32. Bool, integer and floating-point dtypes never promote with
+    one another.
     """
     _check_dtype(a, "first dtype")
     _check_dtype(b, "second dtype")
@@ -160,6 +212,11 @@ def promote_types(a, b):
         if ka == "f" and {a, b} == {float16, bfloat16}:
             return float32
         return a if _BITS[a] >= _BITS[b] else b
+    if {ka, kb} == {"f", "c"}:
+        real, cplx = (a, b) if ka == "f" else (b, a)
+        if real == float64:
+            return complex128
+        return cplx
     if {ka, kb} == {"i", "u"}:
         signed, unsigned = (a, b) if ka == "i" else (b, a)
         if _BITS[signed] > _BITS[unsigned]:
@@ -168,6 +225,10 @@ def promote_types(a, b):
         for cand in _SIGNED:
             if _BITS[cand] > _BITS[unsigned]:
                 return cand
+        raise TypeError(
+            f"{dtype_name(a)} and {dtype_name(b)} cannot be promoted together: no signed "
+            "integer dtype holds every uint64 value (cast explicitly with astype)"
+        )
     raise TypeError(
         f"{dtype_name(a)} and {dtype_name(b)} cannot be promoted together: the array API "
         "standard defines no promotion between bool, integer and floating-point dtypes "
@@ -204,8 +265,10 @@ def promote_scalar(dtype, value):
     """The dtype of an operation between an array of dtype and the Python scalar value.
 
     Python scalars are weak (the standard's 2024.12 rules): a bool meets only bool arrays,
-    an int integer or floating arrays, a float floating arrays; the result keeps dtype.
-    Complex scalars need complex dtypes, which this namespace lacks: TypeError.
+    an int integer or floating arrays (real or complex), a float floating arrays; the result
+    keeps dtype. A complex meets complex arrays (the result keeps dtype) and real floating
+    arrays (the result is the complex dtype of their precision: float32 -> complex64,
+    float64 -> complex128); with bool or integer arrays it is a TypeError.
     """
     _check_dtype(dtype)
     kind = _scalar_kind(value)
@@ -215,13 +278,13 @@ def promote_scalar(dtype, value):
     if kind == "b":
         ok = dk == "b"
     elif kind == "i":
-        ok = dk in "iuf"
+        ok = dk in "iufc"
     elif kind == "f":
-        ok = dk == "f"
+        ok = dk in "fc"
     else:
-        raise TypeError(
-            "complex scalars are not supported: this namespace has no complex dtypes"
-        )
+        ok = dk in "fc"
+        if ok:
+            return complex_dtype(dtype)
     if not ok:
         raise TypeError(
             f"a Python {type(value).__name__} cannot be combined with an array of dtype "
@@ -281,13 +344,21 @@ def can_cast(from_, to, /) -> _builtins.bool:
 
 def astype(x, dtype, /, *, copy=True, device=None):
     """x converted to dtype. With copy=False, x itself is returned when it already has
-    dtype; otherwise the result is a new array. Any cast is allowed (floating to integer
-    truncates toward zero; out-of-range values are unspecified, as in the standard)."""
+    dtype; otherwise the result is a new array. Casts are allowed between any real dtypes
+    (floating to integer truncates toward zero; out-of-range values are unspecified, as in
+    the standard) and from any dtype to a complex one; complex to bool gives True for
+    nonzero values. Complex to a real numeric dtype is a TypeError, as the standard asks
+    (cast ``real(x)`` or ``imag(x)``)."""
     from ._creation import _check_device
 
     _check_array(x)
     _check_dtype(dtype)
     _check_device(device)
+    if x.dtype in _COMPLEX and dtype not in _COMPLEX and dtype != bool:
+        raise TypeError(
+            f"astype: cannot cast the complex array to {dtype_name(dtype)}: the array API "
+            "standard does not permit it (cast real(x) or imag(x) instead)"
+        )
     if x.dtype == dtype:
         return x.clone() if copy else x
     return x.to(dtype)
@@ -361,8 +432,11 @@ def _info_dtype(type_, fn: str):
 
 def finfo(type, /) -> finfo_object:
     """Limits of a floating-point dtype (or of an array's dtype): bits, eps, max, min,
-    smallest_normal (Python floats) and dtype. ValueError for a non-floating dtype."""
-    dtype = _info_dtype(type, "finfo")
+    smallest_normal (Python floats) and dtype. For a complex dtype, the limits of its real
+    and imaginary components, with their real dtype (finfo(complex64) == finfo(float32)
+    field by field, dtype float32), as the standard asks. ValueError for a non-floating
+    dtype."""
+    dtype = real_dtype(_info_dtype(type, "finfo"))
     if dtype not in _FINFO:
         raise ValueError(f"finfo: {dtype_name(dtype)} is not a floating-point dtype")
     bits, eps, big, tiny = _FINFO[dtype]
@@ -389,7 +463,7 @@ _KINDS = {
     "unsigned integer": _UNSIGNED,
     "integral": _INTEGRAL,
     "real floating": _FLOATS,
-    "complex floating": (),
+    "complex floating": _COMPLEX,
     "numeric": _NUMERIC,
 }
 
@@ -397,7 +471,8 @@ _KINDS = {
 def isdtype(dtype, kind) -> _builtins.bool:
     """True if dtype is of kind: a dtype, one of 'bool', 'signed integer', 'unsigned
     integer', 'integral', 'real floating', 'complex floating', 'numeric', or a tuple of
-    these (true if any matches). float16 and bfloat16 are 'real floating'."""
+    these (true if any matches). float16 and bfloat16 are 'real floating'; 'numeric'
+    covers the integer, real floating and complex floating dtypes."""
     if not is_dtype(dtype):
         raise TypeError(f"isdtype: dtype must be a dtype, got {type(dtype).__name__}")
     if isinstance(kind, tuple):
@@ -419,3 +494,67 @@ def isdtype(dtype, kind) -> _builtins.bool:
         f"got {type(kind).__name__}"
     )
 
+
+
+# ---- computing through int64 where the core lacks an unsigned kernel ----
+
+_INT64_MIN_ARRAY = None
+_U64 = uint64  # call_core's parameter uint64 shadows the dtype
+
+
+def _flip_sign_bit(x):
+    """The int64 array x with its sign bit flipped: maps uint64 bit patterns (read as
+    int64) to int64 values in the same order, and back."""
+    global _INT64_MIN_ARRAY
+    if _INT64_MIN_ARRAY is None:
+        _INT64_MIN_ARRAY = _et.full((), -(2**63), dtype=int64)
+    return _et.bitwise_xor(x, _INT64_MIN_ARRAY)
+
+
+def call_core(fn: str, core, *args, same: _builtins.bool = True, uint64: str | None = None,
+              **kwargs):
+    """core(*args, **kwargs); where the core has no kernel for an unsigned dtype of the
+    arrays in args (a RuntimeError "... is not supported"), the same op computed in int64.
+
+    uint16 and uint32 arrays are cast to int64, which holds all their values, so any op is
+    exact there. uint64 arrays are handled as uint64 says: "wrap" reads their bits as int64,
+    which is exact for modular arithmetic (add, subtract, multiply, sums, products, bitwise
+    ops); "order" maps them to int64 in the same order (comparisons, max/min, sorting);
+    None refuses (TypeError naming fn). same: the result holds values of the arrays' dtype
+    (cast back to it; otherwise, e.g. bool or index results, it is returned as computed);
+    for a tuple result (values, indices) only the first item is cast back.
+    """
+    try:
+        return core(*args, **kwargs)
+    except RuntimeError as e:
+        if "is not supported" not in str(e):
+            raise
+        dtypes = {a.dtype for a in args if isinstance(a, _Tensor)}
+        wide = [d for d in (_U64, uint32, uint16) if d in dtypes]
+        if not wide:
+            raise
+        dt = wide[0]
+        if dt == _U64 and uint64 is None:
+            raise TypeError(
+                f"{fn}: uint64 arrays are not supported yet (the core has no uint64 kernel "
+                "for this operation); cast to another dtype with astype"
+            ) from None
+    order = dt == _U64 and uint64 == "order"
+
+    def widen(a):
+        if not isinstance(a, _Tensor) or a.dtype not in (uint16, uint32, _U64):
+            return a
+        a = a.to(int64)
+        return _flip_sign_bit(a) if order else a
+
+    r = core(*[widen(a) for a in args], **kwargs)
+
+    def narrow(t):
+        if not same or not isinstance(t, _Tensor) or t.dtype != int64:
+            return t
+        return (_flip_sign_bit(t) if order else t).to(dt)
+
+    if isinstance(r, tuple):  # (values, indices): only the values are cast back
+        items = [narrow(r[0]), *r[1:]]
+        return type(r)(*items) if hasattr(r, "_fields") else tuple(items)
+    return narrow(r)

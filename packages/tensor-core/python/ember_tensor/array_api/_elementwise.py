@@ -3,20 +3,32 @@
 Arguments and results
     Arrays are positional-only. For binary functions one operand may be a Python scalar
     (2024.12): it takes the dtype of the array (a bool meets bool arrays, an int integer or
-    floating arrays, a float floating arrays; TypeError otherwise; OverflowError for an int
-    outside the bounds of an integer array's dtype). Arrays of different dtypes promote by
-    the standard's table (``_dtypes.promote_types``): no promotion between bool, integer and
-    floating dtypes (TypeError), uint8 with int8 gives int16, float16 with bfloat16 float32.
+    floating arrays, a float floating arrays, a complex complex arrays; TypeError otherwise;
+    OverflowError for an int outside the bounds of an integer array's dtype); a complex
+    scalar with a real floating array gives the complex dtype of the array's precision.
+    Arrays of different dtypes promote by the standard's table (``_dtypes.promote_types``):
+    no promotion between bool, integer and floating dtypes (TypeError), uint8 with int8
+    gives int16, complex64 with float64 complex128, float16 with bfloat16 float32.
 
 Dtypes
     Each function takes the dtype category the standard names for it ("should have a ...
     data type"), and raises TypeError for others, as array-api-strict does. In particular
     the floating-point functions (``divide``, ``sqrt``, ``exp``, ``sin``...) reject integer
     and bool arrays (NumPy would promote them to float64; the standard leaves it
-    implementation-defined): cast with ``astype`` first. ``ceil``/``floor``/``trunc``/
+    implementation-defined): cast with ``astype`` first. "Floating-point" includes complex64
+    and complex128; "real-valued" excludes them, so ordering functions (``less``,
+    ``maximum``, ``clip``, ``floor``...) reject complex arrays. ``ceil``/``floor``/``trunc``/
     ``round`` of integers return the integers unchanged (same dtype). ``conj`` and ``real``
-    are the identity on real arrays; ``imag`` returns zeros (there are no complex dtypes).
-    float16 and bfloat16 (extensions) are accepted wherever floating dtypes are.
+    are the identity on real arrays; ``imag`` of a real array returns zeros (an extension:
+    the standard defines it for complex arrays only). ``abs`` of a complex array is real
+    (float32 for complex64), ``sign`` of a complex z is z / |z| (0 for 0), ``round`` of a
+    complex number rounds its real and imaginary parts. float16 and bfloat16 (extensions)
+    are accepted wherever real floating dtypes are.
+
+    uint16, uint32 and uint64: where the core has no kernel for them yet, uint16 and uint32
+    are computed exactly in int64; uint64 through int64 where that is exact (modular
+    arithmetic, bitwise operations, comparisons and max/min through an order-preserving
+    map), otherwise TypeError (``_dtypes.call_core``).
 
 Special cases (signed zeros, infinities, NaN) follow the standard; where it leaves a
 choice, NumPy's behaviour is used:
@@ -129,22 +141,26 @@ __all__ = [
 _Tensor = _et.Tensor
 _bool = _et.bool
 _i8, _i16, _i32, _i64, _u8 = _et.int8, _et.int16, _et.int32, _et.int64, _et.uint8
+_u64 = _et.uint64
 _f16, _bf16, _f32, _f64 = _et.float16, _et.bfloat16, _et.float32, _et.float64
 
-_INTS = frozenset({_i8, _i16, _i32, _i64, _u8})
+_INTS = frozenset(_dt._INTEGRAL)
 _FLOATS = frozenset({_f16, _bf16, _f32, _f64})
+_COMPLEX = frozenset(_dt._COMPLEX)
 _BOOLS = frozenset({_bool})
-_NUMERIC = _INTS | _FLOATS
+_REAL = _INTS | _FLOATS
+_NUMERIC = _REAL | _COMPLEX
 
 # the standard's dtype categories, by the name used in its text (and in error messages)
 _CATEGORIES = {
     "numeric": _NUMERIC,
-    "real-valued": _NUMERIC,
+    "real-valued": _REAL,
     "integer": _INTS,
     "integer or boolean": _INTS | _BOOLS,
     "boolean": _BOOLS,
-    "floating-point": _FLOATS,
+    "floating-point": _FLOATS | _COMPLEX,
     "real-valued floating-point": _FLOATS,
+    "complex floating-point": _COMPLEX,
     "any": _NUMERIC | _BOOLS,
 }
 _HALVES = frozenset({_f16, _bf16})
@@ -183,12 +199,13 @@ def _unary(x, fn: str, category: str) -> None:
 
 
 def _scalar_array(value, dtype, fn: str):
-    """The Python scalar value as a 0-d array of dtype (the dtype of the array it meets)."""
+    """The Python scalar value as a 0-d array of the dtype it takes with an array of dtype
+    (dtype itself, or for a complex scalar with a real floating array the complex dtype)."""
     try:
-        _dt.promote_scalar(dtype, value)
+        dtype = _dt.promote_scalar(dtype, value)
     except TypeError as e:
         raise TypeError(f"{fn}: {e}") from None
-    if not isinstance(value, (_builtins.bool, int, float)):  # NumPy scalars
+    if not isinstance(value, (_builtins.bool, int, float, complex)):  # NumPy scalars
         value = value.item()
     if dtype in _INTS:
         info = _dt.iinfo(dtype)
@@ -196,9 +213,24 @@ def _scalar_array(value, dtype, fn: str):
             raise OverflowError(
                 f"{fn}: Python int {value} is out of bounds for {_name(dtype)}"
             )
+        if value > 2**63 - 1:  # uint64: the core reads ints as int64; the cast wraps back
+            value -= 2**64
     elif dtype in _FLOATS:
         value = float(value)
+    elif dtype in _COMPLEX:
+        value = complex(value)
     return _et.full((), value, dtype=dtype)
+
+
+def _with_scalar(x, value, fn: str, allowed, category: str):
+    """(x, value as a 0-d array), x cast to the complex dtype when value is a complex
+    scalar and x a real floating array."""
+    s = _scalar_array(value, x.dtype, fn)
+    if s.dtype != x.dtype:
+        if s.dtype not in allowed:
+            raise _bad_dtype(fn, category, s.dtype)
+        x = x.to(s.dtype)
+    return x, s
 
 
 def _binary(x1, x2, fn: str, category: str):
@@ -221,13 +253,14 @@ def _binary(x1, x2, fn: str, category: str):
             return (x1 if d1 == dt else x1.to(dt)), (x2 if d2 == dt else x2.to(dt))
         if isinstance(x2, _Tensor) or _dt._scalar_kind(x2) is None:
             raise _not_array(fn, "x2", x2)
-        return x1, _scalar_array(x2, d1, fn)
+        return _with_scalar(x1, x2, fn, allowed, category)
     if isinstance(x2, _Tensor):
         if _dt._scalar_kind(x1) is None:
             raise _not_array(fn, "x1", x1)
         if x2.dtype not in allowed:
             raise _bad_dtype(fn, category, x2.dtype)
-        return _scalar_array(x1, x2.dtype, fn), x2
+        b, a = _with_scalar(x2, x1, fn, allowed, category)
+        return a, b
     raise TypeError(
         f"{fn}: at least one of x1 and x2 must be an array, got {type(x1).__name__} and "
         f"{type(x2).__name__}"
@@ -261,9 +294,34 @@ def _odd(r, x):
 # unary functions the core computes directly
 
 
-def _core_unary(name: str, category: str, core, doc: str):
+def _core_unary(name: str, category: str, core, doc: str, uint64=None):
     def fn(x, /):
         _unary(x, name, category)
+        return _dt.call_core(name, core, x, uint64=uint64)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+def abs(x, /):
+    """Absolute value of each element: same dtype for real x (abs of the most negative
+    signed integer is itself, as in NumPy; unsigned integers unchanged); for complex x the
+    magnitude hypot(re, im), real (float32 for complex64)."""
+    _unary(x, "abs", "numeric")
+    if x.dtype in _dt._UNSIGNED:
+        return x.clone()
+    return _et.abs(x)
+atan = _core_unary("atan", "floating-point", _et.atan, "Inverse tangent, in radians.")
+bitwise_invert = _core_unary("bitwise_invert", "integer or boolean", _et.bitwise_not,
+                             "Bitwise NOT (logical NOT for bool).", uint64="wrap")
+
+
+def _rounding(name: str, core, doc: str):
+    def fn(x, /):
+        _unary(x, name, "real-valued")
+        if x.dtype in _INTS:  # integers are integer-valued already
+            return x.clone()
         return core(x)
 
     fn.__name__ = fn.__qualname__ = name
@@ -271,43 +329,80 @@ def _core_unary(name: str, category: str, core, doc: str):
     return fn
 
 
-abs = _core_unary("abs", "numeric", _et.abs,
-                  "Absolute value of each element (same dtype; abs of the most negative "
-                  "signed integer is itself, as in NumPy).")
-atan = _core_unary("atan", "floating-point", _et.atan, "Inverse tangent, in radians.")
-bitwise_invert = _core_unary("bitwise_invert", "integer or boolean", _et.bitwise_not,
-                             "Bitwise NOT (logical NOT for bool).")
-ceil = _core_unary("ceil", "real-valued", _et.ceil,
-                   "Smallest integer-valued number >= x (same dtype; integers unchanged).")
+ceil = _rounding("ceil", _et.ceil,
+                 "Smallest integer-valued number >= x (same dtype; integers unchanged).")
 cos = _core_unary("cos", "floating-point", _et.cos, "Cosine of x in radians.")
 exp = _core_unary("exp", "floating-point", _et.exp, "e ** x.")
 expm1 = _core_unary("expm1", "floating-point", _et.expm1, "e ** x - 1, accurate near 0.")
-floor = _core_unary("floor", "real-valued", _et.floor,
-                    "Largest integer-valued number <= x (same dtype; integers unchanged).")
-isfinite = _core_unary("isfinite", "numeric", _et.isfinite,
-                       "True where x is neither infinite nor NaN (bool).")
-isinf = _core_unary("isinf", "numeric", _et.isinf, "True where x is +-infinity (bool).")
-isnan = _core_unary("isnan", "numeric", _et.isnan, "True where x is NaN (bool).")
+floor = _rounding("floor", _et.floor,
+                  "Largest integer-valued number <= x (same dtype; integers unchanged).")
+
+
+def _int_class(name: str, core, int_value: bool, doc: str):
+    def fn(x, /):
+        _unary(x, name, "numeric")
+        if x.dtype in _INTS:  # integers are finite, never infinite or NaN
+            return _et.full(tuple(x.shape), int_value, dtype=_bool)
+        return core(x)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+isfinite = _int_class("isfinite", _et.isfinite, True,
+                      "True where x is neither infinite nor NaN (bool); for complex x, "
+                      "where both parts are finite.")
+isinf = _int_class("isinf", _et.isinf, False,
+                   "True where x is +-infinity (bool); for complex x, where either part "
+                   "is infinite.")
+isnan = _int_class("isnan", _et.isnan, False,
+                   "True where x is NaN (bool); for complex x, where either part is NaN.")
 log = _core_unary("log", "floating-point", _et.log, "Natural logarithm.")
 log1p = _core_unary("log1p", "floating-point", _et.log1p, "log(1 + x), accurate near 0.")
 log2 = _core_unary("log2", "floating-point", _et.log2, "Base-2 logarithm.")
 log10 = _core_unary("log10", "floating-point", _et.log10, "Base-10 logarithm.")
 logical_not = _core_unary("logical_not", "boolean", _et.logical_not, "Logical NOT (bool).")
 negative = _core_unary("negative", "numeric", _et.neg,
-                       "-x (integers wrap: negative of the most negative value is itself).")
+                       "-x (integers wrap: negative of the most negative value is itself, "
+                       "unsigned integers give 2**bits - x).", uint64="wrap")
 reciprocal = _core_unary("reciprocal", "floating-point", _et.reciprocal, "1 / x.")
-round = _core_unary("round", "numeric", _et.round,
-                    "Nearest integer-valued number, halves to even (same dtype; integers "
-                    "unchanged).")
-sign = _core_unary("sign", "numeric", _et.sign,
-                   "-1, 0 or 1 by the sign of x (same dtype); 0 for +-0, NaN for NaN.")
+
+
+def round(x, /):
+    """Nearest integer-valued number, halves to even (same dtype; integers unchanged; for
+    complex x the real and imaginary parts are rounded separately)."""
+    _unary(x, "round", "numeric")
+    if x.dtype in _INTS:
+        return x.clone()
+    if x.dtype in _COMPLEX:
+        return _complex(_et.round(_et.real(x)), _et.round(_et.imag(x)))
+    return _et.round(x)
+
+
+def _complex(re, im):
+    """The complex array re + im * 1j from real arrays of the same dtype and shape."""
+    return _et.view_as_complex(_et.stack([re, im], -1).contiguous())
+
+
+def sign(x, /):
+    """-1, 0 or 1 by the sign of real x (same dtype); 0 for +-0, NaN for NaN. For complex x,
+    x / |x| (0 for 0; NaN where x has a NaN part)."""
+    _unary(x, "sign", "numeric")
+    if x.dtype in _COMPLEX:
+        return _et.sgn(x)
+    if x.dtype in _dt._UNSIGNED:
+        return _dt.call_core("sign", _et.ne, x, _const(0, x.dtype)).to(x.dtype)
+    return _et.sign(x)
 sin = _core_unary("sin", "floating-point", _et.sin, "Sine of x in radians.")
-square = _core_unary("square", "numeric", _et.square, "x * x (integers wrap).")
-sqrt = _core_unary("sqrt", "floating-point", _et.sqrt, "Square root (correctly rounded).")
+square = _core_unary("square", "numeric", _et.square, "x * x (integers wrap).",
+                     uint64="wrap")
+sqrt = _core_unary("sqrt", "floating-point", _et.sqrt,
+                   "Square root (correctly rounded for real x; the principal root for "
+                   "complex x).")
 tan = _core_unary("tan", "floating-point", _et.tan, "Tangent of x in radians.")
 tanh = _core_unary("tanh", "floating-point", _et.tanh, "Hyperbolic tangent.")
-trunc = _core_unary("trunc", "real-valued", _et.trunc,
-                    "x rounded toward zero (same dtype; integers unchanged).")
+trunc = _rounding("trunc", _et.trunc, "x rounded toward zero (same dtype; integers unchanged).")
 
 
 def positive(x, /):
@@ -317,21 +412,30 @@ def positive(x, /):
 
 
 def conj(x, /):
-    """Complex conjugate: x itself for the real dtypes (the only ones there are)."""
+    """Complex conjugate (a new array, the imaginary part negated); x itself for the real
+    dtypes."""
     _unary(x, "conj", "numeric")
+    if x.dtype in _COMPLEX:
+        return _et.conj_physical(x)
     return x
 
 
 def real(x, /):
-    """Real component: x itself for the real dtypes (the only ones there are)."""
+    """Real component: for complex x a view of its real parts (float32 for complex64);
+    x itself for the real dtypes."""
     _unary(x, "real", "numeric")
+    if x.dtype in _COMPLEX:
+        return _et.real(x)
     return x
 
 
 def imag(x, /):
-    """Imaginary component: zeros of x's dtype and shape for real arrays (as NumPy; the
-    standard defines imag for complex arrays only, and this namespace has none)."""
+    """Imaginary component: for complex x a view of its imaginary parts (float32 for
+    complex64); zeros of x's dtype and shape for real arrays (as NumPy; an extension, the
+    standard defines imag for complex arrays only)."""
     _unary(x, "imag", "numeric")
+    if x.dtype in _COMPLEX:
+        return _et.imag(x)
     return _et.zeros_like(x)
 
 
@@ -395,35 +499,35 @@ def signbit(x, /):
 def add(x1, x2, /):
     """x1 + x2."""
     a, b = _binary(x1, x2, "add", "numeric")
-    return _et.add(a, b)
+    return _dt.call_core("add", _et.add, a, b, uint64="wrap")
 
 
 def subtract(x1, x2, /):
     """x1 - x2."""
     a, b = _binary(x1, x2, "subtract", "numeric")
-    return _et.sub(a, b)
+    return _dt.call_core("subtract", _et.sub, a, b, uint64="wrap")
 
 
 def multiply(x1, x2, /):
     """x1 * x2."""
     a, b = _binary(x1, x2, "multiply", "numeric")
-    return _et.mul(a, b)
+    return _dt.call_core("multiply", _et.mul, a, b, uint64="wrap")
 
 
 def divide(x1, x2, /):
-    """x1 / x2 (floating dtypes only: integer arrays are a TypeError, cast them first)."""
+    """x1 / x2 (floating dtypes, real or complex, only: integer arrays are a TypeError,
+    cast them first)."""
     a, b = _binary(x1, x2, "divide", "floating-point")
     return _et.div(a, b)
 
 
-def _int_division(core, a, b):
+def _int_division(fn, core, a, b):
     """core(a, b) for integer arrays, with 0 where b == 0 (as NumPy; the core raises)."""
-    try:
-        return core(a, b)
-    except RuntimeError:
-        zero = _et.eq(b, 0)
-        r = core(a, _et.where(zero, _const(1, b.dtype), b))
-        return _et.where(zero, _const(0, r.dtype), r)
+    zero = _et.eq(b, 0)
+    if not _builtins.bool(_et.any(zero)):
+        return _dt.call_core(fn, core, a, b)
+    r = _dt.call_core(fn, core, a, _et.where(zero, _const(1, b.dtype), b))
+    return _et.where(zero, _const(0, r.dtype), r)
 
 
 def floor_divide(x1, x2, /):
@@ -431,7 +535,7 @@ def floor_divide(x1, x2, /):
     infinite operands as in NumPy/Python (e.g. 1 // -inf == -1)."""
     a, b = _binary(x1, x2, "floor_divide", "real-valued")
     if a.dtype in _INTS:
-        return _int_division(_et.floor_divide, a, b)
+        return _int_division("floor_divide", _et.floor_divide, a, b)
     return _et.floor_divide(a, b)
 
 
@@ -440,7 +544,7 @@ def remainder(x1, x2, /):
     gives 0 (as NumPy)."""
     a, b = _binary(x1, x2, "remainder", "real-valued")
     if a.dtype in _INTS:
-        return _int_division(_et.remainder, a, b)
+        return _int_division("remainder", _et.remainder, a, b)
     r = _et.remainder(a, b)
     # a zero result takes the sign of x2 (the core gives the sign of x1)
     zero = _et.where(_et.lt(b, 0), _const(-0.0, r.dtype), _const(0.0, r.dtype))
@@ -453,55 +557,55 @@ def pow(x1, x2, /):
     Integers: a negative exponent truncates the exact result toward 0 (unspecified by the
     standard; NumPy raises)."""
     a, b = _binary(x1, x2, "pow", "numeric")
-    return _et.pow(a, b)
+    return _dt.call_core("pow", _et.pow, a, b, uint64="wrap")
 
 
 def maximum(x1, x2, /):
     """Element-wise maximum; NaN if either is NaN."""
     a, b = _binary(x1, x2, "maximum", "real-valued")
-    return _et.maximum(a, b)
+    return _dt.call_core("maximum", _et.maximum, a, b, uint64="order")
 
 
 def minimum(x1, x2, /):
     """Element-wise minimum; NaN if either is NaN."""
     a, b = _binary(x1, x2, "minimum", "real-valued")
-    return _et.minimum(a, b)
+    return _dt.call_core("minimum", _et.minimum, a, b, uint64="order")
 
 
 def equal(x1, x2, /):
     """x1 == x2 (bool)."""
     a, b = _binary(x1, x2, "equal", "any")
-    return _et.eq(a, b)
+    return _dt.call_core("equal", _et.eq, a, b, same=False, uint64="wrap")
 
 
 def not_equal(x1, x2, /):
     """x1 != x2 (bool)."""
     a, b = _binary(x1, x2, "not_equal", "any")
-    return _et.ne(a, b)
+    return _dt.call_core("not_equal", _et.ne, a, b, same=False, uint64="wrap")
 
 
 def greater(x1, x2, /):
     """x1 > x2 (bool)."""
     a, b = _binary(x1, x2, "greater", "real-valued")
-    return _et.gt(a, b)
+    return _dt.call_core("greater", _et.gt, a, b, same=False, uint64="order")
 
 
 def greater_equal(x1, x2, /):
     """x1 >= x2 (bool)."""
     a, b = _binary(x1, x2, "greater_equal", "real-valued")
-    return _et.ge(a, b)
+    return _dt.call_core("greater_equal", _et.ge, a, b, same=False, uint64="order")
 
 
 def less(x1, x2, /):
     """x1 < x2 (bool)."""
     a, b = _binary(x1, x2, "less", "real-valued")
-    return _et.lt(a, b)
+    return _dt.call_core("less", _et.lt, a, b, same=False, uint64="order")
 
 
 def less_equal(x1, x2, /):
     """x1 <= x2 (bool)."""
     a, b = _binary(x1, x2, "less_equal", "real-valued")
-    return _et.le(a, b)
+    return _dt.call_core("less_equal", _et.le, a, b, same=False, uint64="order")
 
 
 def logical_and(x1, x2, /):
@@ -525,19 +629,19 @@ def logical_xor(x1, x2, /):
 def bitwise_and(x1, x2, /):
     """Bitwise AND of integer or bool arrays."""
     a, b = _binary(x1, x2, "bitwise_and", "integer or boolean")
-    return _et.bitwise_and(a, b)
+    return _dt.call_core("bitwise_and", _et.bitwise_and, a, b, uint64="wrap")
 
 
 def bitwise_or(x1, x2, /):
     """Bitwise OR of integer or bool arrays."""
     a, b = _binary(x1, x2, "bitwise_or", "integer or boolean")
-    return _et.bitwise_or(a, b)
+    return _dt.call_core("bitwise_or", _et.bitwise_or, a, b, uint64="wrap")
 
 
 def bitwise_xor(x1, x2, /):
     """Bitwise XOR of integer or bool arrays."""
     a, b = _binary(x1, x2, "bitwise_xor", "integer or boolean")
-    return _et.bitwise_xor(a, b)
+    return _dt.call_core("bitwise_xor", _et.bitwise_xor, a, b, uint64="wrap")
 
 
 def bitwise_left_shift(x1, x2, /):
@@ -556,15 +660,30 @@ def bitwise_left_shift(x1, x2, /):
 def bitwise_right_shift(x1, x2, /):
     """x1 >> x2, arithmetic (floor division by 2**x2). A shift by the bit width or more,
     or by a negative amount (undefined in the standard), gives 0 or -1 (the sign), as
-    NumPy does."""
+    NumPy does. Computed in int64 (uint64 as its bits, shifted logically)."""
     a, b = _binary(x1, x2, "bitwise_right_shift", "integer")
     dt = a.dtype
     a64 = a.to(_i64)
     b64 = b.to(_i64)
+    if dt == _u64:
+        return _uint64_right_shift(a64, b64).to(dt)
     r = _et.floor_divide(a64, _et.pow(2, _et.clamp(b64, 0, 62)))
     fill = _et.where(_et.lt(a64, 0), _const(-1, _i64), _const(0, _i64))
     r = _et.where(_et.logical_or(_et.lt(b64, 0), _et.gt(b64, 62)), fill, r)
     return r.to(dt)
+
+
+def _uint64_right_shift(a64, b64):
+    """The logical right shift of uint64 bits held in int64 (a64) by b64: the low 63 bits
+    shifted, plus the top bit moved to bit 63 - b; 0 for shifts outside [0, 63]."""
+    top = _et.lt(a64, 0)
+    low = _et.bitwise_and(a64, _const(2**63 - 1, _i64))
+    r = _et.floor_divide(low, _et.pow(2, _et.clamp(b64, 0, 62)))
+    r = _et.where(_et.ge(b64, 63), _const(0, _i64), r)
+    hibit = _et.pow(2, _et.clamp(_et.sub(_const(63, _i64), b64), 0, 62))
+    r = _et.add(r, _et.where(top, hibit, _const(0, _i64)))
+    r = _et.where(_et.eq(b64, 0), a64, r)
+    return _et.where(_et.logical_or(_et.lt(b64, 0), _et.gt(b64, 63)), _const(0, _i64), r)
 
 
 def atan2(x1, x2, /):
@@ -678,7 +797,7 @@ def clip(x, /, min=None, max=None):
             continue
         if isinstance(bound, _Tensor):
             bdt = bound.dtype
-            if bdt not in _NUMERIC:
+            if bdt not in _REAL:
                 raise _bad_dtype("clip", "real-valued", bdt)
             try:
                 work = _dt.promote_types(work, bdt)
@@ -713,9 +832,9 @@ def clip(x, /, min=None, max=None):
         xs = x.to(work)
         lo = None if lo is None else lo.to(work)
         hi = None if hi is None else hi.to(work)
-        r = _et.clamp(xs, lo, hi)
+        r = _dt.call_core("clip", _et.clamp, xs, lo, hi, uint64="order")
         if dt in _INTS:
             info = _dt.iinfo(dt)
-            r = _et.clamp(r, info.min, info.max)
+            r = _dt.call_core("clip", _et.clamp, r, info.min, info.max, uint64="order")
         return r.to(dt)
-    return _et.clamp(x, lo, hi)
+    return _dt.call_core("clip", _et.clamp, x, lo, hi, uint64="order")

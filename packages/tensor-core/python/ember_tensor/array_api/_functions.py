@@ -9,13 +9,16 @@ Dtype rules (where the standard leaves room, the choice made here):
 * Each function accepts the dtype category the standard names for its input ("numeric",
   "real-valued", "floating-point", ...), like the reference implementation array-api-strict;
   other dtypes raise TypeError. So ``sum``/``prod``/``cumulative_*``/``diff`` reject bool,
-  ``max``/``min``/``argmax``/``argmin``/``sort``/``argsort``/``searchsorted`` reject bool,
-  ``mean`` needs a floating-point dtype and ``std``/``var`` a real floating-point one (cast
-  with ``astype`` first). float16 and bfloat16 count as real floating-point dtypes.
+  ``max``/``min``/``argmax``/``argmin``/``sort``/``argsort``/``searchsorted`` reject bool
+  and complex (complex numbers have no order), ``mean`` needs a floating-point dtype (real
+  or complex) and ``std``/``var`` a real floating-point one (cast with ``astype`` first).
+  float16 and bfloat16 count as real floating-point dtypes.
 * ``sum``, ``prod``, ``cumulative_sum`` and ``cumulative_prod`` of int8/int16/int32 give the
-  default integer dtype int64, as specified. For uint8 the standard asks for the unsigned
-  integer with the bits of the default integer (uint64), which the core lacks: the result is
-  int64 instead (as in PyTorch; exact until 2**63 - 1). Pass ``dtype=`` for another choice.
+  default integer dtype int64, and of uint8/uint16/uint32 the unsigned integer of the same
+  width, uint64, as specified. Pass ``dtype=`` for another choice.
+* uint16, uint32 and uint64: where the core has no kernel for them yet, the namespace
+  computes through int64 where that is exact (``_dtypes.call_core``: any op for uint16 and
+  uint32; sums, products and order-based ops for uint64) and raises TypeError otherwise.
 * Functions that join arrays (``concat``, ``stack``, ``where``, ``diff``'s prepend/append)
   promote with the standard's table (``result_type``): no promotion between kinds.
 * Index results (``argmax``, ``nonzero``, ``searchsorted``, ``count_nonzero``, ``unique_*``)
@@ -41,8 +44,10 @@ from typing import NamedTuple
 import ember_tensor as _et
 
 from ._dtypes import (
+    _UNSIGNED,
     _check_array,
     _check_dtype,
+    call_core,
     default_int_dtype,
     dtype_name,
     iinfo,
@@ -114,12 +119,11 @@ class AxisError(IndexError, ValueError):
 # ---------------------------------------------------------------------------------------
 # argument checking
 
-# the standard's dtype categories, as isdtype kinds (no complex dtypes here, so "real
-# numeric" is "numeric" and "real floating-point" is "real floating")
+# the standard's dtype categories, as isdtype kinds
 _CATEGORIES = {
     "numeric": "numeric",
-    "real-valued": "numeric",
-    "floating-point": "real floating",
+    "real-valued": ("integral", "real floating"),
+    "floating-point": ("real floating", "complex floating"),
     "real floating-point": "real floating",
     "integer": "integral",
     "boolean": "bool",
@@ -196,10 +200,13 @@ def _scalar_array(value, like, fn: str):
         raise TypeError(f"{fn}(): {e}") from None
     if isdtype(dtype, "integral"):
         info = iinfo(dtype)
-        if not info.min <= int(value) <= info.max:
+        value = int(value)
+        if not info.min <= value <= info.max:
             raise OverflowError(
-                f"{fn}(): Python int {int(value)} is out of bounds for {dtype_name(dtype)}"
+                f"{fn}(): Python int {value} is out of bounds for {dtype_name(dtype)}"
             )
+        if value > 2**63 - 1:  # uint64: the core reads ints as int64; the cast wraps back
+            value -= 2**64
     return _et.tensor(value, dtype=dtype, device=like.device)
 
 
@@ -238,14 +245,31 @@ def _reduction(x, axis, keepdims, fn: str):
 
 
 def _sum_dtype(in_dtype, dtype, fn: str):
-    """The standard's result dtype of sum/prod/cumulative_*: dtype if given; else integers
-    narrower than the default integer dtype widen to it (uint8 too: there is no uint64)."""
+    """The standard's result dtype of sum/prod/cumulative_*: dtype if given; else signed
+    integers widen to the default integer dtype (int64), unsigned ones to the unsigned
+    integer of its width (uint64)."""
     if dtype is not None:
         _check_dtype(dtype)
         return dtype
+    if isdtype(in_dtype, "unsigned integer"):
+        return _et.uint64
     if isdtype(in_dtype, "integral"):
         return default_int_dtype()
     return in_dtype
+
+
+def _accumulate(fn: str, core, x, *args, dtype, **kwargs):
+    """core(x, *args, dtype=dtype, **kwargs) for sums and products; where the core has no
+    kernel for an integer dtype, computed in int64 and cast to dtype (exact: integer sums
+    and products wrap modulo 2**64, and the cast reduces modulo the width of dtype)."""
+    try:
+        return core(x, *args, dtype=dtype, **kwargs)
+    except RuntimeError as e:
+        if "is not supported" not in str(e) or not (
+            isdtype(x.dtype, "integral") and isdtype(dtype, "integral")
+        ):
+            raise
+    return core(x.to(_int64), *args, dtype=_int64, **kwargs).to(dtype)
 
 
 def _check_keepdims(keepdims, fn: str) -> None:
@@ -257,13 +281,12 @@ def sum(x, /, *, axis=None, dtype=None, keepdims=False):
     """Sum of the elements over axis (all axes if None; an empty tuple sums nothing).
 
     dtype: the result dtype (x is cast to it first); by default x's dtype, except that
-    integers give int64 (uint8 too, where the standard would give uint64, which the core
-    lacks). An empty sum is 0."""
+    signed integers give int64 and unsigned ones uint64. An empty sum is 0."""
     _array(x, "sum", category="numeric")
     _check_keepdims(keepdims, "sum")
     dtype = _sum_dtype(x.dtype, dtype, "sum")
     x, axes, keep, _, _ = _reduction(x, axis, keepdims, "sum")
-    return _et.sum(x, dim=list(axes), keepdim=keep, dtype=dtype)
+    return _accumulate("sum", _et.sum, x, dim=list(axes), keepdim=keep, dtype=dtype)
 
 
 def prod(x, /, *, axis=None, dtype=None, keepdims=False):
@@ -276,12 +299,12 @@ def prod(x, /, *, axis=None, dtype=None, keepdims=False):
     # the core's prod reduces one dim: move the reduced axes last and merge them
     kept = [i for i in range(x.ndim) if i not in axes]
     y = x.permute(kept + list(axes)).reshape([x.shape[i] for i in kept] + [n])
-    return _et.prod(y, dim=-1, dtype=dtype).reshape(list(out_shape))
+    return _accumulate("prod", _et.prod, y, dim=-1, dtype=dtype).reshape(list(out_shape))
 
 
 def mean(x, /, *, axis=None, keepdims=False):
-    """Arithmetic mean over axis; x must have a floating-point dtype. NaN over zero
-    elements."""
+    """Arithmetic mean over axis; x must have a floating-point dtype (real or complex). NaN
+    over zero elements."""
     _array(x, "mean", category="floating-point")
     _check_keepdims(keepdims, "mean")
     x, axes, keep, _, _ = _reduction(x, axis, keepdims, "mean")
@@ -296,7 +319,7 @@ def _extremum(x, axis, keepdims, fn: str, op):
         raise ValueError(
             f"{fn}(): zero-size reduction: the {fn}imum of no elements is undefined"
         )
-    return op(x, dim=list(axes), keepdim=keep)
+    return call_core(fn, op, x, dim=list(axes), keepdim=keep, uint64="order")
 
 
 def max(x, /, *, axis=None, keepdims=False):
@@ -350,7 +373,7 @@ def _cumulative(x, axis, dtype, include_initial, fn: str, op, initial: int):
             )
         axis = 0
     ax = _axis(axis, x.ndim, fn)
-    out = op(x, ax, dtype=dtype)
+    out = _accumulate(fn, op, x, ax, dtype=dtype)
     if include_initial:
         shape = list(out.shape)
         shape[ax] = 1
@@ -381,12 +404,13 @@ def _arg_extremum(x, axis, keepdims, fn: str, op):
     if axis is None:
         if x.numel() == 0:
             raise ValueError(f"{fn}(): attempt to get {fn} of an empty array")
-        out = op(x.reshape([-1]), dim=0)
+        out = call_core(fn, op, x.reshape([-1]), dim=0, same=False, uint64="order")
         return out.reshape([1] * x.ndim) if keepdims else out
     ax = _axis(axis, x.ndim, fn)
     if x.shape[ax] == 0:
         raise ValueError(f"{fn}(): attempt to get {fn} of an empty sequence (axis {ax})")
-    return op(x, dim=ax, keepdim=_builtins.bool(keepdims))
+    return call_core(fn, op, x, dim=ax, keepdim=_builtins.bool(keepdims), same=False,
+                     uint64="order")
 
 
 def argmax(x, /, *, axis=None, keepdims=False):
@@ -415,13 +439,21 @@ def nonzero(x, /):
     _array(x, "nonzero")
     if x.ndim == 0:
         raise ValueError("nonzero(): x must have at least one dimension (got a 0-d array)")
-    idx = _et.nonzero(x)
+    idx = _et.nonzero(_truth(x))
     return tuple(c.contiguous() for c in idx.unbind(1))
+
+
+def _truth(x):
+    """x, or x != 0 as bool where the core's truth-testing ops (nonzero, any, all) lack a
+    kernel for x's dtype (complex, uint16/32/64)."""
+    if isdtype(x.dtype, "complex floating") or x.dtype in _UNSIGNED[1:]:
+        return x.to(_bool)
+    return x
 
 
 def _less(a, b):
     """a < b elementwise, with NaN larger than every number (the order ``sort`` uses)."""
-    lt = _et.lt(a, b)
+    lt = call_core("searchsorted", _et.lt, a, b, same=False, uint64="order")
     if isdtype(a.dtype, "real floating"):
         lt = lt | (_et.isnan(b) & ~_et.isnan(a))
     return lt
@@ -509,8 +541,9 @@ def argsort(x, /, *, axis=-1, descending=False, stable=True):
     order, also when descending. NaN sorts last (first when descending)."""
     _array(x, "argsort", category="real-valued")
     ax = _axis(axis, x.ndim, "argsort")
-    return _et.argsort(
-        x, dim=ax, descending=_builtins.bool(descending), stable=_builtins.bool(stable)
+    return call_core(
+        "argsort", _et.argsort, x, dim=ax, descending=_builtins.bool(descending),
+        stable=_builtins.bool(stable), same=False, uint64="order",
     )
 
 
@@ -519,9 +552,10 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
     descending. NaN sorts last (first when descending)."""
     _array(x, "sort", category="real-valued")
     ax = _axis(axis, x.ndim, "sort")
-    return _et.sort(
-        x, dim=ax, descending=_builtins.bool(descending), stable=_builtins.bool(stable)
-    ).values
+    return call_core(
+        "sort", _et.sort, x, dim=ax, descending=_builtins.bool(descending),
+        stable=_builtins.bool(stable), uint64="order",
+    )[0]
 
 
 # ---------------------------------------------------------------------------------------
@@ -546,23 +580,31 @@ class UniqueInverseResult(NamedTuple):
 
 
 def _unique(x, fn: str, *, inverse=False, indices=False, counts=False):
-    """The pieces of unique_*: values sorted ascending (NaN last); equality is ``==``, so
-    every NaN is its own value and -0.0 and 0.0 are one (the first occurring one)."""
+    """The pieces of unique_*: values sorted ascending (NaN last; complex values by real
+    part, then imaginary part); equality is ``==``, so every NaN is its own value and -0.0
+    and 0.0 are one (the first occurring one)."""
     _array(x, fn)
     flat = x.reshape([-1])
     n = flat.shape[0]
     dev = x.device
     # a stable sort puts each value's first occurrence first among its equals
-    perm = _et.argsort(flat, dim=0, stable=True)
+    if isdtype(x.dtype, "complex floating"):  # lexicographic: two stable sorts
+        by_imag = _et.argsort(_et.imag(flat), dim=0, stable=True)
+        by_real = _et.argsort(_et.index_select(_et.real(flat), 0, by_imag), dim=0,
+                              stable=True)
+        perm = _et.index_select(by_imag, 0, by_real)
+    else:
+        perm = call_core(fn, _et.argsort, flat, dim=0, stable=True, same=False,
+                         uint64="order")
     s = _et.index_select(flat, 0, perm)
     starts = _et.ones(n, dtype=_bool, device=dev)
     if n > 1:
-        starts[1:] = _et.ne(s[1:], s[:-1])
-    out = {"values": _et.masked_select(s, starts)}
+        starts[1:] = call_core(fn, _et.ne, s[1:], s[:-1], same=False, uint64="wrap")
+    first = _et.nonzero(starts).reshape([-1])  # index_select takes every dtype
+    out = {"values": _et.index_select(s, 0, first)}
     if indices:
-        out["indices"] = _et.masked_select(perm, starts)
+        out["indices"] = _et.index_select(perm, 0, first)
     if counts:
-        first = _et.nonzero(starts).reshape([-1])
         end = _et.full([1], n, dtype=_int64, device=dev)
         out["counts"] = _et.cat([first, end])[1:] - first
     if inverse:
@@ -948,7 +990,7 @@ def all(x, /, *, axis=None, keepdims=False):
     _array(x, "all")
     _check_keepdims(keepdims, "all")
     x, axes, keep, _, _ = _reduction(x, axis, keepdims, "all")
-    out = _et.all(x, dim=list(axes), keepdim=keep)
+    out = _et.all(_truth(x), dim=list(axes), keepdim=keep)
     return out if out.dtype == _bool else out.to(_bool)  # the core keeps uint8 (as PyTorch)
 
 
@@ -958,7 +1000,7 @@ def any(x, /, *, axis=None, keepdims=False):
     _array(x, "any")
     _check_keepdims(keepdims, "any")
     x, axes, keep, _, _ = _reduction(x, axis, keepdims, "any")
-    out = _et.any(x, dim=list(axes), keepdim=keep)
+    out = _et.any(_truth(x), dim=list(axes), keepdim=keep)
     return out if out.dtype == _bool else out.to(_bool)  # the core keeps uint8 (as PyTorch)
 
 
@@ -991,6 +1033,7 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
         size = out.shape[ax]
         if size == 0:
             break
-        out = out.narrow(ax, 1, size - 1) - out.narrow(ax, 0, size - 1)
+        out = call_core("diff", _et.sub, out.narrow(ax, 1, size - 1),
+                        out.narrow(ax, 0, size - 1), uint64="wrap")
     return out.clone() if out is x else out
 

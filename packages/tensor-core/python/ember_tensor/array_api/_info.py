@@ -1,17 +1,17 @@
 """(array API) __array_namespace_info__: what this namespace supports.
 
-Only the cpu device exists. The supported array API dtypes are bool, int8, int16, int32,
-int64, uint8, float32 and float64 (float16 and bfloat16 are extensions of the namespace,
-not array API dtypes, so they are not listed). There are no complex dtypes: the
-``"complex floating"`` entry of ``default_dtypes()`` is None and ``dtypes(kind="complex
-floating")`` is empty. The default real floating-point dtype is
-``ember_tensor.get_default_dtype()`` (float32 unless changed); the default integral and
-indexing dtype is int64. Arrays have no limit on their number of dimensions
-(``"max dimensions": None``).
+Only the cpu device exists. The supported array API dtypes are all of the standard's: bool,
+int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, complex64 and
+complex128 (float16 and bfloat16 are extensions of the namespace, not array API dtypes, so
+they are not listed). The default real floating-point dtype is
+``ember_tensor.get_default_dtype()`` (float32 unless changed), the default complex
+floating-point dtype the complex dtype of the same precision (complex64, or complex128 when
+the default is float64); the default integral and indexing dtype is int64. Arrays have no
+limit on their number of dimensions (``"max dimensions": None``).
 
 The standard's capabilities do not cover extensions: they are found as attributes of the
-namespace. ``xp.linalg`` (the linear algebra extension) is present; ``xp.fft`` is absent,
-since the fft extension works on complex arrays and there are no complex dtypes.
+namespace. ``xp.linalg`` (the linear algebra extension) is present; ``xp.fft`` is absent
+(the core has no FFT kernels).
 """
 
 from __future__ import annotations
@@ -21,14 +21,13 @@ import ember_tensor as _et
 from . import _dtypes as _dt
 
 _KIND_DTYPES = {
-    "bool": (_dt.bool,),
-    "signed integer": (_dt.int8, _dt.int16, _dt.int32, _dt.int64),
-    "unsigned integer": (_dt.uint8,),
-    "integral": (_dt.int8, _dt.int16, _dt.int32, _dt.int64, _dt.uint8),
-    "real floating": (_dt.float32, _dt.float64),
-    "complex floating": (),
-    "numeric": (_dt.int8, _dt.int16, _dt.int32, _dt.int64, _dt.uint8, _dt.float32,
-                _dt.float64),
+    "bool": _dt._BOOLS,
+    "signed integer": _dt._SIGNED,
+    "unsigned integer": _dt._UNSIGNED,
+    "integral": _dt._INTEGRAL,
+    "real floating": _dt._STANDARD_FLOATS,
+    "complex floating": _dt._COMPLEX,
+    "numeric": _dt._INTEGRAL + _dt._STANDARD_FLOATS + _dt._COMPLEX,
 }
 
 
@@ -53,14 +52,14 @@ class Info:
 
     def default_dtypes(self, *, device=None) -> dict:
         """The default dtypes: real floating ember_tensor.get_default_dtype() (float32
-        unless changed), complex floating None (no complex dtypes), integral and indexing
-        int64."""
+        unless changed), complex floating the complex dtype of its precision (complex64 or
+        complex128), integral and indexing int64."""
         from ._creation import _check_device
 
         _check_device(device)
         return {
             "real floating": _dt.default_float_dtype(),
-            "complex floating": None,
+            "complex floating": _dt.default_complex_dtype(),
             "integral": _dt.default_int_dtype(),
             "indexing": _dt.default_int_dtype(),
         }

@@ -7,7 +7,9 @@ as in array-api-strict) and promote the two arguments with the standard's table
 (``result_type``: int32 with float32 is a TypeError, uint8 with int8 gives int16). Integer
 results wrap around on overflow, as NumPy's. ``matrix_transpose`` takes any dtype.
 The standard says vecdot's arguments "should" be floating-point; integer arrays are
-accepted here (as by NumPy and array-api-strict) and keep their dtype.
+accepted here (as by NumPy and array-api-strict) and keep their dtype. For complex arrays
+vecdot is sum(conj(x1) * x2), as specified. uint16/uint32/uint64 are multiplied in int64
+where the core lacks their kernels (exact: integer products wrap modulo 2**64).
 
 Shapes: every shape mismatch is a ValueError (NumPy's type; the standard names none):
 a 0-d argument to ``matmul``, contracted axes of different sizes, batch axes that do not
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import ember_tensor as _et
 
-from ._dtypes import result_type
+from ._dtypes import _COMPLEX, call_core, result_type
 from ._functions import (
     AxisError,
     _array,
@@ -78,7 +80,7 @@ def matmul(x1, x2, /):
         )
     if a.ndim > 2 or b.ndim > 2:
         _broadcast_shapes([_shape(a)[:-2], _shape(b)[:-2]], "matmul")
-    return _et.matmul(a, b)
+    return call_core("matmul", _et.matmul, a, b, uint64="wrap")
 
 
 def matrix_transpose(x, /):
@@ -147,7 +149,7 @@ def tensordot(x1, x2, /, *, axes=2):
     k = _prod(a.shape[i] for i in ax1)
     m = a.permute(free1 + ax1).reshape([_prod(shape1), k])
     n_ = b.permute(ax2 + free2).reshape([k, _prod(shape2)])
-    return _et.matmul(m, n_).reshape(shape1 + shape2)
+    return call_core("tensordot", _et.matmul, m, n_, uint64="wrap").reshape(shape1 + shape2)
 
 
 def _vector_axis(x, axis: int, fn: str, name: str) -> int:
@@ -186,5 +188,7 @@ def vecdot(x1, x2, /, *, axis=-1):
     # not ember_tensor.linalg.vecdot, PyTorch's, which takes floating-point tensors of one
     # dtype and broadcasts the vector axis; (..., 1, n) @ (..., n, 1) keeps the dtype of
     # integers too (a sum would widen them)
-    out = _et.matmul(a.unsqueeze(-2), b.unsqueeze(-1))
+    if a.dtype in _COMPLEX:  # the standard's vecdot conjugates x1
+        a = _et.conj_physical(a)
+    out = call_core("vecdot", _et.matmul, a.unsqueeze(-2), b.unsqueeze(-1), uint64="wrap")
     return out.squeeze(-1).squeeze(-1)

@@ -14,11 +14,13 @@ Dtypes
     ``eigh``, ``eigvalsh``, ``inv``, ``matrix_norm``, ``matrix_power``, ``matrix_rank``,
     ``pinv``, ``qr``, ``slogdet``, ``solve``, ``svd``, ``svdvals``, ``vector_norm``) raise
     TypeError for integer and bool arrays (NumPy would compute in float64): cast with
-    ``astype`` first. Results keep the input's dtype (``solve``: the result_type of its two
+    ``astype`` first. The core's LAPACK ops are real, so these functions raise TypeError for
+    complex arrays too, except ``vector_norm`` (the norm of the magnitudes, a real result:
+    float32 for complex64). Results keep the input's dtype (``solve``: the result_type of its two
     arguments; ``matrix_rank``: int64). float16 and bfloat16 (extensions) are computed in
     float32 and rounded once. ``cross``, ``outer`` and ``trace`` take numeric arrays;
-    ``diagonal`` any dtype. ``trace`` follows ``sum``'s dtype rules (int8/int16/int32 give
-    int64; uint8 gives int64 where the standard asks for uint64, which the core lacks).
+    ``diagonal`` any dtype. ``trace`` follows ``sum``'s dtype rules (signed integers give
+    int64, unsigned ones uint64).
     Arguments of two arrays promote with the standard's table (``result_type``).
 
 Shapes and errors
@@ -52,8 +54,9 @@ from typing import NamedTuple
 import ember_tensor as _et
 import ember_tensor.linalg as _core
 
-from ._dtypes import finfo, result_type
+from ._dtypes import _COMPLEX, finfo, result_type
 from ._functions import (
+    _accumulate,
     _array,
     _broadcast_shapes,
     _check_keepdims,
@@ -134,7 +137,7 @@ def _name(fn: str) -> str:
     return f"linalg.{fn}"
 
 
-def _matrices(x, fn: str, *, square: bool = False, category="floating-point"):
+def _matrices(x, fn: str, *, square: bool = False, category="real floating-point"):
     """x after checking it is an array of the category with at least two dimensions (and
     square matrices if square)."""
     _array(x, fn, category=category)
@@ -268,8 +271,8 @@ def solve(x1, x2, /):
     shape shape(x1)[:-1] as vectors; the standard does not.) Both floating-point; the
     result has their result_type. LinAlgError if a matrix of x1 is singular."""
     fn = _name("solve")
-    _array(x1, fn, "x1", "floating-point")
-    _array(x2, fn, "x2", "floating-point")
+    _array(x1, fn, "x1", "real floating-point")
+    _array(x2, fn, "x2", "real floating-point")
     dtype = result_type(x1, x2)
     if x1.ndim < 2 or x1.shape[-1] != x1.shape[-2]:
         raise ValueError(
@@ -358,9 +361,12 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     axes, taken together as one vector). ord: 1, 2 (default), inf (max |x|), -inf
     (min |x|), 0 (the number of nonzero elements), another p: sum(|x|**p)**(1/p) (for
     p < 1 not a norm; a zero element makes a negative p's result 0). x's dtype. Over zero
-    elements the norm is 0 (inf for a negative ord; ValueError for -inf)."""
+    elements the norm is 0 (inf for a negative ord; ValueError for -inf). Complex x: the
+    norm of |x|, real (float32 for complex64)."""
     fn = _name("vector_norm")
     _array(x, fn, category="floating-point")
+    if x.dtype in _COMPLEX:
+        x = _et.abs(x)
     _check_keepdims(keepdims, fn)
     p = _ord(ord, fn)
     # an empty tuple of axes: a reduction over a new axis of size 1 (ember_tensor.linalg,
@@ -429,14 +435,15 @@ def diagonal(x, /, *, offset=0):
 
 def trace(x, /, *, offset=0, dtype=None):
     """Sums (...) of the diagonals of the matrices x (..., M, N) (numeric), at offset as
-    in ``diagonal``. dtype: the result dtype; by default x's, except that integers give
-    int64 (uint8 too, where the standard would give uint64, which the core lacks), as
+    in ``diagonal``. dtype: the result dtype; by default x's, except that signed integers
+    give int64 and unsigned ones uint64, as
     ``sum``. An empty diagonal sums to 0."""
     fn = _name("trace")
     _matrices(x, fn, category="numeric")
     offset = _int(offset, fn, "offset")
     dtype = _sum_dtype(x.dtype, dtype, fn)
-    return _et.sum(_core.diagonal(x, offset=offset), dim=[-1], keepdim=False, dtype=dtype)
+    return _accumulate(fn, _et.sum, _core.diagonal(x, offset=offset), dim=[-1],
+                       keepdim=False, dtype=dtype)
 
 
 def outer(x1, x2, /):

@@ -56,11 +56,17 @@ struct Log1p {
     return {T(0.5) * std::log1p(x * (T(2) + x) + y * y), std::atan2(y, T(1) + x)};
   }
 };
-// exp(z) - 1 = (expm1(x) cos y - 2 sin^2(y/2)) + i e^x sin y.
+// exp(z) - 1 = (expm1(x) cos y - 2 sin^2(y/2)) + i e^x sin y; infinite and NaN parts through
+// exp(z) - 1, whose special cases (C99 Annex G) the formula would turn into NaN.
 struct Expm1 {
   template <typename T> Complex<T> operator()(Complex<T> z) const {
     const T x = z.re, y = z.im, s = std::sin(y / T(2));
-    return {std::expm1(x) * std::cos(y) - T(2) * s * s, std::exp(x) * std::sin(y)};
+    if (!std::isfinite(x) || !std::isfinite(y)) {
+      const std::complex<T> e = std::exp(to_std(z));
+      return {e.real() - T(1), e.imag()};
+    }
+    // + 0 makes the real part of expm1(-0 + 0i) +0, as exp(z) - 1 gives
+    return {std::expm1(x) * std::cos(y) - T(2) * s * s + T(0), std::exp(x) * std::sin(y)};
   }
 };
 struct Reciprocal {
