@@ -481,7 +481,7 @@ def array_api_suite(session: nox.Session) -> None:
     # pytest loads the conftest.py files above every path on its command line, the value of
     # --xfails-file included: a copy outside the repository's tests keeps tests/conftest.py
     # (which imports torch) out of the suite's run
-    xfails = Path(session.create_tmp()) / ARRAY_API_XFAILS.name
+    xfails = Path(session.create_tmp()).resolve() / ARRAY_API_XFAILS.name
     shutil.copyfile(ARRAY_API_XFAILS, xfails)
     session.chdir(ARRAY_API_SUITE)
     session.run(
