@@ -988,6 +988,11 @@ float16: dtype
 bfloat16: dtype
 float32: dtype
 float64: dtype
+complex64: dtype
+complex128: dtype
+uint16: dtype
+uint32: dtype
+uint64: dtype
 default_generator: Generator
 
 def tensor(data: Any, *, dtype: dtype | None = None, device: device | str | None = None,
