@@ -28,6 +28,11 @@ const char* cpp_type_name(ScalarType t) {
     case ScalarType::BFloat16: return "c10::BFloat16";
     case ScalarType::Float32: return "float";
     case ScalarType::Float64: return "double";
+    case ScalarType::ComplexFloat: return "c10::complex<float>";
+    case ScalarType::ComplexDouble: return "c10::complex<double>";
+    case ScalarType::UInt16: return "unsigned short";
+    case ScalarType::UInt32: return "unsigned int";
+    case ScalarType::UInt64: return "unsigned long";
     default: return "undefined";
   }
 }

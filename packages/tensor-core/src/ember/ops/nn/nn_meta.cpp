@@ -10,23 +10,7 @@ namespace ember {
 namespace {
 
 // PyTorch's legacy type names ("torch.FloatTensor"), as its argument checks print them.
-std::string legacy_type_name(ScalarType t) {
-  const char* n = "";
-  switch (t) {
-    case ScalarType::Bool: n = "Bool"; break;
-    case ScalarType::UInt8: n = "Byte"; break;
-    case ScalarType::Int8: n = "Char"; break;
-    case ScalarType::Int16: n = "Short"; break;
-    case ScalarType::Int32: n = "Int"; break;
-    case ScalarType::Int64: n = "Long"; break;
-    case ScalarType::Float16: n = "Half"; break;
-    case ScalarType::BFloat16: n = "BFloat16"; break;
-    case ScalarType::Float32: n = "Float"; break;
-    case ScalarType::Float64: n = "Double"; break;
-    default: break;
-  }
-  return message("ember.", n, "Tensor");
-}
+std::string legacy_type_name(ScalarType t) { return message("ember.", scalar_type_name(t), "Tensor"); }
 
 // embedding's indices: int64 or int32 (PyTorch's checkScalarTypes message).
 void check_embedding_indices(const char* op, const Tensor& indices) {
