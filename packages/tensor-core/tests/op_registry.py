@@ -75,7 +75,8 @@ KERNEL_OPS = frozenset(_C._cuda_kernel_coverage(True)) | frozenset(
 PW = "test_ops_grad_pointwise.py"
 SH = "test_ops_grad_shape.py"
 LA = "test_linalg_grad.py"
-GRAD_FILES = (PW, SH, LA)
+CX = "test_complex_grad.py"  # ops whose inputs or results are complex
+GRAD_FILES = (PW, SH, LA, CX)
 
 # ---------------------------------------------------------------------------------------------
 # sample inputs: specs resolved per dtype into NumPy arrays, then into each library's tensors
@@ -510,6 +511,10 @@ def _multinomial_check(out):
         assert all(len(set(r)) == len(r) for r in v.tolist()), v
 
 
+# float16 sums of 36 to 48 products: PyTorch's CPU kernels round partial sums to float16 on
+# CPUs without native float16 arithmetic (seen on an AMD EPYC: up to 8.4e-3 from the exact sum
+# of the rounded inputs, Ember 7.7e-3), so the two may differ by twice that on cancelling sums
+_CONV_HALF_TOL = {"float16": (2e-3, 2e-2)}
 _FUSED_HALF = ("ops.yaml declares the float dtypes, but the fused kernels take float32 and "
                "float64 only (NotImplementedError); torch's take float16 and bfloat16 too")
 EMPTY = "uninitialised memory: dtype and shape compared"
@@ -527,8 +532,6 @@ def unsigned_superset(name: str) -> dict:
     return {"dtypes": no_wide_unsigned(name), "dtypes_why": TORCH_NO_UNSIGNED}
 
 
-COMPLEX_GRAD = ("a complex input or result: Ember's autograd refuses complex tensors until every "
-                "derivative follows PyTorch's complex convention (issue 25)")
 
 # ---------------------------------------------------------------------------------------------
 # the rows, in ops.yaml's order
@@ -615,17 +618,17 @@ ROWS: list[Row] = [
     R("conj", S(a(3, 4)), S(a(2, 3, 4, nc=True)), fn=lambda m, x: m.conj(x).resolve_conj(),
       grad=SH),
     R("real", S(a(3, 4)), S(a(2, 3, 4, nc=True)), grad=SH),
-    R("imag", S(a(3, 4)), S(a(2, 3, 4, nc=True)), no_grad=COMPLEX_GRAD),
-    R("view_as_real", S(a(3, 4)), S(a(2, 3, 4, nc=True)), no_grad=COMPLEX_GRAD),
-    R("view_as_complex", S(a(3, 2)), S(a(2, 3, 2)), no_grad=COMPLEX_GRAD,
+    R("imag", S(a(3, 4)), S(a(2, 3, 4, nc=True)), grad=CX),
+    R("view_as_real", S(a(3, 4)), S(a(2, 3, 4, nc=True)), grad=CX),
+    R("view_as_complex", S(a(3, 2)), S(a(2, 3, 2)), grad=CX,
       dtypes=tuple(d for d in REGISTRY_DTYPES if d != "float16"),
       dtypes_why="float16: PyTorch makes a complex32 view; Ember has no complex32 (RuntimeError)"),
-    R("complex", S(a(3, 4), a(3, 4)), S(a(2, 1, 4, nc=True), a(3, 4)), no_grad=COMPLEX_GRAD,
+    R("complex", S(a(3, 4), a(3, 4)), S(a(2, 1, 4, nc=True), a(3, 4)), grad=CX,
       dtypes=tuple(d for d in REGISTRY_DTYPES if d != "float16"),
       dtypes_why="float16: PyTorch makes a complex32 tensor; Ember has no complex32 "
                  "(RuntimeError)"),
     R("polar", S(a(3, 4, dom="pos"), a(3, 4)), S(a(2, 1, 4, dom="pos"), a(3, 4, nc=True)),
-      no_grad=COMPLEX_GRAD),
+      grad=CX),
     unary("square", grad=PW, **unsigned_superset("square")),
     unary("relu", grad=PW),
     unary("floor", grad=PW),
@@ -772,12 +775,13 @@ ROWS: list[Row] = [
                                                           None, 2, 1, 1, 2), grad=SH),
     R("conv2d_backward_input", S(a(2, 3, 4, 3), a(3, 4, 3, 3), [2, 4, 6, 5]),
       S(a(1, 4, 4, 4), a(4, 2, 3, 2), [1, 4, 7, 7], 2, 1, 1, 2), fn=_conv_backward_input,
-      grad=SH),
+      grad=SH, tol=_CONV_HALF_TOL),
     R("conv2d_backward_weight", S(a(2, 3, 4, 3), a(2, 4, 6, 5), [3, 4, 3, 3]),
       S(a(1, 4, 4, 4), a(1, 4, 7, 7), [4, 2, 3, 2], 2, 1, 1, 2), fn=_conv_backward_weight,
-      grad=SH),
+      grad=SH, tol=_CONV_HALF_TOL),
     R("conv_transpose2d", S(a(2, 4, 5, 4), a(4, 3, 3, 3), a(3)),
-      S(a(1, 4, 4, 4, nc=True), a(4, 2, 3, 2), None, 2, 1, 1, 2, 1), grad=SH),
+      S(a(1, 4, 4, 4, nc=True), a(4, 2, 3, 2), None, 2, 1, 1, 2, 1), grad=SH,
+      tol=_CONV_HALF_TOL),
     # --- pooling
     R("max_pool2d_with_indices", S(a(2, 3, 6, 5), 2), S(a(1, 2, 7, 7, nc=True), 3, 2, 1, 1, True),
       fn=aten("max_pool2d_with_indices"), grad=SH),

@@ -83,8 +83,9 @@ def _load_rules() -> None:
 def _add_rule(key: str, row: tuple, recorders) -> None:
     """Registers the rule of ``key`` from its row of the generated ``RULES`` (recorder and
     in-place recorder names, needs_original, view, replay op name, kwonly, fast, takes a
-    dtype=), with the recorders of the module ``recorders``."""
-    record, record_inplace, needs_original, view, replay, kwonly, fast, takes_dtype = row
+    dtype=, complex guard), with the recorders of the module ``recorders``."""
+    (record, record_inplace, needs_original, view, replay, kwonly, fast, takes_dtype,
+     complex_guard) = row
     recording.RULES[key] = recording.Rule(
         getattr(recorders, record),
         None if record_inplace is None else getattr(recorders, record_inplace),
@@ -94,6 +95,7 @@ def _add_rule(key: str, row: tuple, recorders) -> None:
         kwonly,
         fast=fast,
         takes_dtype=takes_dtype,
+        complex_guard=complex_guard,
     )
 
 

@@ -138,7 +138,7 @@ def reraise(e: BaseException, node) -> None:
 def check_nan(node, grads) -> None:
     """The NaN check of a node's returned gradients (anomaly mode with check_nan)."""
     for i, g in enumerate(grads):
-        if g is None or not g.dtype.is_floating_point:
+        if g is None or not (g.dtype.is_floating_point or g.dtype.is_complex):
             continue
         if bool(g.isnan().any()):
             msg = f"Function '{node.name()}' returned nan values in its {i}th output."

@@ -8,6 +8,7 @@ installs, ``ember_tensor/ops_schema.json``)::
       other: grad * self
       result: auto_element_wise    # forward mode (optional): formula or auto_* rule
       view: true                   # (optional) the result may alias self's storage
+      complex: true                # (optional) the formulas are right for complex tensors
 
 A composite with a Python body (ops.yaml ``composite: python``) needs no entry: autograd
 records the ops its body calls. It may have one, with a ``why:`` saying why its fused formula
@@ -49,7 +50,7 @@ import yaml
 
 from .load_generated import DERIVATIVES, fingerprint, schema_bytes
 
-ENTRY_KEYS = {"name", "result", "view", "output_differentiability", "node", "why"}
+ENTRY_KEYS = {"name", "result", "view", "output_differentiability", "node", "why", "complex"}
 # Ops bound by hand in the core (not in ops.yaml) that the hook reports all the same.
 HAND_BOUND = [
     {
@@ -100,6 +101,14 @@ class OpSchema:
     variants: tuple[str, ...] = ()  # function / method / inplace / out (ops.yaml)
     hand_bound: bool = False  # bound by hand in the core, not in ops.yaml (HAND_BOUND)
     body: str = ""  # a composite's body: "cpp", or "python" (recorded through its ops)
+    dtypes: object = "all"  # ops.yaml's dtypes: a set name or a list of dtype and set names
+
+    @property
+    def accepts_complex(self) -> bool:
+        """Whether the op takes complex inputs (ops.yaml dtypes any, complex, or a list
+        naming one of them or a complex dtype)."""
+        names = self.dtypes if isinstance(self.dtypes, list) else [self.dtypes]
+        return any(n in ("any", "complex", "complex64", "complex128") for n in names)
 
     @property
     def arg_names(self) -> list[str]:
@@ -124,6 +133,7 @@ class Entry:
     forward: str | None
     view: bool
     output_differentiability: list[bool] | None
+    complex_ok: bool = False  # its formulas follow PyTorch's complex convention (`complex: true`)
     names_used: dict[str, set[str]] = field(default_factory=dict)
 
     node: str | None = None
@@ -163,6 +173,7 @@ def load_schema(text: str | bytes | None = None) -> dict[str, OpSchema]:
             tuple(e.get("variants", ())),
             hand,
             e.get("body", ""),
+            e.get("dtypes", "all"),
         )
     return ops
 
@@ -273,6 +284,7 @@ def parse_entries(
             None if forward is None else str(forward),
             bool(raw.get("view", False)),
             raw.get("output_differentiability"),
+            complex_ok=bool(raw.get("complex", False)),
             node=raw.get("node"),
         )
         allowed = (
@@ -660,6 +672,9 @@ def _rule_row(entry: Entry, op: OpSchema) -> tuple:
     ident = _ident(entry.op.key)
     # a dtype= that picks the result's dtype (a cast's result simply does not require grad)
     takes_dtype = op.name not in _MAY_GIVE_INTEGRAL and any(a["name"] == "dtype" for a in op.args)
+    # an op taking complex inputs whose formulas are not marked `complex: true` refuses to
+    # record a complex input or result (checked on the slower path)
+    complex_guard = op.accepts_complex and not entry.complex_ok
     return (
         f"record_{ident}",
         f"record_{ident}_inplace" if "self" in entry.op.arg_names else None,
@@ -667,15 +682,20 @@ def _rule_row(entry: Entry, op: OpSchema) -> tuple:
         entry.view,
         op.name,
         tuple(a["name"] for a in op.args if a["kwonly"]),
-        op.returns == [["Tensor", ""]] and op.name not in _MAY_GIVE_INTEGRAL and not takes_dtype,
+        op.returns == [["Tensor", ""]]
+        and op.name not in _MAY_GIVE_INTEGRAL
+        and not takes_dtype
+        and not complex_guard,
         takes_dtype,
+        complex_guard,
     )
 
 
 def rules_source(entries: dict[str, Entry], schema: dict[str, OpSchema]) -> str:
     """The module of the rule table: ``RULES`` (op key -> its row, see ``_rule_row``: the
     recorder names in the ``backward`` module, needs_original_self, view, the name of the op
-    replaying a view, its keyword-only arguments, fast, takes a dtype=) for every entry and
+    replaying a view, its keyword-only arguments, fast, takes a dtype=, complex guard) for every
+    entry and
     every alias
     of one, ``NOT_IMPLEMENTED`` (differentiable ops without an entry) and ``COMPOSITES``
     (the composites with a Python body that have an entry: recorded as one node)."""

@@ -36,7 +36,13 @@ def _make_grads(outputs, grad_outputs, create_graph: bool) -> list:
                 f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and "
                 f"output[{i}] has a shape of {tuple(out.shape)}."
             )
-        if g.dtype.is_floating_point != out.dtype.is_floating_point:
+        if g.dtype.is_complex != out.dtype.is_complex:
+            raise RuntimeError(
+                "For complex Tensors, both grad_output and output are required to have the same "
+                f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and "
+                f"output[{i}] has a dtype of {out.dtype}"
+            )
+        if g.dtype.is_floating_point != out.dtype.is_floating_point and not g.dtype.is_complex:
             raise TypeError(
                 f"For output[{i}] of dtype {out.dtype}, the gradient given has dtype {g.dtype}"
             )

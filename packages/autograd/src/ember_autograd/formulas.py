@@ -7,10 +7,16 @@ empty tuple reduces over every dimension). A helper returns a gradient of the ou
 shape or of the input's shape; the generated code sums broadcast dimensions away and casts
 to the input's dtype. Forward-mode helpers (``*_jvp``) take tangents named ``<arg>_t``; a
 missing tangent may be passed as None and counts as zero.
+
+Complex tensors follow PyTorch's convention: ``grad`` is ``dL/d(re out) + i dL/d(im out)``
+for a real loss L, and a formula returns the same for its input. For a holomorphic op with
+derivative ``f'`` that is ``grad * f'(z).conj()``, which is why the formulas conjugate the
+factor they multiply ``grad`` by (``conj`` of a real tensor is the tensor itself).
 """
 
 from __future__ import annotations
 
+import cmath
 import math
 
 import ember_tensor as et
@@ -35,6 +41,11 @@ __all__ = [
     "clamp_backward_min",
     "clamp_backward_self",
     "clamp_jvp",
+    "angle_backward",
+    "conjugate",
+    "polar_backward_abs",
+    "polar_backward_angle",
+    "sgn_backward",
     "cumprod_backward",
     "cumprod_jvp",
     "et",
@@ -100,10 +111,48 @@ def getitem_backward(grad, shape, dtype, key):
 
 
 def maybe_multiply(t, s):
-    """``t * s``, skipping the product for ``s == 1`` (the default alpha/beta)."""
+    """``t * conj(s)`` for the scalar factor ``s`` of an op (alpha, beta), skipping the
+    product for ``s == 1`` (the default)."""
     if isinstance(s, (int, float)) and not isinstance(s, bool) and s == 1:
         return t
-    return t * s
+    return t * conjugate(s)
+
+
+def conjugate(x):
+    """The complex conjugate of a tensor or a Python number (itself when real)."""
+    if isinstance(x, et.Tensor):
+        return x.conj()
+    if isinstance(x, complex):
+        return x.conjugate()
+    return x
+
+
+def sgn_backward(grad, self, result):
+    """Gradient of ``sgn(z) = z / |z|``: zero for real input; for complex,
+    ``(grad - conj(grad) sgn(z)^2) / (2 |z|)``, zero at ``z = 0``."""
+    if not self.dtype.is_complex:
+        return zeros_like(grad)
+    g = (grad - grad.conj() * result * result) / (2 * self.abs())
+    return et.where(self == 0, 0, g)
+
+
+def angle_backward(grad, self):
+    """Gradient of ``angle``: zero for real input; for complex, ``grad i z / |z|^2`` (the
+    gradient of ``atan2(im z, re z)``), zero at ``z = 0``."""
+    if not self.dtype.is_complex:
+        return zeros_like(grad)
+    g = grad * (self * 1j) / (self * self.conj()).real
+    return et.where(self == 0, 0, g)
+
+
+def polar_backward_abs(grad, result, abs, angle):
+    """Gradient of ``polar(abs, angle)`` for ``abs``: ``re(conj(grad) e^{i angle})``."""
+    return (grad.conj() * et.polar(et.ones_like(abs), angle)).real
+
+
+def polar_backward_angle(grad, result):
+    """Gradient of ``polar(abs, angle)`` for ``angle``: ``re(conj(grad) i z)``."""
+    return (grad.conj() * result * 1j).real
 
 
 def _zero_if_none(t):
@@ -195,8 +244,8 @@ def prod_backward(grad, self, result, dim, keepdim: bool):
 
 def _prod_backward_dim(g, x, r, d: int):
     if not (x == 0).any().item():
-        return g * (r / x)
-    return g * _exclusive_prods(x, d)
+        return g * (r / x).conj()
+    return g * _exclusive_prods(x, d).conj()
 
 
 def reversed_cumsum(t, dim: int):
@@ -362,18 +411,26 @@ def logsumexp_backward(grad, self, result, dim, keepdim: bool):
 
 def pow_backward_self(grad, self, exponent):
     """d(self ** exponent)/d self, zero where the exponent is 0."""
-    return et.where(exponent == 0, 0, grad * exponent * self.pow(exponent - 1))
+    return et.where(exponent == 0, 0, grad * conjugate(exponent * self.pow(exponent - 1)))
 
 
 def pow_backward_exponent(grad, self, exponent, result):
     """d(self ** exponent)/d exponent = result * log(self), zero where self == 0 and
     exponent >= 0."""
-    cond = et.logical_and(self == 0, exponent >= 0)
-    return grad * et.where(cond, 0, result * self.log())
+    if exponent.dtype.is_complex:  # PyTorch: a zero base gives zero for exponents on [0, inf)
+        nonneg = et.logical_and(exponent.imag == 0, exponent.real >= 0)
+    else:
+        nonneg = exponent >= 0
+    cond = et.logical_and(self == 0, nonneg)
+    return grad * et.where(cond, 0, (result * self.log()).conj())
 
 
 def pow_scalar_backward(grad, base, exponent, result):
     """d(base ** exponent)/d exponent for a Python number ``base``."""
+    if isinstance(base, complex) or exponent.dtype.is_complex:
+        if base == 0:
+            return grad * et.where(exponent.real >= 0, 0, (result * -math.inf).conj())
+        return grad * (result * cmath.log(base)).conj()
     base = float(base)
     if base == 0.0:
         return grad * et.where(exponent >= 0, 0, result * -math.inf)

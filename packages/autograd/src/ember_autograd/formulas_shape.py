@@ -232,7 +232,7 @@ def index_select_backward(grad, self_shape, dim: int, index):
 def index_add_source_backward(grad, dim: int, index, alpha):
     g = grad.index_select(dim, index)
     if isinstance(alpha, et.Tensor) or alpha != 1:
-        g = g * alpha
+        g = g * (alpha.conjugate() if isinstance(alpha, complex) else alpha)
     return g
 
 

@@ -39,7 +39,9 @@ from .saved import sum_to
 
 __all__ = ["BackwardCFunction", "Function", "FunctionCtx", "InplaceFunction", "once_differentiable"]
 
-_FLOAT = frozenset({et.float32, et.float64, et.float16, et.bfloat16})
+_DIFFERENTIABLE = frozenset(
+    {et.float32, et.float64, et.float16, et.bfloat16, et.complex64, et.complex128}
+)
 _NO_EDGE = (None, 0)
 
 
@@ -414,7 +416,7 @@ def _wrap_outputs(ctx, args, output, edges):
             finally:
                 grad_mode._state.enabled = prev
             outs[i] = o
-        if o.dtype not in _FLOAT or is_non_diff:
+        if o.dtype not in _DIFFERENTIABLE or is_non_diff:
             continue
         if is_dirty:
             m = o._autograd_meta
@@ -579,7 +581,7 @@ def once_differentiable(fn):
         err._num_outputs = len(outs)
         wrapped = []
         for i, g in enumerate(outs):
-            if isinstance(g, et.Tensor) and g.dtype in _FLOAT:
+            if isinstance(g, et.Tensor) and g.dtype in _DIFFERENTIABLE:
                 g = g.detach()
                 g._set_grad_fn(err)
                 if i:

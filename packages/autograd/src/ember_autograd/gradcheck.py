@@ -25,7 +25,14 @@ Differences from PyTorch (documented, not silent):
   gradients would be computed one by one, which is exactly what the plain check does, so
   these flags add nothing.
 - ``masked`` is accepted for compatibility (ember has no sparse tensors) and ignored.
-- complex inputs are not supported (ember has no complex dtypes).
+
+Complex inputs and outputs follow PyTorch's convention (the gradient of a real loss with
+respect to ``z`` is ``dL/d(re z) + i dL/d(im z)``): every complex tensor is checked as the
+pair of its real and imaginary parts. The numerical Jacobian perturbs the two parts of each
+complex input element separately (two rows), and the analytical one runs backward with a
+``grad_output`` of ``1`` and of ``1j`` at each complex output element (two columns), reading
+each complex gradient as its two parts. This is the Jacobian of the function seen as a map
+between real vector spaces, which PyTorch's Wirtinger-based check also compares.
 
 NumPy (which holds the Jacobians) is imported by the checks, not with ember_autograd.
 """
@@ -45,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 
 _FLOAT = (et.float16, et.bfloat16, et.float32, et.float64)
+_COMPLEX = (et.complex64, et.complex128)
 
 
 class GradcheckError(RuntimeError):
@@ -67,7 +75,27 @@ def _is_tensor(x) -> bool:
 
 
 def _is_float(t) -> bool:
-    return t.dtype in _FLOAT
+    """Float or complex: the dtypes that carry gradients."""
+    return t.dtype in _FLOAT or t.dtype in _COMPLEX
+
+
+def _real_size(t) -> int:
+    """The number of real values ``t`` holds (two per complex element)."""
+    return t.numel() * (2 if t.dtype in _COMPLEX else 1)
+
+
+def _unit(t, flat_index: int):
+    """A tensor of ``t``'s shape and dtype, zero but for one real value: element
+    ``flat_index // 2`` set to 1 (even index) or 1j (odd) for a complex ``t``, element
+    ``flat_index`` set to 1 otherwise."""
+    import numpy as np
+    if t.dtype in _COMPLEX:
+        u = np.zeros(t.numel(), dtype=np.complex128)
+        u[flat_index // 2] = 1.0 if flat_index % 2 == 0 else 1.0j
+    else:
+        u = np.zeros(t.numel(), dtype=np.float64)
+        u[flat_index] = 1.0
+    return et.from_numpy(u.reshape(tuple(t.shape))).to(t.dtype)
 
 
 def _differentiable_outputs(outputs) -> tuple:
@@ -75,11 +103,14 @@ def _differentiable_outputs(outputs) -> tuple:
 
 
 def _to_numpy(t) -> np.ndarray:
-    """A float64 NumPy copy of ``t`` (any dtype, any strides)."""
+    """A float64 NumPy copy of ``t`` (any dtype, any strides); a complex ``t`` becomes the
+    flat sequence of its elements' (real, imaginary) pairs."""
     import numpy as np
     t = t.detach()
     if t.dtype in (et.float16, et.bfloat16):
         t = t.to(et.float64)
+    if t.dtype in _COMPLEX:
+        return np.array(t.numpy(), dtype=np.complex128).reshape(-1).view(np.float64)
     return np.array(t.numpy(), dtype=np.float64, copy=True)
 
 
@@ -107,7 +138,7 @@ def _check_inputs(tupled_inputs) -> bool:
     for idx, inp in enumerate(tupled_inputs):
         if _is_tensor(inp) and inp.requires_grad:
             any_grad = True
-            if inp.dtype != et.float64:
+            if inp.dtype not in (et.float64, et.complex128):
                 warnings.warn(
                     f"Input #{idx} requires gradient and is not a double precision floating "
                     "point or complex. This check will likely fail if all the inputs are not "
@@ -133,31 +164,36 @@ def _iter_indices(shape):
 
 def _numerical_jacobian(func, inputs, out_selector, eps: float) -> list[list[np.ndarray]]:
     """``J[i][k]`` (input i requiring grad, output k chosen by ``out_selector``): a float64
-    array of shape (numel of input i, numel of output k) by central differences."""
+    array of shape (real size of input i, real size of output k) by central differences
+    (the two parts of a complex element are perturbed one after the other)."""
     import numpy as np
     diff_inputs = [i for i, x in enumerate(inputs) if _is_tensor(x) and x.requires_grad]
     jac: list[list[np.ndarray]] = []
     for i in diff_inputs:
         x = inputs[i]
-        n_in = x.numel()
+        n_in = _real_size(x)
+        steps = (eps, eps * 1j) if x.dtype in _COMPLEX else (eps,)
         cols: list[list[np.ndarray]] | None = None
-        for r, idx in enumerate(_iter_indices(x.shape)):
-            with grad_mode.no_grad():
-                orig = x[idx].item()
-                x[idx] = orig - eps
-            minus = [_to_numpy(o).reshape(-1) for o in out_selector(func(*inputs))]
-            with grad_mode.no_grad():
-                x[idx] = orig + eps
-            plus = [_to_numpy(o).reshape(-1) for o in out_selector(func(*inputs))]
-            with grad_mode.no_grad():
-                x[idx] = orig
-            if cols is None:
-                cols = [np.zeros((n_in, p.size), dtype=np.float64) for p in plus]
-            for k, (p, m) in enumerate(zip(plus, minus)):
-                cols[k][r, :] = (p - m) / (2.0 * eps)
+        r = 0
+        for idx in _iter_indices(x.shape):
+            for step in steps:
+                with grad_mode.no_grad():
+                    orig = x[idx].item()
+                    x[idx] = orig - step
+                minus = [_to_numpy(o).reshape(-1) for o in out_selector(func(*inputs))]
+                with grad_mode.no_grad():
+                    x[idx] = orig + step
+                plus = [_to_numpy(o).reshape(-1) for o in out_selector(func(*inputs))]
+                with grad_mode.no_grad():
+                    x[idx] = orig
+                if cols is None:
+                    cols = [np.zeros((n_in, p.size), dtype=np.float64) for p in plus]
+                for k, (p, m) in enumerate(zip(plus, minus)):
+                    cols[k][r, :] = (p - m) / (2.0 * eps)
+                r += 1
         if cols is None:  # zero-size input: ask the function for the output sizes
             outs = out_selector(func(*inputs))
-            cols = [np.zeros((0, o.numel()), dtype=np.float64) for o in outs]
+            cols = [np.zeros((0, _real_size(o)), dtype=np.float64) for o in outs]
         jac.append(cols)
     return jac
 
@@ -166,14 +202,11 @@ def _numerical_jacobian(func, inputs, out_selector, eps: float) -> list[list[np.
 
 
 def _vjp_rows(output, diff_inputs, flat_index: int):
-    """The gradients of ``output[flat_index]`` with respect to ``diff_inputs``."""
-    import numpy as np
-
+    """The gradients with respect to ``diff_inputs`` for the grad_output that is zero but
+    for the real value ``flat_index`` of ``output`` (see ``_unit``)."""
     from . import grad as autograd_grad
 
-    g = np.zeros(output.numel(), dtype=np.float64)
-    g[flat_index] = 1.0
-    go = et.from_numpy(g.reshape(tuple(output.shape))).to(output.dtype)
+    go = _unit(output, flat_index)
     return autograd_grad(output, diff_inputs, go, retain_graph=True, allow_unused=True)
 
 
@@ -185,9 +218,9 @@ def _analytical_jacobian_reverse(func, inputs, nondet_tol: float, check_grad_dty
     outputs = _differentiable_outputs(func(*inputs))
     jac = [[None] * len(outputs) for _ in diff_inputs]
     for k, out in enumerate(outputs):
-        n_out = out.numel()
-        j1 = [np.zeros((x.numel(), n_out), dtype=np.float64) for x in diff_inputs]
-        j2 = [np.zeros((x.numel(), n_out), dtype=np.float64) for x in diff_inputs]
+        n_out = _real_size(out)
+        j1 = [np.zeros((_real_size(x), n_out), dtype=np.float64) for x in diff_inputs]
+        j2 = [np.zeros((_real_size(x), n_out), dtype=np.float64) for x in diff_inputs]
         for c in range(n_out):
             for rep, j in ((0, j1), (1, j2)):
                 grads = _vjp_rows(out, diff_inputs, c)
@@ -213,7 +246,7 @@ def _analytical_jacobian_reverse(func, inputs, nondet_tol: float, check_grad_dty
 
 
 def _analytical_jacobian_forward(func, inputs):
-    """``J[i][k]`` by forward mode: a one-hot tangent per element of input i."""
+    """``J[i][k]`` by forward mode: a one-hot tangent per real value of input i."""
     import numpy as np
 
     from . import forward_ad as fwad
@@ -222,12 +255,10 @@ def _analytical_jacobian_forward(func, inputs):
     jac: list[list[np.ndarray]] = []
     for i in diff_idx:
         x = inputs[i]
-        n_in = x.numel()
+        n_in = _real_size(x)
         cols: list[np.ndarray] | None = None
         for r in range(n_in):
-            t = np.zeros(n_in, dtype=np.float64)
-            t[r] = 1.0
-            tangent = et.from_numpy(t.reshape(tuple(x.shape))).to(x.dtype)
+            tangent = _unit(x, r)
             with fwad.dual_level():
                 args = list(inputs)
                 for j in diff_idx:
@@ -238,7 +269,8 @@ def _analytical_jacobian_forward(func, inputs):
                 tans = []
                 for o in outs:
                     tt = fwad.unpack_dual(o)[1]
-                    tans.append(np.zeros(o.numel()) if tt is None else _to_numpy(tt).reshape(-1))
+                    v = np.zeros(_real_size(o)) if tt is None else _to_numpy(tt).reshape(-1)
+                    tans.append(v)
             if cols is None:
                 cols = [np.zeros((n_in, v.size), dtype=np.float64) for v in tans]
             for k, v in enumerate(tans):
@@ -375,11 +407,17 @@ def _random_grad_outputs(outputs, noncontiguous: bool, seed: int = 0):
     for o in outputs:
         dtype = o.dtype if _is_float(o) else et.float64
         shape = tuple(o.shape)
+        complex_ = dtype in _COMPLEX
+
+        def draw(size, complex_=complex_):
+            v = rng.uniform(-1.0, 1.0, size=size)
+            return v + 1j * rng.uniform(-1.0, 1.0, size=size) if complex_ else v
+
         if noncontiguous and len(shape) and o.numel() > 1:
-            big = rng.uniform(-1.0, 1.0, size=shape[:-1] + (shape[-1] * 2,))
+            big = draw(shape[:-1] + (shape[-1] * 2,))
             g = et.from_numpy(big).to(dtype)[..., ::2]
         else:
-            g = et.from_numpy(rng.uniform(-1.0, 1.0, size=shape)).to(dtype)
+            g = et.from_numpy(draw(shape)).to(dtype)
         res.append(g.requires_grad_())
     return tuple(res)
 

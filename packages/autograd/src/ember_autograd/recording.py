@@ -28,14 +28,26 @@ _FLOAT = frozenset({et.float32, et.float64, et.float16, et.bfloat16})
 _COMPLEX = frozenset({et.complex64, et.complex128})
 
 
-def _refuse_complex(op: str) -> None:
-    """A complex result of an op whose inputs require grad: refused until every derivative
-    formula follows PyTorch's complex convention (a gradient that ignores it would be silently
-    wrong)."""
-    raise NotImplementedError(
-        f"{op}: Ember's autograd does not support complex tensors yet (the op's inputs "
-        "require grad and its result is complex)"
-    )
+_DIFF = _FLOAT | _COMPLEX  # the dtypes a recorded result may have
+
+
+def _guard_complex(op: str, args, result) -> None:
+    """Refuses an op whose derivative formulas are not yet written for complex tensors
+    (derivatives.yaml ``complex: true``) when its result, or an input that requires grad, is
+    complex: its gradient would be silently wrong."""
+    outs = (result,) if type(result) is _Tensor else tuple(result)
+    if any(type(o) is _Tensor and o.dtype in _COMPLEX for o in outs):
+        raise NotImplementedError(
+            f"{op} does not support automatic differentiation for outputs with complex dtype."
+        )
+    for a in args:
+        items = a if isinstance(a, (list, tuple)) else (a,)
+        for t in items:
+            if isinstance(t, _Tensor) and t.requires_grad and t.dtype in _COMPLEX:
+                raise NotImplementedError(
+                    f"{op} does not support automatic differentiation for inputs with complex "
+                    "dtype."
+                )
 
 
 class Rule:
@@ -50,6 +62,7 @@ class Rule:
         "kwonly",
         "fast",
         "takes_dtype",
+        "complex_guard",
     )
 
     def __init__(
@@ -62,6 +75,7 @@ class Rule:
         kwonly,
         fast=False,
         takes_dtype=False,
+        complex_guard=False,
     ) -> None:
         # fast: one Tensor result, not a view, and float whenever an input requiring grad is
         # (not a cast, no dtype=): the hook records it without further checks
@@ -69,6 +83,9 @@ class Rule:
         # takes_dtype: a dtype= argument picks the result's dtype; an integer one is an error
         # when an input requires grad (PyTorch: "Autograd not support dtype: Long")
         self.takes_dtype = takes_dtype
+        # complex_guard: the op takes complex tensors but its formulas are real-only
+        # (_guard_complex); never fast
+        self.complex_guard = complex_guard
         self.record = record
         self.record_inplace = record_inplace
         self.needs_original = needs_original
@@ -101,8 +118,6 @@ def hook(op, kind, args, result):
         if rule.fast:  # the common case, inline
             node = rule.record(args, result, None)
             if node is not None:
-                if result.dtype in _COMPLEX:
-                    _refuse_complex(op)
                 result._set_grad_fn(node)
                 if not result.is_cpu:
                     streams.remember(node, result.device)
@@ -177,10 +192,10 @@ def _check_inplace(t) -> None:
 
 
 def _record_function(rule: Rule, op: str, args, result) -> None:
+    if rule.complex_guard:
+        _guard_complex(op, args, result)
     if type(result) is et.Tensor:
-        if result.dtype not in _FLOAT:
-            if result.dtype in _COMPLEX and rule.record(args, result, None) is not None:
-                _refuse_complex(op)
+        if result.dtype not in _DIFF:
             if rule.takes_dtype:
                 raise RuntimeError(f"Autograd not support dtype: {_TORCH_TYPE[result.dtype]}")
             return
@@ -199,20 +214,20 @@ def _record_function(rule: Rule, op: str, args, result) -> None:
         return
     if hasattr(result, "_fields"):  # a namedtuple: its float outputs ((U, S, Vh), not indices)
         first = outs[0]
-        if first.dtype not in _FLOAT:
+        if first.dtype not in _DIFF:
             return
         node = rule.record(args, result, None)
         if node is None:
             return
         first._set_grad_fn(node)
-        rest = [i for i in range(1, len(outs)) if outs[i].dtype in _FLOAT]
+        rest = [i for i in range(1, len(outs)) if outs[i].dtype in _DIFF]
         if rest:
             node._num_outputs = len(outs)
             for i in rest:
                 outs[i]._set_grad_fn(node)
                 meta_of(outs[i]).output_nr = i
         return
-    if outs[0].dtype not in _FLOAT:
+    if outs[0].dtype not in _DIFF:
         return
     node = rule.record(args, result, None)
     if node is None:
@@ -296,7 +311,9 @@ def _record_inplace(rule: Rule, op: str, args, result) -> None:
         original = _pending.original
         _pending.target = _pending.original = None
         args = (args[0], *(original if a is result else a for a in args[1:]))
-    if result.dtype not in _FLOAT:
+    if rule.complex_guard:
+        _guard_complex(op, args, result)
+    if result.dtype not in _DIFF:
         return
     m = result._autograd_meta
     if m is None or m.base is None:

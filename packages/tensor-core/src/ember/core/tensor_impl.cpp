@@ -223,15 +223,9 @@ void set_requires_grad(const Tensor& t, bool requires_grad) {
         "requires_grad=True needs an autograd provider, and none is installed: "
         "pip install ember-autograd and import ember_autograd (or import ember)");
   }
-  if (requires_grad && is_complex(t->dtype())) {
-    // refused until every derivative formula follows PyTorch's complex convention: a
-    // gradient that ignores it would be silently wrong
-    throw NotImplementedError(message("requires_grad on a ", dtype_name(t->dtype()),
-                                      " tensor: Ember's autograd does not support complex tensors yet"));
-  }
-  if (requires_grad && !is_floating(t->dtype())) {
-    throw std::runtime_error(message("only tensors of floating point dtype can require gradients, got ",
-                                 dtype_name(t->dtype())));
+  if (requires_grad && !is_floating(t->dtype()) && !is_complex(t->dtype())) {
+    throw std::runtime_error(message("only Tensors of floating point and complex dtype can require gradients, got ",
+                                     dtype_name(t->dtype())));
   }
   t->requires_grad = requires_grad;
 }

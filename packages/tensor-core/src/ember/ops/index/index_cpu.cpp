@@ -284,11 +284,11 @@ bool scatter_accumulate(const char* op, const Shape& shape, int64_t dim, const T
                         const Tensor& src, int64_t step, const Scalar& alpha, int64_t bound) {
   return with_bound(bound, [&](auto check, const Bound& b) {
     [[maybe_unused]] constexpr bool C = decltype(check)::value;
-    dispatch_all(dst->dtype(), op, [&](auto tag) {
+    auto body = [&](auto tag) {
       using T = decltype(tag);
       using A = opmath_t<T>;
       const A al = alpha.to<A>();
-      const bool unit = alpha.to_double() == 1.0;
+      const bool unit = alpha.to_double() == 1.0 && (!alpha.is_complex() || alpha.im == 0.0);
       scatter_loop<3>(shape, dim, {dst.get(), idx.get(), src.get()},
                       [step, al, unit, &b](char** p, const int64_t* s, int64_t n) {
         if (s[1] == 0 && s[0] == sizeof(T) && s[2] == sizeof(T)) {  // one index, contiguous rows
@@ -320,7 +320,9 @@ bool scatter_accumulate(const char* op, const Shape& shape, int64_t dim, const T
           *d = add_scaled<T, A>(*d, static_cast<A>(*reinterpret_cast<const T*>(p[2] + i * s[2])), al, unit);
         }
       });
-    });
+    };
+    if (is_complex(dst->dtype())) dispatch_complex(dst->dtype(), op, body);
+    else dispatch_all(dst->dtype(), op, body);
   });
 }
 
