@@ -42,6 +42,8 @@ __all__ = [
     "clamp_backward_self",
     "clamp_jvp",
     "angle_backward",
+    "fft_c2r_backward",
+    "fft_r2c_backward",
     "conjugate",
     "polar_backward_abs",
     "polar_backward_angle",
@@ -125,6 +127,35 @@ def conjugate(x):
     if isinstance(x, complex):
         return x.conjugate()
     return x
+
+
+def fft_r2c_backward(grad, dim, normalization, onesided, self_shape):
+    """Gradient of ``_fft_r2c``: the one-sided spectrum zero-padded to full length along the
+    last transformed dim, transformed back (c2c inverse), its real part."""
+    if onesided:
+        d = dim[-1] % len(self_shape)
+        missing = self_shape[d] - grad.shape[d]
+        if missing > 0:
+            pad = list(grad.shape)
+            pad[d] = missing
+            grad = et.cat([grad, et.zeros(pad, dtype=grad.dtype, device=grad.device)], d)
+    return et._fft_c2c(grad, dim, normalization, False).real
+
+
+def fft_c2r_backward(grad, dim, normalization):
+    """Gradient of ``_fft_c2r``: the one-sided forward transform of grad, with the entries
+    whose mirror image lies outside the one-sided range (1 .. n - n // 2 - 1 along the last
+    dim) counted twice."""
+    g = et._fft_r2c(grad, dim, normalization, True)
+    d = dim[-1] % grad.dim()
+    doubled = grad.shape[d] - g.shape[d]
+    if doubled <= 0:
+        return g
+    rest = g.shape[d] - 1 - doubled
+    parts = [g.narrow(d, 0, 1), g.narrow(d, 1, doubled) * 2]
+    if rest > 0:
+        parts.append(g.narrow(d, 1 + doubled, rest))
+    return et.cat(parts, d)
 
 
 def sgn_backward(grad, self, result):

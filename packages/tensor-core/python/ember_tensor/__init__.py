@@ -441,7 +441,7 @@ __all__ = ["Tensor", "dtype", "device", "Generator", "Size", "is_tensor", "numel
            "as_tensor", "broadcast_shapes", "isclose", "allclose", "set_printoptions",
            "get_printoptions", "is_complex", "is_floating_point", "is_conj", "resolve_conj"]
 for _name in dir(_C):
-    if _name.startswith(("_fused_", "_lstm_", "_softmax_back", "_log_softmax_back")):
+    if _name.startswith(("_fused_", "_lstm_", "_softmax_back", "_log_softmax_back", "_fft_")):
         # kernels for other packages (PyTorch's names where it has them): not in __all__
         globals()[_name] = getattr(_C, _name)
         continue
@@ -466,9 +466,9 @@ from . import _composites  # noqa: E402
 _composites.install(globals(), Tensor)
 __all__ += [_row[0] for _row in _composites._table.OPS if "function" in _row[1]]
 
-from . import linalg  # noqa: E402, F401  (torch.linalg's place: ember_tensor.linalg)
+from . import fft, linalg  # noqa: E402, F401  (torch.fft's and torch.linalg's places)
 
-__all__.append("linalg")
+__all__ += ["fft", "linalg"]
 
 from . import serialization  # noqa: E402  (checkpoints: safetensors files, never pickle)
 from .serialization import load, save  # noqa: E402

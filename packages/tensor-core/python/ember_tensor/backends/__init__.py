@@ -7,8 +7,11 @@ accumulation), several times faster on Ampere and newer GPUs.
 ``ember_tensor.backends.cudnn``: whether CUDA convolutions use cuDNN (``enabled``), how it
 picks algorithms (``benchmark``, ``deterministic``), TF32 for float32 (``allow_tf32``,
 default True as in PyTorch), ``is_available()`` and ``version()``.
+
+``ember_tensor.backends.mkl.is_available()``: whether the core linked Intel MKL, which then
+computes the CPU FFTs of ``ember_tensor.fft``.
 """
 
-from . import cuda, cudnn
+from . import cuda, cudnn, mkl
 
-__all__ = ["cuda", "cudnn"]
+__all__ = ["cuda", "cudnn", "mkl"]

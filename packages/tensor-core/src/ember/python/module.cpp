@@ -8,6 +8,7 @@
 #include "ember/runtime/cuda_hooks.h"
 #include "ember/ops/ops_util.h"
 #include "ember/python/python_api.h"
+#include "ember/ops/fft/fft_engine.h"
 #include "ember/runtime/parallel.h"
 #include "ember/runtime/profiler.h"
 #include "ember/runtime/simd.h"
@@ -448,6 +449,15 @@ void bind_module_functions(py::module_& m) {
   }, py::arg("seed"), "Seeds the default generator; returns it.");
   m.def("initial_seed", [] { return default_generator().initial_seed(); });
 
+  m.def("_fft_library", [] { return std::string(fft::library_name(fft::library())); },
+        "The CPU FFT library in use: 'mkl' or 'builtin'.");
+  m.def("_fft_set_library", [](const std::string& name) {
+    if (name != "mkl" && name != "builtin") {
+      throw std::runtime_error(message("_fft_set_library: expected 'mkl' or 'builtin', got '", name, "'"));
+    }
+    fft::set_library(name == "mkl" ? fft::Library::Mkl : fft::Library::Builtin);
+  }, py::arg("name"));
+  m.def("_has_mkl", &fft::mkl_available);
   m.def("get_num_threads", &get_num_threads);
   m.def("set_num_threads", [](int n) {
     if (n < 1) throw std::runtime_error(message("set_num_threads expects a positive integer, got ", n));
