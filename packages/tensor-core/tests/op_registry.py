@@ -76,7 +76,8 @@ PW = "test_ops_grad_pointwise.py"
 SH = "test_ops_grad_shape.py"
 LA = "test_linalg_grad.py"
 CX = "test_complex_grad.py"  # ops whose inputs or results are complex
-GRAD_FILES = (PW, SH, LA, CX)
+FT = "test_fft_grad.py"
+GRAD_FILES = (PW, SH, LA, CX, FT)
 
 # ---------------------------------------------------------------------------------------------
 # sample inputs: specs resolved per dtype into NumPy arrays, then into each library's tensors
@@ -766,6 +767,14 @@ ROWS: list[Row] = [
          "'Expected A and B to have the same dtype' (as linalg.solve does in both)",
          _well_conditioned(3), a(3, 2, dtype="float64"), upper=True, dtypes=("float32",)),
       fn=_linalg("solve_triangular"), grad=LA),
+    # --- discrete Fourier transforms (the inputs of _fft_c2r need not be Hermitian: every
+    # library reads them the same way, see fft_cpu.cpp)
+    R("_fft_c2c", S(a(4, 6), [1], 0, True), S(a(3, 5, 4, nc=True), [0, 2], 2, False),
+      S(a(7), [0], 1, True), fn=aten("_fft_c2c"), grad=FT),
+    R("_fft_r2c", S(a(4, 6), [1], 0, True), S(a(3, 5, 4, nc=True), [2, 0], 1, False),
+      fn=aten("_fft_r2c"), grad=FT),
+    R("_fft_c2r", S(a(4, 4), [1], 2, 6), S(a(3, 5, 3, nc=True), [0, 2], 0, 5), fn=aten("_fft_c2r"),
+      grad=FT),
     # --- convolution
     R("im2col", S(a(2, 3, 5, 4), (2, 3), 1, 1, 1), S(a(1, 2, 6, 6, nc=True), 3, 2, 1, 2),
       fn=_im2col, grad=SH),

@@ -66,7 +66,7 @@ def _normalization(norm, forward: bool) -> int:
     if norm is None:
         norm = "backward"
     if norm not in _NORMS:
-        raise ValueError(f'Invalid normalization mode: "{norm}"')
+        raise RuntimeError(f'Invalid normalization mode: "{norm}"')
     if norm == "ortho":
         return 1
     return 0 if (norm == "backward") == forward else 2
@@ -80,8 +80,7 @@ def _float_input(name: str, x):
     if dt.is_complex or dt in (_C.float32, _C.float64):
         return x
     if dt in (_C.float16, _C.bfloat16):
-        raise RuntimeError(f"{name}: Unsupported dtype {_TORCH_NAME[dt]} (CPU transforms take "
-                           "float32, float64, complex64 and complex128)")
+        raise RuntimeError(f"Unsupported dtype {_TORCH_NAME[dt]}")
     return x.to(_C.get_default_dtype())
 
 
@@ -128,10 +127,12 @@ def _dims_and_sizes(name: str, x, s, dim, default_dims=None):
                                "dimensions.")
     wrapped = []
     for d in dims:
-        if not -nd <= d < max(nd, 1):
+        if nd == 0:
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+        if not -nd <= d < nd:
             raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, "
                              f"{nd - 1}], but got {d})")
-        w = d % nd if nd else 0
+        w = d % nd
         if w in wrapped:
             raise RuntimeError("FFT dims must be unique")
         wrapped.append(w)
@@ -161,8 +162,8 @@ def _out(result, out):
     if out is None:
         return result
     if tuple(out.shape) != tuple(result.shape) or out.dtype != result.dtype:
-        raise RuntimeError(f"fft: out= must have the result's shape {tuple(result.shape)} and dtype "
-                           f"{result.dtype}, got {tuple(out.shape)} and {out.dtype}")
+        raise RuntimeError(f"fft: out= must have the result's shape {tuple(result.shape)} and "
+                           f"dtype {result.dtype}, got {tuple(out.shape)} and {out.dtype}")
     out.copy_(result)
     return out
 
@@ -175,6 +176,8 @@ def _c2c(name, input, s, dim, norm, out, forward, default_dims=None):
     dims, sizes = _dims_and_sizes(name, x, s, dim, default_dims)
     x = _resize(x, dims, sizes)
     code = _normalization(norm, forward)
+    if not dims:  # nothing to transform: a complex copy
+        return _out(x.to(x.dtype if x.dtype.is_complex else x.dtype.to_complex(), copy=True), out)
     if x.dtype.is_complex:
         y = _C._fft_c2c(x, dims, code, forward)
     elif forward:
@@ -187,33 +190,33 @@ def _c2c(name, input, s, dim, norm, out, forward, default_dims=None):
 def fft(input, n=None, dim=-1, norm=None, *, out=None):
     """The 1-D discrete Fourier transform of ``input`` along ``dim`` (``n``: the signal length,
     trimming or zero-padding the input). Complex result."""
-    return _c2c("fft_fft", input, None if n is None else [n], [dim], norm, out, True)
+    return _c2c("fft", input, None if n is None else [n], [dim], norm, out, True)
 
 
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
     """The 1-D inverse discrete Fourier transform (divided by n with ``norm="backward"``)."""
-    return _c2c("fft_ifft", input, None if n is None else [n], [dim], norm, out, False)
+    return _c2c("ifft", input, None if n is None else [n], [dim], norm, out, False)
 
 
 def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The 2-D discrete Fourier transform over ``dim`` (default: the last two dims)."""
-    return _c2c("fft_fft2", input, s, dim, norm, out, True)
+    return _c2c("fft2", input, s, dim, norm, out, True)
 
 
 def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The 2-D inverse discrete Fourier transform."""
-    return _c2c("fft_ifft2", input, s, dim, norm, out, False)
+    return _c2c("ifft2", input, s, dim, norm, out, False)
 
 
 def fftn(input, s=None, dim=None, norm=None, *, out=None):
     """The n-D discrete Fourier transform over ``dim`` (default: the last ``len(s)`` dims, or
     every dim)."""
-    return _c2c("fft_fftn", input, s, dim, norm, out, True)
+    return _c2c("fftn", input, s, dim, norm, out, True)
 
 
 def ifftn(input, s=None, dim=None, norm=None, *, out=None):
     """The n-D inverse discrete Fourier transform."""
-    return _c2c("fft_ifftn", input, s, dim, norm, out, False)
+    return _c2c("ifftn", input, s, dim, norm, out, False)
 
 
 # ----------------------------------------------------------------------------- real
@@ -242,33 +245,33 @@ def _c2r(name, input, s, dim, norm, out, default_dims=None):
 
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The 1-D DFT of a real signal: its ``n // 2 + 1`` non-negative frequencies."""
-    return _r2c("fft_rfft", input, None if n is None else [n], [dim], norm, out)
+    return _r2c("rfft", input, None if n is None else [n], [dim], norm, out)
 
 
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse of :func:`rfft`: a real signal of length ``n`` (default ``2 * (m - 1)``
     for ``m`` input entries) from its one-sided spectrum."""
-    return _c2r("fft_irfft", input, None if n is None else [n], [dim], norm, out)
+    return _c2r("irfft", input, None if n is None else [n], [dim], norm, out)
 
 
 def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The 2-D DFT of a real signal, one-sided along the last of ``dim``."""
-    return _r2c("fft_rfft2", input, s, dim, norm, out)
+    return _r2c("rfft2", input, s, dim, norm, out)
 
 
 def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The inverse of :func:`rfft2`."""
-    return _c2r("fft_irfft2", input, s, dim, norm, out)
+    return _c2r("irfft2", input, s, dim, norm, out)
 
 
 def rfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The n-D DFT of a real signal, one-sided along the last of ``dim``."""
-    return _r2c("fft_rfftn", input, s, dim, norm, out)
+    return _r2c("rfftn", input, s, dim, norm, out)
 
 
 def irfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The inverse of :func:`rfftn`."""
-    return _c2r("fft_irfftn", input, s, dim, norm, out)
+    return _c2r("irfftn", input, s, dim, norm, out)
 
 
 # ----------------------------------------------------------------------------- Hermitian
@@ -309,32 +312,32 @@ def _inverse_hermitian(name, input, s, dim, norm, out, default_dims=None):
 def hfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The 1-D DFT of a signal with Hermitian symmetry given by its first ``n // 2 + 1``
     entries: a real result of length ``n`` (default ``2 * (m - 1)``)."""
-    return _hermitian("fft_hfft", input, None if n is None else [n], [dim], norm, out)
+    return _hermitian("hfft", input, None if n is None else [n], [dim], norm, out)
 
 
 def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse of :func:`hfft`: the one-sided inverse DFT of a real signal."""
-    return _inverse_hermitian("fft_ihfft", input, None if n is None else [n], [dim], norm, out)
+    return _inverse_hermitian("ihfft", input, None if n is None else [n], [dim], norm, out)
 
 
 def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The 2-D form of :func:`hfft`."""
-    return _hermitian("fft_hfft2", input, s, dim, norm, out)
+    return _hermitian("hfft2", input, s, dim, norm, out)
 
 
 def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The 2-D form of :func:`ihfft`."""
-    return _inverse_hermitian("fft_ihfft2", input, s, dim, norm, out)
+    return _inverse_hermitian("ihfft2", input, s, dim, norm, out)
 
 
 def hfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The n-D form of :func:`hfft`."""
-    return _hermitian("fft_hfftn", input, s, dim, norm, out)
+    return _hermitian("hfftn", input, s, dim, norm, out)
 
 
 def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The n-D form of :func:`ihfft`."""
-    return _inverse_hermitian("fft_ihfftn", input, s, dim, norm, out)
+    return _inverse_hermitian("ihfftn", input, s, dim, norm, out)
 
 
 # ----------------------------------------------------------------------------- helpers

@@ -1,0 +1,228 @@
+"""ember_tensor.fft against torch.fft and numpy.fft: every transform, norm mode, dtype and
+n= / s= / dim= form, on lengths that are powers of two, primes and products of small
+primes; under each CPU FFT library this build has (MKL's and the built-in one); the errors
+are PyTorch's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import ember_tensor as et
+from ember_tensor import _C
+
+LIBRARIES = ["mkl", "builtin"] if et.backends.mkl.is_available() else ["builtin"]
+
+
+@pytest.fixture(params=LIBRARIES)
+def library(request):
+    before = _C._fft_library()
+    _C._fft_set_library(request.param)
+    yield request.param
+    _C._fft_set_library(before)
+
+
+RNG = np.random.default_rng(2026)
+ONE_D = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"]
+TWO_D = ["fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2"]
+N_D = ["fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn"]
+REAL_ONLY = {"rfft", "ihfft", "rfft2", "ihfft2", "rfftn", "ihfftn"}
+NORMS = [None, "backward", "ortho", "forward"]
+
+
+def _inputs(name, shape, dtype):
+    """The dtypes each transform takes: real ones for rfft / ihfft, any otherwise."""
+    x = RNG.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * RNG.standard_normal(shape)
+    return x.astype(dtype)
+
+
+def _compare(got, want, dtype):
+    want = want.resolve_conj().numpy()
+    got = got.numpy()
+    assert got.shape == want.shape
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    single = np.dtype(dtype) in (np.float32, np.complex64)
+    scale = max(1.0, float(np.abs(want).max())) if want.size else 1.0
+    np.testing.assert_allclose(got, want, rtol=0, atol=(2e-5 if single else 1e-12) * scale)
+
+
+def _dtypes(name):
+    real = ["float32", "float64"]
+    return real if name in REAL_ONLY else real + ["complex64", "complex128"]
+
+
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 12, 17, 64, 100, 243, 1000])
+@pytest.mark.parametrize("name", ONE_D)
+def test_one_dimensional_transforms(library, name, n, norm):
+    for dtype in _dtypes(name):
+        if name in ("irfft", "hfft") and n == 1:
+            continue  # a one-entry half spectrum gives the invalid length 0 (tested below)
+        x = _inputs(name, (3, n), dtype)
+        got = getattr(et.fft, name)(et.tensor(x), norm=norm)
+        _compare(got, getattr(torch.fft, name)(torch.tensor(x), norm=norm), dtype)
+
+
+@pytest.mark.parametrize("name", ONE_D)
+def test_n_trims_or_pads_and_dim_picks_the_axis(library, name):
+    x = _inputs(name, (5, 6, 4), "complex128" if name not in REAL_ONLY else "float64")
+    for n, dim in [(3, 1), (9, 1), (6, 0), (11, -1), (2, -3)]:
+        got = getattr(et.fft, name)(et.tensor(x), n=n, dim=dim)
+        _compare(got, getattr(torch.fft, name)(torch.tensor(x), n=n, dim=dim), x.dtype)
+
+
+@pytest.mark.parametrize("norm", [None, "ortho", "forward"])
+@pytest.mark.parametrize("name", TWO_D + N_D)
+def test_multi_dimensional_transforms(library, name, norm):
+    cases = [((4, 6), {}), ((3, 5, 7), {}), ((2, 8, 9), {"dim": (0, 2)}),
+             ((6, 5, 4), {"s": (4, 7)}), ((3, 4, 5), {"s": (5, 3), "dim": (2, 0)})]
+    if name in N_D:
+        cases += [((3, 4, 5), {"dim": (1,)}), ((2, 3, 4), {"s": (3, 3, 6)})]
+    for shape, kw in cases:
+        for dtype in _dtypes(name):
+            x = _inputs(name, shape, dtype)
+            got = getattr(et.fft, name)(et.tensor(x), norm=norm, **kw)
+            _compare(got, getattr(torch.fft, name)(torch.tensor(x), norm=norm, **kw), dtype)
+
+
+@pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft", "fft2", "rfftn", "irfftn",
+                                  "hfft", "ihfft"])
+def test_agrees_with_numpy(library, name):
+    x = _inputs(name, (6, 10), "float64" if name in REAL_ONLY else "complex128")
+    got = getattr(et.fft, name)(et.tensor(x)).numpy()
+    np.testing.assert_allclose(got, getattr(np.fft, name)(x), atol=1e-12)
+
+
+def test_large_and_awkward_lengths(library):
+    for n in [2 ** 14, 3 ** 9, 5 ** 6, 7919, 2 * 3 * 5 * 7 * 11 * 13]:
+        x = _inputs("fft", (n,), "complex128")
+        _compare(et.fft.fft(et.tensor(x)), torch.fft.fft(torch.tensor(x)), "complex128")
+        r = x.real.copy()
+        _compare(et.fft.irfft(et.fft.rfft(et.tensor(r)), n=n), torch.tensor(r), "float64")
+
+
+def test_integer_and_bool_inputs_use_the_default_float_dtype(library):
+    for x in (torch.arange(6), torch.tensor([True, False, True])):
+        e = et.tensor(x.numpy())
+        _compare(et.fft.fft(e), torch.fft.fft(x), "complex64")
+        _compare(et.fft.rfft(e), torch.fft.rfft(x), "complex64")
+
+
+def test_non_contiguous_and_batched_inputs(library):
+    x = _inputs("fft", (8, 6, 10), "complex128")
+    e, t = et.tensor(x), torch.tensor(x)
+    _compare(et.fft.fft(e.transpose(0, 2)[:, ::2], dim=1),
+             torch.fft.fft(t.transpose(0, 2)[:, ::2], dim=1), "complex128")
+    _compare(et.fft.rfft2(e.real[..., ::3]), torch.fft.rfft2(t.real[..., ::3]), "float64")
+
+
+def test_the_input_is_left_unchanged(library):
+    x = _inputs("irfft", (4, 5), "complex128")
+    e = et.tensor(x)
+    et.fft.irfft(e)
+    et.fft.irfftn(e)
+    et.fft.hfft2(e)
+    np.testing.assert_array_equal(e.numpy(), x)
+
+
+def test_empty_batches(library):
+    """An empty batch gives an empty result of the right shape (NumPy's; PyTorch 2.13's MKL
+    path raises "Inconsistent configuration parameters" instead)."""
+    for name in ("fft", "rfft", "irfft"):
+        x = _inputs(name, (0, 6), "float64")
+        got = getattr(et.fft, name)(et.tensor(x))
+        assert tuple(got.shape) == getattr(np.fft, name)(x).shape
+
+
+def test_round_trips(library):
+    x = _inputs("fft", (3, 7, 10), "complex128")
+    e = et.tensor(x)
+    for norm in NORMS:
+        np.testing.assert_allclose(et.fft.ifftn(et.fft.fftn(e, norm=norm), norm=norm).numpy(), x,
+                                   atol=1e-12)
+        np.testing.assert_allclose(et.fft.hfft(et.fft.ihfft(e.real, norm=norm), n=10,
+                                               norm=norm).numpy(), x.real, atol=1e-12)
+
+
+def test_empty_dim_list_is_a_complex_copy():
+    x = torch.randn(4)
+    got = et.fft.fftn(et.tensor(x.numpy()), dim=())
+    _compare(got, torch.fft.fftn(x, dim=()), "complex64")
+
+
+def test_out_argument():
+    x = torch.randn(2, 8, dtype=torch.float64)
+    out = et.empty(2, 5, dtype=et.complex128)
+    res = et.fft.rfft(et.tensor(x.numpy()), out=out)
+    assert res is out
+    _compare(out, torch.fft.rfft(x), "complex128")
+    with pytest.raises(RuntimeError, match="out= must have the result's shape"):
+        et.fft.rfft(et.tensor(x.numpy()), out=et.empty(3, dtype=et.complex128))
+
+
+def test_frequencies_and_shifts():
+    for n, d in [(1, 1.0), (8, 1.0), (9, 0.1), (10, 2.5)]:
+        _compare(et.fft.fftfreq(n, d), torch.fft.fftfreq(n, d), "float32")
+        _compare(et.fft.rfftfreq(n, d), torch.fft.rfftfreq(n, d), "float32")
+        _compare(et.fft.fftfreq(n, d, dtype=et.float64), torch.fft.fftfreq(n, d, dtype=torch.float64),
+                 "float64")
+    x = torch.arange(30.0).reshape(5, 6)
+    e = et.tensor(x.numpy())
+    for dim in (None, 0, 1, (0, 1), -1):
+        _compare(et.fft.fftshift(e, dim), torch.fft.fftshift(x, dim), "float32")
+        _compare(et.fft.ifftshift(e, dim), torch.fft.ifftshift(x, dim), "float32")
+        _compare(et.fft.ifftshift(et.fft.fftshift(e, dim), dim), x, "float32")
+
+
+ERRORS = [
+    (lambda m, x, z: m.fft.fft(x, norm="bad"), RuntimeError, 'Invalid normalization mode: "bad"'),
+    (lambda m, x, z: m.fft.rfft(z), RuntimeError,
+     "rfft expects a real input tensor, but got ComplexFloat"),
+    (lambda m, x, z: m.fft.ihfft(z), RuntimeError,
+     "ihfft expects a real input tensor, but got ComplexFloat"),
+    (lambda m, x, z: m.fft.fft(x, n=0), RuntimeError, r"Invalid number of data points \(0\)"),
+    (lambda m, x, z: m.fft.irfft(z[:1]), RuntimeError, r"Invalid number of data points \(0\)"),
+    (lambda m, x, z: m.fft.fft(x.half()), RuntimeError, "Unsupported dtype Half"),
+    (lambda m, x, z: m.fft.fftn(x.reshape(2, 2), dim=(0, 0)), RuntimeError,
+     "FFT dims must be unique"),
+    (lambda m, x, z: m.fft.fft(x, dim=2), IndexError,
+     r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 2\)"),
+    (lambda m, x, z: m.fft.fft(x[0]), IndexError,
+     "Dimension specified as -1 but tensor has no dimensions"),
+    (lambda m, x, z: m.fft.fftn(x, s=(2, 2)), RuntimeError,
+     "Got shape with 2 values but input tensor only has 1 dimensions."),
+    (lambda m, x, z: m.fft.fftn(x.reshape(2, 2), s=(2,), dim=(0, 1)), RuntimeError,
+     "When given, dim and shape arguments must have the same length"),
+    (lambda m, x, z: m.fft.rfftn(x, dim=()), RuntimeError, "rfftn must transform at least one axis"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(ERRORS)))
+def test_errors_are_pytorchs(case):
+    fn, exc, msg = ERRORS[case]
+    for m in (torch, et):
+        x = m.tensor([1.0, 2.0, 3.0, 4.0])
+        z = m.tensor([1 + 1j, 2.0, 3.0, 4.0], dtype=m.complex64)
+        with pytest.raises(exc, match=msg):
+            fn(m, x, z)
+
+
+def test_the_core_ops_check_their_arguments():
+    z = et.tensor([1 + 1j, 2, 3, 4], dtype=et.complex64)
+    with pytest.raises(RuntimeError, match="normalization must be 0"):
+        et._fft_c2c(z, [0], 3, True)
+    with pytest.raises(RuntimeError, match="takes 3 input entries there, got 4"):
+        et._fft_c2r(z, [0], 0, 5)
+    with pytest.raises(RuntimeError, match="dtype"):
+        et._fft_r2c(z, [0], 0, True)
+
+
+def test_mkl_is_reported():
+    assert et.backends.mkl.is_available() == ("mkl" in LIBRARIES)
+    assert _C._fft_library() in LIBRARIES
+    if not et.backends.mkl.is_available():
+        with pytest.raises(RuntimeError, match="did not link MKL"):
+            _C._fft_set_library("mkl")
