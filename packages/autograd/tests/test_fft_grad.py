@@ -53,7 +53,7 @@ def test_transform_gradients(name, norm):
 def test_gradients_with_n_trimming_and_padding(name):
     complex_ = name not in REAL_ONLY
     for n in (3, 7):
-        _check(lambda m, x: getattr(m.fft, name)(x, n=n, dim=0), _array((5, 2), complex_),
+        _check(lambda m, x, n=n: getattr(m.fft, name)(x, n=n, dim=0), _array((5, 2), complex_),
                gradgrad=False)
 
 

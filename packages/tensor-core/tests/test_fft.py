@@ -167,8 +167,8 @@ def test_frequencies_and_shifts():
     for n, d in [(1, 1.0), (8, 1.0), (9, 0.1), (10, 2.5)]:
         _compare(et.fft.fftfreq(n, d), torch.fft.fftfreq(n, d), "float32")
         _compare(et.fft.rfftfreq(n, d), torch.fft.rfftfreq(n, d), "float32")
-        _compare(et.fft.fftfreq(n, d, dtype=et.float64), torch.fft.fftfreq(n, d, dtype=torch.float64),
-                 "float64")
+        _compare(et.fft.fftfreq(n, d, dtype=et.float64),
+                 torch.fft.fftfreq(n, d, dtype=torch.float64), "float64")
     x = torch.arange(30.0).reshape(5, 6)
     e = et.tensor(x.numpy())
     for dim in (None, 0, 1, (0, 1), -1):
@@ -196,7 +196,8 @@ ERRORS = [
      "Got shape with 2 values but input tensor only has 1 dimensions."),
     (lambda m, x, z: m.fft.fftn(x.reshape(2, 2), s=(2,), dim=(0, 1)), RuntimeError,
      "When given, dim and shape arguments must have the same length"),
-    (lambda m, x, z: m.fft.rfftn(x, dim=()), RuntimeError, "rfftn must transform at least one axis"),
+    (lambda m, x, z: m.fft.rfftn(x, dim=()), RuntimeError,
+     "rfftn must transform at least one axis"),
 ]
 
 
