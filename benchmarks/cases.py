@@ -268,6 +268,44 @@ def _matmul() -> list[Case]:
 
 
 # --------------------------------------------------------------------------------------
+# fft: the sizes, complex64 (fft, fft2) and float32 (rfft, rfft2); work is the
+# conventional 5 n log2(n) flops of a complex transform (2.5 n log2(n) for a real one)
+
+
+def _fft() -> list[Case]:
+    def real(shape: tuple[int, ...]) -> Callable[[np.random.Generator], list[np.ndarray]]:
+        return normal(shape)
+
+    cases = []
+    one_d = [(f"{_size_label(1 << p)}", 1 << p) for p in (10, 14, 18, 20, 22)]
+    one_d += [("1000", 1000), ("3^12", 3**12)]
+    for label, n in one_d:
+        flops = 5.0 * n * math.log2(n)
+        cases.append(Case(group="fft", name=f"fft c64 {label}",
+                          inputs=complex_normal(np.complex64, (n,)),
+                          op=lambda lib, x: lib.fft.fft(x), unit=GFLOP_S, work=flops,
+                          target=1.0, rtol=1e-4, atol=1e-3 * math.sqrt(n)))
+        cases.append(Case(group="fft", name=f"rfft f32 {label}", inputs=real((n,)),
+                          op=lambda lib, x: lib.fft.rfft(x), unit=GFLOP_S, work=flops / 2,
+                          target=1.0, rtol=1e-4, atol=1e-3 * math.sqrt(n)))
+    for side in (512, 2048):
+        n = side * side
+        flops = 5.0 * n * math.log2(n)
+        cases.append(Case(group="fft", name=f"fft2 c64 {side}x{side}",
+                          inputs=complex_normal(np.complex64, (side, side)),
+                          op=lambda lib, x: lib.fft.fft2(x), unit=GFLOP_S, work=flops,
+                          target=1.0, rtol=1e-4, atol=1e-3 * side))
+        cases.append(Case(group="fft", name=f"rfft2 f32 {side}x{side}", inputs=real((side, side)),
+                          op=lambda lib, x: lib.fft.rfft2(x), unit=GFLOP_S, work=flops / 2,
+                          target=1.0, rtol=1e-4, atol=1e-3 * side))
+    cases.append(Case(group="fft", name="fft c128 batch 64x4096",
+                      inputs=complex_normal(np.complex128, (64, 4096)),
+                      op=lambda lib, x: lib.fft.fft(x), unit=GFLOP_S,
+                      work=64 * 5.0 * 4096 * 12, target=1.0, rtol=1e-8, atol=1e-8))
+    return cases
+
+
+# --------------------------------------------------------------------------------------
 # linalg: LAPACK decompositions and solvers, float64 (per call; results compared through
 # what does not depend on the sign choices of the factorisations)
 
@@ -370,7 +408,7 @@ def _memory() -> list[Case]:
 
 
 CASES: list[Case] = (
-    _overhead() + _elementwise() + _reductions() + _matmul() + _linalg() + _memory()
+    _overhead() + _elementwise() + _reductions() + _matmul() + _fft() + _linalg() + _memory()
 )
 
 # scaling: these cases again, at 1 and at 2 intra-op threads in both libraries

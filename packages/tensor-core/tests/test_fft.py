@@ -96,12 +96,37 @@ def test_agrees_with_numpy(library, name):
     np.testing.assert_allclose(got, getattr(np.fft, name)(x), atol=1e-12)
 
 
-def test_large_and_awkward_lengths(library):
-    for n in [2 ** 14, 3 ** 9, 5 ** 6, 7919, 2 * 3 * 5 * 7 * 11 * 13]:
+@pytest.fixture
+def two_threads():
+    before = et.get_num_threads()
+    et.set_num_threads(2)
+    yield
+    et.set_num_threads(before)
+
+
+def test_large_and_awkward_lengths(library, two_threads):
+    """Long signals take the threaded paths (a radix-2, 3, 5 or 7 split into transforms
+    computed side by side; a large prime length in one piece)."""
+    for n in [2 ** 14, 2 ** 16, 3 ** 10, 5 ** 7, 7 ** 6, 65537, 2 * 3 * 5 * 7 * 11 * 13]:
         x = _inputs("fft", (n,), "complex128")
         _compare(et.fft.fft(et.tensor(x)), torch.fft.fft(torch.tensor(x)), "complex128")
         r = x.real.copy()
         _compare(et.fft.irfft(et.fft.rfft(et.tensor(r)), n=n), torch.tensor(r), "float64")
+
+
+def test_large_multi_dimensional_transforms(library, two_threads):
+    """n-D transforms of a small batch: one threaded pass per dim (rows, strided columns)."""
+    for shape, dim in [((256, 256), (0, 1)), ((1, 96, 80, 12), (1, 2, 3)), ((2, 300, 200), (2, 1))]:
+        for dtype in ("complex64", "complex128", "float32", "float64"):
+            x = _inputs("fftn", shape, dtype)
+            _compare(et.fft.fftn(et.tensor(x), dim=dim), torch.fft.fftn(torch.tensor(x), dim=dim),
+                     dtype)
+            if dtype.startswith("float"):
+                _compare(et.fft.rfftn(et.tensor(x), dim=dim),
+                         torch.fft.rfftn(torch.tensor(x), dim=dim), dtype)
+            else:
+                _compare(et.fft.irfftn(et.tensor(x), dim=dim),
+                         torch.fft.irfftn(torch.tensor(x), dim=dim), dtype)
 
 
 def test_integer_and_bool_inputs_use_the_default_float_dtype(library):
