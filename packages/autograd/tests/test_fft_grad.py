@@ -94,3 +94,15 @@ def test_spectral_loss_trains_a_filter():
         results.append((loss.item(), w.grad.numpy().copy()))
     assert abs(results[0][0] - results[1][0]) < 1e-12
     np.testing.assert_allclose(results[0][1], results[1][1], atol=1e-12)
+
+
+def test_stft_and_istft_gradients():
+    """The short-time transform and its inverse (through their ops: framing, windowing, the
+    transforms, overlap-add)."""
+    _check(lambda m, t: m.stft(t, 16, 4, window=m.hann_window(16, dtype=m.float64),
+                               return_complex=True), _array((2, 40), False), gradgrad=False)
+    _check(lambda m, t: m.stft(t, 8, 3, 6, window=m.hamming_window(6, dtype=m.float64),
+                               center=False, return_complex=True), _array((30,), True),
+           gradgrad=False)
+    _check(lambda m, t: m.istft(t, 16, 4, window=m.hann_window(16, dtype=m.float64)),
+           _array((9, 11), True), gradgrad=False)

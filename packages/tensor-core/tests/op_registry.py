@@ -534,6 +534,19 @@ def unsigned_superset(name: str) -> dict:
 
 
 
+_FLOATS = ("float16", "bfloat16", "float32", "float64")
+
+
+def _stft(m, x, n_fft, hop=None, win=None):
+    """stft with a Hann window of win (default n_fft) points in x's real dtype."""
+    w = m.hann_window(win or n_fft, dtype=x.real.dtype)
+    return m.stft(x, n_fft, hop, win, window=w, return_complex=True)
+
+
+def _istft(m, z, n_fft, hop=None):
+    return m.istft(z, n_fft, hop, window=m.hann_window(n_fft, dtype=z.real.dtype))
+
+
 # ---------------------------------------------------------------------------------------------
 # the rows, in ops.yaml's order
 
@@ -775,6 +788,19 @@ ROWS: list[Row] = [
       fn=aten("_fft_r2c"), grad=FT),
     R("_fft_c2r", S(a(4, 4), [1], 2, 6), S(a(3, 5, 3, nc=True), [0, 2], 0, 5), fn=aten("_fft_c2r"),
       grad=FT),
+    # --- signal processing
+    *[R(w, S(5, dtype=DT), S(8, False, dtype=DT), S(1, dtype=DT), S(0, dtype=DT),
+        no_grad="a factory: its result is a leaf", dtypes=_FLOATS,
+        dtypes_why="floating dtypes only (PyTorch: RuntimeError for the others)")
+      for w in ("hann_window", "blackman_window", "bartlett_window")],
+    R("hamming_window", S(6, dtype=DT), S(7, False, 0.5, 0.5, dtype=DT),
+      no_grad="a factory: its result is a leaf", dtypes=_FLOATS,
+      dtypes_why="floating dtypes only (PyTorch: RuntimeError for the others)"),
+    R("kaiser_window", S(6, dtype=DT), S(9, False, 5.0, dtype=DT),
+      no_grad="a factory: its result is a leaf", dtypes=_FLOATS,
+      dtypes_why="floating dtypes only (PyTorch: RuntimeError for the others)"),
+    R("stft", S(a(40), 16), S(a(2, 50, nc=True), 16, 4, 12), fn=_stft, grad=FT),
+    R("istft", S(a(9, 7), 16), S(a(2, 5, 9, nc=True), 8, 2), fn=_istft, grad=FT),
     # --- convolution
     R("im2col", S(a(2, 3, 5, 4), (2, 3), 1, 1, 1), S(a(1, 2, 6, 6, nc=True), 3, 2, 1, 2),
       fn=_im2col, grad=SH),

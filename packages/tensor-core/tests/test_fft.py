@@ -252,3 +252,100 @@ def test_mkl_is_reported():
     if not et.backends.mkl.is_available():
         with pytest.raises(RuntimeError, match="did not link MKL"):
             _C._fft_set_library("mkl")
+
+
+WINDOWS = ["hann_window", "hamming_window", "blackman_window", "bartlett_window",
+           "kaiser_window"]
+
+
+@pytest.mark.parametrize("name", WINDOWS)
+def test_windows(name):
+    for n in (0, 1, 2, 7, 64):
+        for periodic in (True, False):
+            for e_dt, t_dt in ((et.float32, torch.float32), (et.float64, torch.float64)):
+                got = getattr(et, name)(n, periodic, dtype=e_dt)
+                want = getattr(torch, name)(n, periodic, dtype=t_dt)
+                _compare(got, want, str(t_dt).split(".")[1])
+    assert getattr(et, name)(4).dtype == et.float32
+    for m in (et, torch):
+        with pytest.raises(RuntimeError, match="expects floating point dtypes"):
+            getattr(m, name)(4, dtype=m.int64)
+
+
+def test_window_parameters():
+    for alpha, beta in ((0.5, 0.5), (0.54, 0.46), (0.6, 0.3)):
+        _compare(et.hamming_window(9, False, alpha, beta, dtype=et.float64),
+                 torch.hamming_window(9, False, alpha, beta, dtype=torch.float64), "float64")
+    for beta in (0.0, 1.0, 8.6, 30.0):
+        _compare(et.kaiser_window(11, True, beta, dtype=et.float64),
+                 torch.kaiser_window(11, True, beta, dtype=torch.float64), "float64")
+
+
+STFT_CASES = [
+    dict(n_fft=64), dict(n_fft=64, hop_length=10, win_length=50), dict(n_fft=32, center=False),
+    dict(n_fft=64, normalized=True), dict(n_fft=64, onesided=False),
+    dict(n_fft=16, pad_mode="constant"), dict(n_fft=16, pad_mode="replicate"),
+    dict(n_fft=16, pad_mode="circular"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(STFT_CASES)))
+def test_stft_and_istft(case):
+    kw = STFT_CASES[case]
+    x = RNG.standard_normal((2, 300))
+    win = kw.get("win_length", kw["n_fft"])
+    for batched in (True, False):
+        xe, xt = et.tensor(x if batched else x[0]), torch.tensor(x if batched else x[0])
+        we, wt = et.hann_window(win, dtype=et.float64), torch.hann_window(win, dtype=torch.float64)
+        se = et.stft(xe, window=we, return_complex=True, **kw)
+        st = torch.stft(xt, window=wt, return_complex=True, **kw)
+        _compare(se, st, "complex128")
+        _compare(xe.stft(window=we, return_complex=True, **kw), st, "complex128")
+        inv = {k: v for k, v in kw.items() if k != "pad_mode"}
+        if kw.get("center", True):
+            ie = et.istft(se, window=we, length=300, **inv)
+            _compare(ie, torch.istft(st, window=wt, length=300, **inv), "float64")
+            np.testing.assert_allclose(ie.numpy(), x if batched else x[0], atol=1e-12)
+
+
+def test_stft_of_complex_signals_and_real_views():
+    z = RNG.standard_normal((3, 80)) + 1j * RNG.standard_normal((3, 80))
+    w = torch.hann_window(16, dtype=torch.float64)
+    st = torch.stft(torch.tensor(z), 16, window=w, return_complex=True)
+    se = et.stft(et.tensor(z), 16, window=et.tensor(w.numpy()), return_complex=True)
+    _compare(se, st, "complex128")
+    x = RNG.standard_normal(80)
+    real = et.stft(et.tensor(x), 16, window=et.tensor(w.numpy()), return_complex=False)
+    _compare(real, torch.view_as_real(torch.stft(torch.tensor(x), 16, window=w,
+                                                 return_complex=True)), "float64")
+    ie = et.istft(se, 16, window=et.tensor(w.numpy()), return_complex=True, onesided=False)
+    _compare(ie, torch.istft(st, 16, window=w, return_complex=True, onesided=False), "complex128")
+
+
+STFT_ERRORS = [
+    (lambda m, x, w: m.stft(x, 16, window=w), "stft requires the return_complex parameter"),
+    (lambda m, x, w: m.stft(x, 16, window=w[:8], return_complex=True),
+     "expected a 1D window tensor of size equal to win_length=16"),
+    (lambda m, x, w: m.stft(x, 0, window=w, return_complex=True), "n_fft"),
+    (lambda m, x, w: m.stft(x.reshape(1, 2, 20), 16, window=w, return_complex=True),
+     "expected a 1D or 2D tensor"),
+    (lambda m, x, w: m.istft(m.stft(x, 16, window=w, return_complex=True), 16, window=w,
+                             center=False, hop_length=16), "window overlap add min"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(STFT_ERRORS)))
+def test_stft_errors_are_pytorchs(case):
+    fn, msg = STFT_ERRORS[case]
+    for m in (torch, et):
+        x = m.tensor(RNG.standard_normal(40))
+        w = m.hann_window(16, dtype=m.float64)
+        with pytest.raises(RuntimeError, match=msg):
+            fn(m, x, w)
+
+
+def test_stft_without_a_window_warns_as_pytorch():
+    x = RNG.standard_normal(64)
+    for m in (torch, et):
+        with pytest.warns(UserWarning, match="A window was not provided"):
+            m.stft(m.tensor(x), 16, return_complex=True)
