@@ -545,7 +545,7 @@ def fft_dct(A, dtype):
     return {"dct": scipy.fft.dct(A(v)), "idct": scipy.fft.idct(A(v), type=2, norm="ortho")}
 
 
-@case("scipy", dtypes=("float64",), xfail="the core has no complex dtypes")
+@case("scipy", dtypes=("float64",))
 def signal_fftconvolve(A, dtype):
     import scipy.signal as sig
 

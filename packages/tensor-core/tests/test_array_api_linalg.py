@@ -146,8 +146,11 @@ def conditioned(draw, min_n=1, max_n=5, batch=small_batches, lo=0.5, hi=4.0):
 # ---------------------------------------------------------------------------------------------
 # the namespace
 
+FFT = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
+       "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
 
-def test_linalg_extension_present_fft_absent():
+
+def test_linalg_and_fft_extensions_present():
     assert inspect.ismodule(xp.linalg)
     assert sorted(xp.linalg.__all__) == sorted(LINALG)
     for name in LINALG:
@@ -156,9 +159,9 @@ def test_linalg_extension_present_fft_absent():
     for name in MAIN:
         assert name in xp.__all__
         assert getattr(xp.linalg, name) is getattr(xp, name)
-    # the core has no FFT kernels: absent rather than partial
-    assert not hasattr(xp, "fft")
-    assert "fft" not in xp.__all__
+    assert inspect.ismodule(xp.fft)
+    assert sorted(xp.fft.__all__) == sorted(FFT)
+    assert et.tensor([1.0]).__array_namespace__().fft is xp.fft
     assert xp.__array_namespace_info__().capabilities() == {
         "boolean indexing": True, "data-dependent shapes": True, "max dimensions": None}
     assert et.tensor([1.0]).__array_namespace__().linalg is xp.linalg

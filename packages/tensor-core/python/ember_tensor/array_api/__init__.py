@@ -12,11 +12,12 @@ and raises TypeError otherwise (see ``_dtypes.call_core``).
 
 Extensions: ``linalg`` (the linear algebra extension, ``xp.linalg``) is present; its
 decompositions and solvers take real floating-point arrays only (the core's LAPACK ops are
-real). ``fft`` is absent (``hasattr(xp, "fft")`` is False): the core has no FFT kernels.
+real). ``fft`` (the Fourier transform extension, ``xp.fft``) is present.
 """
 
 from __future__ import annotations
 
+from . import fft as fft  # the fft extension: xp.fft
 from . import linalg as linalg  # the linalg extension: xp.linalg
 from ._creation import *  # noqa: F403
 from ._creation import __all__ as _creation_all

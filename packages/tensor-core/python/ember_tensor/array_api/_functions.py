@@ -125,6 +125,7 @@ _CATEGORIES = {
     "real-valued": ("integral", "real floating"),
     "floating-point": ("real floating", "complex floating"),
     "real floating-point": "real floating",
+    "complex floating-point": "complex floating",
     "integer": "integral",
     "boolean": "bool",
 }

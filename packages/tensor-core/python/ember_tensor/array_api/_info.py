@@ -10,8 +10,8 @@ the default is float64); the default integral and indexing dtype is int64. Array
 limit on their number of dimensions (``"max dimensions": None``).
 
 The standard's capabilities do not cover extensions: they are found as attributes of the
-namespace. ``xp.linalg`` (the linear algebra extension) is present; ``xp.fft`` is absent
-(the core has no FFT kernels).
+namespace. ``xp.linalg`` (the linear algebra extension) and ``xp.fft`` (the Fourier
+transform extension) are present.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class Info:
     def capabilities(self) -> dict:
         """{"boolean indexing": True, "data-dependent shapes": True,
         "max dimensions": None} (no limit on the number of dimensions). Extensions are not
-        capabilities: ``hasattr(xp, "linalg")`` is True, ``hasattr(xp, "fft")`` False."""
+        capabilities: ``hasattr(xp, "linalg")`` and ``hasattr(xp, "fft")`` are True."""
         return {
             "boolean indexing": True,
             "data-dependent shapes": True,
