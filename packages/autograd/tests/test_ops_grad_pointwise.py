@@ -242,6 +242,7 @@ ROWS = [
     Row("reciprocal", lambda m, a: a.reciprocal(), In(3, 4, lo=0.3, hi=2.0)),
     Row("abs", lambda m, a: a.abs(), In(3, 4, away=0.05, nc=True)),
     Row("neg", lambda m, a: -a, In(3, 4)),
+    Row("positive", lambda m, a: m.positive(a) * (+a), In(3, 4)),
     Row("sign", lambda m, a: a.sign(), In(3, 4, away=0.05)),
     # the complex ops on real inputs (autograd refuses complex tensors for now): sgn is sign,
     # angle is constant, conj and conj_physical the identity

@@ -240,12 +240,15 @@ def test_composite_out_errors_match_the_bindings():
 
 def test_every_python_composite_is_installed_with_its_variants():
     assert composite_ops.OPS, "ops.yaml declares Python composites"
-    for name, variants, _args, _dtypes in composite_ops.OPS:
+    for name, variants, _args, _dtypes, operators in composite_ops.OPS:
         assert hasattr(et, name) == ("function" in variants), name
         assert hasattr(et.Tensor, name) == ("method" in variants), name
         assert hasattr(et.Tensor, name + "_") == ("inplace" in variants), name
         if "function" in variants:
             assert name in et.__all__
+        for dunder in operators:  # PyTorch's operators of the op
+            assert getattr(et.Tensor, dunder).__name__ == dunder, (name, dunder)
+            assert hasattr(torch.Tensor, dunder), (name, dunder)
 
 
 # --------------------------------------------------- activations and binary cross-entropy
@@ -367,7 +370,7 @@ def test_composite_variants_are_pytorchs():
     """Function variants for every op; a method variant where torch.Tensor has the method; an
     in-place variant where torch has ``<name>_`` (a Tensor method, or a function of torch or
     torch._C._nn: Ember's form of an in-place op is the Tensor method)."""
-    for name, variants, _args, _dtypes in composite_ops.OPS:
+    for name, variants, _args, _dtypes, _operators in composite_ops.OPS:
         assert "function" in variants, name
         assert ("method" in variants) == hasattr(torch.Tensor, name), name
         torch_has_inplace = any(hasattr(mod, name + "_")
@@ -526,3 +529,24 @@ def test_binary_cross_entropy_gradcheck(autograd, reduction):
     f = lambda a, b, c: et.binary_cross_entropy(a, b, c, reduction)  # noqa: E731
     assert autograd.gradcheck(f, (x, t, w))
     assert autograd.gradgradcheck(f, (x, t, w))
+
+
+def test_operators_of_python_composites():
+    """<<, >>, their reflected and in-place forms, and unary + (Python composites with
+    operators) give PyTorch's values and dtypes."""
+    a = np.array([1, -3, 5, 100], dtype=np.int32)
+    b = np.array([0, 2, 3, 1], dtype=np.int64)
+    for fn in (lambda x, y: x << y, lambda x, y: x >> y, lambda x, y: x << 2,
+               lambda x, y: 3 >> y, lambda x, y: 1 << y, lambda x, y: +x):
+        e, t = fn(et.tensor(a), et.tensor(b)), fn(torch.tensor(a), torch.tensor(b))
+        assert e.tolist() == t.tolist() and str(e.dtype)[6:] == str(t.dtype)[6:]
+    e, t = et.tensor(a), torch.tensor(a)
+    e <<= 2
+    t <<= 2
+    e >>= 1
+    t >>= 1
+    assert e.tolist() == t.tolist()
+    x = et.tensor([1.0, -2.0])
+    assert +x is x  # PyTorch's positive returns its input
+    with pytest.raises(RuntimeError, match="bitwise_left_shift: dtype float32 is not supported"):
+        x << 1

@@ -208,11 +208,32 @@ def _inplace(name: str, body, dtypes: tuple):
     return method
 
 
+def _operator(dunder: str, kind: str, name: str, tensor_class):
+    """The Python operator ``dunder`` of the composite ``name`` (ops.yaml ``operators``): self
+    (``x << y``: the method), reflected (``2 << x``: the op with the operands swapped, a Python
+    number made a tensor of x's dtype when it is an int or bool) or inplace (``x <<= y``)."""
+    if kind == "self":
+        def op(self, *args):
+            return getattr(tensor_class, name)(self, *args)
+    elif kind == "reflected":
+        def op(self, other):
+            if not isinstance(other, tensor_class):
+                other = (_C.full_like(self, other) if isinstance(other, int)
+                         else _C.tensor(other, device=self.device))
+            return getattr(tensor_class, name)(other, self)
+    else:
+        def op(self, other):
+            return getattr(tensor_class, f"{name}_")(self, other)
+    op.__name__ = op.__qualname__ = dunder
+    op.__doc__ = f"The {dunder} operator: {name} ({kind})."
+    return op
+
+
 def install(namespace: dict, tensor_class) -> None:
     """Binds every Python composite's variants into ``namespace`` (ember_tensor's globals) and
     onto ``tensor_class``."""
     bodies = _bodies()
-    for name, variants, arg_names, dtypes in _table.OPS:
+    for name, variants, arg_names, dtypes, operators in _table.OPS:
         body = bodies.get(name)
         if body is None:
             raise ImportError(
@@ -232,3 +253,5 @@ def install(namespace: dict, tensor_class) -> None:
             setattr(tensor_class, name, _function(name, body, dtypes, False))
         if "inplace" in variants:
             setattr(tensor_class, f"{name}_", _inplace(name, body, dtypes))
+        for dunder, kind in operators.items():
+            setattr(tensor_class, dunder, _operator(dunder, kind, name, tensor_class))

@@ -12,7 +12,15 @@ import math
 
 import ember_tensor as _et
 
-__all__ = ["atan2", "copysign", "hypot", "logaddexp"]
+__all__ = [
+    "atan2",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "copysign",
+    "hypot",
+    "logaddexp",
+    "positive",
+]
 
 _LN2 = math.log(2.0)
 _HALVES = frozenset({_et.float16, _et.bfloat16})
@@ -119,3 +127,63 @@ def copysign(self, other):
     # at 0 the result is a constant +-0 with no gradient, as in PyTorch
     zero = _et.where(sign, _const(-0.0, dt), _const(0.0, dt))
     return _et.where(_et.eq(x, 0), zero, r)
+
+
+# ----------------------------------------------------------------------------- integers
+
+_BITS = {_et.int8: 8, _et.uint8: 8, _et.int16: 16, _et.uint16: 16, _et.int32: 32,
+         _et.uint32: 32, _et.int64: 64, _et.uint64: 64}
+_TORCH_TYPE = {_et.bool: "Bool", _et.float16: "Half", _et.bfloat16: "BFloat16",
+               _et.float32: "Float", _et.float64: "Double", _et.complex64: "ComplexFloat",
+               _et.complex128: "ComplexDouble"}
+
+
+def _shift_operands(op, self, other):
+    """(result dtype, self and other in int64): PyTorch's promotion; integer dtypes only
+    (uint64 travels as its bits)."""
+    if not isinstance(other, _et.Tensor):
+        other = _et.full_like(self, other) if isinstance(other, int) else _et.tensor(other)
+    dt = _et.result_type(self, other)
+    if dt not in _BITS:
+        raise RuntimeError(f'"{op}_cpu" not implemented for \'{_TORCH_TYPE.get(dt, dt)}\'')
+    return dt, self.to(_et.int64), other.to(_et.int64)
+
+
+def bitwise_left_shift(self, other):
+    """self << other: self * 2**other in int64 (which wraps), then the result dtype's low
+    bits; a shift by the bit width or more, or by a negative amount, gives 0."""
+    dt, a, b = _shift_operands("lshift", self, other)
+    r = _et.mul(a, _et.pow(2, _et.clamp(b, 0, 63)))
+    r = _et.where(_et.logical_or(_et.lt(b, 0), _et.ge(b, _BITS[dt])), _const(0, _et.int64), r)
+    return r.to(dt)
+
+
+def bitwise_right_shift(self, other):
+    """self >> other, arithmetic: floor division by 2**other in int64 (uint64: a logical
+    shift of its bits); a shift by the bit width or more, or by a negative amount, gives the
+    sign fill (0 or -1)."""
+    dt, a, b = _shift_operands("rshift", self, other)
+    if dt == _et.uint64:
+        return _uint64_right_shift(a, b).to(dt)
+    r = _et.floor_divide(a, _et.pow(2, _et.clamp(b, 0, 62)))
+    fill = _et.where(_et.lt(a, 0), _const(-1, _et.int64), _const(0, _et.int64))
+    return _et.where(_et.logical_or(_et.lt(b, 0), _et.gt(b, 62)), fill, r).to(dt)
+
+
+def _uint64_right_shift(a64, b64):
+    """The logical right shift of uint64 bits held in int64 (a64) by b64: the low 63 bits
+    shifted, plus the top bit moved to bit 63 - b; 0 for shifts outside [0, 63]."""
+    i64 = _et.int64
+    top = _et.lt(a64, 0)
+    low = _et.bitwise_and(a64, _const(2**63 - 1, i64))
+    r = _et.floor_divide(low, _et.pow(2, _et.clamp(b64, 0, 62)))
+    r = _et.where(_et.ge(b64, 63), _const(0, i64), r)
+    hibit = _et.pow(2, _et.clamp(_et.sub(_const(63, i64), b64), 0, 62))
+    r = _et.add(r, _et.where(top, hibit, _const(0, i64)))
+    r = _et.where(_et.eq(b64, 0), a64, r)
+    return _et.where(_et.logical_or(_et.lt(b64, 0), _et.gt(b64, 63)), _const(0, i64), r)
+
+
+def positive(self):
+    """+self: self itself, as PyTorch (which refuses bool tensors; so does the dtype check)."""
+    return self

@@ -34,7 +34,8 @@ Special cases (signed zeros, infinities, NaN) follow the standard; where it leav
 choice, NumPy's behaviour is used:
 
 * integer ``floor_divide`` and ``remainder`` by zero give 0 (the core raises);
-* ``floor_divide``/``remainder`` with infinite operands follow Python/NumPy;
+* ``floor_divide`` with infinite operands follows the standard's special cases (+-inf, -0;
+  the core, NumPy and Python give NaN and -1), ``remainder`` Python/NumPy;
 * ``pow`` of integers with a negative exponent truncates (``2 ** -1 == 0``,
   ``1 ** -2 == 1``, ``(-1) ** -3 == -1``) where NumPy raises ValueError;
 * shifts by a negative amount or by the bit width or more give 0 (left) or the sign fill
@@ -531,12 +532,19 @@ def _int_division(fn, core, a, b):
 
 
 def floor_divide(x1, x2, /):
-    """x1 // x2 rounded toward -infinity; integer division by zero gives 0 (as NumPy);
-    infinite operands as in NumPy/Python (e.g. 1 // -inf == -1)."""
+    """x1 // x2 rounded toward -infinity; integer division by zero gives 0 (as NumPy).
+    Infinite operands follow the standard's special cases: an infinite x1 over a finite
+    nonzero x2 is the infinity of the quotient's sign, a finite nonzero x1 over an infinite
+    x2 of the other sign is -0 (the core, as NumPy and Python, gives NaN and -1)."""
     a, b = _binary(x1, x2, "floor_divide", "real-valued")
     if a.dtype in _INTS:
         return _int_division("floor_divide", _et.floor_divide, a, b)
-    return _et.floor_divide(a, b)
+    r = _et.floor_divide(a, b)
+    inf_a = _et.logical_and(_et.isinf(a), _et.logical_and(_et.isfinite(b), _et.ne(b, 0)))
+    r = _et.where(inf_a, _et.div(a, b), r)  # +-inf / finite: the signed infinity
+    opposite = _et.logical_and(_et.isinf(b), _et.logical_and(
+        _et.logical_and(_et.isfinite(a), _et.ne(a, 0)), _et.ne(_et.signbit(a), _et.signbit(b))))
+    return _et.where(opposite, _const(-0.0, r.dtype), r)
 
 
 def remainder(x1, x2, /):
@@ -648,42 +656,17 @@ def bitwise_left_shift(x1, x2, /):
     """x1 << x2 (integers; bits shifted out are lost, as in C on the dtype's width).
 
     A shift by the bit width or more, or by a negative amount (undefined in the standard),
-    gives 0, as NumPy does. Computed as x1 * 2**x2 in int64, which wraps."""
+    gives 0, as NumPy does (``ember_tensor.bitwise_left_shift``)."""
     a, b = _binary(x1, x2, "bitwise_left_shift", "integer")
-    dt = a.dtype
-    b64 = b.to(_i64)
-    # 2**b in int64 wraps to 0 for b >= 64 and truncates to 0 for b < 0
-    r = _et.mul(a.to(_i64), _et.pow(2, b64))
-    return r.to(dt)
+    return _et.bitwise_left_shift(a, b)
 
 
 def bitwise_right_shift(x1, x2, /):
     """x1 >> x2, arithmetic (floor division by 2**x2). A shift by the bit width or more,
     or by a negative amount (undefined in the standard), gives 0 or -1 (the sign), as
-    NumPy does. Computed in int64 (uint64 as its bits, shifted logically)."""
+    NumPy does (``ember_tensor.bitwise_right_shift``)."""
     a, b = _binary(x1, x2, "bitwise_right_shift", "integer")
-    dt = a.dtype
-    a64 = a.to(_i64)
-    b64 = b.to(_i64)
-    if dt == _u64:
-        return _uint64_right_shift(a64, b64).to(dt)
-    r = _et.floor_divide(a64, _et.pow(2, _et.clamp(b64, 0, 62)))
-    fill = _et.where(_et.lt(a64, 0), _const(-1, _i64), _const(0, _i64))
-    r = _et.where(_et.logical_or(_et.lt(b64, 0), _et.gt(b64, 62)), fill, r)
-    return r.to(dt)
-
-
-def _uint64_right_shift(a64, b64):
-    """The logical right shift of uint64 bits held in int64 (a64) by b64: the low 63 bits
-    shifted, plus the top bit moved to bit 63 - b; 0 for shifts outside [0, 63]."""
-    top = _et.lt(a64, 0)
-    low = _et.bitwise_and(a64, _const(2**63 - 1, _i64))
-    r = _et.floor_divide(low, _et.pow(2, _et.clamp(b64, 0, 62)))
-    r = _et.where(_et.ge(b64, 63), _const(0, _i64), r)
-    hibit = _et.pow(2, _et.clamp(_et.sub(_const(63, _i64), b64), 0, 62))
-    r = _et.add(r, _et.where(top, hibit, _const(0, _i64)))
-    r = _et.where(_et.eq(b64, 0), a64, r)
-    return _et.where(_et.logical_or(_et.lt(b64, 0), _et.gt(b64, 63)), _const(0, _i64), r)
+    return _et.bitwise_right_shift(a, b)
 
 
 def atan2(x1, x2, /):

@@ -1,5 +1,6 @@
 #include "ember/core/dtype.h"
 
+#include <algorithm>
 #include <atomic>
 
 #include "ember/core/errors.h"
@@ -33,10 +34,19 @@ ScalarType promote_types(ScalarType a, ScalarType b) {
   if (a == ScalarType::Undefined) return b;
   if (b == ScalarType::Undefined) return a;
   if (is_wide_unsigned(a) || is_wide_unsigned(b)) {
-    // PyTorch: with a floating type they promote like any integer; with anything else
-    // (another integer, bool, complex) there is no rule
+    // PyTorch: with a floating type they promote like any integer. Where PyTorch has no rule
+    // (it raises), Ember takes the array API standard's (NumPy's): with bool, uint8 or another
+    // unsigned type the wider unsigned one; uint16 / uint32 with a signed integer the smallest
+    // signed type that holds both. uint64 with a signed integer, and any with complex, stay
+    // PyTorch's error (the standard has no rule either).
     const ScalarType other = is_wide_unsigned(a) ? b : a;
+    const ScalarType wide = is_wide_unsigned(a) ? a : b;
     if (is_floating(other)) return other;
+    if (other == ScalarType::Bool || other == ScalarType::UInt8) return wide;
+    if (is_wide_unsigned(other)) return itemsize(a) >= itemsize(b) ? a : b;
+    if (!is_complex(other) && wide != ScalarType::UInt64) {
+      return std::max(itemsize(other), 2 * itemsize(wide)) <= 4 ? ScalarType::Int32 : ScalarType::Int64;
+    }
     throw std::runtime_error(message("Promotion for uint16, uint32, uint64 types is not supported, attempted to "
                                      "promote ", scalar_type_name(a), " and ", scalar_type_name(b)));
   }

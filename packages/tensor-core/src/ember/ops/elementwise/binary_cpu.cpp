@@ -123,7 +123,7 @@ Tensor pow(const Tensor& self, const Tensor& exponent, const Tensor& out) {
   const PowMeta M = pow_meta(self, exponent);
   if (M.result) return finish_out("pow", out, M.result);
   const Tensor a = to_dtype(self, M.dtype), b = to_dtype(exponent, M.dtype);
-  return map_binary("pow", a, b, out, M.dtype, WithComplex<DispatchNumeric>{}, [](auto tag) {
+  return map_binary("pow", a, b, out, M.dtype, WithUnsigned<WithComplex<DispatchNumeric>>{}, [](auto tag) {
     using A = opmath_t<decltype(tag)>;
     return [](A x, A y) -> A {
       if constexpr (is_complex_v<A>) {

@@ -41,7 +41,7 @@ PowMeta pow_meta(const Tensor& self, const Tensor& exponent) {
     M.result = *exponent->data<bool>() ? ops::clone(self) : ops::ones_like(self, std::nullopt, std::nullopt, false);
     return M;
   }
-  if (!is_floating(M.dtype) && !is_complex(M.dtype) && exponent->wrapped_number) {
+  if (!is_floating(M.dtype) && !is_complex(M.dtype) && !is_wide_unsigned(M.dtype) && exponent->wrapped_number) {
     // like PyTorch: a negative Python-number exponent of an integer tensor is an error;
     // negative tensor exponents give 1, -1 or 0 as integer arithmetic does
     bool negative = false;
