@@ -346,3 +346,28 @@ def test_real_inputs_keep_their_gradients(op):
     (f(torch, xt) * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)).sum().backward()
     # torch's gradient may be a ZeroTensor (numpy() wants force=True)
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(force=True))
+
+
+EIG = {
+    "eigvals_squares": lambda m, x: (m.linalg.eigvals(x) ** 2).sum(),
+    "eig_cubes": lambda m, x: (m.linalg.eig(x)[0] ** 3).sum(),
+    "eig_vectors": lambda m, x: ((m.linalg.eig(x)[1].abs() ** 4)
+                                 * m.linalg.eig(x)[0].abs().unsqueeze(-2)).sum(),
+}
+
+
+@pytest.mark.parametrize("kind", ["real", "complex"])
+@pytest.mark.parametrize("name", sorted(EIG))
+def test_eig_gradients(name, kind):
+    """linalg.eig / eigvals through functions that depend neither on the eigenvectors'
+    phases nor on LAPACK's order of the eigenvalues (which differs between MKL and OpenBLAS)."""
+    a = _real((4, 4)) if kind == "real" else _complex((3, 3), -1.0, 1.0)
+    check(EIG[name], a, rtol=1e-6, atol=1e-8)
+
+
+def test_complex_solve_and_inv_gradients():
+    a = _complex((3, 3), -1.0, 1.0) + 3 * np.eye(3)
+    b = _complex((3, 2), -1.0, 1.0)
+    check(lambda m, x, y: m.linalg.solve(x, y), a, b, gradgrad=True)
+    check(lambda m, x, y: m.linalg.solve(x, y.mT, left=False), a, b)
+    check(lambda m, x: m.linalg.inv(x), a, gradgrad=True)

@@ -39,6 +39,8 @@ def _recorded_keys() -> set[str]:
                             (complex_grad.INDEX_WRITES, (z, z))):
             for fn in table.values():
                 fn(et, *(m() for m in make))
+        for fn in complex_grad.EIG.values():
+            fn(et, et.tensor(complex_grad._real((4, 4)), requires_grad=True))
         for name in fft_grad.TRANSFORMS:
             x = z() if name not in fft_grad.REAL_ONLY else r()
             getattr(et.fft, name)(x)

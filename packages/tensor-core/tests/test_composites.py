@@ -550,3 +550,13 @@ def test_operators_of_python_composites():
     assert +x is x  # PyTorch's positive returns its input
     with pytest.raises(RuntimeError, match="bitwise_left_shift: dtype float32 is not supported"):
         x << 1
+
+
+def test_shifts_of_bool_and_out_of_range_ints_are_pytorchs_errors():
+    for m in (torch, et):
+        b = m.tensor([True, False])
+        with pytest.raises(NotImplementedError, match="not implemented for 'Bool'"):
+            b << b
+        assert (b >> m.tensor([1, 0])).tolist() == [0, 0]
+        with pytest.raises(OverflowError):
+            m.tensor([1, 2]) << 2**70

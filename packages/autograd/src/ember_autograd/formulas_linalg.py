@@ -33,6 +33,8 @@ __all__: list[str] = [
     "cholesky_backward",
     "cholesky_jvp",
     "det_backward",
+    "eig_backward",
+    "eigvals_backward",
     "det_jvp",
     "eigh_backward",
     "eigh_jvp",
@@ -70,6 +72,11 @@ QR_COMPLETE_MESSAGE = (
 
 def _mT(x):
     return x.transpose(-2, -1)
+
+
+def _mH(x):
+    """The conjugate transpose (the transpose of a real x)."""
+    return x.transpose(-2, -1).conj()
 
 
 def _eye(n: int, like):
@@ -122,9 +129,9 @@ def _exclusive_prods_last(x):
 
 
 def inv_backward(grad, result):
-    """X = A^{-1}: gA = -X^T g X^T."""
-    Xt = _mT(result)
-    return -Xt.matmul(grad).matmul(Xt)
+    """X = A^{-1}: gA = -X^H g X^H."""
+    Xh = _mH(result)
+    return -Xh.matmul(grad).matmul(Xh)
 
 
 def inv_jvp(A_t, result):
@@ -194,22 +201,22 @@ def _is_vector_rhs(A, B_shape) -> bool:
 
 def _solve_grad_B(grad, A, vector: bool, left: bool):
     G = grad.unsqueeze(-1) if vector else grad
-    return et.linalg.solve(_mT(A), G, left=left)
+    return et.linalg.solve(_mH(A), G, left=left)
 
 
 def solve_backward_B(grad, A, B_shape, left: bool):
-    """A X = B: gB = A^{-T} g (X A = B: gB = g A^{-T})."""
+    """A X = B: gB = A^{-H} g (X A = B: gB = g A^{-H})."""
     vector = _is_vector_rhs(A, B_shape)
     gB = _solve_grad_B(grad, A, vector, left)
     return gB.squeeze(-1) if vector else gB
 
 
 def solve_backward_A(grad, A, B_shape, result, left: bool):
-    """A X = B: gA = -gB X^T (X A = B: gA = -X^T gB)."""
+    """A X = B: gA = -gB X^H (X A = B: gA = -X^H gB)."""
     vector = _is_vector_rhs(A, B_shape)
     gB = _solve_grad_B(grad, A, vector, left)
     X = result.unsqueeze(-1) if vector else result
-    return -gB.matmul(_mT(X)) if left else -_mT(X).matmul(gB)
+    return -gB.matmul(_mH(X)) if left else -_mH(X).matmul(gB)
 
 
 def solve_jvp(A_t, B_t, A, B_shape, result, left: bool):
@@ -465,3 +472,32 @@ def svdvals_backward(grad, A):
 def svdvals_jvp(A_t, A):
     U, _, Vh = et.linalg.svd(A, full_matrices=False)
     return _diagonal(_mT(U).matmul(A_t).matmul(_mT(Vh)))
+
+
+def eig_backward(grads, eigenvalues, eigenvectors):
+    """Gradient of ``linalg.eig`` (PyTorch's): with A = V diag(L) V^-1 and unit columns,
+    gA = V^-H (diag(gL) + (V^H gV - V^H V diag(re(V^H gV))) / conj(E)) V^H, E_ij = L_j - L_i
+    off the diagonal (its diagonal is gL). Defined for losses that do not depend on the
+    eigenvectors' phases; a real A takes the real part."""
+    gL, gV = grads[0], grads[1]
+    L, V = eigenvalues, eigenvectors
+    n = L.shape[-1]
+    Vh = _mH(V)
+    if gV is None:
+        inner = _diag_embed(gL)
+    else:
+        VhgV = Vh.matmul(gV)
+        re = VhgV.diagonal(0, -2, -1).real
+        inner = VhgV - Vh.matmul(V * re.unsqueeze(-2))
+        on_diag = et.eye(n, dtype=et.bool, device=V.device)
+        E = et.where(on_diag, 1, L.unsqueeze(-2) - L.unsqueeze(-1)).conj()
+        inner = et.where(on_diag, 0, inner / E)
+        if gL is not None:
+            inner = inner + _diag_embed(gL)
+    return et.linalg.solve(Vh, inner.matmul(Vh))
+
+
+def eigvals_backward(grad, A, eigenvalues):
+    """Gradient of ``linalg.eigvals``: eig_backward with no eigenvector gradient (the
+    eigenvectors computed again)."""
+    return eig_backward([grad, None], eigenvalues, et.linalg.eig(A)[1])

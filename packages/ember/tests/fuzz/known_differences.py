@@ -21,6 +21,10 @@ _INTEGER_LOSS = (
 
 _NO_COMPLEX32 = ("no complex32, and no autograd through complex tensors yet "
                  "(differences-from-pytorch.md: Complex numbers)")
+_GEEV_ORDER = ("eig's eigenvalue order and eigenvector phases are LAPACK's geev's, which differ "
+               "between OpenBLAS's LAPACK (Ember) and MKL (PyTorch); both satisfy A V = V diag(L)")
+_WINDOW_KEYWORDS = ("the window functions take alpha / beta as keywords without periodic; "
+                    "PyTorch's parser asks for periodic before them (TypeError)")
 _SIGN_NAN = "sign(NaN) is NaN (differences-from-pytorch.md: `sign` of NaN)"
 
 KNOWN: dict[tuple[str, str], str] = {
@@ -43,4 +47,10 @@ KNOWN: dict[tuple[str, str], str] = {
     ("F.kl_div", "raises-only-in-torch"): _INTEGER_LOSS,
     ("F.huber_loss", "raises-only-in-torch"): _INTEGER_LOSS,
     ("F.smooth_l1_loss", "raises-only-in-torch"): _INTEGER_LOSS,
+    ("hamming_window", "raises-only-in-torch"): _WINDOW_KEYWORDS,
+    ("kaiser_window", "raises-only-in-torch"): _WINDOW_KEYWORDS,
+    ("linalg_eig", "value-mismatch"): _GEEV_ORDER,
+    ("linalg_eigvals", "value-mismatch"): _GEEV_ORDER,
+    ("linalg.eig", "value-mismatch"): _GEEV_ORDER,
+    ("linalg.eigvals", "value-mismatch"): _GEEV_ORDER,
 }

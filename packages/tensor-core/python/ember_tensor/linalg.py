@@ -6,8 +6,9 @@ core (LAPACK, float32/float64, batched over leading dimensions); the rest is com
 them and of other ops, so autograd differentiates it all. Every function takes a batch of
 matrices ``(*, m, n)`` where it takes a matrix. A decomposition that fails (a matrix that is
 not positive-definite, singular, or with non-finite values for ``svd``) raises
-``LinAlgError``, a ``RuntimeError``. Complex matrices are not supported (the core has no
-complex dtypes), so there is no ``eig``/``eigvals``. The Array API namespace's ``linalg``
+``LinAlgError``, a ``RuntimeError``. ``eig`` and ``eigvals`` (LAPACK's geev) take real or
+complex matrices and give complex results; ``solve`` and ``inv`` take complex matrices too;
+the other decompositions are real only for now. The Array API namespace's ``linalg``
 (``ember_tensor.array_api.linalg``) computes with these functions, adding only the
 standard's checks, dtype rules and special cases.
 
@@ -36,7 +37,9 @@ __all__ = [
     "cross",
     "det",
     "diagonal",
+    "eig",
     "eigh",
+    "eigvals",
     "eigvalsh",
     "inv",
     "matmul",
@@ -64,6 +67,8 @@ cholesky = _C.linalg_cholesky
 qr = _C.linalg_qr
 eigh = _C.linalg_eigh
 eigvalsh = _C.linalg_eigvalsh
+eig = _C.linalg_eig
+eigvals = _C.linalg_eigvals
 svd = _C.linalg_svd
 svdvals = _C.linalg_svdvals
 solve = _C.linalg_solve

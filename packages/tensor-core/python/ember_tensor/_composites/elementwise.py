@@ -139,20 +139,32 @@ _TORCH_TYPE = {_et.bool: "Bool", _et.float16: "Half", _et.bfloat16: "BFloat16",
 
 
 def _shift_operands(op, self, other):
-    """(result dtype, self and other in int64): PyTorch's promotion; integer dtypes only
-    (uint64 travels as its bits)."""
-    if not isinstance(other, _et.Tensor):
-        other = _et.full_like(self, other) if isinstance(other, int) else _et.tensor(other)
+    """(result dtype, self and other in int64): PyTorch's promotion, the shift amount first
+    cast to the result dtype as PyTorch's kernels read it; integer dtypes only (uint64
+    travels as its bits)."""
+    if not isinstance(self, _et.Tensor):
+        raise TypeError(f"bitwise_{op}_shift(): argument 'input' (position 1) must be Tensor, "
+                        f"not {type(self).__name__}")
+    if isinstance(other, int) and not isinstance(other, bool):
+        if not -(2**63) <= other < 2**64:
+            raise OverflowError("int too big to convert")
+        # a Python int is read in self's dtype, as PyTorch's kernels read it: its low 64 bits
+        v = other & (2**64 - 1)
+        scalar_dtype = _et.int64 if self.dtype == _et.bool else self.dtype  # bool << 1: int64
+        other = _et.tensor(v - 2**64 if v >= 2**63 else v, dtype=_et.int64).to(scalar_dtype)
+    elif not isinstance(other, _et.Tensor):
+        other = _et.tensor(other)
     dt = _et.result_type(self, other)
     if dt not in _BITS:
-        raise RuntimeError(f'"{op}_cpu" not implemented for \'{_TORCH_TYPE.get(dt, dt)}\'')
-    return dt, self.to(_et.int64), other.to(_et.int64)
+        name = _TORCH_TYPE.get(dt, dt)
+        raise NotImplementedError(f'"{op[0]}shift_cpu" not implemented for \'{name}\'')
+    return dt, self.to(_et.int64), other.to(dt).to(_et.int64)
 
 
 def bitwise_left_shift(self, other):
     """self << other: self * 2**other in int64 (which wraps), then the result dtype's low
     bits; a shift by the bit width or more, or by a negative amount, gives 0."""
-    dt, a, b = _shift_operands("lshift", self, other)
+    dt, a, b = _shift_operands("left", self, other)
     r = _et.mul(a, _et.pow(2, _et.clamp(b, 0, 63)))
     r = _et.where(_et.logical_or(_et.lt(b, 0), _et.ge(b, _BITS[dt])), _const(0, _et.int64), r)
     return r.to(dt)
@@ -162,7 +174,7 @@ def bitwise_right_shift(self, other):
     """self >> other, arithmetic: floor division by 2**other in int64 (uint64: a logical
     shift of its bits); a shift by the bit width or more, or by a negative amount, gives the
     sign fill (0 or -1)."""
-    dt, a, b = _shift_operands("rshift", self, other)
+    dt, a, b = _shift_operands("right", self, other)
     if dt == _et.uint64:
         return _uint64_right_shift(a, b).to(dt)
     r = _et.floor_divide(a, _et.pow(2, _et.clamp(b, 0, 62)))
@@ -186,4 +198,7 @@ def _uint64_right_shift(a64, b64):
 
 def positive(self):
     """+self: self itself, as PyTorch (which refuses bool tensors; so does the dtype check)."""
+    if not isinstance(self, _et.Tensor):
+        raise TypeError("positive(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(self).__name__}")
     return self

@@ -30,6 +30,19 @@ __all__ = [
 def _window(name, window_length, periodic, dtype, device, requires_grad, fn):
     """fn(n, N) (float64 positions n = 0 .. N - 1 of a symmetric window of N points) as a
     window of window_length points (periodic: N = window_length + 1, the last dropped)."""
+    if isinstance(window_length, bool) or not isinstance(window_length, int):
+        raise TypeError(f"{name}(): argument 'window_length' must be int, not "
+                        f"{type(window_length).__name__}")
+    if not isinstance(periodic, bool):
+        raise TypeError(f"{name}(): argument 'periodic' must be bool, not "
+                        f"{type(periodic).__name__}")
+    requires_grad = bool(requires_grad) if requires_grad is None else requires_grad
+    if not isinstance(requires_grad, bool):
+        raise TypeError(f"{name}(): argument 'requires_grad' must be bool, not "
+                        f"{type(requires_grad).__name__}")
+    if dtype is not None and not isinstance(dtype, _et.dtype):
+        raise TypeError(f"{name}(): argument 'dtype' must be ember.dtype, not "
+                        f"{type(dtype).__name__}")
     if window_length < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got window_length="
                            f"{window_length}")

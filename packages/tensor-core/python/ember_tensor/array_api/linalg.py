@@ -14,10 +14,11 @@ Dtypes
     ``eigh``, ``eigvalsh``, ``inv``, ``matrix_norm``, ``matrix_power``, ``matrix_rank``,
     ``pinv``, ``qr``, ``slogdet``, ``solve``, ``svd``, ``svdvals``, ``vector_norm``) raise
     TypeError for integer and bool arrays (NumPy would compute in float64): cast with
-    ``astype`` first. The core's LAPACK ops are real, so these functions raise TypeError for
-    complex arrays too, except ``vector_norm`` (the norm of the magnitudes, a real result:
-    float32 for complex64). Results keep the input's dtype (``solve``: the result_type of its two
-    arguments; ``matrix_rank``: int64). float16 and bfloat16 (extensions) are computed in
+    ``astype`` first. Most of the core's LAPACK ops are real, so these functions raise
+    TypeError for complex arrays too, except ``solve`` and ``inv`` (complex LAPACK) and
+    ``vector_norm`` (the norm of the magnitudes, a real result: float32 for complex64).
+    Results keep the input's dtype (``solve``: the result_type of its two arguments;
+    ``matrix_rank``: int64). float16 and bfloat16 (extensions) are computed in
     float32 and rounded once. ``cross``, ``outer`` and ``trace`` take numeric arrays;
     ``diagonal`` any dtype. ``trace`` follows ``sum``'s dtype rules (signed integers give
     int64, unsigned ones uint64).
@@ -222,7 +223,7 @@ def eigvalsh(x, /):
 def inv(x, /):
     """Inverses of the square matrices x (..., M, M). LinAlgError if one is singular."""
     fn = _name("inv")
-    _matrices(x, fn, square=True)
+    _matrices(x, fn, square=True, category="floating-point")
     return _down(_core.inv(_up(x)), x.dtype)
 
 
@@ -271,8 +272,8 @@ def solve(x1, x2, /):
     shape shape(x1)[:-1] as vectors; the standard does not.) Both floating-point; the
     result has their result_type. LinAlgError if a matrix of x1 is singular."""
     fn = _name("solve")
-    _array(x1, fn, "x1", "real floating-point")
-    _array(x2, fn, "x2", "real floating-point")
+    _array(x1, fn, "x1", "floating-point")
+    _array(x2, fn, "x2", "floating-point")
     dtype = result_type(x1, x2)
     if x1.ndim < 2 or x1.shape[-1] != x1.shape[-2]:
         raise ValueError(

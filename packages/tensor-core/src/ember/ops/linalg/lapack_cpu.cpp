@@ -1,11 +1,12 @@
 // Matrix decompositions and solvers (ember.linalg): cholesky, qr, eigh, eigvalsh, svd, svdvals,
-// solve, inv, det, slogdet, solve_triangular.
+// solve, inv, det, slogdet, solve_triangular, eig, eigvals.
 //
 // Every op copies its (batch..., rows, cols) input into a tensor that stores each matrix
 // column-major (strides (..., 1, rows)), the layout LAPACK reads and writes, and runs one
 // LAPACK call per matrix of the batch; outputs are made in that layout too, so they come
-// back to the user with PyTorch's column-major strides and no copy. float32 and float64 only
-// (PyTorch's types of error for the others). LAPACK is the one inside the scipy-openblas32
+// back to the user with PyTorch's column-major strides and no copy. float32 and float64;
+// solve, inv, eig and eigvals take complex64 and complex128 too (PyTorch's types of error for
+// the others). LAPACK is the one inside the scipy-openblas32
 // wheel (LAPACKE interface, 32-bit ints, scipy_ prefix), found by the build with the BLAS.
 #include <cmath>
 #include <limits>
@@ -35,6 +36,18 @@ int scipy_LAPACKE_sgesv(int layout, int n, int nrhs, float* a, int lda, int* ipi
 int scipy_LAPACKE_dgesv(int layout, int n, int nrhs, double* a, int lda, int* ipiv, double* b, int ldb);
 int scipy_LAPACKE_sgetrf(int layout, int m, int n, float* a, int lda, int* ipiv);
 int scipy_LAPACKE_dgetrf(int layout, int m, int n, double* a, int lda, int* ipiv);
+int scipy_LAPACKE_sgeev(int layout, char jobvl, char jobvr, int n, float* a, int lda, float* wr, float* wi, float* vl,
+                        int ldvl, float* vr, int ldvr);
+int scipy_LAPACKE_dgeev(int layout, char jobvl, char jobvr, int n, double* a, int lda, double* wr, double* wi,
+                        double* vl, int ldvl, double* vr, int ldvr);
+int scipy_LAPACKE_cgeev(int layout, char jobvl, char jobvr, int n, ember::complex64_t* a, int lda,
+                        ember::complex64_t* w, ember::complex64_t* vl, int ldvl, ember::complex64_t* vr, int ldvr);
+int scipy_LAPACKE_zgeev(int layout, char jobvl, char jobvr, int n, ember::complex128_t* a, int lda,
+                        ember::complex128_t* w, ember::complex128_t* vl, int ldvl, ember::complex128_t* vr, int ldvr);
+int scipy_LAPACKE_cgesv(int layout, int n, int nrhs, ember::complex64_t* a, int lda, int* ipiv, ember::complex64_t* b,
+                        int ldb);
+int scipy_LAPACKE_zgesv(int layout, int n, int nrhs, ember::complex128_t* a, int lda, int* ipiv,
+                        ember::complex128_t* b, int ldb);
 void scipy_cblas_strsm(int layout, int side, int uplo, int trans, int diag, int m, int n, float alpha,
                        const float* a, int lda, float* b, int ldb);
 void scipy_cblas_dtrsm(int layout, int side, int uplo, int trans, int diag, int m, int n, double alpha,
@@ -189,21 +202,40 @@ template <> struct Lapack<double> {
     scipy_cblas_dtrsm(kColMajor, side, uplo, kNoTrans, diag, m, n, 1.0, a, lda, b, ldb);
   }
 };
+// complex: what the complex ops use (solve, inv, eig)
+template <> struct Lapack<complex64_t> {
+  static int gesv(int n, int nrhs, complex64_t* a, int lda, int* ipiv, complex64_t* b, int ldb) {
+    return scipy_LAPACKE_cgesv(kColMajor, n, nrhs, a, lda, ipiv, b, ldb);
+  }
+};
+template <> struct Lapack<complex128_t> {
+  static int gesv(int n, int nrhs, complex128_t* a, int lda, int* ipiv, complex128_t* b, int ldb) {
+    return scipy_LAPACKE_zgesv(kColMajor, n, nrhs, a, lda, ipiv, b, ldb);
+  }
+};
 #endif
 
+// f(T{}) for the float32/float64/complex64/complex128 element type of dt.
+template <typename F> void dispatch_real_or_complex(ScalarType dt, F&& f) {
+  if (dt == ScalarType::ComplexFloat) f(complex64_t{});
+  else if (dt == ScalarType::ComplexDouble) f(complex128_t{});
+  else dispatch_real(dt, f);
+}
+
 // RuntimeError unless t is a (batch of) floating matrices; `square` also asks rows == cols.
-void check_matrix(const char* op, const Tensor& t, bool square, const char* name = "A") {
+// complex_ok: complex64 and complex128 are accepted too (the ops with complex kernels).
+void check_matrix(const char* op, const Tensor& t, bool square, const char* name = "A", bool complex_ok = false) {
   if (t->dim() < 2) {
     throw std::runtime_error(message(op, ": The input tensor ", name, " must have at least 2 dimensions."));
   }
   const ScalarType dt = t->dtype();
-  if (!is_floating(dt)) {
+  if (!is_floating(dt) && !is_complex(dt)) {
     throw std::runtime_error(message(op, ": Expected a floating point or complex tensor as input. Got ",
                                      scalar_type_name(dt)));
   }
-  if (dt != ScalarType::Float32 && dt != ScalarType::Float64) {
-    throw NotImplementedError(message(op, ": not implemented for '", scalar_type_name(dt),
-                                      "' (float32 and float64 are supported)"));
+  if (dt != ScalarType::Float32 && dt != ScalarType::Float64 && !(complex_ok && is_complex(dt))) {
+    throw NotImplementedError(message(op, ": not implemented for '", scalar_type_name(dt), "' (float32 and float64",
+                                      complex_ok ? ", complex64 and complex128" : "", " are supported)"));
   }
   if (square && t->size(-1) != t->size(-2)) {
     throw std::runtime_error(message(op, ": ", name, " must be batches of square matrices, but they are ",
@@ -539,7 +571,7 @@ Tensor gesv_batched(const char* op, const Tensor& A, const Tensor& B, bool inver
   const int ni = lapack_int(op, n), ki = lapack_int(op, k), ld = std::max(ni, 1);
   const int64_t count = batch_count(batch);
   std::vector<int> pivots(static_cast<size_t>(std::max<int64_t>(n, 1) * count));
-  dispatch_real(A->dtype(), [&](auto zero) {
+  dispatch_real_or_complex(A->dtype(), [&](auto zero) {
     using T = decltype(zero);
     auto [b, info] = each_matrix(count, n * n * (0.67 * n + 2.0 * k), [&](int64_t b) {
       if (n == 0 || k == 0) return 0;
@@ -564,7 +596,7 @@ Tensor gesv_batched(const char* op, const Tensor& A, const Tensor& B, bool inver
 
 Tensor linalg_solve(const Tensor& A, const Tensor& B, bool left) {
   const char* op = "linalg.solve";
-  check_matrix(op, A, true);
+  check_matrix(op, A, true, "A", true);
   if (B->dim() < 1) {
     throw std::runtime_error(message(op, ": The input tensor B must have at least 1 dimensions."));
   }
@@ -595,7 +627,7 @@ Tensor linalg_solve(const Tensor& A, const Tensor& B, bool left) {
 
 Tensor linalg_inv(const Tensor& A) {
   const char* op = "linalg.inv";
-  check_matrix(op, A, true);
+  check_matrix(op, A, true, "A", true);
   const int64_t n = A->size(-1);
   Tensor I = eye(n, std::nullopt, A->dtype(), std::nullopt, false, Tensor());
   return gesv_batched(op, A, I, true);
@@ -674,5 +706,104 @@ Tensor linalg_solve_triangular(const Tensor& A, const Tensor& B, bool upper, boo
 #endif
   return x;
 }
+
+
+namespace {
+
+// The eigenvalues (and right eigenvectors, unit 2-norm, LAPACK's phase) of general square
+// matrices, complex in any case: geev, whose real form packs a conjugate pair (j, j + 1)
+// as the real and imaginary parts of the first's vector.
+std::tuple<Tensor, Tensor> general_eigen(const char* op, const Tensor& A, bool vectors) {
+  check_matrix(op, A, true, "A", true);
+  const Shape batch = batch_of(A);
+  const int64_t n = A->size(-1);
+  const ScalarType cdt = is_complex(A->dtype()) ? A->dtype() : to_complex(A->dtype());
+  Tensor a = fortran_copy(A, batch);
+  Shape wshape = batch;
+  wshape.push_back(n);
+  Tensor w = empty(wshape, cdt);
+  Tensor V = vectors ? fortran_empty(batch, n, n, cdt) : Tensor();
+#ifdef EMBER_HAVE_OPENBLAS
+  const int ni = lapack_int(op, n), ld = std::max(ni, 1);
+  const char jobvr = vectors ? 'V' : 'N';
+  dispatch_real_or_complex(A->dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    auto [b, info] = each_matrix(batch_count(batch), 10.0 * n * n * n, [&](int64_t b) {
+      if (n == 0) return 0;
+      T* ab = a->data<T>() + b * n * n;
+      if constexpr (is_complex_v<T>) {
+        using R = real_t<T>;
+        T* wb = w->data<T>() + b * n;
+        T* vb = vectors ? V->data<T>() + b * n * n : nullptr;
+        bool finite = true;
+        for (int64_t i = 0; i < n * n && finite; ++i) finite = std::isfinite(ab[i].re) && std::isfinite(ab[i].im);
+        if (!finite) {  // LAPACK is not defined on them: PyTorch's error (eig), NaN (eigvals)
+          if (vectors) return -1;
+          const R nan = std::numeric_limits<R>::quiet_NaN();
+          std::fill(wb, wb + n, T(nan, nan));
+          return 0;
+        }
+        T dummy{};
+        if constexpr (std::is_same_v<R, float>) {
+          return scipy_LAPACKE_cgeev(kColMajor, 'N', jobvr, ni, ab, ld, wb, &dummy, 1, vb ? vb : &dummy, vb ? ld : 1);
+        } else {
+          return scipy_LAPACKE_zgeev(kColMajor, 'N', jobvr, ni, ab, ld, wb, &dummy, 1, vb ? vb : &dummy, vb ? ld : 1);
+        }
+      } else {
+        Complex<T>* wb = w->data<Complex<T>>() + b * n;
+        if (!all_finite(ab, n * n)) {  // PyTorch's error (eig), NaN (eigvals)
+          if (vectors) return -1;
+          std::fill(wb, wb + n, Complex<T>(std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::quiet_NaN()));
+          return 0;
+        }
+        std::vector<T> wr(static_cast<size_t>(n)), wi(static_cast<size_t>(n));
+        std::vector<T> vr(vectors ? static_cast<size_t>(n * n) : 1);
+        T dummy = 0;
+        int info;
+        if constexpr (std::is_same_v<T, float>) {
+          info = scipy_LAPACKE_sgeev(kColMajor, 'N', jobvr, ni, ab, ld, wr.data(), wi.data(), &dummy, 1, vr.data(),
+                                     vectors ? ld : 1);
+        } else {
+          info = scipy_LAPACKE_dgeev(kColMajor, 'N', jobvr, ni, ab, ld, wr.data(), wi.data(), &dummy, 1, vr.data(),
+                                     vectors ? ld : 1);
+        }
+        if (info != 0) return info;
+        for (int64_t j = 0; j < n; ++j) wb[j] = Complex<T>(wr[j], wi[j]);
+        if (vectors) {
+          Complex<T>* vb = V->data<Complex<T>>() + b * n * n;
+          for (int64_t j = 0; j < n; ++j) {
+            const T* re = vr.data() + j * n;
+            if (wi[j] != T(0) && j + 1 < n) {  // a conjugate pair: re + i im, re - i im
+              const T* im = re + n;
+              for (int64_t i = 0; i < n; ++i) {
+                vb[i + j * n] = Complex<T>(re[i], im[i]);
+                vb[i + (j + 1) * n] = Complex<T>(re[i], -im[i]);
+              }
+              ++j;
+            } else {
+              for (int64_t i = 0; i < n; ++i) vb[i + j * n] = Complex<T>(re[i], T(0));
+            }
+          }
+        }
+        return 0;
+      }
+    });
+    if (info == -1) throw std::runtime_error(message(op, ": input tensor should not contain infs or NaNs."));
+    if (info > 0) {
+      throw LinAlgError(message(op, ": ", batch_prefix(A, b),
+                                "The algorithm failed to converge because the input matrix is ill-conditioned or "
+                                "has too many repeated eigenvalues (error code: ",
+                                info, ")."));
+    }
+  });
+#endif
+  return {w, V};
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> linalg_eig(const Tensor& A) { return general_eigen("linalg.eig", A, true); }
+
+Tensor linalg_eigvals(const Tensor& A) { return std::get<0>(general_eigen("linalg.eigvals", A, false)); }
 
 }  // namespace ember::cpu

@@ -45,6 +45,8 @@ std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& A, bool full_matrice
   return on(A->device(), cpu::linalg_svd(to_host(A), full_matrices));
 }
 Tensor linalg_svdvals(const Tensor& A) { return on(A->device(), cpu::linalg_svdvals(to_host(A))); }
+std::tuple<Tensor, Tensor> linalg_eig(const Tensor& A) { return on(A->device(), cpu::linalg_eig(to_host(A))); }
+Tensor linalg_eigvals(const Tensor& A) { return on(A->device(), cpu::linalg_eigvals(to_host(A))); }
 Tensor linalg_solve(const Tensor& A, const Tensor& B, bool left) {
   return on(A->device(), cpu::linalg_solve(to_host(A), to_host(B), left));
 }
@@ -64,6 +66,8 @@ EMBER_REGISTER_CUDA_KERNEL(linalg_cholesky);
 EMBER_REGISTER_CUDA_KERNEL(linalg_qr);
 EMBER_REGISTER_CUDA_KERNEL(linalg_eigh);
 EMBER_REGISTER_CUDA_KERNEL(linalg_eigvalsh);
+EMBER_REGISTER_CUDA_KERNEL(linalg_eig);
+EMBER_REGISTER_CUDA_KERNEL(linalg_eigvals);
 EMBER_REGISTER_CUDA_KERNEL(linalg_svd);
 EMBER_REGISTER_CUDA_KERNEL(linalg_svdvals);
 EMBER_REGISTER_CUDA_KERNEL(linalg_solve);
