@@ -231,7 +231,9 @@ def _r2c(name, input, s, dim, norm, out, default_dims=None):
     return _out(_C._fft_r2c(x, dims, _normalization(norm, True), True), out)
 
 
-def _c2r(name, input, s, dim, norm, out, default_dims=None):
+def _one_sided_input(name, input, s, dim, default_dims):
+    """(x resized to a one-sided spectrum, the dims, the real length of the last one): what
+    the transforms to a real signal (irfft, hfft and their n-D forms) start from."""
     x = _complex_input(name, input)
     dims, sizes = _dims_and_sizes(name, x, s, dim, default_dims)
     if not dims:
@@ -239,7 +241,11 @@ def _c2r(name, input, s, dim, norm, out, default_dims=None):
     last = sizes[-1] if sizes[-1] is not None else 2 * (x.shape[dims[-1]] - 1)
     if last < 1:
         raise RuntimeError(f"Invalid number of data points ({last}) specified")
-    x = _resize(x, dims, sizes[:-1] + [last // 2 + 1])
+    return _resize(x, dims, sizes[:-1] + [last // 2 + 1]), dims, last
+
+
+def _c2r(name, input, s, dim, norm, out, default_dims=None):
+    x, dims, last = _one_sided_input(name, input, s, dim, default_dims)
     return _out(_C._fft_c2r(x, dims, _normalization(norm, False), last), out)
 
 
@@ -280,14 +286,8 @@ def irfftn(input, s=None, dim=None, norm=None, *, out=None):
 def _hermitian(name, input, s, dim, norm, out, default_dims=None):
     """hfft / hfft2 / hfftn: the real spectrum of a signal whose time domain is Hermitian,
     given by its one-sided half: ``irfftn(conj(x))`` scaled as a forward transform."""
-    x = _complex_input(name, input)
-    dims, sizes = _dims_and_sizes(name, x, s, dim, default_dims)
-    if not dims:
-        raise RuntimeError(f"{name} must transform at least one axis")
-    last = sizes[-1] if sizes[-1] is not None else 2 * (x.shape[dims[-1]] - 1)
-    if last < 1:
-        raise RuntimeError(f"Invalid number of data points ({last}) specified")
-    x = _resize(x, dims, sizes[:-1] + [last // 2 + 1]).conj()
+    x, dims, last = _one_sided_input(name, input, s, dim, default_dims)
+    x = x.conj()
     code = _normalization(norm, True)
     if len(dims) > 1:
         x = _C._fft_c2c(x, dims[:-1], code, False)

@@ -213,11 +213,6 @@ template <typename R> void c2r(Complex<R>* in, R* out, int64_t batch, const Shap
   });
 }
 
-template void c2c<float>(const Complex<float>*, Complex<float>*, int64_t, const Shape&, bool, float);
-template void c2c<double>(const Complex<double>*, Complex<double>*, int64_t, const Shape&, bool, double);
-template void r2c<float>(const float*, Complex<float>*, int64_t, const Shape&, float);
-template void r2c<double>(const double*, Complex<double>*, int64_t, const Shape&, double);
-template void c2r<float>(Complex<float>*, float*, int64_t, const Shape&, float);
-template void c2r<double>(Complex<double>*, double*, int64_t, const Shape&, double);
+EMBER_FFT_INSTANTIATE_TRANSFORMS
 
 }  // namespace ember::fft::builtin

@@ -27,35 +27,36 @@ void set_library(Library lib);
 // The name of a library: "mkl" or "builtin".
 const char* library_name(Library lib);
 
-// out = DFT of in over the last n.size() dims (forward: exponent -2*pi*i/N, else +), times
-// scale. in and out may be the same buffer.
-template <typename R>
-void c2c(const Complex<R>* in, Complex<R>* out, int64_t batch, const Shape& n, bool forward, R scale);
-// out (complex, last dim n_k / 2 + 1) = forward DFT of the real in, times scale.
-template <typename R>
-void r2c(const R* in, Complex<R>* out, int64_t batch, const Shape& n, R scale);
-// out (real, sizes n) = inverse DFT of the one-sided Hermitian in, times scale. in is
-// scratch: its values are lost.
-template <typename R>
-void c2r(Complex<R>* in, R* out, int64_t batch, const Shape& n, R scale);
+// The three transforms (declared for the front and for each library by this macro):
+// - c2c: out = DFT of in over the last n.size() dims (forward: exponent -2*pi*i/N, else +),
+//   times scale; in and out may be the same buffer;
+// - r2c: out (complex, last dim n_k / 2 + 1) = forward DFT of the real in, times scale;
+// - c2r: out (real, sizes n) = inverse DFT of the one-sided Hermitian in, times scale; in is
+//   scratch: its values are lost.
+#define EMBER_FFT_DECLARE_TRANSFORMS                                                                   \
+  template <typename R>                                                                               \
+  void c2c(const Complex<R>* in, Complex<R>* out, int64_t batch, const Shape& n, bool forward, R scale); \
+  template <typename R> void r2c(const R* in, Complex<R>* out, int64_t batch, const Shape& n, R scale);  \
+  template <typename R> void c2r(Complex<R>* in, R* out, int64_t batch, const Shape& n, R scale);
+
+// Their float and double instantiations, in the file that defines them.
+#define EMBER_FFT_INSTANTIATE_TRANSFORMS                                                                   \
+  template void c2c<float>(const Complex<float>*, Complex<float>*, int64_t, const Shape&, bool, float);     \
+  template void c2c<double>(const Complex<double>*, Complex<double>*, int64_t, const Shape&, bool, double); \
+  template void r2c<float>(const float*, Complex<float>*, int64_t, const Shape&, float);                    \
+  template void r2c<double>(const double*, Complex<double>*, int64_t, const Shape&, double);                \
+  template void c2r<float>(Complex<float>*, float*, int64_t, const Shape&, float);                          \
+  template void c2r<double>(Complex<double>*, double*, int64_t, const Shape&, double);
+
+EMBER_FFT_DECLARE_TRANSFORMS
 
 namespace builtin {
-template <typename R>
-void c2c(const Complex<R>* in, Complex<R>* out, int64_t batch, const Shape& n, bool forward, R scale);
-template <typename R>
-void r2c(const R* in, Complex<R>* out, int64_t batch, const Shape& n, R scale);
-template <typename R>
-void c2r(Complex<R>* in, R* out, int64_t batch, const Shape& n, R scale);
+EMBER_FFT_DECLARE_TRANSFORMS
 }  // namespace builtin
 
 #ifdef EMBER_HAVE_MKL
 namespace mkl {
-template <typename R>
-void c2c(const Complex<R>* in, Complex<R>* out, int64_t batch, const Shape& n, bool forward, R scale);
-template <typename R>
-void r2c(const R* in, Complex<R>* out, int64_t batch, const Shape& n, R scale);
-template <typename R>
-void c2r(Complex<R>* in, R* out, int64_t batch, const Shape& n, R scale);
+EMBER_FFT_DECLARE_TRANSFORMS
 }  // namespace mkl
 #endif
 

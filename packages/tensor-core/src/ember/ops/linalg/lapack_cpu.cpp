@@ -366,6 +366,14 @@ Tensor broadcast_matrix(const Tensor& t, const Shape& batch) {
   return expand_to(t, shape, "linalg");
 }
 
+// The LinAlgError of an eigen-solver that did not converge (PyTorch's words).
+[[noreturn]] void throw_not_converged(const char* op, const Tensor& A, int64_t b, int info) {
+  throw LinAlgError(message(op, ": ", batch_prefix(A, b),
+                            "The algorithm failed to converge because the input matrix is ill-conditioned or has "
+                            "too many repeated eigenvalues (error code: ",
+                            info, ")."));
+}
+
 // Eigen-decomposition shared by eigh and eigvalsh.
 std::tuple<Tensor, Tensor> symmetric_eigen(const char* op, const Tensor& A, const std::string& UPLO, bool vectors) {
   check_matrix(op, A, true);
@@ -394,10 +402,7 @@ std::tuple<Tensor, Tensor> symmetric_eigen(const char* op, const Tensor& A, cons
       return Lapack<T>::syevd(vectors ? 'V' : 'N', UPLO[0], ni, a, ni, wb);
     });
     if (info > 0) {
-      throw LinAlgError(message(op, ": ", batch_prefix(A, b),
-                                "The algorithm failed to converge because the input matrix is ill-conditioned or "
-                                "has too many repeated eigenvalues (error code: ",
-                                info, ")."));
+      throw_not_converged(op, A, b, info);
     }
   });
 #endif
@@ -790,10 +795,7 @@ std::tuple<Tensor, Tensor> general_eigen(const char* op, const Tensor& A, bool v
     });
     if (info == -1) throw std::runtime_error(message(op, ": input tensor should not contain infs or NaNs."));
     if (info > 0) {
-      throw LinAlgError(message(op, ": ", batch_prefix(A, b),
-                                "The algorithm failed to converge because the input matrix is ill-conditioned or "
-                                "has too many repeated eigenvalues (error code: ",
-                                info, ")."));
+      throw_not_converged(op, A, b, info);
     }
   });
 #endif
