@@ -462,3 +462,19 @@ def test_unsigned_pow_wraps_as_numpy(dt):
     got = et.from_numpy(a) ** et.from_numpy(e)
     np.testing.assert_array_equal(got.numpy(), a ** e)
     np.testing.assert_array_equal((et.from_numpy(a) ** 3).numpy(), a ** np.array(3, dtype=dt))
+
+
+def test_uint64_values_above_the_int64_range():
+    """Python ints in [2**63, 2**64) fill uint64 tensors and convert to floats, as in PyTorch;
+    with an integer dtype other than uint64 (or none) they overflow."""
+    big = [2**64 - 1, 2**63, 5]
+    want = torch.tensor(big, dtype=torch.uint64).tolist()
+    assert et.tensor(big, dtype=et.uint64).tolist() == want
+    assert et.tensor(2**64 - 1, dtype=et.uint64).item() == 2**64 - 1
+    got = et.tensor([[1, 2**63]], dtype=et.float64).tolist()
+    assert got == torch.tensor([[1, 2**63]], dtype=torch.float64).tolist()
+    for kw in ({}, {"dtype": et.int64}):
+        with pytest.raises(RuntimeError, match="without overflow"):
+            et.tensor([2**63], **kw)
+    with pytest.raises(RuntimeError, match="without overflow"):
+        et.tensor([2**64], dtype=et.uint64)

@@ -411,6 +411,9 @@ struct Leaves {
   // the promoted dtype of the leaves, as PyTorch infers it: bool, int64 and the default float
   // dtype for Python numbers, a NumPy scalar's own dtype (np.float64(1.5) stays float64)
   std::optional<ScalarType> dtype;
+  // the leaves that are Python ints in [2**63, 2**64): their bits, held as int64; only a
+  // uint64 result takes them (PyTorch's rule), the others refuse them after the walk
+  std::vector<size_t> above_int64;
 };
 
 // A NumPy scalar's dtype (None for anything else).
@@ -441,6 +444,21 @@ void walk(py::handle obj, size_t depth, Leaves& L) {
     L.dtype = L.dtype ? promote_types(*L.dtype, t->dtype()) : t->dtype();
     L.values.push_back(s);
     return;
+  }
+  if (PyLong_CheckExact(obj.ptr()) && depth == L.shape.size()) {
+    int overflow = 0;
+    PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+    if (overflow > 0) {
+      const unsigned long long u = PyLong_AsUnsignedLongLong(obj.ptr());
+      if (u == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+        PyErr_Clear();  // above 2**64 - 1: no dtype holds it
+        throw std::runtime_error("value cannot be converted to a 64-bit integer without overflow");
+      }
+      L.above_int64.push_back(L.values.size());
+      L.dtype = L.dtype ? promote_types(*L.dtype, ScalarType::Int64) : ScalarType::Int64;
+      L.values.push_back(Scalar::from_int(static_cast<int64_t>(u)));
+      return;
+    }
   }
   if (scalar_from_python(obj, s)) {
     if (depth != L.shape.size()) {
@@ -489,8 +507,23 @@ Tensor tensor_from_data(py::handle data, std::optional<ScalarType> dtype) {
   if (!is_complex(dt) && L.dtype && is_complex(*L.dtype)) {
     throw TypeError("must be real number, not complex");  // PyTorch: complex data, real dtype
   }
+  if (!L.above_int64.empty() && (is_floating(dt) || is_complex(dt))) {  // the nearest float, as PyTorch
+    for (size_t i : L.above_int64) {
+      L.values[i] = Scalar::from_double(static_cast<double>(static_cast<uint64_t>(L.values[i].to_int())));
+    }
+    L.above_int64.clear();
+  }
+  if (!L.above_int64.empty() && dt != ScalarType::UInt64) {
+    throw std::runtime_error("value cannot be converted to a 64-bit integer without overflow");
+  }
   if (!is_floating(dt) && !is_complex(dt)) {  // PyTorch: an integer dtype refuses NaN and values beyond its range
-    for (const Scalar& v : L.values) {
+    size_t next_above = 0;
+    for (size_t i = 0; i < L.values.size(); ++i) {
+      const Scalar& v = L.values[i];
+      if (next_above < L.above_int64.size() && L.above_int64[next_above] == i) {  // uint64's own bits
+        ++next_above;
+        continue;
+      }
       if (value_overflows(dt, v)) {
         throw std::runtime_error(message("value cannot be converted to type ", dtype_name(dt), " without overflow"));
       }
