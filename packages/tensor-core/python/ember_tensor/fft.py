@@ -80,7 +80,7 @@ def _float_input(name: str, x):
     if dt.is_complex or dt in (_C.float32, _C.float64):
         return x
     if dt in (_C.float16, _C.bfloat16):
-        raise RuntimeError(f"Unsupported dtype {_TORCH_NAME[dt]}")
+        raise RuntimeError(f"Unsupported dtype {dt._scalar_type_name}")
     return x.to(_C.get_default_dtype())
 
 
@@ -92,16 +92,11 @@ def _complex_input(name: str, x):
 def _real_input(name: str, x):
     x = _float_input(name, x)
     if x.dtype.is_complex:
-        raise RuntimeError(f"{name} expects a real input tensor, but got {_TORCH_NAME[x.dtype]}")
+        raise RuntimeError(
+            f"{name} expects a real input tensor, but got {x.dtype._scalar_type_name}")
     return x
 
 
-_TORCH_NAME = {
-    _C.float16: "Half",
-    _C.bfloat16: "BFloat16",
-    _C.complex64: "ComplexFloat",
-    _C.complex128: "ComplexDouble",
-}
 
 
 def _dims_and_sizes(name: str, x, s, dim, default_dims=None):

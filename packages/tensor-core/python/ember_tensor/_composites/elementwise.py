@@ -133,9 +133,6 @@ def copysign(self, other):
 
 _BITS = {_et.int8: 8, _et.uint8: 8, _et.int16: 16, _et.uint16: 16, _et.int32: 32,
          _et.uint32: 32, _et.int64: 64, _et.uint64: 64}
-_TORCH_TYPE = {_et.bool: "Bool", _et.float16: "Half", _et.bfloat16: "BFloat16",
-               _et.float32: "Float", _et.float64: "Double", _et.complex64: "ComplexFloat",
-               _et.complex128: "ComplexDouble"}
 
 
 def _shift_operands(op, self, other):
@@ -156,8 +153,8 @@ def _shift_operands(op, self, other):
         other = _et.tensor(other)
     dt = _et.result_type(self, other)
     if dt not in _BITS:
-        name = _TORCH_TYPE.get(dt, dt)
-        raise NotImplementedError(f'"{op[0]}shift_cpu" not implemented for \'{name}\'')
+        raise NotImplementedError(
+            f'"{op[0]}shift_cpu" not implemented for \'{dt._scalar_type_name}\'')
     return dt, self.to(_et.int64), other.to(dt).to(_et.int64)
 
 

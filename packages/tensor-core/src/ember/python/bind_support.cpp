@@ -27,6 +27,8 @@ void register_dtype_objects(py::module_& m) {
       .def("to_complex", [](const DTypeObject& d) { return py::handle(dtype_object(to_complex(d.type))); },
            "The complex dtype of a floating dtype (float64 -> complex128); ValueError for other dtypes.")
       .def_property_readonly("itemsize", [](const DTypeObject& d) { return itemsize(d.type); })
+      // PyTorch's C++ name of the type ("Float", "ComplexDouble"), which its messages use
+      .def_property_readonly("_scalar_type_name", [](const DTypeObject& d) { return scalar_type_name(d.type); })
       .def("__repr__", [](const DTypeObject& d) { return std::string("ember.") + dtype_name(d.type); })
       .def("__reduce__", [](const DTypeObject& d) {
         return py::make_tuple(py::module_::import("ember_tensor").attr("_dtype_by_name"),

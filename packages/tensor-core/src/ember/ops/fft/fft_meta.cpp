@@ -43,30 +43,30 @@ void check_sizes(const char* op, const Shape& signal) {
   }
 }
 
-}  // namespace
-
-FftMeta fft_c2c_meta(const Tensor& self, const Shape& dim, int64_t normalization) {
-  const char* op = "_fft_c2c";
+// The dims, their sizes (checked) and the input's sizes: what every transform starts from.
+FftMeta transform_meta(const char* op, const Tensor& self, const Shape& dim, bool need_one) {
   FftMeta m;
-  m.dims = wrapped_dims(op, self, dim, false);
+  m.dims = wrapped_dims(op, self, dim, need_one);
   for (int64_t d : m.dims) m.signal.push_back(self->size(d));
   check_sizes(op, m.signal);
   m.out_sizes = self->sizes();
+  return m;
+}
+
+}  // namespace
+
+FftMeta fft_c2c_meta(const Tensor& self, const Shape& dim, int64_t normalization) {
+  FftMeta m = transform_meta("_fft_c2c", self, dim, false);
   m.out_dtype = self->dtype();
-  m.scale = scale_for(op, normalization, m.signal);
+  m.scale = scale_for("_fft_c2c", normalization, m.signal);
   return m;
 }
 
 FftMeta fft_r2c_meta(const Tensor& self, const Shape& dim, int64_t normalization, bool onesided) {
-  const char* op = "_fft_r2c";
-  FftMeta m;
-  m.dims = wrapped_dims(op, self, dim, true);
-  for (int64_t d : m.dims) m.signal.push_back(self->size(d));
-  check_sizes(op, m.signal);
-  m.out_sizes = self->sizes();
+  FftMeta m = transform_meta("_fft_r2c", self, dim, true);
   if (onesided) m.out_sizes[m.dims.back()] = m.signal.back() / 2 + 1;
   m.out_dtype = to_complex(self->dtype());
-  m.scale = scale_for(op, normalization, m.signal);
+  m.scale = scale_for("_fft_r2c", normalization, m.signal);
   return m;
 }
 
