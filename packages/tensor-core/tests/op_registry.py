@@ -801,7 +801,8 @@ ROWS: list[Row] = [
       S(_well_conditioned(3, (2,)), a(2, 3, 2), upper=False, left=True, unitriangular=True),
       XS("A and B of different dtypes: torch promotes them (a float64 result), Ember raises "
          "'Expected A and B to have the same dtype' (as linalg.solve does in both)",
-         _well_conditioned(3), a(3, 2, dtype="float64"), upper=True, dtypes=("float32",)),
+         _well_conditioned(3), a(3, 2, dtype="float64"), upper=True,
+         dtypes=("float32", "complex64", "complex128")),
       fn=_linalg("solve_triangular"), grad=LA),
     # --- discrete Fourier transforms (the inputs of _fft_c2r need not be Hermitian: every
     # library reads them the same way, see fft_cpu.cpp)

@@ -869,7 +869,8 @@ def test_asarray_copy_false_for_python_values(obj, exc, match):
     ([None], {}, TypeError, "only hold Python scalars"),
     (None, {}, TypeError, "cannot convert NoneType"),
     (object(), {}, TypeError, "cannot convert object"),
-    ([xp.asarray(1.0)], {}, TypeError, "use stack"),
+    ([xp.asarray([1.0])], {}, TypeError, "use stack"),
+    ([[1.0], xp.asarray([1.0])], {}, TypeError, "use stack"),
     ([np.arange(2)], {}, TypeError, "only hold Python scalars"),
     (2**63, {}, OverflowError, "out of bounds for int64"),
     ([-1], {"dtype": xp.uint8}, OverflowError, "out of bounds for uint8"),
@@ -882,6 +883,29 @@ def test_asarray_copy_false_for_python_values(obj, exc, match):
 def test_asarray_errors(obj, kw, exc, match):
     with pytest.raises(exc, match=match):
         xp.asarray(obj, **kw)
+
+
+@pytest.mark.parametrize("items,dtype,expected", [
+    # 0-d arrays in a sequence: their values, and their promoted dtype (NumPy's result)
+    (lambda: [[xp.asarray(1, dtype=xp.uint8), xp.asarray(200, dtype=xp.uint8)]], None,
+     np.array([[1, 200]], dtype=np.uint8)),
+    (lambda: [xp.asarray(1, dtype=xp.int8), xp.asarray(2.5, dtype=xp.float64)], None,
+     np.array([1, 2.5])),
+    (lambda: [xp.asarray(1 + 2j, dtype=xp.complex64), xp.asarray(3, dtype=xp.int16)], None,
+     np.array([1 + 2j, 3], dtype=np.complex64)),
+    (lambda: [xp.asarray(2**64 - 1, dtype=xp.uint64)], None,
+     np.array([2**64 - 1], dtype=np.uint64)),
+    (lambda: [xp.asarray(True), False], None, np.array([True, False])),
+    # a Python scalar of a higher kind: that kind's default dtype
+    (lambda: [xp.asarray(1, dtype=xp.int8), 0.5], None, np.array([1, 0.5], dtype=np.float32)),
+    (lambda: [xp.asarray(1, dtype=xp.int8), 7], xp.float64, np.array([1.0, 7.0])),
+])
+def test_asarray_of_zero_d_arrays_in_sequences(items, dtype, expected):
+    """The conformance suite builds references this way; PyTorch's tensor() reads 0-d
+    tensors in a sequence as their values too."""
+    t = xp.asarray(items(), dtype=dtype)
+    assert str(t.dtype).rsplit(".", 1)[-1] == expected.dtype.name
+    np.testing.assert_array_equal(t.numpy(), expected)
 
 
 @pytest.mark.parametrize("dtype", ALL)

@@ -2,27 +2,34 @@
 backward (``*_backward``) and forward-mode (``*_jvp``) rules of cholesky, qr, eigh, eigvalsh,
 svd, svdvals, solve, inv, det, slogdet and solve_triangular (see formulas.py).
 
-Real matrices only (the core has no complex dtypes), batched over the leading dimensions
-``(*, m, n)``. Written with ember_tensor ops (``et.linalg`` included), so that the
-derivative of a derivative comes from the same table. Multi-output ops receive ``grads``,
-one gradient per output, None for an output that got none (a zero). The formulas are the
-standard ones (those PyTorch uses; notation ``X^T`` for ``X.mT``):
+Real and complex matrices, batched over the leading dimensions ``(*, m, n)``; complex
+gradients follow PyTorch's convention (the conjugate Wirtinger derivative: for a real loss
+``dL = Re sum(conj(g) * dX)``). Written with ember_tensor ops (``et.linalg`` included), so
+that the derivative of a derivative comes from the same table. Multi-output ops receive
+``grads``, one gradient per output, None for an output that got none (a zero). The
+formulas are the standard ones (those PyTorch uses; ``X^H`` is ``X.mH``, the transpose of a
+real X):
 
-- inv: ``gA = -X^T g X^T``; det: ``g det A^{-T}`` (the cofactor matrix through the SVD for
-  a singular A); slogdet: ``g_logabsdet A^{-T}``;
-- solve (``A X = B``): ``gB = A^{-T} g``, ``gA = -gB X^T``; solve_triangular: the same, with
+- inv: ``gA = -X^H g X^H``; det: ``g conj(det) A^{-H}`` (the conjugate cofactor matrix
+  through the SVD for a singular A); slogdet: ``w A^{-H}`` with
+  ``w = g_logabsdet + i Im(g_sign conj(sign))`` (``g_logabsdet`` for real A);
+- solve (``A X = B``): ``gB = A^{-H} g``, ``gA = -gB X^H``; solve_triangular: the same, with
   ``gA`` restricted to the triangle that is read;
-- cholesky (``A = L L^T``): ``gA = L^{-T} Φ(L^T gL) L^{-1}`` symmetrised, Φ the lower
+- cholesky (``A = L L^H``): ``gA = L^{-H} Φ(L^H gL) L^{-1}`` made Hermitian, Φ the lower
   triangle with the diagonal halved;
-- qr (reduced, ``m >= n``): ``gA = (gQ + Q copyltu(M)) R^{-T}``, ``M = R gR^T - gQ^T Q``;
-  wide matrices by splitting ``A = Q [U V]``;
-- eigh: ``gA = V (diag(gL) + skew(V^T gV) / E) V^T``, ``E_ij = λ_j - λ_i``;
-- svd: the reduced formula (plus the terms of the orthogonal complements), full matrices
-  narrowed to the reduced ones as PyTorch does;
+- qr (reduced, ``m >= n``): ``gA = (gQ + Q copyltu(M)) R^{-H}``, ``M = R gR^H - gQ^H Q``,
+  copyltu(M) the Hermitian matrix of M's strict lower triangle and real diagonal; wide
+  matrices by splitting ``A = Q [U V]``;
+- eigh: ``gA = V (diag(gL) + skew(V^H gV) / E) V^H``, ``E_ij = λ_j - λ_i``;
+- svd: the reduced formula (plus the terms of the orthogonal complements, and for complex
+  A the term ``i Im(diag(U^H gU)) / S`` of the phases), full matrices narrowed to the
+  reduced ones as PyTorch does;
 - eigvalsh/svdvals recompute the vectors (eigh/svd) in the backward.
 
-Symmetric-input ops (cholesky, eigh, eigvalsh) read one triangle of A; their gradient is
-the symmetric one (as in PyTorch), right for symmetric perturbations.
+Hermitian-input ops (cholesky, eigh, eigvalsh) read one triangle of A; their gradient is
+the Hermitian one (as in PyTorch), right for Hermitian perturbations. Eigenvectors and
+singular vectors of complex matrices are defined up to a phase each: a loss that depends
+on those phases has no gradient, and eigh and svd raise PyTorch's error for it.
 """
 
 from __future__ import annotations
@@ -70,10 +77,6 @@ QR_COMPLETE_MESSAGE = (
 # ----------------------------------------------------------------------------- small helpers
 
 
-def _mT(x):
-    return x.transpose(-2, -1)
-
-
 def _mH(x):
     """The conjugate transpose (the transpose of a real x)."""
     return x.transpose(-2, -1).conj()
@@ -93,8 +96,9 @@ def _diagonal(x):
 
 
 def _trace_of_product(a, b):
-    """``trace(a^T b)`` per matrix of the batch: ``sum(a * b)`` over the last two dims."""
-    return (a * b).sum((-2, -1))
+    """``trace(a^H b)`` per matrix of the batch: ``sum(conj(a) * b)`` over the last two
+    dims (the pairing of a gradient ``a`` with a tangent ``b``)."""
+    return (a.conj() * b).sum((-2, -1))
 
 
 def _matrix_scalar(s):
@@ -138,28 +142,28 @@ def inv_jvp(A_t, result):
     return -result.matmul(A_t).matmul(result)
 
 
-def _cofactor_svd(A):
-    """The cofactor matrix of A (the gradient of det A) through the SVD, valid for singular
-    A: det(U) det(Vh) U diag(prod_{j != i} S_j) Vh."""
+def _conj_cofactor_svd(A):
+    """The conjugate of the cofactor matrix of A (the gradient of det A) through the SVD,
+    valid for singular A: conj(det(U) det(Vh)) U diag(prod_{j != i} S_j) Vh."""
     U, S, Vh = et.linalg.svd(A)
-    alpha = et.linalg.det(U) * et.linalg.det(Vh)
+    alpha = (et.linalg.det(U) * et.linalg.det(Vh)).conj()
     c = _exclusive_prods_last(S) * alpha.unsqueeze(-1)
     return (U * c.unsqueeze(-2)).matmul(Vh)
 
 
 def det_backward(grad, A, result):
-    """g det(A) A^{-T}; for the singular matrices of the batch (det exactly 0) the cofactor
-    matrix from the SVD (zero for rank < n - 1, finite otherwise)."""
+    """g conj(det(A)) A^{-H}; for the singular matrices of the batch (det exactly 0) g times
+    the conjugate cofactor matrix from the SVD (zero for rank < n - 1, finite otherwise)."""
     n = A.shape[-1]
     if n == 0:
         return et.zeros_like(A)
     singular = result == 0
     if not bool(singular.any().item()):
-        return _matrix_scalar(grad * result) * _mT(et.linalg.inv(A))
+        return _matrix_scalar(grad * result.conj()) * _mH(et.linalg.inv(A))
     mask = _matrix_scalar(singular)
     safe = et.where(mask, _eye(n, A), A)  # the nonsingular formula never sees a singular A
-    regular = _matrix_scalar(grad * result) * _mT(et.linalg.inv(safe))
-    return et.where(mask, _matrix_scalar(grad) * _cofactor_svd(A), regular)
+    regular = _matrix_scalar(grad * result.conj()) * _mH(et.linalg.inv(safe))
+    return et.where(mask, _matrix_scalar(grad) * _conj_cofactor_svd(A), regular)
 
 
 def det_jvp(A_t, A, result):
@@ -167,27 +171,33 @@ def det_jvp(A_t, A, result):
     return _trace_of_product(det_backward(et.ones_like(result), A, result), A_t)
 
 
-def _inv_transpose_or_nan(A, sign):
-    """A^{-T}, NaN for the singular matrices of the batch (sign 0: logabsdet is -inf)."""
+def _inv_adjoint_or_nan(A, sign):
+    """A^{-H}, NaN for the singular matrices of the batch (sign 0: logabsdet is -inf)."""
     singular = sign == 0
     if not bool(singular.any().item()):
-        return _mT(et.linalg.inv(A))
+        return _mH(et.linalg.inv(A))
     mask = _matrix_scalar(singular)
     safe = et.where(mask, _eye(A.shape[-1], A), A)
-    return et.where(mask, float("nan"), _mT(et.linalg.inv(safe)))
+    return et.where(mask, float("nan"), _mH(et.linalg.inv(safe)))
 
 
 def slogdet_backward(grads, A, sign):
-    """Only logabsdet has a gradient (sign is piecewise constant): g_logabsdet A^{-T}."""
-    g = grads[1]
+    """w A^{-H}: log det = logabsdet + i θ with sign = e^{iθ} has the derivative
+    trace(A^{-1} dA); logabsdet takes its real part, θ its imaginary part, so
+    w = g_logabsdet + i Im(g_sign conj(sign)). A real sign is piecewise constant (no
+    gradient)."""
+    g_sign, g = grads[0], grads[1]
+    if A.is_complex() and g_sign is not None:
+        phase = (g_sign * sign.conj()).imag * 1j
+        g = phase if g is None else g + phase
     if g is None:
         return et.zeros_like(A)
-    return _matrix_scalar(g) * _inv_transpose_or_nan(A, sign)
+    return _matrix_scalar(g) * _inv_adjoint_or_nan(A, sign)
 
 
 def slogdet_jvp(A_t, A, sign):
-    """(0, trace(A^{-1} dA))."""
-    return et.zeros_like(sign), _trace_of_product(_inv_transpose_or_nan(A, sign), A_t)
+    """(0, trace(A^{-1} dA)) for real A."""
+    return et.zeros_like(sign), _trace_of_product(_inv_adjoint_or_nan(A, sign), A_t)
 
 
 # ----------------------------------------------------------------------------- solve
@@ -237,7 +247,7 @@ def solve_jvp(A_t, B_t, A, B_shape, result, left: bool):
 
 def solve_triangular_backward_B(grad, A, upper: bool, left: bool, unitriangular: bool):
     return et.linalg.solve_triangular(
-        _mT(A), grad, upper=not upper, left=left, unitriangular=unitriangular
+        _mH(A), grad, upper=not upper, left=left, unitriangular=unitriangular
     )
 
 
@@ -245,7 +255,7 @@ def solve_triangular_backward_A(grad, A, result, upper: bool, left: bool, unitri
     """-gB X^T (left) or -X^T gB, in the triangle of A that is read (without the diagonal
     for a unit triangular A)."""
     gB = solve_triangular_backward_B(grad, A, upper, left, unitriangular)
-    gA = -gB.matmul(_mT(result)) if left else -_mT(result).matmul(gB)
+    gA = -gB.matmul(_mH(result)) if left else -_mH(result).matmul(gB)
     return _tri(gA, upper, unitriangular)
 
 
@@ -268,22 +278,22 @@ def solve_triangular_jvp(A_t, B_t, A, result, upper: bool, left: bool, unitriang
 def cholesky_backward(grad, result, upper: bool):
     """A = L L^T: gA = L^{-T} Φ(L^T gL) L^{-1}, symmetrised (Φ: lower triangle, diagonal
     halved). Upper: U = L^T, gL = gU^T."""
-    L = _mT(result) if upper else result
-    gL = _mT(grad) if upper else grad
-    P = _mT(L).matmul(gL).tril()
-    P = 0.5 * (P + _mT(P.tril(-1)))  # symmetric, with Φ's halved diagonal
-    P = et.linalg.solve_triangular(_mT(L), P, upper=True, left=True)
+    L = _mH(result) if upper else result
+    gL = _mH(grad) if upper else grad
+    P = _mH(L).matmul(gL).tril()
+    P = 0.5 * (P + _mH(P.tril(-1)))  # symmetric, with Φ's halved diagonal
+    P = et.linalg.solve_triangular(_mH(L), P, upper=True, left=True)
     return et.linalg.solve_triangular(L, P, upper=False, left=False)
 
 
 def cholesky_jvp(A_t, result, upper: bool):
     """dL = L Φ(L^{-1} dA L^{-T})."""
-    L = _mT(result) if upper else result
+    L = _mH(result) if upper else result
     P = et.linalg.solve_triangular(L, A_t, upper=False, left=True)
-    P = et.linalg.solve_triangular(_mT(L), P, upper=True, left=False)
+    P = et.linalg.solve_triangular(_mH(L), P, upper=True, left=False)
     P = P.tril() - 0.5 * _diag_embed(_diagonal(P))
     dL = L.matmul(P)
-    return _mT(dL) if upper else dL
+    return _mH(dL) if upper else dL
 
 
 # ----------------------------------------------------------------------------- qr
@@ -298,20 +308,23 @@ def _qr_check(mode: str, Q, R) -> None:
 
 
 def _copyltu(M):
-    """The symmetric matrix with M's lower triangle."""
-    return M.tril() + _mT(M.tril(-1))
+    """The Hermitian (real: symmetric) matrix with M's strict lower triangle and the real
+    part of its diagonal."""
+    low = M.tril(-1)
+    diag = _diagonal(M)
+    return low + _mH(low) + _diag_embed(diag.real if diag.is_complex() else diag)
 
 
 def _qr_backward_tall(gQ, gR, Q, R):
-    """m >= n, Q (m, n), R (n, n): gA = (gQ + Q copyltu(M)) R^{-T}, M = R gR^T - gQ^T Q."""
-    M = R.matmul(_mT(gR)) - _mT(gQ).matmul(Q)
+    """m >= n, Q (m, n), R (n, n): gA = (gQ + Q copyltu(M)) R^{-H}, M = R gR^H - gQ^H Q."""
+    M = R.matmul(_mH(gR)) - _mH(gQ).matmul(Q)
     C = gQ + Q.matmul(_copyltu(M))
-    return et.linalg.solve_triangular(_mT(R), C, upper=False, left=False)
+    return et.linalg.solve_triangular(_mH(R), C, upper=False, left=False)
 
 
 def qr_backward(grads, Q, R, mode: str):
     """Reduced QR (or complete with m <= n, the same); wide A = Q [U V] by parts: Y = Q V
-    gives gY = Q gV and adds Y gV^T to Q's gradient."""
+    gives gY = Q gV and adds Y gV^H to Q's gradient."""
     _qr_check(mode, Q, R)
     m, n = Q.shape[-2], R.shape[-1]
     gQ, gR = _or_zeros(grads[0], Q), _or_zeros(grads[1], R)
@@ -320,7 +333,7 @@ def qr_backward(grads, Q, R, mode: str):
     U, V = R.narrow(-1, 0, m), R.narrow(-1, m, n - m)
     gU, gV = gR.narrow(-1, 0, m), gR.narrow(-1, m, n - m)
     gY = Q.matmul(gV)
-    gX = _qr_backward_tall(gQ + Q.matmul(V).matmul(_mT(gV)), gU, Q, U)
+    gX = _qr_backward_tall(gQ + Q.matmul(V).matmul(_mH(gV)), gU, Q, U)
     return et.cat([gX, gY], -1)
 
 
@@ -328,9 +341,9 @@ def _qr_jvp_tall(dA, Q, R):
     """C = Q^T dA R^{-1} = Ω + dR R^{-1} (Ω skew, dR R^{-1} upper): Ω from C's strictly
     lower triangle; dR = (C - Ω) R, dQ = dA R^{-1} - Q (C - Ω)."""
     dA_Rinv = et.linalg.solve_triangular(R, dA, upper=True, left=False)
-    C = _mT(Q).matmul(dA_Rinv)
+    C = _mH(Q).matmul(dA_Rinv)
     low = C.tril(-1)
-    upper_part = C - (low - _mT(low))
+    upper_part = C - (low - _mH(low))
     return dA_Rinv - Q.matmul(upper_part), upper_part.matmul(R)
 
 
@@ -341,7 +354,7 @@ def qr_jvp(A_t, Q, R, mode: str):
         return _qr_jvp_tall(A_t, Q, R)
     U, V = R.narrow(-1, 0, m), R.narrow(-1, m, n - m)
     dQ, dU = _qr_jvp_tall(A_t.narrow(-1, 0, m), Q, U)
-    dV = _mT(Q).matmul(A_t.narrow(-1, m, n - m) - dQ.matmul(V))
+    dV = _mH(Q).matmul(A_t.narrow(-1, m, n - m) - dQ.matmul(V))
     return dQ, et.cat([dU, dV], -1)
 
 
@@ -354,25 +367,39 @@ def _eig_gaps(L):
     return L.unsqueeze(-2) - L.unsqueeze(-1) + _eye(n, L)
 
 
+def _check_phase_invariant(op: str, vectors: str, im_diag) -> None:
+    """PyTorch's error when a loss depends on the phases of complex eigen- or singular
+    vectors: ``im_diag`` (the derivative of the loss in those phases) must be ~0."""
+    if not bool(et.allclose(im_diag, et.zeros_like(im_diag), rtol=1e-2, atol=1e-2)):
+        what = "quantity, so it is ill-defined" if op == "linalg_eigh" else (
+            "phase term, making it ill-defined")
+        raise RuntimeError(
+            f"{op}_backward: The {vectors} in the complex case are specified up to "
+            f"multiplication by e^{{i phi}}. The specified loss function depends on this {what}."
+        )
+
+
 def eigh_backward(grads, eigenvalues, eigenvectors):
-    """gA = V (diag(gL) + skew(V^T gV) / E) V^T, skew(X) = (X - X^T) / 2 (symmetric)."""
+    """gA = V (diag(gL) + skew(V^H gV) / E) V^H, skew(X) = (X - X^H) / 2 (Hermitian)."""
     gL, gV = grads[0], grads[1]
     V = eigenvectors
     if gV is None:
-        inner = _diag_embed(gL)
+        return (V * gL.unsqueeze(-2)).matmul(_mH(V))
     else:
-        VtgV = _mT(V).matmul(gV)
-        inner = (0.5 * (VtgV - _mT(VtgV))) / _eig_gaps(eigenvalues)
+        VtgV = _mH(V).matmul(gV)
+        if VtgV.is_complex():
+            _check_phase_invariant("linalg_eigh", "eigenvectors", _diagonal(VtgV).imag)
+        inner = (0.5 * (VtgV - _mH(VtgV))) / _eig_gaps(eigenvalues)
         if gL is not None:
             inner = inner + _diag_embed(gL)
-    return V.matmul(inner).matmul(_mT(V))
+    return V.matmul(inner).matmul(_mH(V))
 
 
 def eigh_jvp(A_t, eigenvalues, eigenvectors):
     """P = V^T dA V: dλ = diag(P), dV = V (P / E, zero diagonal)."""
     V = eigenvectors
     n = V.shape[-1]
-    P = _mT(V).matmul(A_t).matmul(V)
+    P = _mH(V).matmul(A_t).matmul(V)
     off = P * (1 - _eye(n, P)) / _eig_gaps(eigenvalues)
     return _diagonal(P), V.matmul(off)
 
@@ -380,23 +407,25 @@ def eigh_jvp(A_t, eigenvalues, eigenvectors):
 def eigvalsh_backward(grad, A, UPLO: str):
     """V diag(g) V^T, V from eigh (recomputed)."""
     V = et.linalg.eigh(A, UPLO).eigenvectors
-    return (V * grad.unsqueeze(-2)).matmul(_mT(V))
+    return (V * grad.unsqueeze(-2)).matmul(_mH(V))
 
 
 def eigvalsh_jvp(A_t, A, UPLO: str):
     V = et.linalg.eigh(A, UPLO).eigenvectors
-    return _diagonal(_mT(V).matmul(A_t).matmul(V))
+    return _diagonal(_mH(V).matmul(A_t).matmul(V))
 
 
 # ----------------------------------------------------------------------------- svd
 
 
 def svd_backward(grads, U, S, Vh, full_matrices: bool):
-    """Real SVD (PyTorch's formula): with J = U^T gU, H = V^T gV, E_jk = S_k^2 - S_j^2,
-    gA = U [((J - J^T) S + S (H - H^T)) / E + diag(gS)] Vh, plus (I - U U^T) gU S^{-1} Vh
-    when m > k and U S^{-1} gVh (I - V V^T) when n > k. full_matrices: U, Vh and their
-    gradients narrowed to the first k = min(m, n) columns / rows (the rest of a full U or Vh
-    is not determined by A)."""
+    """PyTorch's formula: with J = U^H gU, H = V^H gV, E_jk = S_k^2 - S_j^2,
+    gA = U [((J - J^H) S + S (H - H^H)) / E (zero diagonal) + diag(gS)
+    + i Im(diag(J)) / S] Vh, plus (I - U U^H) gU S^{-1} Vh when m > k and
+    U S^{-1} gVh (I - V V^H) when n > k. The imaginary term is zero for real A; for complex A
+    the loss must not depend on the vectors' phases (Im diag(J) = -Im diag(H)), as PyTorch
+    checks. full_matrices: U, Vh and their gradients narrowed to the first k = min(m, n)
+    columns / rows (the rest of a full U or Vh is not determined by A)."""
     gU, gS, gVh = grads[0], grads[1], grads[2]
     k = S.shape[-1]
     m, n = U.shape[-2], Vh.shape[-1]
@@ -412,23 +441,32 @@ def svd_backward(grads, U, S, Vh, full_matrices: bool):
     S2 = S * S
     E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + _eye(k, S)
     G = None
+    im_J = im_H = None
     if gU is not None:
-        J = _mT(U).matmul(gU)
-        G = (J - _mT(J)) * S.unsqueeze(-2)
+        J = _mH(U).matmul(gU)
+        G = (J - _mH(J)) * S.unsqueeze(-2)
+        im_J = _diagonal(J).imag if J.is_complex() else None
     if gVh is not None:
-        H = Vh.matmul(_mT(gVh))  # V^T gV
-        term = S.unsqueeze(-1) * (H - _mT(H))
+        H = Vh.matmul(_mH(gVh))  # V^H gV
+        term = S.unsqueeze(-1) * (H - _mH(H))
         G = term if G is None else G + term
+        im_H = _diagonal(H).imag if H.is_complex() else None
     G = G / E
+    if U.is_complex():
+        im = im_J if im_H is None else (-im_H if im_J is None else im_J + im_H)
+        _check_phase_invariant("svd", "singular vectors", im)
+        G = G * (1 - _eye(k, S))  # the diagonal of (J - J^H) is 2i Im diag(J), not a gap term
+        if im_J is not None:
+            G = G + _diag_embed(im_J / S * 1j)
     if gS is not None:
         G = G + _diag_embed(gS)
     if m > k and gU is not None:
         gUSinv = gU / S.unsqueeze(-2)
-        gA = U.matmul(G) + gUSinv - U.matmul(_mT(U).matmul(gUSinv))
+        gA = U.matmul(G) + gUSinv - U.matmul(_mH(U).matmul(gUSinv))
         return gA.matmul(Vh)
     if n > k and gVh is not None:
         SinvgVh = gVh / S.unsqueeze(-1)
-        gA = G.matmul(Vh) + SinvgVh - SinvgVh.matmul(_mT(Vh)).matmul(Vh)
+        gA = G.matmul(Vh) + SinvgVh - SinvgVh.matmul(_mH(Vh)).matmul(Vh)
         return U.matmul(gA)
     return U.matmul(G).matmul(Vh)
 
@@ -442,12 +480,12 @@ def svd_jvp(A_t, U, S, Vh, full_matrices: bool):
     k = S.shape[-1]
     m, n = U.shape[-2], Vh.shape[-1]
     Uk = U.narrow(-1, 0, k) if U.shape[-1] != k else U
-    Vk = _mT(Vh.narrow(-2, 0, k) if Vh.shape[-2] != k else Vh)
-    P = _mT(Uk).matmul(A_t).matmul(Vk)
+    Vk = _mH(Vh.narrow(-2, 0, k) if Vh.shape[-2] != k else Vh)
+    P = _mH(Uk).matmul(A_t).matmul(Vk)
     S2 = S * S
     off = 1 - _eye(k, S)
     E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + _eye(k, S)
-    Pt = _mT(P)
+    Pt = _mH(P)
     omega_U = (P * S.unsqueeze(-2) + Pt * S.unsqueeze(-1)) * off / E
     omega_V = (S.unsqueeze(-1) * P + S.unsqueeze(-2) * Pt) * off / E
     dU = Uk.matmul(omega_U)
@@ -455,12 +493,12 @@ def svd_jvp(A_t, U, S, Vh, full_matrices: bool):
     if m > k:
         dU = dU + (A_t.matmul(Vk) - Uk.matmul(P)) / S.unsqueeze(-2)
     if n > k:
-        dV = dV + (_mT(A_t).matmul(Uk) - Vk.matmul(Pt)) / S.unsqueeze(-2)
+        dV = dV + (_mH(A_t).matmul(Uk) - Vk.matmul(Pt)) / S.unsqueeze(-2)
     if full_matrices and U.shape[-1] != k:
         dU = et.cat([dU, et.zeros_like(U.narrow(-1, k, m - k))], -1)
     if full_matrices and Vh.shape[-2] != k:
-        dV = et.cat([dV, et.zeros_like(_mT(Vh.narrow(-2, k, n - k)))], -1)
-    return dU, _diagonal(P), _mT(dV)
+        dV = et.cat([dV, et.zeros_like(_mH(Vh.narrow(-2, k, n - k)))], -1)
+    return dU, _diagonal(P), _mH(dV)
 
 
 def svdvals_backward(grad, A):
@@ -471,7 +509,7 @@ def svdvals_backward(grad, A):
 
 def svdvals_jvp(A_t, A):
     U, _, Vh = et.linalg.svd(A, full_matrices=False)
-    return _diagonal(_mT(U).matmul(A_t).matmul(_mT(Vh)))
+    return _diagonal(_mH(U).matmul(A_t).matmul(_mH(Vh)))
 
 
 def eig_backward(grads, eigenvalues, eigenvectors):

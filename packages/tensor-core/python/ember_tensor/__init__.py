@@ -396,6 +396,43 @@ Tensor.__array_priority__ = 1000  # NumPy defers binary operators to Tensor
 Tensor.T = property(lambda self: self.permute(*reversed(range(self.dim()))))
 
 
+def _conjugate_transpose(self, name: str, matrices_only: bool = False):
+    """The conjugate transpose of the last two dimensions (the transpose of a real tensor,
+    a view; the conjugate of a complex one is a new tensor, as Ember's conj is eager). As
+    PyTorch: 0-d tensors give their conjugate with a deprecation warning, 1-d tensors (and
+    for ``H`` anything but matrices) a RuntimeError."""
+    if self.dim() == 0:
+        import warnings
+
+        warnings.warn(f"{name} is deprecated on 0-D tensors. Consider using x.conj().",
+                      UserWarning, stacklevel=3)
+        return self.conj()
+    if matrices_only and self.dim() != 2:
+        hint = " For batches of matrices, consider using tensor.mH" if self.dim() > 2 else ""
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor."
+            + hint
+        )
+    if self.dim() < 2:
+        raise RuntimeError(
+            f"tensor.{name.removeprefix('Tensor.')} is only supported on matrices or batches "
+            f"of matrices. Got {self.dim()}-D tensor."
+        )
+    return self.transpose(-2, -1).conj()
+
+
+def _adjoint(self):
+    """The conjugate transpose of the last two dimensions (``mH``)."""
+    return _conjugate_transpose(self, "adjoint()")
+
+
+Tensor.adjoint = _adjoint
+Tensor.mH = property(lambda self: _conjugate_transpose(self, "Tensor.mH"),
+                     doc=_conjugate_transpose.__doc__)
+Tensor.H = property(lambda self: _conjugate_transpose(self, "Tensor.H", matrices_only=True),
+                    doc="The conjugate transpose of a matrix (2-D tensors only).")
+
+
 # The array API members of Tensor; the namespace itself (ember_tensor.array_api) is imported
 # on first use, so that `import ember_tensor` stays fast.
 def _array_namespace(self, /, *, api_version=None):

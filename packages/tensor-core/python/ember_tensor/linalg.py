@@ -2,15 +2,16 @@
 
 Decompositions and solvers (``cholesky``, ``qr``, ``eigh``, ``eigvalsh``, ``svd``,
 ``svdvals``, ``solve``, ``inv``, ``det``, ``slogdet``, ``solve_triangular``) are ops of the
-core (LAPACK, float32/float64, batched over leading dimensions); the rest is composed of
-them and of other ops, so autograd differentiates it all. Every function takes a batch of
-matrices ``(*, m, n)`` where it takes a matrix. A decomposition that fails (a matrix that is
-not positive-definite, singular, or with non-finite values for ``svd``) raises
-``LinAlgError``, a ``RuntimeError``. ``eig`` and ``eigvals`` (LAPACK's geev) take real or
-complex matrices and give complex results; ``solve`` and ``inv`` take complex matrices too;
-the other decompositions are real only for now. The Array API namespace's ``linalg``
-(``ember_tensor.array_api.linalg``) computes with these functions, adding only the
-standard's checks, dtype rules and special cases.
+core (LAPACK, float32/float64/complex64/complex128, batched over leading dimensions); the
+rest is composed of them and of other ops, so autograd differentiates it all. Every
+function takes a batch of matrices ``(*, m, n)`` where it takes a matrix. A decomposition
+that fails (a matrix that is not positive-definite, singular, or with non-finite values for
+``svd``) raises ``LinAlgError``, a ``RuntimeError``. ``eig`` and ``eigvals`` (LAPACK's
+geev) take real or complex matrices and give complex results; every op takes complex64 and
+complex128 matrices too (LAPACK's c/z routines): eigenvalues of Hermitian matrices,
+singular values, norms and log|det| are real, as in PyTorch. The Array API namespace's
+``linalg`` (``ember_tensor.array_api.linalg``) computes with these functions, adding only
+the standard's checks, dtype rules and special cases.
 
 Example::
 
@@ -79,15 +80,12 @@ solve_triangular = _C.linalg_solve_triangular
 matmul = _C.matmul
 
 
-_TORCH_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half", "bfloat16": "BFloat16",
-                "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte"}
 _HALF = (_C.float16, _C.bfloat16)
 
 
 def _dtype_name(dtype) -> str:
-    """PyTorch's name of a dtype in messages (Double, Long, ...)."""
-    name = str(dtype).rsplit(".", 1)[-1]
-    return _TORCH_NAMES.get(name, name.capitalize())
+    """PyTorch's name of a dtype in messages (Double, Long, ComplexFloat, ...)."""
+    return dtype._scalar_type_name
 
 
 def _check_tensor(fn: str, name: str, x) -> None:
@@ -96,7 +94,7 @@ def _check_tensor(fn: str, name: str, x) -> None:
 
 
 def _floating(fn: str, x) -> None:
-    if not x.dtype.is_floating_point:
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise RuntimeError(
             f"linalg.{fn}: Expected a floating point or complex tensor as input. "
             f"Got {_dtype_name(x.dtype)}"
@@ -117,13 +115,21 @@ def _matrix(fn: str, A, square: bool = False, floating: bool = True) -> None:
 
 
 def _norm_dtype(fn: str, x, dtype):
-    """The result dtype of a norm of floating x: dtype, which x must widen to, or x's."""
+    """The dtype a norm of floating or complex x computes in: dtype, which x must widen to
+    (complex for complex x, real for real x), or x's. The norm itself is real (the
+    ``to_real()`` of this dtype)."""
     _floating(fn, x)
     if dtype is None:
         return x.dtype
-    if not dtype.is_floating_point:
+    if not (dtype.is_floating_point or dtype.is_complex):
         raise RuntimeError(
             f"linalg.{fn}: dtype should be floating point or complex, but got "
+            f"{_dtype_name(dtype)}"
+        )
+    if dtype.is_complex != x.dtype.is_complex:
+        kind = "complex" if x.dtype.is_complex else "real"
+        raise RuntimeError(
+            f"linalg.{fn}: dtype should be {kind} for {kind} inputs, but got "
             f"{_dtype_name(dtype)}"
         )
     if _C.promote_types(x.dtype, dtype) != dtype:
@@ -155,18 +161,20 @@ def _check_identity(ord, x, dims) -> None:
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """The ``ord``-norm of x over ``dim`` (an int, a tuple, or None or () for all elements),
     treating the selected elements as one vector: ``ord`` is any real number, ``inf``,
-    ``-inf`` or 0 (the count of nonzeros). Floating x only; ``dtype`` (one x widens to) is
-    the dtype computed in and returned. float16 and bfloat16 are computed in float32 and
-    rounded once, as PyTorch does. Norms that are a minimum (``ord < 0``) or a maximum
+    ``-inf`` or 0 (the count of nonzeros). Floating or complex x; ``dtype`` (one x widens
+    to) is the dtype computed in, and returned (its real dtype for complex x: the norm is
+    real). float16 and bfloat16 are computed in float32 and rounded once, as PyTorch does.
+    Norms that are a minimum (``ord < 0``) or a maximum
     (``inf``) over zero elements raise RuntimeError."""
     _check_tensor("vector_norm", "x", x)
-    out_dtype = _norm_dtype("vector_norm", x, dtype)
+    out_dtype = _norm_dtype("vector_norm", x, dtype).to_real()
     dims = (dim,) if isinstance(dim, int) else (tuple(dim) if dim is not None else None)
     if dims == ():
         dims = None
     _check_identity(ord, x, dims)
     kw = {} if dims is None else {"dim": dims}
-    a = x.to(_C.float32 if out_dtype in _HALF else out_dtype).abs()
+    compute = _C.float32 if out_dtype in _HALF else out_dtype
+    a = x.to(compute.to_complex() if x.dtype.is_complex else compute).abs()
     if ord == math.inf:
         r = a.amax(**kw, keepdim=keepdim)
     elif ord == -math.inf:
@@ -267,7 +275,7 @@ def _tolerance(A, s, atol, rtol):
     PyTorch's defaults: rtol = eps * max(m, n) when neither is given, else 0 unless given.
     atol and rtol are floats or tensors broadcasting against A's batch shape."""
     if rtol is None:
-        rtol = 0.0 if atol is not None else _eps(A.dtype) * builtins.max(A.shape[-2], A.shape[-1])
+        rtol = 0.0 if atol is not None else _eps(s.dtype) * builtins.max(A.shape[-2], A.shape[-1])
     if atol is None:
         atol = 0.0
     smax = s.amax(-1, keepdim=True)
@@ -298,10 +306,10 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     _matrix("pinv", A)
     if hermitian:
         w, V = eigh(A)
-        s, left, right = w, V, V.mT
+        s, left, right = w, V, V.mH
     else:
         U, s, Vh = svd(A, full_matrices=False)
-        left, right = Vh.mT, U.mT
+        left, right = Vh.mH, U.mH
     if A.numel() == 0:  # (..., n, m), whatever the tolerances' shapes
         return left @ right
     mag = s.abs()

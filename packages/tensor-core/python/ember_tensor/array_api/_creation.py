@@ -17,6 +17,7 @@ ember_tensor/__init__.py, which imports this namespace on their first use).
 from __future__ import annotations
 
 import builtins as _builtins
+import functools as _functools
 import operator as _operator
 import sys as _sys
 from collections.abc import Sequence as _Sequence
@@ -402,9 +403,25 @@ _PLAIN_SCALARS = {_builtins.bool, int, float, complex}
 _PLAIN_KINDS = {_builtins.bool: "b", int: "i", float: "f", complex: "c"}
 
 
+_KIND_RANK = {"b": 0, "i": 1, "f": 2, "c": 3}
+
+
+def _array_kind(dtype) -> str:
+    return ("b" if dtype == _dt.bool else "c" if _dt.isdtype(dtype, "complex floating")
+            else "f" if _dt.isdtype(dtype, "real floating") else "i")
+
+
 def _walk(obj, depth: int, state: dict):
-    """obj (a nested sequence of scalars) as nested lists of Python scalars; records the
-    scalar kinds and the int range in state. Returns (normalized, shape)."""
+    """obj (a nested sequence of scalars and 0-d arrays) as nested lists of Python scalars;
+    records the kinds of the Python scalars, the dtypes of the 0-d arrays and the int range
+    in state. Returns (normalized, shape)."""
+    if isinstance(obj, _et.Tensor) and obj.dim() == 0:  # as PyTorch's tensor() reads it
+        state["arrays"].add(obj.dtype)
+        value = obj.item()
+        if type(value) is int:
+            state["lo"] = value if state["lo"] is None else min(state["lo"], value)
+            state["hi"] = value if state["hi"] is None else max(state["hi"], value)
+        return value, ()
     kind = _dt._scalar_kind(obj)
     if kind is not None:
         state["kinds"].add(kind)
@@ -420,8 +437,8 @@ def _walk(obj, depth: int, state: dict):
         return float(obj), ()
     if isinstance(obj, _et.Tensor):
         raise TypeError(
-            "asarray: nested sequences may only hold Python scalars, not arrays "
-            "(use stack to join arrays)"
+            "asarray: nested sequences may only hold Python scalars and 0-d arrays, not "
+            f"arrays with dimensions (got shape {tuple(obj.shape)}; use stack to join arrays)"
         )
     if not isinstance(obj, _Sequence) or isinstance(obj, (str, bytes, bytearray)):
         raise TypeError(
@@ -551,11 +568,13 @@ def _is_python_data(obj) -> _builtins.bool:
 def asarray(obj, /, *, dtype=None, device=None, copy=None):
     """obj as an array.
 
-    obj: an array, a Python scalar, a nested sequence of Python scalars, an object with
+    obj: an array, a Python scalar, a nested sequence of Python scalars (and 0-d arrays,
+    read as their values, as PyTorch's ``tensor()`` reads them), an object with
     __dlpack__ (NumPy arrays, other libraries' tensors), or one supporting the buffer
     protocol. dtype, when None, is obj's own for arrays and buffers, and for Python values
     bool if all are bools, int64 if all are ints (or bools and ints), the default complex
-    dtype if any is complex, else the default float dtype. copy: True always
+    dtype if any is complex, else the default float dtype; 0-d arrays in a sequence give
+    their promoted dtype unless a Python scalar of a higher kind is among them. copy: True always
     copies; None shares memory when possible; False never copies (ValueError when a copy
     is needed: Python scalars and sequences, dtype conversions, read-only inputs).
     """
@@ -571,7 +590,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
                     "asarray: copy=False, but converting a Python scalar or sequence "
                     "always makes a copy"
                 )
-            state = {"kinds": set(), "lo": None, "hi": None}
+            state = {"kinds": set(), "arrays": set(), "lo": None, "hi": None}
             values, _ = _walk(obj, 0, state)
             kinds = state["kinds"]
             if dtype is None:
@@ -581,6 +600,13 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
                     else _dt.default_int_dtype() if "i" in kinds
                     else _dt.bool
                 )
+                if state["arrays"]:  # 0-d arrays: their promoted dtype (across kinds as
+                    # NumPy and PyTorch), unless a Python scalar is of a higher kind
+                    arrays = _functools.reduce(_et.promote_types, state["arrays"])
+                    top = _builtins.max((_KIND_RANK[k] for k in kinds), default=-1)
+                    if top <= _KIND_RANK[_array_kind(arrays)]:
+                        dtype = arrays
+            kinds = kinds | {_array_kind(d) for d in state["arrays"]}
             if "c" in kinds and not _dt.isdtype(dtype, "complex floating"):
                 raise TypeError(
                     "asarray: complex values need a complex dtype, got "

@@ -1,23 +1,25 @@
 """(array API) The linear algebra extension of the 2024.12 standard: ``xp.linalg``.
 
 Computed by ``ember_tensor.linalg`` (PyTorch's ``torch.linalg``: the core's LAPACK ops,
-float32/float64, batched over leading axes, and the functions composed of them), so the
-results stay differentiable where the core's autograd provider differentiates them. This
-module adds only what the standard asks for on top: its signatures (positional-only
-arrays, keyword-only options, ``axis``/``keepdims``/``rtol``), argument checks and error
-types, type rules and the special cases it fixes where PyTorch differs (norms over zero
-elements, ``solve``'s vectors, the ``rtol`` default of float16). ``matmul``,
-``matrix_transpose``, ``tensordot`` and ``vecdot`` are the main namespace's functions.
+float32/float64/complex64/complex128, batched over leading axes, and the functions composed
+of them), so the results stay differentiable where the core's autograd provider
+differentiates them. This module adds only what the standard asks for on top: its
+signatures (positional-only arrays, keyword-only options, ``axis``/``keepdims``/``rtol``),
+argument checks and error types, type rules and the special cases it fixes where PyTorch
+differs (norms over zero elements, ``solve``'s vectors, the ``rtol`` default of float16).
+``matmul``, ``matrix_transpose``, ``tensordot`` and ``vecdot`` are the main namespace's
+functions.
 
 Dtypes
     Functions the standard defines for floating-point input (``cholesky``, ``det``,
     ``eigh``, ``eigvalsh``, ``inv``, ``matrix_norm``, ``matrix_power``, ``matrix_rank``,
     ``pinv``, ``qr``, ``slogdet``, ``solve``, ``svd``, ``svdvals``, ``vector_norm``) raise
     TypeError for integer and bool arrays (NumPy would compute in float64): cast with
-    ``astype`` first. Most of the core's LAPACK ops are real, so these functions raise
-    TypeError for complex arrays too, except ``solve`` and ``inv`` (complex LAPACK) and
-    ``vector_norm`` (the norm of the magnitudes, a real result: float32 for complex64).
-    Results keep the input's dtype (``solve``: the result_type of its two arguments;
+    ``astype`` first. Complex arrays are computed by LAPACK's complex routines (``eigh``
+    and ``cholesky`` read Hermitian matrices). Results keep the input's dtype, except the
+    real-valued ones of complex input (real with the same precision: float32 for
+    complex64): eigenvalues of ``eigh``/``eigvalsh``, singular values, ``slogdet``'s
+    logabsdet and the norms (``solve``: the result_type of its two arguments;
     ``matrix_rank``: int64). float16 and bfloat16 (extensions) are computed in
     float32 and rounded once. ``cross``, ``outer`` and ``trace`` take numeric arrays;
     ``diagonal`` any dtype. ``trace`` follows ``sum``'s dtype rules (signed integers give
@@ -138,7 +140,7 @@ def _name(fn: str) -> str:
     return f"linalg.{fn}"
 
 
-def _matrices(x, fn: str, *, square: bool = False, category="real floating-point"):
+def _matrices(x, fn: str, *, square: bool = False, category="floating-point"):
     """x after checking it is an array of the category with at least two dimensions (and
     square matrices if square)."""
     _array(x, fn, category=category)
@@ -168,15 +170,20 @@ def _down(out, dtype):
     return out if out.dtype == dtype else out.to(dtype)
 
 
+def _down_real(out, dtype):
+    """A real-valued result in the real dtype of x's dtype (float32 for complex64)."""
+    return _down(out, dtype.to_real())
+
+
 # ---------------------------------------------------------------------------------------
 # decompositions and solvers
 
 
 def cholesky(x, /, *, upper=False):
-    """Cholesky factor of the symmetric positive-definite matrices x (..., M, M): the
-    lower-triangular L with x = L @ L.mT, or with upper=True the upper-triangular
-    U = L.mT (x = U.mT @ U). Only the lower triangle of x is read. LinAlgError if a matrix
-    is not positive-definite."""
+    """Cholesky factor of the Hermitian (real: symmetric) positive-definite matrices x
+    (..., M, M): the lower-triangular L with x = L @ L.mH, or with upper=True the
+    upper-triangular U = L.mH (x = U.mH @ U). Only the lower triangle of x is read.
+    LinAlgError if a matrix is not positive-definite."""
     fn = _name("cholesky")
     _matrices(x, fn, square=True)
     if not isinstance(upper, (_builtins.bool, int)):
@@ -194,36 +201,37 @@ def det(x, /):
 
 def slogdet(x, /):
     """(sign, logabsdet) of the determinants of the square matrices x (..., M, M): sign is
-    -1, 0 or 1 and logabsdet the natural log of the absolute determinant, each of shape
-    (...) and x's dtype; a singular matrix gives (0, -inf)."""
+    -1, 0 or 1 (complex x: det / |det|, x's dtype) and logabsdet the natural log of the
+    absolute determinant (real), each of shape (...); a singular matrix gives (0, -inf)."""
     fn = _name("slogdet")
     _matrices(x, fn, square=True)
     sign, logabsdet = _core.slogdet(_up(x))
-    return SlogdetResult(_down(sign, x.dtype), _down(logabsdet, x.dtype))
+    return SlogdetResult(_down(sign, x.dtype), _down_real(logabsdet, x.dtype))
 
 
 def eigh(x, /):
-    """(eigenvalues, eigenvectors) of the symmetric matrices x (..., M, M), read from the
-    lower triangle: eigenvalues (..., M) in ascending order, eigenvectors (..., M, M) with
-    the orthonormal eigenvector of eigenvalues[..., i] in column i."""
+    """(eigenvalues, eigenvectors) of the Hermitian (real: symmetric) matrices x
+    (..., M, M), read from the lower triangle: eigenvalues (..., M, real) in ascending
+    order, eigenvectors (..., M, M) with the orthonormal eigenvector of eigenvalues[..., i]
+    in column i."""
     fn = _name("eigh")
     _matrices(x, fn, square=True)
     w, v = _core.eigh(_up(x))
-    return EighResult(_down(w, x.dtype), _down(v, x.dtype))
+    return EighResult(_down_real(w, x.dtype), _down(v, x.dtype))
 
 
 def eigvalsh(x, /):
-    """Eigenvalues (..., M), ascending, of the symmetric matrices x (..., M, M), read from
-    the lower triangle."""
+    """Eigenvalues (..., M, real), ascending, of the Hermitian (real: symmetric) matrices x
+    (..., M, M), read from the lower triangle."""
     fn = _name("eigvalsh")
     _matrices(x, fn, square=True)
-    return _down(_core.eigvalsh(_up(x)), x.dtype)
+    return _down_real(_core.eigvalsh(_up(x)), x.dtype)
 
 
 def inv(x, /):
     """Inverses of the square matrices x (..., M, M). LinAlgError if one is singular."""
     fn = _name("inv")
-    _matrices(x, fn, square=True, category="floating-point")
+    _matrices(x, fn, square=True)
     return _down(_core.inv(_up(x)), x.dtype)
 
 
@@ -242,7 +250,7 @@ def qr(x, /, *, mode="reduced"):
 
 def svd(x, /, *, full_matrices=True):
     """(U, S, Vh) with x = U @ diag(S) @ Vh for the matrices x (..., M, N): S (..., K)
-    the singular values in descending order (K = min(M, N)); with full_matrices=True
+    the singular values (real) in descending order (K = min(M, N)); with full_matrices=True
     (default) U is (..., M, M) and Vh (..., N, N), else U (..., M, K) and Vh (..., K, N).
     LinAlgError for non-finite values."""
     fn = _name("svd")
@@ -252,15 +260,15 @@ def svd(x, /, *, full_matrices=True):
             f"{fn}(): full_matrices must be a bool, got {type(full_matrices).__name__}"
         )
     u, s, vh = _core.svd(_up(x), full_matrices=_builtins.bool(full_matrices))
-    return SVDResult(_down(u, x.dtype), _down(s, x.dtype), _down(vh, x.dtype))
+    return SVDResult(_down(u, x.dtype), _down_real(s, x.dtype), _down(vh, x.dtype))
 
 
 def svdvals(x, /):
-    """Singular values (..., K), descending, of the matrices x (..., M, N), K = min(M, N).
-    LinAlgError for non-finite values."""
+    """Singular values (..., K, real), descending, of the matrices x (..., M, N),
+    K = min(M, N). LinAlgError for non-finite values."""
     fn = _name("svdvals")
     _matrices(x, fn)
-    return _down(_core.svdvals(_up(x)), x.dtype)
+    return _down_real(_core.svdvals(_up(x)), x.dtype)
 
 
 def solve(x1, x2, /):
@@ -311,7 +319,7 @@ def _rtol(x, rtol, fn: str):
     if isinstance(rtol, _Tensor):
         _array(rtol, fn, "rtol", "real floating-point")
         batch = _broadcast_shapes([_shape(x)[:-2], _shape(rtol)], fn)
-        return rtol.to(_computed(x.dtype)), batch
+        return rtol.to(_computed(x.dtype).to_real()), batch
     if rtol is None:
         return _builtins.max(x.shape[-2], x.shape[-1]) * finfo(x.dtype).eps, _shape(x)[:-2]
     if isinstance(rtol, _builtins.bool) or not isinstance(rtol, (int, float)):
@@ -409,7 +417,8 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
             f"{fn}(): the {p} norm of {m}x{n} matrices is undefined (a minimum over "
             "zero elements)"
         )
-    return _down(_core.matrix_norm(_up(x), p, (-2, -1), _builtins.bool(keepdims)), x.dtype)
+    norms = _core.matrix_norm(_up(x), p, (-2, -1), _builtins.bool(keepdims))
+    return _down_real(norms, x.dtype)
 
 
 # ---------------------------------------------------------------------------------------

@@ -4,10 +4,11 @@
 // Every op copies its (batch..., rows, cols) input into a tensor that stores each matrix
 // column-major (strides (..., 1, rows)), the layout LAPACK reads and writes, and runs one
 // LAPACK call per matrix of the batch; outputs are made in that layout too, so they come
-// back to the user with PyTorch's column-major strides and no copy. float32 and float64;
-// solve, inv, eig and eigvals take complex64 and complex128 too (PyTorch's types of error for
-// the others). LAPACK is the one inside the scipy-openblas32
-// wheel (LAPACKE interface, 32-bit ints, scipy_ prefix), found by the build with the BLAS.
+// back to the user with PyTorch's column-major strides and no copy. float32, float64,
+// complex64 and complex128 (PyTorch's types of error for the others); eigenvalues of
+// Hermitian matrices, singular values and log|det| are real for complex input, as in
+// PyTorch. LAPACK is the one inside the scipy-openblas32 wheel (LAPACKE interface, 32-bit
+// ints, scipy_ prefix), found by the build with the BLAS.
 #include <cmath>
 #include <limits>
 #include <string>
@@ -18,24 +19,23 @@
 #include "ember/runtime/parallel.h"
 
 #ifdef EMBER_HAVE_OPENBLAS
+// LAPACKE's and CBLAS's routines of each precision (s, d: real; c, z: complex, whose scalars
+// are ember's Complex, laid out as LAPACK's), declared by one macro.
+#define EMBER_DECLARE_LAPACK(p, T, R, orgqr, syevd)                                                              \
+  int scipy_LAPACKE_##p##potrf(int layout, char uplo, int n, T* a, int lda);                                    \
+  int scipy_LAPACKE_##p##geqrf(int layout, int m, int n, T* a, int lda, T* tau);                                \
+  int scipy_LAPACKE_##p##orgqr(int layout, int m, int n, int k, T* a, int lda, const T* tau);                   \
+  int scipy_LAPACKE_##p##syevd(int layout, char jobz, char uplo, int n, T* a, int lda, R* w);                   \
+  int scipy_LAPACKE_##p##gesdd(int layout, char jobz, int m, int n, T* a, int lda, R* s, T* u, int ldu, T* vt,  \
+                               int ldvt);                                                                       \
+  int scipy_LAPACKE_##p##gesv(int layout, int n, int nrhs, T* a, int lda, int* ipiv, T* b, int ldb);            \
+  int scipy_LAPACKE_##p##getrf(int layout, int m, int n, T* a, int lda, int* ipiv);
 extern "C" {
 void scipy_LAPACKE_set_nancheck(int flag);
-int scipy_LAPACKE_spotrf(int layout, char uplo, int n, float* a, int lda);
-int scipy_LAPACKE_dpotrf(int layout, char uplo, int n, double* a, int lda);
-int scipy_LAPACKE_sgeqrf(int layout, int m, int n, float* a, int lda, float* tau);
-int scipy_LAPACKE_dgeqrf(int layout, int m, int n, double* a, int lda, double* tau);
-int scipy_LAPACKE_sorgqr(int layout, int m, int n, int k, float* a, int lda, const float* tau);
-int scipy_LAPACKE_dorgqr(int layout, int m, int n, int k, double* a, int lda, const double* tau);
-int scipy_LAPACKE_ssyevd(int layout, char jobz, char uplo, int n, float* a, int lda, float* w);
-int scipy_LAPACKE_dsyevd(int layout, char jobz, char uplo, int n, double* a, int lda, double* w);
-int scipy_LAPACKE_sgesdd(int layout, char jobz, int m, int n, float* a, int lda, float* s, float* u, int ldu,
-                         float* vt, int ldvt);
-int scipy_LAPACKE_dgesdd(int layout, char jobz, int m, int n, double* a, int lda, double* s, double* u, int ldu,
-                         double* vt, int ldvt);
-int scipy_LAPACKE_sgesv(int layout, int n, int nrhs, float* a, int lda, int* ipiv, float* b, int ldb);
-int scipy_LAPACKE_dgesv(int layout, int n, int nrhs, double* a, int lda, int* ipiv, double* b, int ldb);
-int scipy_LAPACKE_sgetrf(int layout, int m, int n, float* a, int lda, int* ipiv);
-int scipy_LAPACKE_dgetrf(int layout, int m, int n, double* a, int lda, int* ipiv);
+EMBER_DECLARE_LAPACK(s, float, float, orgqr, syevd)
+EMBER_DECLARE_LAPACK(d, double, double, orgqr, syevd)
+EMBER_DECLARE_LAPACK(c, ember::complex64_t, float, ungqr, heevd)
+EMBER_DECLARE_LAPACK(z, ember::complex128_t, double, ungqr, heevd)
 int scipy_LAPACKE_sgeev(int layout, char jobvl, char jobvr, int n, float* a, int lda, float* wr, float* wi, float* vl,
                         int ldvl, float* vr, int ldvr);
 int scipy_LAPACKE_dgeev(int layout, char jobvl, char jobvr, int n, double* a, int lda, double* wr, double* wi,
@@ -44,15 +44,19 @@ int scipy_LAPACKE_cgeev(int layout, char jobvl, char jobvr, int n, ember::comple
                         ember::complex64_t* w, ember::complex64_t* vl, int ldvl, ember::complex64_t* vr, int ldvr);
 int scipy_LAPACKE_zgeev(int layout, char jobvl, char jobvr, int n, ember::complex128_t* a, int lda,
                         ember::complex128_t* w, ember::complex128_t* vl, int ldvl, ember::complex128_t* vr, int ldvr);
-int scipy_LAPACKE_cgesv(int layout, int n, int nrhs, ember::complex64_t* a, int lda, int* ipiv, ember::complex64_t* b,
-                        int ldb);
-int scipy_LAPACKE_zgesv(int layout, int n, int nrhs, ember::complex128_t* a, int lda, int* ipiv,
-                        ember::complex128_t* b, int ldb);
+// alpha by value for the real types, by address for the complex ones (CBLAS's interface)
 void scipy_cblas_strsm(int layout, int side, int uplo, int trans, int diag, int m, int n, float alpha,
                        const float* a, int lda, float* b, int ldb);
 void scipy_cblas_dtrsm(int layout, int side, int uplo, int trans, int diag, int m, int n, double alpha,
                        const double* a, int lda, double* b, int ldb);
+void scipy_cblas_ctrsm(int layout, int side, int uplo, int trans, int diag, int m, int n,
+                       const ember::complex64_t* alpha, const ember::complex64_t* a, int lda, ember::complex64_t* b,
+                       int ldb);
+void scipy_cblas_ztrsm(int layout, int side, int uplo, int trans, int diag, int m, int n,
+                       const ember::complex128_t* alpha, const ember::complex128_t* a, int lda,
+                       ember::complex128_t* b, int ldb);
 }
+#undef EMBER_DECLARE_LAPACK
 #endif
 
 namespace ember::cpu {
@@ -133,84 +137,72 @@ template <typename T> int small_potrf(bool upper, int n, T* a) {
 constexpr int kColMajor = 102;  // LAPACK_COL_MAJOR / CblasColMajor
 constexpr int kLeft = 141, kRight = 142, kUpper = 121, kLower = 122, kNoTrans = 111, kNonUnit = 131, kUnit = 132;
 
-// The LAPACK routine of each precision.
-template <typename T> struct Lapack;
-template <> struct Lapack<float> {
-  static int potrf(char uplo, int n, float* a, int lda) {
-    if (n <= kSmallN) return small_potrf(uplo == 'U', n, a);
-    return scipy_LAPACKE_spotrf(kColMajor, uplo, n, a, lda);
-  }
-  static int geqrf(int m, int n, float* a, int lda, float* tau) {
-    return scipy_LAPACKE_sgeqrf(kColMajor, m, n, a, lda, tau);
-  }
-  static int orgqr(int m, int n, int k, float* a, int lda, const float* tau) {
-    return scipy_LAPACKE_sorgqr(kColMajor, m, n, k, a, lda, tau);
-  }
-  static int syevd(char jobz, char uplo, int n, float* a, int lda, float* w) {
-    return scipy_LAPACKE_ssyevd(kColMajor, jobz, uplo, n, a, lda, w);
-  }
-  static int gesdd(char jobz, int m, int n, float* a, int lda, float* s, float* u, int ldu, float* vt, int ldvt) {
-    return scipy_LAPACKE_sgesdd(kColMajor, jobz, m, n, a, lda, s, u, ldu, vt, ldvt);
-  }
-  static int gesv(int n, int nrhs, float* a, int lda, int* ipiv, float* b, int ldb) {
-    if (n <= kSmallN) {
-      const int info = small_getrf(n, a, ipiv);
-      if (info == 0) small_getrs(n, nrhs, a, ipiv, b);
-      return info;
+// The LAPACK routines of one element type (Routines<T>), and the calls the ops make
+// (Lapack<T>): the unblocked small-matrix paths for the real types, LAPACK otherwise.
+template <typename T> struct Routines;
+#define EMBER_BIND_LAPACK(p, T, orgqr, syevd)                     \
+  template <> struct Routines<T> {                                \
+    static constexpr auto potrf = &scipy_LAPACKE_##p##potrf;      \
+    static constexpr auto geqrf = &scipy_LAPACKE_##p##geqrf;      \
+    static constexpr auto orgqr_ = &scipy_LAPACKE_##p##orgqr;     \
+    static constexpr auto syevd_ = &scipy_LAPACKE_##p##syevd;     \
+    static constexpr auto gesdd = &scipy_LAPACKE_##p##gesdd;      \
+    static constexpr auto gesv = &scipy_LAPACKE_##p##gesv;        \
+    static constexpr auto getrf = &scipy_LAPACKE_##p##getrf;      \
+    static constexpr auto trsm = &scipy_cblas_##p##trsm;          \
+  };
+EMBER_BIND_LAPACK(s, float, orgqr, syevd)
+EMBER_BIND_LAPACK(d, double, orgqr, syevd)
+EMBER_BIND_LAPACK(c, complex64_t, ungqr, heevd)
+EMBER_BIND_LAPACK(z, complex128_t, ungqr, heevd)
+#undef EMBER_BIND_LAPACK
+
+inline float blas_scalar(const float& v) { return v; }
+inline double blas_scalar(const double& v) { return v; }
+template <typename R> const Complex<R>* blas_scalar(const Complex<R>& v) { return &v; }
+
+template <typename T> struct Lapack {
+  using R = real_t<T>;
+  using Raw = Routines<T>;
+  static constexpr bool kSmallPaths = !is_complex_v<T>;
+
+  static int potrf(char uplo, int n, T* a, int lda) {
+    if constexpr (kSmallPaths) {
+      if (n <= kSmallN) return small_potrf(uplo == 'U', n, a);
     }
-    return scipy_LAPACKE_sgesv(kColMajor, n, nrhs, a, lda, ipiv, b, ldb);
+    return Raw::potrf(kColMajor, uplo, n, a, lda);
   }
-  static int getrf(int m, int n, float* a, int lda, int* ipiv) {
-    if (m == n && n <= kSmallN) return small_getrf(n, a, ipiv);
-    return scipy_LAPACKE_sgetrf(kColMajor, m, n, a, lda, ipiv);
+  static int geqrf(int m, int n, T* a, int lda, T* tau) { return Raw::geqrf(kColMajor, m, n, a, lda, tau); }
+  // Q from geqrf's reflectors: orgqr (real) or ungqr (complex)
+  static int orgqr(int m, int n, int k, T* a, int lda, const T* tau) {
+    return Raw::orgqr_(kColMajor, m, n, k, a, lda, tau);
   }
-  static void trsm(int side, int uplo, int diag, int m, int n, const float* a, int lda, float* b, int ldb) {
-    scipy_cblas_strsm(kColMajor, side, uplo, kNoTrans, diag, m, n, 1.0f, a, lda, b, ldb);
+  // symmetric (real) or Hermitian (complex) eigen-decomposition, real eigenvalues
+  static int syevd(char jobz, char uplo, int n, T* a, int lda, R* w) {
+    return Raw::syevd_(kColMajor, jobz, uplo, n, a, lda, w);
   }
-};
-template <> struct Lapack<double> {
-  static int potrf(char uplo, int n, double* a, int lda) {
-    if (n <= kSmallN) return small_potrf(uplo == 'U', n, a);
-    return scipy_LAPACKE_dpotrf(kColMajor, uplo, n, a, lda);
+  static int gesdd(char jobz, int m, int n, T* a, int lda, R* s, T* u, int ldu, T* vt, int ldvt) {
+    return Raw::gesdd(kColMajor, jobz, m, n, a, lda, s, u, ldu, vt, ldvt);
   }
-  static int geqrf(int m, int n, double* a, int lda, double* tau) {
-    return scipy_LAPACKE_dgeqrf(kColMajor, m, n, a, lda, tau);
-  }
-  static int orgqr(int m, int n, int k, double* a, int lda, const double* tau) {
-    return scipy_LAPACKE_dorgqr(kColMajor, m, n, k, a, lda, tau);
-  }
-  static int syevd(char jobz, char uplo, int n, double* a, int lda, double* w) {
-    return scipy_LAPACKE_dsyevd(kColMajor, jobz, uplo, n, a, lda, w);
-  }
-  static int gesdd(char jobz, int m, int n, double* a, int lda, double* s, double* u, int ldu, double* vt,
-                   int ldvt) {
-    return scipy_LAPACKE_dgesdd(kColMajor, jobz, m, n, a, lda, s, u, ldu, vt, ldvt);
-  }
-  static int gesv(int n, int nrhs, double* a, int lda, int* ipiv, double* b, int ldb) {
-    if (n <= kSmallN) {
-      const int info = small_getrf(n, a, ipiv);
-      if (info == 0) small_getrs(n, nrhs, a, ipiv, b);
-      return info;
+  static int gesv(int n, int nrhs, T* a, int lda, int* ipiv, T* b, int ldb) {
+    if constexpr (kSmallPaths) {
+      if (n <= kSmallN) {
+        const int info = small_getrf(n, a, ipiv);
+        if (info == 0) small_getrs(n, nrhs, a, ipiv, b);
+        return info;
+      }
     }
-    return scipy_LAPACKE_dgesv(kColMajor, n, nrhs, a, lda, ipiv, b, ldb);
+    return Raw::gesv(kColMajor, n, nrhs, a, lda, ipiv, b, ldb);
   }
-  static int getrf(int m, int n, double* a, int lda, int* ipiv) {
-    if (m == n && n <= kSmallN) return small_getrf(n, a, ipiv);
-    return scipy_LAPACKE_dgetrf(kColMajor, m, n, a, lda, ipiv);
+  static int getrf(int m, int n, T* a, int lda, int* ipiv) {
+    if constexpr (kSmallPaths) {
+      if (m == n && n <= kSmallN) return small_getrf(n, a, ipiv);
+    }
+    return Raw::getrf(kColMajor, m, n, a, lda, ipiv);
   }
-  static void trsm(int side, int uplo, int diag, int m, int n, const double* a, int lda, double* b, int ldb) {
-    scipy_cblas_dtrsm(kColMajor, side, uplo, kNoTrans, diag, m, n, 1.0, a, lda, b, ldb);
-  }
-};
-// complex: what the complex ops use (solve, inv, eig)
-template <> struct Lapack<complex64_t> {
-  static int gesv(int n, int nrhs, complex64_t* a, int lda, int* ipiv, complex64_t* b, int ldb) {
-    return scipy_LAPACKE_cgesv(kColMajor, n, nrhs, a, lda, ipiv, b, ldb);
-  }
-};
-template <> struct Lapack<complex128_t> {
-  static int gesv(int n, int nrhs, complex128_t* a, int lda, int* ipiv, complex128_t* b, int ldb) {
-    return scipy_LAPACKE_zgesv(kColMajor, n, nrhs, a, lda, ipiv, b, ldb);
+  static void trsm(int side, int uplo, int diag, int m, int n, const T* a, int lda, T* b, int ldb) {
+    const T one(1);
+    Raw::trsm(kColMajor, side, uplo, kNoTrans, diag, m, n, blas_scalar(one), a, lda, b, ldb);
   }
 };
 #endif
@@ -222,9 +214,9 @@ template <typename F> void dispatch_real_or_complex(ScalarType dt, F&& f) {
   else dispatch_real(dt, f);
 }
 
-// RuntimeError unless t is a (batch of) floating matrices; `square` also asks rows == cols.
-// complex_ok: complex64 and complex128 are accepted too (the ops with complex kernels).
-void check_matrix(const char* op, const Tensor& t, bool square, const char* name = "A", bool complex_ok = false) {
+// RuntimeError unless t is a (batch of) float32, float64, complex64 or complex128 matrices
+// (PyTorch's errors for the others); `square` also asks rows == cols.
+void check_matrix(const char* op, const Tensor& t, bool square, const char* name = "A") {
   if (t->dim() < 2) {
     throw std::runtime_error(message(op, ": The input tensor ", name, " must have at least 2 dimensions."));
   }
@@ -233,9 +225,9 @@ void check_matrix(const char* op, const Tensor& t, bool square, const char* name
     throw std::runtime_error(message(op, ": Expected a floating point or complex tensor as input. Got ",
                                      scalar_type_name(dt)));
   }
-  if (dt != ScalarType::Float32 && dt != ScalarType::Float64 && !(complex_ok && is_complex(dt))) {
-    throw NotImplementedError(message(op, ": not implemented for '", scalar_type_name(dt), "' (float32 and float64",
-                                      complex_ok ? ", complex64 and complex128" : "", " are supported)"));
+  if (dt != ScalarType::Float32 && dt != ScalarType::Float64 && !is_complex(dt)) {
+    throw NotImplementedError(message(op, ": not implemented for '", scalar_type_name(dt),
+                                      "' (float32, float64, complex64 and complex128 are supported)"));
   }
   if (square && t->size(-1) != t->size(-2)) {
     throw std::runtime_error(message(op, ": ", name, " must be batches of square matrices, but they are ",
@@ -348,9 +340,19 @@ template <typename F> std::pair<int64_t, int> each_matrix(int64_t count, double 
 
 template <typename T> bool all_finite(const T* p, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
-    if (!std::isfinite(p[i])) return false;
+    if constexpr (is_complex_v<T>) {
+      if (!std::isfinite(p[i].re) || !std::isfinite(p[i].im)) return false;
+    } else if (!std::isfinite(p[i])) {
+      return false;
+    }
   }
   return true;
+}
+
+template <typename T> T quiet_nan() {
+  const real_t<T> nan = std::numeric_limits<real_t<T>>::quiet_NaN();
+  if constexpr (is_complex_v<T>) return T(nan, nan);
+  else return nan;
 }
 
 template <typename T> void set_identity(T* p, int64_t rows, int64_t cols) {
@@ -385,18 +387,19 @@ std::tuple<Tensor, Tensor> symmetric_eigen(const char* op, const Tensor& A, cons
   Tensor V = fortran_copy(A, batch);
   Shape wshape = batch;
   wshape.push_back(n);
-  Tensor w = empty(wshape, A->dtype());
+  Tensor w = empty(wshape, to_real(A->dtype()));  // real eigenvalues, complex A too
 #ifdef EMBER_HAVE_OPENBLAS
   const int ni = lapack_int(op, n);
-  dispatch_real(A->dtype(), [&](auto zero) {
+  dispatch_real_or_complex(A->dtype(), [&](auto zero) {
     using T = decltype(zero);
-    auto [b, info] = each_matrix(batch_count(batch), 9.0 * n * n * n, [&](int64_t b) {
+    using R = real_t<T>;
+    auto [b, info] = each_matrix(batch_count(batch), (is_complex_v<T> ? 36.0 : 9.0) * n * n * n, [&](int64_t b) {
       T* a = V->data<T>() + b * n * n;
-      T* wb = w->data<T>() + b * n;
+      R* wb = w->data<R>() + b * n;
       if (n == 0) return 0;
       if (!all_finite(a, n * n)) {  // LAPACK's iterations are not defined on NaN: NaN out
-        std::fill(a, a + n * n, std::numeric_limits<T>::quiet_NaN());
-        std::fill(wb, wb + n, std::numeric_limits<T>::quiet_NaN());
+        std::fill(a, a + n * n, quiet_nan<T>());
+        std::fill(wb, wb + n, quiet_nan<R>());
         return 0;
       }
       return Lapack<T>::syevd(vectors ? 'V' : 'N', UPLO[0], ni, a, ni, wb);
@@ -432,7 +435,7 @@ Tensor linalg_cholesky(const Tensor& A, bool upper) {
   Tensor L = fortran_copy(A, batch);
 #ifdef EMBER_HAVE_OPENBLAS
   const int ni = lapack_int(op, n);
-  dispatch_real(A->dtype(), [&](auto zero) {
+  dispatch_real_or_complex(A->dtype(), [&](auto zero) {
     using T = decltype(zero);
     auto [b, info] = each_matrix(batch_count(batch), n * n * n / 3.0, [&](int64_t b) {
       T* a = L->data<T>() + b * n * n;
@@ -471,7 +474,7 @@ std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, const std::string& mode) {
   Tensor Q = mode == "r" ? empty({0}, A->dtype()) : fortran_empty(batch, m, qcols, A->dtype());
 #ifdef EMBER_HAVE_OPENBLAS
   const int mi = lapack_int(op, m), ni = lapack_int(op, n), lda = std::max(mi, 1);
-  dispatch_real(A->dtype(), [&](auto zero) {
+  dispatch_real_or_complex(A->dtype(), [&](auto zero) {
     using T = decltype(zero);
     const int64_t count = batch_count(batch);
     std::vector<T> taus(static_cast<size_t>(std::max<int64_t>(k, 1) * count));
@@ -514,12 +517,12 @@ std::tuple<Tensor, Tensor, Tensor> svd_impl(const char* op, const Tensor& A, boo
   Tensor work = fortran_copy(A, batch);
   Shape sshape = batch;
   sshape.push_back(k);
-  Tensor S = empty(sshape, A->dtype());
+  Tensor S = empty(sshape, to_real(A->dtype()));  // real singular values, complex A too
   Tensor U = vectors ? fortran_empty(batch, m, ucols, A->dtype()) : Tensor();
   Tensor Vh = vectors ? fortran_empty(batch, vrows, n, A->dtype()) : Tensor();
 #ifdef EMBER_HAVE_OPENBLAS
   const int mi = lapack_int(op, m), ni = lapack_int(op, n);
-  dispatch_real(A->dtype(), [&](auto zero) {
+  dispatch_real_or_complex(A->dtype(), [&](auto zero) {
     using T = decltype(zero);
     constexpr int kNonFinite = -1000;  // an info LAPACK never returns
     auto [b, info] = each_matrix(batch_count(batch), 14.0 * m * n * k, [&](int64_t b) {
@@ -536,7 +539,7 @@ std::tuple<Tensor, Tensor, Tensor> svd_impl(const char* op, const Tensor& A, boo
       }
       if (!all_finite(a, m * n)) return kNonFinite;
       const char jobz = !vectors ? 'N' : (full_matrices ? 'A' : 'S');
-      return Lapack<T>::gesdd(jobz, mi, ni, a, mi, S->data<T>() + b * k, u, vectors ? mi : 1, vt,
+      return Lapack<T>::gesdd(jobz, mi, ni, a, mi, S->data<real_t<T>>() + b * k, u, vectors ? mi : 1, vt,
                               vectors ? static_cast<int>(vrows) : 1);
     });
     if (info == kNonFinite) {
@@ -601,7 +604,7 @@ Tensor gesv_batched(const char* op, const Tensor& A, const Tensor& B, bool inver
 
 Tensor linalg_solve(const Tensor& A, const Tensor& B, bool left) {
   const char* op = "linalg.solve";
-  check_matrix(op, A, true, "A", true);
+  check_matrix(op, A, true);
   if (B->dim() < 1) {
     throw std::runtime_error(message(op, ": The input tensor B must have at least 1 dimensions."));
   }
@@ -632,7 +635,7 @@ Tensor linalg_solve(const Tensor& A, const Tensor& B, bool left) {
 
 Tensor linalg_inv(const Tensor& A) {
   const char* op = "linalg.inv";
-  check_matrix(op, A, true, "A", true);
+  check_matrix(op, A, true);
   const int64_t n = A->size(-1);
   Tensor I = eye(n, std::nullopt, A->dtype(), std::nullopt, false, Tensor());
   return gesv_batched(op, A, I, true);
@@ -640,38 +643,47 @@ Tensor linalg_inv(const Tensor& A) {
 
 namespace {
 
-// sign and log|det| (or det itself) of each matrix from its LU factorisation.
+// det, or sign and log|det|, of each matrix from its LU factorisation. A complex matrix
+// has a complex det and sign (det / |det|) and a real log|det|, as in PyTorch.
 std::tuple<Tensor, Tensor> lu_det(const char* op, const Tensor& A, bool log) {
   check_matrix(op, A, true);
   const Shape batch = batch_of(A);
   const int64_t n = A->size(-1), count = batch_count(batch);
   Tensor lu = fortran_copy(A, batch);
-  Tensor first = empty(batch, A->dtype()), second = log ? empty(batch, A->dtype()) : Tensor();
+  Tensor first = empty(batch, A->dtype()), second = log ? empty(batch, to_real(A->dtype())) : Tensor();
   lapack_int(op, n);
-  dispatch_real(A->dtype(), [&](auto zero) {
+  dispatch_real_or_complex(A->dtype(), [&](auto zero) {
     using T = decltype(zero);
+    using R = real_t<T>;
     std::vector<int> piv;
     lu_each<T>(lu, n, count, piv);
     for (int64_t b = 0; b < count; ++b) {
       const T* a = lu->data<T>() + b * n * n;
       const int* p = piv.data() + b * n;
-      T perm = T(1), sign = T(1), logabs = T(0), prod = T(1);
+      T perm = T(1), sign = T(1), prod = T(1);  // sign: of the diagonal's product
+      R logabs = R(0);
       for (int64_t i = 0; i < n; ++i) {
         const T d = a[i + i * n];
         if (p[i] != i + 1) perm = -perm;
         prod *= d;
-        if (d < T(0)) sign = -sign;
-        logabs += std::log(std::abs(d));
+        if constexpr (is_complex_v<T>) {
+          const R mag = complex_abs(d);
+          logabs += std::log(mag);
+          sign *= mag > R(0) ? d / T(mag) : T(0);
+        } else {
+          if (d < T(0)) sign = -sign;
+          logabs += std::log(std::abs(d));
+        }
       }
       if (!log) {
         first->data<T>()[b] = perm * prod;
         continue;
       }
       sign *= perm;
-      if (std::isnan(logabs)) sign = std::numeric_limits<T>::quiet_NaN();
-      if (logabs == -std::numeric_limits<T>::infinity()) sign = T(0);
+      if (std::isnan(logabs)) sign = quiet_nan<T>();
+      if (logabs == -std::numeric_limits<R>::infinity()) sign = T(0);
       first->data<T>()[b] = sign;
-      second->data<T>()[b] = logabs;
+      second->data<R>()[b] = logabs;
     }
   });
   return {first, second};
@@ -699,7 +711,7 @@ Tensor linalg_solve_triangular(const Tensor& A, const Tensor& B, bool upper, boo
 #ifdef EMBER_HAVE_OPENBLAS
   const int64_t rows = B->size(-2), cols = B->size(-1);
   const int ri = lapack_int(op, rows), ci = lapack_int(op, cols), ni = lapack_int(op, n);
-  dispatch_real(A->dtype(), [&](auto zero) {
+  dispatch_real_or_complex(A->dtype(), [&](auto zero) {
     using T = decltype(zero);
     each_matrix(batch_count(batch), static_cast<double>(n) * rows * cols, [&](int64_t b) {
       if (rows == 0 || cols == 0) return 0;
@@ -719,7 +731,7 @@ namespace {
 // matrices, complex in any case: geev, whose real form packs a conjugate pair (j, j + 1)
 // as the real and imaginary parts of the first's vector.
 std::tuple<Tensor, Tensor> general_eigen(const char* op, const Tensor& A, bool vectors) {
-  check_matrix(op, A, true, "A", true);
+  check_matrix(op, A, true);
   const Shape batch = batch_of(A);
   const int64_t n = A->size(-1);
   const ScalarType cdt = is_complex(A->dtype()) ? A->dtype() : to_complex(A->dtype());
