@@ -478,3 +478,40 @@ def test_uint64_values_above_the_int64_range():
             et.tensor([2**63], **kw)
     with pytest.raises(RuntimeError, match="without overflow"):
         et.tensor([2**64], dtype=et.uint64)
+
+
+@pytest.mark.parametrize("dt", UNSIGNED)
+def test_unsigned_sorts_scans_and_predicates_match_torch(dt):
+    """The ops PyTorch defines on uint16/32/64 beyond arithmetic: sort and argsort (in
+    unsigned order, values above int64's range included), cumprod (int64, wrapping, as
+    cumsum), any/all, the float predicates, rounding (the identity) and randint's bounds."""
+    rng = np.random.default_rng(7)
+    top = np.iinfo(dt).max
+    a = rng.integers(0, top, size=(3, 6), dtype=dt, endpoint=True)
+    a[0, :4] = [top, 0, top - 1, 2**(np.iinfo(dt).bits - 1)]
+    a[1, :] = 0
+    e = et.from_numpy(a.copy())
+    t = torch.tensor(a.tolist(), dtype=getattr(torch, dt))
+
+    def same(got, want, what):
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1], what
+        assert got.tolist() == want.tolist(), what
+
+    for desc in (False, True):
+        ev, ei = et.sort(e, 1, descending=desc)
+        tv, ti = torch.sort(t, stable=True, dim=1, descending=desc)
+        same(ev, tv, f"sort values, descending={desc}")
+        same(ei, ti, f"sort indices, descending={desc}")
+        same(et.argsort(e, 0, descending=desc), torch.argsort(t, stable=True, dim=0, descending=desc),
+             f"argsort, descending={desc}")
+    small = et.from_numpy((a % 7).astype(dt))
+    same(small.cumprod(1), torch.from_numpy((a % 7).astype(np.int64)).cumprod(1), "cumprod")
+    for name in ("any", "all"):
+        same(getattr(e, name)(), getattr(t, name)(), name)
+        same(getattr(e, name)(1), getattr(t, name)(1), f"{name} over dim 1")
+    for name in ("isnan", "isinf", "isfinite", "signbit", "floor", "ceil", "round", "trunc"):
+        same(getattr(et, name)(e), getattr(torch, name)(t), name)
+    r = et.randint(3, 9, (1000,), dtype=getattr(et, dt))
+    assert r.dtype == getattr(et, dt) and set(r.tolist()) == set(range(3, 9))
+    with pytest.raises(RuntimeError, match=f"from is out of bounds for {dt}"):
+        et.randint(-1, 5, (2,), dtype=getattr(et, dt))

@@ -200,6 +200,18 @@ template <typename F> decltype(auto) dispatch_all(ScalarType t, const char* op, 
   }
 }
 
+// The first ten dtypes and uint16/32/64 (every dtype but complex): the ops on real numbers
+// that take the wide unsigned types with their own kernels (sort, all/any, randint).
+template <typename F> decltype(auto) dispatch_all_and_unsigned(ScalarType t, const char* op, F&& f) {
+  switch (t) {
+    EMBER_DTYPE_CASE(UInt16)
+    EMBER_DTYPE_CASE(UInt32)
+    EMBER_DTYPE_CASE(UInt64)
+    default:
+      return dispatch_all(t, op, f);
+  }
+}
+
 // Everything but bool.
 template <typename F> decltype(auto) dispatch_numeric(ScalarType t, const char* op, F&& f) {
   switch (t) {

@@ -78,7 +78,8 @@ Tensor bitwise_not(const Tensor& self, const Tensor& out) {
 
 #define EMBER_CLASSIFY(NAME, FN)                                                    \
   Tensor NAME(const Tensor& self) {                                                 \
-    return map_unary(#NAME, self, Tensor(), ScalarType::Bool, WithComplex<DispatchAll>{}, [](auto tag) { \
+    return map_unary(#NAME, self, Tensor(), ScalarType::Bool, WithComplex<WithUnsigned<DispatchAll>>{}, \
+                     [](auto tag) {                                                 \
       using A = opmath_t<decltype(tag)>;                                            \
       return [](A x) -> bool { return unary_fn::FN{}(x); };                         \
     });                                                                             \

@@ -187,7 +187,7 @@ Tensor randint(int64_t low, int64_t high, const Shape& size, Generator* generato
   return create("randint", size, dt, device, requires_grad, Tensor(), [&](const Tensor& r) {
     const int64_t n = r->numel();
     const RandomCounters c = reserve(generator, static_cast<uint64_t>(n));
-    dispatch_all(dt, "randint", [&](auto tag) {
+    dispatch_all_and_unsigned(dt, "randint", [&](auto tag) {
       using T = decltype(tag);
       T* p = r->data<T>();
       parallel_for(0, n, kUniformGrain, [&](int64_t b, int64_t e) {

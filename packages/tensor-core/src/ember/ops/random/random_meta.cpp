@@ -58,6 +58,9 @@ void check_random_bounds(ScalarType t, int64_t low, int64_t high) {
     case ScalarType::Int16: lo = -32768; hi = 32767; break;
     case ScalarType::Int32: lo = -2147483648.0; hi = 2147483647.0; break;
     case ScalarType::Int64: return;
+    case ScalarType::UInt16: lo = 0; hi = 65535; break;
+    case ScalarType::UInt32: lo = 0; hi = 4294967295.0; break;
+    case ScalarType::UInt64: lo = 0; hi = 18446744073709551615.0; break;  // bounds are int64s
     case ScalarType::Float16: lo = -2048; hi = 2048; break;
     case ScalarType::BFloat16: lo = -256; hi = 256; break;
     case ScalarType::Float32: lo = -16777216.0; hi = 16777216.0; break;

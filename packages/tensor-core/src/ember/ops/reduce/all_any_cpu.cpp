@@ -13,7 +13,7 @@ Tensor all_any(const char* op, const Tensor& self, const std::optional<Shape>& d
   const AccumulateMeta M = all_any_meta(op, self, dim, keepdim);
   Plan P = make_plan(self, M.dims, keepdim);
   Tensor res = result_for(op, self, out, M.shape, M.dtype);
-  dispatch_all(self->dtype(), op, [&](auto tag) {
+  dispatch_all_and_unsigned(self->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, uint8_t>) {  // uint8 inputs give uint8 results
       if (M.dtype == ScalarType::UInt8) {

@@ -100,6 +100,8 @@ Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, 
 }
 
 Tensor cumprod(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, const Tensor& out) {
+  // as cumsum: int64 (wrapping) products of the wide unsigned types, PyTorch's result dtype
+  if (is_wide_unsigned(self->dtype())) return cumprod(to_dtype(self, ScalarType::Int64), dim, dtype, out);
   return scan<true>("cumprod", self, dim, dtype, out);
 }
 

@@ -138,7 +138,7 @@ std::tuple<Tensor, Tensor> order(const char* op, const Tensor& self, int64_t dim
   Tensor values = want_values ? empty(out_moved, self->dtype()) : Tensor();
   Tensor indices = empty(out_moved, ScalarType::Int64);
   if (indices->numel() > 0 && k > 0) {
-    dispatch_all(self->dtype(), op, [&](auto tag) {
+    dispatch_all_and_unsigned(self->dtype(), op, [&](auto tag) {
       using T = decltype(tag);
       T* vp = want_values ? values->data<T>() : nullptr;
       if (desc) order_rows<T, true>(R, k, k_given, sorted, vp, indices->data<int64_t>());
