@@ -502,8 +502,8 @@ def test_unsigned_sorts_scans_and_predicates_match_torch(dt):
         tv, ti = torch.sort(t, stable=True, dim=1, descending=desc)
         same(ev, tv, f"sort values, descending={desc}")
         same(ei, ti, f"sort indices, descending={desc}")
-        same(et.argsort(e, 0, descending=desc), torch.argsort(t, stable=True, dim=0, descending=desc),
-             f"argsort, descending={desc}")
+        same(et.argsort(e, 0, descending=desc),
+             torch.argsort(t, stable=True, dim=0, descending=desc), f"argsort, descending={desc}")
     small = et.from_numpy((a % 7).astype(dt))
     same(small.cumprod(1), torch.from_numpy((a % 7).astype(np.int64)).cumprod(1), "cumprod")
     for name in ("any", "all"):
