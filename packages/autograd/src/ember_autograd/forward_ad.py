@@ -211,6 +211,13 @@ def make_dual(tensor, tangent, *, level: int | None = None):
             "make_dual(): expected Tensors for the primal and the tangent, got "
             f"{type(tensor).__name__} and {type(tangent).__name__}"
         )
+    for what_, t in (("primal", tensor), ("tangent", tangent)):
+        if t.dtype.is_complex:  # the reverse mode differentiates complex tensors
+            raise NotImplementedError(
+                f"make_dual(): forward-mode AD of complex tensors is not implemented in Ember "
+                f"yet (got a {what_} of dtype {t.dtype}); use the reverse mode "
+                "(backward, ember_autograd.grad) or split the tensor with view_as_real"
+            )
     if tensor.dtype not in _FLOAT:
         raise ValueError(
             f"Expected primal to be floating point or complex, but got: {tensor.dtype}"

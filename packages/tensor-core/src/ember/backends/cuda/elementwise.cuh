@@ -41,6 +41,14 @@ template <> struct HostOf<__nv_bfloat16> { using type = BFloat16; };
 template <typename To, typename From> __device__ __forceinline__ To cvt(From v) {
   if constexpr (std::is_same_v<To, From>) {
     return v;
+  } else if constexpr (is_complex_v<To>) {
+    using R = real_t<To>;
+    if constexpr (is_complex_v<From>) return To(static_cast<R>(v.re), static_cast<R>(v.im));
+    else return To(cvt<R>(v), R(0));
+  } else if constexpr (is_complex_v<From>) {
+    // complex -> real keeps the real part (bool asks for either part), as on the CPU
+    if constexpr (std::is_same_v<To, bool>) return v.re != 0 || v.im != 0;
+    else return cvt<To>(v.re);
   } else if constexpr (std::is_same_v<From, __half>) {
     return cvt<To>(__half2float(v));
   } else if constexpr (std::is_same_v<From, __nv_bfloat16>) {
@@ -56,7 +64,10 @@ template <typename To, typename From> __device__ __forceinline__ To cvt(From v) 
     // others saturate at int64's range first). A plain device cast would saturate at To's.
     const double d = static_cast<double>(v);
     if (d != d) return To(0);
-    if constexpr (!std::is_same_v<To, uint8_t>) {
+    if constexpr (std::is_same_v<To, uint64_t>) {  // the upper half of uint64's range too
+      if (d >= 9.2233720368547758e18) return d < 1.8446744073709552e19 ? static_cast<To>(d) : ~To(0);
+      if (d <= -9.2233720368547758e18) return To(1) << 63;
+    } else if constexpr (!std::is_same_v<To, uint8_t>) {
       if (d >= 9.2233720368547758e18) return std::numeric_limits<To>::max();
       if (d <= -9.2233720368547758e18) return std::numeric_limits<To>::min();
     }
@@ -82,6 +93,19 @@ template <typename F> void dispatch_device_type(ScalarType t, const char* op, F&
     default: break;
   }
   throw std::runtime_error(message(op, ": unsupported dtype on cuda"));
+}
+
+// Every dtype, complex64/128 and uint16/32/64 included: for the kernels that only move or
+// convert elements (copies and fills).
+template <typename F> void dispatch_device_any(ScalarType t, const char* op, F&& f) {
+  switch (t) {
+    case ScalarType::ComplexFloat: f(Complex<float>{}); return;
+    case ScalarType::ComplexDouble: f(Complex<double>{}); return;
+    case ScalarType::UInt16: f(uint16_t{}); return;
+    case ScalarType::UInt32: f(uint32_t{}); return;
+    case ScalarType::UInt64: f(uint64_t{}); return;
+    default: dispatch_device_type(t, op, f);
+  }
 }
 template <typename F> void dispatch_device_float(ScalarType t, const char* op, F&& f) {
   switch (t) {

@@ -35,8 +35,8 @@ void device_copy(const Tensor& dst, const Tensor& src) {
                             static_cast<size_t>(dst->numel()) * dst->itemsize(), true);
     return;
   }
-  dispatch_device_type(dst->dtype(), "copy_", [&](auto to_tag) {
-    dispatch_device_type(s->dtype(), "copy_", [&](auto from_tag) {
+  dispatch_device_any(dst->dtype(), "copy_", [&](auto to_tag) {
+    dispatch_device_any(s->dtype(), "copy_", [&](auto from_tag) {
       copy_t<decltype(to_tag), decltype(from_tag)>(dst, s);
     });
   });
@@ -49,11 +49,11 @@ template <typename T> void fill_t(const Tensor& t, T v) {
 
 void fill_device(const Tensor& t, const Scalar& value) {
   check_fill_value(t->dtype(), value);
-  dispatch_device_type(t->dtype(), "fill_", [&](auto tag) {
+  dispatch_device_any(t->dtype(), "fill_", [&](auto tag) {
     using T = decltype(tag);
     // the value converted on the host the way the CPU converts it, then moved bit for bit
     T v;
-    dispatch_all(t->dtype(), "fill_", [&](auto host_tag) {
+    dispatch_any(t->dtype(), "fill_", [&](auto host_tag) {
       using H = decltype(host_tag);
       const H h = value.to<H>();
       if constexpr (sizeof(H) == sizeof(T)) std::memcpy(&v, &h, sizeof(T));  // the same dtype at run time

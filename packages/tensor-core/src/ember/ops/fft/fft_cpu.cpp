@@ -12,28 +12,6 @@ namespace ember {
 namespace cpu {
 namespace {
 
-struct Prepared {
-  Tensor x;      // the input, transformed dims last, contiguous, in the compute dtype
-  Shape perm;    // how x's dims are self's
-  int64_t batch;
-};
-
-Prepared prepare(const Tensor& self, const std::vector<int64_t>& dims, ScalarType dtype) {
-  Prepared p;
-  p.perm = fft_permutation(self->dim(), dims);
-  p.x = as_contiguous(to_dtype(ops::permute(self, p.perm), dtype));
-  int64_t signal = 1;
-  for (int64_t d : dims) signal *= self->size(d);
-  p.batch = signal == 0 ? 0 : p.x->numel() / signal;
-  return p;
-}
-
-Shape permuted(const Shape& sizes, const Shape& perm) {
-  Shape s;
-  for (int64_t d : perm) s.push_back(sizes[static_cast<size_t>(d)]);
-  return s;
-}
-
 template <typename F> void with_real(ScalarType complex_or_real, F&& f) {
   if (complex_or_real == ScalarType::ComplexDouble || complex_or_real == ScalarType::Float64) f(double{});
   else f(float{});
@@ -71,8 +49,8 @@ template <typename R> void fill_conjugate_symmetry(Complex<R>* y, int64_t batch,
 Tensor _fft_c2c(const Tensor& self, const Shape& dim, int64_t normalization, bool forward) {
   check_cpu(self, "_fft_c2c");
   const FftMeta m = fft_c2c_meta(self, dim, normalization);
-  Prepared p = prepare(self, m.dims, m.out_dtype);
-  Tensor y = empty(permuted(m.out_sizes, p.perm), m.out_dtype);
+  FftInput p = fft_input(self, m.dims, m.out_dtype);
+  Tensor y = empty(fft_permuted(m.out_sizes, p.perm), m.out_dtype);
   if (p.batch > 0) {
     with_real(m.out_dtype, [&](auto tag) {
       using R = decltype(tag);
@@ -85,10 +63,10 @@ Tensor _fft_c2c(const Tensor& self, const Shape& dim, int64_t normalization, boo
 Tensor _fft_r2c(const Tensor& self, const Shape& dim, int64_t normalization, bool onesided) {
   check_cpu(self, "_fft_r2c");
   const FftMeta m = fft_r2c_meta(self, dim, normalization, onesided);
-  Prepared p = prepare(self, m.dims, self->dtype());
-  Shape half_sizes = permuted(m.out_sizes, p.perm);
+  FftInput p = fft_input(self, m.dims, self->dtype());
+  Shape half_sizes = fft_permuted(m.out_sizes, p.perm);
   half_sizes.back() = m.signal.back() / 2 + 1;
-  Tensor y = empty(permuted(m.out_sizes, p.perm), m.out_dtype);
+  Tensor y = empty(fft_permuted(m.out_sizes, p.perm), m.out_dtype);
   if (p.batch > 0) {
     with_real(self->dtype(), [&](auto tag) {
       using R = decltype(tag);
@@ -119,10 +97,10 @@ Tensor _fft_c2r(const Tensor& self, const Shape& dim, int64_t normalization, int
     const Shape lead(m.dims.begin(), m.dims.end() - 1);
     return _fft_c2r(_fft_c2c(self, lead, normalization, false), {m.dims.back()}, normalization, last_dim_size);
   }
-  Prepared p = prepare(self, m.dims, self->dtype());
+  FftInput p = fft_input(self, m.dims, self->dtype());
   // the engine overwrites its input: never the caller's memory
   if (p.x->data_ptr() == self->data_ptr()) p.x = ops::clone(p.x);
-  Tensor y = empty(permuted(m.out_sizes, p.perm), m.out_dtype);
+  Tensor y = empty(fft_permuted(m.out_sizes, p.perm), m.out_dtype);
   int64_t signal = 1;
   for (int64_t s : m.signal) signal *= s;
   const int64_t batch = signal == 0 ? 0 : y->numel() / signal;

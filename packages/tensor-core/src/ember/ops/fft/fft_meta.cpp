@@ -109,4 +109,26 @@ Shape inverse_permutation(const Shape& perm) {
   return inv;
 }
 
+FftInput fft_input(const Tensor& self, const std::vector<int64_t>& dims, ScalarType dtype) {
+  FftInput p;
+  p.perm = fft_permutation(self->dim(), dims);
+  Tensor moved = ops::permute(self, p.perm);
+  if (moved->is_contiguous() && moved->dtype() == dtype) {
+    p.x = moved;
+  } else {
+    p.x = empty(moved->sizes(), dtype, self->device());
+    ops::copy(p.x, moved, false, p.x);
+  }
+  int64_t signal = 1;
+  for (int64_t d : dims) signal *= self->size(d);
+  p.batch = signal == 0 ? 0 : p.x->numel() / signal;
+  return p;
+}
+
+Shape fft_permuted(const Shape& sizes, const Shape& perm) {
+  Shape s;
+  for (int64_t d : perm) s.push_back(sizes[static_cast<size_t>(d)]);
+  return s;
+}
+
 }  // namespace ember

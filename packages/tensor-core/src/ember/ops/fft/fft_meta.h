@@ -28,4 +28,17 @@ FftMeta fft_c2r_meta(const Tensor& self, const Shape& dim, int64_t normalization
 Shape fft_permutation(int64_t ndim, const std::vector<int64_t>& dims);
 Shape inverse_permutation(const Shape& perm);
 
+// An FFT engine's input, on self's device: the transformed dims last, contiguous, in `dtype`
+// (self itself when it already is); `perm` says how its dims are self's, `batch` how many
+// signals it holds (0 when one has no elements).
+struct FftInput {
+  Tensor x;
+  Shape perm;
+  int64_t batch;
+};
+FftInput fft_input(const Tensor& self, const std::vector<int64_t>& dims, ScalarType dtype);
+
+// sizes (in self's dim order) in the engine's order.
+Shape fft_permuted(const Shape& sizes, const Shape& perm);
+
 }  // namespace ember
