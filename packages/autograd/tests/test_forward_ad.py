@@ -344,18 +344,6 @@ def test_make_dual_dtype_mismatch():
         fwAD.make_dual(et.ones(3), et.ones(3, dtype=et.float64))
 
 
-@pytest.mark.parametrize("which", ["primal", "tangent"])
-def test_make_dual_of_a_complex_tensor_is_refused(which):
-    """Forward-mode AD of complex tensors is not implemented: a clear NotImplementedError
-    (never a tangent computed with the real-only formulas)."""
-    z = et.tensor([1 + 2j, 3 - 1j])
-    x = et.tensor([1.0, 2.0], dtype=et.float64)
-    primal, tangent = (z, z) if which == "primal" else (x, z)
-    with fwAD.dual_level(), pytest.raises(NotImplementedError, match=f"a {which} of dtype "
-                                          "ember.complex64"):
-        fwAD.make_dual(primal, tangent)
-
-
 def test_make_dual_integer_primal():
     with tfw.dual_level():
         expected = _torch_message(lambda: tfw.make_dual(torch.arange(3), torch.arange(3)))

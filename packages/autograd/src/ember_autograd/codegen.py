@@ -50,7 +50,8 @@ import yaml
 
 from .load_generated import DERIVATIVES, fingerprint, schema_bytes
 
-ENTRY_KEYS = {"name", "result", "view", "output_differentiability", "node", "why", "complex"}
+ENTRY_KEYS = {"name", "result", "view", "output_differentiability", "node", "why", "complex",
+              "complex_forward"}
 # Ops bound by hand in the core (not in ops.yaml) that the hook reports all the same.
 HAND_BOUND = [
     {
@@ -134,6 +135,9 @@ class Entry:
     view: bool
     output_differentiability: list[bool] | None
     complex_ok: bool = False  # its formulas follow PyTorch's complex convention (`complex: true`)
+    # its forward rule is right for complex tangents: `complex_forward`, by default true for the
+    # `complex: true` entries whose rule is auto_linear or auto_element_wise
+    complex_forward: bool = False
     names_used: dict[str, set[str]] = field(default_factory=dict)
 
     node: str | None = None
@@ -285,6 +289,11 @@ def parse_entries(
             bool(raw.get("view", False)),
             raw.get("output_differentiability"),
             complex_ok=bool(raw.get("complex", False)),
+            complex_forward=bool(raw.get(
+                "complex_forward",
+                raw.get("complex", False)
+                and raw.get("result") in ("auto_linear", "auto_element_wise"),
+            )),
             node=raw.get("node"),
         )
         allowed = (

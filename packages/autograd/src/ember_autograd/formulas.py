@@ -37,6 +37,8 @@ __all__ = [
     *_nn_all,
     *_shape_all,
     "amax_backward",
+    "any_complex",
+    "complex_jvp",
     "clamp_backward_max",
     "clamp_backward_min",
     "clamp_backward_self",
@@ -118,6 +120,20 @@ def maybe_multiply(t, s):
     if isinstance(s, (int, float)) and not isinstance(s, bool) and s == 1:
         return t
     return t * conjugate(s)
+
+
+def any_complex(*tensors) -> bool:
+    """Whether one of the tensors (None: absent) is complex."""
+    return any(t is not None and t.is_complex() for t in tensors)
+
+
+def complex_jvp(conj_tangent, result):
+    """The forward derivative from a backward formula applied to conjugated tangents: its
+    conjugate, real when the op's result is (abs and angle of complex input)."""
+    t = conj_tangent.conj()
+    if t.is_complex() and not result.is_complex():
+        return t.real
+    return t
 
 
 def conjugate(x):

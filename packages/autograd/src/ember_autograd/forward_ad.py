@@ -61,7 +61,9 @@ _VIEW: frozenset = frozenset()  # keys of view ops (their tangent is a view of t
 _OUTPUT_DIFF: dict = {}  # op key -> output_differentiability
 _FIELDS: dict = {}  # op key -> names of its outputs (named tuples), saved as s_<name>
 _INPUTS: dict[str, tuple] = {}  # op key -> positions of its tensor inputs in args
-_FLOAT = frozenset({et.float32, et.float64, et.float16, et.bfloat16})
+_COMPLEX_FORWARD: frozenset = frozenset()  # keys whose forward rule is right for complex
+# the dtypes that carry tangents
+_FLOAT = frozenset({et.float32, et.float64, et.float16, et.bfloat16, et.complex64, et.complex128})
 class _Pending(threading.local):
     """Per thread (big ops release the GIL between the two hook calls): the tensor about to
     be written in place and its old value."""
@@ -81,8 +83,9 @@ UnpackedDualTensor.__doc__ = "The primal and the tangent (None if none) of a dua
 
 def _install(module) -> None:
     """Installs the forward functions and tables of the generated ``forward`` module."""
-    global _FORWARD, _NEEDS_SELF, _VIEW, _OUTPUT_DIFF, _FIELDS, _INPUTS
+    global _FORWARD, _NEEDS_SELF, _VIEW, _OUTPUT_DIFF, _FIELDS, _INPUTS, _COMPLEX_FORWARD
     _NEEDS_SELF, _VIEW, _OUTPUT_DIFF = module.NEEDS_SELF, module.VIEW, module.OUTPUT_DIFF
+    _COMPLEX_FORWARD = module.COMPLEX_FORWARD
     _FIELDS, _INPUTS = module.FIELDS, module.INPUTS
     _FORWARD = dict(module.FORWARD)  # last: it marks the installation done
 
@@ -211,13 +214,6 @@ def make_dual(tensor, tangent, *, level: int | None = None):
             "make_dual(): expected Tensors for the primal and the tangent, got "
             f"{type(tensor).__name__} and {type(tangent).__name__}"
         )
-    for what_, t in (("primal", tensor), ("tangent", tangent)):
-        if t.dtype.is_complex:  # the reverse mode differentiates complex tensors
-            raise NotImplementedError(
-                f"make_dual(): forward-mode AD of complex tensors is not implemented in Ember "
-                f"yet (got a {what_} of dtype {t.dtype}); use the reverse mode "
-                "(backward, ember_autograd.grad) or split the tensor with view_as_real"
-            )
     if tensor.dtype not in _FLOAT:
         raise ValueError(
             f"Expected primal to be floating point or complex, but got: {tensor.dtype}"
@@ -397,6 +393,8 @@ def _fit(tangent, ref):
     if not isinstance(tangent, et.Tensor):
         tangent = et.full_like(ref, tangent) if tangent != 0 else None
         return tangent
+    if tangent.is_complex() and not ref.is_complex():
+        tangent = tangent.real  # a real output of complex input (view_as_real's parts, abs)
     if tangent.dtype != ref.dtype:
         tangent = tangent.to(ref.dtype)
     if tangent.shape != ref.shape:
@@ -460,6 +458,24 @@ def _check_supported(op: str):
     return fn
 
 
+def _check_complex(op: str, tans, result) -> None:
+    """NotImplementedError where a complex tangent or result meets an op whose forward rule
+    is real only (never a tangent from a formula without its conjugates)."""
+    if op in _COMPLEX_FORWARD:
+        return
+    outs = [result] if isinstance(result, et.Tensor) else list(result or ())
+    tensors = [t for t in tans if isinstance(t, et.Tensor)]
+    for t in tans:
+        if isinstance(t, (list, tuple)):
+            tensors += [v for v in t if isinstance(v, et.Tensor)]
+    if any(t.is_complex() for t in tensors) or any(
+            isinstance(o, et.Tensor) and o.is_complex() for o in outs):
+        raise NotImplementedError(
+            f"{op}: forward-mode AD of complex tensors is not implemented in Ember for this op "
+            "yet; the reverse mode (backward, ember_autograd.grad) differentiates it"
+        )
+
+
 def _propagate_function(op, args, result, top: int) -> None:
     single = isinstance(result, et.Tensor)
     if single and (result.dtype not in _FLOAT or any(result is a for a in args)):
@@ -474,6 +490,7 @@ def _propagate_function(op, args, result, top: int) -> None:
             fn = _check_supported(op)
             if fn is False:
                 return  # not differentiable (comparisons, indices): no tangent
+        _check_complex(op, tans, result)
         if single:
             tangent = _fit(_compute(fn, op, args, result, tans, level), result)
             if tangent is None:
@@ -526,6 +543,7 @@ def _propagate_inplace(op, args, result, top: int) -> None:
         if positions and positions[0] == 0:
             tans[0] = old
         tans = tuple(tans)
+        _check_complex(op, tans, result)
         new = _fit(_compute(fn, op, args, result, tans, level, old), result)
         if old is not None:
             if new is old:

@@ -33,6 +33,7 @@ it to the result's shape (broadcasting inputs).
 from __future__ import annotations
 
 import ast
+import copy
 import keyword
 
 from .codegen import FORWARD_AUTO, LIST_TYPES, Entry, OpSchema, _ident
@@ -93,6 +94,8 @@ def forward_expression(entry: Entry) -> ast.expr | None:
         expr = terms[0]
         for t in terms[1:]:
             expr = ast.BinOp(expr, ast.Add(), t)
+        if entry.complex_forward:
+            return _complex_element_wise(expr, [f"{_pyname(i)}_t" for i in entry.formulas])
         return expr
     # auto_linear: the op on the tangents of its differentiable inputs
     args, kwargs = [], []
@@ -106,6 +109,29 @@ def forward_expression(entry: Entry) -> ast.expr | None:
         else:
             args.append(node)
     return ast.Call(ast.Name(f"_op_{_ident(op.key)}", ast.Load()), args, kwargs)
+
+
+def _complex_element_wise(expr: ast.expr, tangents: list[str]) -> ast.expr:
+    """``expr`` (a backward formula applied to the tangents) for real tensors; for complex
+    ones ``complex_jvp(expr', result)``, expr' the formula applied to the conjugated tangents:
+    the backward formula B(g) = g conj(f'(z)) of PyTorch's convention gives the forward one
+    f'(z) t as conj(B(conj(t))), and a real output keeps the real part (abs, angle)."""
+    conj = copy.deepcopy(expr)
+
+    class C(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if node.id in tangents:
+                return _call("conjugate", ast.Name(node.id, ast.Load()))
+            return node
+
+    conj = C().visit(conj)
+    result = ast.Name("result", ast.Load())
+    test = _call("any_complex", *(ast.Name(t, ast.Load()) for t in tangents), result)
+    return ast.IfExp(test, _call("complex_jvp", conj, result), expr)
+
+
+def _call(fn: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(ast.Name(fn, ast.Load()), list(args), [])
 
 
 class _Zero:
@@ -340,7 +366,9 @@ def _tables(entries: dict[str, Entry], schema: dict[str, OpSchema], functions: d
     outdiff = {k: e.output_differentiability for k, e in entries.items()
                if e.output_differentiability is not None}
     outdiff.update({a: outdiff[t] for a, t in aliases.items() if t in outdiff})
+    cforward = with_aliases(k for k, e in entries.items() if e.complex_forward)
     lines = [
+        f"COMPLEX_FORWARD = frozenset({cforward!r})",
         f"NEEDS_SELF = frozenset({needs!r})",
         f"VIEW = frozenset({views!r})",
         f"OUTPUT_DIFF = {outdiff!r}",
