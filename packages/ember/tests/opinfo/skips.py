@@ -1,0 +1,49 @@
+"""OpInfos the harness does not score, each with its reason. A rule matches an OpInfo's
+name (``linalg.svd``) by prefix or by exact name."""
+
+from __future__ import annotations
+
+RANDOM = "random or uninitialised values: not comparable across two libraries' generators"
+
+# (prefix, reason): every OpInfo whose name starts with the prefix
+PREFIXES: list[tuple[str, str]] = [
+    ("masked.", "masked-tensor reductions (torch.masked): not part of Ember's plan"),
+    ("sparse.", "sparse layouts: not part of Ember's plan"),
+    ("to_sparse", "sparse layouts: not part of Ember's plan"),
+    ("_segment_reduce", "a private op over jagged segments (NJT): not part of Ember's plan"),
+    ("jiterator_", "CUDA jiterator samples: CUDA-only test ops"),
+    ("rand", RANDOM),
+    ("new_empty", RANDOM),
+    ("empty", RANDOM),
+    ("normal", RANDOM),
+    ("bernoulli", RANDOM),
+    ("multinomial", RANDOM),
+    ("uniform", RANDOM),
+    ("nn.functional.dropout", RANDOM),
+    ("nn.functional.alpha_dropout", RANDOM),
+    ("nn.functional.feature_alpha_dropout", RANDOM),
+    ("nn.functional.fractional_max_pool", RANDOM),
+    ("nn.functional.rrelu", RANDOM),
+    ("cauchy", RANDOM),
+    ("exponential", RANDOM),
+    ("geometric", RANDOM),
+    ("log_normal", RANDOM),
+]
+
+# exact names
+NAMES: dict[str, str] = {
+    "resize_": "resizes storage in place: tested by the core's own tests",
+    "resize_as_": "resizes storage in place: tested by the core's own tests",
+    "item": "a Python number: compared by the core's own tests",
+    "nonzero_static": "PyTorch's export helper with a static output size",
+}
+
+
+def reason(name: str) -> str | None:
+    """Why the OpInfo ``name`` is not scored, or None."""
+    if name in NAMES:
+        return NAMES[name]
+    for prefix, why in PREFIXES:
+        if name.startswith(prefix):
+            return why
+    return None
