@@ -196,6 +196,8 @@ ROWS = [
     Row("copysign_scalar", lambda m, a: a.copysign(-2.0), In(2, 3, nc=True, away=0.1)),
     Row("logaddexp", lambda m, a, b: m.logaddexp(a, b), In(3, 4, lo=-3.0, hi=3.0),
         In(4, lo=-3.0, hi=3.0)),
+    # composites of _composites/shape.py recorded through their ops
+    Row("outer", lambda m, a, b: m.outer(a, b), In(3), In(4, nc=True)),
     # activations and the binary cross-entropy (composite: python): recorded through their
     # ops, except hardtanh and binary_cross_entropy (derivatives.yaml entries: one node with
     # PyTorch's formula); inputs away from the kinks

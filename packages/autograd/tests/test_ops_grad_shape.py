@@ -160,6 +160,13 @@ ROWS = [
     ("stack_neg", lambda m, x, y: m.stack([x, y], -1), [G(2, 3), G(2, 3, nc=True)]),
     ("flip", lambda m, x: x.flip(0, -1), [G(3, 4, nc=True)]),
     ("flip_0size", lambda m, x: x.flip(0), [G(0, 4)]),
+    # composites of _composites/shape.py, recorded through their ops
+    ("ravel", lambda m, x: m.ravel(x), [G(2, 3, nc=True)]),
+    ("fliplr", lambda m, x: m.fliplr(x), [G(3, 4)]),
+    ("flipud", lambda m, x: m.flipud(x), [G(3, 4, nc=True)]),
+    ("hstack", lambda m, x, y: m.hstack([x, y]), [G(2, 3), G(2, 1)]),
+    ("vstack", lambda m, x, y: m.vstack([x, y]), [G(3), G(2, 3)]),
+    ("trace", lambda m, x: m.trace(x), [G(3, 4)]),
     ("repeat", lambda m, x: x.repeat(2, 1, 3), [G(2, 2, nc=True)]),
     ("repeat_zero", lambda m, x: x.repeat(0, 2), [G(2, 2)]),
     ("tril", lambda m, x: x.tril(), [G(3, 4, nc=True)]),

@@ -738,6 +738,16 @@ ROWS: list[Row] = [
     R("flip", S(a(3, 4), (0,)), S(a(2, 3, 4, nc=True), (0, 2)), grad=SH,
       **unsigned_superset("flip")),
     R("repeat", S(a(3, 4), 2, 1), S(a(3), 2, 2), fn=method("repeat"), grad=SH),
+    # shape composites (_composites/shape.py)
+    R("ravel", S(a(3, 4)), S(a(2, 3, 4, nc=True)), grad=SH),
+    R("fliplr", S(a(3, 4)), S(a(2, 3, 4, nc=True)), grad=SH,
+      **unsigned_superset("fliplr")),
+    R("flipud", S(a(3, 4)), S(a(3)), grad=SH,
+      **unsigned_superset("flipud")),
+    R("hstack", S([a(2, 3), a(2, 1)]), S([a(3), a(2)]), grad=SH),
+    R("vstack", S([a(2, 3), a(1, 3)]), S([a(3), a(3)]), grad=SH),
+    R("trace", S(a(3, 4)), S(a(4, 4, nc=True)), grad=SH),
+    R("outer", S(a(3), a(4)), grad=PW),
     R("tril", S(a(4, 5)), S(a(2, 4, 5, nc=True), -1), grad=SH, **unsigned_superset("tril")),
     R("triu", S(a(4, 5)), S(a(2, 4, 5, nc=True), 1), grad=SH, **unsigned_superset("triu")),
     # --- indexing

@@ -281,6 +281,21 @@ def test_window_parameters():
                  torch.kaiser_window(11, True, beta, dtype=torch.float64), "float64")
 
 
+
+@pytest.mark.parametrize("beta", [-9223372036854775809, -800.0, 1e6, 713.5, float("nan"),
+                                  float("inf")])
+def test_kaiser_window_of_huge_or_non_finite_beta_matches_torch_without_hanging(beta):
+    """The power series of I0 needs ~|beta| / 2 terms: beyond float64's range (|x| > 714) it
+    is infinite, and a NaN or infinite beta gives NaN, as in PyTorch (this hung before)."""
+    got = et.kaiser_window(5, False, beta, dtype=et.float64).numpy()
+    want = torch.kaiser_window(5, False, beta, dtype=torch.float64).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-10, equal_nan=True)
+
+
+def test_window_float_parameters_take_python_ints_of_any_size():
+    big = -9223372036854775809
+    _compare(et.hamming_window(3, False, 1, big, dtype=et.float64),
+             torch.hamming_window(3, False, 1, big, dtype=torch.float64), "float64")
 STFT_CASES = [
     dict(n_fft=64), dict(n_fft=64, hop_length=10, win_length=50), dict(n_fft=32, center=False),
     dict(n_fft=64, normalized=True), dict(n_fft=64, onesided=False),

@@ -399,6 +399,7 @@ UNTRIAGED: frozenset[tuple[str, str]] = frozenset(
         ("bernoulli#1", "raises-only-in-torch"),
         ("binary_cross_entropy", "raises-only-in-ember"),
         ("binary_cross_entropy", "raises-only-in-torch"),
+        ("binary_cross_entropy(out=)", "raises-only-in-ember"),
         ("binary_cross_entropy(out=)", "raises-only-in-torch"),
         ("bitwise_and", "raises-only-in-ember"),
         ("bitwise_and", "raises-only-in-torch"),

@@ -39,7 +39,7 @@ from .. import _C
 from .. import composite_ops as _table
 
 # the modules that hold the bodies, one per op family
-_FAMILIES = ("elementwise", "activation", "signal")
+_FAMILIES = ("elementwise", "activation", "signal", "shape")
 
 
 def _bodies() -> dict:

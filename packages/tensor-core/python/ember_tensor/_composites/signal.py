@@ -79,9 +79,10 @@ def hann_window(window_length, periodic=True, *, dtype=None, device=None, requir
 
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
                    device=None, requires_grad=False):
-    """alpha - beta cos(2 pi n / (N - 1))."""
+    """alpha - beta cos(2 pi n / (N - 1)). alpha and beta are floats (a Python int of any
+    size is read as the nearest float, as PyTorch's double arguments read it)."""
     return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
-                   _cosine_sum((alpha, beta)))
+                   _cosine_sum((float(alpha), float(beta))))
 
 
 def blackman_window(window_length, periodic=True, *, dtype=None, device=None,
@@ -99,9 +100,19 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, device=None,
     return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad, fn)
 
 
+_I0_OVERFLOW = 713.987  # I0(x) exceeds float64's range above this
+
+
 def _bessel_i0(x, largest: float):
-    """I0(x) for 0 <= x <= largest by its power series sum_k ((x / 2)^k / k!)^2 (float64;
-    enough terms that the last is below 1e-17 of the sum at x = largest)."""
+    """I0(x) for |x| <= largest by its power series sum_k ((x / 2)^k / k!)^2 (float64;
+    enough terms that the last is below 1e-17 of the sum at x = largest). inf where float64
+    overflows; NaN everywhere for a NaN or infinite ``largest`` (as PyTorch's window)."""
+    if not math.isfinite(largest):
+        return _et.full_like(x, math.nan)
+    if largest > _I0_OVERFLOW:  # the series would need ~largest / 2 terms: inf beyond
+        big = _et.abs(x) > _I0_OVERFLOW
+        small = _bessel_i0(_et.where(big, _et.zeros_like(x), x), _I0_OVERFLOW)
+        return _et.where(big, _et.full_like(x, math.inf), small)
     q = (x * 0.5) ** 2
     term = _et.ones_like(x)
     total = _et.ones_like(x)
@@ -121,7 +132,10 @@ def _bessel_i0(x, largest: float):
 
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, device=None,
                   requires_grad=False):
-    """I0(beta sqrt(1 - (2 n / (N - 1) - 1)^2)) / I0(beta)."""
+    """I0(beta sqrt(1 - (2 n / (N - 1) - 1)^2)) / I0(beta); beta is a float (a Python int of
+    any size read as the nearest float)."""
+    beta = float(beta)
+
     def fn(n, n_points):
         r = n * (2.0 / (n_points - 1)) - 1.0
         arg = beta * _et.sqrt(_et.clamp(1.0 - r * r, min=0.0))
