@@ -65,7 +65,9 @@ const Cufft* cufft() {
     void* h = open_cuda_library("libcufft.so.12", "cu13/lib/", &why);
     std::call_once(once, [&] {
       if (h) {
-        auto sym = [h](auto& fn, const char* name) { fn = reinterpret_cast<std::decay_t<decltype(fn)>>(dlsym(h, name)); };
+        auto sym = [h](auto& fn, const char* name) {
+          fn = reinterpret_cast<std::decay_t<decltype(fn)>>(dlsym(h, name));
+        };
         sym(lib.create, "cufftCreate");
         sym(lib.set_auto_allocation, "cufftSetAutoAllocation");
         sym(lib.make_plan_many64, "cufftMakePlanMany64");
@@ -156,8 +158,21 @@ void run_plan(const Cufft& lib, const Tensor& on, int type, const Shape& n, int6
   check_cufft(exec(p.handle), op, "the cuFFT transform");
 }
 
-void scale_in_place(Tensor& y, double scale) {
-  if (scale != 1.0 && y->numel() > 0) ops::mul(y, wrapped_scalar(Scalar::from_double(scale)), y);
+// One plan over self's transformed dims: the input prepared in in_dtype (a copy when cuFFT
+// overwrites it: `overwrites`), exec(plan, in, out) run on it, the result scaled and viewed
+// back in self's dim order.
+template <typename Exec>
+Tensor planned(const Cufft& lib, const Tensor& self, const FftMeta& m, ScalarType in_dtype, int type, bool overwrites,
+               const char* op, Exec exec) {
+  FftInput p = fft_input(self, m.dims, in_dtype);
+  if (overwrites && p.x->data_ptr() == self->data_ptr()) p.x = ops::clone(p.x);
+  Tensor y = ember::empty(fft_permuted(m.out_sizes, p.perm), m.out_dtype, self->device());
+  if (p.batch > 0) {
+    run_plan(lib, y, type, m.signal, p.batch, op,
+             [&](PlanHandle h) { return exec(h, p.x->data_ptr(), y->data_ptr()); });
+    if (m.scale != 1.0 && y->numel() > 0) ops::mul(y, wrapped_scalar(Scalar::from_double(m.scale)), y);
+  }
+  return ops::permute(y, inverse_permutation(p.perm));
 }
 
 bool is_double(ScalarType t) { return t == ScalarType::Float64 || t == ScalarType::ComplexDouble; }
@@ -172,16 +187,11 @@ Tensor _fft_c2c(const Tensor& self, const Shape& dim, int64_t normalization, boo
     const Shape last(m.dims.end() - kMaxRank, m.dims.end()), lead(m.dims.begin(), m.dims.end() - kMaxRank);
     return _fft_c2c(_fft_c2c(self, last, normalization, forward), lead, normalization, forward);
   }
-  FftInput p = fft_input(self, m.dims, m.out_dtype);
-  Tensor y = ember::empty(fft_permuted(m.out_sizes, p.perm), m.out_dtype, self->device());
-  if (p.batch > 0) {
-    const bool z = is_double(m.out_dtype);
-    run_plan(*lib, y, z ? kZ2Z : kC2C, m.signal, p.batch, "_fft_c2c", [&](PlanHandle h) {
-      return (z ? lib->exec_z2z : lib->exec_c2c)(h, p.x->data_ptr(), y->data_ptr(), forward ? kForward : kInverse);
-    });
-    scale_in_place(y, m.scale);
-  }
-  return ops::permute(y, inverse_permutation(p.perm));
+  const bool z = is_double(m.out_dtype);
+  return planned(*lib, self, m, m.out_dtype, z ? kZ2Z : kC2C, false, "_fft_c2c",
+                 [&](PlanHandle h, void* in, void* out) {
+                   return (z ? lib->exec_z2z : lib->exec_c2c)(h, in, out, forward ? kForward : kInverse);
+                 });
 }
 
 Tensor _fft_r2c(const Tensor& self, const Shape& dim, int64_t normalization, bool onesided) {
@@ -197,16 +207,9 @@ Tensor _fft_r2c(const Tensor& self, const Shape& dim, int64_t normalization, boo
     const Shape last(m.dims.end() - kMaxRank, m.dims.end()), lead(m.dims.begin(), m.dims.end() - kMaxRank);
     return _fft_c2c(_fft_r2c(self, last, normalization, true), lead, normalization, true);
   }
-  FftInput p = fft_input(self, m.dims, self->dtype());
-  Tensor y = ember::empty(fft_permuted(m.out_sizes, p.perm), m.out_dtype, self->device());
-  if (p.batch > 0) {
-    const bool d = is_double(self->dtype());
-    run_plan(*lib, y, d ? kD2Z : kR2C, m.signal, p.batch, "_fft_r2c", [&](PlanHandle h) {
-      return (d ? lib->exec_d2z : lib->exec_r2c)(h, p.x->data_ptr(), y->data_ptr());
-    });
-    scale_in_place(y, m.scale);
-  }
-  return ops::permute(y, inverse_permutation(p.perm));
+  const bool d = is_double(self->dtype());
+  return planned(*lib, self, m, self->dtype(), d ? kD2Z : kR2C, false, "_fft_r2c",
+                 [&](PlanHandle h, void* in, void* out) { return (d ? lib->exec_d2z : lib->exec_r2c)(h, in, out); });
 }
 
 Tensor _fft_c2r(const Tensor& self, const Shape& dim, int64_t normalization, int64_t last_dim_size) {
@@ -217,20 +220,9 @@ Tensor _fft_c2r(const Tensor& self, const Shape& dim, int64_t normalization, int
     const Shape lead(m.dims.begin(), m.dims.end() - 1);
     return _fft_c2r(_fft_c2c(self, lead, normalization, false), {m.dims.back()}, normalization, last_dim_size);
   }
-  FftInput p = fft_input(self, m.dims, self->dtype());
-  if (p.x->data_ptr() == self->data_ptr()) p.x = ops::clone(p.x);  // cuFFT overwrites its input
-  Tensor y = ember::empty(fft_permuted(m.out_sizes, p.perm), m.out_dtype, self->device());
-  int64_t signal = 1;
-  for (int64_t s : m.signal) signal *= s;
-  const int64_t batch = signal == 0 ? 0 : y->numel() / signal;
-  if (batch > 0) {
-    const bool d = is_double(m.out_dtype);
-    run_plan(*lib, y, d ? kZ2D : kC2R, m.signal, batch, "_fft_c2r", [&](PlanHandle h) {
-      return (d ? lib->exec_z2d : lib->exec_c2r)(h, p.x->data_ptr(), y->data_ptr());
-    });
-    scale_in_place(y, m.scale);
-  }
-  return ops::permute(y, inverse_permutation(p.perm));
+  const bool d = is_double(m.out_dtype);  // cuFFT's c2r overwrites its input
+  return planned(*lib, self, m, self->dtype(), d ? kZ2D : kC2R, true, "_fft_c2r",
+                 [&](PlanHandle h, void* in, void* out) { return (d ? lib->exec_z2d : lib->exec_c2r)(h, in, out); });
 }
 
 }  // namespace ember::cuda
