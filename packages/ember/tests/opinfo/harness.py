@@ -257,10 +257,28 @@ def _short(e: BaseException) -> str:
     return f"{type(e).__name__}: {text[0][:160] if text else ''}"
 
 
+def _sample_for(lib, s, grad: bool = False, leaves: list | None = None):
+    """(input, args, kwargs) of the sample s converted for lib."""
+    return (convert(lib, s.input, grad, leaves), convert(lib, list(s.args), grad, leaves),
+            convert(lib, dict(s.kwargs), grad, leaves))
+
+
+def _candidate(op, reference: bool):
+    """What is checked against torch: Ember's op, or torch's again (seeded as the reference
+    call is); None when Ember has no op of that name."""
+    if reference:
+        def again(x, *args, **kwargs):
+            torch.manual_seed(0)
+            return op(x, *args, **kwargs)
+
+        return again
+    return ember_callable(op)
+
+
 def check_forward(op, dtype: torch.dtype, limit: int, reference: bool) -> Outcome:
     """The first ``limit`` samples of op on dtype, Ember (or torch again) against torch."""
-    fn = None if reference else ember_callable(op)
-    if not reference and fn is None:
+    fn = _candidate(op, reference)
+    if fn is None:
         return Outcome("error", f"no ember.{op.name}")
     compared = 0
     for s in _samples(op, dtype, False, limit):
@@ -268,18 +286,12 @@ def check_forward(op, dtype: torch.dtype, limit: int, reference: bool) -> Outcom
             want = _call_torch(op, s)
         except Exception:  # noqa: BLE001 - torch refuses this sample: not scored
             continue
-        lib = torch if reference else ember
         try:
-            x = convert(lib, s.input)
-            args, kwargs = convert(lib, list(s.args)), convert(lib, dict(s.kwargs))
+            x, args, kwargs = _sample_for(torch if reference else ember, s)
         except Unsupported:
             continue
         try:
-            if reference:
-                torch.manual_seed(0)
-                got = op(x, *args, **kwargs)
-            else:
-                got = fn(x, *args, **kwargs)
+            got = fn(x, *args, **kwargs)
         except Exception as e:  # noqa: BLE001 - Ember raised where torch computed
             return Outcome("error", f"sample {compared}: {_short(e)}")
         diff = compare(got, want)
@@ -301,17 +313,15 @@ def check_gradient(op, limit: int, reference: bool) -> Outcome:
     floating output, Ember (or torch again) against torch."""
     if not op.supports_autograd or torch.float64 not in op.supported_backward_dtypes("cpu"):
         return Outcome("none")
-    fn = None if reference else ember_callable(op)
-    if not reference and fn is None:
+    fn = _candidate(op, reference)
+    if fn is None:
         return Outcome("error", f"no ember.{op.name}")
     rng = np.random.default_rng(7)
     compared = 0
     for s in _samples(op, torch.float64, True, limit):
         leaves_t: list = []
         try:
-            x = convert(torch, s.input, True, leaves_t)
-            args = convert(torch, list(s.args), True, leaves_t)
-            kwargs = convert(torch, dict(s.kwargs), True, leaves_t)
+            x, args, kwargs = _sample_for(torch, s, True, leaves_t)
             torch.manual_seed(0)
             outs = [o for o in _flatten(op(x, *args, **kwargs)) if _floating(o) and o.requires_grad]
             if not outs or not leaves_t:
@@ -324,20 +334,13 @@ def check_gradient(op, limit: int, reference: bool) -> Outcome:
                                        allow_unused=True)
         except Exception:  # noqa: BLE001 - torch cannot differentiate this sample
             continue
-        lib = torch if reference else ember
         leaves: list = []
         try:
-            x = convert(lib, s.input, True, leaves)
-            args = convert(lib, list(s.args), True, leaves)
-            kwargs = convert(lib, dict(s.kwargs), True, leaves)
+            x, args, kwargs = _sample_for(torch if reference else ember, s, True, leaves)
         except Unsupported:
             continue
         try:
-            if reference:
-                torch.manual_seed(0)
-                out = op(x, *args, **kwargs)
-            else:
-                out = fn(x, *args, **kwargs)
+            out = fn(x, *args, **kwargs)
             mine = [o for o in _flatten(out) if _floating(o)]
             if len(mine) < len(outs):
                 return Outcome("fail", f"sample {compared}: {len(mine)} differentiable outputs, "
@@ -352,7 +355,6 @@ def check_gradient(op, limit: int, reference: bool) -> Outcome:
                           allow_unused=True)
         except Exception as e:  # noqa: BLE001 - Ember raised where torch differentiated
             return Outcome("error", f"sample {compared}: {_short(e)}")
-        got = [None if g is None else g for g in got]
         for i, (g, w) in enumerate(zip(got, want)):
             if w is None or g is None:
                 zero = w if g is None else g
