@@ -28,7 +28,8 @@ PASSING = ROOT / "packages" / "ember" / "tests" / "opinfo" / "passing.txt"
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--limit", type=int, default=3, help="samples per OpInfo and dtype")
-    ap.add_argument("--only", default="", help="OpInfos whose key starts with this")
+    ap.add_argument("--only", default="",
+                    help="OpInfos whose key starts with this (comma-separated: any of these)")
     ap.add_argument("--failures", action="store_true", help="list why each OpInfo fails")
     ap.add_argument("--write-passing", action="store_true",
                     help=f"write the passing OpInfos to {PASSING.relative_to(ROOT)}")
@@ -36,7 +37,8 @@ def main() -> int:
     warnings.simplefilter("ignore")
     from opinfo import harness
 
-    ops = {k: op for k, op in harness.scored_ops().items() if k.startswith(opts.only)}
+    prefixes = tuple(opts.only.split(","))
+    ops = {k: op for k, op in harness.scored_ops().items() if k.startswith(prefixes)}
     scored = collections.Counter()
     passed = collections.Counter()
     failures: dict[str, str] = {}

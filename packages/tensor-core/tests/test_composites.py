@@ -240,7 +240,7 @@ def test_composite_out_errors_match_the_bindings():
 
 def test_every_python_composite_is_installed_with_its_variants():
     assert composite_ops.OPS, "ops.yaml declares Python composites"
-    for name, variants, _args, _dtypes, operators in composite_ops.OPS:
+    for name, variants, _args, _dtypes, operators, _types, _varargs, _fields in composite_ops.OPS:
         assert hasattr(et, name) == ("function" in variants), name
         assert hasattr(et.Tensor, name) == ("method" in variants), name
         assert hasattr(et.Tensor, name + "_") == ("inplace" in variants), name
@@ -367,11 +367,14 @@ def test_activation_out_variants(op):
 
 
 def test_composite_variants_are_pytorchs():
-    """Function variants for every op; a method variant where torch.Tensor has the method; an
+    """A function variant where torch has the function; a method variant where torch.Tensor
+    has the method; an
     in-place variant where torch has ``<name>_`` (a Tensor method, or a function of torch or
     torch._C._nn: Ember's form of an in-place op is the Tensor method)."""
-    for name, variants, _args, _dtypes, _operators in composite_ops.OPS:
-        assert "function" in variants, name
+    for name, variants, _args, _dtypes, _operators, _types, _varargs, _fields in composite_ops.OPS:
+        function_mods = (torch, torch._C._nn) + (() if name == "unfold" else (TF,))  # F.unfold:
+        assert ("function" in variants) == any(  # im2col, not Tensor.unfold
+            hasattr(mod, name) for mod in function_mods), name
         assert ("method" in variants) == hasattr(torch.Tensor, name), name
         torch_has_inplace = any(hasattr(mod, name + "_")
                                 for mod in (torch.Tensor, torch, torch._C._nn))
@@ -560,3 +563,43 @@ def test_shifts_of_bool_and_out_of_range_ints_are_pytorchs_errors():
         assert (b >> m.tensor([1, 0])).tolist() == [0, 0]
         with pytest.raises(OverflowError):
             m.tensor([1, 2]) << 2**70
+
+
+# --------------------------------------------------- argument conversion of the composite layer
+
+
+def test_integer_arguments_are_converted_as_the_bindings_convert_them():
+    x = et.arange(6).reshape(2, 3)
+    want = torch.roll(torch.arange(6).reshape(2, 3), 1, 1)
+    for shift in (1, np.int64(1), et.tensor(1), [1], (et.tensor(1),)):
+        np.testing.assert_array_equal(et.roll(x, shift, 1).numpy(), want.numpy())
+    with pytest.raises(TypeError, match=r"roll\(\): argument 'shifts' must be tuple of ints, "
+                                         r"but found element of type bool at pos 0"):
+        et.roll(x, [True], [0])
+    with pytest.raises(TypeError, match=r"roll\(\): argument 'dims' must be int or tuple of "
+                                         r"ints, not float"):
+        et.roll(x, 1, 1.5)
+    with pytest.raises(TypeError, match=r"rot90\(\): argument 'k' must be int, not bool"):
+        et.rot90(x, True)
+    with pytest.raises(OverflowError, match=r"roll\(\): argument 'shifts' is out of the range "
+                                            r"of int64"):
+        et.roll(x, [10**20], [0])
+    with pytest.raises(OverflowError, match="tile"):
+        x.tile(2**63)
+    # a 1-d integer tensor is a list (tensor_split's indices), a float one is refused
+    got = et.tensor_split(et.arange(7), et.tensor([2, 5]))
+    want = torch.tensor_split(torch.arange(7), torch.tensor([2, 5]))
+    assert [t.tolist() for t in got] == [t.tolist() for t in want]
+    with pytest.raises(TypeError, match="must be tuple of ints, not Tensor"):
+        et.tile(x, et.tensor([1.0, 2.0]))
+
+
+def test_varargs_are_packed_into_their_argument():
+    x, y = et.ones(2), et.ones(3)
+    assert x.tile(2, 2).shape == (2, 4)
+    assert [t.shape for t in et.atleast_2d(x, y)] == [(1, 2), (1, 3)]
+    assert isinstance(et.atleast_2d(x), et.Tensor)  # one tensor in, one out (as torch)
+    assert isinstance(et.atleast_2d([x]), tuple)
+    assert et.block_diag(x.reshape(1, 2), y).shape == (2, 5)
+    assert et.cartesian_prod(x, y).shape == (6, 2)
+    assert et.cartesian_prod(x).shape == (2,)

@@ -47,3 +47,14 @@ def reason(name: str) -> str | None:
         if name.startswith(prefix):
             return why
     return None
+
+
+# ops with a (values, indices) result whose indices PyTorch leaves unspecified among equal
+# values (they depend on its sorting algorithm and the input's size): the values are compared,
+# and the indices checked to select them from the input along dim; name -> (the position of
+# dim among the sample's args, reason)
+UNSPECIFIED_INDICES: dict[str, tuple[int, str]] = {
+    "mode": (0, "torch.mode's index among equal values is its sort's choice (the last for "
+                "small inputs, any for large ones)"),
+    "kthvalue": (1, "torch.kthvalue's index among equal values is its quickselect's choice"),
+}

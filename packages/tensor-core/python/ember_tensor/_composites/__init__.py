@@ -14,8 +14,15 @@ protocol of the bound ops:
   (so autograd records the write), after PyTorch's checks: the result's dtype must cast to
   self's and its shape must be self's.
 
-Before the body runs, the first tensor argument's dtype is checked against the entry's
-``dtypes``, with the bindings' message. The op runs on every device its ops run on.
+Before the body runs, the positional arguments past the entry's ``varargs`` argument are
+packed into it, and its integer arguments (``int``, ``int?``, ``int[]``, ``int[]?``) are
+converted as the bindings convert them: Python ints within int64, anything with
+``__index__`` (NumPy integers, one-element integer tensors); for a list, a sequence of
+those, a 1-d integer tensor, or a single int (left an int: it means a one-element list to
+most ops, a count to some, as ``tensor_split``'s);
+TypeError for bools, floats and other types, OverflowError beyond int64; lists become tuples.
+Then the first tensor argument's dtype is checked against the entry's ``dtypes``, with the
+bindings' message. The op runs on every device its ops run on.
 
 Autograd: because the body calls ops, autograd records those ops, so the op needs no
 derivatives.yaml entry. It may have one, where a fused formula is more accurate than the
@@ -31,6 +38,7 @@ change what those ops saved.
 
 from __future__ import annotations
 
+import collections
 import functools
 import importlib
 import inspect
@@ -39,7 +47,7 @@ from .. import _C
 from .. import composite_ops as _table
 
 # the modules that hold the bodies, one per op family
-_FAMILIES = ("elementwise", "activation", "signal", "shape")
+_FAMILIES = ("elementwise", "arith", "reduction", "activation", "signal", "shape")
 
 
 def _bodies() -> dict:
@@ -75,6 +83,69 @@ def _dtype_check(name: str, dtypes: tuple):
     return check
 
 
+_INT64 = (-(2**63), 2**63)
+
+
+def _as_int(name: str, arg: str, v, where: str = ""):
+    if isinstance(v, bool) or isinstance(v, float) or not hasattr(type(v), "__index__"):
+        raise TypeError(f"{name}(): argument '{arg}' must be int{where}, not {type(v).__name__}")
+    i = v.__index__()
+    if not _INT64[0] <= i < _INT64[1]:
+        raise OverflowError(f"{name}(): argument '{arg}' is out of the range of int64: {i}")
+    return i
+
+
+def _as_int_list(name: str, arg: str, v):
+    if isinstance(v, (list, tuple)):
+        out = []
+        for pos, e in enumerate(v):
+            if isinstance(e, bool) or not hasattr(type(e), "__index__"):
+                raise TypeError(f"{name}(): argument '{arg}' must be tuple of ints, but found "
+                                f"element of type {type(e).__name__} at pos {pos}")
+            out.append(_as_int(name, arg, e))
+        return tuple(out)
+    if isinstance(v, _C.Tensor) and v.dim() == 1 and not v.is_floating_point():
+        return _as_int_list(name, arg, v.tolist())  # as tensor_split's indices
+    if isinstance(v, _C.Tensor) and v.dim() != 0:
+        raise TypeError(f"{name}(): argument '{arg}' must be tuple of ints, not Tensor")
+    return _as_int(name, arg, v, " or tuple of ints")  # one int stays one (a count, for some)
+
+
+_CONVERTERS = {"int": _as_int, "int[]": _as_int_list}
+
+
+def _arg_converter(name: str, arg_names: tuple, types: tuple, varargs):
+    """convert(args, kwargs) -> (args, kwargs): the arguments past the ``varargs`` one's
+    position packed into it (``x.tile(2, 2)``, ``atleast_1d(x, y)``), then the integer
+    arguments converted (see the module's docstring); None when there is nothing to do."""
+    plan = {}
+    for i, (arg, t) in enumerate(zip(arg_names, types)):
+        conv = _CONVERTERS.get(t.removesuffix("?"))
+        if conv is not None:
+            plan[arg] = (i, conv, t.endswith("?"))
+    spread = arg_names.index(varargs) if varargs else None
+    if not plan and spread is None:
+        return None
+    by_pos = {i: (arg, conv, opt) for arg, (i, conv, opt) in plan.items()}
+
+    def convert(args: tuple, kwargs: dict):
+        if spread is not None and len(args) > spread + 1:
+            args = (*args[:spread], tuple(args[spread:]))
+        if any(i < len(args) for i in by_pos):
+            args = list(args)
+            for i, (arg, conv, opt) in by_pos.items():
+                if i < len(args) and not (opt and args[i] is None):
+                    args[i] = conv(name, arg, args[i])
+            args = tuple(args)
+        for k in kwargs.keys() & plan.keys():
+            _, conv, opt = plan[k]
+            if not (opt and kwargs[k] is None):
+                kwargs = {**kwargs, k: conv(name, k, kwargs[k])}
+        return args, kwargs
+
+    return convert
+
+
 # the Python composites the autograd provider records as one node with a formula of its own
 # (a derivatives.yaml entry), rather than through the ops of their bodies
 _AS_ONE: frozenset = frozenset()
@@ -100,13 +171,14 @@ def _binder(name: str, body):
     """bind(args, kwargs) -> (every argument in signature order with the defaults filled in,
     keyword-only ones included), as the hook takes them; and call(full) running the body on
     such a tuple."""
-    code = body.__code__
+    source = inspect.unwrap(body)  # the signature of the body, under _named_results
+    code = source.__code__
     npos = code.co_argcount
     names = code.co_varnames[: npos + code.co_kwonlyargcount]
     kwonly = names[npos:]
-    defaults = dict(body.__kwdefaults__ or {})
-    if body.__defaults__:
-        defaults.update(zip(names[npos - len(body.__defaults__) : npos], body.__defaults__))
+    defaults = dict(source.__kwdefaults__ or {})
+    if source.__defaults__:
+        defaults.update(zip(names[npos - len(source.__defaults__) : npos], source.__defaults__))
 
     def bind(args: tuple, kwargs: dict) -> tuple:
         if len(args) > npos or any(k not in names[len(args) :] for k in kwargs):
@@ -131,9 +203,10 @@ def _binder(name: str, body):
     return bind, call
 
 
-def _function(name: str, body, dtypes: tuple, with_out: bool):
+def _function(name: str, body, dtypes: tuple, with_out: bool, convert=None):
     bind, call = _binder(name, body)
     check = _dtype_check(name, dtypes) or (lambda args: None)
+    convert = convert or (lambda args, kwargs: (args, kwargs))
 
     def run(args, kwargs):
         if name in _AS_ONE and _C._autograd_hook_installed() and _needs_grad(args, kwargs):
@@ -147,6 +220,7 @@ def _function(name: str, body, dtypes: tuple, with_out: bool):
 
         @functools.wraps(body)
         def fn(*args, **kwargs):
+            args, kwargs = convert(args, kwargs)
             check(args)
             return run(args, kwargs)
 
@@ -154,6 +228,7 @@ def _function(name: str, body, dtypes: tuple, with_out: bool):
 
     @functools.wraps(body)
     def fn_out(*args, out=None, **kwargs):
+        args, kwargs = convert(args, kwargs)
         check(args)
         if out is None:
             return run(args, kwargs)
@@ -178,11 +253,13 @@ def _check_inplace_result(name: str, self, result) -> None:
         )
 
 
-def _inplace(name: str, body, dtypes: tuple):
+def _inplace(name: str, body, dtypes: tuple, convert=None):
     bind, call = _binder(name, body)
     check = _dtype_check(name, dtypes) or (lambda args: None)
+    convert = convert or (lambda args, kwargs: (args, kwargs))
 
     def method(self, *args, **kwargs):
+        (self, *args), kwargs = convert((self, *args), kwargs)
         check((self,))
         recorded = _C._autograd_hook_installed() and (
             _needs_grad((self, *args), kwargs)
@@ -229,11 +306,25 @@ def _operator(dunder: str, kind: str, name: str, tensor_class):
     return op
 
 
+def _named_results(name: str, body, fields: tuple):
+    """body with its tuple of results returned as PyTorch's namedtuple of the op
+    (``ember_tensor.return_types.<name>``: ``values``, ``indices``, ...)."""
+    kind = collections.namedtuple(name, fields)
+    kind.__module__ = "ember_tensor.return_types"
+
+    @functools.wraps(body)
+    def named(*args, **kwargs):
+        result = body(*args, **kwargs)  # (median without dim returns one tensor)
+        return kind(*result) if isinstance(result, tuple) else result
+
+    return named
+
+
 def install(namespace: dict, tensor_class) -> None:
     """Binds every Python composite's variants into ``namespace`` (ember_tensor's globals) and
     onto ``tensor_class``."""
     bodies = _bodies()
-    for name, variants, arg_names, dtypes, operators in _table.OPS:
+    for name, variants, arg_names, dtypes, operators, types, varargs, fields in _table.OPS:
         body = bodies.get(name)
         if body is None:
             raise ImportError(
@@ -247,11 +338,14 @@ def install(namespace: dict, tensor_class) -> None:
                 f"{code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]}, but ops.yaml "
                 f"declares the arguments {arg_names}"
             )
+        convert = _arg_converter(name, arg_names, types, varargs)
+        if fields:
+            body = _named_results(name, body, fields)
         if "function" in variants:
-            namespace[name] = _function(name, body, dtypes, "out" in variants)
+            namespace[name] = _function(name, body, dtypes, "out" in variants, convert)
         if "method" in variants:
-            setattr(tensor_class, name, _function(name, body, dtypes, False))
+            setattr(tensor_class, name, _function(name, body, dtypes, False, convert))
         if "inplace" in variants:
-            setattr(tensor_class, f"{name}_", _inplace(name, body, dtypes))
+            setattr(tensor_class, f"{name}_", _inplace(name, body, dtypes, convert))
         for dunder, kind in operators.items():
             setattr(tensor_class, dunder, _operator(dunder, kind, name, tensor_class))

@@ -17,9 +17,20 @@ __all__ = [
     "bitwise_left_shift",
     "bitwise_right_shift",
     "copysign",
+    "deg2rad",
+    "exp2",
+    "frac",
     "hypot",
+    "isneginf",
+    "isposinf",
+    "isreal",
     "logaddexp",
+    "logaddexp2",
+    "logit",
     "positive",
+    "rad2deg",
+    "sinc",
+    "xlogy",
 ]
 
 _LN2 = math.log(2.0)
@@ -199,3 +210,116 @@ def positive(self):
         raise TypeError("positive(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(self).__name__}")
     return self
+
+
+# ----------------------------------------------------------------------------- more functions
+
+
+def _float_of(op: str, self):
+    """(self in the dtype the formula runs in, the result dtype): integers and bool give the
+    default float dtype; float16 and bfloat16 run in float32 (rounded once at the end)."""
+    if not isinstance(self, _et.Tensor):
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(self).__name__}")
+    dt = self.dtype if self.is_floating_point() or self.is_complex() else \
+        _et.get_default_dtype()
+    return self.to(_et.float32 if dt in _HALVES else dt), dt
+
+
+def deg2rad(self):
+    """self (degrees) in radians; integers and bool give the default float dtype."""
+    x, dt = _float_of("deg2rad", self)
+    return _et.mul(x, math.pi / 180.0).to(dt)
+
+
+def rad2deg(self):
+    """self (radians) in degrees; integers and bool give the default float dtype."""
+    x, dt = _float_of("rad2deg", self)
+    return _et.mul(x, 180.0 / math.pi).to(dt)
+
+
+def exp2(self):
+    """2 ** self; integers and bool give the default float dtype."""
+    x, dt = _float_of("exp2", self)
+    return _et.pow(_const(2.0, x.dtype), x).to(dt)
+
+
+def logaddexp2(self, other):
+    """log2(2**self + 2**other) without overflow: max + log2(1 + 2**-|self - other|), or
+    self + 1 where self == other (infinities included)."""
+    dt, cdt = _compute_dtype("logaddexp2", self, other)
+    y, x = self.to(cdt), other.to(cdt)
+    m = _et.maximum(y, x)
+    d = _et.abs(_et.sub(y, x))
+    r = _et.add(m, _et.div(_et.log1p(exp2(_et.neg(d))), _LN2))
+    return _et.where(_et.eq(y, x), _et.add(y, 1.0), r).to(dt)
+
+
+def frac(self):
+    """The fractional part, self - trunc(self), with self's sign."""
+    return _et.sub(self, _et.trunc(self))
+
+
+def _xlog(op: str, self, other, log):
+    like = self if isinstance(self, _et.Tensor) else other
+    x = self if isinstance(self, _et.Tensor) else _et.tensor(self, device=like.device)
+    y = other if isinstance(other, _et.Tensor) else _et.tensor(other, device=like.device)
+    dt = _et.result_type(x, y)
+    if not dt.is_floating_point:
+        dt = _et.get_default_dtype()
+    cdt = _et.float32 if dt in _HALVES else dt
+    x, y = x.to(cdt), y.to(cdt)
+    r = _et.mul(x, log(y))
+    zero = _et.logical_and(_et.eq(x, 0), _et.logical_not(_et.isnan(y)))
+    return _et.where(zero, _const(0.0, cdt), r).to(dt)
+
+
+def xlogy(self, other):
+    """self * log(other), 0 where self is 0 (unless other is NaN); either may be a number;
+    integers and bool give the default float dtype."""
+    return _xlog("xlogy", self, other, _et.log)
+
+
+def sinc(self):
+    """sin(pi x) / (pi x), 1 at 0 (with gradient 0 there); integers and bool give the default
+    float dtype."""
+    x, dt = _float_of("sinc", self)
+    zero = _et.eq(x, 0)
+    px = _et.mul(_et.where(zero, _const(1.0, x.dtype), x), math.pi)
+    return _et.where(zero, _const(1.0, x.dtype), _et.div(_et.sin(px), px)).to(dt)
+
+
+def logit(self, eps=None):
+    """log(self / (1 - self)), self first clamped to [eps, 1 - eps] when eps is given;
+    integers and bool give the default float dtype."""
+    x, dt = _float_of("logit", self)
+    if eps is not None:  # PyTorch's order: below eps first (it matters when eps > 0.5)
+        lo = _const(eps, dt).to(x.dtype)  # the bounds in the input's dtype, as PyTorch's
+        hi = _const(1.0 - eps, dt).to(x.dtype)
+        x = _et.where(_et.lt(x, lo), lo, _et.where(_et.gt(x, hi), hi, x))
+    return _et.log(_et.div(x, 1.0 - x)).to(dt)
+
+
+def _inf_test(op: str, self, positive: bool):
+    if self.is_complex():
+        raise RuntimeError(f"{op} does not support complex inputs.")
+    if not self.is_floating_point():
+        return _et.zeros(self.shape, dtype=_et.bool, device=self.device)
+    return _et.eq(self, math.inf if positive else -math.inf)
+
+
+def isposinf(self):
+    """Where self is +inf (bool); complex inputs are refused."""
+    return _inf_test("isposinf", self, True)
+
+
+def isneginf(self):
+    """Where self is -inf (bool); complex inputs are refused."""
+    return _inf_test("isneginf", self, False)
+
+
+def isreal(self):
+    """Where self's imaginary part is 0 (bool; true everywhere for real dtypes)."""
+    if self.is_complex():
+        return _et.eq(self.imag, 0)
+    return _et.ones(self.shape, dtype=_et.bool, device=self.device)

@@ -7,12 +7,55 @@ from __future__ import annotations
 import ember_tensor as _et
 
 __all__ = [
+    "alias_copy",
+    "as_strided_copy",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "block_diag",
+    "broadcast_tensors",
+    "cartesian_prod",
+    "column_stack",
+    "diag",
+    "diag_embed",
+    "diagflat",
+    "diagonal_copy",
+    "diagonal_scatter",
+    "dsplit",
+    "dstack",
+    "expand_copy",
     "fliplr",
     "flipud",
+    "hsplit",
     "hstack",
+    "kron",
+    "meshgrid",
+    "msort",
+    "narrow_copy",
     "outer",
+    "permute_copy",
     "ravel",
+    "roll",
+    "rot90",
+    "select_scatter",
+    "slice_scatter",
+    "split_with_sizes",
+    "split_with_sizes_copy",
+    "squeeze_copy",
+    "t_copy",
+    "take",
+    "tensor_split",
+    "tile",
     "trace",
+    "transpose_copy",
+    "unbind_copy",
+    "unfold",
+    "unfold_copy",
+    "unsafe_chunk",
+    "unsafe_split",
+    "unsqueeze_copy",
+    "view_copy",
+    "vsplit",
     "vstack",
 ]
 
@@ -67,3 +110,498 @@ def outer(self, vec2):
         raise RuntimeError(f"outer: expected 1-D tensors, but got {self.dim()}-D and "
                            f"{vec2.dim()}-D tensors")
     return self.unsqueeze(1) * vec2.unsqueeze(0)
+
+
+# --------------------------------------------------------------------- moves and repeats
+
+
+def _tensors_of(tensors) -> tuple:
+    """A Tensor[] argument spread as *args (varargs in ops.yaml) as a tuple: one tensor comes
+    alone, several packed by the composite layer."""
+    return (tensors,) if isinstance(tensors, _et.Tensor) else tuple(tensors)
+
+
+def _dims_of(v) -> tuple:
+    """An int[] argument as a tuple (the composite layer leaves a single int an int)."""
+    return (v,) if isinstance(v, int) else tuple(v)
+
+
+def roll(self, shifts, dims=()):
+    """self's elements shifted by ``shifts[i]`` along ``dims[i]``, wrapping around; with no
+    dims, along the flattened tensor (then one shift), the shape kept."""
+    shifts, dims = _dims_of(shifts), _dims_of(dims)
+    if not dims:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+        return roll(self.reshape(-1), shifts, (0,)).reshape(self.shape)
+    if len(shifts) != len(dims):
+        raise RuntimeError(
+            f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    out = self
+    for shift, dim in zip(shifts, dims):
+        n = self.size(dim)  # IndexError for a dim out of range
+        s = shift % n if n else 0
+        if s:
+            out = _et.cat([out.narrow(dim, n - s, s), out.narrow(dim, 0, n - s)], dim)
+    return out if out is not self else self.clone()
+
+
+def rot90(self, k=1, dims=(0, 1)):
+    """self rotated by 90 degrees k times in the plane of dims, from dims[0] towards dims[1]."""
+    dims = _dims_of(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if self.dim() < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {self.dim()}")
+    d0, d1 = dims
+    n = self.dim()
+    if not (-n <= d0 < n and -n <= d1 < n):
+        bad = d0 if not -n <= d0 < n else d1
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {bad})")
+    if d0 % n == d1 % n:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
+                           f"dim1 = {d1}")
+    k %= 4
+    if k == 1:
+        return _et.flip(self, [d1]).transpose(d0, d1)
+    if k == 2:
+        return _et.flip(self, [d0, d1])
+    if k == 3:
+        return _et.flip(self, [d0]).transpose(d0, d1)
+    return self.clone()
+
+
+def tile(self, dims):
+    """self repeated ``dims[i]`` times along each dim; dims shorter than self.dim() are padded
+    with leading ones, a longer one gives self leading dims of size 1."""
+    dims = _dims_of(dims)
+    if len(dims) < self.dim():
+        dims = (1,) * (self.dim() - len(dims)) + dims
+    return self.repeat(dims)
+
+
+# --------------------------------------------------------------------- at least n-d, stacks
+
+
+def _atleast(op: str, tensors, n: int, view):
+    if isinstance(tensors, _et.Tensor):
+        return view(tensors) if tensors.dim() < n else tensors
+    return tuple(view(t) if t.dim() < n else t for t in tensors)
+
+
+def atleast_1d(tensors):
+    """Each tensor viewed with at least one dim (0-d becomes (1,)); one tensor in, one out."""
+    return _atleast("atleast_1d", tensors, 1, lambda t: t.reshape(1))
+
+
+def atleast_2d(tensors):
+    """Each tensor viewed with at least two dims: 0-d (1, 1), 1-d (n,) becomes (1, n)."""
+    return _atleast("atleast_2d", tensors, 2, lambda t: t.reshape(1, -1))
+
+
+def atleast_3d(tensors):
+    """Each tensor viewed with at least three dims: 0-d (1, 1, 1), 1-d (1, n, 1), 2-d (m, n)
+    becomes (m, n, 1)."""
+    def view(t):
+        return t.reshape(1, -1, 1) if t.dim() < 2 else t.unsqueeze(-1)
+
+    return _atleast("atleast_3d", tensors, 3, view)
+
+
+def column_stack(tensors):
+    """The tensors as columns side by side: 0-d and 1-d ones become (n, 1) columns, then all
+    are joined along dim 1."""
+    if not len(tensors):
+        raise RuntimeError("column_stack expects a non-empty TensorList")
+    return _et.cat([t.reshape(-1, 1) if t.dim() < 2 else t for t in tensors], 1)
+
+
+def dstack(tensors):
+    """The tensors, each viewed as at least 3-d, joined along dim 2 (depth)."""
+    if not len(tensors):
+        raise RuntimeError("dstack expects a non-empty TensorList")
+    return _et.cat(atleast_3d(tuple(tensors)), 2)
+
+
+def block_diag(tensors):
+    """A block-diagonal matrix of the tensors (0-d: 1x1, 1-d: one row); the dtype is their
+    promoted dtype, zeros elsewhere."""
+    mats = []
+    for i, t in enumerate(_tensors_of(tensors)):
+        if t.dim() > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
+                               f"dimensions. Input {i} has {t.dim()} dimensions")
+        mats.append(t.reshape(1, -1) if t.dim() < 2 else t)
+    if not mats:
+        return _et.empty(1, 0)
+    dt = mats[0].dtype
+    for m in mats[1:]:
+        dt = _et.promote_types(dt, m.dtype)
+    width = sum(m.shape[1] for m in mats)
+    rows, left = [], 0
+    for m in mats:
+        r, c = m.shape
+        kw = {"dtype": dt, "device": m.device}
+        rows.append(_et.cat([_et.zeros(r, left, **kw), m.to(dt),
+                             _et.zeros(r, width - left - c, **kw)], 1))
+        left += c
+    return _et.cat(rows, 0)
+
+
+def broadcast_tensors(tensors):
+    """The tensors expanded (views) to their broadcast shape."""
+    tensors = _tensors_of(tensors)
+    shape = _et.broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(t.expand(shape) for t in tensors)
+
+
+def meshgrid(tensors, *, indexing=None):
+    """Coordinate grids of 0-d or 1-d tensors (views): with ``indexing='ij'`` (the default)
+    output i varies along dim i; with ``'xy'`` the first two dims are swapped (Cartesian)."""
+    ts = list(_tensors_of(tensors))
+    if indexing is None:
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", "
+                           f"but received: {indexing}")
+    for t in ts:
+        if t.dim() > 1:
+            raise RuntimeError(
+                f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+        if t.dtype != ts[0].dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+        if t.device != ts[0].device:
+            raise RuntimeError("meshgrid expects all tensors to have the same device")
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = [t.numel() for t in ts]
+    grids = []
+    for i, t in enumerate(ts):
+        view = [1] * len(ts)
+        view[i] = -1
+        grids.append(t.reshape(view).expand(shape))
+    if swap:  # the grids of (ts[1], ts[0], ...) in 'ij', the first two handed back swapped
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def cartesian_prod(tensors):
+    """The Cartesian product of 1-d tensors: (N, len(tensors)) rows, in itertools.product's
+    order; one tensor is returned as it is."""
+    tensors = _tensors_of(tensors)
+    for t in tensors:
+        if t.dim() != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    return _et.stack([g.reshape(-1) for g in meshgrid(tensors, indexing="ij")], 1)
+
+
+# --------------------------------------------------------------------- splits
+
+
+def _split_dim(op: str, self, need: int, dim: int) -> None:
+    if self.dim() < need:
+        raise RuntimeError(f"torch.{op} requires a tensor with at least {need} dimension, but "
+                           f"got a tensor with {self.dim()} dimensions!")
+
+
+_MAX_PARTS = 2**24
+
+
+def tensor_split(self, indices_or_sections, dim=0):
+    """Views of self split along dim: into ``n`` nearly equal parts (the first ``size % n``
+    one element longer) for an int, or at the given indices for a list."""
+    size = self.size(dim)
+    if isinstance(indices_or_sections, int):
+        n = indices_or_sections
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        if n > max(size, 1) and n > _MAX_PARTS:  # (PyTorch would try to build them all)
+            raise RuntimeError(f"tensor_split: {n} sections of a dimension of size {size} "
+                               f"would be {n} tensors (at most {_MAX_PARTS} empty ones)")
+        q, r = divmod(size, n)
+        bounds, start = [], 0
+        for i in range(n):
+            bounds.append((start, start + q + (1 if i < r else 0)))
+            start = bounds[-1][1]
+    else:
+        cuts = [0, *indices_or_sections, size]
+        bounds = list(zip(cuts[:-1], cuts[1:]))
+    out = []
+    for lo, hi in bounds:
+        lo = min(max(lo + size if lo < 0 else lo, 0), size)
+        hi = min(max(hi + size if hi < 0 else hi, lo), size)
+        out.append(self.narrow(dim, lo, hi - lo))
+    return tuple(out)
+
+
+def _xsplit(op: str, self, indices_or_sections, need: int, dim: int):
+    _split_dim(op, self, need, dim)
+    if isinstance(indices_or_sections, int):
+        size = self.size(dim)
+        if indices_or_sections == 0 or size % indices_or_sections:
+            raise RuntimeError(f"torch.{op} attempted to split along dimension {dim}, but the "
+                               f"size of the dimension {size} is not divisible by the split_size "
+                               f"{indices_or_sections}!")
+    return tensor_split(self, indices_or_sections, dim)
+
+
+def hsplit(self, indices_or_sections):
+    """tensor_split along dim 1 (dim 0 for 1-d tensors); a section count must divide the
+    size."""
+    _split_dim("hsplit", self, 1, 0)
+    return _xsplit("hsplit", self, indices_or_sections, 1, 1 if self.dim() > 1 else 0)
+
+
+def vsplit(self, indices_or_sections):
+    """tensor_split along dim 0 of an at least 2-d tensor; a section count must divide the
+    size."""
+    return _xsplit("vsplit", self, indices_or_sections, 2, 0)
+
+
+def dsplit(self, indices_or_sections):
+    """tensor_split along dim 2 of an at least 3-d tensor; a section count must divide the
+    size."""
+    return _xsplit("dsplit", self, indices_or_sections, 3, 2)
+
+
+def split_with_sizes(self, split_sizes, dim=0):
+    """Views of self split along dim into parts of the given sizes, which must sum to the
+    dim's size."""
+    sizes = _dims_of(split_sizes)
+    n = self.size(dim)
+    if sum(sizes) != n or any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
+                           f"tensor's size at dimension {dim}), but got split_sizes="
+                           f"{list(sizes)}")
+    return tuple(_et.split(self, list(sizes), dim))
+
+
+def unsafe_split(self, split_size, dim=0):
+    """split (PyTorch's variant that skips autograd's view checks; here the same views)."""
+    return tuple(_et.split(self, split_size, dim))
+
+
+def unsafe_chunk(self, chunks, dim=0):
+    """chunk (PyTorch's variant that skips autograd's view checks; here the same views)."""
+    return tuple(_et.chunk(self, chunks, dim))
+
+
+# --------------------------------------------------------------------- diagonals
+
+
+def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+    """Matrices with self's last dim on their ``offset`` diagonal, placed at (dim1, dim2) of
+    the result (self.dim() + 1 dims; the matrices are n + |offset| square)."""
+    nd = self.dim() + 1
+    for d in (dim1, dim2):
+        if not -nd <= d < nd:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, "
+                             f"{nd - 1}], but got {d})")
+    if dim1 % nd == dim2 % nd:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    v = self if self.dim() else self.reshape(1)
+    batch, n = tuple(v.shape[:-1]), v.shape[-1]
+    k = abs(offset)
+    kw = {"dtype": v.dtype, "device": v.device}
+    # an n x n diagonal matrix: each element followed by n zeros, cut to n*n
+    d = _et.cat([v.unsqueeze(-1), _et.zeros(*batch, n, n, **kw)], -1)
+    d = d.reshape(*batch, n * (n + 1))[..., : n * n].reshape(*batch, n, n)
+    if k:
+        if offset > 0:  # element (i, i + k)
+            d = _et.cat([_et.zeros(*batch, n, k, **kw), d], -1)
+            d = _et.cat([d, _et.zeros(*batch, k, n + k, **kw)], -2)
+        else:  # element (i + k, i)
+            d = _et.cat([d, _et.zeros(*batch, n, k, **kw)], -1)
+            d = _et.cat([_et.zeros(*batch, k, n + k, **kw), d], -2)
+    return _et.movedim(d, (-2, -1), (dim1 % nd, dim2 % nd))
+
+
+def diag(self, diagonal=0):
+    """For a 1-d tensor, the square matrix with it on the given diagonal; for a 2-d one, a copy
+    of that diagonal."""
+    if self.dim() == 1:
+        return diag_embed(self, diagonal, 0, 1)
+    if self.dim() == 2:
+        return _et.diagonal(self, diagonal, 0, 1).clone()
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {self.dim()}D")
+
+
+def diagflat(self, offset=0):
+    """The square matrix with self's elements (flattened) on its ``offset`` diagonal."""
+    return diag_embed(self.reshape(-1), offset, 0, 1)
+
+
+# --------------------------------------------------------------------- copies into views
+
+
+def _scattered(self, src, view, what: str):
+    if tuple(view.shape) != tuple(src.shape):
+        raise RuntimeError(f"expected src to have a size equal to the {what} of self. src size "
+                           f"= {list(src.shape)}, {what} size = {list(view.shape)}")
+    return view
+
+
+def select_scatter(self, src, dim, index):
+    """A copy of self with ``self.select(dim, index)`` replaced by src (of that shape)."""
+    out = self.clone()
+    _scattered(self, src, out.select(dim, index), "slice").copy_(src)
+    return out
+
+
+def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+    """A copy of self with ``self[..., start:end:step, ...]`` (along dim) replaced by src."""
+    out = self.clone()
+    index = [slice(None)] * self.dim()
+    index[dim] = slice(start, end, step)  # IndexError for a dim out of range
+    _scattered(self, src, out[tuple(index)], "slice").copy_(src)
+    return out
+
+
+def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+    """A copy of self with ``self.diagonal(offset, dim1, dim2)`` replaced by src."""
+    out = self.clone()
+    _scattered(self, src, _et.diagonal(out, offset, dim1, dim2), "diagonal").copy_(src)
+    return out
+
+
+# --------------------------------------------------------------------- products and picks
+
+
+def kron(self, other):
+    """The Kronecker product: block (i, j, ...) is self[i, j, ...] * other; the shorter
+    operand gets leading dims of size 1."""
+    n = max(self.dim(), other.dim())
+    a = self.reshape((1,) * (n - self.dim()) + tuple(self.shape))
+    b = other.reshape((1,) * (n - other.dim()) + tuple(other.shape))
+    a = a.reshape([s for d in a.shape for s in (d, 1)])
+    b = b.reshape([s for d in b.shape for s in (1, d)])
+    return (a * b).reshape([x * y for x, y in zip(a.shape[::2], b.shape[1::2])])
+
+
+def take(self, index):
+    """self's elements at the given indices of its flattened form (negative ones from the
+    end), in index's shape."""
+    n = self.numel()
+    if index.dtype != _et.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got "
+                           f"{str(index.dtype).rpartition('.')[2].capitalize()}")
+    if index.numel():
+        lo, hi = index.min().item(), index.max().item()
+        bad = hi if hi >= n else (lo if lo < -n else None)
+        if bad is not None:
+            raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
+                             "elements.")
+    flat = index.reshape(-1)
+    flat = _et.where(flat < 0, flat + n, flat)
+    return self.reshape(-1).index_select(0, flat).reshape(index.shape)
+
+
+def msort(self):
+    """self sorted along dim 0 (the values of sort(self, 0))."""
+    return _et.sort(self, 0)[0]
+
+
+# --------------------------------------------------------------------- the unfold view
+
+
+def unfold(self, dimension, size, step):
+    """A view of every ``size``-long window along ``dimension``, ``step`` apart: that dim
+    becomes the window count ((n - size) // step + 1) and a last dim of ``size`` is added."""
+    shape, strides = list(self.shape), list(self.stride())
+    if self.dim() == 0:
+        shape, strides = [1], [1]
+    nd = len(shape)
+    if not -nd <= dimension < nd:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, "
+                         f"{nd - 1}], but got {dimension})")
+    d = dimension % nd
+    if size > shape[d]:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {shape[d]} but size "
+                           f"is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    shape[d], last = (shape[d] - size) // step + 1, strides[d]
+    strides[d] *= step
+    if self.dim() == 0:
+        return self.as_strided([size], [1], self.storage_offset())
+    return self.as_strided(shape + [size], strides + [last], self.storage_offset())
+
+
+# --------------------------------------------------------------------- copies of views
+# PyTorch's *_copy ops: the view op's result as a new contiguous tensor of its own
+
+
+def alias_copy(self):
+    """A copy of self."""
+    return self.clone()
+
+
+def as_strided_copy(self, size, stride, storage_offset=None):
+    """A copy of ``self.as_strided(size, stride, storage_offset)``."""
+    return self.as_strided(size, stride, storage_offset).clone()
+
+
+def diagonal_copy(self, offset=0, dim1=0, dim2=1):
+    """A copy of ``self.diagonal(offset, dim1, dim2)``."""
+    return _et.diagonal(self, offset, dim1, dim2).clone()
+
+
+def expand_copy(self, size, *, implicit=False):
+    """A copy of ``self.expand(size)``."""
+    return self.expand(size).clone()
+
+
+def narrow_copy(self, dim, start, length):
+    """A copy of ``self.narrow(dim, start, length)``."""
+    return self.narrow(dim, start, length).clone()
+
+
+def permute_copy(self, dims):
+    """A copy of ``self.permute(dims)``."""
+    return self.permute(dims).clone()
+
+
+def squeeze_copy(self, dim=None):
+    """A copy of ``self.squeeze(dim)``."""
+    return (self.squeeze() if dim is None else self.squeeze(dim)).clone()
+
+
+def t_copy(self):
+    """A copy of ``self.t()``."""
+    return self.t().clone()
+
+
+def transpose_copy(self, dim0, dim1):
+    """A copy of ``self.transpose(dim0, dim1)``."""
+    return self.transpose(dim0, dim1).clone()
+
+
+def unsqueeze_copy(self, dim):
+    """A copy of ``self.unsqueeze(dim)``."""
+    return self.unsqueeze(dim).clone()
+
+
+def view_copy(self, size):
+    """A copy of ``self.view(size)``."""
+    return self.view(size).clone()
+
+
+def unfold_copy(self, dimension, size, step):
+    """A copy of ``self.unfold(dimension, size, step)``."""
+    return unfold(self, dimension, size, step).clone()
+
+
+def unbind_copy(self, dim=0):
+    """Copies of ``self.unbind(dim)``."""
+    return tuple(t.clone() for t in self.unbind(dim))
+
+
+def split_with_sizes_copy(self, split_sizes, dim=0):
+    """Copies of ``self.split_with_sizes(split_sizes, dim)``."""
+    return tuple(t.clone() for t in split_with_sizes(self, split_sizes, dim))

@@ -1,0 +1,186 @@
+"""Arithmetic composites (``composite: python`` in ops.yaml): fused multiply-adds,
+interpolation, clamps, NaN-aware maxima and replacements, written once with other ops, with
+PyTorch's promotion, defaults and errors. Autograd records the ops they call; they run on
+every device those ops run on."""
+
+from __future__ import annotations
+
+import ember_tensor as _et
+
+__all__ = [
+    "addcdiv",
+    "addcmul",
+    "clamp_max",
+    "clamp_min",
+    "float_power",
+    "fmax",
+    "fmin",
+    "heaviside",
+    "lerp",
+    "nan_to_num",
+    "rsub",
+]
+
+# the largest finite value of each floating dtype (nan_to_num's defaults for +-inf)
+_FLOAT_MAX = {
+    _et.float16: 65504.0,
+    _et.bfloat16: 3.3895313892515355e38,
+    _et.float32: 3.4028234663852886e38,
+    _et.float64: 1.7976931348623157e308,
+}
+
+
+def _tensor(x, like):
+    """x as a tensor on like's device: a Python number becomes a 0-d tensor, which takes part
+    in type promotion as the number would (the same category does not widen)."""
+    return x if isinstance(x, _et.Tensor) else _et.tensor(x, device=like.device)
+
+
+def _name(dtype) -> str:
+    return str(dtype).rpartition(".")[2]
+
+
+def _common_dtype(*tensors):
+    """The dtype PyTorch computes a three-operand op in: the promotion of the operands with
+    dims, 0-d ones counting only where they are of a higher category (as result_type)."""
+    dims = [t for t in tensors if t.dim()]
+    dt = None
+    for t in dims or tensors:
+        dt = t.dtype if dt is None else _et.promote_types(dt, t.dtype)
+    for t in tensors:
+        if not t.dim() and dims:
+            dt = _et.result_type(_et.empty(1, dtype=dt), t)
+    return dt
+
+
+def addcmul(self, tensor1, tensor2, *, value=1):
+    """self + value * tensor1 * tensor2 (broadcast, promoted); for integer results value is
+    truncated to an int, as PyTorch does."""
+    dt = _common_dtype(self, tensor1, tensor2)
+    if not (dt.is_floating_point or dt.is_complex):
+        value = int(value)
+    self, tensor1, tensor2 = self.to(dt), tensor1.to(dt), tensor2.to(dt)
+    # PyTorch's order of operations: (value * tensor1) * tensor2
+    scaled = tensor1 if value == 1 else _et.mul(tensor1, value)
+    return _et.add(self, _et.mul(scaled, tensor2))
+
+
+def addcdiv(self, tensor1, tensor2, *, value=1):
+    """self + value * tensor1 / tensor2 (true division; broadcast, promoted). Two integer
+    operands are PyTorch's error."""
+    if not (tensor1.is_floating_point() or tensor1.is_complex()
+            or tensor2.is_floating_point() or tensor2.is_complex()):
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release "
+            "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+            "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))"
+            ".to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
+            "float inputs. The future addcdiv behavior is just the latter implementation: "
+            "(input + value * tensor1 / tensor2), for all dtypes.")
+    dt = _common_dtype(self, tensor1, tensor2)
+    self, tensor1, tensor2 = self.to(dt), tensor1.to(dt), tensor2.to(dt)
+    # PyTorch's order of operations: (value * tensor1) / tensor2
+    scaled = tensor1 if value == 1 else _et.mul(tensor1, value)
+    return _et.add(self, _et.div(scaled, tensor2))
+
+
+def lerp(self, end, weight):
+    """self + weight * (end - self), computed as end - (end - self) * (1 - weight) where
+    |weight| >= 0.5 (exact at weight 1). end (and a tensor weight) must have self's dtype."""
+    for arg, t in (("end", end), ("weight", weight)):
+        if isinstance(t, _et.Tensor) and t.dtype != self.dtype:
+            raise RuntimeError(f"expected dtype {_name(self.dtype)} for `{arg}` but got dtype "
+                               f"{_name(t.dtype)}")
+    dt = self.dtype
+    if dt in (_et.float16, _et.bfloat16):  # in float64 (exact, as PyTorch's fused multiply-
+        self, end = self.to(_et.float64), end.to(_et.float64)  # add in float32), rounded once
+        weight = weight.to(_et.float64) if isinstance(weight, _et.Tensor) else weight
+    diff = _et.sub(end, self)
+    if not isinstance(weight, _et.Tensor):
+        if abs(weight) < 0.5:
+            return _et.add(self, _et.mul(diff, weight)).to(dt)
+        return _et.sub(end, _et.mul(diff, 1 - weight)).to(dt)
+    low = _et.add(self, _et.mul(weight, diff))
+    high = _et.sub(end, _et.mul(diff, 1 - weight))
+    return _et.where(_et.lt(_et.abs(weight), 0.5), low, high).to(dt)
+
+
+def rsub(self, other, *, alpha=1):
+    """other - alpha * self (sub with the operands swapped)."""
+    return _et.sub(_tensor(other, self), self, alpha=alpha)
+
+
+def _clamp_bound(self, bound, low: bool):
+    dt = _et.result_type(self, bound)
+    if dt == _et.bool:  # bool bounds on bool: or (a lower bound) and and (an upper one)
+        b = _tensor(bound, self)
+        return _et.logical_or(self, b) if low else _et.logical_and(self, b)
+    x = self.to(dt) if self.dtype == _et.bool else self
+    return _et.clamp(x, min=bound) if low else _et.clamp(x, max=bound)
+
+
+def clamp_min(self, min):
+    """self with every element below min raised to it (min a number or a tensor); the result
+    dtype is their promoted one."""
+    return _clamp_bound(self, min, True)
+
+
+def clamp_max(self, max):
+    """self with every element above max lowered to it (max a number or a tensor); the result
+    dtype is their promoted one."""
+    return _clamp_bound(self, max, False)
+
+
+def _nan_aware(op: str, self, other, pick):
+    if self.is_complex() or other.is_complex():
+        raise RuntimeError(f"{op} not implemented for complex tensors.")
+    dt = _et.result_type(self, other)
+    x, y = self.to(dt), other.to(dt)
+    r = pick(x, y)
+    if dt.is_floating_point:  # a NaN loses to a number; two NaNs give NaN
+        r = _et.where(_et.isnan(x), y, _et.where(_et.isnan(y), x, r))
+    return r
+
+
+def fmax(self, other):
+    """The elementwise maximum, ignoring NaN (NaN only where both are NaN)."""
+    return _nan_aware("fmax", self, other, _et.maximum)
+
+
+def fmin(self, other):
+    """The elementwise minimum, ignoring NaN (NaN only where both are NaN)."""
+    return _nan_aware("fmin", self, other, _et.minimum)
+
+
+def float_power(self, exponent):
+    """self ** exponent computed in float64 (complex128 if either is complex)."""
+    like = self if isinstance(self, _et.Tensor) else exponent
+    cplx = any(isinstance(v, complex) or (isinstance(v, _et.Tensor) and v.is_complex())
+               for v in (self, exponent))
+    dt = _et.complex128 if cplx else _et.float64
+    return _et.pow(_tensor(self, like).to(dt), _tensor(exponent, like).to(dt))
+
+
+def heaviside(self, values):
+    """The Heaviside step: 0 where self < 0, values where self == 0, 1 where self > 0; self
+    and values must have the same dtype."""
+    if self.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    step = _et.gt(self, 0).to(self.dtype)
+    return _et.where(_et.eq(self, 0), values, step)
+
+
+def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+    """self with NaN replaced by nan, +inf by posinf and -inf by neginf (default: the dtype's
+    largest and lowest finite values); complex: each part; integers and bool unchanged."""
+    if self.is_complex():
+        real = nan_to_num(self.real, nan, posinf, neginf)
+        return _et.complex(real, nan_to_num(self.imag, nan, posinf, neginf))
+    if not self.is_floating_point():
+        return self.clone()
+    big = _FLOAT_MAX[self.dtype]
+    pos = _et.full((), big if posinf is None else posinf, dtype=self.dtype, device=self.device)
+    neg = _et.full((), -big if neginf is None else neginf, dtype=self.dtype, device=self.device)
+    nan_t = _et.full((), nan, dtype=self.dtype, device=self.device)
+    r = _et.where(_et.isinf(self), _et.where(_et.gt(self, 0), pos, neg), self)
+    return _et.where(_et.isnan(self), nan_t, r)

@@ -1,0 +1,511 @@
+"""Reduction, scan and order-statistic composites (``composite: python`` in ops.yaml): NaN-aware
+sums and means, moments, medians, modes and quantiles from the (stable) sort, cumulative maxima
+and log-sum-exp by a doubling scan, differences and integrals, histograms and bucketing, with
+PyTorch's names, defaults, results and errors. Autograd records the ops they call; they run
+on every device those ops run on."""
+
+from __future__ import annotations
+
+import math
+
+import ember_tensor as _et
+
+__all__ = [
+    "aminmax",
+    "bincount",
+    "bucketize",
+    "count_nonzero",
+    "cummax",
+    "cummin",
+    "cumulative_trapezoid",
+    "diff",
+    "dist",
+    "equal",
+    "histc",
+    "kthvalue",
+    "logcumsumexp",
+    "median",
+    "mode",
+    "nanmean",
+    "nanmedian",
+    "nansum",
+    "renorm",
+    "searchsorted",
+    "std_mean",
+    "trapezoid",
+    "trapz",
+    "var_mean",
+]
+
+
+def _name(dtype) -> str:
+    return str(dtype).rpartition(".")[2]
+
+
+def _torch_name(dtype) -> str:
+    return dtype._scalar_type_name  # "Long", "Float", ... as PyTorch's messages spell them
+
+
+def _wrap(dim: int, ndim: int) -> int:
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+# --------------------------------------------------------------------- sums, means, moments
+
+
+def count_nonzero(self, dim=None):
+    """The number of non-zero elements over dim (all dims if None), as int64."""
+    return _et.sum(_et.ne(self, 0), dim)
+
+
+def nansum(self, dim=None, keepdim=False, *, dtype=None):
+    """sum treating NaN as zero."""
+    if self.is_complex():
+        raise RuntimeError("nansum does not support complex inputs")
+    x = _et.where(_et.isnan(self), 0, self) if self.is_floating_point() else self
+    return _et.sum(x, dim, keepdim, dtype=dtype)
+
+
+def nanmean(self, dim=None, keepdim=False, *, dtype=None):
+    """mean of the non-NaN elements (NaN where there are none)."""
+    if not (self.is_floating_point() or self.is_complex()):
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {_torch_name(self.dtype)}")
+    count = _et.sum(_et.logical_not(_et.isnan(self)), dim, keepdim)
+    return _et.div(nansum(self, dim, keepdim, dtype=dtype), count)
+
+
+def var_mean(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(var, mean) over dim, var with the given correction (1 by default; unbiased=False: 0)."""
+    return (_et.var(self, dim, unbiased, keepdim, correction=correction),
+            _et.mean(self, dim, keepdim))
+
+
+def std_mean(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(std, mean) over dim, std with the given correction (1 by default; unbiased=False: 0)."""
+    return (_et.std(self, dim, unbiased, keepdim, correction=correction),
+            _et.mean(self, dim, keepdim))
+
+
+def aminmax(self, *, dim=None, keepdim=False):
+    """(min, max) over dim (all elements if None)."""
+    if self.numel() == 0 and dim is None:
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                           "operation has no identity.")
+    dims = None if dim is None else (dim,)
+    if self.dim() == 0:
+        return self.clone(), self.clone()
+    return _et.amin(self, dims or (), keepdim), _et.amax(self, dims or (), keepdim)
+
+
+def dist(self, other, p=2):
+    """The p-norm of self - other (broadcast)."""
+    return _et.linalg.vector_norm(_et.sub(self, other), p)
+
+
+def equal(self, other):
+    """Whether self and other have the same shape and elements (a Python bool)."""
+    if tuple(self.shape) != tuple(other.shape):
+        return False
+    return bool(_et.all(_et.eq(self, other)).item())
+
+
+# --------------------------------------------------------------------- scans
+
+
+def _scan(self, dim: int, combine):
+    """The inclusive scan of self along dim with an associative ``combine(earlier, later)``
+    over tuples of tensors, by doubling (log2(n) steps of whole-tensor ops). ``self`` is a
+    tuple of tensors of one shape; the elements before the start are never combined."""
+    n = self[0].size(dim)
+    step = 1
+    while step < n:
+        head = tuple(t.narrow(dim, 0, step) for t in self)
+        earlier = tuple(t.narrow(dim, 0, n - step) for t in self)
+        later = tuple(t.narrow(dim, step, n - step) for t in self)
+        merged = combine(earlier, later)
+        self = tuple(_et.cat([h, m], dim) for h, m in zip(head, merged))
+        step *= 2
+    return self
+
+
+def logcumsumexp(self, dim):
+    """log(cumsum(exp(self))) along dim, without overflow or underflow (a scan of
+    logaddexp)."""
+    d = _wrap(dim, self.dim())
+    x = self.reshape(1) if self.dim() == 0 else self
+    if x.numel() == 0:
+        return self.clone()
+    (r,) = _scan((x,), d, lambda a, b: (_logaddexp_inf(a[0], b[0]),))
+    return r.reshape(self.shape)
+
+
+def _logaddexp_inf(a, b):
+    # logaddexp, exact for -inf operands (an empty prefix) and equal infinities
+    m = _et.maximum(a, b)
+    finite = _et.isfinite(m)
+    safe = _et.where(finite, m, 0.0)
+    r = _et.add(safe, _et.log(_et.add(_et.exp(_et.sub(a, safe)), _et.exp(_et.sub(b, safe)))))
+    return _et.where(finite, r, m)
+
+
+def _cumextreme(op: str, self, dim: int, better):
+    if self.is_complex():
+        raise RuntimeError(f"{op}: dtype {_name(self.dtype)} is not supported")
+    d = _wrap(dim, self.dim())
+    x = self.reshape(1) if self.dim() == 0 else self
+    shape = [1] * x.dim()
+    shape[d] = x.size(d)
+    idx = _et.arange(x.size(d), device=x.device).reshape(shape).expand(x.shape)
+    floating = x.is_floating_point()
+
+    def combine(a, b):
+        (av, ai), (bv, bi) = a, b
+        take = better(bv, av)  # the later one wins ties (PyTorch's >= / <=)
+        if floating:  # a NaN wins from then on; a later NaN moves the index
+            take = _et.logical_or(_et.isnan(bv), _et.logical_and(take, _et.logical_not(
+                _et.isnan(av))))
+        return _et.where(take, bv, av), _et.where(take, bi, ai)
+
+    if x.numel() == 0:
+        return self.clone(), _et.zeros(self.shape, dtype=_et.int64, device=self.device)
+    v, i = _scan((x, idx.contiguous()), d, combine)
+    return v.reshape(self.shape), i.reshape(self.shape)
+
+
+def cummax(self, dim):
+    """(values, indices): the running maximum along dim and where it was found (the latest
+    of equal maxima; NaN propagates)."""
+    return _cumextreme("cummax", self, dim, _et.ge)
+
+
+def cummin(self, dim):
+    """(values, indices): the running minimum along dim and where it was found (the latest
+    of equal minima; NaN propagates)."""
+    return _cumextreme("cummin", self, dim, _et.le)
+
+
+# --------------------------------------------------------------------- order statistics
+
+
+def _nan_count(sorted_values, dim: int):
+    if not sorted_values.is_floating_point():
+        return None
+    return _et.sum(_et.isnan(sorted_values), (dim,), True)
+
+
+def _pick(sorted_values, sorted_indices, pos, dim: int, keepdim: bool):
+    """The sorted values and their indices at per-slice positions ``pos`` (keepdim shape)."""
+    v = _et.gather(sorted_values, dim, pos)
+    i = _et.gather(sorted_indices, dim, pos)
+    if not keepdim:
+        v, i = v.squeeze(dim), i.squeeze(dim)
+    return v, i
+
+
+def _order_stat(op: str, self, dim, keepdim: bool, position):
+    """(values, indices) at ``position(n_valid, n)`` of each slice sorted along dim (NaN
+    last); ``n_valid`` counts the non-NaN elements (a tensor, keepdim shape) or is None."""
+    if self.is_complex():
+        raise RuntimeError(f"{op}(): dtype {_name(self.dtype)} is not supported")
+    x = self.reshape(1) if self.dim() == 0 else self
+    d = _wrap(dim, x.dim())
+    if x.size(d) == 0:
+        raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
+    sv, si = _et.sort(x, d, stable=True)
+    nan = _nan_count(sv, d)
+    n = x.size(d)
+    valid = None if nan is None else n - nan
+    pos = position(valid, n, sv, d)
+    v, i = _pick(sv, si, pos, d, keepdim or self.dim() == 0)
+    if self.dim() == 0:
+        v, i = v.reshape(()), i.reshape(())
+    return v, i
+
+
+def _full_pos(value, sv, d):
+    shape = list(sv.shape)
+    shape[d] = 1
+    return _et.full(shape, value, dtype=_et.int64, device=sv.device)
+
+
+def median(self, dim=None, keepdim=False):
+    """Without dim: the lower median of all elements (NaN if any is NaN). With dim:
+    (values, indices) of the lower median of each slice (NaN, at its index, where the slice
+    has one)."""
+    if dim is None:
+        flat = self.reshape(-1)
+        if flat.numel() == 0:
+            return _et.full((), math.nan, dtype=self.dtype, device=self.device)
+        return median(flat, 0)[0]
+
+    def position(valid, n, sv, d):
+        lower = _full_pos((n - 1) // 2, sv, d)
+        if valid is None:
+            return lower
+        # a slice with NaN: its first NaN (sorted last), as PyTorch reports it
+        return _et.where(_et.lt(valid, n), valid, lower)
+
+    return _order_stat("median", self, dim, keepdim, position)
+
+
+def nanmedian(self, dim=None, keepdim=False):
+    """median ignoring NaN: the lower median of each slice's non-NaN elements (NaN where there
+    are none)."""
+    if dim is None:
+        flat = self.reshape(-1)
+        if flat.numel() == 0:
+            return _et.full((), math.nan, dtype=self.dtype, device=self.device)
+        return nanmedian(flat, 0)[0]
+
+    def position(valid, n, sv, d):
+        if valid is None:
+            return _full_pos((n - 1) // 2, sv, d)
+        return _et.clamp(_et.floor_divide(_et.sub(valid, 1), 2), min=0)
+
+    return _order_stat("nanmedian", self, dim, keepdim, position)
+
+
+def kthvalue(self, k, dim=-1, keepdim=False):
+    """(values, indices): the k-th smallest element of each slice along dim (1-based; NaN
+    sorts last)."""
+    n = self.size(dim) if self.dim() else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension "
+                           f"{_wrap(dim, self.dim())}")
+    return _order_stat("kthvalue", self, dim, keepdim,
+                       lambda valid, n, sv, d: _full_pos(k - 1, sv, d))
+
+
+def mode(self, dim=-1, keepdim=False):
+    """(values, indices): the most frequent value of each slice along dim (the smallest of
+    equally frequent ones) and the last index where it occurs."""
+    if self.is_complex():
+        raise RuntimeError(f"mode(): dtype {_name(self.dtype)} is not supported")
+    x = self.reshape(1) if self.dim() == 0 else self
+    d = _wrap(dim, x.dim())
+    n = x.size(d)
+    if n == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    sv, si = _et.sort(x, d, stable=True)
+    # runs of equal values in the sorted slice: their ids, lengths, and the longest (first)
+    first = _et.ones_like(sv.narrow(d, 0, 1), dtype=_et.int64)
+    starts = _et.cat([first, _et.ne(sv.narrow(d, 1, n - 1), sv.narrow(d, 0, n - 1))
+                      .to(_et.int64)], d)
+    run = _et.sub(_et.cumsum(starts, d), 1)
+    length = _et.scatter_add(_et.zeros_like(run), d, run, _et.ones_like(run))
+    best = _et.argmax(length, d, True)
+    in_best = _et.eq(run, best)
+    pos = _et.argmax(_et.where(in_best, run, -1), d, True)  # the run's first position
+    value = _et.gather(sv, d, pos)
+    index = _et.amax(_et.where(in_best, si, -1), (d,), True)
+    if not keepdim or self.dim() == 0:
+        value, index = value.squeeze(d), index.squeeze(d)
+    if self.dim() == 0:
+        value, index = value.reshape(()), index.reshape(())
+    return value, index
+
+
+# --------------------------------------------------------------------- differences, integrals
+
+
+def diff(self, n=1, dim=-1, prepend=None, append=None):
+    """The n-th forward difference along dim (out[i] = x[i + 1] - x[i]), after joining
+    prepend and append to self along dim; bool uses logical xor."""
+    if self.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = _wrap(dim, self.dim())
+    parts = [t for t in (prepend, self, append) if t is not None]
+    x = _et.cat(parts, d) if len(parts) > 1 else self
+    for _ in range(n):
+        size = x.size(d)
+        if size == 0:
+            break
+        hi, lo = x.narrow(d, 1, size - 1), x.narrow(d, 0, size - 1)
+        x = _et.logical_xor(hi, lo) if x.dtype == _et.bool else _et.sub(hi, lo)
+    return x if n else x.clone()
+
+
+def _trapezoid_args(op: str, y, x, dim: int):
+    if y.dtype == _et.bool:
+        raise RuntimeError(f"{op}: received a bool input for `y`, but bool is not supported")
+    d = _wrap(dim, y.dim())
+    if x is not None and x.dim() == 1:  # the sample points of dim: their spacing, broadcast
+        shape = [1] * y.dim()
+        shape[d] = -1
+        x = x.reshape(shape)
+    return d, None if x is None else diff(x, 1, d if x.dim() == y.dim() else -1)
+
+
+def _pair_sums(y, d: int):
+    n = y.size(d)
+    return _et.add(y.narrow(d, 1, n - 1), y.narrow(d, 0, n - 1))  # in y's dtype, as PyTorch
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The trapezoid rule along dim: sum((y[i] + y[i + 1]) / 2 * spacing), spacing from the
+    sample points x or the constant dx (1 by default). PyTorch's formulas, integer arithmetic
+    included: sum(y) - (y[0] + y[-1]) / 2 for a constant spacing."""
+    d, h = _trapezoid_args("trapezoid", y, x, dim)
+    if y.size(d) == 0:  # zeros of y's dtype, as PyTorch
+        return _et.zeros([n for i, n in enumerate(y.shape) if i != d], dtype=y.dtype,
+                         device=y.device)
+    if h is not None:
+        return _et.div(_et.sum(_et.mul(h, _pair_sums(y, d)), (d,)), 2)
+    ends = _et.add(y.select(d, 0), y.select(d, -1))
+    r = _et.sub(_et.sum(y, (d,)), _et.mul(ends, 0.5))
+    return r if dx is None else _et.mul(r, dx)
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """trapezoid (PyTorch's older name)."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoid rule along dim (one element shorter than y there); PyTorch's
+    formulas, integer arithmetic included."""
+    d, h = _trapezoid_args("cumulative_trapezoid", y, x, dim)
+    if y.size(d) == 0:
+        return y.to(_et.get_default_dtype()) if not (y.is_floating_point() or y.is_complex()) \
+            else y.clone()
+    if h is not None:
+        return _et.div(_et.cumsum(_et.mul(h, _pair_sums(y, d)), d), 2)
+    return _et.mul(_et.cumsum(_pair_sums(y, d), d), (1.0 if dx is None else dx) / 2)
+
+
+def renorm(self, p, dim, maxnorm):
+    """self with each sub-tensor along dim whose p-norm exceeds maxnorm scaled down to norm
+    maxnorm."""
+    if not (self.is_floating_point() or self.is_complex()):
+        raise RuntimeError(f"renorm: expected a floating point or complex tensor as input. Got "
+                           f"{_torch_name(self.dtype)}")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    d = _wrap(dim, self.dim())
+    others = tuple(i for i in range(self.dim()) if i != d)
+    norm = _et.linalg.vector_norm(self, p, others, True)
+    factor = _et.where(_et.gt(norm, maxnorm), maxnorm / _et.add(norm, 1e-7), 1.0)
+    return _et.mul(self, factor.to(self.dtype) if not self.is_complex() else factor)
+
+
+# --------------------------------------------------------------------- counting, bucketing
+
+
+def bincount(self, weights=None, minlength=0):
+    """Counts (or sums of weights) of each value of a 1-d non-negative integer tensor, of
+    length max(self) + 1 or minlength."""
+    if self.dim() != 1 or self.is_floating_point() or self.is_complex() or (
+            self.dtype == _et.bool):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is not None and (weights.dim() != 1 or weights.size(0) != self.size(0)):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    if self.numel() and _et.amin(self, (0,)).item() < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    size = max(minlength, int(_et.amax(self, (0,)).item()) + 1 if self.numel() else 0)
+    idx = self.to(_et.int64)
+    if weights is None:
+        return _et.zeros(size, dtype=_et.int64, device=self.device).index_add(
+            0, idx, _et.ones_like(idx))
+    wdt = weights.dtype if weights.is_floating_point() else _et.float64
+    w = weights.to(wdt)
+    return _et.zeros(size, dtype=wdt, device=self.device).index_add(0, idx, w)
+
+
+def histc(self, bins=100, min=0, max=0):
+    """A histogram of self's elements in ``bins`` equal bins over [min, max] (the data's range
+    when both are 0); elements outside are ignored, max falls in the last bin."""
+    if not self.is_floating_point():
+        raise NotImplementedError(
+            f"\"histogram_cpu\" not implemented for '{_torch_name(self.dtype)}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histc: bins must be > 0, but got {bins} for bins")
+    lo, hi = float(min), float(max)
+    if lo == hi and self.numel():
+        lo, hi = _et.amin(self, ()).item(), _et.amax(self, ()).item()
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise RuntimeError(f"torch.histc: max must be larger than min, but got min {lo} max "
+                           f"{hi}")
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite")
+    x = self.reshape(-1).to(_et.float64)
+    inside = _et.logical_and(_et.ge(x, lo), _et.le(x, hi))
+    b = _et.floor(_et.mul(_et.sub(x, lo), bins / (hi - lo))).to(_et.int64)
+    b = _et.clamp(b, 0, bins - 1)
+    counts = _et.zeros(bins, dtype=self.dtype, device=self.device)
+    return counts.index_add(0, b, inside.to(self.dtype))
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
+                 sorter=None):
+    """For each value of input, the index where it would be inserted into the sorted last dim
+    of sorted_sequence to keep it sorted (the first such index; the last with right=True or
+    side='right'); leading dims of a multi-dim sequence match input's."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but "
+                               f"got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, "
+                               "got side of left while right was True")
+        right = side == "right"
+    seq = sorted_sequence
+    if sorter is not None:
+        seq = _et.gather(seq, -1, sorter)
+    scalar = not isinstance(input, _et.Tensor)
+    values = _et.tensor(input, device=seq.device) if scalar else input
+    if seq.dim() > 1 and tuple(seq.shape[:-1]) != tuple(values.shape[:-1]):
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+            "dimensions of boundaries tensor and input value tensor must match, but we got "
+            f"boundaries tensor {list(seq.shape)} and input value tensor {list(values.shape)}")
+    dt = _et.result_type(seq, values)
+    seq, values = seq.to(dt), values.to(dt)
+    out = _binary_search(seq, values, right)
+    return out.to(_et.int32) if out_int32 else out
+
+
+def _binary_search(seq, values, right: bool):
+    """PyTorch's lower (upper, with right) bound of each value in the last dim of seq, as its
+    binary search computes it (the same answer for unsorted sequences too): all values at
+    once, ceil(log2(n + 1)) steps of gathers and comparisons."""
+    n = seq.size(-1)
+    lo = _et.zeros(values.shape, dtype=_et.int64, device=values.device)
+    hi = _et.full(values.shape, n, dtype=_et.int64, device=values.device)
+    if n == 0:
+        return lo
+    ahead = _et.gt if right else _et.ge  # the bound lies at or before mid
+    flat = seq.reshape(-1) if seq.dim() == 1 else None
+    for _ in range(n.bit_length()):
+        open_ = _et.lt(lo, hi)
+        mid = _et.floor_divide(_et.add(lo, hi), 2).clamp(max=n - 1)
+        if flat is not None:
+            at = flat.index_select(0, mid.reshape(-1)).reshape(mid.shape)
+        else:
+            at = _et.gather(seq, -1, mid)
+        before = _et.logical_not(ahead(at, values))  # NaN in seq: go right, as PyTorch
+        lo = _et.where(_et.logical_and(open_, before), _et.add(mid, 1), lo)
+        hi = _et.where(_et.logical_and(open_, _et.logical_not(before)), mid, hi)
+    return lo
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """For each value of input, the index of its bucket among the sorted 1-d boundaries
+    (boundaries[i - 1] < x <= boundaries[i]; with right=True, boundaries[i - 1] <= x <
+    boundaries[i])."""
+    if boundaries.dim() != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
+                           f"{boundaries.dim()})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
