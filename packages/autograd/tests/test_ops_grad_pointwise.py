@@ -196,6 +196,23 @@ ROWS = [
     Row("copysign_scalar", lambda m, a: a.copysign(-2.0), In(2, 3, nc=True, away=0.1)),
     Row("logaddexp", lambda m, a, b: m.logaddexp(a, b), In(3, 4, lo=-3.0, hi=3.0),
         In(4, lo=-3.0, hi=3.0)),
+    # products (_composites/products.py)
+    Row("mv", lambda m, a, v: m.mv(a, v), In(3, 4, nc=True), In(4)),
+    Row("addmv", lambda m, s, a, v: m.addmv(s, a, v, beta=0.5, alpha=2), In(3), In(3, 4), In(4)),
+    Row("addr", lambda m, s, a, b: s.addr(a, b, alpha=2), In(3, 4), In(3), In(4)),
+    Row("baddbmm", lambda m, s, a, b: m.baddbmm(s, a, b, beta=2), In(3, 5), In(2, 3, 4),
+        In(2, 4, 5)),
+    Row("addbmm", lambda m, s, a, b: m.addbmm(s, a, b), In(3, 5), In(2, 3, 4), In(2, 4, 5)),
+    Row("vdot", lambda m, a, b: m.vdot(a, b), In(4), In(4)),
+    Row("tensordot", lambda m, a, b: m.tensordot(a, b, ([1, 2], [1, 0])), In(2, 3, 4),
+        In(4, 3, 2)),
+    Row("inner", lambda m, a, b: m.inner(a, b), In(2, 3, nc=True), In(4, 3)),
+    # (torch.chain_matmul warns that it is deprecated: gradcheck only)
+    Row("chain_matmul", lambda m, a, b, c: m.chain_matmul(a, b, c), In(2, 3), In(3, 4),
+        In(4, 2), torch_ref=False),
+    Row("cross", lambda m, a, b: m.cross(a, b, 1), In(2, 3), In(2, 3)),
+    Row("einsum", lambda m, a, b: m.einsum("bij,bjk->bik", a, b), In(2, 2, 3), In(2, 3, 4)),
+    Row("einsum_trace_outer", lambda m, a, b: m.einsum("ii,j->j", a, b), In(3, 3), In(2)),
     # elementwise and arithmetic composites (_composites/elementwise.py, arith.py)
     Row("deg2rad", lambda m, a: m.deg2rad(a), In(3, 4, nc=True)),
     Row("rad2deg", lambda m, a: a.rad2deg(), In(3, 4)),

@@ -51,6 +51,9 @@ TYPES = {
     "Device?": ("std::optional<Device>", "std::optional<Device>", "device | str | None"),
     "Generator?": ("Generator*", "Generator*", "Generator | None"),
 }
+# argument types only a Python composite may declare: its body reads and checks the value
+# (tensordot's dims: an int, or two lists of dims)
+PYTHON_ONLY_TYPES = {"object": "Any"}
 RETURNS = {
     "Tensor": ("Tensor", "Tensor"),
     "Tensor[]": ("std::vector<Tensor>", "tuple[Tensor, ...]"),
@@ -211,6 +214,7 @@ def parse_default(arg: Arg) -> None:
         and arg.type.startswith("int[]")
         or re.fullmatch(r"'[A-Za-z_]*'", d)
         and arg.type.startswith("str")
+        or arg.type == "object"
     )
     if not ok:
         raise SchemaError(f"argument '{arg.name}': default {d!r} does not fit type {arg.type}")
@@ -243,7 +247,9 @@ def parse_op(entry: dict, seen: set[str]) -> Op:
         am = ARG_RE.match(part)
         if not am:
             raise SchemaError(f"cannot parse argument {part!r}")
-        if am.group("type") not in TYPES:
+        if am.group("type") not in TYPES and not (
+            am.group("type") in PYTHON_ONLY_TYPES and entry.get("composite") == "python"
+        ):
             raise SchemaError(
                 f"argument {am.group('name')!r} has unknown type {am.group('type')!r}"
             )

@@ -32,11 +32,15 @@ _TIED_INDEX = ("the index of one of several equal values: PyTorch's is its quick
 _FMA = ("PyTorch's addcmul and lerp kernels are fused multiply-adds (a product beyond the "
         "dtype's range is not rounded to inf before the add); Ember's composites multiply, "
         "then add (differences-from-pytorch.md: Last bits of float32 math)")
+_WELFORD_MEAN = ("var_mean/std_mean's mean is mean(): inf where the data hold inf; PyTorch's comes "
+                 "from its Welford update, NaN there (inf - inf)")
 _HISTC_16 = ("histc places float16/bfloat16 elements computing in float64; PyTorch computes the "
              "bin in the 16-bit type, where (x - min) * bins overflows for wide ranges "
              "(differences-from-pytorch.md: histc)")
 
 KNOWN: dict[tuple[str, str], str] = {
+    ("std_mean", "value-mismatch"): _WELFORD_MEAN,
+    ("var_mean", "value-mismatch"): _WELFORD_MEAN,
     ("addcmul", "value-mismatch"): _FMA,
     ("Tensor.addcmul", "value-mismatch"): _FMA,
     ("Tensor.addcmul_", "value-mismatch"): _FMA,

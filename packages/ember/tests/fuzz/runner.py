@@ -2,9 +2,10 @@
 processes (job ``j`` takes ``j, j+jobs, ...``) and watches them.
 
 A worker that dies by a signal while in Ember is a ``crash`` at the call it was on (a
-``torch-crash`` if it was in PyTorch); one that stays silent for ``timeout`` seconds on one
-call is killed and that call is a ``hang`` (``torch-hang``); one that exits with an error of
-its own is a ``worker-error``. Each time, a fresh worker resumes at the next index. With a
+``torch-crash`` if it was in PyTorch, or if the call's PyTorch side alone crashes a fresh
+interpreter and its Ember side does not: heap corruption surfaces at a later allocation);
+one that stays silent for ``timeout`` seconds on one call is killed and that call is a
+``hang`` (``torch-hang``); one that exits with an error of its own is a ``worker-error``. Each time, a fresh worker resumes at the next index. With a
 time budget, the run stops when it is spent and reports the calls made so far.
 """
 
@@ -152,12 +153,34 @@ def _dead(worker: _Worker, result: RunResult, kind_if_signal: str | None = None)
         sig = signal.Signals(-code).name
         kind = "crash" if worker.phase == "E" else "torch-crash"
         detail = f"killed by {sig}"
+        if kind == "crash" and _torch_alone_crashes(worker.cfg, index):
+            kind, detail = "torch-crash", f"{detail} (the torch call alone crashes, Ember's not)"
     else:
         kind, detail = "worker-error", f"exit status {code}"
     result.findings.append(Finding(index, name, kind, detail, worker.stderr_tail()))
     result.calls += 1
     result.restarts += 1
     worker.restart_after_current()
+
+
+def _torch_alone_crashes(cfg: dict, index: int) -> bool:
+    """Whether call ``index`` crashes when its PyTorch side runs alone in a fresh interpreter
+    and its Ember side does not: PyTorch corrupting the heap is often noticed only by a later
+    allocation, in Ember's phase of the call."""
+    module = __import__(cfg["calls_module"], fromlist=["make_call"])
+    try:
+        call = module.make_call(cfg["seed"], index)
+
+        def crashes(lib: str) -> bool:
+            proc = subprocess.run([sys.executable, "-c", call.src(lib)], capture_output=True,
+                                  timeout=60)
+            return proc.returncode < 0
+
+        # a corrupted heap does not always abort: several tries of each side
+        return any(crashes("torch") for _ in range(5)) and not any(
+            crashes("ember") for _ in range(3))
+    except Exception:  # noqa: BLE001 - no confirmation: the crash stays Ember's
+        return False
 
 
 def _callable_name(cfg: dict, index: int) -> str:

@@ -47,7 +47,9 @@ from .. import _C
 from .. import composite_ops as _table
 
 # the modules that hold the bodies, one per op family
-_FAMILIES = ("elementwise", "arith", "reduction", "activation", "signal", "shape")
+_FAMILIES = (
+    "elementwise", "arith", "reduction", "products", "activation", "signal", "shape",
+)
 
 
 def _bodies() -> dict:

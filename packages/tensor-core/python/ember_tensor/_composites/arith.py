@@ -31,9 +31,11 @@ _FLOAT_MAX = {
 
 
 def _tensor(x, like):
-    """x as a tensor on like's device: a Python number becomes a 0-d tensor, which takes part
-    in type promotion as the number would (the same category does not widen)."""
-    return x if isinstance(x, _et.Tensor) else _et.tensor(x, device=like.device)
+    """x as a tensor on like's device: a Python number becomes a 0-d tensor of the dtype it
+    promotes like to (a weak scalar, as in PyTorch: int16 - 2 stays int16)."""
+    if isinstance(x, _et.Tensor):
+        return x
+    return _et.full((), x, dtype=_et.result_type(like, x), device=like.device)
 
 
 def _name(dtype) -> str:

@@ -262,12 +262,15 @@ def frac(self):
 
 def _xlog(op: str, self, other, log):
     like = self if isinstance(self, _et.Tensor) else other
-    x = self if isinstance(self, _et.Tensor) else _et.tensor(self, device=like.device)
-    y = other if isinstance(other, _et.Tensor) else _et.tensor(other, device=like.device)
-    dt = _et.result_type(x, y)
+    dt = _et.result_type(self, other)  # a Python number is weak, as in PyTorch
     if not dt.is_floating_point:
         dt = _et.get_default_dtype()
     cdt = _et.float32 if dt in _HALVES else dt
+    # the operands rounded to the result dtype first, then computed in cdt
+    x = self.to(dt) if isinstance(self, _et.Tensor) else _et.full((), self, dtype=dt,
+                                                                   device=like.device)
+    y = other.to(dt) if isinstance(other, _et.Tensor) else _et.full((), other, dtype=dt,
+                                                                     device=like.device)
     x, y = x.to(cdt), y.to(cdt)
     r = _et.mul(x, log(y))
     zero = _et.logical_and(_et.eq(x, 0), _et.logical_not(_et.isnan(y)))
