@@ -5,8 +5,9 @@ A worker that dies by a signal while in Ember is a ``crash`` at the call it was 
 ``torch-crash`` if it was in PyTorch, or if the call's PyTorch side alone crashes a fresh
 interpreter and its Ember side does not: heap corruption surfaces at a later allocation);
 one that stays silent for ``timeout`` seconds on one call is killed and that call is a
-``hang`` (``torch-hang``); one that exits with an error of its own is a ``worker-error``. Each time, a fresh worker resumes at the next index. With a
-time budget, the run stops when it is spent and reports the calls made so far.
+``hang`` (``torch-hang``); one that exits with an error of its own is a ``worker-error``.
+Each time, a fresh worker resumes at the next index. With a time budget, the run stops when
+it is spent and reports the calls made so far.
 """
 
 from __future__ import annotations
