@@ -14,6 +14,8 @@ function well defined (gauge-invariant), as PyTorch's own tests do.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -107,6 +109,13 @@ def _qr(m, x, mode="reduced"):
     d = r.diagonal(0, -2, -1).sign()
     k = d.shape[-1]
     return q[..., :k] * d.unsqueeze(-2), r * d.unsqueeze(-1)
+
+
+def _deprecated(fn, *args):
+    """fn(*args) with its deprecation warning silenced (both libraries give one)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return fn(*args)
 
 
 def _solve_tri(upper, left=True, unitriangular=False):
@@ -210,6 +219,43 @@ ROWS = [
     ("svd_full_product", _svd_full_product, [G(4, 2)]),
     ("svdvals", lambda m, x: m.linalg.svdvals(x), [G(2, 3, 4)], {"gg": True}),
     ("svdvals_tall_nc", lambda m, x: m.linalg.svdvals(x), [G(5, 3, nc=True)]),
+    # ---- PyTorch's top-level decompositions and the composites of torch.linalg
+    ("cholesky_solve", lambda m, b, x: m.cholesky_solve(b, m.linalg.cholesky(_spd(m, x))),
+     [G(3, 2), G(3, 3)], {"gg": True}),
+    ("cholesky_solve_upper", lambda m, b, x: m.cholesky_solve(
+        b, m.linalg.cholesky(_spd(m, x), upper=True), True), [G(2, 3, 2), G(3, 3)]),
+    ("cholesky_inverse", lambda m, x: m.cholesky_inverse(m.linalg.cholesky(_spd(m, x))),
+     [G(3, 3)]),
+    ("pinverse", lambda m, x: m.pinverse(x), [G(4, 3)]),
+    ("logdet", lambda m, x: m.logdet(_spd(m, x)), [G(3, 3)], {"gg": True}),
+    ("triangular_solve", lambda m, b, a: _deprecated(m.triangular_solve, b,
+                                                      a.triu() + 3 * _eye(m, 3))[0],
+     [G(3, 2), G(3, 3)]),
+    ("triangular_solve_transpose", lambda m, b, a: _deprecated(
+        m.triangular_solve, b, a.tril() + 3 * _eye(m, 3), False, True)[0], [G(3, 2), G(3, 3)]),
+    ("lu_factor", lambda m, a: m.linalg.lu_factor(a)[0], [G(3, 3, shift=2.0)], {"gg": True}),
+    ("lu", lambda m, a: m.linalg.lu(a)[1:], [G(2, 4, 3, shift=2.0)]),
+    ("lu_solve", lambda m, a, b: m.linalg.lu_solve(*m.linalg.lu_factor(a), b),
+     [G(3, 3, shift=2.0), G(3, 2)], {"gg": True}),
+    ("lu_solve_right_adjoint", lambda m, a, b: m.linalg.lu_solve(
+        *m.linalg.lu_factor(a), b, left=False, adjoint=True), [G(3, 3, shift=2.0), G(2, 3)]),
+    ("lu_solve_legacy", lambda m, a, b: _deprecated(m.lu_solve, b, *m.linalg.lu_factor(a)),
+     [G(3, 3, shift=2.0), G(3, 2)]),
+    ("lu_unpack", lambda m, a: m.lu_unpack(*m.linalg.lu_factor(a))[1:],
+     [G(3, 3, shift=2.0)]),
+    ("matrix_exp", lambda m, a: m.linalg.matrix_exp(a), [G(3, 3)], {"gg": True}),
+    ("matrix_exp_scaled", lambda m, a: m.matrix_exp(8 * a), [G(2, 3, 3)]),
+    ("householder_product", lambda m, a, t: m.linalg.householder_product(a, t),
+     [G(4, 3), G(2)]),
+    ("lstsq", lambda m, a, b: m.linalg.lstsq(a, b)[0], [G(4, 3, shift=2.0), G(4, 2)]),
+    ("vander", lambda m, x: m.linalg.vander(x, N=4), [G(2, 3)]),
+    ("tensorinv", lambda m, a: m.linalg.tensorinv(a.reshape(2, 3, 6), 2),
+     [G(6, 6, shift=3.0)]),
+    ("tensorsolve", lambda m, a, b: m.linalg.tensorsolve(a.reshape(2, 3, 6), b),
+     [G(6, 6, shift=3.0), G(2, 3)]),
+    ("inv_ex", lambda m, a: m.linalg.inv_ex(a)[0], [G(3, 3, shift=2.0)]),
+    ("cholesky_ex", lambda m, x: m.linalg.cholesky_ex(_spd(m, x))[0], [G(3, 3)]),
+    ("solve_ex", lambda m, a, b: m.linalg.solve_ex(a, b)[0], [G(3, 3, shift=2.0), G(3, 2)]),
 ]
 
 IDS = [r[0] for r in ROWS]

@@ -394,6 +394,42 @@ def _well_conditioned(n, batch=(), seed=6):
     return fixed(rng.uniform(-1, 1, (*batch, n, n)) + 3 * np.eye(n), None)
 
 
+
+def _tril_factor(n, upper=False):
+    """A well-conditioned lower (upper) triangular matrix (a Cholesky factor), dtype under
+    test."""
+    rng = np.random.default_rng(8)
+    x = np.tril(rng.uniform(-1, 1, (n, n))) + 2 * np.eye(n)
+    return fixed(x.T if upper else x, None)
+
+
+def _cholesky_solve(m, b, L, upper=False):
+    return m.cholesky_solve(b, L, upper)
+
+
+def _sign_fixed_qr(m, A, some=True):
+    q, r = m.qr(A, some)
+    d = r.diagonal(0, -2, -1).sign()
+    return q * d.unsqueeze(-2), r * d.unsqueeze(-1)
+
+
+def _quiet(fn, *args):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.lu is deprecated (both libraries say so)
+        return fn(*args)
+
+
+def _lu_solve(m, b, A):
+    LU, piv = m.linalg.lu_factor(A)
+    return _quiet(m.lu_solve, b, LU, piv)
+
+
+def _lu_unpack(m, A):
+    LU, piv = m.linalg.lu_factor(A)
+    return m.lu_unpack(LU, piv)
+
 def _distinct(*shape, seed=7, scale=1.0):
     """Values without ties, also once truncated to integers (for sorts, svd, pooling), as
     a tensor of the dtype under test."""
@@ -932,6 +968,25 @@ ROWS: list[Row] = [
       fn=lambda m, *args: (torch.nn.functional.linear if m is torch else m.linear)(*args),
       grad=PW),
     R("dot", S(a(4), a(4)), grad=PW),
+    # PyTorch's top-level decompositions (_composites/decompositions.py)
+    R("cholesky", S(_spd(4)), S(_spd(3, (2,)), True), grad=LA),
+    R("cholesky_solve", S(a(4, 2), _tril_factor(4)), S(a(3, 2), _tril_factor(3, True), True),
+      fn=_cholesky_solve, grad=LA),
+    R("cholesky_inverse", S(_tril_factor(4)), grad=LA),
+    R("qr", S(_well_conditioned(4)), S(_well_conditioned(3, (2,)), False), fn=_sign_fixed_qr,
+      grad=LA),
+    R("svd", S(_distinct(4, 3, scale=1 / 6)), fn=lambda m, x: m.svd(x)[1], grad=LA),
+    R("pinverse", S(_well_conditioned(4)), S(_distinct(4, 3, scale=1 / 6)), grad=LA),
+    R("logdet", S(_spd(4)), S(_well_conditioned(3, (2,))), grad=LA),
+    R("triangular_solve", S(a(4, 2), _tril_factor(4, True)), S(a(4, 2), _tril_factor(4), False,
+                                                                True),
+      fn=lambda m, *a: _quiet(m.triangular_solve, *a), grad=LA),
+    R("lu", S(_well_conditioned(4)), S(_well_conditioned(3, (2,)), True, True),
+      fn=lambda m, *a: _quiet(m.lu, *a), grad=LA),
+    R("lu_solve", S(a(4, 2), _well_conditioned(4)), fn=_lu_solve, grad=LA),
+    R("lu_unpack", S(_well_conditioned(4)), fn=_lu_unpack, grad=LA),
+    R("matrix_exp", S(_distinct(4, 4, scale=1 / 8)), S(_distinct(2, 3, 3, scale=1 / 9)),
+      grad=LA),
     R("linalg_cholesky", S(_spd(4)), S(_spd(3, (2,)), upper=True), fn=_linalg("cholesky"),
       grad=LA),
     R("linalg_qr", S(_well_conditioned(4)), S(_well_conditioned(3, (2,)), "complete"),

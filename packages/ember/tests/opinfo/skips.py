@@ -58,3 +58,13 @@ UNSPECIFIED_INDICES: dict[str, tuple[int, str]] = {
                 "small inputs, any for large ones)"),
     "kthvalue": (1, "torch.kthvalue's index among equal values is its quickselect's choice"),
 }
+
+# outputs holding eigenvectors, each defined up to a phase (a sign for real ones): compared
+# after scaling every vector so that its largest element is real and positive; name ->
+# (output index, reason)
+PHASE_FREE_OUTPUTS: dict[str, tuple[int, str]] = {
+    "linalg.eigh": (1, "eigenvectors are unique up to sign/phase (LAPACK's choice differs "
+                       "between OpenBLAS and MKL)"),
+    "linalg.eig": (1, "eigenvectors are unique up to a complex phase (LAPACK's choice differs "
+                      "between OpenBLAS and MKL)"),
+}

@@ -30,10 +30,26 @@ import builtins
 import math
 
 from . import _C
+from ._linalg_more import (  # the rest of torch.linalg, composed of the core's ops
+    cholesky_ex,
+    householder_product,
+    inv_ex,
+    lstsq,
+    lu,
+    lu_factor,
+    lu_factor_ex,
+    lu_solve,
+    matrix_exp,
+    solve_ex,
+    tensorinv,
+    tensorsolve,
+    vander,
+)
 
 __all__ = [
     "LinAlgError",
     "cholesky",
+    "cholesky_ex",
     "cond",
     "cross",
     "det",
@@ -42,8 +58,16 @@ __all__ = [
     "eigh",
     "eigvals",
     "eigvalsh",
+    "householder_product",
     "inv",
+    "inv_ex",
+    "lstsq",
+    "lu",
+    "lu_factor",
+    "lu_factor_ex",
+    "lu_solve",
     "matmul",
+    "matrix_exp",
     "matrix_norm",
     "matrix_power",
     "matrix_rank",
@@ -53,12 +77,17 @@ __all__ = [
     "qr",
     "slogdet",
     "solve",
+    "solve_ex",
     "solve_triangular",
     "svd",
     "svdvals",
+    "tensorinv",
+    "tensorsolve",
+    "vander",
     "vecdot",
     "vector_norm",
 ]
+
 
 LinAlgError = _C.LinAlgError
 LinAlgError.__module__ = __name__
@@ -179,8 +208,9 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         r = a.amax(**kw, keepdim=keepdim)
     elif ord == -math.inf:
         r = a.amin(**kw, keepdim=keepdim)
-    elif ord == 0:
-        r = (a != 0).to(a.dtype).sum(**kw, keepdim=keepdim)
+    elif ord == 0:  # a count, with a zero gradient (a * 0: it hangs from x, as PyTorch's)
+        r = (a != 0).to(a.dtype).sum(**kw, keepdim=keepdim) + (a * 0).sum(**kw,
+                                                                          keepdim=keepdim)
     elif ord == 1:
         r = a.sum(**kw, keepdim=keepdim)
     elif ord == 2:
@@ -329,9 +359,9 @@ def matrix_power(A, n):
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"linalg.matrix_power: n must be an int, not {type(n).__name__}")
     _matrix("matrix_power", A, square=True, floating=False)
-    if n == 0:
+    if n == 0:  # (+ an empty sum of A: zero, hanging from A in the graph as PyTorch's)
         eye = _C.eye(A.shape[-1], dtype=A.dtype, device=A.device)
-        return eye.expand(A.shape).clone()
+        return eye.expand(A.shape) + _C.sum(A[..., :0, :], (-2,), True).to(A.dtype)
     if n == 1:
         return A.clone()
     if n < 0:

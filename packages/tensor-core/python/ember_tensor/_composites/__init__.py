@@ -48,7 +48,8 @@ from .. import composite_ops as _table
 
 # the modules that hold the bodies, one per op family
 _FAMILIES = (
-    "elementwise", "arith", "reduction", "products", "activation", "signal", "shape",
+    "elementwise", "arith", "reduction", "products", "decompositions", "activation", "signal",
+    "shape",
 )
 
 

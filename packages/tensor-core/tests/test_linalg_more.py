@@ -1,0 +1,122 @@
+"""The composites of ember_tensor.linalg (_linalg_more.py) against PyTorch: the *_ex variants
+and their info, the LU family (packed factors, pivots, P L U, solves), lstsq's results per
+driver, matrix_exp, householder_product, vander, tensorinv and tensorsolve, with PyTorch's
+errors. Their gradients are checked by ember-autograd's test_linalg_grad.py."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember_tensor as et
+
+
+def _pair(a):
+    return et.from_numpy(np.ascontiguousarray(a)), torch.from_numpy(np.ascontiguousarray(a))
+
+
+def _close(got, want, rtol=1e-10, atol=1e-12):
+    assert str(got.dtype).rpartition(".")[2] == str(want.dtype).rpartition(".")[2]
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=rtol, atol=atol)
+
+
+RNG = np.random.default_rng(11)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 3), (5, 3), (3, 5), (2, 0, 0)])
+def test_lu_factor_matches_lapack(shape):
+    e, t = _pair(RNG.uniform(-1, 1, shape))
+    (LU, piv), (tLU, tpiv) = et.linalg.lu_factor(e), torch.linalg.lu_factor(t)
+    _close(LU, tLU)
+    assert piv.dtype == et.int32 and piv.tolist() == tpiv.tolist()
+    for got, want in zip(et.linalg.lu(e), torch.linalg.lu(t)):
+        _close(got, want)
+
+
+def test_lu_solve_every_side_and_adjoint():
+    a = RNG.uniform(-1, 1, (2, 4, 4)) + 2 * np.eye(4)
+    e, t = _pair(a)
+    eb, tb = _pair(RNG.uniform(-1, 1, (2, 4, 3)))
+    er, tr = _pair(RNG.uniform(-1, 1, (2, 3, 4)))
+    f, tf = et.linalg.lu_factor(e), torch.linalg.lu_factor(t)
+    for left, adjoint in [(True, False), (True, True), (False, False), (False, True)]:
+        b, tb_ = (eb, tb) if left else (er, tr)
+        _close(et.linalg.lu_solve(*f, b, left=left, adjoint=adjoint),
+               torch.linalg.lu_solve(*tf, tb_, left=left, adjoint=adjoint))
+
+
+def test_singular_matrices_report_info_or_raise():
+    e, t = _pair(np.array([[[1.0, 2.0], [2.0, 4.0]], [[2.0, 0.0], [0.0, 3.0]]]))
+    inv, info = et.linalg.inv_ex(e)
+    assert info.tolist() == torch.linalg.inv_ex(t).info.tolist() == [2, 0]
+    _close(inv[1], torch.linalg.inv(t[1]))
+    with pytest.raises(RuntimeError):
+        et.linalg.inv_ex(e, check_errors=True)
+    assert et.linalg.lu_factor_ex(e).info.tolist() == torch.linalg.lu_factor_ex(t).info.tolist()
+    with pytest.raises(et.linalg.LinAlgError, match="U\\[2,2\\] is zero"):
+        et.linalg.lu_factor(e)
+    L, info = et.linalg.cholesky_ex(-e)
+    assert info.tolist() == torch.linalg.cholesky_ex(-t).info.tolist()
+    assert et.linalg.solve_ex(e, e).info.tolist() == torch.linalg.solve_ex(t, t).info.tolist()
+
+
+@pytest.mark.parametrize("driver", [None, "gels", "gelsy", "gelsd", "gelss"])
+def test_lstsq_results_per_driver(driver):
+    e, t = _pair(RNG.uniform(-1, 1, (2, 5, 3)))
+    eb, tb = _pair(RNG.uniform(-1, 1, (2, 5, 2)))
+    got, want = et.linalg.lstsq(e, eb, driver=driver), torch.linalg.lstsq(t, tb, driver=driver)
+    _close(got.solution, want.solution, 1e-8, 1e-10)
+    _close(got.residuals, want.residuals, 1e-8, 1e-10)
+    assert got.rank.tolist() == want.rank.tolist()
+    _close(got.singular_values, want.singular_values, 1e-8, 1e-10)
+
+
+@pytest.mark.parametrize("scale", [0.1, 1.0, 30.0])
+def test_matrix_exp(scale):
+    e, t = _pair(RNG.uniform(-1, 1, (2, 4, 4)) * scale)
+    _close(et.linalg.matrix_exp(e), torch.linalg.matrix_exp(t), 1e-9, 1e-12)
+    _close(et.matrix_exp(e.float()), torch.matrix_exp(t.float()).double().float(), 2e-5, 1e-5)
+
+
+def test_householder_product_matches_orgqr():
+    a = RNG.uniform(-1, 1, (2, 5, 3))
+    e, t = _pair(a)
+    et_tau, t_tau = _pair(RNG.uniform(0, 1, (2, 2)))
+    _close(et.linalg.householder_product(e, et_tau), torch.linalg.householder_product(t, t_tau))
+    with pytest.raises(RuntimeError, match="input.shape\\[-2\\] must be greater"):
+        et.linalg.householder_product(e.mT, et_tau)
+
+
+def test_vander_tensorinv_tensorsolve():
+    e, t = _pair(np.array([[2.0, 3.0, -1.0]]))
+    _close(et.linalg.vander(e), torch.linalg.vander(t))
+    _close(et.linalg.vander(e, N=5), torch.linalg.vander(t, N=5))
+    a = RNG.uniform(-1, 1, (6, 6)) + 3 * np.eye(6)
+    e, t = _pair(a.reshape(2, 3, 6))
+    _close(et.linalg.tensorinv(e, 2), torch.linalg.tensorinv(t, 2))
+    eb, tb = _pair(RNG.uniform(-1, 1, (2, 3)))
+    _close(et.linalg.tensorsolve(e, eb), torch.linalg.tensorsolve(t, tb))
+    with pytest.raises(RuntimeError, match="prod\\(self.shape\\[ind:\\]\\) == "):
+        et.linalg.tensorinv(e, 1)
+
+
+def test_top_level_decompositions_keep_pytorchs_conventions():
+    a = RNG.uniform(-1, 1, (4, 3))
+    e, t = _pair(a)
+    for got, want in zip(et.svd(e, compute_uv=False), torch.svd(t, compute_uv=False)):
+        _close(got, want)
+    U, S, V = et.svd(e)
+    _close(U @ et.diag_embed(S) @ V.mT, torch.from_numpy(a))
+    sq, tsq = _pair(np.array([[-1.0, 0.0], [0.0, 2.0]]))
+    assert np.isnan(et.logdet(sq).item()) and np.isnan(torch.logdet(tsq).item())
+    with pytest.warns(UserWarning, match="torch.lu is deprecated"):
+        LU, piv = et.lu(sq)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tLU, tpiv = torch.lu(tsq)
+    _close(LU, tLU)
+    assert piv.tolist() == tpiv.tolist()
