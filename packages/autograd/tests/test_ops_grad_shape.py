@@ -167,6 +167,8 @@ ROWS = [
     ("hstack", lambda m, x, y: m.hstack([x, y]), [G(2, 3), G(2, 1)]),
     ("vstack", lambda m, x, y: m.vstack([x, y]), [G(3), G(2, 3)]),
     ("trace", lambda m, x: m.trace(x), [G(3, 4)]),
+    ("repeat_interleave", lambda m, x: m.repeat_interleave(x, 2, 1), [G(2, 3, nc=True)]),
+    ("sum_to_size", lambda m, x: x.sum_to_size(1, 3), [G(2, 3)]),
     ("roll", lambda m, x: m.roll(x, (1, -2), (0, 1)), [G(3, 4, nc=True)]),
     ("roll_flat", lambda m, x: x.roll(5), [G(2, 3)]),
     ("rot90", lambda m, x: m.rot90(x, 1, (0, 1)), [G(3, 4, nc=True)]),

@@ -457,8 +457,12 @@ def logsumexp_backward(grad, self, result, dim, keepdim: bool):
 
 
 def pow_backward_self(grad, self, exponent):
-    """d(self ** exponent)/d self, zero where the exponent is 0."""
-    return et.where(exponent == 0, 0, grad * conjugate(exponent * self.pow(exponent - 1)))
+    """d(self ** exponent)/d self, zero where the exponent is 0. (exponent - 1 is taken in the
+    exponent's dtype: a Python number arrives as a wrapped 0-d float64 tensor, and a wrapped
+    number minus a Python int would be the default dtype, float32, losing the exponent's
+    digits: a 1e-8 relative error in float64 gradients.)"""
+    em1 = exponent - et.ones_like(exponent)
+    return et.where(exponent == 0, 0, grad * conjugate(exponent * self.pow(em1)))
 
 
 def pow_backward_exponent(grad, self, exponent, result):

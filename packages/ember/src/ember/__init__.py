@@ -61,9 +61,11 @@ globals().update({_name: getattr(_core, _name) for _name in _CORE_NAMES})
 __all__ = list(_CORE_NAMES)
 
 # the core's submodules, importable as ember.<name> too (``import ember.linalg``)
-for _name in ("fft", "linalg"):
+for _name in ("fft", "linalg", "signal"):
     if _name in _CORE_NAMES:
         _sys.modules[f"{__name__}.{_name}"] = getattr(_core, _name)
+if "signal" in _CORE_NAMES:
+    _sys.modules[f"{__name__}.signal.windows"] = _core.signal.windows
 
 # ember.cuda is the core's ember_tensor.cuda, its submodules too (``import ember.cuda``,
 # ``from ember.cuda.memory import memory_summary``); importing it does not touch the GPU

@@ -730,3 +730,13 @@ __all__ += [
     "max_pool2d_with_indices",
     "nll_loss",
 ]
+
+
+# ----------------------------------------------------------------------------- shrinkage,
+# distances, shuffles, RMS/LRN normalization and more losses (in _functional_more.py)
+
+from . import _functional_more  # noqa: E402
+from ._functional_more import *  # noqa: E402, F403
+
+__all__ += _functional_more.__all__
+

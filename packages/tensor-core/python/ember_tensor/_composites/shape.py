@@ -35,6 +35,7 @@ __all__ = [
     "outer",
     "permute_copy",
     "ravel",
+    "repeat_interleave",
     "roll",
     "rot90",
     "select_scatter",
@@ -42,15 +43,19 @@ __all__ = [
     "split_with_sizes",
     "split_with_sizes_copy",
     "squeeze_copy",
+    "sum_to_size",
     "t_copy",
     "take",
     "tensor_split",
     "tile",
     "trace",
     "transpose_copy",
+    "tril_indices",
+    "triu_indices",
     "unbind_copy",
     "unfold",
     "unfold_copy",
+    "unravel_index",
     "unsafe_chunk",
     "unsafe_split",
     "unsqueeze_copy",
@@ -605,3 +610,96 @@ def unbind_copy(self, dim=0):
 def split_with_sizes_copy(self, split_sizes, dim=0):
     """Copies of ``self.split_with_sizes(split_sizes, dim)``."""
     return tuple(t.clone() for t in split_with_sizes(self, split_sizes, dim))
+
+
+# --------------------------------------------------------------------- index factories
+
+
+def _triangle_indices(row, col, offset, dtype, device, lower: bool):
+    if row < 0 or col < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}" if row < 0
+                           else f"col must be non-negative, got{col}")
+    r = _et.arange(row, device=device).unsqueeze(1)
+    c = _et.arange(col, device=device).unsqueeze(0)
+    keep = _et.le(c - r, offset) if lower else _et.ge(c - r, offset)
+    idx = _et.nonzero(keep.expand(row, col)).t()
+    return idx.to(_et.int64 if dtype is None else dtype)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None):
+    """The (2, N) row and column indices of the lower triangle (on and below diagonal
+    ``offset``) of a row x col matrix, in row-major order."""
+    return _triangle_indices(row, col, offset, dtype, device, True)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None):
+    """The (2, N) row and column indices of the upper triangle (on and above diagonal
+    ``offset``) of a row x col matrix, in row-major order."""
+    return _triangle_indices(row, col, offset, dtype, device, False)
+
+
+def unravel_index(indices, shape):
+    """The coordinates in ``shape`` of flat indices: a tuple of tensors, one per dim."""
+    if indices.is_floating_point() or indices.is_complex() or indices.dtype == _et.bool:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    dims = _dims_of(shape)
+    if any(d < 0 for d in dims):
+        raise ValueError("'shape' cannot have negative values, but got "
+                         f"{tuple(dims)}")
+    total = 1
+    for d in dims:
+        total *= d
+    if indices.numel() and (bool(_et.any(_et.ge(indices, total)).item())
+                            or bool(_et.any(_et.lt(indices, -total)).item())):
+        raise ValueError(f"'indices' must be in range [-{total}, {total})")
+    flat = _et.where(_et.lt(indices, 0), indices + total, indices).to(_et.int64)
+    out = []
+    for d in reversed(dims):
+        out.append(_et.remainder(flat, d) if d else flat * 0)
+        flat = _et.floor_divide(flat, d) if d else flat
+    return tuple(reversed(out))
+
+
+def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
+    """Each element (or slice along dim) repeated ``repeats`` times (an int, or a tensor of
+    one count per element); with only a tensor of counts, the indices repeated by them."""
+    if repeats is None:  # repeat_interleave(counts): arange(len) repeated by counts
+        counts = self
+        return repeat_interleave(_et.arange(counts.numel(), device=counts.device), counts, 0)
+    x = self.reshape(-1) if dim is None else self
+    d = 0 if dim is None else dim % max(x.dim(), 1)
+    n = x.size(d) if x.dim() else 1
+    if isinstance(repeats, _et.Tensor) and repeats.numel() != 1:
+        if repeats.dim() > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        if repeats.numel() != n:
+            raise RuntimeError("repeats must have the same size as input along dim, but got "
+                               f"repeats.size(0) = {repeats.numel()} and input.size({d}) = {n}")
+        counts = repeats.to(_et.int64)
+        if counts.numel() and bool(_et.any(_et.lt(counts, 0)).item()):
+            raise RuntimeError("repeats can not be negative")
+        ends = _et.cumsum(counts, 0)
+        total = int(ends[-1].item()) if n else 0
+        # output position j takes the element whose run [ends[i-1], ends[i]) holds j
+        index = _et.searchsorted(ends, _et.arange(total, device=self.device), right=True)
+    else:
+        r = int(repeats.item()) if isinstance(repeats, _et.Tensor) else int(repeats)
+        if r < 0:
+            raise RuntimeError("repeats can not be negative")
+        index = _et.arange(n, device=self.device).unsqueeze(1).expand(n, r).reshape(-1)
+    return x.index_select(d, index)
+
+
+def sum_to_size(self, size):
+    """self summed (over broadcast dims) down to ``size``, which must broadcast to self."""
+    target = _dims_of(size)
+    if not target:  # a 0-d target: the sum of all (bool and integers to int64, as sum)
+        return self.sum()
+    lead = self.dim() - len(target)
+    if lead < 0 or any(t not in (1, s) for t, s in zip(target, self.shape[lead:])):
+        raise RuntimeError(f"size {{{', '.join(map(str, target))}}} is not expandable to size "
+                           f"{{{', '.join(map(str, self.shape))}}}.")
+    dims = list(range(lead)) + [lead + i for i, t in enumerate(target)
+                                if t == 1 and self.shape[lead + i] != 1]
+    out = _et.sum(self, dims, True) if dims else self
+    return out.reshape(target) if out is not self else self

@@ -95,9 +95,13 @@ def blackman_window(window_length, periodic=True, *, dtype=None, device=None,
 def bartlett_window(window_length, periodic=True, *, dtype=None, device=None,
                     requires_grad=False):
     """1 - |2 n / (N - 1) - 1|."""
-    def fn(n, n_points):
-        return 1.0 - _et.abs(n * (2.0 / (n_points - 1)) - 1.0)
-    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad, fn)
+    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
+                   _bartlett)
+
+
+def _bartlett(n, n_points):
+    """The triangular window's fn(n, N) (also torch.signal.windows.bartlett's)."""
+    return 1.0 - _et.abs(n * (2.0 / (n_points - 1)) - 1.0)
 
 
 _I0_OVERFLOW = 713.987  # I0(x) exceeds float64's range above this
@@ -134,8 +138,12 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, device
                   requires_grad=False):
     """I0(beta sqrt(1 - (2 n / (N - 1) - 1)^2)) / I0(beta); beta is a float (a Python int of
     any size read as the nearest float)."""
-    beta = float(beta)
+    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad,
+                   _kaiser(float(beta)))
 
+
+def _kaiser(beta: float):
+    """The Kaiser window's fn(n, N) (also torch.signal.windows.kaiser's)."""
     def fn(n, n_points):
         r = n * (2.0 / (n_points - 1)) - 1.0
         arg = beta * _et.sqrt(_et.clamp(1.0 - r * r, min=0.0))
@@ -143,7 +151,7 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, device
         num = _bessel_i0(arg, largest)
         den = _bessel_i0(_et.full_like(n[:1], abs(beta)), largest)
         return num / den
-    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, fn)
+    return fn
 
 
 # ----------------------------------------------------------------------------- stft

@@ -1,0 +1,325 @@
+"""More of ``ember.nn.functional``, composed of core ops (differentiable, device-generic):
+shrinkage activations and PReLU, distances and similarities, pixel and channel shuffles,
+RMS and local response normalization, and the margin, hinge, Poisson, Gaussian and
+multi-label losses, with PyTorch's arguments, defaults, reductions and errors."""
+
+from __future__ import annotations
+
+import math
+
+import ember_tensor as et
+
+from . import _reduction
+
+__all__ = [
+    "channel_shuffle",
+    "cosine_similarity",
+    "gaussian_nll_loss",
+    "hardshrink",
+    "hinge_embedding_loss",
+    "local_response_norm",
+    "margin_ranking_loss",
+    "multi_margin_loss",
+    "multilabel_soft_margin_loss",
+    "pairwise_distance",
+    "pdist",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "poisson_nll_loss",
+    "prelu",
+    "rms_norm",
+    "soft_margin_loss",
+    "softshrink",
+    "triplet_margin_loss",
+]
+
+
+# --------------------------------------------------------------------- activations
+
+
+def hardshrink(input, lambd: float = 0.5):
+    """0 where -lambd <= input <= lambd, else input (NaN stays NaN)."""
+    inside = et.logical_and(et.ge(input, -lambd), et.le(input, lambd))
+    return et.where(inside, et.zeros_like(input), input)
+
+
+def softshrink(input, lambd: float = 0.5):
+    """input - lambd above lambd, input + lambd below -lambd, else 0."""
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return et.where(et.gt(input, lambd), input - lambd,
+                    et.where(et.lt(input, -lambd), input + lambd, input * 0))  # NaN stays
+
+
+def prelu(input, weight):
+    """max(0, x) + weight * min(0, x), weight one value or one per channel (dim 1)."""
+    if weight.numel() != 1 and (input.dim() < 2 or weight.numel() != input.shape[1]):
+        raise RuntimeError(
+            f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+            f"{weight.numel()} and channel size = {input.shape[1] if input.dim() > 1 else 1}.")
+    w = weight.reshape(()) if weight.numel() == 1 else weight
+    if weight.numel() != 1:
+        w = weight.reshape([-1] + [1] * (input.dim() - 2))
+    return et.where(et.gt(input, 0), input, w * input)
+
+
+# --------------------------------------------------------------------- distances
+
+
+def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
+    """sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)) along dim (broadcast): each vector
+    normalized first, as PyTorch computes it."""
+    x1, x2 = et.broadcast_tensors(x1, x2)
+    n1 = et.clamp(et.linalg.vector_norm(x1, 2, dim, True), min=eps)
+    n2 = et.clamp(et.linalg.vector_norm(x2, 2, dim, True), min=eps)
+    return et.sum((x1 / n1) * (x2 / n2), (dim,))
+
+
+def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
+    """||x1 - x2 + eps||_p over the last dim."""
+    nd = max(x1.dim(), x2.dim())
+    dim = -1 if nd else 0
+    diff = x1 - x2 + eps
+    if diff.dim() == 0:
+        return et.linalg.vector_norm(diff.reshape(1), p, 0, keepdim).reshape(())
+    return et.linalg.vector_norm(diff, p, dim, keepdim)
+
+
+def pdist(input, p: float = 2.0):
+    """The p-norm distances between the rows of an (N, M) input, the upper triangle in
+    row-major order: N (N - 1) / 2 values."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = input.shape[0]
+    if n < 2:  # empty, hanging from input in the graph as PyTorch's
+        return input.reshape(-1)[:0]
+    i, j = et.triu_indices(n, n, 1, device=input.device)
+    return et.linalg.vector_norm(input.index_select(0, i) - input.index_select(0, j), p, -1)
+
+
+# --------------------------------------------------------------------- shuffles
+
+
+def pixel_shuffle(input, upscale_factor: int):
+    """(*, C r², H, W) -> (*, C, H r, W r)."""
+    r = upscale_factor
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got "
+                           f"input with {input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    *batch, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {r * r}")
+    x = input.reshape(*batch, c // (r * r), r, r, h, w)
+    nb = len(batch)
+    x = x.permute(*range(nb), nb, nb + 3, nb + 1, nb + 4, nb + 2)
+    return x.reshape(*batch, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor: int):
+    """(*, C, H r, W r) -> (*, C r², H, W)."""
+    r = downscale_factor
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    *batch, c, h, w = input.shape
+    if h % r or w % r:
+        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by "
+                           f"downscale_factor, but got {h} and {w} for {r}")
+    x = input.reshape(*batch, c, h // r, r, w // r, r)
+    nb = len(batch)
+    x = x.permute(*range(nb), nb, nb + 2, nb + 4, nb + 1, nb + 3)
+    return x.reshape(*batch, c * r * r, h // r, w // r)
+
+
+def channel_shuffle(input, groups: int):
+    """(N, C, *) with C = g k -> channels reordered as (k, g) (ShuffleNet)."""
+    if input.dim() < 3:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.dim()} dimension(s)")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{groups}")
+    n, c, *rest = input.shape
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {groups} groups.")
+    x = input.reshape(n, groups, c // groups, *rest).transpose(1, 2)
+    return x.reshape(n, c, *rest)
+
+
+# --------------------------------------------------------------------- normalization
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """input / sqrt(mean(input², over the last len(normalized_shape) dims) + eps) * weight;
+    eps defaults to the dtype's machine epsilon."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.dim() - len(shape):]) != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*, {', '.join(map(str, shape))}], but got input of size"
+                           f"{list(input.shape)}")
+    if eps is None:
+        eps = {et.float16: 0.0009765625, et.bfloat16: 0.0078125,
+               et.float64: 2.220446049250313e-16}.get(input.dtype, 1.1920928955078125e-07)
+    dims = tuple(range(input.dim() - len(shape), input.dim()))
+    x = input.float() if input.dtype in (et.float16, et.bfloat16) else input
+    r = x * et.rsqrt(et.mean(x * x, dims, True) + eps)
+    r = r.to(input.dtype)
+    return r * weight if weight is not None else r
+
+
+def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0):
+    """input / (k + alpha / size * sum of squares over ``size`` neighbouring channels)**beta."""
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} "
+                         "dimensions)")
+    if input.numel() == 0:
+        return input
+    sq = (input * input).unsqueeze(1)  # (N, 1, C, *)
+    pad_lo, pad_hi = size // 2, (size - 1) // 2
+    zeros = lambda n: et.zeros(*sq.shape[:2], n, *sq.shape[3:], dtype=sq.dtype,  # noqa: E731
+                               device=sq.device)
+    padded = et.cat([zeros(pad_lo), sq, zeros(pad_hi)], 2)
+    c = input.shape[1]
+    win = sum(padded.narrow(2, i, c) for i in range(size))  # the channel window sums
+    div = (win.squeeze(1) * (alpha / size) + k) ** beta
+    return input / div
+
+
+# --------------------------------------------------------------------- losses
+
+
+def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=None,
+                        reduce=None, reduction: str = "mean"):
+    """max(0, -target * (input1 - input2) + margin), reduced."""
+    reduction = _reduction.resolve(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
+                           f"but got sizes: input1: {list(input1.shape)}, input2: "
+                           f"{list(input2.shape)}, target: {list(target.shape)} ")
+    loss = et.clamp(-target * (input1 - input2) + float(margin), min=0)
+    return _reduction.reduce(loss, reduction)
+
+
+def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None,
+                         reduction: str = "mean"):
+    """input where target == 1, max(0, margin - input) where target == -1, reduced."""
+    reduction = _reduction.resolve(size_average, reduce, reduction)
+    zeros = et.zeros_like(input)
+    margin_clamp = et.clamp(margin - input, min=0)
+    loss = et.where(et.ne(target, 1), margin_clamp, zeros) + et.where(et.ne(target, -1),
+                                                                      input, zeros)
+    return _reduction.reduce(loss, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
+    """log(1 + exp(-target * input)), reduced."""
+    reduction = _reduction.resolve(size_average, reduce, reduction)
+    loss = et.log1p(et.exp(-target * input))
+    return _reduction.reduce(loss, reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction: str = "mean"):
+    """-(target log sigmoid(x) + (1 - target) log sigmoid(-x)), averaged over classes, then
+    reduced over the batch."""
+    reduction = _reduction.resolve(size_average, reduce, reduction)
+    loss = -(target * et.log_sigmoid(input) + (1 - target) * et.log_sigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = et.mean(loss, (input.dim() - 1,)) if input.dim() else loss
+    return _reduction.reduce(loss, reduction)
+
+
+def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False,
+                     size_average=None, eps: float = 1e-8, reduce=None,
+                     reduction: str = "mean"):
+    """exp(input) - target * input (log_input) or input - target * log(input + eps), plus
+    Stirling's term for target > 1 with full, reduced."""
+    reduction = _reduction.resolve(size_average, reduce, reduction)
+    if log_input:
+        loss = et.exp(input) - target * input
+    else:
+        loss = input - target * et.log(input + eps)
+    if full:
+        stirling = target * et.log(target) - target + 0.5 * et.log(2 * math.pi * target)
+        # added into the loss, whose dtype it takes (PyTorch adds in place)
+        loss = loss + et.where(et.gt(target, 1), stirling, et.zeros_like(stirling)).to(
+            loss.dtype)
+    return _reduction.reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
+                      reduction: str = "mean"):
+    """0.5 (log(max(var, eps)) + (input - target)² / max(var, eps)) (+ 0.5 log 2π with full),
+    reduced; var may omit the last dim or be one value per sample."""
+    if isinstance(var, (int, float)):
+        var = et.full_like(input, float(var))
+    if var.shape != input.shape:
+        if input.shape[:-1] == var.shape:
+            var = var.unsqueeze(-1)
+        elif input.shape[:-1] == var.shape[:-1] and var.shape[-1] == 1:
+            pass
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction != "none" and reduction not in ("mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    if bool(et.any(et.lt(var, 0)).item()):
+        raise ValueError("var has negative entry/entries")
+    # clamped to eps without autograd seeing the clamp (PyTorch clamps in place under no_grad)
+    v = var + (et.clamp(var, min=eps) - var).detach()
+    loss = 0.5 * (et.log(v) + (input - target) ** 2 / v)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduction.reduce(loss, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: float = 2,
+                        eps: float = 1e-6, swap: bool = False, size_average=None, reduce=None,
+                        reduction: str = "mean"):
+    """max(d(a, p) - d(a, n) + margin, 0) with d the pairwise p-distance (and the swap of
+    Balntas et al.), reduced."""
+    reduction = _reduction.resolve(size_average, reduce, reduction)
+    nd = anchor.dim()
+    if positive.dim() != nd or negative.dim() != nd:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the "
+                           f"same number of dimensions, but got: anchor {nd}D, positive "
+                           f"{positive.dim()}D, and negative {negative.dim()}D inputs")
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = et.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    loss = et.clamp(margin + d_pos - d_neg, min=0)
+    return _reduction.reduce(loss, reduction)
+
+
+def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=None,
+                      size_average=None, reduce=None, reduction: str = "mean"):
+    """sum over classes i != y of max(0, margin - x[y] + x[i])**p / C (weighted by
+    weight[y]), reduced over the batch."""
+    reduction = _reduction.resolve(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    x = input if input.dim() > 1 else input.reshape(1, -1)
+    t = target.reshape(-1)
+    c = x.shape[-1]
+    xy = et.gather(x, 1, t.unsqueeze(1))
+    z = et.clamp(margin - xy + x, min=0)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * weight.index_select(0, t).unsqueeze(1)
+    others = et.ne(et.arange(c, device=x.device).unsqueeze(0), t.unsqueeze(1))
+    loss = et.sum(et.where(others, z, et.zeros_like(z)), (1,)) / c
+    if input.dim() <= 1:
+        loss = loss.reshape(()) if input.dim() == 1 else loss.reshape(())
+    return _reduction.reduce(loss, reduction)
