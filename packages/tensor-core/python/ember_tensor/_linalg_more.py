@@ -53,6 +53,7 @@ def _ex(compute, A, check_errors: bool, info_of):
     ok = (info == 0).reshape(*info.shape, 1, 1)
     safe = _C.where(ok, A, _C.eye(A.shape[-1], dtype=A.dtype, device=A.device))
     out = compute(safe)
+    ok = ok.reshape(*info.shape, *[1] * (out.dim() - info.dim()))  # (a solve's vector: one)
     return _C.where(ok, out, _C.full((), math.nan, dtype=out.dtype, device=A.device)), info
 
 
@@ -102,18 +103,8 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
 def solve_ex(A, B, *, left=True, check_errors=False):
     """(result, info): linalg.solve, with a singular matrix reported in info."""
     _square("solve_ex", A)
-    try:
-        return _result("linalg_solve_ex", "result info", _C.linalg_solve(A, B, left=left),
-                       _info_zeros(A))
-    except _C.LinAlgError:
-        if check_errors:
-            raise
-    info = _getrf_info(A)
-    ok = (info == 0).reshape(*info.shape, 1, 1)
-    safe = _C.where(ok, A, _C.eye(A.shape[-1], dtype=A.dtype, device=A.device))
-    out = _C.linalg_solve(safe, B, left=left)
-    ok_out = ok if B.dim() > 1 and B.dim() == A.dim() else ok.reshape(*info.shape, 1)
-    result = _C.where(ok_out, out, _C.full((), math.nan, dtype=out.dtype, device=A.device))
+    result, info = _ex(lambda M: _C.linalg_solve(M, B, left=left), A, check_errors,
+                       _getrf_info)
     return _result("linalg_solve_ex", "result info", result, info)
 
 
