@@ -444,3 +444,15 @@ def test_int_min_divided_by_minus_one_wraps_as_numpy(mode):
     np.testing.assert_array_equal(got, want)
     assert et.from_numpy(x).abs().tolist()[0] == -(2**31)
     assert (-et.from_numpy(x)).tolist()[0] == -(2**31)
+
+
+def test_as_strided_refuses_a_view_whose_extent_overflows():
+    # (3 - 1) * 2**62 wraps int64 to a negative extent, which once passed the bounds check
+    # and the copy read far past the storage (a segfault the fuzzer found)
+    x = et.tensor([True]).reshape(1).as_strided((), ())
+    for size, stride in (([3], [2**62]), ([2, 2], [2**62, 2**62])):
+        with pytest.raises(RuntimeError, match="Storage size calculation overflowed"):
+            x.as_strided(size, stride)
+        with pytest.raises(RuntimeError):
+            torch.ones(1, dtype=torch.bool).as_strided(size, stride)
+    assert tuple(et.zeros(4).as_strided([0, 3], [2**62, 2**62]).shape) == (0, 3)

@@ -61,7 +61,7 @@ globals().update({_name: getattr(_core, _name) for _name in _CORE_NAMES})
 __all__ = list(_CORE_NAMES)
 
 # the core's submodules, importable as ember.<name> too (``import ember.linalg``)
-for _name in ("fft", "linalg", "signal"):
+for _name in ("fft", "linalg", "signal", "special"):
     if _name in _CORE_NAMES:
         _sys.modules[f"{__name__}.{_name}"] = getattr(_core, _name)
 if "signal" in _CORE_NAMES:

@@ -187,7 +187,7 @@ def _schema_targets() -> list[Target]:
             twin = _torch_function(name)
             if "function" in variants and has_fn:
                 out.append(Target(label, name, fn_path, twin, params, "function", rnd, dtypes))
-            if "out" in variants and has_fn:
+            if "out" in variants and has_fn and f"{label}(out=)" not in SKIP:
                 out_params = params + (Param("out", "Tensor", False, True),)
                 out.append(
                     Target(f"{label}(out=)", name, fn_path, twin, out_params, "out", rnd, dtypes)

@@ -503,9 +503,9 @@ from . import _composites  # noqa: E402
 _composites.install(globals(), Tensor)
 __all__ += [_row[0] for _row in _composites._table.OPS if "function" in _row[1]]
 
-from . import fft, linalg, signal  # noqa: E402, F401  (torch.fft's, .linalg's, .signal's)
+from . import fft, linalg, signal, special  # noqa: E402, F401  (torch.fft's, .linalg's, ...)
 
-__all__ += ["fft", "linalg", "signal"]
+__all__ += ["fft", "linalg", "signal", "special"]
 
 from . import serialization  # noqa: E402  (checkpoints: safetensors files, never pickle)
 from .serialization import load, save  # noqa: E402

@@ -619,10 +619,12 @@ def _triangle_indices(row, col, offset, dtype, device, lower: bool):
     if row < 0 or col < 0:
         raise RuntimeError(f"row must be non-negative, got{row}" if row < 0
                            else f"col must be non-negative, got{col}")
+    # the lower triangle never reaches past column row + offset - 1: only those are built
+    width = min(col, max(0, row + offset)) if lower else col
     r = _et.arange(row, device=device).unsqueeze(1)
-    c = _et.arange(col, device=device).unsqueeze(0)
+    c = _et.arange(width, device=device).unsqueeze(0)
     keep = _et.le(c - r, offset) if lower else _et.ge(c - r, offset)
-    idx = _et.nonzero(keep.expand(row, col)).t()
+    idx = _et.nonzero(keep.expand(row, width)).t()
     return idx.to(_et.int64 if dtype is None else dtype)
 
 

@@ -288,12 +288,21 @@ Tensor as_strided(const Tensor& self, const Shape& size, const Shape& stride, st
   }
   const int64_t offset = storage_offset.value_or(self->offset());
   if (offset < 0) throw std::runtime_error(message("as_strided: negative storage offset ", offset));
-  int64_t last = offset;  // the highest element index the view touches
+  bool empty = false;
   for (size_t i = 0; i < size.size(); ++i) {
     if (size[i] < 0) throw std::runtime_error(message("as_strided: negative size ", size[i], " at dim ", i));
     if (stride[i] < 0) throw std::runtime_error(message("as_strided: negative stride ", stride[i], " at dim ", i));
-    if (size[i] == 0) last = -1;
-    if (last >= 0) last += (size[i] - 1) * stride[i];
+    if (size[i] == 0) empty = true;
+  }
+  // the highest element index the view touches (none when a dim is empty), checked for
+  // overflow: a wrapped sum would pass the bounds check below and read past the storage
+  int64_t last = empty ? -1 : offset;
+  for (size_t i = 0; i < size.size() && !empty; ++i) {
+    int64_t span = 0;
+    if (__builtin_mul_overflow(size[i] - 1, stride[i], &span) || __builtin_add_overflow(last, span, &last)) {
+      throw std::runtime_error(message("as_strided: Storage size calculation overflowed with sizes=",
+                                       shape_str(size), " and strides=", shape_str(stride)));
+    }
   }
   const int64_t available = static_cast<int64_t>(self->storage()->nbytes() / self->itemsize());
   if (last >= available) {
