@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ember_tensor as _et
 
+from . import _dtype_name as _name
+
 __all__ = [
     "addcdiv",
     "addcmul",
@@ -37,9 +39,6 @@ def _tensor(x, like):
         return x
     return _et.full((), x, dtype=_et.result_type(like, x), device=like.device)
 
-
-def _name(dtype) -> str:
-    return str(dtype).rpartition(".")[2]
 
 
 def _common_dtype(*tensors):

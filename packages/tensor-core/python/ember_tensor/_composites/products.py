@@ -22,9 +22,6 @@ __all__ = [
 ]
 
 
-def _torch_name(dtype) -> str:
-    return dtype._scalar_type_name
-
 
 def _scaled_sum(op: str, self, product, beta, alpha):
     """beta * self + alpha * product (self broadcast to product's shape); beta == 0 ignores
@@ -117,7 +114,7 @@ def vdot(self, other):
                            "tensors")
     if self.dtype != other.dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
-                           f"{_torch_name(self.dtype)} and {_torch_name(other.dtype)}")
+                           f"{self.dtype._scalar_type_name} and {other.dtype._scalar_type_name}")
     return _et.dot(_et.conj(self) if self.is_complex() else self, other)
 
 

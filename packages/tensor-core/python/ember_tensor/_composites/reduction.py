@@ -10,6 +10,8 @@ import math
 
 import ember_tensor as _et
 
+from . import _dtype_name as _name
+
 __all__ = [
     "aminmax",
     "bincount",
@@ -38,12 +40,6 @@ __all__ = [
 ]
 
 
-def _name(dtype) -> str:
-    return str(dtype).rpartition(".")[2]
-
-
-def _torch_name(dtype) -> str:
-    return dtype._scalar_type_name  # "Long", "Float", ... as PyTorch's messages spell them
 
 
 def _wrap(dim: int, ndim: int) -> int:
@@ -74,7 +70,7 @@ def nanmean(self, dim=None, keepdim=False, *, dtype=None):
     """mean of the non-NaN elements (NaN where there are none)."""
     if not (self.is_floating_point() or self.is_complex()):
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
-                           f"but got {_torch_name(self.dtype)}")
+                           f"but got {self.dtype._scalar_type_name}")
     count = _et.sum(_et.logical_not(_et.isnan(self)), dim, keepdim)
     return _et.div(nansum(self, dim, keepdim, dtype=dtype), count)
 
@@ -233,15 +229,20 @@ def _full_pos(value, sv, d):
     return _et.full(shape, value, dtype=_et.int64, device=sv.device)
 
 
+def _of_all_elements(stat, self):
+    """stat's value over all of self's elements (NaN for none): median(x), nanmedian(x)."""
+    flat = self.reshape(-1)
+    if flat.numel() == 0:
+        return _et.full((), math.nan, dtype=self.dtype, device=self.device)
+    return stat(flat, 0)[0]
+
+
 def median(self, dim=None, keepdim=False):
     """Without dim: the lower median of all elements (NaN if any is NaN). With dim:
     (values, indices) of the lower median of each slice (NaN, at its index, where the slice
     has one)."""
     if dim is None:
-        flat = self.reshape(-1)
-        if flat.numel() == 0:
-            return _et.full((), math.nan, dtype=self.dtype, device=self.device)
-        return median(flat, 0)[0]
+        return _of_all_elements(median, self)
 
     def position(valid, n, sv, d):
         lower = _full_pos((n - 1) // 2, sv, d)
@@ -257,10 +258,7 @@ def nanmedian(self, dim=None, keepdim=False):
     """median ignoring NaN: the lower median of each slice's non-NaN elements (NaN where there
     are none)."""
     if dim is None:
-        flat = self.reshape(-1)
-        if flat.numel() == 0:
-            return _et.full((), math.nan, dtype=self.dtype, device=self.device)
-        return nanmedian(flat, 0)[0]
+        return _of_all_elements(nanmedian, self)
 
     def position(valid, n, sv, d):
         if valid is None:
@@ -385,7 +383,7 @@ def renorm(self, p, dim, maxnorm):
     maxnorm."""
     if not (self.is_floating_point() or self.is_complex()):
         raise RuntimeError(f"renorm: expected a floating point or complex tensor as input. Got "
-                           f"{_torch_name(self.dtype)}")
+                           f"{self.dtype._scalar_type_name}")
     if p <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
@@ -427,7 +425,7 @@ def histc(self, bins=100, min=0, max=0):
     when both are 0); elements outside are ignored, max falls in the last bin."""
     if not self.is_floating_point():
         raise NotImplementedError(
-            f"\"histogram_cpu\" not implemented for '{_torch_name(self.dtype)}'")
+            f"\"histogram_cpu\" not implemented for '{self.dtype._scalar_type_name}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histc: bins must be > 0, but got {bins} for bins")
     lo, hi = float(min), float(max)

@@ -189,7 +189,7 @@ def tile(self, dims):
 # --------------------------------------------------------------------- at least n-d, stacks
 
 
-def _atleast(op: str, tensors, n: int, view):
+def _atleast(tensors, n: int, view):
     if isinstance(tensors, _et.Tensor):
         return view(tensors) if tensors.dim() < n else tensors
     return tuple(view(t) if t.dim() < n else t for t in tensors)
@@ -197,12 +197,12 @@ def _atleast(op: str, tensors, n: int, view):
 
 def atleast_1d(tensors):
     """Each tensor viewed with at least one dim (0-d becomes (1,)); one tensor in, one out."""
-    return _atleast("atleast_1d", tensors, 1, lambda t: t.reshape(1))
+    return _atleast(tensors, 1, lambda t: t.reshape(1))
 
 
 def atleast_2d(tensors):
     """Each tensor viewed with at least two dims: 0-d (1, 1), 1-d (n,) becomes (1, n)."""
-    return _atleast("atleast_2d", tensors, 2, lambda t: t.reshape(1, -1))
+    return _atleast(tensors, 2, lambda t: t.reshape(1, -1))
 
 
 def atleast_3d(tensors):
@@ -211,7 +211,7 @@ def atleast_3d(tensors):
     def view(t):
         return t.reshape(1, -1, 1) if t.dim() < 2 else t.unsqueeze(-1)
 
-    return _atleast("atleast_3d", tensors, 3, view)
+    return _atleast(tensors, 3, view)
 
 
 def column_stack(tensors):
@@ -443,7 +443,7 @@ def diagflat(self, offset=0):
 # --------------------------------------------------------------------- copies into views
 
 
-def _scattered(self, src, view, what: str):
+def _scattered(src, view, what: str):
     if tuple(view.shape) != tuple(src.shape):
         raise RuntimeError(f"expected src to have a size equal to the {what} of self. src size "
                            f"= {list(src.shape)}, {what} size = {list(view.shape)}")
@@ -453,7 +453,7 @@ def _scattered(self, src, view, what: str):
 def select_scatter(self, src, dim, index):
     """A copy of self with ``self.select(dim, index)`` replaced by src (of that shape)."""
     out = self.clone()
-    _scattered(self, src, out.select(dim, index), "slice").copy_(src)
+    _scattered(src, out.select(dim, index), "slice").copy_(src)
     return out
 
 
@@ -462,14 +462,14 @@ def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
     out = self.clone()
     index = [slice(None)] * self.dim()
     index[dim] = slice(start, end, step)  # IndexError for a dim out of range
-    _scattered(self, src, out[tuple(index)], "slice").copy_(src)
+    _scattered(src, out[tuple(index)], "slice").copy_(src)
     return out
 
 
 def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
     """A copy of self with ``self.diagonal(offset, dim1, dim2)`` replaced by src."""
     out = self.clone()
-    _scattered(self, src, _et.diagonal(out, offset, dim1, dim2), "diagonal").copy_(src)
+    _scattered(src, _et.diagonal(out, offset, dim1, dim2), "diagonal").copy_(src)
     return out
 
 
