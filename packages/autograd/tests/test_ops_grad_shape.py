@@ -10,6 +10,8 @@ cases.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -79,6 +81,22 @@ def _setitem_self(x):
 
 def _i(*v):
     return C(np.array(v, dtype=np.int64))
+
+
+def _strided_write(m, x, s):
+    y = x.clone()
+    y.as_strided((2, 2), (4, 1), 1).copy_(s)
+    return y
+
+
+def _beta(m, call):
+    """call() without PyTorch's warning that the op is in beta (the tests turn warnings into
+    errors)."""
+    if m is not torch:
+        return call()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return call()
 
 
 def _mask(*v):
@@ -248,6 +266,23 @@ ROWS = [
         [G(3, 4, nc=True), _i([0, 0, 3], [1, 1, 1], [2, 3, 2]), G(3, 3)],
     ),
     ("index_select", lambda m, x, i: x.index_select(-1, i), [G(3, 4, nc=True), _i(3, 0, 3)]),
+    *[(f"scatter_reduce_{r}", lambda m, x, i, s, r=r: x.scatter_reduce(1, i, s, r),
+       [G(3, 4, nc=True), _i([0, 0, 3], [1, 1, 1], [2, 3, 2]), G(3, 3)])
+      for r in ("sum", "prod", "mean", "amax", "amin")],
+    ("scatter_reduce_prod_without_self",
+     lambda m, x, i, s: x.scatter_reduce(0, i, s, "prod", include_self=False),
+     [G(3, 2), _i([2, 0], [2, 2]), G(2, 2)]),
+    *[(f"index_reduce_{r}", lambda m, x, i, s, r=r: _beta(m, lambda: x.index_reduce(0, i, s, r)),
+       [G(3, 2, nc=True), _i(2, 0, 2), G(3, 2)]) for r in ("prod", "mean", "amax", "amin")],
+    ("index_fill", lambda m, x, i: x.index_fill(1, i, 2.0), [G(3, 4), _i(0, 2)]),
+    ("index_copy", lambda m, x, i, s: x.index_copy(0, i, s), [G(3, 2), _i(2, 0), G(2, 2)]),
+    ("masked_scatter", lambda m, x, k, s: x.masked_scatter(k, s),
+     [G(3, 4), C(np.array([True, False, True, True])), G(12)]),
+    ("put", lambda m, x, i, s: x.put(i, s, accumulate=True), [G(3, 4), _i(0, -1, 0), G(3)]),
+    # torch 2.13's own backward of as_strided_scatter gives self the gradient of the written
+    # positions instead of the others: compared with the same write done by hand in torch
+    ("as_strided_scatter", lambda m, x, s: m.as_strided_scatter(x, s, (2, 2), (4, 1), 1),
+     [G(3, 4), G(2, 2)], {"torch_fn": _strided_write}),
     (
         "index_select_empty",
         lambda m, x, i: x.index_select(0, i),

@@ -60,6 +60,9 @@ RETURNS = {
     "Scalar": ("Scalar", "float"),
     "int": ("int64_t", "int"),
     "bool": ("bool", "bool"),
+    # Python composites only: a result whose structure depends on the arguments (unique's
+    # tensor, or tuple with return_inverse / return_counts)
+    "object": ("", "Any"),
 }
 VARIANTS = {"function", "method", "inplace", "out"}
 ALL_DTYPES = [
@@ -270,7 +273,7 @@ def parse_op(entry: dict, seen: set[str]) -> Op:
                 raise SchemaError(f"tuple returns must be 'Tensor name' fields, got {part!r}")
             returns.append((t, fname.strip()))
     else:
-        if ret not in RETURNS:
+        if ret not in RETURNS or (ret == "object" and entry.get("composite") != "python"):
             raise SchemaError(f"unknown return type {ret!r}")
         returns.append((ret, ""))
     variants = entry["variants"]

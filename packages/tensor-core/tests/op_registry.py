@@ -571,6 +571,16 @@ def unsigned_superset(name: str) -> dict:
 
 
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
+_NO_HALVES = tuple(d for d in ALL_DTYPES if d not in ("float16", "bfloat16"))
+TORCH_NO_HALVES = "PyTorch's CPU kernel of this op takes no float16 / bfloat16 (Ember's does)"
+TORCH_FLOATS_ONLY = "PyTorch's CPU kernel of this op takes floating dtypes only (Ember's any)"
+
+
+def _special(name):
+    """torch.special.<name> on torch, ember_tensor.special_<name> on Ember."""
+    return lambda m, *args, **kw: (
+        getattr(torch.special, name) if m is torch else getattr(m, "special_" + name)
+    )(*args, **kw)
 
 
 def _sort_complex(m, w):
@@ -702,6 +712,36 @@ ROWS: list[Row] = [
     unary("tanh", grad=PW),
     unary("sigmoid", grad=PW),
     unary("erf", grad=PW),
+    # --- special functions (kernels of special_cpu.cpp / special_cuda.cu)
+    unary("erfc", grad=PW),
+    unary("erfinv", dom="unit", grad=PW),
+    unary("lgamma", grad=PW),
+    unary("digamma", grad=PW),
+    # PyTorch's trigamma is accurate to ~5e-10 only (SciPy agrees with Ember: test_special_kernels)
+    R("polygamma", *[S(n, a(3, 4, dom="pos")) for n in (0, 1, 3)], S(2, a(2, 3, dom="any")),
+      grad=PW, tol={"float64": (1e-8, 1e-12)}),
+    R("mvlgamma", S(a(3, 4, dom="ge1"), 1), S(a(2, 3, dom="ge1"), 3), grad=PW),
+    unary("i0", grad=PW),
+    *[unary(f"special_{n}", fn=_special(n), grad=PW) for n in ("i0e", "i1", "i1e", "ndtr")],
+    *[unary(f"special_{n}", dom=dom, fn=_special(n), grad=PW, dtypes=_NO_HALVES,
+            dtypes_why=TORCH_NO_HALVES)
+      for n, dom in (("ndtri", "prob"), ("log_ndtr", "any"), ("erfcx", "any"))],
+    *[unary(f"special_{n}", dom=dom, fn=_special(n), dtypes=_NO_HALVES,
+            dtypes_why=TORCH_NO_HALVES)
+      for n, dom in (("bessel_j0", "any"), ("bessel_j1", "any"), ("bessel_y0", "pos"),
+                     ("bessel_y1", "pos"), ("modified_bessel_k0", "pos"),
+                     ("modified_bessel_k1", "pos"), ("scaled_modified_bessel_k0", "pos"),
+                     ("scaled_modified_bessel_k1", "pos"))],
+    # PyTorch's airy_ai is off by up to ~2e-5 (relative) for negative arguments; SciPy agrees
+    # with Ember (test_special_kernels.py)
+    unary("special_airy_ai", fn=_special("airy_ai"), dtypes=_NO_HALVES,
+          dtypes_why=TORCH_NO_HALVES, tol={"float64": (1e-4, 1e-6), "float32": (1e-4, 1e-6)}),
+    *[R(n, S(a(3, 4, dom="pos"), a(3, 4, dom="pos")), S(a(2, 1, 4, dom="pos", nc=True),
+                                                         a(3, 4, dom="pos")),
+        grad=PW, dtypes=_FLOATS, dtypes_why=TORCH_FLOATS_ONLY) for n in ("igamma", "igammac")],
+    R("special_zeta", S(a(3, 4, dom="ge1"), a(3, 4, dom="pos")), S(a(3, 4, dom="ge1"), 2.5),
+      fn=_special("zeta"), grad=PW, dtypes=_NO_HALVES,
+      dtypes_why=TORCH_NO_HALVES),
     unary("log2", dom="pos", grad=PW),
     unary("log10", dom="pos", grad=PW),
     unary("atan", grad=PW),
@@ -805,6 +845,22 @@ ROWS: list[Row] = [
     R("bincount", S(fixed([1, 1, 3, 0])), S(fixed([1, 1, 3, 0]), fixed([0.5, 1.0, 2.0, 1.0],
                                                                       "float64"), 6),
       dtypes=("int64", "int32", "uint8"), dtypes_why="integer inputs only (as torch)"),
+    R("quantile", S(a(3, 4), 0.3), S(a(3, 4), fixed([0.1, 0.5, 1.0], None), 1, True),
+      *[S(a(5), 0.4, interpolation=i) for i in ("lower", "higher", "midpoint", "nearest")],
+      S(fixed([[1.0, float("nan"), 3.0], [2.0, 0.0, -1.0]], None), 0.5, 1), grad=PW,
+      dtypes=("float32", "float64"), dtypes_why="float32 and float64 only (as torch)"),
+    R("nanquantile", S(fixed([[1.0, float("nan"), 3.0], [2.0, 0.0, -1.0]], None), 0.5, 1),
+      S(fixed([float("nan")] * 3, None), 0.5), S(a(3, 4), 0.7, keepdim=True), grad=PW,
+      dtypes=("float32", "float64"), dtypes_why="float32 and float64 only (as torch)"),
+    R("unique", S(fixed([3, 1, 2, 3, 1], None)),
+      S(fixed([[1, 2], [1, 2], [0, 5]], None), True, True, True, 0),
+      S(fixed([[2, 1, 2], [0, 1, 0]], None), True, False, True, 1), **unsigned_superset("unique")),
+    R("unique_consecutive", S(fixed([1, 1, 2, 2, 3, 1, 1], None), True, True),
+      S(fixed([[1, 1], [1, 1], [0, 2]], None), True, True, 0),
+      dtypes=tuple(ALL_DTYPES), dtypes_why="PyTorch's has no complex or uint16/32/64 kernel"),
+    R("isin", S(fixed([1, 2, 3, 4], None), fixed([2, 4, 6], None)),
+      S(fixed([[1, 2], [3, 4]], None), fixed([1], None), invert=True),
+      **unsigned_superset("isin")),
     R("histc", S(a(3, 4), 5), S(a(20), 4, -1, 1), S(fixed([1.0, 2.0, 1.0, 4.0], None), 4, 0, 3)),
     R("searchsorted", S(fixed([1, 3, 5, 7], None), fixed([[0, 3], [6, 9]], None)),
       S(fixed([[1, 3, 5], [2, 4, 6]], None), fixed([[3, 3], [1, 7]], None), right=True),
@@ -952,6 +1008,25 @@ ROWS: list[Row] = [
     R("scatter", S(a(3, 4), 1, fixed([[0, 3], [1, 2], [2, 0]]), a(3, 2)),
       S(a(3, 4), 0, fixed([[0, 1, 2, 0]]), 5), grad=SH),
     R("scatter_add", S(a(3, 4), 1, fixed([[0, 0], [1, 2], [3, 3]]), a(3, 2)), grad=SH),
+    R("scatter_reduce", *[S(a(3, 4), 1, fixed([[0, 0], [1, 2], [3, 3]]), a(3, 2), r)
+                          for r in ("sum", "prod", "mean", "amax", "amin")],
+      S(a(3, 4), 0, fixed([[0, 1], [0, 1]]), a(2, 2), "mean", include_self=False),
+      S(a(3, 4), 0, fixed([[2, 2], [2, 2]]), a(2, 2), "prod", include_self=False), grad=SH),
+    R("index_reduce", *[S(a(3, 4), 0, fixed([2, 0, 2]), a(3, 4), r)
+                        for r in ("prod", "mean", "amax", "amin")],
+      S(a(3, 4), 1, fixed([1, 1]), a(3, 2), "amax", include_self=False), grad=SH,
+      dtypes=tuple(d for d in ALL_DTYPES if d != "bool"),
+      dtypes_why="PyTorch's has no bool kernel"),
+    R("index_fill", S(a(3, 4), 1, fixed([0, 2]), 1.5), S(a(3, 4), 0, fixed([-1]), a()),
+      grad=SH, **unsigned_superset("index_fill")),
+    R("index_copy", S(a(3, 4), 0, fixed([2, 0]), a(2, 4)), S(a(3, 4), 1, fixed([3]), a(3, 1)),
+      grad=SH, **unsigned_superset("index_copy")),
+    R("masked_scatter", S(a(3, 4), mask(3, 4), a(12)), S(a(3, 4), mask(4, seed=1), a(13)),
+      grad=SH, **unsigned_superset("masked_scatter")),
+    R("put", S(a(3, 4), fixed([0, -1, 5]), a(3)), S(a(3, 4), fixed([1, 1]), a(2), True),
+      grad=SH),
+    R("as_strided_scatter", S(a(3, 4), a(2, 2), (2, 2), (4, 1), 1), grad=SH,
+      **unsigned_superset("as_strided_scatter")),
     R("index_select", S(a(3, 4), 1, fixed([3, 0, 0])), S(a(3, 4, nc=True), 0, fixed([2])),
       grad=SH),
     R("index_add", S(a(3, 4), 0, fixed([2, 0, 2]), a(3, 4)),

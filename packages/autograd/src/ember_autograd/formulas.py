@@ -29,6 +29,8 @@ from .formulas_nn import *  # noqa: F403
 from .formulas_nn import __all__ as _nn_all
 from .formulas_shape import *  # noqa: F403
 from .formulas_shape import __all__ as _shape_all
+from .formulas_special import *  # noqa: F403
+from .formulas_special import __all__ as _special_all
 from .saved import sum_to
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     *_linalg_all,
     *_nn_all,
     *_shape_all,
+    *_special_all,
     "amax_backward",
     "any_complex",
     "complex_jvp",

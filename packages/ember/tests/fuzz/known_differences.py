@@ -44,7 +44,74 @@ _LSTSQ_RANK = ("lstsq of a matrix whose numerical rank sits at the rcond cut-off
                "the float64 range's ends): which columns the pivoted QR keeps depends on the last "
                "bits of the factorisation, so PyTorch's own answer differs between machines")
 
+_SPECIAL_DTYPES = ("Ember's special-function kernels take every dtype (float16 and bfloat16 "
+                   "computed in double, integers and bool in the default float dtype); PyTorch's CPU "
+                   "kernel of this one lacks some (NotImplementedError): a superset")
+_SPECIAL_LIMITS = ("at +-inf Ember gives the limit (i0: inf, i1: +-inf), PyTorch NaN "
+                   "(differences-from-pytorch.md: Special functions)")
+_TRIGAMMA_POLES = ("at trigamma's poles (the non-positive integers) Ember gives inf, PyTorch "
+                   "1 / sin^2 of a rounded pi x, a large finite number "
+                   "(differences-from-pytorch.md: Special functions)")
+_SPECIAL_ACCURACY = ("PyTorch's value is the less accurate one: Ember computes every dtype in "
+                     "double, PyTorch's float32 kernels in float32 (airy_ai's phase, ndtr's tail, "
+                     "igamma of subnormal or huge shapes), and its float64 Bessel j0/j1/y0/y1 "
+                     "are off by ~3e-7 near x = 5.5; SciPy and mpmath agree with Ember "
+                     "(test_special_kernels.py; differences-from-pytorch.md: Special functions)")
+_UNIQUE_CONSECUTIVE_COUNTS = ("PyTorch's unique_consecutive ignores return_counts given by "
+                              "position (its counts come back empty); Ember honours it")
+_ZETA_TENSOR_FIRST = ("the op special_zeta takes a tensor first; ember.special.zeta, PyTorch's "
+                      "public name, also takes a number there")
+
 KNOWN: dict[tuple[str, str], str] = {
+    ("Tensor.i0", "value-mismatch"): _SPECIAL_LIMITS,
+    ("Tensor.i0_", "value-mismatch"): _SPECIAL_LIMITS,
+    ("Tensor.igamma", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("Tensor.igammac", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("Tensor.polygamma", "value-mismatch"): _TRIGAMMA_POLES,
+    ("i0", "value-mismatch"): _SPECIAL_LIMITS,
+    ("i0(out=)", "value-mismatch"): _SPECIAL_LIMITS,
+    ("igamma", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("igamma(out=)", "value-mismatch"): _SPECIAL_ACCURACY,
+    ("igammac", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("igammac", "value-mismatch"): _SPECIAL_ACCURACY,
+    ("polygamma", "value-mismatch"): _TRIGAMMA_POLES,
+    ("polygamma(out=)", "value-mismatch"): _TRIGAMMA_POLES,
+    ("special_airy_ai", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_airy_ai", "value-mismatch"): _SPECIAL_ACCURACY,
+    ("special_airy_ai(out=)", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_airy_ai(out=)", "value-mismatch"): _SPECIAL_ACCURACY,
+    ("special_bessel_j0", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_bessel_j0", "value-mismatch"): _SPECIAL_ACCURACY,
+    ("special_bessel_j0(out=)", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_bessel_j1", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_bessel_j1", "value-mismatch"): _SPECIAL_ACCURACY,
+    ("special_bessel_j1(out=)", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_bessel_y0", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_bessel_y0(out=)", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_bessel_y1", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_bessel_y1(out=)", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_bessel_y1(out=)", "value-mismatch"): _SPECIAL_ACCURACY,
+    ("special_erfcx", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_erfcx(out=)", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_i1", "value-mismatch"): _SPECIAL_LIMITS,
+    ("special_log_ndtr", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_log_ndtr(out=)", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_modified_bessel_k0", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_modified_bessel_k0(out=)", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_modified_bessel_k1", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_modified_bessel_k1(out=)", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_ndtr(out=)", "value-mismatch"): _SPECIAL_ACCURACY,
+    ("special_ndtri", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_ndtri(out=)", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_scaled_modified_bessel_k0", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_scaled_modified_bessel_k0(out=)", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_scaled_modified_bessel_k1", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_scaled_modified_bessel_k1(out=)", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_zeta", "raises-only-in-ember"): _ZETA_TENSOR_FIRST,
+    ("special_zeta", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("special_zeta(out=)", "raises-only-in-torch"): _SPECIAL_DTYPES,
+    ("unique_consecutive", "shape-mismatch"): _UNIQUE_CONSECUTIVE_COUNTS,
+    ("unique_consecutive", "value-mismatch"): _UNIQUE_CONSECUTIVE_COUNTS,
     ("linalg.lstsq", "value-mismatch"): _LSTSQ_RANK,
     ("linalg.cholesky_ex", "value-mismatch"): _EX_NAN,
     ("linalg.inv_ex", "value-mismatch"): _EX_NAN,

@@ -349,6 +349,22 @@ def _repr(self):
     return _printing.tensor_repr(self)
 
 
+def _polygamma(self, n):
+    """Tensor.polygamma(n): polygamma(n, self)."""
+    return _C.polygamma(_order("polygamma", n), self)
+
+
+def _polygamma_(self, n):
+    """Tensor.polygamma_(n): self := polygamma(n, self)."""
+    return _C.polygamma(_order("polygamma_", n), self, out=self)
+
+
+def _order(name, n):
+    if isinstance(n, _builtins.bool) or not hasattr(type(n), "__index__"):
+        raise TypeError(f"{name}(): argument 'n' must be int, not {type(n).__name__}")
+    return n
+
+
 for _name, _fn in {
     "__iter__": _iter,
     "__array__": _array,
@@ -367,6 +383,8 @@ for _name, _fn in {
     "view_as": _view_as,
     "reshape_as": _reshape_as,
     "nonzero": _nonzero_method,
+    "polygamma": _polygamma,
+    "polygamma_": _polygamma_,
     "is_floating_point": lambda self: self.dtype.is_floating_point,
     "is_signed": lambda self: self.dtype.is_signed,
     "is_complex": lambda self: self.dtype.is_complex,

@@ -1,4 +1,8 @@
-"""Special functions with PyTorch's ``torch.special`` names: the orthogonal polynomials
+"""Special functions with PyTorch's ``torch.special`` names: the gamma family (``gammaln``,
+``digamma``, ``polygamma``, ``multigammaln``, ``gammainc``, ``gammaincc``, ``zeta``), the
+error functions (``erfc``, ``erfcx``, ``erfinv``, ``ndtr``, ``ndtri``, ``log_ndtr``), the Bessel
+functions (``i0``, ``i0e``, ``i1``, ``i1e``, ``bessel_j0`` ... ``scaled_modified_bessel_k1``),
+``airy_ai`` (the core's kernels, ``special_*`` in ops.yaml), the orthogonal polynomials
 (Chebyshev of the four kinds and their shifted forms, Hermite, Laguerre, Legendre) by their
 three-term recurrences, entropy, ``xlog1py`` and the spherical Bessel function j0, composed
 of core ops (autograd differentiates them; they run on every device), and the aliases
@@ -20,6 +24,35 @@ import ember_tensor as _et
 from ._composites.elementwise import _xlog
 
 __all__ = [
+    "airy_ai",
+    "bessel_j0",
+    "bessel_j1",
+    "bessel_y0",
+    "bessel_y1",
+    "digamma",
+    "erfc",
+    "erfcx",
+    "erfinv",
+    "gammainc",
+    "gammaincc",
+    "gammaln",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
+    "log_ndtr",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
+    "modified_bessel_k0",
+    "modified_bessel_k1",
+    "multigammaln",
+    "ndtr",
+    "ndtri",
+    "polygamma",
+    "psi",
+    "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1",
+    "zeta",
     "chebyshev_polynomial_t",
     "chebyshev_polynomial_u",
     "chebyshev_polynomial_v",
@@ -60,6 +93,41 @@ logsumexp = _et.logsumexp
 round = _et.round  # noqa: A001 - PyTorch's name
 sinc = _et.sinc
 xlogy = _et.xlogy
+gammaln = _et.lgamma
+digamma = psi = _et.digamma
+polygamma = _et.polygamma
+multigammaln = _et.mvlgamma
+erfc = _et.erfc
+erfinv = _et.erfinv
+gammainc = _et.igamma
+gammaincc = _et.igammac
+i0 = modified_bessel_i0 = _et.i0
+i0e = _et.special_i0e
+i1 = modified_bessel_i1 = _et.special_i1
+i1e = _et.special_i1e
+ndtr = _et.special_ndtr
+ndtri = _et.special_ndtri
+log_ndtr = _et.special_log_ndtr
+erfcx = _et.special_erfcx
+bessel_j0 = _et.special_bessel_j0
+bessel_j1 = _et.special_bessel_j1
+bessel_y0 = _et.special_bessel_y0
+bessel_y1 = _et.special_bessel_y1
+modified_bessel_k0 = _et.special_modified_bessel_k0
+modified_bessel_k1 = _et.special_modified_bessel_k1
+scaled_modified_bessel_k0 = _et.special_scaled_modified_bessel_k0
+scaled_modified_bessel_k1 = _et.special_scaled_modified_bessel_k1
+airy_ai = _et.special_airy_ai
+
+
+def zeta(input, other, *, out=None):
+    """The Hurwitz zeta function: the sum over k >= 0 of (k + other) ** -input; either may be
+    a number (weak in the type promotion, as PyTorch's). Not differentiable in input."""
+    if not isinstance(input, _et.Tensor):
+        if not isinstance(other, _et.Tensor):
+            raise TypeError("zeta(): expected at least one of input and other to be a Tensor")
+        input = _et.full((), input, dtype=_et.result_type(input, other), device=other.device)
+    return _et.special_zeta(input, other, out=out)
 
 
 def softmax(input, dim, *, dtype=None):

@@ -49,7 +49,7 @@ from .. import composite_ops as _table
 # the modules that hold the bodies, one per op family
 _FAMILIES = (
     "elementwise", "arith", "reduction", "products", "decompositions", "activation", "signal",
-    "shape",
+    "shape", "indexing", "sets",
 )
 
 
@@ -114,7 +114,13 @@ def _as_int_list(name: str, arg: str, v):
     return _as_int(name, arg, v, " or tuple of ints")  # one int stays one (a count, for some)
 
 
-_CONVERTERS = {"int": _as_int, "int[]": _as_int_list}
+def _as_bool(name: str, arg: str, v):
+    if isinstance(v, bool) or type(v).__name__ == "bool_":  # a Python or NumPy bool
+        return bool(v)
+    raise TypeError(f"{name}(): argument '{arg}' must be bool, not {type(v).__name__}")
+
+
+_CONVERTERS = {"int": _as_int, "int[]": _as_int_list, "bool": _as_bool}
 
 
 def _arg_converter(name: str, arg_names: tuple, types: tuple, varargs):

@@ -27,6 +27,7 @@ __all__ = [
     "logaddexp",
     "logaddexp2",
     "logit",
+    "mvlgamma",
     "positive",
     "rad2deg",
     "sinc",
@@ -258,6 +259,20 @@ def logaddexp2(self, other):
 def frac(self):
     """The fractional part, self - trunc(self), with self's sign."""
     return _et.sub(self, _et.trunc(self))
+
+
+def mvlgamma(self, p):
+    """The multivariate log-gamma function of dimension p (>= 1): log(pi) p (p - 1) / 4 plus
+    the sum over j < p of lgamma(self - j / 2) (inf at the poles: like PyTorch 2.13, no
+    domain check). RuntimeError for p < 1; integers and bool give the default float dtype."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    if self.dtype == _et.bool:
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
+    x, dt = _float_of("mvlgamma", self)
+    halves = _et.mul(_et.arange(p, dtype=x.dtype, device=x.device), 0.5)
+    terms = _et.lgamma(_et.sub(x.unsqueeze(-1), halves)).sum(-1)
+    return _et.add(terms, p * (p - 1) / 4 * math.log(math.pi)).to(dt)
 
 
 def _xlog(op: str, self, other, log):

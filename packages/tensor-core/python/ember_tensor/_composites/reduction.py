@@ -30,7 +30,9 @@ __all__ = [
     "mode",
     "nanmean",
     "nanmedian",
+    "nanquantile",
     "nansum",
+    "quantile",
     "renorm",
     "searchsorted",
     "std_mean",
@@ -309,6 +311,82 @@ def mode(self, dim=-1, keepdim=False):
 
 
 # --------------------------------------------------------------------- differences, integrals
+
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(op: str, self, q, dim, keepdim: bool, interpolation: str, ignore_nan: bool):
+    """PyTorch's quantile / nanquantile: the sorted slice read at rank q (n - 1) (n: the
+    slice's non-NaN count for nanquantile), interpolated; NaN where quantile's slice holds a
+    NaN or nanquantile's holds nothing else. A 1-d q puts its dim first."""
+    if self.dtype not in (_et.float32, _et.float64):
+        raise RuntimeError(f"{op}() input tensor must be either float or double dtype")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{op}() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest. Got {interpolation}")
+    if isinstance(q, _et.Tensor):
+        if q.dim() > 1:
+            raise RuntimeError(f"{op}() q must be a scalar or 1D tensor")
+        if q.dtype != self.dtype:
+            raise RuntimeError(f"{op}() q tensor must be same dtype as the input tensor")
+        qt, q_dims = q, q.dim()
+    else:
+        qt, q_dims = _et.tensor(float(q), dtype=self.dtype, device=self.device), 0
+    if self.numel() == 0:
+        raise RuntimeError(f"{op}() input tensor must be non-empty")
+    inside = _et.logical_and(_et.ge(qt, 0), _et.le(qt, 1))  # NaN is outside
+    if not bool(inside.all()):
+        if q_dims == 0 and not isinstance(q, _et.Tensor):
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
+        raise RuntimeError(f"{op}() q values must be in the range [0, 1]")
+    if dim is None:
+        x = self.reshape(-1)
+    else:
+        dim = _wrap(dim, self.dim())
+        x = self.reshape(1) if self.dim() == 0 else self.movedim(dim, -1)
+    values = _et.sort(x, dim=-1).values  # NaNs last
+    n = values.shape[-1]
+    nan = _et.isnan(values)
+    last = _et.full((), n - 1, dtype=self.dtype, device=self.device)
+    qs = qt.reshape(-1)
+    if ignore_nan:
+        valid = _et.sum(_et.logical_not(nan), -1, keepdim=True).to(self.dtype)
+        ranks = _et.where(_et.eq(valid, 0), last, _et.mul(qs, _et.sub(valid, 1)))
+    else:
+        ranks = _et.where(nan.any(-1, keepdim=True), last, _et.mul(qs, n - 1))
+    if interpolation == "lower":
+        ranks = _et.floor(ranks)
+    elif interpolation == "higher":
+        ranks = _et.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = _et.round(ranks)
+    below = _et.floor(ranks).to(_et.int64)
+    above = _et.ceil(ranks).to(_et.int64)
+    lo, hi = _et.gather(values, -1, below), _et.gather(values, -1, above)
+    if interpolation == "midpoint":
+        weights = _et.where(_et.eq(below, above), _et.zeros_like(ranks), _et.full_like(ranks, 0.5))
+    else:
+        weights = _et.sub(ranks, below.to(self.dtype))
+    result = _et.lerp(lo, hi, weights).movedim(-1, 0)  # (q, *batch)
+    if keepdim:
+        if dim is None:
+            result = result.reshape((result.shape[0],) + (1,) * self.dim())
+        elif self.dim():
+            result = result.unsqueeze(dim + 1)
+    return result[0] if q_dims == 0 else result
+
+
+def quantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The q-th quantiles of self along dim (of all elements if None): q a number or a 1-d
+    tensor in [0, 1]; interpolation linear, lower, higher, midpoint or nearest between the
+    two order statistics around rank q (n - 1). NaN where the slice holds a NaN."""
+    return _quantile("quantile", self, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """quantile ignoring NaNs (NaN only where a slice holds nothing else)."""
+    return _quantile("nanquantile", self, q, dim, keepdim, interpolation, True)
 
 
 def diff(self, n=1, dim=-1, prepend=None, append=None):

@@ -1,0 +1,296 @@
+"""Indexing composites: the reducing scatters (``scatter_reduce``, ``index_reduce``), the
+index writes (``index_fill``, ``index_copy``, ``masked_scatter``, ``put``) and
+``as_strided_scatter``, composed of the core's gather / index_put / index_add / sort, so
+that they are differentiable and run on every device.
+
+The reducing scatters group the written elements by their target (a stable sort of the
+flat target offsets), reduce each group with a segmented scan (log2(n) steps of the
+reduction, each combining an element with the one 2^k before it when both have the same
+target) and write each group's result once. The reduction order within a group is a tree,
+not PyTorch's sequential one: float results may differ from PyTorch's in the last bits.
+"""
+
+from __future__ import annotations
+
+import ember_tensor as _et
+
+__all__ = [
+    "as_strided_scatter",
+    "index_copy",
+    "index_fill",
+    "index_reduce",
+    "masked_scatter",
+    "put",
+    "scatter_reduce",
+]
+
+_SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+_COMBINE = {"prod": _et.mul, "amax": _et.maximum, "amin": _et.minimum}
+
+
+def _wrap_dim(dim: int, ndim: int, op: str) -> int:
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"{op}: Dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {dim})")
+    return dim % n
+
+
+def _segment_reduce(targets, values, reduce: str):
+    """(the distinct targets, each one's reduction of its values): values grouped by target
+    with a stable sort, reduced by a segmented inclusive scan, read at each group's end."""
+    order = _et.argsort(targets, stable=True)
+    t, v = targets[order], values[order]
+    n = t.shape[0]
+    combine = _COMBINE[reduce]
+    step = 1
+    while step < n:
+        same = _et.eq(t[step:], t[:-step])
+        v = _et.cat([v[:step], _et.where(same, combine(v[:-step], v[step:]), v[step:])])
+        step *= 2
+    last = _et.cat([_et.ne(t[1:], t[:-1]), _et.ones(1, dtype=_et.bool, device=t.device)])
+    return t[last], v[last]
+
+
+def _scatter_reduce_flat(flat, t, v, reduce: str, include_self: bool):
+    """flat (a 1-d copy of self) with the values v reduced into the offsets t."""
+    if reduce in ("sum", "mean"):
+        ones = _et.ones_like(t, dtype=flat.dtype)
+        base = flat if include_self else _et.index_put(flat, (t,), _et.zeros_like(v))
+        total = _et.index_add(base, 0, t, v)
+        if reduce == "sum":
+            return total
+        count = _et.index_add(_et.ones_like(flat) if include_self else
+                              _et.index_put(_et.ones_like(flat), (t,), _et.zeros_like(ones)),
+                              0, t, ones)
+        if flat.dtype.is_floating_point or flat.dtype.is_complex:
+            return _et.div(total, count)
+        return _et.div(total, count, rounding_mode="floor")
+    targets, reduced = _segment_reduce(t, v, reduce)
+    if include_self:
+        reduced = _COMBINE[reduce](flat[targets], reduced)
+    return _et.index_put(flat, (targets,), reduced)
+
+
+def _flat_offsets(index, dim: int, shape):
+    """The offset into a contiguous tensor of ``shape`` of each element of ``index`` (the
+    index value along dim, the element's own position along the other dims)."""
+    strides = [1] * len(shape)
+    for d in range(len(shape) - 2, -1, -1):
+        strides[d] = strides[d + 1] * shape[d + 1]
+    offsets = _et.mul(index, strides[dim])
+    for d in range(index.dim()):
+        if d != dim:
+            view = [1] * index.dim()
+            view[d] = index.shape[d]
+            pos = _et.arange(index.shape[d], device=index.device).reshape(view)
+            offsets = _et.add(offsets, _et.mul(pos, strides[d]))
+    return offsets
+
+
+def _check_scatter(op: str, self, dim: int, index, src):
+    if index.dtype != _et.int64:
+        raise RuntimeError(f"{op}(): Expected dtype int64 for index")
+    if src.dtype != self.dtype:
+        raise RuntimeError(f"{op}(): Expected self.dtype to be equal to src.dtype")
+    if max(index.dim(), 1) != max(self.dim(), 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    for d in range(index.dim()):
+        if index.shape[d] > (src.shape[d] if src.dim() else 1) or (
+                d != dim and index.shape[d] > (self.shape[d] if self.dim() else 1)):
+            raise RuntimeError(
+                f"Expected index {list(index.shape)} to be smaller than self "
+                f"{list(self.shape)} apart from dimension {dim} and to be smaller size than "
+                f"src {list(src.shape)}"
+            )
+    size = self.shape[dim] if self.dim() else 1
+    if index.numel():
+        bad = _et.logical_or(_et.lt(index, 0), _et.ge(index, size))
+        if bool(bad.any()):
+            value = int(index[bad].reshape(-1)[0])
+            raise RuntimeError(f"index {value} is out of bounds for dimension {dim} with "
+                               f"size {size}")
+
+
+def scatter_reduce(self, dim, index, src, reduce, include_self=True):
+    """self with src's elements (those index covers) reduced into the positions index names
+    along dim: reduce is 'sum', 'prod', 'mean' (integers: floor division), 'amax' or
+    'amin'; include_self=False leaves self's own values out of the written positions'
+    reductions. RuntimeError for another reduce, a dtype mismatch or an index out of range
+    (PyTorch's messages)."""
+    if reduce not in _SCATTER_REDUCTIONS:
+        raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, "
+                           f"got {reduce}")
+    dim = _wrap_dim(dim, self.dim(), "scatter_reduce")
+    _check_scatter("scatter", self, dim, index, src)
+    if index.numel() == 0:
+        return self.clone()
+    shape = tuple(self.shape) if self.dim() else (1,)
+    idx = index.reshape(index.shape if index.dim() else (1,))
+    used = src.reshape(src.shape if src.dim() else (1,))
+    used = used[tuple(slice(0, n) for n in idx.shape)]
+    t = _flat_offsets(idx, dim, shape).reshape(-1)
+    flat = self.contiguous().reshape(-1).clone()
+    out = _scatter_reduce_flat(flat, t, used.reshape(-1), reduce, include_self)
+    return out.reshape(self.shape)
+
+
+def index_reduce(self, dim, index, source, reduce, include_self=True):
+    """self with the slices of source along dim reduced into the slices index (1-d) names:
+    reduce is 'prod', 'mean', 'amax' or 'amin' (PyTorch's index_reduce)."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    if index.dim() > 1:
+        raise IndexError("index_reduce_(): Index is supposed to be a vector, but got dim: "
+                         f"{index.dim()} with type: {_dtype_title(index.dtype)} and size: "
+                         f"{list(index.shape)}")
+    if source.dtype != self.dtype:
+        raise RuntimeError(f"index_reduce_(): self ({_dtype_title(self.dtype)}) and source "
+                           f"({_dtype_title(source.dtype)}) must have the same scalar type")
+    dim = _wrap_dim(dim, self.dim(), "index_reduce")
+    if self.dim() == 0:
+        return scatter_reduce(self, 0, index.reshape(-1), source.reshape(-1), reduce,
+                              include_self=include_self)
+    view = [1] * source.dim()
+    view[dim] = -1
+    full = index.reshape(view).expand(source.shape)
+    return scatter_reduce(self, dim, full.contiguous(), source, reduce, include_self=include_self)
+
+
+def _dtype_title(dtype) -> str:
+    """PyTorch's scalar type name of a dtype in messages (Float, Long, ...)."""
+    return dtype._scalar_type_name
+
+
+def _slices(dim: int, index):
+    return (slice(None),) * dim + (index,)
+
+
+def index_fill(self, dim, index, value):
+    """A copy of self with the slices index (0-d or 1-d) names along dim set to value (a
+    number or a 0-d tensor)."""
+    dim = _wrap_dim(dim, self.dim(), "index_fill")
+    if index.dim() > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    out = self.clone()
+    idx = index.reshape(-1)
+    size = self.shape[dim] if self.dim() else 1
+    if idx.numel():
+        bad = _et.logical_or(_et.lt(idx, -size), _et.ge(idx, size))
+        if bool(bad.any()):
+            raise IndexError(f"index {int(idx[bad][0])} is out of bounds for dimension {dim} "
+                             f"with size {size}")
+    if isinstance(value, _et.Tensor):
+        if value.dim() != 0:
+            raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but "
+                               f"got tensor with {value.dim()} dimension(s).")
+        value = value.to(self.dtype)
+    if self.dim() == 0:
+        if idx.numel():
+            out.fill_(value)
+        return out
+    out[_slices(dim, idx)] = value
+    return out
+
+
+def index_copy(self, dim, index, source):
+    """A copy of self with source's slices along dim written at the positions index (1-d)
+    names (PyTorch's index_copy)."""
+    dim = _wrap_dim(dim, self.dim(), "index_copy")
+    if index.dim() > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.dim()})")
+    if source.dtype != self.dtype:
+        raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but "
+                           f"got (self) {_dtype_title(self.dtype)} and (source) "
+                           f"{_dtype_title(source.dtype)}")
+    idx = index.reshape(-1)
+    n_source = source.shape[dim] if source.dim() else 1
+    if idx.numel() != n_source:
+        raise IndexError(f"index_copy_(): Number of indices ({idx.numel()}) should be equal to "
+                         f"source.size(dim) ({n_source})")
+    size = self.shape[dim] if self.dim() else 1
+    if idx.numel():
+        bad = _et.logical_or(_et.lt(idx, 0), _et.ge(idx, size))
+        if bool(bad.any()):
+            raise IndexError(f"index_copy_(): index {int(idx[bad][0])} is out of bounds for "
+                             f"dimension {dim} with size {size}")
+    out = self.clone()
+    if self.dim() == 0:
+        out.copy_(source.reshape(()))
+        return out
+    out[_slices(dim, idx)] = source
+    return out
+
+
+def masked_scatter(self, mask, source):
+    """self (broadcast with mask) with source's leading elements written, in order, where
+    mask is true. RuntimeError when source has fewer elements than mask has trues."""
+    if mask.dtype != _et.bool:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {mask.dtype}")
+    if source.dtype != self.dtype:
+        raise RuntimeError("masked_scatter: expected self and source to have same dtypes but "
+                           f"got{_dtype_title(self.dtype)} and {_dtype_title(source.dtype)}")
+    shape = _et.broadcast_shapes(self.shape, mask.shape)
+    out = self.expand(shape).clone()
+    m = mask.expand(shape)
+    n = int(m.sum())
+    if n > source.numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    out[m] = source.reshape(-1)[:n]
+    return out
+
+
+def put(self, index, source, accumulate=False):
+    """A copy of self, read as 1-d, with source's values written (or, accumulate=True,
+    added) at index (negative counts from the end). IndexError for an index out of range."""
+    n = self.numel()
+    idx = index.reshape(-1)
+    if source.numel() != idx.numel():
+        raise IndexError("put_(): Expected source and index to have the same number of "
+                         f"elements, but got source.numel() = {source.numel()}, index.numel() = "
+                         f"{idx.numel()}")
+    if idx.numel():
+        bad = _et.logical_or(_et.lt(idx, -n), _et.ge(idx, n))
+        if bool(bad.any()):
+            raise IndexError(f"out of range: tried to access index {int(idx[bad][0])} on a "
+                             f"tensor of {n} elements.")
+    flat = self.contiguous().reshape(-1)
+    out = _et.index_put(flat, (_et.remainder(idx, max(n, 1)),), source.reshape(-1),
+                        accumulate)
+    return out.reshape(self.shape)
+
+
+def _last_offset(offset: int, shape, strides) -> int:
+    return offset + sum((n - 1) * st for n, st in zip(shape, strides))
+
+
+def as_strided_scatter(self, src, size, stride, storage_offset=None):
+    """A copy of self with src written at the positions of self.as_strided(size, stride,
+    storage_offset): positions in self's storage (offset: self's own by default), as
+    PyTorch's; the view's positions that are not elements of self are not written."""
+    base = self.storage_offset()
+    offset = base if storage_offset is None else storage_offset
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    count = 1
+    for n in size:
+        count *= n
+    if tuple(src.shape) != size:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size "
+                           f"= {list(src.shape)}, slice size = {list(size)}")
+    if self.numel() == 0 or count == 0:
+        return self.clone()
+    extent = max(_last_offset(base, self.shape, self.stride()),
+                 _last_offset(offset, size, stride)) + 1
+    ids = _et.arange(extent, device=self.device)
+    owner = _et.full((extent,), -1, dtype=_et.int64, device=self.device)
+    owner = _et.index_put(owner, (ids.as_strided(self.shape, self.stride(), base).reshape(-1),),
+                          _et.arange(self.numel(), device=self.device))
+    targets = owner[ids.as_strided(size, stride, offset).reshape(-1)]
+    keep = _et.ge(targets, 0)
+    flat = self.contiguous().reshape(-1)
+    out = _et.index_put(flat, (targets[keep],), src.reshape(-1).to(self.dtype)[keep])
+    return out.reshape(self.shape)

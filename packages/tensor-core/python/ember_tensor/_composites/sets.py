@@ -1,0 +1,120 @@
+"""Set composites: ``unique``, ``unique_consecutive`` and ``isin``, from the stable sort,
+searchsorted and cumulative sums, with PyTorch's results (NaNs are never equal to each other,
+so each is its own value) and errors."""
+
+from __future__ import annotations
+
+import ember_tensor as _et
+
+__all__ = ["isin", "unique", "unique_consecutive"]
+
+
+def _wrap(dim: int, ndim: int) -> int:
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+def _rows(self, dim):
+    """self as a 2-d tensor of the slices to compare (one per row), and how to rebuild a
+    tensor of such rows: dim None compares elements."""
+    if dim is None:
+        flat = self.reshape(-1)
+        return flat.unsqueeze(-1), lambda rows: rows.reshape(-1)
+    d = _wrap(dim, self.dim())
+    moved = self.movedim(d, 0)
+    rest = tuple(moved.shape[1:])
+    width = 1
+    for n in rest:
+        width *= n
+    return (moved.reshape(moved.shape[0], width),
+            lambda rows: rows.reshape((rows.shape[0],) + rest).movedim(0, d))
+
+
+def _new_group(rows):
+    """Per row: whether it differs from the one before it (the first row always does)."""
+    n = rows.shape[0]
+    if n == 0:
+        return _et.ones(0, dtype=_et.bool, device=rows.device)
+    differs = _et.ne(rows[1:], rows[:-1]).any(-1) if rows.shape[1] else \
+        _et.zeros(n - 1, dtype=_et.bool, device=rows.device)
+    return _et.cat([_et.ones(1, dtype=_et.bool, device=rows.device), differs])
+
+
+def _lexicographic_order(rows):
+    """The stable order that sorts the rows lexicographically (one stable sort per column,
+    last column first)."""
+    order = _et.arange(rows.shape[0], device=rows.device)
+    for c in range(rows.shape[1] - 1, -1, -1):
+        column = rows[order, c] if rows.shape[0] else rows[:, c]
+        order = order[_et.argsort(column, stable=True)]
+    return order
+
+
+def _results(values, inverse, counts, return_inverse: bool, return_counts: bool):
+    out = (values,)
+    if return_inverse:
+        out += (inverse,)
+    if return_counts:
+        out += (counts,)
+    return out[0] if len(out) == 1 else out
+
+
+def _grouped(rows, starts):
+    """(the group id of each row, the number of rows of each group) from the group starts."""
+    group = _et.sub(_et.cumsum(starts.to(_et.int64), 0), 1)
+    n_groups = int(starts.sum())
+    counts = _et.zeros(n_groups, dtype=_et.int64, device=rows.device)
+    counts = _et.index_add(counts, 0, group, _et.ones_like(group)) if group.numel() else counts
+    return group, counts
+
+
+def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct elements of self (dim None: flattened, sorted), or its distinct slices
+    along dim (sorted lexicographically); with return_inverse, each element's (slice's)
+    position among them (self's shape, or dim's length); with return_counts, how often each
+    occurs. A tensor, or a tuple when either flag is set."""
+    rows, rebuild = _rows(self, dim)
+    order = _lexicographic_order(rows) if dim is not None else _et.argsort(
+        rows.reshape(-1), stable=True)
+    sorted_rows = rows[order]
+    starts = _new_group(sorted_rows)
+    group, counts = _grouped(sorted_rows, starts)
+    values = rebuild(sorted_rows[starts])
+    inverse = _et.empty_like(group)
+    if group.numel():
+        inverse = _et.index_put(inverse, (order,), group)
+    inverse = inverse.reshape(self.shape) if dim is None else inverse
+    return _results(values, inverse, counts, return_inverse, return_counts)
+
+
+def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+    """self with each run of equal consecutive elements (dim None: of the flattened tensor;
+    else slices along dim) collapsed into one; inverse and counts as unique's."""
+    rows, rebuild = _rows(self, dim)
+    starts = _new_group(rows)
+    group, counts = _grouped(rows, starts)
+    values = rebuild(rows[starts])
+    inverse = group.reshape(self.shape) if dim is None else group
+    return _results(values, inverse, counts, return_inverse, return_counts)
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each element of elements occurs in test_elements (either may be a number);
+    invert=True negates. The result has elements' shape, bool."""
+    like = elements if isinstance(elements, _et.Tensor) else test_elements
+    if not isinstance(elements, _et.Tensor):
+        elements = _et.tensor(elements, device=like.device)
+    if not isinstance(test_elements, _et.Tensor):
+        test_elements = _et.tensor(test_elements, device=like.device)
+    dt = _et.result_type(elements, test_elements)
+    x, t = elements.to(dt), test_elements.to(dt).reshape(-1)
+    if t.numel() == 0:
+        found = _et.zeros(x.shape, dtype=_et.bool, device=x.device)
+    else:
+        t = _et.sort(t).values
+        pos = _et.searchsorted(t, x.reshape(-1)).clamp(max=t.numel() - 1)
+        found = _et.eq(t[pos], x.reshape(-1)).reshape(x.shape)
+    return _et.logical_not(found) if invert else found
