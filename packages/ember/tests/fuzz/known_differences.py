@@ -45,8 +45,8 @@ _LSTSQ_RANK = ("lstsq of a matrix whose numerical rank sits at the rcond cut-off
                "bits of the factorisation, so PyTorch's own answer differs between machines")
 
 _SPECIAL_DTYPES = ("Ember's special-function kernels take every dtype (float16 and bfloat16 "
-                   "computed in double, integers and bool in the default float dtype); PyTorch's CPU "
-                   "kernel of this one lacks some (NotImplementedError): a superset")
+                   "computed in double, integers and bool in the default float dtype); "
+                   "PyTorch's CPU kernel of this one lacks some (NotImplementedError): a superset")
 _SPECIAL_LIMITS = ("at +-inf Ember gives the limit (i0: inf, i1: +-inf), PyTorch NaN "
                    "(differences-from-pytorch.md: Special functions)")
 _TRIGAMMA_POLES = ("at trigamma's poles (the non-positive integers) Ember gives inf, PyTorch "
