@@ -274,6 +274,8 @@ ROWS = [
      [G(3, 2), _i([2, 0], [2, 2]), G(2, 2)]),
     *[(f"index_reduce_{r}", lambda m, x, i, s, r=r: _beta(m, lambda: x.index_reduce(0, i, s, r)),
        [G(3, 2, nc=True), _i(2, 0, 2), G(3, 2)]) for r in ("prod", "mean", "amax", "amin")],
+    ("combinations", lambda m, x: m.combinations(x, 2), [G(4)]),
+    ("constant_pad_nd", lambda m, x: m.constant_pad_nd(x, (1, -1, 2, 0), 0.5), [G(3, 4)]),
     ("index_fill", lambda m, x, i: x.index_fill(1, i, 2.0), [G(3, 4), _i(0, 2)]),
     ("index_copy", lambda m, x, i, s: x.index_copy(0, i, s), [G(3, 2), _i(2, 0), G(2, 2)]),
     ("masked_scatter", lambda m, x, k, s: x.masked_scatter(k, s),

@@ -761,7 +761,8 @@ def emit_args(op: Op, variant: str, skip_self: bool) -> str:
 
 
 def emit_varargs_lambda(op: Op, variant: str) -> str:
-    """Binding for ops like view(*shape): the int[] argument may also be spread as *args.
+    """Binding for ops like view(*shape): the int[] argument may also be spread as *args, or
+    given by name.
 
     Arguments before it stay positional; those after it become keyword-only."""
     va = op.varargs
@@ -770,8 +771,9 @@ def emit_varargs_lambda(op: Op, variant: str) -> str:
     params += [f"{TYPES[a.type][1]} {a.name}" for a in op.args[idx + 1 :]]
     if variant == "out":
         params.append("std::optional<Tensor> out")
+    params.append(f"py::object {va}_keyword")  # the argument by name: flip(x, dims=(0,))
     call = [
-        a.name if a.name != va else f'shape_from_varargs("{op.name}", "{va}", rest)'
+        a.name if a.name != va else f'shape_from_varargs("{op.name}", "{va}", rest, {va}_keyword)'
         for a in op.args
     ]
     if variant == "out":
@@ -791,6 +793,7 @@ def emit_varargs_args(op: Op, variant: str, skip_self: bool) -> str:
         out.append(s + (f" = {py_default(a)}" if a.default is not None else ""))
     if variant == "out":
         out.append('py::arg("out").none(true) = py::none()')
+    out.append(f'py::arg("{op.varargs}").none(true) = py::none()')
     return ", ".join(out)
 
 

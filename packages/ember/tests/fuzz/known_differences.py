@@ -62,7 +62,13 @@ _UNIQUE_CONSECUTIVE_COUNTS = ("PyTorch's unique_consecutive ignores return_count
 _ZETA_TENSOR_FIRST = ("the op special_zeta takes a tensor first; ember.special.zeta, PyTorch's "
                       "public name, also takes a number there")
 
+_COV_MUTATES = ("PyTorch's cov writes into a 0-d integer input (it centres a view of it in "
+                "place); Ember leaves its input unchanged")
+
 KNOWN: dict[tuple[str, str], str] = {
+    ("Tensor.cov", "mutation-mismatch"): _COV_MUTATES,
+    ("Tensor.polygamma_", "value-mismatch"): _TRIGAMMA_POLES,
+    ("unique_consecutive", "structure-mismatch"): _UNIQUE_CONSECUTIVE_COUNTS,
     ("Tensor.i0", "value-mismatch"): _SPECIAL_LIMITS,
     ("Tensor.i0_", "value-mismatch"): _SPECIAL_LIMITS,
     ("Tensor.igamma", "raises-only-in-torch"): _SPECIAL_DTYPES,

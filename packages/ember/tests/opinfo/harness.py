@@ -314,7 +314,9 @@ def check_forward(op, dtype: torch.dtype, limit: int, reference: bool) -> Outcom
             at = skips.PHASE_FREE_OUTPUTS[op.name][0]
             got = _phase_fixed(got, at)
             want = _phase_fixed(want, at)
-        if op.name in skips.UNSPECIFIED_INDICES:
+        if op.name in skips.SORT_INDICES and not s.kwargs.get("stable", False):
+            diff = _sorts(s, got, want, op.name == "sort")
+        elif op.name in skips.UNSPECIFIED_INDICES:
             at = skips.UNSPECIFIED_INDICES[op.name][0]
             diff = compare(got[0], want[0], "output 0") or _indices_select(s, got, at)
         else:
@@ -339,6 +341,27 @@ def _phase_fixed(out, at: int):
     out = [torch.from_numpy(np.ascontiguousarray(_numpy(o))) if _is_tensor(o) else o
            for o in out]
     return tuple(out)
+
+
+def _sorts(s, got, want, with_values: bool) -> str | None:
+    """None when got's indices (the second output of sort, argsort's only one) order the
+    sample's input along its dim as torch's order does (and sort's values match)."""
+    if with_values:
+        diff = compare(got[0], want[0], "output 0")
+        if diff is not None:
+            return diff
+    x = s.input.detach()
+    if x.dim() == 0:
+        return None
+    dim = s.kwargs.get("dim", s.args[0] if s.args else -1)
+    mine = torch.from_numpy(_numpy(got[1] if with_values else got).copy())
+    theirs = want[1] if with_values else want
+    if tuple(mine.shape) != tuple(theirs.shape):
+        return f"indices: shape {tuple(mine.shape)}, torch has {tuple(theirs.shape)}"
+    a, b = torch.gather(x, dim, mine), torch.gather(x, dim, theirs)
+    if not bool(((a == b) | ((a != a) & (b != b))).all()):  # NaNs sort alike too
+        return "indices: they do not order the input as torch's do"
+    return None
 
 
 def _indices_select(s, got, at: int) -> str | None:

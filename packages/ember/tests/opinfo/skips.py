@@ -59,6 +59,16 @@ UNSPECIFIED_INDICES: dict[str, tuple[int, str]] = {
     "kthvalue": (1, "torch.kthvalue's index among equal values is its quickselect's choice"),
 }
 
+# sorts whose order among equal values PyTorch leaves unspecified unless stable=True (its
+# unstable sort permutes ties for large inputs): the indices are checked to sort the input,
+# the values compared; name -> reason
+SORT_INDICES: dict[str, str] = {
+    "sort": "torch.sort(stable=False) orders equal values as its algorithm does; Ember's sort "
+            "is always stable",
+    "argsort": "torch.argsort(stable=False) orders equal values as its algorithm does; Ember's "
+               "sort is always stable",
+}
+
 # outputs holding eigenvectors, each defined up to a phase (a sign for real ones): compared
 # after scaling every vector so that its largest element is real and positive; name ->
 # (output index, reason)

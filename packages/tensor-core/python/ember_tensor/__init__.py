@@ -488,13 +488,19 @@ def _tensor_new(cls, *args, **kwargs):
 Tensor.__new__ = _tensor_new
 
 
+from . import _torch_overloads  # noqa: E402
+from ._torch_overloads import fill, norm, resolve_neg, scatter, zero_  # noqa: E402
+
+_torch_overloads.install(Tensor)
+
 # ---- the public namespace: every op of ops.yaml plus the hand-written ones ----
 
 # OutOfMemoryError lives in ember_tensor.cuda, LinAlgError in ember_tensor.linalg
 _PRIVATE = {"Tensor", "dtype", "device", "Generator", "LinAlgError", "OutOfMemoryError"}
 __all__ = ["Tensor", "dtype", "device", "Generator", "Size", "is_tensor", "numel", "nonzero",
            "as_tensor", "broadcast_shapes", "isclose", "allclose", "set_printoptions",
-           "get_printoptions", "is_complex", "is_floating_point", "is_conj", "resolve_conj"]
+           "get_printoptions", "is_complex", "is_floating_point", "is_conj", "resolve_conj",
+           "fill", "norm", "resolve_neg", "scatter", "zero_"]
 for _name in dir(_C):
     if _name.startswith(("_fused_", "_lstm_", "_softmax_back", "_log_softmax_back", "_fft_")):
         # kernels for other packages (PyTorch's names where it has them): not in __all__

@@ -17,9 +17,14 @@ __all__ = [
     "float_power",
     "fmax",
     "fmin",
+    "frexp",
+    "gcd",
     "heaviside",
+    "lcm",
+    "ldexp",
     "lerp",
     "nan_to_num",
+    "nextafter",
     "rsub",
 ]
 
@@ -185,3 +190,109 @@ def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
     nan_t = _et.full((), nan, dtype=self.dtype, device=self.device)
     r = _et.where(_et.isinf(self), _et.where(_et.gt(self, 0), pos, neg), self)
     return _et.where(_et.isnan(self), nan_t, r)
+
+
+def _integer_pair(op: str, self, other):
+    dt = _et.result_type(self, other)
+    if dt.is_floating_point or dt.is_complex or dt == _et.bool:
+        raise NotImplementedError(f'"{op}_cpu" not implemented for \'{dt._scalar_type_name}\'')
+    a = self.to(dt) if isinstance(self, _et.Tensor) else _et.tensor(self, dtype=dt)
+    b = other.to(dt) if isinstance(other, _et.Tensor) else _et.tensor(other, dtype=dt)
+    shape = _et.broadcast_shapes(a.shape, b.shape)
+    return a.expand(shape), b.expand(shape)
+
+
+def _euclid(a, b):
+    """The greatest common divisors of a and b (integer tensors of one shape): PyTorch's
+    loop, |a| and |b| then Euclid's with C's truncating remainder (so that the one
+    unrepresentable |x|, of the type's minimum, gives what PyTorch's gives)."""
+    a, b = _et.abs(a), _et.abs(b)
+    while bool(_et.ne(a, 0).any()):
+        nonzero = _et.ne(a, 0)
+        safe = _et.where(nonzero, a, _et.ones_like(a))
+        a, b = _et.where(nonzero, _et.fmod(b, safe), a), _et.where(nonzero, a, b)
+    return b
+
+
+def gcd(self, other):
+    """The greatest common divisor of each pair of integers (>= 0; gcd(0, 0) = 0)."""
+    a, b = _integer_pair("gcd", self, other)
+    return _euclid(a, b)
+
+
+def lcm(self, other):
+    """The least common multiple of each pair of integers (>= 0; 0 if either is 0)."""
+    a, b = _integer_pair("lcm", self, other)
+    g = _euclid(a, b)
+    safe = _et.where(_et.eq(g, 0), _et.ones_like(g), g)
+    # |a / g * b| in int64, then wrapped to the dtype: PyTorch's C++ computes the narrow
+    # integer types in int
+    wide = _et.mul(_et.div(a, safe, rounding_mode="trunc").to(_et.int64), b.to(_et.int64))
+    return _et.abs(wide).to(a.dtype)
+
+
+def ldexp(self, other):
+    """self * 2 ** other (integers give the default float dtype)."""
+    dt = _et.result_type(self, other)
+    if not (dt.is_floating_point or dt.is_complex):
+        dt = _et.get_default_dtype()
+    return _et.mul(self.to(dt), _et.pow(2.0, other.to(dt)))
+
+
+def frexp(self):
+    """(mantissa, exponent) with self = mantissa * 2 ** exponent, |mantissa| in [0.5, 1)
+    (0, inf and NaN keep themselves with exponent 0); exponent is int32. Floating inputs
+    only (PyTorch's RuntimeError otherwise)."""
+    if not self.is_floating_point():
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    x = self.to(_et.float64)
+    a = _et.abs(x)
+    regular = _et.logical_and(_et.isfinite(a), _et.ne(a, 0))
+    safe = _et.where(regular, a, _et.ones_like(a))
+    e = _et.add(_et.floor(_et.log2(safe)), 1)
+    m = _et.mul(safe, _et.pow(2.0, _et.neg(e)))
+    # log2 may round across a power of two: bring m into [0.5, 1)
+    high = _et.ge(m, 1)
+    e = _et.where(high, _et.add(e, 1), e)
+    low = _et.lt(m, 0.5)
+    e = _et.where(low, _et.sub(e, 1), e)
+    e = _et.where(regular, e, _et.zeros_like(e))
+    mantissa = _et.where(regular, _et.mul(x, _et.pow(2.0, _et.neg(e))), x)
+    return mantissa.to(self.dtype), e.to(_et.int32)
+
+
+# (mantissa bits, the least frexp exponent of a normal number, the largest finite value)
+_FLOAT_LAYOUT = {
+    "float16": (11, -13, 65504.0),
+    "bfloat16": (8, -125, 3.3895313892515355e38),
+    "float32": (24, -125, 3.4028234663852886e38),
+    "float64": (53, -1021, 1.7976931348623157e308),
+}
+
+
+def nextafter(self, other):
+    """The next value of self's dtype after self toward other (other itself when equal,
+    NaN when either is NaN), computed exactly from self's binary exponent."""
+    dt = _et.result_type(self, other)
+    if not dt.is_floating_point:
+        raise RuntimeError(f'"nextafter_cpu" not implemented for \'{dt._scalar_type_name}\'')
+    bits, emin, largest = _FLOAT_LAYOUT[_name(dt)]
+    x, y = self.to(dt).to(_et.float64), other.to(dt).to(_et.float64)
+    up = _et.gt(y, x)
+    sign = _et.where(up, _et.ones_like(x), _et.neg(_et.ones_like(x)))
+    mantissa, exponent = frexp(x)
+    e = _et.clamp(exponent.to(_et.float64), min=emin)
+    ulp = _et.pow(2.0, _et.sub(e, bits))
+    away = _et.eq(_et.sign(x), sign)  # moving away from zero
+    # toward zero from a power of two, the binade below has half the spacing
+    halve = _et.logical_and(_et.logical_not(away), _et.logical_and(
+        _et.eq(_et.abs(mantissa), 0.5), _et.gt(exponent.to(_et.float64), emin)))
+    ulp = _et.where(halve, _et.mul(ulp, 0.5), ulp)
+    step = _et.add(x, _et.mul(sign, ulp))
+    tiny = 2.0 ** (emin - bits)
+    step = _et.where(_et.eq(x, 0), _et.mul(sign, tiny), step)
+    step = _et.where(_et.isinf(x), _et.mul(_et.sign(x), largest), step)
+    out = _et.where(_et.eq(x, y), y, step)
+    out = _et.where(_et.logical_or(_et.isnan(x), _et.isnan(y)), _et.full_like(x, float("nan")),
+                    out)
+    return out.to(dt)

@@ -269,10 +269,12 @@ def mvlgamma(self, p):
         raise RuntimeError("p has to be greater than or equal to 1")
     if self.dtype == _et.bool:
         raise RuntimeError("The input tensor may not be a boolean tensor.")
-    x, dt = _float_of("mvlgamma", self)
-    halves = _et.mul(_et.arange(p, dtype=x.dtype, device=x.device), 0.5)
+    # the arguments self - j/2 in the result dtype, as PyTorch's (float16 / bfloat16 too)
+    _, dt = _float_of("mvlgamma", self)
+    x = self.to(dt)
+    halves = _et.mul(_et.arange(p, dtype=dt, device=x.device), 0.5)
     terms = _et.lgamma(_et.sub(x.unsqueeze(-1), halves)).sum(-1)
-    return _et.add(terms, p * (p - 1) / 4 * math.log(math.pi)).to(dt)
+    return _et.add(terms, p * (p - 1) / 4 * math.log(math.pi))
 
 
 def _xlog(op: str, self, other, log):

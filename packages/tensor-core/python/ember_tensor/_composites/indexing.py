@@ -173,7 +173,6 @@ def index_fill(self, dim, index, value):
     dim = _wrap_dim(dim, self.dim(), "index_fill")
     if index.dim() > 1:
         raise RuntimeError("Index has to be a vector/scalar")
-    out = self.clone()
     idx = index.reshape(-1)
     size = self.shape[dim] if self.dim() else 1
     if idx.numel():
@@ -186,12 +185,20 @@ def index_fill(self, dim, index, value):
             raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value.dim()} dimension(s).")
         value = value.to(self.dtype)
-    if self.dim() == 0:
-        if idx.numel():
-            out.fill_(value)
-        return out
-    out[_slices(dim, idx)] = value
-    return out
+    else:
+        value = _et.full((), value, dtype=self.dtype, device=self.device)
+    # the filled positions as a mask along dim: a where() differentiable in self and value
+    mask = _et.zeros(size, dtype=_et.bool, device=self.device)
+    if idx.numel():
+        mask = _et.index_put(mask, (_et.remainder(idx, size),),
+                             _et.ones((), dtype=_et.bool, device=self.device))
+    if self.dim():
+        view = [1] * self.dim()
+        view[dim] = size
+        mask = mask.reshape(view)
+    else:
+        mask = mask.reshape(())
+    return _et.where(mask, value, self)
 
 
 def index_copy(self, dim, index, source):

@@ -12,6 +12,7 @@ __all__ = [
     "addmv",
     "addr",
     "baddbmm",
+    "cdist",
     "chain_matmul",
     "cross",
     "einsum",
@@ -332,3 +333,21 @@ def _contract(a, la, b, lb, later):
     bm = arrange(b, lb, batch + summed + own_b).reshape(nb, k, n)
     r = _et.bmm(am, bm).reshape([size[ch] for ch in batch + own_a + own_b])
     return r, batch + own_a + own_b
+
+
+def cdist(x1, x2, p=2.0, compute_mode=None):
+    """The p-norm distances between the rows of x1 (..., P, M) and of x2 (..., R, M): a
+    (..., P, R) tensor. Every compute_mode computes the differences directly (PyTorch's
+    matrix-product shortcut for p = 2 trades accuracy for speed)."""
+    if x1.dim() < 2 or x2.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    if compute_mode not in (None, "use_mm_for_euclid_dist_if_necessary",
+                            "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist"):
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    diff = _et.sub(x1.unsqueeze(-2), x2.unsqueeze(-3))
+    return _et.norm(diff, p, -1)

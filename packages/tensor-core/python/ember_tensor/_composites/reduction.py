@@ -16,14 +16,18 @@ __all__ = [
     "aminmax",
     "bincount",
     "bucketize",
+    "corrcoef",
     "count_nonzero",
+    "cov",
     "cummax",
     "cummin",
     "cumulative_trapezoid",
     "diff",
     "dist",
     "equal",
+    "gradient",
     "histc",
+    "histogram",
     "kthvalue",
     "logcumsumexp",
     "median",
@@ -77,14 +81,25 @@ def nanmean(self, dim=None, keepdim=False, *, dtype=None):
     return _et.div(nansum(self, dim, keepdim, dtype=dtype), count)
 
 
+def _moment_args(dim, unbiased):
+    """PyTorch's var_mean(x, unbiased) overload: a bool in dim's place is unbiased."""
+    if isinstance(dim, bool):
+        return None, dim
+    return dim, unbiased
+
+
 def var_mean(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """(var, mean) over dim, var with the given correction (1 by default; unbiased=False: 0)."""
+    """(var, mean) over dim (int, ints or None: every element), var with the given correction
+    (1 by default; unbiased=False: 0); var_mean(x, unbiased) as PyTorch's overload."""
+    dim, unbiased = _moment_args(dim, unbiased)
     return (_et.var(self, dim, unbiased, keepdim, correction=correction),
             _et.mean(self, dim, keepdim))
 
 
 def std_mean(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """(std, mean) over dim, std with the given correction (1 by default; unbiased=False: 0)."""
+    """(std, mean) over dim, std with the given correction (1 by default; unbiased=False: 0);
+    std_mean(x, unbiased) as PyTorch's overload."""
+    dim, unbiased = _moment_args(dim, unbiased)
     return (_et.std(self, dim, unbiased, keepdim, correction=correction),
             _et.mean(self, dim, keepdim))
 
@@ -585,3 +600,173 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
                            f"{boundaries.dim()})")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def cov(self, *, correction=1, fweights=None, aweights=None):
+    """The covariance matrix of the variables in input's rows (1-d: one variable), the
+    observations in its columns, optionally weighted by integer frequency weights and
+    observation weights; divided by (sum of weights - correction) (PyTorch's torch.cov)."""
+    if self.dim() > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
+                           f"input with {self.dim()} dimensions")
+    if self.dtype == _et.bool:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
+    x = self if self.dim() == 2 else self.reshape(1, -1)
+    if not (x.is_floating_point() or x.is_complex()):
+        x = x.to(_et.get_default_dtype())
+    if aweights is not None and (aweights.is_floating_point() or aweights.is_complex()):
+        x = x.to(_et.promote_types(x.dtype, aweights.dtype))
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        w = fweights
+    if aweights is not None:
+        w = aweights if w is None else _et.mul(w, aweights)
+    if w is None:
+        total = float(n)
+        mean = x.mean(1, keepdim=True)
+    else:
+        w = w.to(x.dtype)
+        total = w.sum()
+        mean = _et.div(_et.mul(x, w).sum(1, keepdim=True), total)
+    if w is None:
+        factor = total - correction
+    elif correction == 0:
+        factor = total
+    elif aweights is None:
+        factor = _et.sub(total, correction)
+    else:
+        factor = _et.sub(total, _et.div(_et.mul(w, aweights.to(x.dtype)).sum(), total) * correction)
+    factor = _et.clamp(_et.as_tensor(factor, dtype=x.real.dtype, device=x.device), min=0)
+    centred = _et.sub(x, mean)
+    weighted = centred if w is None else _et.mul(centred, w)
+    c = _et.div(_et.matmul(weighted, centred.t().conj()), factor)
+    return c.squeeze()
+
+
+def corrcoef(self):
+    """The Pearson correlation coefficients of input's rows: cov(input) normalised by the
+    standard deviations, clipped to [-1, 1]."""
+    c = cov(self)
+    if c.dim() == 0:
+        return _et.div(c, c)
+    d = _et.diagonal(c)
+    std = _et.sqrt(d.real if c.is_complex() else d)
+    c = _et.div(_et.div(c, std.unsqueeze(1)), std.unsqueeze(0))
+    if c.is_complex():
+        return _et.complex(_et.clamp(c.real, -1, 1), _et.clamp(c.imag, -1, 1))
+    return _et.clamp(c, -1, 1)
+
+
+def histogram(self, bins, *, range=None, weight=None, density=False):  # noqa: A002
+    """(hist, bin_edges) of self's elements as NumPy's histogram: bins equal-width bins over
+    range (self's min and max by default) or the given 1-d edges; each bin holds its left
+    edge, the last one both; elements outside are not counted. weight: each element's weight;
+    density: normalised to integrate to 1. Floating inputs only."""
+    if not self.is_floating_point():
+        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the "
+                           f"same dtype, but got input {self.dtype._scalar_type_name}")
+    x = self.reshape(-1)
+    if isinstance(bins, _et.Tensor):
+        edges = bins.to(self.dtype)
+    else:
+        if range is not None:
+            lo, hi = float(range[0]), float(range[1])
+        elif x.numel():
+            lo, hi = float(x.min()), float(x.max())
+        else:
+            lo, hi = 0.0, 0.0
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = _et.linspace(lo, hi, bins + 1, dtype=self.dtype, device=self.device)
+    n = edges.shape[0] - 1
+    idx = _et.sub(_et.searchsorted(edges, x, right=True), 1)
+    idx = _et.where(_et.eq(x, edges[-1]), _et.full_like(idx, n - 1), idx)
+    inside = _et.logical_and(_et.ge(idx, 0), _et.lt(idx, n))
+    w = _et.ones_like(x) if weight is None else weight.reshape(-1).to(self.dtype)
+    hist = _et.index_add(_et.zeros(n, dtype=self.dtype, device=self.device), 0,
+                         idx[inside], w[inside])
+    if density:
+        widths = _et.sub(edges[1:], edges[:-1])
+        hist = _et.div(hist, _et.mul(hist.sum(), widths))
+    return hist, edges
+
+
+def _spacings(spacing, dims, x):
+    """Per dim in dims: a number (uniform spacing) or 1-d coordinates."""
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or "
+                               f"it's spacing and dim arguments to have the same length, but "
+                               f"got a spacing argument of length {len(spacing)} and a dim "
+                               f"argument of length {len(dims)}.")
+        return list(spacing)
+    return [spacing] * len(dims)
+
+
+def _gradient_along(f, d: int, h, edge_order: int):
+    n = f.shape[d]
+    if isinstance(h, _et.Tensor) and h.dim() == 1:
+        c = h.to(f.dtype)
+        step = _et.sub(c[1:], c[:-1])  # (n - 1,)
+        view = [1] * f.dim()
+        view[d] = n - 1
+        step = step.reshape(view)
+    else:
+        hv = h.item() if isinstance(h, _et.Tensor) else h
+        step = None
+    left, mid, right = f.narrow(d, 0, n - 2), f.narrow(d, 1, n - 2), f.narrow(d, 2, n - 2)
+    if step is None:
+        interior = _et.div(_et.sub(right, left), 2 * hv)
+        first = _et.div(_et.sub(f.narrow(d, 1, 1), f.narrow(d, 0, 1)), hv)
+        last = _et.div(_et.sub(f.narrow(d, n - 1, 1), f.narrow(d, n - 2, 1)), hv)
+        if edge_order == 2:
+            first = _et.div(-1.5 * f.narrow(d, 0, 1) + 2 * f.narrow(d, 1, 1)
+                            - 0.5 * f.narrow(d, 2, 1), hv)
+            last = _et.div(0.5 * f.narrow(d, n - 3, 1) - 2 * f.narrow(d, n - 2, 1)
+                           + 1.5 * f.narrow(d, n - 1, 1), hv)
+    else:
+        hl, hr = step.narrow(d, 0, n - 2), step.narrow(d, 1, n - 2)
+        a = -hr / (hl * (hl + hr))
+        b = (hr - hl) / (hl * hr)
+        c = hl / (hr * (hl + hr))
+        interior = a * left + b * mid + c * right
+        h0, hn = step.narrow(d, 0, 1), step.narrow(d, n - 2, 1)
+        first = (f.narrow(d, 1, 1) - f.narrow(d, 0, 1)) / h0
+        last = (f.narrow(d, n - 1, 1) - f.narrow(d, n - 2, 1)) / hn
+        if edge_order == 2:
+            h1, hm = step.narrow(d, 1, 1), step.narrow(d, n - 3, 1)
+            first = (-(2 * h0 + h1) / (h0 * (h0 + h1)) * f.narrow(d, 0, 1)
+                     + (h0 + h1) / (h0 * h1) * f.narrow(d, 1, 1)
+                     - h0 / (h1 * (h0 + h1)) * f.narrow(d, 2, 1))
+            last = (hn / (hm * (hm + hn)) * f.narrow(d, n - 3, 1)
+                    - (hm + hn) / (hm * hn) * f.narrow(d, n - 2, 1)
+                    + (2 * hn + hm) / (hn * (hm + hn)) * f.narrow(d, n - 1, 1))
+    return _et.cat([first, interior, last], d)
+
+
+def gradient(self, *, spacing=1, dim=None, edge_order=1):
+    """The gradient of the sampled function self along each dim of dim (all if None) by
+    central differences inside and one-sided ones of edge_order (1 or 2) at the edges;
+    spacing: a number, one per dim, or per dim the 1-d coordinates. A tuple of tensors."""
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if self.dtype == _et.uint8:
+        raise RuntimeError("torch.gradient does not support uint8 input.")
+    if self.dtype == _et.bool:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if dim is None:
+        dims = list(range(self.dim()))
+    elif isinstance(dim, int):
+        dims = [_wrap(dim, self.dim())]
+    else:
+        dims = [_wrap(d, self.dim()) for d in dim]
+    x = self if (self.is_floating_point() or self.is_complex()) else \
+        self.to(_et.get_default_dtype())
+    for d in dims:
+        if x.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                               "edge_order+1")
+    steps = _spacings(1 if spacing is None else spacing, dims, x)
+    return tuple(_gradient_along(x, d, h, edge_order) for d, h in zip(dims, steps))

@@ -8,6 +8,7 @@ import ember_tensor as _et
 
 __all__ = [
     "alias_copy",
+    "argwhere",
     "as_strided_copy",
     "atleast_1d",
     "atleast_2d",
@@ -16,6 +17,8 @@ __all__ = [
     "broadcast_tensors",
     "cartesian_prod",
     "column_stack",
+    "combinations",
+    "constant_pad_nd",
     "diag",
     "diag_embed",
     "diagflat",
@@ -705,3 +708,56 @@ def sum_to_size(self, size):
                                 if t == 1 and self.shape[lead + i] != 1]
     out = _et.sum(self, dims, True) if dims else self
     return out.reshape(target) if out is not self else self
+
+
+def argwhere(self):
+    """The indices of self's non-zero elements, one row each: nonzero(self)."""
+    return _et.nonzero(self)
+
+
+def combinations(self, r=2, with_replacement=False):
+    """The length-r combinations of the 1-d self's elements, one per row (itertools'
+    order; with_replacement: elements may repeat)."""
+    import itertools
+
+    if self.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(self.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    pick = itertools.combinations_with_replacement if with_replacement else \
+        itertools.combinations
+    rows = list(pick(range(self.shape[0]), r)) if r else []
+    # (an empty result is indexed out of self too, so that it keeps self's autograd graph)
+    index = _et.tensor([i for row in rows for i in row], dtype=_et.int64, device=self.device)
+    picked = self[index]
+    return picked.reshape(len(rows), r) if r else picked
+
+
+def constant_pad_nd(self, pad, value=0):
+    """self padded with value: pad holds (before, after) pairs for the last dims, the last
+    dim first; negative amounts crop."""
+    if len(pad) % 2:
+        raise RuntimeError("Length of pad must be even but instead it equals " + str(len(pad)))
+    if len(pad) // 2 > self.dim():
+        raise RuntimeError(f"Length of pad should be no more than twice the number of "
+                           f"dimensions of the input. Pad length is {len(pad)} while the input "
+                           f"has {self.dim()} dimensions.")
+    shape = list(self.shape)
+    source = [slice(None)] * self.dim()
+    target = [slice(None)] * self.dim()
+    for i in range(len(pad) // 2):
+        d = self.dim() - 1 - i
+        before, after = pad[2 * i], pad[2 * i + 1]
+        size = shape[d] + before + after
+        if size < 0:
+            raise RuntimeError(f"The input size {shape[d]}, plus negative padding {before} and "
+                               f"{after} resulted in a negative output size, which is invalid. "
+                               f"Check dimension {d} of your input.")
+        source[d] = slice(max(-before, 0), shape[d] - max(-after, 0))
+        target[d] = slice(max(before, 0), size - max(after, 0))
+        shape[d] = size
+    out = _et.full(shape, value, dtype=self.dtype, device=self.device)
+    piece = self[tuple(source)]
+    if piece.numel():
+        out[tuple(target)] = piece
+    return out

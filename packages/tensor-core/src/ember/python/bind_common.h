@@ -144,7 +144,9 @@ void check_not_none(const char* op, const char* arg, const std::vector<Tensor>& 
 void check_inplace_dtype(const char* op, const Tensor& self, std::optional<ScalarType> dtype);
 
 // Shapes given as x.view(2, 3) or x.view((2, 3)).
-Shape shape_from_varargs(const char* op, const char* arg, const py::args& args);
+// The int[] argument of a varargs op (view(*shape)): the spread ints, one sequence, or the
+// argument given by name (keyword, None when not).
+Shape shape_from_varargs(const char* op, const char* arg, const py::args& args, const py::object& keyword);
 
 py::object wrap_result(const char* op, const Tensor& t);
 py::object wrap_result(const char* op, const std::vector<Tensor>& ts);

@@ -271,7 +271,7 @@ void check_inplace_dtype(const char* op, const Tensor& self, std::optional<Scala
   }
 }
 
-Shape shape_from_varargs(const char* op, const char* arg, const py::args& args) {
+Shape shape_from_varargs(const char* op, const char* arg, const py::args& args, const py::object& keyword) {
   auto conv = [&](py::handle h) -> Shape {
     py::detail::make_caster<Shape> c;
     if (!c.load(h, true)) {
@@ -280,6 +280,10 @@ Shape shape_from_varargs(const char* op, const char* arg, const py::args& args) 
     }
     return py::detail::cast_op<Shape>(std::move(c));
   };
+  if (!keyword.is_none()) {
+    if (args.size() > 0) throw TypeError(message(op, "() got multiple values for argument '", arg, "'"));
+    return conv(keyword);
+  }
   if (args.size() == 1 && !PyLong_Check(args[0].ptr())) return conv(args[0]);
   Shape out;
   for (auto a : args) {

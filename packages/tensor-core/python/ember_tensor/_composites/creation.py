@@ -1,0 +1,33 @@
+"""Creation composites: ``logspace`` and ``scalar_tensor``, with PyTorch's defaults (the
+default float dtype)."""
+
+from __future__ import annotations
+
+import ember_tensor as _et
+
+__all__ = ["logspace", "scalar_tensor"]
+
+
+def _number(x):
+    return x.item() if isinstance(x, _et.Tensor) else x
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    """steps values base ** v for v evenly spaced from start to end inclusive (start and end
+    numbers or 0-d tensors), computed in float64 and rounded once to dtype (the default
+    float dtype if None)."""
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    exponents = _et.linspace(_number(start), _number(end), steps, dtype=_et.float64,
+                             device=device)
+    values = _et.pow(float(base), exponents)
+    out = values.to(dtype if dtype is not None else _et.get_default_dtype())
+    return out.requires_grad_() if requires_grad else out
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    """A 0-d tensor holding s, of dtype (the default float dtype if None)."""
+    out = _et.full((), _number(s), dtype=dtype if dtype is not None else _et.get_default_dtype(),
+                   device=device)
+    return out.requires_grad_() if requires_grad else out
+
