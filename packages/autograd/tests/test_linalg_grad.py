@@ -227,6 +227,8 @@ ROWS = [
     ("cholesky_inverse", lambda m, x: m.cholesky_inverse(m.linalg.cholesky(_spd(m, x))),
      [G(3, 3)]),
     ("pinverse", lambda m, x: m.pinverse(x), [G(4, 3)]),
+    ("linalg_pinv_rank_deficient", lambda m, a, b: m.linalg.pinv(a @ b.mT), [G(4, 2), G(3, 2)]),
+    ("linalg_pinv_hermitian", lambda m, x: m.linalg.pinv(x + x.mT, hermitian=True), [G(3, 3)]),
     ("logdet", lambda m, x: m.logdet(_spd(m, x)), [G(3, 3)], {"gg": True}),
     ("triangular_solve", lambda m, b, a: _deprecated(m.triangular_solve, b,
                                                       a.triu() + 3 * _eye(m, 3))[0],

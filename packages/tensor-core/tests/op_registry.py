@@ -1117,6 +1117,10 @@ ROWS: list[Row] = [
       fn=_linalg("solve"), grad=LA),
     R("linalg_inv", S(_well_conditioned(4)), S(_well_conditioned(3, (2,))), fn=_linalg("inv"),
       grad=LA),
+    R("linalg_pinv", S(_well_conditioned(4)), S(a(3, 5)), S(a(2, 4, 3), hermitian=False),
+      S(a(4, 2), rtol=0.1), fn=_linalg("pinv"), grad=LA,
+      dtypes=("float32", "float64", "complex64", "complex128"),
+      dtypes_why="floating and complex only (as torch)"),
     # eig: the eigenvalues sorted (LAPACK's order differs between MKL and OpenBLAS); the
     # eigenvectors by test_linalg_eig.py (A V = V diag(L): their phases are LAPACK's)
     R("linalg_eig", S(_well_conditioned(4)), S(_well_conditioned(3, (2,), seed=3)),

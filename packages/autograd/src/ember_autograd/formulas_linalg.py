@@ -49,6 +49,8 @@ __all__: list[str] = [
     "eigvalsh_jvp",
     "inv_backward",
     "inv_jvp",
+    "pinv_backward",
+    "pinv_jvp",
     "qr_backward",
     "qr_jvp",
     "slogdet_backward",
@@ -84,6 +86,25 @@ def _mH(x):
 
 def _eye(n: int, like):
     return et.eye(n, dtype=like.dtype)
+
+
+def pinv_backward(grad, A, P):
+    """The gradient of P = pinv(A) (Golub and Pereyra's derivative, right at every rank):
+    -P^H G P^H + (I - A P) G^H P P^H + P^H P G^H (I - P A)."""
+    Ph, Gh = _mH(P), _mH(grad)
+    m, n = A.shape[-2], A.shape[-1]
+    left = _eye(m, A) - A @ P
+    right = _eye(n, A) - P @ A
+    return -(Ph @ grad @ Ph) + left @ Gh @ (P @ Ph) + (Ph @ P) @ Gh @ right
+
+
+def pinv_jvp(A_t, A, P):
+    """The tangent of P = pinv(A): -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P."""
+    Ph, dAh = _mH(P), _mH(A_t)
+    m, n = A.shape[-2], A.shape[-1]
+    left = _eye(m, A) - A @ P
+    right = _eye(n, A) - P @ A
+    return -(P @ A_t @ P) + (P @ Ph) @ dAh @ left + right @ dAh @ (Ph @ P)
 
 
 def _diag_embed(v):

@@ -19,6 +19,7 @@ Groups: ``core`` (torch.* and Tensor methods), ``special``, ``linalg``, ``fft`` 
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import math
 import types
@@ -231,6 +232,43 @@ def _lambda_on_ember(op):
                               fn.__defaults__, fn.__closure__)
 
 
+def _on_ember(fn):
+    """fn (a torch lambda or function of the OpInfo database) with ``torch`` meaning ember."""
+    code = getattr(fn, "__code__", None)
+    if code is None or "torch" not in code.co_names:
+        return fn
+    moved = types.FunctionType(code, {**fn.__globals__, "torch": ember}, fn.__name__,
+                               fn.__defaults__, fn.__closure__)
+    moved.__kwdefaults__ = fn.__kwdefaults__
+    return moved
+
+
+def _plain(f, *args, **kwargs):
+    return f(*args, **kwargs)
+
+
+def _gradcheck_wrapper(op, x, args, kwargs):
+    """The OpInfo's gradcheck wrapper when the sample's arguments suffice to call it (some
+    take keyword arguments PyTorch's own tests add), else a plain call."""
+    wrap = getattr(op, "gradcheck_wrapper", None)
+    if wrap is None:
+        return _plain
+    try:
+        inspect.signature(wrap).bind(op, x, *args, **kwargs)
+    except TypeError:
+        return _plain
+    return wrap
+
+
+def _processed(s, out, on_ember: bool):
+    """out passed through the sample's output_process_fn_grad (what PyTorch differentiates:
+    eigh's eigenvectors by absolute value, for one), if it has one."""
+    post = getattr(s, "output_process_fn_grad", None)
+    if post is None:
+        return out
+    return (_on_ember(post) if on_ember else post)(out)
+
+
 def ember_callable(op):
     """Ember's function of the OpInfo's name (through the OpInfo's own lambda when its op is
     one), else a call of the Tensor method, else None."""
@@ -406,7 +444,9 @@ def check_gradient(op, limit: int, reference: bool) -> Outcome:
         try:
             x, args, kwargs = _sample_for(torch, s, True, leaves_t)
             torch.manual_seed(0)
-            outs = [o for o in _flatten(op(x, *args, **kwargs)) if _floating(o) and o.requires_grad]
+            wrap = _gradcheck_wrapper(op, x, args, kwargs)
+            outs = [o for o in _flatten(_processed(s, wrap(op, x, *args, **kwargs), False))
+                    if _floating(o) and o.requires_grad]
             if not outs or not leaves_t:
                 continue
             cot = [rng.standard_normal(tuple(o.shape)) for o in outs]
@@ -423,7 +463,9 @@ def check_gradient(op, limit: int, reference: bool) -> Outcome:
         except Unsupported:
             continue
         try:
-            out = fn(x, *args, **kwargs)
+            # the OpInfo's gradcheck wrapper (a Hermitian input made of the sample: A + A^H)
+            out = _processed(s, (wrap if reference else _on_ember(wrap))(fn, x, *args, **kwargs),
+                             not reference)
             mine = [o for o in _flatten(out) if _floating(o)]
             if len(mine) < len(outs):
                 return Outcome("fail", f"sample {compared}: {len(mine)} differentiable outputs, "

@@ -203,7 +203,14 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     _check_identity(ord, x, dims)
     kw = {} if dims is None else {"dim": dims}
     compute = _C.float32 if out_dtype in _HALF else out_dtype
-    a = x.to(compute.to_complex() if x.dtype.is_complex else compute).abs()
+    if not x.dtype.is_complex:
+        # the core's norm: its gradient is 0 where the norm is (PyTorch's subgradient), where
+        # the composition below would give sqrt'(0) * 0 = NaN
+        r = _C.norm(x.to(compute), ord, None if dims is None else list(dims), keepdim)
+        if dims is None and keepdim:
+            r = r.reshape((1,) * x.dim())
+        return r if r.dtype == out_dtype else r.to(out_dtype)
+    a = x.to(compute.to_complex()).abs()
     if ord == math.inf:
         r = a.amax(**kw, keepdim=keepdim)
     elif ord == -math.inf:
@@ -332,7 +339,15 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False):
     """Moore-Penrose pseudo-inverse through the SVD (eigh when ``hermitian``): singular
-    values at or below ``max(atol, rtol * largest)`` count as zero."""
+    values at or below ``max(atol, rtol * largest)`` count as zero. (The op linalg_pinv of
+    ops.yaml, whose gradient is the pseudo-inverse's own: right at every rank.)"""
+    import ember_tensor
+
+    return ember_tensor.linalg_pinv(A, atol=atol, rtol=rtol, hermitian=hermitian)
+
+
+def _pinv(A, atol, rtol, hermitian):
+    """linalg_pinv's body (decompositions.py)."""
     _matrix("pinv", A)
     if hermitian:
         w, V = eigh(A)

@@ -225,10 +225,11 @@ def lcm(self, other):
     a, b = _integer_pair("lcm", self, other)
     g = _euclid(a, b)
     safe = _et.where(_et.eq(g, 0), _et.ones_like(g), g)
-    # |a / g * b| in int64, then wrapped to the dtype: PyTorch's C++ computes the narrow
-    # integer types in int
-    wide = _et.mul(_et.div(a, safe, rounding_mode="trunc").to(_et.int64), b.to(_et.int64))
-    return _et.abs(wide).to(a.dtype)
+    # |a / g * b| as PyTorch's C++ computes it: in int (int32) for the narrower types, with
+    # its wrap-around, then converted back
+    wide = _et.int64 if a.dtype == _et.int64 else _et.int32
+    product = _et.mul(_et.div(a, safe, rounding_mode="trunc").to(wide), b.to(wide))
+    return _et.abs(product).to(a.dtype)
 
 
 def ldexp(self, other):

@@ -16,6 +16,7 @@ __all__ = [
     "cholesky",
     "cholesky_inverse",
     "cholesky_solve",
+    "linalg_pinv",
     "logdet",
     "lu",
     "lu_solve",
@@ -65,6 +66,12 @@ def svd(self, some=True, compute_uv=True):
                 _et.zeros(*self.shape[:-2], n, n, **kw))
     U, S, Vh = _et.linalg.svd(self, full_matrices=not some)
     return U, S, Vh.mH
+
+
+def linalg_pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """The Moore-Penrose pseudo-inverse (linalg.pinv): through the SVD, or eigh when
+    hermitian; singular values at or below max(atol, rtol * largest) count as zero."""
+    return _et.linalg._pinv(A, atol, rtol, hermitian)
 
 
 def pinverse(self, rcond=1e-15):
