@@ -407,8 +407,91 @@ def _memory() -> list[Case]:
     ]
 
 
+# --------------------------------------------------------------------------------------
+# the op library of issue 26: special-function kernels (float32, 1M elements: bytes read +
+# written) and composites (per call)
+
+M = 1 << 20
+
+
+def _positive(*shapes: tuple[int, ...]) -> Callable[[np.random.Generator], list[np.ndarray]]:
+    def make(rng: np.random.Generator) -> list[np.ndarray]:
+        return [rng.uniform(0.1, 8.0, shape).astype(np.float32) for shape in shapes]
+
+    return make
+
+
+def _uniform(lo: float, hi: float, shape: tuple[int, ...]):
+    def make(rng: np.random.Generator) -> list[np.ndarray]:
+        return [rng.uniform(lo, hi, shape).astype(np.float32)]
+
+    return make
+
+
+def _integers(high: int, *shapes: tuple[int, ...]):
+    def make(rng: np.random.Generator) -> list[np.ndarray]:
+        return [rng.integers(0, high, shape, dtype=np.int64) for shape in shapes]
+
+    return make
+
+
+def _scatter_inputs(rng: np.random.Generator) -> list[np.ndarray]:
+    return [rng.standard_normal(1000, dtype=np.float32), rng.integers(0, 1000, M),
+            rng.standard_normal(M, dtype=np.float32)]
+
+
+def _library() -> list[Case]:
+    unary = 2 * F32 * M
+    special = [
+        ("lgamma", _positive((M,)), lambda lib, x: lib.lgamma(x)),
+        ("digamma", _positive((M,)), lambda lib, x: lib.digamma(x)),
+        ("polygamma(1)", _positive((M,)), lambda lib, x: lib.polygamma(1, x)),
+        ("erfinv", _uniform(-0.99, 0.99, (M,)), lambda lib, x: lib.erfinv(x)),
+        ("erfc", _uniform(-4, 4, (M,)), lambda lib, x: lib.erfc(x)),
+        ("i0", _uniform(-20, 20, (M,)), lambda lib, x: lib.i0(x)),
+        ("special.i1e", _uniform(-20, 20, (M,)), lambda lib, x: lib.special.i1e(x)),
+        ("special.ndtr", _uniform(-6, 6, (M,)), lambda lib, x: lib.special.ndtr(x)),
+        ("special.log_ndtr", _uniform(-10, 6, (M,)), lambda lib, x: lib.special.log_ndtr(x)),
+        ("special.ndtri", _uniform(0.001, 0.999, (M,)), lambda lib, x: lib.special.ndtri(x)),
+        ("special.erfcx", _uniform(-4, 30, (M,)), lambda lib, x: lib.special.erfcx(x)),
+        ("special.bessel_j0", _uniform(-30, 30, (M,)), lambda lib, x: lib.special.bessel_j0(x)),
+        ("special.modified_bessel_k0", _positive((M,)),
+         lambda lib, x: lib.special.modified_bessel_k0(x)),
+        ("special.zeta", _positive((M,), (M,)), lambda lib, s, q: lib.special.zeta(s + 1.5, q)),
+        ("igamma", _positive((M,), (M,)), lambda lib, a, x: lib.igamma(a, x)),
+    ]
+    cases = [
+        Case(group="library", name=f"{name} 1M", inputs=inputs, op=op,
+             work=unary * (1.5 if op.__code__.co_argcount == 3 else 1.0), rtol=1e-4, atol=1e-5)
+        for name, inputs, op in special
+    ]
+    composite = [
+        ("scatter_reduce amax 1M into 1000", _scatter_inputs,
+         lambda lib, s, i, v: s.scatter_reduce(0, i, v, "amax")),
+        ("scatter_reduce mean 1M into 1000", _scatter_inputs,
+         lambda lib, s, i, v: s.scatter_reduce(0, i, v, "mean")),
+        ("quantile 1M q=(0.1, 0.5, 0.9)", normal((M,)),
+         lambda lib, x: lib.quantile(x, lib.tensor([0.1, 0.5, 0.9]))),
+        ("median 1000x1000 dim=1", normal((1000, 1000)), lambda lib, x: x.median(1).values),
+        ("unique 1M of 1000", _integers(1000, (M,)), lambda lib, x: lib.unique(x)),
+        ("isin 1M in 1000", _integers(100000, (M,), (1000,)), lambda lib, x, t: lib.isin(x, t)),
+        ("cdist 1000x64 to 1000x64", normal((1000, 64), (1000, 64)),
+         lambda lib, a, b: lib.cdist(a, b)),
+        ("cov 64x10000", normal((64, 10000)), lambda lib, x: lib.cov(x)),
+        ("cummax 1M", normal((M,)), lambda lib, x: x.cummax(0).values),
+        ("logcumsumexp 1M", normal((M,)), lambda lib, x: x.logcumsumexp(0)),
+    ]
+    cases += [
+        Case(group="library", name=name, inputs=inputs, op=op, unit=PER_CALL, rtol=1e-4,
+             atol=1e-4)
+        for name, inputs, op in composite
+    ]
+    return cases
+
+
 CASES: list[Case] = (
     _overhead() + _elementwise() + _reductions() + _matmul() + _fft() + _linalg() + _memory()
+    + _library()
 )
 
 # scaling: these cases again, at 1 and at 2 intra-op threads in both libraries
