@@ -69,16 +69,22 @@ def _scatter_inplace(self, dim, index, src=None, *, value=None, reduce=None):
     return self.scatter_reduce_(dim, index, src, how)
 
 
+def value_of(like, value, refusal: str):
+    """value (a number, or a 0-d tensor) as a 0-d tensor of like's dtype and device (fill's
+    and index_fill's value); RuntimeError refusal (formatted with the {dim}) for a tensor of
+    more dimensions."""
+    if isinstance(value, _C.Tensor):
+        if value.dim() != 0:
+            raise RuntimeError(refusal.format(dim=value.dim()))
+        return value.to(like.dtype)
+    return _C.full((), value, dtype=like.dtype, device=like.device)
+
+
 def fill(input, value):
     """A new tensor of input's shape and dtype holding value (a number, or a 0-d tensor whose
     gradient is the sum of the result's)."""
-    if isinstance(value, _C.Tensor):
-        if value.dim() != 0:
-            raise RuntimeError("fill only supports 0-dimension value tensor but got tensor with "
-                               f"{value.dim()} dimensions.")
-        value = value.to(input.dtype)
-    else:
-        value = _C.full((), value, dtype=input.dtype, device=input.device)
+    value = value_of(input, value, "fill only supports 0-dimension value tensor but got tensor "
+                                   "with {dim} dimensions.")
     # a where() keeps input in the graph (with a zero gradient), as PyTorch's fill does
     return _C.where(_C.ones_like(input, dtype=_C.bool), value, input)
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import ember_tensor as _et
 
+from .._torch_overloads import value_of
+
 __all__ = [
     "as_strided_scatter",
     "index_copy",
@@ -180,13 +182,8 @@ def index_fill(self, dim, index, value):
         if bool(bad.any()):
             raise IndexError(f"index {int(idx[bad][0])} is out of bounds for dimension {dim} "
                              f"with size {size}")
-    if isinstance(value, _et.Tensor):
-        if value.dim() != 0:
-            raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but "
-                               f"got tensor with {value.dim()} dimension(s).")
-        value = value.to(self.dtype)
-    else:
-        value = _et.full((), value, dtype=self.dtype, device=self.device)
+    value = value_of(self, value, "index_fill_ only supports a 0-dimensional value tensor, "
+                                  "but got tensor with {dim} dimension(s).")
     # the filled positions as a mask along dim: a where() differentiable in self and value
     mask = _et.zeros(size, dtype=_et.bool, device=self.device)
     if idx.numel():

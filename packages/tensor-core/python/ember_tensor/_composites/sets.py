@@ -6,15 +6,9 @@ from __future__ import annotations
 
 import ember_tensor as _et
 
+from .reduction import _wrap
+
 __all__ = ["isin", "unique", "unique_consecutive"]
-
-
-def _wrap(dim: int, ndim: int) -> int:
-    n = max(ndim, 1)
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                         f"but got {dim})")
-    return dim % n
 
 
 def _rows(self, dim):

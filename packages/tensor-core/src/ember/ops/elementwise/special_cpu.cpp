@@ -32,27 +32,7 @@ namespace sf = special_fn;
   Tensor NAME(const Tensor& self, const Tensor& out) {                                      \
     return special_unary(#NAME, self, out, [](double x) { return EXPR; });                  \
   }
-EMBER_SPECIAL_UNARY(lgamma, sf::lgamma(x))
-EMBER_SPECIAL_UNARY(digamma, sf::digamma(x))
-EMBER_SPECIAL_UNARY(erfinv, sf::erfinv(x))
-EMBER_SPECIAL_UNARY(erfc, sf::erfc(x))
-EMBER_SPECIAL_UNARY(i0, sf::bessel_i(0, x, false))
-EMBER_SPECIAL_UNARY(special_i0e, sf::bessel_i(0, x, true))
-EMBER_SPECIAL_UNARY(special_i1, sf::bessel_i(1, x, false))
-EMBER_SPECIAL_UNARY(special_i1e, sf::bessel_i(1, x, true))
-EMBER_SPECIAL_UNARY(special_ndtr, sf::ndtr(x))
-EMBER_SPECIAL_UNARY(special_ndtri, sf::ndtri(x))
-EMBER_SPECIAL_UNARY(special_log_ndtr, sf::log_ndtr(x))
-EMBER_SPECIAL_UNARY(special_erfcx, sf::erfcx(x))
-EMBER_SPECIAL_UNARY(special_bessel_j0, sf::bessel_j0(x))
-EMBER_SPECIAL_UNARY(special_bessel_j1, sf::bessel_j1(x))
-EMBER_SPECIAL_UNARY(special_bessel_y0, sf::bessel_y(0, x))
-EMBER_SPECIAL_UNARY(special_bessel_y1, sf::bessel_y(1, x))
-EMBER_SPECIAL_UNARY(special_modified_bessel_k0, sf::bessel_k(0, x, false))
-EMBER_SPECIAL_UNARY(special_modified_bessel_k1, sf::bessel_k(1, x, false))
-EMBER_SPECIAL_UNARY(special_scaled_modified_bessel_k0, sf::bessel_k(0, x, true))
-EMBER_SPECIAL_UNARY(special_scaled_modified_bessel_k1, sf::bessel_k(1, x, true))
-EMBER_SPECIAL_UNARY(special_airy_ai, sf::airy_ai(x))
+EMBER_SPECIAL_UNARY_OPS(EMBER_SPECIAL_UNARY)
 #undef EMBER_SPECIAL_UNARY
 
 Tensor polygamma(int64_t n, const Tensor& self, const Tensor& out) {
