@@ -228,8 +228,7 @@ def _lambda_on_ember(op):
     fn = getattr(op, "op", None)
     if getattr(fn, "__name__", "") != "<lambda>" or "torch" not in fn.__code__.co_names:
         return None
-    return types.FunctionType(fn.__code__, {**fn.__globals__, "torch": ember}, fn.__name__,
-                              fn.__defaults__, fn.__closure__)
+    return _on_ember(fn)
 
 
 def _on_ember(fn):

@@ -196,8 +196,7 @@ def _integer_pair(op: str, self, other):
     dt = _et.result_type(self, other)
     if dt.is_floating_point or dt.is_complex or dt == _et.bool:
         raise NotImplementedError(f'"{op}_cpu" not implemented for \'{dt._scalar_type_name}\'')
-    a = self.to(dt) if isinstance(self, _et.Tensor) else _et.tensor(self, dtype=dt)
-    b = other.to(dt) if isinstance(other, _et.Tensor) else _et.tensor(other, dtype=dt)
+    a, b = self.to(dt), other.to(dt)  # (ops.yaml: two tensors)
     shape = _et.broadcast_shapes(a.shape, b.shape)
     return a.expand(shape), b.expand(shape)
 

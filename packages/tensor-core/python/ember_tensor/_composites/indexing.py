@@ -15,6 +15,7 @@ from __future__ import annotations
 import ember_tensor as _et
 
 from .._torch_overloads import value_of
+from .reduction import _wrap
 
 __all__ = [
     "as_strided_scatter",
@@ -28,14 +29,6 @@ __all__ = [
 
 _SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 _COMBINE = {"prod": _et.mul, "amax": _et.maximum, "amin": _et.minimum}
-
-
-def _wrap_dim(dim: int, ndim: int, op: str) -> int:
-    n = max(ndim, 1)
-    if not -n <= dim < n:
-        raise IndexError(f"{op}: Dimension out of range (expected to be in range of "
-                         f"[{-n}, {n - 1}], but got {dim})")
-    return dim % n
 
 
 def _segment_reduce(targets, values, reduce: str):
@@ -123,7 +116,7 @@ def scatter_reduce(self, dim, index, src, reduce, include_self=True):
     if reduce not in _SCATTER_REDUCTIONS:
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, "
                            f"got {reduce}")
-    dim = _wrap_dim(dim, self.dim(), "scatter_reduce")
+    dim = _wrap(dim, self.dim())
     _check_scatter("scatter", self, dim, index, src)
     if index.numel() == 0:
         return self.clone()
@@ -145,12 +138,12 @@ def index_reduce(self, dim, index, source, reduce, include_self=True):
                            f"amin but got {reduce}.")
     if index.dim() > 1:
         raise IndexError("index_reduce_(): Index is supposed to be a vector, but got dim: "
-                         f"{index.dim()} with type: {_dtype_title(index.dtype)} and size: "
+                         f"{index.dim()} with type: {index.dtype._scalar_type_name} and size: "
                          f"{list(index.shape)}")
     if source.dtype != self.dtype:
-        raise RuntimeError(f"index_reduce_(): self ({_dtype_title(self.dtype)}) and source "
-                           f"({_dtype_title(source.dtype)}) must have the same scalar type")
-    dim = _wrap_dim(dim, self.dim(), "index_reduce")
+        raise RuntimeError(f"index_reduce_(): self ({self.dtype._scalar_type_name}) and source "
+                           f"({source.dtype._scalar_type_name}) must have the same scalar type")
+    dim = _wrap(dim, self.dim())
     if self.dim() == 0:
         return scatter_reduce(self, 0, index.reshape(-1), source.reshape(-1), reduce,
                               include_self=include_self)
@@ -160,11 +153,6 @@ def index_reduce(self, dim, index, source, reduce, include_self=True):
     return scatter_reduce(self, dim, full.contiguous(), source, reduce, include_self=include_self)
 
 
-def _dtype_title(dtype) -> str:
-    """PyTorch's scalar type name of a dtype in messages (Float, Long, ...)."""
-    return dtype._scalar_type_name
-
-
 def _slices(dim: int, index):
     return (slice(None),) * dim + (index,)
 
@@ -172,7 +160,7 @@ def _slices(dim: int, index):
 def index_fill(self, dim, index, value):
     """A copy of self with the slices index (0-d or 1-d) names along dim set to value (a
     number or a 0-d tensor)."""
-    dim = _wrap_dim(dim, self.dim(), "index_fill")
+    dim = _wrap(dim, self.dim())
     if index.dim() > 1:
         raise RuntimeError("Index has to be a vector/scalar")
     idx = index.reshape(-1)
@@ -201,13 +189,13 @@ def index_fill(self, dim, index, value):
 def index_copy(self, dim, index, source):
     """A copy of self with source's slices along dim written at the positions index (1-d)
     names (PyTorch's index_copy)."""
-    dim = _wrap_dim(dim, self.dim(), "index_copy")
+    dim = _wrap(dim, self.dim())
     if index.dim() > 1:
         raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.dim()})")
     if source.dtype != self.dtype:
         raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but "
-                           f"got (self) {_dtype_title(self.dtype)} and (source) "
-                           f"{_dtype_title(source.dtype)}")
+                           f"got (self) {self.dtype._scalar_type_name} and (source) "
+                           f"{source.dtype._scalar_type_name}")
     idx = index.reshape(-1)
     n_source = source.shape[dim] if source.dim() else 1
     if idx.numel() != n_source:
@@ -235,7 +223,8 @@ def masked_scatter(self, mask, source):
                            f"dtype {mask.dtype}")
     if source.dtype != self.dtype:
         raise RuntimeError("masked_scatter: expected self and source to have same dtypes but "
-                           f"got{_dtype_title(self.dtype)} and {_dtype_title(source.dtype)}")
+                           f"got{self.dtype._scalar_type_name} and "
+                           f"{source.dtype._scalar_type_name}")
     shape = _et.broadcast_shapes(self.shape, mask.shape)
     out = self.expand(shape).clone()
     m = mask.expand(shape)
