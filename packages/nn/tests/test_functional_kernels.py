@@ -63,6 +63,7 @@ def const(values):
 
 
 X4 = A((2, 3, 7, 6), kind="distinct")
+X5 = A((2, 2, 5, 6, 4), kind="distinct")
 ROWS = [
     # ---- pooling
     Row("max_pool2d", lambda F, x: F.max_pool2d(x, 2), [X4]),
@@ -88,6 +89,49 @@ ROWS = [
     Row("adaptive_avg_pool1d", lambda F, x: F.adaptive_avg_pool1d(x, 4), [A((2, 3, 9))]),
     Row("adaptive_max_pool1d", lambda F, x: F.adaptive_max_pool1d(x, 4),
         [A((2, 3, 9), kind="distinct")]),
+    # ---- 3-D pooling (two 2-D poolings), unpooling, 3-D convolutions (2-D ones per depth tap)
+    Row("max_pool3d", lambda F, x: F.max_pool3d(x, 2), [X5]),
+    Row("max_pool3d_stride_pad_dil_ceil",
+        lambda F, x: F.max_pool3d(x, (3, 2, 2), (2, 1, 2), (1, 0, 1), (1, 2, 1), ceil_mode=True),
+        [X5]),
+    Row("max_pool3d_unbatched_indices",
+        lambda F, x: F.max_pool3d(x, 2, 1, return_indices=True)[0],
+        [A((2, 4, 5, 3), kind="distinct")]),
+    Row("avg_pool3d", lambda F, x: F.avg_pool3d(x, 3, 2, 1), [A((2, 2, 5, 6, 4))]),
+    Row("avg_pool3d_ceil_nopad", lambda F, x: F.avg_pool3d(x, (3, 2, 2), 2, 1, True, False),
+        [A((2, 2, 5, 6, 4))]),
+    Row("avg_pool3d_divisor", lambda F, x: F.avg_pool3d(x, 2, divisor_override=3),
+        [A((2, 4, 4, 4))]),
+    Row("adaptive_avg_pool3d", lambda F, x: F.adaptive_avg_pool3d(x, (3, 2, 4)),
+        [A((2, 2, 5, 6, 7))]),
+    Row("adaptive_avg_pool3d_none", lambda F, x: F.adaptive_avg_pool3d(x, (None, 2, None)),
+        [A((2, 5, 6, 3))]),
+    Row("adaptive_max_pool3d", lambda F, x: F.adaptive_max_pool3d(x, (2, 3, 2)), [X5]),
+    Row("max_unpool1d",
+        lambda F, x: F.max_unpool1d(*F.max_pool1d(x, 2, return_indices=True), 2),
+        [A((2, 3, 8), kind="distinct")]),
+    Row("max_unpool2d_output_size",
+        lambda F, x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2,
+                                    output_size=(7, 6)), [X4]),
+    Row("max_unpool3d",
+        lambda F, x: F.max_unpool3d(*F.max_pool3d(x, 2, return_indices=True), 2), [X5]),
+    Row("conv3d", lambda F, x, w, b: F.conv3d(x, w, b, (1, 2, 1), (1, 0, 2), (2, 1, 1)),
+        [A((2, 4, 6, 5, 4)), A((3, 4, 3, 2, 2)), A((3,))]),
+    Row("conv3d_groups_same",
+        lambda F, x, w: F.conv3d(x, w, padding="same", groups=2, dilation=2),
+        [A((1, 4, 4, 3, 5)), A((2, 2, 2, 3, 2))]),
+    Row("conv3d_unbatched", lambda F, x, w: F.conv3d(x, w, stride=2),
+        [A((2, 5, 5, 5)), A((3, 2, 2, 2, 2))]),
+    Row("conv_transpose3d",
+        lambda F, x, w, b: F.conv_transpose3d(x, w, b, (2, 1, 2), (1, 0, 1), (1, 0, 0), 1,
+                                              (1, 2, 1)),
+        [A((2, 3, 3, 4, 3)), A((3, 2, 3, 2, 2)), A((2,))]),
+    Row("conv_transpose3d_groups_output_padding",
+        lambda F, x, w: F.conv_transpose3d(x, w, None, 2, 1, 1, groups=2, dilation=3),
+        [A((1, 4, 3, 3, 2)), A((4, 1, 2, 2, 2))]),
+    Row("conv_transpose2d_output_padding_past_stride",
+        lambda F, x, w: F.conv_transpose2d(x, w, None, 2, 1, (2, 1), dilation=(3, 2)),
+        [A((2, 2, 4, 3)), A((2, 3, 3, 2))]),
     # ---- normalization
     Row("batch_norm_train", lambda F, x, w, b, rm, rv: F.batch_norm(x, rm, rv, w, b, True, 0.2),
         [A((4, 3, 5)), A((3,)), A((3,)), const(np.zeros(3)), const(np.ones(3))]),
@@ -158,7 +202,25 @@ for _red in ("none", "mean", "sum"):
         Row(f"cross_entropy_nd_{_red}", lambda F, x, t, r=_red: F.cross_entropy(x, t, reduction=r),
             [A((2, 3, 4)), I([0, 2, 1, 1], [2, 2, 0, 1])]),
     ]
+for _red in ("none", "mean", "sum"):
+    ROWS += [
+        Row(f"multilabel_margin_loss_{_red}",
+            lambda F, x, t, r=_red: F.multilabel_margin_loss(x, t, reduction=r),
+            [A((3, 5)), I([3, 0, -1, 1, 4], [0, 1, 2, 3, 4], [4, -1, 0, 0, 0])]),
+        Row(f"linear_cross_entropy_{_red}",
+            lambda F, x, w, t, b, r=_red: F.linear_cross_entropy(x, w, t, linear_bias=b,
+                                                                 reduction=r),
+            [A((4, 3)), A((5, 3)), I(0, 4, 2, 2), A((5,))]),
+    ]
 ROWS += [
+    Row("multilabel_margin_loss_unbatched", lambda F, x, t: F.multilabel_margin_loss(x, t),
+        [A((4,)), I(2, 1, -1, 3)]),
+    Row("linear_cross_entropy_kdim_probs_smoothing",
+        lambda F, x, w, t: F.linear_cross_entropy(x, w, t, label_smoothing=0.2),
+        [A((3, 4)), A((5, 2, 4)), A((3, 5, 2), kind="prob", grad=False)]),
+    Row("linear_cross_entropy_weight_ignore",
+        lambda F, x, w, t, cw: F.linear_cross_entropy(x, w, t, weight=cw, ignore_index=1),
+        [A((4, 3)), A((3, 3)), I(0, 1, 2, 2), const([0.5, 2.0, 1.5])]),
     Row("cross_entropy_unbatched", lambda F, x, t: F.cross_entropy(x, t),
         [A((4,)), A(values=np.array(2), grad=False)]),
     Row("cross_entropy_unbatched_probs", lambda F, x, t: F.cross_entropy(x, t, label_smoothing=0.1),
@@ -277,6 +339,49 @@ def test_cross_entropy_all_ignored_is_nan_like_torch() -> None:
 # ----------------------------------------------------------------------------- errors, warnings
 
 
+@pytest.mark.parametrize("fn", ["max_pool3d", "adaptive_max_pool3d"])
+def test_max_pool3d_indices_match_torch(fn) -> None:
+    a = np.random.default_rng(5).permutation(2 * 2 * 5 * 6 * 4).reshape(2, 2, 5, 6, 4) * 1.0
+    a[0, 0, 1, 2, :2] = np.nan  # a NaN wins (the last one in (d, h, w) order)
+    a[1, 1, 2] = a[1, 1, 3]  # ties across depth: the first depth wins
+    x, tx = pair(a)
+    args = ((3, 2, 2), (2, 1, 2), 1, 1, True) if fn == "max_pool3d" else ((3, 4, 2),)
+    out, idx = getattr(F, fn)(x, *args, return_indices=True)
+    tout, tidx = getattr(TF, fn)(tx, *args, return_indices=True)
+    np.testing.assert_array_equal(np_of(idx), tidx.numpy())
+    np.testing.assert_array_equal(np_of(out), tout.detach().numpy())
+
+
+@pytest.mark.parametrize("fn", ["conv1d", "conv2d", "conv3d", "conv_transpose1d",
+                                "conv_transpose2d", "conv_transpose3d"])
+def test_integer_convolutions_are_exact_like_torch(fn) -> None:
+    rng = np.random.default_rng(6)
+    nd = int(fn[-2])
+    x = rng.integers(-9, 9, (2, 4, *(5,) * nd))
+    transposed = "transpose" in fn
+    w = rng.integers(-9, 9, (4, 3, *(3,) * nd) if transposed else (6, 2, *(2,) * nd))
+    b = rng.integers(-9, 9, (6,))
+    kw = dict(stride=2, padding=1, groups=2, dilation=2)
+    if transposed:
+        kw["output_padding"] = 1
+    got = getattr(F, fn)(et.from_numpy(x), et.from_numpy(w), et.from_numpy(b), **kw)
+    want = getattr(TF, fn)(torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(b), **kw)
+    assert got.dtype == et.int64
+    np.testing.assert_array_equal(np_of(got), want.numpy())
+
+
+def test_avg_pool3d_and_local_response_norm_of_integers_truncate_like_torch() -> None:
+    a = np.random.default_rng(7).integers(-40, 40, (2, 3, 5, 4, 6))
+    for kw in (dict(count_include_pad=True), dict(count_include_pad=False),
+               dict(divisor_override=4)):
+        got = F.avg_pool3d(et.from_numpy(a), 3, 2, 1, ceil_mode=True, **kw)
+        want = TF.avg_pool3d(torch.from_numpy(a), 3, 2, 1, ceil_mode=True, **kw)
+        np.testing.assert_array_equal(np_of(got), want.numpy())
+    got = F.local_response_norm(et.from_numpy(a[:, :, 0]), 3)
+    want = TF.local_response_norm(torch.from_numpy(a[:, :, 0]), 3)
+    assert_close(got, want, "float32")
+
+
 def _error(lib: str, call) -> tuple[str, str]:
     mod, T = (F, et) if lib == "ember" else (TF, torch)
     with warnings.catch_warnings():
@@ -326,6 +431,27 @@ ERRORS = {
     "cross_entropy_probs_int": lambda F, T: F.cross_entropy(T.zeros(4, 5),
                                                             T.ones(4, 5, dtype=T.int64)),
     "cross_entropy_target_shape": lambda F, T: F.cross_entropy(T.zeros(4, 5), T.ones(4, 4) / 4),
+    "max_unpool_index_oob": lambda F, T: F.max_unpool2d(T.ones(1, 1, 2, 2),
+                                                        T.tensor([[[[0, 1], [2, 99]]]]), 2),
+    "max_unpool1d_index_oob": lambda F, T: F.max_unpool1d(T.ones(1, 1, 4),
+                                                          T.tensor([[[0, 9, 2, 3]]]), 2),
+    "max_unpool_float_indices": lambda F, T: F.max_unpool2d(T.ones(1, 1, 2, 2),
+                                                            T.zeros(1, 1, 2, 2), 2),
+    "max_unpool_indices_shape": lambda F, T: F.max_unpool2d(
+        T.ones(1, 1, 2, 2), T.zeros(1, 1, 2, 1, dtype=T.int64), 2),
+    "max_unpool_output_size": lambda F, T: F.max_unpool2d(
+        T.ones(1, 1, 2, 2), T.zeros(1, 1, 2, 2, dtype=T.int64), 2, output_size=(9, 9)),
+    "multilabel_margin_target_range": lambda F, T: F.multilabel_margin_loss(
+        T.zeros(2, 3), T.tensor([[0, 3, -1], [0, 1, 2]])),
+    "multilabel_margin_target_size": lambda F, T: F.multilabel_margin_loss(
+        T.zeros(2, 3), T.tensor([[0, 1, -1]])),
+    "linear_cross_entropy_in_features": lambda F, T: F.linear_cross_entropy(
+        T.zeros(2, 3), T.zeros(4, 5), T.tensor([0, 1])),
+    "linear_cross_entropy_probs_ignore": lambda F, T: F.linear_cross_entropy(
+        T.zeros(2, 3), T.zeros(4, 3), T.ones(2, 4) / 4, ignore_index=0),
+    "linear_cross_entropy_kdim_unbatched": lambda F, T: F.linear_cross_entropy(
+        T.zeros(3), T.zeros(4, 2, 3), T.tensor([0, 1])),
+    "unfold_integer": lambda F, T: F.unfold(T.ones(1, 1, 3, 3, dtype=T.int64), 2),
 }
 
 

@@ -571,6 +571,8 @@ def unsigned_superset(name: str) -> dict:
 
 
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
+_FOLD_INTEGERS = ("Ember's im2col/col2im take integers too (its integer convolutions are im2col "
+                  "and an integer matmul); PyTorch's unfold/fold refuse them")
 _NO_HALVES = tuple(d for d in ALL_DTYPES if d not in ("float16", "bfloat16"))
 TORCH_NO_HALVES = "PyTorch's CPU kernel of this op takes no float16 / bfloat16 (Ember's does)"
 TORCH_FLOATS_ONLY = "PyTorch's CPU kernel of this op takes floating dtypes only (Ember's any)"
@@ -1160,9 +1162,10 @@ ROWS: list[Row] = [
     R("istft", S(a(9, 7), 16), S(a(2, 5, 9, nc=True), 8, 2), fn=_istft, grad=FT),
     # --- convolution
     R("im2col", S(a(2, 3, 5, 4), (2, 3), 1, 1, 1), S(a(1, 2, 6, 6, nc=True), 3, 2, 1, 2),
-      fn=_im2col, grad=SH),
+      fn=_im2col, grad=SH, dtypes=("bool", *_FLOATS), dtypes_why=_FOLD_INTEGERS),
     R("col2im", S(a(2, 12, 16), (5, 6), (2, 3), 1, 0, 1),
-      S(a(1, 12, 16, nc=True), (6, 6), 2, 1, 1, 2), fn=_col2im, grad=SH),
+      S(a(1, 12, 16, nc=True), (6, 6), 2, 1, 1, 2), fn=_col2im, grad=SH,
+      dtypes=("float32", "float64"), dtypes_why=_FOLD_INTEGERS),
     R("conv2d", S(a(2, 4, 6, 5), a(3, 4, 3, 3), a(3)), S(a(1, 4, 7, 7, nc=True), a(4, 2, 3, 2),
                                                           None, 2, 1, 1, 2), grad=SH),
     R("conv2d_backward_input", S(a(2, 3, 4, 3), a(3, 4, 3, 3), [2, 4, 6, 5]),

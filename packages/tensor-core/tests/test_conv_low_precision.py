@@ -82,9 +82,13 @@ def test_mixed_dtypes_are_an_error():
         et.conv2d_backward_input(et.ones((1, 3, 2, 2), dtype=et.float16), w, [1, 2, 4, 4])
 
 
-def test_im2col_stays_float32_and_float64():
-    with pytest.raises(RuntimeError, match="im2col: dtype bfloat16 is not supported"):
-        et.im2col(et.ones((1, 2, 5, 5), dtype=et.bfloat16), (3, 3))
+def test_im2col_moves_16_bit_floats_exactly():
+    x = np.random.default_rng(0).standard_normal((1, 2, 5, 5)).astype(np.float32)
+    for name in ("bfloat16", "float16"):
+        got = et.im2col(et.from_numpy(x).to(getattr(et, name)), (3, 3))
+        want = torch.nn.functional.unfold(torch.from_numpy(x).to(getattr(torch, name)), (3, 3))
+        assert got.dtype == getattr(et, name)
+        np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
 
 
 @pytest.mark.parametrize("dtype,eps", LOW)

@@ -238,11 +238,9 @@ def test_errors(lib, case):
 
 
 @pytest.mark.parametrize("name", ["avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d"])
-def test_integer_inputs_are_refused(lib, name):
-    x = lib.ones(1, 1, 4, 4, dtype=lib.int64)
+def test_integer_inputs_are_refused(lib, name):  # avg_pool2d takes int64 alone (below)
+    x = lib.ones(1, 1, 4, 4, dtype=lib.int32 if name == "avg_pool2d" else lib.int64)
     args = ([2],) if name == "avg_pool2d" else ([2, 2],)
-    if IS_TORCH and name == "avg_pool2d":
-        pytest.skip("PyTorch averages integers")
     with pytest.raises(RuntimeError):
         _fn(lib, name)(x, *args)
 
@@ -262,3 +260,14 @@ def test_backward_op_argument_checks(lib):
     with pytest.raises(RuntimeError, match=r"expected grad_output of size \[1, 1, 2, 2\]"):
         lib.avg_pool2d_backward(lib.ones(1, 1, 3, 3, dtype=lib.float64), x, [2], [2], [0], False,
                                 True, None)
+
+
+@pytest.mark.parametrize("count_include_pad", [True, False])
+@pytest.mark.parametrize("divisor", [None, 3])
+def test_avg_pool2d_of_int64_truncates_as_torch(lib, count_include_pad, divisor):
+    x = np.random.default_rng(0).integers(-50, 50, (2, 3, 7, 6))
+    args = ([3, 2], [2, 2], [1, 1], True, count_include_pad, divisor)
+    got = _fn(lib, "avg_pool2d")(lib.from_numpy(x), *args)
+    want = torch.nn.functional.avg_pool2d(torch.from_numpy(x), *args)
+    assert got.dtype == lib.int64
+    np.testing.assert_array_equal(to_np(got), want.numpy())

@@ -3,8 +3,11 @@
 The convolutions are the tensor core's ``conv2d``/``conv_transpose2d`` (im2col + GEMM);
 this module adds what PyTorch's Python layer adds on top: unbatched inputs, the
 ``'same'``/``'valid'`` padding strings (an even effective kernel pads the input on the right
-first, as PyTorch does), and the 1-d variants, which run as 2-d convolutions over a
-unit-height image. ``interpolate`` is separable: each spatial dimension in turn is resampled
+first, as PyTorch does), the 1-d variants, which run as 2-d convolutions over a
+unit-height image, and the 3-d ones, which sum one 2-d convolution per depth tap of the
+kernel (each over the depth slices that tap meets, as one batch). Integer convolutions
+(PyTorch's CPU kernels take int64) run as ``im2col`` and an integer ``matmul`` (exact,
+wrapping as int64 arithmetic does). ``interpolate`` is separable: each spatial dimension in turn is resampled
 with ``index_select`` (nearest) or a weighted sum of ``index_select``s (linear, cubic), so
 the gradient is that of index ops; the source indices and weights are computed in the
 input's precision with PyTorch's formulas (``align_corners``, ``scale_factor`` vs ``size``).
@@ -29,8 +32,10 @@ import ember_tensor as et
 __all__ = [
     "conv1d",
     "conv2d",
+    "conv3d",
     "conv_transpose1d",
     "conv_transpose2d",
+    "conv_transpose3d",
     "fold",
     "interpolate",
     "unfold",
@@ -38,6 +43,9 @@ __all__ = [
     "upsample_bilinear",
     "upsample_nearest",
 ]
+
+
+_KERNEL_DIMS = {1: "kL", 2: "kH, kW", 3: "kD, kH, kW"}
 
 
 def _ntuple(value, n: int, name: str = "argument") -> tuple:
@@ -81,7 +89,7 @@ def _conv_nd(op: str, nd: int, input, weight, bias, stride, padding, dilation, g
             f"{op}: Expected {weight.dim()}-dimensional input for {weight.dim()}-dimensional "
             f"weight {_shape(weight)}, but got {input.dim()}-dimensional input of size "
             f"{_shape(input)} instead (the weight of {op} is (out_channels, "
-            f"in_channels / groups, {'kL' if nd == 1 else 'kH, kW'}))"
+            f"in_channels / groups, {_KERNEL_DIMS[nd]}))"
         )
     unbatched = input.dim() == nd + 1
     x = input.unsqueeze(0) if unbatched else input
@@ -105,11 +113,116 @@ def _conv_nd(op: str, nd: int, input, weight, bias, stride, padding, dilation, g
             raise RuntimeError(f"Invalid padding string: {padding!r}")
     padding = _ntuple(padding, nd)
     if nd == 1:
-        out = et.conv2d(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, stride[0]),
-                        (0, padding[0]), (1, dilation[0]), groups).squeeze(2)
+        out = _conv2d(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, stride[0]),
+                      (0, padding[0]), (1, dilation[0]), groups).squeeze(2)
+    elif nd == 2:
+        out = _conv2d(x, weight, bias, stride, padding, dilation, groups)
     else:
-        out = et.conv2d(x, weight, bias, stride, padding, dilation, groups)
+        out = _conv3d(x, weight, bias, stride, padding, dilation, groups)
     return out.squeeze(0) if unbatched else out
+
+
+def _is_integer(t) -> bool:
+    return not (t.is_floating_point() or t.is_complex())
+
+
+def _conv2d(x, weight, bias, stride, padding, dilation, groups):
+    """The core's conv2d, or for integer tensors im2col and a grouped integer matmul."""
+    if not _is_integer(x):
+        return et.conv2d(x, weight, bias, stride, padding, dilation, groups)
+    if weight.dtype != x.dtype or (bias is not None and bias.dtype != x.dtype):
+        raise RuntimeError(f"conv2d: expected input, weight and bias of the same dtype, but got "
+                           f"{x.dtype}, {weight.dtype} and "
+                           f"{None if bias is None else bias.dtype}")
+    n, c, h, w = x.shape
+    o, cg, kh, kw = weight.shape
+    if c != cg * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
+                           f"input{list(x.shape)} to have {cg * groups} channels, but got {c} "
+                           "channels instead")
+    cols = et.im2col(x, [kh, kw], list(dilation), list(padding), list(stride))
+    oh = (h + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (w + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    cols = cols.reshape(n, groups, cg * kh * kw, oh * ow)
+    out = et.matmul(weight.reshape(1, groups, o // groups, cg * kh * kw), cols)
+    out = out.reshape(n, o, oh, ow)
+    return out if bias is None else out + bias.reshape(1, o, 1, 1)
+
+
+def _conv_transpose2d(x, weight, bias, stride, padding, output_padding, groups, dilation):
+    """The core's conv_transpose2d, or for integer tensors a grouped integer matmul and
+    col2im (the adjoint of _conv2d's integer path)."""
+    if not _is_integer(x):
+        return et.conv_transpose2d(x, weight, bias, stride, padding, output_padding, groups,
+                                   dilation)
+    n, c, h, w = x.shape
+    _, og, kh, kw = weight.shape
+    oh = (h - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kh - 1) + output_padding[0] + 1
+    ow = (w - 1) * stride[1] - 2 * padding[1] + dilation[1] * (kw - 1) + output_padding[1] + 1
+    wg = weight.reshape(groups, c // groups, og * kh * kw).transpose(1, 2)
+    cols = et.matmul(wg.unsqueeze(0), x.reshape(n, groups, c // groups, h * w))
+    # folded without padding (every block inside), widened by output_padding, then cropped:
+    # output_padding may reach past what col2im's own grid of blocks covers
+    full = [(h - 1) * stride[0] + dilation[0] * (kh - 1) + 1,
+            (w - 1) * stride[1] + dilation[1] * (kw - 1) + 1]
+    out = et.col2im(cols.reshape(n, groups * og * kh * kw, h * w), full, [kh, kw],
+                    list(dilation), [0, 0], list(stride))
+    out = et.constant_pad_nd(out, [0, output_padding[1], 0, output_padding[0]])
+    out = out[:, :, padding[0]:padding[0] + oh, padding[1]:padding[1] + ow]
+    return out if bias is None else out + bias.reshape(1, groups * og, 1, 1)
+
+
+def _conv3d(x, weight, bias, stride, padding, dilation, groups):
+    """(N, C, D, H, W) * (O, C/groups, kD, kH, kW): for each depth tap kd, the 2-d
+    convolution of the depth slices it meets (all output depths as one batch) with the
+    weight's slice kd, summed over the taps."""
+    n, c, depth, h, w = x.shape
+    o, cg, kd_size = weight.shape[:3]
+    if c != cg * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
+                           f"input{list(x.shape)} to have {cg * groups} channels, but got {c} "
+                           "channels instead")
+    sd, pd, dd = stride[0], padding[0], dilation[0]
+    od = (depth + 2 * pd - dd * (kd_size - 1) - 1) // sd + 1
+    if od < 1:
+        raise RuntimeError(f"Calculated padded input size per channel: ({depth + 2 * pd} x "
+                           f"{h + 2 * padding[1]} x {w + 2 * padding[2]}). Kernel size: "
+                           f"({dd * (kd_size - 1) + 1} x ...). Kernel size can't be greater than "
+                           "actual input size")
+    if pd:
+        x = et.constant_pad_nd(x, [0, 0, 0, 0, pd, pd])
+    total = None
+    for kd in range(kd_size):
+        start = kd * dd
+        taps = x[:, :, start:start + (od - 1) * sd + 1:sd]  # (N, C, OD, H, W)
+        taps = taps.transpose(1, 2).reshape(n * od, c, h, w)
+        y = _conv2d(taps, weight[:, :, kd], None, stride[1:], padding[1:], dilation[1:], groups)
+        total = y if total is None else total + y
+    out = total.reshape(n, od, o, *total.shape[-2:]).transpose(1, 2)
+    return out if bias is None else out + bias.reshape(1, o, 1, 1, 1)
+
+
+def _conv_transpose3d(x, weight, bias, stride, padding, output_padding, groups, dilation):
+    """The adjoint of _conv3d: for each depth tap kd, the 2-d transposed convolution of every
+    input depth slice with the weight's slice kd, added at depths ``i * stride + kd *
+    dilation`` of the uncropped output, whose padding is then cut off."""
+    n, c, depth, h, w = x.shape
+    og, kd_size = weight.shape[1], weight.shape[2]
+    sd, pd, dd, opd = stride[0], padding[0], dilation[0], output_padding[0]
+    od = (depth - 1) * sd - 2 * pd + dd * (kd_size - 1) + opd + 1
+    full = (depth - 1) * sd + dd * (kd_size - 1) + opd + 1
+    slices = x.transpose(1, 2).reshape(n * depth, c, h, w)
+    at = et.arange(depth, device=x.device) * sd
+    out = None
+    for kd in range(kd_size):
+        y = _conv_transpose2d(slices, weight[:, :, kd], None, stride[1:], padding[1:],
+                              output_padding[1:], groups, dilation[1:])
+        y = y.reshape(n, depth, *y.shape[1:])
+        if out is None:
+            out = et.zeros(n, full, *y.shape[2:], dtype=y.dtype, device=y.device)
+        out = et.index_add(out, 1, at + kd * dd, y)
+    out = out[:, pd:pd + od].transpose(1, 2)
+    return out if bias is None else out + bias.reshape(1, groups * og, 1, 1, 1)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -126,6 +239,13 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv_nd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-d cross-correlation: input ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``, weight
+    ``(C_out, C_in / groups, kD, kH, kW)``, bias ``(C_out,)``; ``padding`` an int, a triple,
+    ``'valid'`` or ``'same'`` (stride 1 only)."""
+    return _conv_nd("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
 def _conv_transpose_nd(op, nd, input, weight, bias, stride, padding, output_padding, groups,
                        dilation):
     if isinstance(padding, str):
@@ -138,7 +258,7 @@ def _conv_transpose_nd(op, nd, input, weight, bias, stride, padding, output_padd
     if weight.dim() != nd + 2:
         raise RuntimeError(
             f"{op}: expected a {nd + 2}-dimensional weight (in_channels, out_channels / "
-            f"groups, {'kL' if nd == 1 else 'kH, kW'}), but got weight of size "
+            f"groups, {_KERNEL_DIMS[nd]}), but got weight of size "
             f"{_shape(weight)}"
         )
     unbatched = input.dim() == nd + 1
@@ -146,12 +266,15 @@ def _conv_transpose_nd(op, nd, input, weight, bias, stride, padding, output_padd
     stride, padding = _ntuple(stride, nd), _ntuple(padding, nd)
     output_padding, dilation = _ntuple(output_padding, nd), _ntuple(dilation, nd)
     if nd == 1:
-        out = et.conv_transpose2d(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, stride[0]),
-                                  (0, padding[0]), (0, output_padding[0]), groups,
-                                  (1, dilation[0])).squeeze(2)
+        out = _conv_transpose2d(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, stride[0]),
+                                (0, padding[0]), (0, output_padding[0]), groups,
+                                (1, dilation[0])).squeeze(2)
+    elif nd == 2:
+        out = _conv_transpose2d(x, weight, bias, stride, padding, output_padding, groups,
+                                dilation)
     else:
-        out = et.conv_transpose2d(x, weight, bias, stride, padding, output_padding, groups,
-                                  dilation)
+        out = _conv_transpose3d(x, weight, bias, stride, padding, output_padding, groups,
+                                dilation)
     return out.squeeze(0) if unbatched else out
 
 
@@ -173,7 +296,23 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                               output_padding, groups, dilation)
 
 
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1):
+    """The transpose of ``conv3d``: input ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``,
+    weight ``(C_in, C_out / groups, kD, kH, kW)``."""
+    return _conv_transpose_nd("conv_transpose3d", 3, input, weight, bias, stride, padding,
+                              output_padding, groups, dilation)
+
+
 # ----------------------------------------------------------------------------- unfold/fold
+
+
+def _check_fold_dtype(op: str, input) -> None:
+    """PyTorch's unfold/fold take floating, complex and bool tensors (the core's im2col and
+    col2im, which the integer convolutions use, take integers too)."""
+    if _is_integer(input) and input.dtype != et.bool:
+        raise NotImplementedError(f'"{op}_out_cpu" not implemented for '
+                                  f"'{input.dtype._scalar_type_name}'")
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
@@ -184,6 +323,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
             "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other "
             f"non-zero dimensions for input, but got: {_shape(input)}"
         )
+    _check_fold_dtype("im2col", input)
     args = [_ntuple(a, 2) for a in (kernel_size, dilation, padding, stride)]
     for name, a in zip(("kernel_size", "dilation", "padding", "stride"), args):
         if len(a) != 2:
@@ -201,6 +341,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
             "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
             f"non-zero dimensions for input, but got: {_shape(input)}"
         )
+    _check_fold_dtype("col2im", input)
     args = [_ntuple(a, 2) for a in (output_size, kernel_size, dilation, padding, stride)]
     for name, a in zip(("output_size", "kernel_size", "dilation", "padding", "stride"), args):
         if len(a) != 2:

@@ -19,7 +19,9 @@ __all__ = [
     "hinge_embedding_loss",
     "local_response_norm",
     "margin_ranking_loss",
+    "linear_cross_entropy",
     "multi_margin_loss",
+    "multilabel_margin_loss",
     "multilabel_soft_margin_loss",
     "pairwise_distance",
     "pdist",
@@ -189,8 +191,12 @@ def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.7
                                device=sq.device)
     padded = et.cat([zeros(pad_lo), sq, zeros(pad_hi)], 2)
     c = input.shape[1]
-    win = sum(padded.narrow(2, i, c) for i in range(size))  # the channel window sums
-    div = (win.squeeze(1) * (alpha / size) + k) ** beta
+    win = sum(padded.narrow(2, i, c) for i in range(size)).squeeze(1)  # channel window sums
+    if input.is_floating_point() or input.is_complex():
+        mean = win / size
+    else:  # PyTorch's average pooling of integers truncates
+        mean = et.div(win, size, rounding_mode="trunc")
+    div = (mean * alpha + k) ** beta
     return input / div
 
 
@@ -322,3 +328,70 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
     if input.dim() <= 1:
         loss = loss.reshape(()) if input.dim() == 1 else loss.reshape(())
     return _reduction.reduce(loss, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None,
+                           reduction: str = "mean"):
+    """sum over target classes j and non-target classes i of max(0, 1 - (x[j] - x[i])) / C;
+    ``target`` (int64, the shape of ``input``: ``(C,)`` or ``(N, C)``) lists each sample's
+    classes, ended by the first -1."""
+    reduction = _reduction.resolve(size_average, reduce, reduction)
+    if input.dim() > 2 or tuple(target.shape) != tuple(input.shape) or (
+            input.dim() == 0 and target.numel() != 1):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    x = input.reshape(1, -1) if input.dim() < 2 else input
+    t = target.reshape(x.shape)
+    c = x.shape[1]
+    if t.numel() and bool(((t < -1) | (t >= c)).any()):
+        raise RuntimeError("argument #2 'target' is out of range")
+    listed = et.cumsum((t == -1).to(et.int64), 1) == 0  # the entries before the first -1
+    classes = et.where(listed, t, et.zeros_like(t))
+    is_target = et.zeros_like(t).scatter_add(1, classes, listed.to(et.int64)) > 0
+    xy = et.gather(x, 1, classes)  # (N, slots): the score of each listed class
+    hinge = et.clamp(1 - xy.unsqueeze(2) + x.unsqueeze(1), min=0)  # (N, slot, class)
+    keep = listed.unsqueeze(2) & ~is_target.unsqueeze(1)
+    loss = et.sum(et.where(keep, hinge, et.zeros_like(hinge)), (1, 2)) / c
+    if input.dim() < 2:
+        loss = loss.reshape(())
+    return _reduction.reduce(loss, reduction)
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
+                         reduction: str = "mean", ignore_index=None, label_smoothing: float = 0.0,
+                         options=None):
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)``: input ``(in,)``
+    or ``(N, in)``, linear_weight ``(C, in)`` or ``(C, d_1, ..., d_K, in)`` (a K-dimensional
+    loss, batched input only), ``ignore_index`` None meaning -100 (refused with probability
+    targets). ``options`` (PyTorch's ``LinearCrossEntropyOptions``, for its batch-chunked
+    path) is accepted and changes nothing: Ember computes the reference path."""
+    from ._functional_loss import cross_entropy
+
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError("expected linear_weight with dimensionality at least 2, got "
+                           f"{linear_weight.dim()}")
+    batch, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError("expected equal input and linear_weight last dimensions "
+                           f"(in_features), got {in_features} and {linear_weight.shape[-1]}, "
+                           "respectively")
+    classes_shape = tuple(linear_weight.shape[:-1])  # (C, d_1, ..., d_K)
+    if linear_bias is not None and tuple(linear_bias.shape) != classes_shape:
+        raise RuntimeError(f"expected linear_bias shape {classes_shape}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if len(classes_shape) > 1 and not batch:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape "
+                           f"{tuple(linear_weight.shape)} requires batched input, (N, "
+                           f"{in_features}), got unbatched input with shape "
+                           f"{tuple(input.shape)}")
+    logits = et.matmul(input, linear_weight.reshape(-1, in_features).t())
+    logits = logits.reshape(*batch, *classes_shape)
+    if linear_bias is not None:
+        logits = logits + linear_bias
+    if tuple(target.shape) == tuple(logits.shape) and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    return cross_entropy(logits, target, weight=weight,
+                         ignore_index=-100 if ignore_index is None else ignore_index,
+                         reduction=reduction, label_smoothing=label_smoothing)

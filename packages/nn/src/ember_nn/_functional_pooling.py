@@ -1,6 +1,7 @@
-"""The pooling functions of ``ember.nn.functional``: ``max_pool1d/2d`` (``return_indices``),
-``avg_pool1d/2d``, ``adaptive_avg_pool1d/2d``, ``adaptive_max_pool1d/2d``, on the core's
-2-D pooling ops (a 1-D pooling is the 2-D one over a height of 1)."""
+"""The pooling functions of ``ember.nn.functional``: ``max_pool1d/2d/3d``
+(``return_indices``), ``avg_pool1d/2d/3d``, ``adaptive_avg_pool1d/2d/3d``,
+``adaptive_max_pool1d/2d/3d`` and ``max_unpool1d/2d/3d``, on the core's 2-D pooling ops (a
+1-D pooling is the 2-D one over a height of 1; a 3-D pooling is two 2-D ones, see below)."""
 
 from __future__ import annotations
 
@@ -9,16 +10,25 @@ import ember_tensor as et
 __all__ = [
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
     "adaptive_max_pool1d",
     "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d",
     "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices",
     "avg_pool1d",
     "avg_pool2d",
+    "avg_pool3d",
     "max_pool1d",
     "max_pool1d_with_indices",
     "max_pool2d",
     "max_pool2d_with_indices",
+    "max_pool3d",
+    "max_pool3d_with_indices",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
 ]
 
 
@@ -178,3 +188,249 @@ def adaptive_max_pool1d(input, output_size, return_indices: bool = False):
     ``return_indices``)."""
     out, indices = adaptive_max_pool1d_with_indices(input, output_size)
     return (out, indices) if return_indices else out
+
+
+# ----------------------------------------------------------------------------- 3-D
+#
+# Pooling is separable: a window's maximum (or sum) over (d, h, w) is the maximum (sum) over
+# d of the maxima (sums) over (h, w). So each 3-D pooling is the core's 2-D pooling twice:
+# over (h, w) of every depth slice, then over (d, 1) of the result seen as (N, C, D, OH*OW).
+# Max pooling's indices compose through a gather (the depth chosen, then that slice's
+# (h, w) index); the first maximum in (d, h, w) order wins and a NaN wins (the last one), as
+# in PyTorch's 3-D kernels. Averages divide by the product of the per-axis divisors, which
+# is PyTorch's divisor (count_include_pad or not). The gradients are the 2-D ops'.
+
+
+def _triple(name: str, arg: str, value, default=None) -> list[int]:
+    """A 3-D pooling argument: an int or three ints (None or empty: ``default``)."""
+    v = _ints(value)
+    if not v and default is not None:
+        return list(default)
+    if len(v) == 1:
+        v = v * 3
+    if len(v) != 3:
+        raise RuntimeError(f"{name}: {arg} must either be a single int, or a tuple of three ints")
+    return v
+
+
+def _batched_5d(name: str, input):
+    """(N, C, D, H, W) input and whether it was unbatched (C, D, H, W)."""
+    if input.dim() not in (4, 5):
+        raise RuntimeError(
+            f"{name}: Expected 4D or 5D (batch mode) tensor with optional 0 dim batch size "
+            f"for input, but got: {list(input.shape)}"
+        )
+    return (input.unsqueeze(0), True) if input.dim() == 4 else (input, False)
+
+
+def _depth_planes(x):
+    """(N, C, D, H, W) as (N, C*D, H, W): every depth slice a 2-D plane."""
+    n, c, d, h, w = x.shape
+    return x.reshape(n, c * d, h, w)
+
+
+def _finish(out, unbatched: bool):
+    return out.squeeze(0) if unbatched else out
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode: bool = False, return_indices: bool = False):
+    """3-D max pooling of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs and the flat index
+    (``(z * H + y) * W + x``) of each maximum in its input volume."""
+    name = "max_pool3d"
+    x, unbatched = _batched_5d(name, input)
+    k = _triple(name, "kernel_size", kernel_size)
+    s = _triple(name, "stride", stride, default=k)
+    p = _triple(name, "padding", padding)
+    d = _triple(name, "dilation", dilation)
+    n, c, depth, h, w = x.shape
+    plane, plane_idx = et.max_pool2d_with_indices(_depth_planes(x), k[1:], s[1:], p[1:], d[1:],
+                                                  ceil_mode)
+    oh, ow = plane.shape[-2:]
+    out, at = et.max_pool2d_with_indices(plane.reshape(n, c, depth, oh * ow), [k[0], 1],
+                                         [s[0], 1], [p[0], 0], [d[0], 1], ceil_mode)
+    z = et.div(at, oh * ow, rounding_mode="floor")
+    within = et.gather(plane_idx.reshape(n, c, depth, oh * ow), 2, z)
+    od = out.shape[2]
+    out = out.reshape(n, c, od, oh, ow)
+    indices = (z * (h * w) + within).reshape(n, c, od, oh, ow)
+    return _finish(out, unbatched), _finish(indices, unbatched)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """3-D max pooling (with the indices of the maxima when ``return_indices``)."""
+    out, indices = max_pool3d_with_indices(input, kernel_size, stride, padding, dilation,
+                                           ceil_mode)
+    return (out, indices) if return_indices else out
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override=None):
+    """3-D average pooling of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs; the zero padding
+    counts in each window's divisor when ``count_include_pad``, and ``divisor_override``
+    replaces the divisor."""
+    name = "avg_pool3d"
+    x, unbatched = _batched_5d(name, input)
+    k = _triple(name, "kernel_size", kernel_size)
+    s = _triple(name, "stride", stride, default=k)
+    p = _triple(name, "padding", padding)
+    if divisor_override is not None and int(divisor_override) == 0:
+        raise RuntimeError("avg_pool3d: divisor must be not zero")
+    integer = not (x.is_floating_point() or x.is_complex())
+    each = None if divisor_override is None and not integer else 1  # 1: sums, divided below
+    n, c, depth, h, w = x.shape
+    plane = et.avg_pool2d(_depth_planes(x), k[1:], s[1:], p[1:], ceil_mode, count_include_pad,
+                          each)
+    oh, ow = plane.shape[-2:]
+    out = et.avg_pool2d(plane.reshape(n, c, depth, oh * ow), [k[0], 1], [s[0], 1], [p[0], 0],
+                        ceil_mode, count_include_pad, each)
+    out = out.reshape(n, c, out.shape[2], oh, ow)
+    if integer:  # one truncating division of the integer sum, as PyTorch's kernel
+        if divisor_override is None:
+            sizes = (depth, h, w)
+            divisor = [_avg_divisors(sizes[i], out.shape[2 + i], k[i], s[i], p[i],
+                                     count_include_pad) for i in range(3)]
+            divisor = (et.tensor(divisor[0]).reshape(-1, 1, 1)
+                       * et.tensor(divisor[1]).reshape(1, -1, 1)
+                       * et.tensor(divisor[2]).reshape(1, 1, -1)).to(device=out.device)
+        else:
+            divisor = int(divisor_override)
+        out = et.div(out, divisor, rounding_mode="trunc")
+    elif divisor_override is not None:
+        out = out / int(divisor_override)
+    return _finish(out, unbatched)
+
+
+def _avg_divisors(size: int, out: int, k: int, s: int, p: int, count_include_pad: bool):
+    """PyTorch's average-pooling divisor along one axis, for each output position: the
+    window clipped to the padded input, or to the input unless ``count_include_pad``."""
+    counts = []
+    for o in range(out):
+        start = o * s - p
+        end = min(start + k, size + p)
+        if count_include_pad:
+            counts.append(end - start)
+        else:
+            counts.append(min(end, size) - max(start, 0))
+    return counts
+
+
+def _adaptive_3d(name: str, input, output_size):
+    x, unbatched = _batched_5d(name, input)
+    return x, unbatched, _adaptive_size(x, output_size, 3)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Average pooling onto an ``output_size`` grid of depth, height and width (an int, or a
+    triple whose None entries keep the input's size)."""
+    x, unbatched, size = _adaptive_3d("adaptive_avg_pool3d", input, output_size)
+    if len(size) != 3:
+        raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
+    n, c, depth = x.shape[:3]
+    plane = et.adaptive_avg_pool2d(_depth_planes(x), size[1:])
+    out = et.adaptive_avg_pool2d(plane.reshape(n, c, depth, size[1] * size[2]),
+                                 [size[0], size[1] * size[2]])
+    return _finish(out.reshape(n, c, *size), unbatched)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices: bool = False):
+    """Max pooling onto an ``output_size`` grid of depth, height and width, and the flat index
+    of each maximum in its input volume."""
+    x, unbatched, size = _adaptive_3d("adaptive_max_pool3d", input, output_size)
+    if len(size) != 3:
+        raise RuntimeError("adaptive_max_pool3d: internal error: output_size.size() must be 3")
+    n, c, depth, h, w = x.shape
+    plane, plane_idx = et.adaptive_max_pool2d(_depth_planes(x), size[1:])
+    hw = size[1] * size[2]
+    out, at = et.adaptive_max_pool2d(plane.reshape(n, c, depth, hw), [size[0], hw])
+    z = et.div(at, hw, rounding_mode="floor")
+    within = et.gather(plane_idx.reshape(n, c, depth, hw), 2, z)
+    indices = (z * (h * w) + within).reshape(n, c, *size)
+    return _finish(out.reshape(n, c, *size), unbatched), _finish(indices, unbatched)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices: bool = False):
+    """Max pooling onto an ``output_size`` grid (with the indices when ``return_indices``)."""
+    out, indices = adaptive_max_pool3d_with_indices(input, output_size)
+    return (out, indices) if return_indices else out
+
+
+# ----------------------------------------------------------------------------- max_unpool
+
+
+def _unpool_size(nd: int, input, kernel_size, stride, padding, output_size) -> list[int]:
+    """The spatial size of max_unpool's output: ``output_size`` (its last ``nd`` entries),
+    checked against PyTorch's bounds, or ``(in - 1) * stride - 2 * padding + kernel``."""
+    k = _ints(kernel_size) or [1]
+    k = k * nd if len(k) == 1 else k
+    s = _ints(stride) or k
+    s = s * nd if len(s) == 1 else s
+    p = _ints(padding)
+    p = p * nd if len(p) == 1 else p
+    spatial = list(input.shape[-nd:])
+    default = [(spatial[i] - 1) * s[i] - 2 * p[i] + k[i] for i in range(nd)]
+    if output_size is None:
+        return default
+    size = [int(v) for v in output_size]
+    if len(size) == nd + 2:
+        size = size[2:]
+    if len(size) != nd:
+        raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} "
+                         f"elements, but it has a length of '{len(size)}'")
+    for i in range(nd):
+        lo, hi = default[i] - s[i], default[i] + s[i]
+        if not lo < size[i] < hi:
+            raise ValueError(f'invalid output_size "{tuple(size)}" (dim {i} must be between '
+                             f"{lo} and {hi})")
+    return size
+
+
+def _max_unpool(nd: int, input, indices, kernel_size, stride, padding, output_size):
+    """Scatters each value of ``input`` to the flat ``indices`` of its (N, C) plane in a
+    zeroed output of the unpooled size; the gradient gathers from the same places."""
+    if indices.dtype != et.int64:
+        raise RuntimeError("elements in indices should be type int64 but got: "
+                           f"{indices.dtype._scalar_type_name}")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError("Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: "
+                           f"{list(indices.shape)}")
+    size = _unpool_size(nd, input, kernel_size, stride, padding, output_size)
+    if nd == 1:  # PyTorch unpools a 1-D input as an (L, 1) image
+        size = [size[0], 1]
+    volume = 1
+    for v in size:
+        volume *= v
+    lead = list(input.shape[:-nd])
+    flat_in = input.reshape(*lead, -1)
+    flat_idx = indices.reshape(*lead, -1)
+    if flat_idx.numel():
+        bad = (flat_idx < 0) | (flat_idx >= volume)
+        if bool(bad.any()):
+            first = int(flat_idx[bad].reshape(-1)[0])
+            raise RuntimeError(f"Found an invalid max index: {first} (output volumes are of "
+                               f"size {'x'.join(str(v) for v in size)})")
+    out = et.zeros(*lead, volume, dtype=input.dtype, device=input.device)
+    out = out.scatter(-1, flat_idx, flat_in)
+    if nd == 1:
+        size = size[:1]
+    return out.reshape(*lead, *size)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of ``max_pool1d``: ``(N, C, L)`` or ``(C, L)`` values put back at
+    their ``indices`` (from ``max_pool1d(..., return_indices=True)``), zeros elsewhere."""
+    return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of ``max_pool2d``: ``(N, C, H, W)`` or ``(C, H, W)`` values put back
+    at their flat ``indices`` (``y * W + x``), zeros elsewhere."""
+    return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of ``max_pool3d``: ``(N, C, D, H, W)`` or ``(C, D, H, W)`` values
+    put back at their flat ``indices`` (``(z * H + y) * W + x``), zeros elsewhere."""
+    return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)

@@ -649,31 +649,10 @@ def pad(input, pad, mode: str = "constant", value=None):
 # ----------------------------------------------------------------------------- convolution,
 # fold/unfold and interpolation (in _functional_conv.py)
 
-from ._functional_conv import (  # noqa: E402
-    conv1d,
-    conv2d,
-    conv_transpose1d,
-    conv_transpose2d,
-    fold,
-    interpolate,
-    unfold,
-    upsample,
-    upsample_bilinear,
-    upsample_nearest,
-)
+from . import _functional_conv  # noqa: E402
+from ._functional_conv import *  # noqa: E402, F403
 
-__all__ += [
-    "conv1d",
-    "conv2d",
-    "conv_transpose1d",
-    "conv_transpose2d",
-    "fold",
-    "interpolate",
-    "unfold",
-    "upsample",
-    "upsample_bilinear",
-    "upsample_nearest",
-]
+__all__ += _functional_conv.__all__
 
 
 # ----------------------------------------------------------------------------- attention
@@ -693,41 +672,18 @@ __all__ += ["multi_head_attention_forward", "scaled_dot_product_attention"]
 
 from ._functional_loss import cross_entropy, nll_loss  # noqa: E402
 from ._functional_norm import batch_norm, group_norm, instance_norm, layer_norm  # noqa: E402
-from ._functional_pooling import (  # noqa: E402
-    adaptive_avg_pool1d,
-    adaptive_avg_pool2d,
-    adaptive_max_pool1d,
-    adaptive_max_pool1d_with_indices,
-    adaptive_max_pool2d,
-    adaptive_max_pool2d_with_indices,
-    avg_pool1d,
-    avg_pool2d,
-    max_pool1d,
-    max_pool1d_with_indices,
-    max_pool2d,
-    max_pool2d_with_indices,
-)
+from . import _functional_pooling  # noqa: E402
+from ._functional_pooling import *  # noqa: E402, F403
 from ._functional_sparse import embedding  # noqa: E402
 
+__all__ += _functional_pooling.__all__
 __all__ += [
-    "adaptive_avg_pool1d",
-    "adaptive_avg_pool2d",
-    "adaptive_max_pool1d",
-    "adaptive_max_pool1d_with_indices",
-    "adaptive_max_pool2d",
-    "adaptive_max_pool2d_with_indices",
-    "avg_pool1d",
-    "avg_pool2d",
     "batch_norm",
     "cross_entropy",
     "embedding",
     "group_norm",
     "instance_norm",
     "layer_norm",
-    "max_pool1d",
-    "max_pool1d_with_indices",
-    "max_pool2d",
-    "max_pool2d_with_indices",
     "nll_loss",
 ]
 

@@ -101,7 +101,7 @@ Tensor im2col_impl(const char* op, const Tensor& input, const Geometry& g) {
   const int64_t N = input->size(0), C = input->size(1), H = input->size(2), W = input->size(3);
   Tensor src = as_contiguous(input);
   Tensor cols = empty({N, C * g.kh * g.kw, oh * ow}, input->dtype());
-  dispatch_real(input->dtype(), [&](auto zero) {
+  dispatch_itemsize(input->itemsize(), [&](auto zero) {  // a copy: any dtype
     using T = decltype(zero);
     im2col_kernel(src->data<T>(), cols->data<T>(), N * C, H, W, oh, ow, g);
   });
@@ -115,9 +115,13 @@ Tensor col2im_impl(const char* op, const Tensor& cols, int64_t H, int64_t W, con
   const int64_t N = cols->size(0);
   Tensor src = as_contiguous(cols);
   Tensor img = empty({N, C, H, W}, cols->dtype());
-  dispatch_real(cols->dtype(), [&](auto zero) {
+  dispatch_numeric(cols->dtype(), op, [&](auto zero) {
     using T = decltype(zero);
-    col2im_kernel(src->data<T>(), img->data<T>(), N * C, H, W, oh, ow, g);
+    if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+      throw_dtype_unsupported(op, cols->dtype(), "float32, float64 or integer");  // ops.yaml refuses them first
+    } else {
+      col2im_kernel(src->data<T>(), img->data<T>(), N * C, H, W, oh, ow, g);
+    }
   });
   return img;
 }

@@ -93,11 +93,9 @@ Tensor im2col(const Tensor& self, const Shape& kernel_size, const Shape& dilatio
   const int64_t N = self->size(0), C = self->size(1), H = self->size(2), W = self->size(3);
   Tensor src = ops::contiguous(self);
   Tensor cols = ember::empty({N, C * g.kh * g.kw, oh * ow}, self->dtype(), self->device());
-  if (self->dtype() == ScalarType::Float64) {
-    launch_im2col<double>(src, cols, H, W, oh, ow, g);
-  } else {
-    launch_im2col<float>(src, cols, H, W, oh, ow, g);
-  }
+  dispatch_itemsize(self->itemsize(), [&](auto zero) {  // a copy: any dtype
+    launch_im2col<decltype(zero)>(src, cols, H, W, oh, ow, g);
+  });
   return cols;
 }
 
@@ -109,11 +107,14 @@ Tensor col2im(const Tensor& self, const Shape& output_size, const Shape& kernel_
   const int64_t C = col2im_check("col2im", self, H, W, g, oh, ow);
   Tensor src = ops::contiguous(self);
   Tensor img = ember::empty({self->size(0), C, H, W}, self->dtype(), self->device());
-  if (self->dtype() == ScalarType::Float64) {
-    launch_col2im<double>(src, img, H, W, oh, ow, g);
-  } else {
-    launch_col2im<float>(src, img, H, W, oh, ow, g);
-  }
+  dispatch_device_type(self->dtype(), "col2im", [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_integral_v<T>) {
+      launch_col2im<T>(src, img, H, W, oh, ow, g);
+    } else {
+      throw std::runtime_error(message("col2im: dtype ", dtype_name(self->dtype()), " is not supported"));
+    }
+  });
   return img;
 }
 

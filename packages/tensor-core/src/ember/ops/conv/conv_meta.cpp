@@ -67,14 +67,6 @@ Tensor conv_widen(const Tensor& t) { return conv_cast(t, ScalarType::Float32); }
 
 // im2col and col2im move and sum elements in their own dtype: float32 and float64 only
 // (16-bit convolutions widen before they get here).
-void check_im2col_dtype(const char* op, const Tensor& t) {
-  const ScalarType dt = t->dtype();
-  if (dt != ScalarType::Float32 && dt != ScalarType::Float64) {
-    throw NotImplementedError(message("\"", op, "\" not implemented for '", scalar_type_name(dt),
-                                      "' (float32 and float64 are supported)"));
-  }
-}
-
 void check_conv_args(const char* op, const Tensor& input, const Tensor& weight, const Tensor& bias) {
   if (input->dim() != 4) {
     throw std::runtime_error(message(op, ": Expected 4-dimensional input for 4-dimensional weight ",
@@ -131,7 +123,6 @@ ConvTransposeMeta conv_transpose2d_meta(const Tensor& input, const Tensor& weigh
 }
 
 std::pair<int64_t, int64_t> im2col_check(const char* op, const Tensor& input, const ConvGeometry& g) {
-  check_im2col_dtype(op, input);
   if (input->dim() != 4) {
     throw std::runtime_error(message(op, ": Expected 4D (batch mode) tensor for input with non-zero batch size and "
                                      "non-zero dimensions, but got: ", shape_str(input->sizes())));
@@ -149,7 +140,6 @@ std::pair<int64_t, int64_t> im2col_check(const char* op, const Tensor& input, co
 
 int64_t col2im_check(const char* op, const Tensor& cols, int64_t H, int64_t W, const ConvGeometry& g, int64_t oh,
                      int64_t ow) {
-  check_im2col_dtype(op, cols);
   if (cols->dim() != 3) {
     throw std::runtime_error(message(op, ": Expected 3D (batch mode) tensor for input, but got: ",
                                      shape_str(cols->sizes())));

@@ -75,7 +75,6 @@ Tensor conv2d_backward_weight_im2col(const Tensor& grad_output, const Tensor& in
 // t converted to float32 (16-bit convolutions compute in float32 on the CPU), conv_cast's.
 Tensor conv_widen(const Tensor& t);
 // im2col / col2im: NotImplementedError unless t is float32 or float64.
-void check_im2col_dtype(const char* op, const Tensor& t);
 // conv2d's and conv_transpose2d's shared checks: 4-d input and weight of one dtype (and the
 // bias's), a dtype convolutions support.
 void check_conv_args(const char* op, const Tensor& input, const Tensor& weight, const Tensor& bias);

@@ -223,6 +223,9 @@ void avg_pool_kernel(const T* in, T* out, const Pool& g, bool count_include_pad,
   const AxisWindows xs = axis_windows(g.OW, g.W, g.kw, g.sw, g.pw, count_include_pad);
   const std::vector<double> sd = avg_scales(ys, xs, divisor);
   const std::vector<A> scale(sd.begin(), sd.end());
+  // int64 (PyTorch's one integer type here) divides the integer sum, truncating as C does
+  std::vector<int64_t> divide(std::is_integral_v<T> ? L : 0);
+  for (size_t i = 0; i < divide.size(); ++i) divide[i] = static_cast<int64_t>(std::llround(1.0 / sd[i]));
   parallel_for(0, g.planes, plane_grain(L * g.kh * g.kw), [&](int64_t p0, int64_t p1) {
     simd_dispatch([&] {
       for (int64_t p = p0; p < p1; ++p) {
@@ -237,7 +240,11 @@ void avg_pool_kernel(const T* in, T* out, const Pool& g, bool count_include_pad,
               const T* row = src + y * g.W;
               for (int64_t x = x0; x < x1; ++x) sum += static_cast<A>(row[x]);
             }
-            dst[oy * g.OW + ox] = static_cast<T>(sum * scale[oy * g.OW + ox]);
+            if constexpr (std::is_integral_v<T>) {
+              dst[oy * g.OW + ox] = static_cast<T>(sum / divide[oy * g.OW + ox]);
+            } else {
+              dst[oy * g.OW + ox] = static_cast<T>(sum * scale[oy * g.OW + ox]);
+            }
           }
         }
       }
@@ -402,10 +409,15 @@ Tensor avg_pool2d(const Tensor& self, const Shape& kernel_size, const Shape& str
   Tensor src = as_contiguous(self);
   Tensor out = empty(pooled_shape(self, g.OH, g.OW), self->dtype());
   if (out->numel() == 0) return out;
-  dispatch_float(self->dtype(), op, [&](auto tag) {
+  auto run = [&](auto tag) {
     using T = decltype(tag);
     avg_pool_kernel(src->data<T>(), out->data<T>(), g, count_include_pad, divisor_override);
-  });
+  };
+  if (self->dtype() == ScalarType::Int64) {
+    run(int64_t{});
+  } else {
+    dispatch_float(self->dtype(), op, run);
+  }
   return out;
 }
 

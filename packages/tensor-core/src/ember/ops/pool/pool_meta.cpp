@@ -184,7 +184,7 @@ PoolGeometry max_pool_backward_meta(const Tensor& grad_output, const Tensor& sel
 PoolGeometry avg_pool_meta(const Tensor& self, const Shape& kernel_size, const Shape& stride, const Shape& padding,
                            bool ceil_mode, std::optional<int64_t> divisor_override) {
   const PoolGeometry g = avg_geometry(self, kernel_size, stride, padding, ceil_mode, divisor_override);
-  check_float("avg_pool2d", self);
+  if (self->dtype() != ScalarType::Int64) check_float("avg_pool2d", self);  // int64: the CPU kernel, as PyTorch
   return g;
 }
 
