@@ -670,9 +670,9 @@ __all__ += ["multi_head_attention_forward", "scaled_dot_product_attention"]
 # normalization, embedding, nll_loss/cross_entropy (in _functional_pooling.py,
 # _functional_norm.py, _functional_sparse.py, _functional_loss.py)
 
+from . import _functional_pooling  # noqa: E402
 from ._functional_loss import cross_entropy, nll_loss  # noqa: E402
 from ._functional_norm import batch_norm, group_norm, instance_norm, layer_norm  # noqa: E402
-from . import _functional_pooling  # noqa: E402
 from ._functional_pooling import *  # noqa: E402, F403
 from ._functional_sparse import embedding  # noqa: E402
 
