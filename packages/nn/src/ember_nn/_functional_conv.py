@@ -10,7 +10,8 @@ kernel (each over the depth slices that tap meets, as one batch). Integer convol
 wrapping as int64 arithmetic does). ``interpolate`` is separable: each spatial dimension
 in turn is resampled with ``index_select`` (nearest) or a weighted sum of
 ``index_select``s (linear, cubic), so the gradient is that of index ops; the source
-indices and weights are computed in the input's precision with PyTorch's formulas (``align_corners``, ``scale_factor`` vs ``size``).
+indices and weights are computed in the input's precision with PyTorch's formulas
+(``align_corners``, ``scale_factor`` vs ``size``).
 
 >>> import ember_tensor as et
 >>> from ember_nn import functional as F
