@@ -33,6 +33,14 @@ LAYERS = [
     ("AdaptiveAvgPool1d", (4,), {}, (2, 3, 9), "float"),
     ("AdaptiveMaxPool2d", ((2, 3),), {}, (2, 3, 7, 6), "distinct"),
     ("AdaptiveMaxPool1d", (4,), {}, (2, 3, 9), "distinct"),
+    ("MaxPool3d", (2,), {}, (2, 3, 4, 6, 6), "distinct"),
+    ("MaxPool3d", ((3, 2, 2),), {"stride": (2, 1, 2), "padding": 1, "dilation": (1, 2, 1),
+                                 "ceil_mode": True}, (2, 5, 7, 6), "distinct"),
+    ("AvgPool3d", (3,), {"stride": 2, "padding": 1, "count_include_pad": False},
+     (2, 3, 5, 7, 6), "float"),
+    ("AvgPool3d", (2,), {"ceil_mode": True, "divisor_override": 3}, (3, 5, 5, 3), "float"),
+    ("AdaptiveAvgPool3d", ((3, None, 2),), {}, (2, 3, 7, 6, 5), "float"),
+    ("AdaptiveMaxPool3d", ((2, 3, 1),), {}, (2, 3, 5, 7, 6), "distinct"),
     ("BatchNorm1d", (3,), {}, (5, 3), "float"),
     ("BatchNorm1d", (3,), {"momentum": None, "eps": 1e-3}, (5, 3, 4), "float"),
     ("BatchNorm1d", (3,), {"affine": False}, (4, 3, 2), "float"),
@@ -244,6 +252,13 @@ def test_initial_values() -> None:
     ("AvgPool1d", (3,), {"padding": 1}),
     ("AdaptiveAvgPool2d", ((None, 4),), {}),
     ("AdaptiveMaxPool2d", (3,), {"return_indices": True}),
+    ("MaxPool3d", ((2, 1, 3),), {"stride": 1, "return_indices": True}),
+    ("AvgPool3d", (3,), {"padding": 1}),
+    ("AdaptiveAvgPool3d", ((None, 4, 2),), {}),
+    ("AdaptiveMaxPool3d", (3,), {"return_indices": True}),
+    ("MaxUnpool1d", (2,), {}),
+    ("MaxUnpool2d", ((2, 3),), {"stride": 1, "padding": 1}),
+    ("MaxUnpool3d", (2,), {"stride": (1, 2, 1)}),
     ("AdaptiveAvgPool1d", (3,), {}),
     ("NLLLoss", (), {"ignore_index": 3}),
     ("CrossEntropyLoss", (), {"label_smoothing": 0.1}),
@@ -333,3 +348,20 @@ def et_no_grad():
     from ember_autograd import no_grad
 
     return no_grad()
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_max_unpool_layers_invert_max_pool_like_torch(nd: int) -> None:
+    shape = (2, 3) + (4, 6, 5)[3 - nd:]
+    a = np.random.default_rng(8).permutation(int(np.prod(shape))).reshape(shape) * 1.0
+    x, tx = pair(a, requires_grad=True)
+    pool = getattr(nn, f"MaxPool{nd}d")(2, return_indices=True)
+    tpool = getattr(torch.nn, f"MaxPool{nd}d")(2, return_indices=True)
+    unpool = getattr(nn, f"MaxUnpool{nd}d")(2)
+    tunpool = getattr(torch.nn, f"MaxUnpool{nd}d")(2)
+    out = unpool(*pool(x), output_size=shape)
+    tout = tunpool(*tpool(tx), output_size=shape)
+    assert_close(out, tout)
+    (out * out).sum().backward()
+    (tout * tout).sum().backward()
+    assert_close(x.grad, tx.grad)

@@ -195,6 +195,26 @@ class Conv2d(_Conv):
                          False, 0, groups, bias, padding_mode, device, dtype)
 
 
+class Conv3d(_Conv):
+    """3-d convolution (cross-correlation) over ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``
+    inputs.
+
+    ``weight``: ``(out_channels, in_channels / groups, kD, kH, kW)``, ``bias``:
+    ``(out_channels,)``, initialised as PyTorch's. ``padding``: int, triple, ``'valid'`` or
+    ``'same'``; ``padding_mode``: ``'zeros'``, ``'reflect'``, ``'replicate'`` or
+    ``'circular'``.
+    """
+
+    _nd = 3
+    _fn = staticmethod(F.conv3d)
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         False, 0, groups, bias, padding_mode, device, dtype)
+
+
 class _ConvTransposeNd(_ConvNd):
     _fn = None
 
@@ -278,6 +298,21 @@ class ConvTranspose2d(_ConvTransposeNd):
 
     _nd = 2
     _fn = staticmethod(F.conv_transpose2d)
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
+                 padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         True, output_padding, groups, bias, padding_mode, device, dtype)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """The transpose of ``Conv3d`` over ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)`` inputs;
+    ``weight``: ``(in_channels, out_channels / groups, kD, kH, kW)``. ``forward(input,
+    output_size=None)``: ``output_size`` picks among the sizes a stride allows."""
+
+    _nd = 3
+    _fn = staticmethod(F.conv_transpose3d)
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  output_padding=0, groups: int = 1, bias: bool = True, dilation=1,

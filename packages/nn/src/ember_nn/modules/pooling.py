@@ -1,6 +1,5 @@
-"""Pooling layers: ``MaxPool1d``, ``MaxPool2d``, ``AvgPool1d``, ``AvgPool2d``,
-``AdaptiveAvgPool1d``, ``AdaptiveAvgPool2d``, ``AdaptiveMaxPool1d``, ``AdaptiveMaxPool2d``,
-with PyTorch's arguments (``stride`` defaults to ``kernel_size``), attributes and reprs.
+"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``,
+``AdaptiveMaxPool1d/2d/3d`` and ``MaxUnpool1d/2d/3d``, with PyTorch's arguments (``stride`` defaults to ``kernel_size``), attributes and reprs.
 
 >>> import ember_tensor as et
 >>> import ember_nn as nn
@@ -18,12 +17,19 @@ from .module import Module
 __all__ = [
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d",
     "AvgPool1d",
     "AvgPool2d",
+    "AvgPool3d",
     "MaxPool1d",
     "MaxPool2d",
+    "MaxPool3d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
 ]
 
 
@@ -60,6 +66,15 @@ class MaxPool2d(_MaxPoolNd):
 
     def forward(self, input):
         return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """3-D max pooling of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs (``return_indices``:
+    also the flat index ``(z * H + y) * W + x`` of each maximum in its input volume)."""
+
+    def forward(self, input):
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
@@ -103,6 +118,15 @@ class AvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool3d(AvgPool2d):
+    """3-D average pooling of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs; the zero padding
+    counts in the divisor when ``count_include_pad``; ``divisor_override`` replaces it."""
+
+    def forward(self, input):
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
 
 
 def _single(value):
@@ -152,3 +176,62 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPool):
 
     def forward(self, input):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveAvgPool3d(_AdaptivePool):
+    """Average pooling onto an ``output_size`` grid of depth, height and width (an int, or a
+    triple whose None entries keep the input's size)."""
+
+    def forward(self, input):
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPool):
+    """Max pooling onto an ``output_size`` grid of depth, height and width
+    (``return_indices``: also the flat index of each maximum)."""
+
+    def forward(self, input):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+
+class _MaxUnpoolNd(Module):
+    _nd = 0
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        n = self._nd
+        self.kernel_size = _tuple(kernel_size, n)
+        self.stride = _tuple(stride if stride is not None else kernel_size, n)
+        self.padding = _tuple(padding, n)
+
+    def forward(self, input, indices, output_size=None):
+        fn = getattr(F, f"max_unpool{self._nd}d")
+        return fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+def _tuple(value, n: int) -> tuple:
+    return tuple(value) if isinstance(value, (list, tuple)) else (value,) * n
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """The partial inverse of ``MaxPool1d``: ``forward(input, indices, output_size=None)``
+    puts each value back at its index, zeros elsewhere."""
+
+    _nd = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """The partial inverse of ``MaxPool2d``: ``forward(input, indices, output_size=None)``
+    puts each value back at its flat index (``y * W + x``), zeros elsewhere."""
+
+    _nd = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """The partial inverse of ``MaxPool3d``: ``forward(input, indices, output_size=None)``
+    puts each value back at its flat index, zeros elsewhere."""
+
+    _nd = 3
