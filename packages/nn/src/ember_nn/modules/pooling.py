@@ -1,5 +1,6 @@
 """Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``,
-``AdaptiveMaxPool1d/2d/3d`` and ``MaxUnpool1d/2d/3d``, with PyTorch's arguments (``stride`` defaults to ``kernel_size``), attributes and reprs.
+``AdaptiveMaxPool1d/2d/3d`` and ``MaxUnpool1d/2d/3d``, with PyTorch's arguments (``stride``
+defaults to ``kernel_size``), attributes and reprs.
 
 >>> import ember_tensor as et
 >>> import ember_nn as nn
