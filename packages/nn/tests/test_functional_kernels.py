@@ -167,6 +167,17 @@ ROWS = [
     Row("embedding_scale_grad_by_freq",
         lambda F, i, w: F.embedding(i, w, padding_idx=0, scale_grad_by_freq=True),
         [I(0, 3, 4, 0, 2, 2, 2), A((5, 3))], gradcheck=False),
+    Row("embedding_bag_mean_offsets", lambda F, i, w, o: F.embedding_bag(i, w, o),
+        [I(1, 2, 4, 4, 3, 0), A((5, 3)), I(0, 0, 2, 5)]),
+    Row("embedding_bag_sum_weights_last_offset",
+        lambda F, i, w, o, p: F.embedding_bag(i, w, o, mode="sum", per_sample_weights=p,
+                                              include_last_offset=True),
+        [I(1, 2, 4, 4, 3, 0), A((5, 3)), I(0, 2, 2, 6), A((6,))]),
+    Row("embedding_bag_max_padding", lambda F, i, w: F.embedding_bag(i, w, mode="max",
+                                                                     padding_idx=2),
+        [I([1, 2, 4], [2, 2, 2], [0, 3, 2]), A((5, 3), kind="distinct")]),
+    Row("embedding_bag_mean_padding", lambda F, i, w, o: F.embedding_bag(i, w, o, padding_idx=-1),
+        [I(1, 4, 4, 3, 1, 0), A((5, 3)), I(0, 3)]),
     Row("embedding_int32_indices", lambda F, i, w: F.embedding(i, w),
         [A(values=np.array([[1, 0], [4, 4]], dtype=np.int32), grad=False), A((5, 2))]),
 ]
@@ -382,6 +393,31 @@ def test_avg_pool3d_and_local_response_norm_of_integers_truncate_like_torch() ->
     assert_close(got, want, "float32")
 
 
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+def test_embedding_bag_scale_grad_by_freq_divides_by_each_index_count(mode: str) -> None:
+    """PyTorch 2.13's CPU kernel divides by a wrong count (pytorch/pytorch#190063, fixed
+    after 2.13); Ember divides each row's gradient by its index's count, as documented and as
+    torch's embedding does, which gives the reference here."""
+    idx = np.array([1, 4, 4, 3, 1, 0, 3, 3])
+    starts = [0, 3, 5]
+    a = np.random.default_rng(9).standard_normal((6, 3))
+    w, tw = pair(a, requires_grad=True)
+    out = F.embedding_bag(et.from_numpy(idx), w, et.tensor(starts), mode=mode, padding_idx=0,
+                          scale_grad_by_freq=True)
+    rows = TF.embedding(torch.from_numpy(idx), tw, padding_idx=0, scale_grad_by_freq=True)
+    bags = []
+    for lo, hi in zip(starts, starts[1:] + [len(idx)]):
+        keep = torch.from_numpy(idx[lo:hi] != 0).unsqueeze(1)
+        total = (rows[lo:hi] * keep).sum(0)
+        bags.append(total / max(int(keep.sum()), 1) if mode == "mean" else total)
+    want = torch.stack(bags)
+    assert_close(out, want)
+    cot = np.random.default_rng(10).standard_normal(tuple(want.shape))
+    (out * et.from_numpy(cot)).sum().backward()
+    (want * torch.from_numpy(cot)).sum().backward()
+    assert_close(w.grad, tw.grad)
+
+
 def _error(lib: str, call) -> tuple[str, str]:
     mod, T = (F, et) if lib == "ember" else (TF, torch)
     with warnings.catch_warnings():
@@ -452,6 +488,16 @@ ERRORS = {
     "linear_cross_entropy_kdim_unbatched": lambda F, T: F.linear_cross_entropy(
         T.zeros(3), T.zeros(4, 2, 3), T.tensor([0, 1])),
     "unfold_integer": lambda F, T: F.unfold(T.ones(1, 1, 3, 3, dtype=T.int64), 2),
+    "embedding_bag_offsets0": lambda F, T: F.embedding_bag(T.tensor([1, 2]), T.ones(4, 2),
+                                                           T.tensor([1])),
+    "embedding_bag_no_offsets": lambda F, T: F.embedding_bag(T.tensor([1, 2]), T.ones(4, 2)),
+    "embedding_bag_weights_mode": lambda F, T: F.embedding_bag(
+        T.tensor([1, 2]), T.ones(4, 2), T.tensor([0]), mode="max",
+        per_sample_weights=T.ones(2)),
+    "embedding_bag_range": lambda F, T: F.embedding_bag(T.tensor([1, 20]), T.ones(4, 2),
+                                                        T.tensor([0])),
+    "embedding_bag_mode": lambda F, T: F.embedding_bag(T.tensor([1, 2]), T.ones(4, 2),
+                                                       T.tensor([0]), mode="min"),
 }
 
 

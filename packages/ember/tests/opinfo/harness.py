@@ -294,8 +294,13 @@ def ember_callable(op):
 
 
 def _samples(op, dtype, grad: bool, limit: int):
+    """The first ``limit`` samples of op on dtype, less those that draw random numbers
+    (skips.RANDOM_SAMPLES)."""
+    random = skips.RANDOM_SAMPLES.get(op.name, (lambda s: False, ""))[0]
     try:
-        return list(itertools.islice(op.sample_inputs("cpu", dtype, requires_grad=grad), limit))
+        samples = (s for s in op.sample_inputs("cpu", dtype, requires_grad=grad)
+                   if not random(s))
+        return list(itertools.islice(samples, limit))
     except Exception:  # noqa: BLE001 - a sample generator that fails for this dtype
         return []
 

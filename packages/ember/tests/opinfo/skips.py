@@ -49,6 +49,18 @@ def reason(name: str) -> str | None:
     return None
 
 
+# ops whose samples draw random numbers in some settings only (dropout inside attention):
+# those samples are left out, the others compared; name -> (predicate on a sample, reason)
+RANDOM_SAMPLES: dict[str, tuple] = {
+    "nn.functional.scaled_dot_product_attention": (
+        lambda s: s.kwargs.get("dropout_p", 0.0) > 0,
+        "dropout_p > 0 drops attention weights at random: " + RANDOM),
+    "nn.functional.multi_head_attention_forward": (
+        lambda s: s.kwargs.get("training", True) and s.args[9] > 0,
+        "dropout_p > 0 in training drops attention weights at random: " + RANDOM),
+}
+
+
 # ops with a (values, indices) result whose indices PyTorch leaves unspecified among equal
 # values (they depend on its sorting algorithm and the input's size): the values are compared,
 # and the indices checked to select them from the input along dim; name -> (the position of

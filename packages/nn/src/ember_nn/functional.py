@@ -674,13 +674,14 @@ from . import _functional_pooling  # noqa: E402
 from ._functional_loss import cross_entropy, nll_loss  # noqa: E402
 from ._functional_norm import batch_norm, group_norm, instance_norm, layer_norm  # noqa: E402
 from ._functional_pooling import *  # noqa: E402, F403
-from ._functional_sparse import embedding  # noqa: E402
+from ._functional_sparse import embedding, embedding_bag  # noqa: E402
 
 __all__ += _functional_pooling.__all__
 __all__ += [
     "batch_norm",
     "cross_entropy",
     "embedding",
+    "embedding_bag",
     "group_norm",
     "instance_norm",
     "layer_norm",

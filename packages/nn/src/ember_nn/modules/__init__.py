@@ -74,7 +74,7 @@ from .pooling import (
     MaxUnpool3d,
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 from .transformer import (
     Transformer,
     TransformerDecoder,
@@ -177,6 +177,7 @@ __all__ = [
     "GroupNorm",
     "LayerNorm",
     "Embedding",
+    "EmbeddingBag",
     "CrossEntropyLoss",
     "NLLLoss",
 ]
