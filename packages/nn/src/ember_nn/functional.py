@@ -671,6 +671,7 @@ __all__ += ["multi_head_attention_forward", "scaled_dot_product_attention"]
 # _functional_norm.py, _functional_sparse.py, _functional_loss.py)
 
 from . import _functional_pooling  # noqa: E402
+from ._functional_ctc import ctc_loss  # noqa: E402
 from ._functional_loss import cross_entropy, nll_loss  # noqa: E402
 from ._functional_norm import batch_norm, group_norm, instance_norm, layer_norm  # noqa: E402
 from ._functional_pooling import *  # noqa: E402, F403
@@ -680,6 +681,7 @@ __all__ += _functional_pooling.__all__
 __all__ += [
     "batch_norm",
     "cross_entropy",
+    "ctc_loss",
     "embedding",
     "embedding_bag",
     "group_norm",

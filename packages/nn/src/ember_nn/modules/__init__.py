@@ -47,10 +47,12 @@ from .loss import (
     BCEWithLogitsLoss,
     CosineEmbeddingLoss,
     CrossEntropyLoss,
+    CTCLoss,
     HuberLoss,
     KLDivLoss,
     L1Loss,
     MSELoss,
+    MultiLabelMarginLoss,
     NLLLoss,
     SmoothL1Loss,
 )
@@ -107,6 +109,7 @@ __all__ = [
     "LogSigmoid",
     "LogSoftmax",
     "MSELoss",
+    "MultiLabelMarginLoss",
     "Mish",
     "Module",
     "ModuleDict",
@@ -179,5 +182,6 @@ __all__ = [
     "Embedding",
     "EmbeddingBag",
     "CrossEntropyLoss",
+    "CTCLoss",
     "NLLLoss",
 ]

@@ -20,6 +20,8 @@ __all__ = [
     "SmoothL1Loss",
     "NLLLoss",
     "CrossEntropyLoss",
+    "CTCLoss",
+    "MultiLabelMarginLoss",
 ]
 
 
@@ -157,3 +159,27 @@ class CrossEntropyLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class CTCLoss(_Loss):
+    """The Connectionist Temporal Classification loss: ``forward(log_probs, targets,
+    input_lengths, target_lengths)`` with ``(T, N, C)`` log-probabilities; see
+    ``functional.ctc_loss``."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean",
+                 zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """The multi-class multi-label hinge loss: ``target`` lists each sample's classes, ended
+    by the first -1; see ``functional.multilabel_margin_loss``."""
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
