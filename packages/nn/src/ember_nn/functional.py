@@ -672,6 +672,7 @@ __all__ += ["multi_head_attention_forward", "scaled_dot_product_attention"]
 
 from . import _functional_pooling  # noqa: E402
 from ._functional_ctc import ctc_loss  # noqa: E402
+from ._functional_grid import affine_grid, grid_sample  # noqa: E402
 from ._functional_loss import cross_entropy, nll_loss  # noqa: E402
 from ._functional_norm import batch_norm, group_norm, instance_norm, layer_norm  # noqa: E402
 from ._functional_pooling import *  # noqa: E402, F403
@@ -679,6 +680,8 @@ from ._functional_sparse import embedding, embedding_bag  # noqa: E402
 
 __all__ += _functional_pooling.__all__
 __all__ += [
+    "affine_grid",
+    "grid_sample",
     "batch_norm",
     "cross_entropy",
     "ctc_loss",

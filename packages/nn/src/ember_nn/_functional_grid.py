@@ -1,0 +1,242 @@
+"""``grid_sample`` and ``affine_grid`` of ``ember.nn.functional``: sampling an image at
+arbitrary normalized coordinates, and the coordinate grids of affine maps (spatial
+transformer networks), with PyTorch's modes, padding modes, ``align_corners`` and formulas.
+
+``grid_sample`` is composed of core ops: the grid's coordinates are mapped to pixel space
+(then clipped or reflected by the padding mode), each interpolation tap is a ``gather`` of
+the image flattened per channel, and the taps are summed with their weights (bilinear:
+products of ``x1 - x`` / ``x - x0`` per axis, in PyTorch's order; bicubic: Keys' cubic
+convolution with A = -0.75, each tap's coordinate padded on its own; nearest: coordinates
+rounded half to even). So the gradient with respect to the image is a ``scatter_add`` and
+the one with respect to the grid flows through the weights, as in PyTorch: the clip of
+``'border'`` passes no gradient at or past the edges, the reflection flips its sign.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import ember_tensor as et
+
+__all__ = ["affine_grid", "grid_sample"]
+
+_ALIGN_WARNING = (
+    "Default grid_sample and affine_grid behavior has changed to align_corners=False since "
+    "1.3.0. Please specify align_corners=True if the old behavior is desired. See the "
+    "documentation of grid_sample for details."
+)
+
+
+def _unnormalize(coord, size: int, align_corners: bool):
+    """[-1, 1] to pixel coordinates: the corner pixels' centres (align_corners) or their
+    outer edges at -1 and 1."""
+    if align_corners:
+        return (coord + 1) / 2 * (size - 1)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _clip(coord, size: int):
+    """coord clipped to [0, size - 1], NaN to 0; no gradient at or past either end (both as
+    PyTorch's vectorized CPU kernel)."""
+    zero = et.zeros_like(coord)
+    top = et.full_like(coord, size - 1)
+    return et.where(coord > 0, et.where(coord < size - 1, coord, top), zero)
+
+
+def _reflect(coord, twice_low: int, twice_high: int):
+    """coord reflected into [twice_low / 2, twice_high / 2] (the gradient's sign flipping
+    with each reflection)."""
+    if twice_low == twice_high:
+        return et.zeros_like(coord)
+    low = twice_low / 2
+    span = (twice_high - twice_low) / 2
+    shifted = coord - low
+    flip = et.where(shifted < 0, -et.ones_like(shifted), et.ones_like(shifted))
+    shifted = shifted * flip
+    extra = et.fmod(shifted, span)
+    even = et.remainder(et.floor(shifted / span), 2) == 0
+    return et.where(even, extra + low, span - extra + low)
+
+
+def _pad_coordinates(coord, size: int, padding_mode: str, align_corners: bool):
+    if padding_mode == "border":
+        return _clip(coord, size)
+    if padding_mode == "reflection":
+        if align_corners:
+            coord = _reflect(coord, 0, 2 * (size - 1))
+        else:
+            coord = _reflect(coord, -1, 2 * size - 1)
+        return _clip(coord, size)
+    return coord
+
+
+def _index(coord):
+    """Integer tap coordinates; NaN or out-of-range ones as -100 (outside every image), as
+    PyTorch does before it converts them to integers. The weights keep the coordinates as
+    they are (a NaN coordinate gives a NaN sample where PyTorch's does)."""
+    ok = et.isfinite(coord) & (et.abs(coord) < 2.0 ** 31)
+    return et.where(ok, coord, et.full_like(coord, -100.0)).to(et.int64)
+
+
+class _Image:
+    """The input seen as (N, C, points) for tap gathers at integer coordinates."""
+
+    def __init__(self, input):
+        self.n, self.c = input.shape[:2]
+        self.sizes = list(input.shape[2:])  # (D,) H, W
+        self.flat = input.reshape(self.n, self.c, -1)
+
+    def tap(self, coords):
+        """The values at integer coordinates ``coords`` (x, y[, z]: tensors of the output's
+        spatial shape (N, *out)), 0 outside the image: (N, C, *out)."""
+        sizes = self.sizes[::-1]  # W, H, (D)
+        inside = None
+        index = None
+        stride = 1
+        for c, size in zip(coords, sizes):
+            ok = (c >= 0) & (c < size)
+            inside = ok if inside is None else inside & ok
+            part = c.clamp(0, size - 1) * stride
+            index = part if index is None else index + part
+            stride *= size
+        out_shape = tuple(index.shape[1:])
+        index = index.reshape(self.n, 1, -1).expand(self.n, self.c, index[0].numel())
+        values = et.gather(self.flat, 2, index).reshape(self.n, self.c, *out_shape)
+        return et.where(inside.unsqueeze(1), values, et.zeros_like(values))
+
+
+def _cubic_weights(t):
+    a = -0.75
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros",
+                align_corners=None):
+    """Samples ``input`` ``(N, C, H, W)`` (or ``(N, C, D, H, W)``) at ``grid`` ``(N, H_out,
+    W_out, 2)`` (or ``(N, D_out, H_out, W_out, 3)``), whose last dim holds (x, y[, z]) in
+    [-1, 1]; ``mode`` 'bilinear', 'nearest' or 'bicubic' (4-D only); ``padding_mode``
+    'zeros', 'border' or 'reflection' for coordinates outside. Result ``(N, C, *grid's
+    spatial shape)``."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', "
+                         f"'nearest' or 'bicubic', but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+                         f"'border', or 'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    nd = input.dim() - 2
+    if input.dim() not in (4, 5) or grid.dim() != input.dim():
+        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number "
+                           f"of dimensions, but got input with sizes {list(input.shape)} and "
+                           f"grid with sizes {list(grid.shape)}")
+    if grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got input with sizes {list(input.shape)} and grid with sizes "
+                           f"{list(grid.shape)}")
+    if grid.shape[-1] != nd:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {nd} in last dimension, "
+                           f"but got grid with sizes {list(grid.shape)}")
+    if mode == "bicubic" and nd != 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if grid.dtype != input.dtype:
+        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but "
+                           f"input has {input.dtype} and grid has {grid.dtype}")
+    image = _Image(input)
+    sizes = image.sizes[::-1]  # W, H, (D): the order of the grid's coordinates
+    pixel = [_unnormalize(grid[..., i], sizes[i], align_corners) for i in range(nd)]
+    if mode == "bicubic":
+        return _bicubic(image, pixel, sizes, padding_mode, align_corners)
+    pixel = [_pad_coordinates(p, s, padding_mode, align_corners) for p, s in zip(pixel, sizes)]
+    if mode == "nearest":
+        out = image.tap([_index(et.round(p)) for p in pixel])
+        # PyTorch gives the grid a zero gradient here (not none): a link that selects nothing
+        link = et.where(et.zeros_like(pixel[0], dtype=et.bool), pixel[0],
+                        et.zeros_like(pixel[0]))
+        return out + link.unsqueeze(1)
+    low = [et.floor(p) for p in pixel]
+    out = None
+    for bits in itertools.product((0, 1), repeat=nd):  # z outermost, x innermost
+        bits = bits[::-1]  # (x bit, y bit, z bit)
+        weight = None
+        for b, p, lo in zip(bits, pixel, low):
+            w = p - lo if b else (lo + 1) - p
+            weight = w if weight is None else weight * w
+        value = image.tap([_index(lo + b) for b, lo in zip(bits, low)])
+        term = value * weight.unsqueeze(1)
+        out = term if out is None else out + term
+    return out
+
+
+def _bicubic(image, pixel, sizes, padding_mode: str, align_corners: bool):
+    x, y = pixel
+    x0, y0 = et.floor(x), et.floor(y)
+    wx, wy = _cubic_weights(x - x0), _cubic_weights(y - y0)
+    out = None
+    for j in range(4):
+        ty = _index(_pad_coordinates(y0 - 1 + j, sizes[1], padding_mode, align_corners))
+        row = None
+        for i in range(4):
+            tx = _index(_pad_coordinates(x0 - 1 + i, sizes[0], padding_mode, align_corners))
+            value = image.tap([tx, ty])
+            term = value * wx[i].unsqueeze(1)
+            row = term if row is None else row + term
+        term = row * wy[j].unsqueeze(1)
+        out = term if out is None else out + term
+    return out
+
+
+def _base_axis(steps: int, align_corners: bool, like):
+    """PyTorch's coordinates of ``steps`` pixel centres along one axis in [-1, 1]."""
+    if steps <= 1:
+        return et.zeros(1, dtype=like.dtype, device=like.device)
+    axis = et.linspace(-1, 1, steps, dtype=like.dtype, device=like.device)
+    return axis if align_corners else axis * ((steps - 1) / steps)
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The sampling grid of a batch of affine maps: ``theta`` ``(N, 2, 3)`` for ``size`` ``(N,
+    C, H, W)`` gives ``(N, H, W, 2)``; ``(N, 3, 4)`` for ``(N, C, D, H, W)`` gives ``(N, D, H,
+    W, 3)``: each output pixel's normalized (x, y[, z]) mapped by theta."""
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    given, size = size, [int(s) for s in size]
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                             f"{given}. Got {theta.shape}.")
+        spatial = size[-2:]
+    elif len(size) == 5:
+        if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                             f"{given}. Got {theta.shape}.")
+        spatial = size[-3:]
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size {given}.")
+    if align_corners and min(spatial) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size "
+                      "grids when align_corners=True. This is not an intended use case of "
+                      "affine_grid. See the documentation of affine_grid for details.",
+                      stacklevel=2)
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {given}")
+    n = size[0]
+    axes = [_base_axis(s, align_corners, theta) for s in spatial[::-1]]  # x, y, (z)
+    grids = et.meshgrid(*axes[::-1], indexing="ij")  # (z,) y, x varying last
+    coords = [g.reshape(-1) for g in grids[::-1]]  # x, y, (z)
+    base = et.stack(coords + [et.ones_like(coords[0])], 1)  # (points, nd + 1)
+    out = et.matmul(base.unsqueeze(0), theta.transpose(1, 2))  # (N, points, nd)
+    return out.reshape(n, *spatial, len(spatial))
