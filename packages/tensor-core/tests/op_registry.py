@@ -395,6 +395,20 @@ def _well_conditioned(n, batch=(), seed=6):
 
 
 
+def _symmetric_indefinite(n, batch=(), seed=7):
+    """x + x^T: symmetric with eigenvalues of both signs (Bunch-Kaufman pivots in use)."""
+    x = np.random.default_rng(seed).uniform(-1, 1, (*batch, n, n))
+    return fixed(x + np.swapaxes(x, -1, -2), None)
+
+
+def _ldl_solve(m, A, B, **kw):
+    LD, pivots = m.linalg.ldl_factor(A, **kw)
+    return m.linalg.ldl_solve(LD, pivots, B, **kw)
+
+
+_LDL_NO_GRAD = "PyTorch has no derivative of the LDL factorization or solve (not implemented)"
+
+
 def _tril_factor(n, upper=False):
     """A well-conditioned lower (upper) triangular matrix (a Cholesky factor), dtype under
     test."""
@@ -1139,6 +1153,12 @@ ROWS: list[Row] = [
          _well_conditioned(3), a(3, 2, dtype="float64"), upper=True,
          dtypes=("float32", "complex64", "complex128")),
       fn=_linalg("solve_triangular"), grad=LA),
+    R("linalg_ldl_factor_ex", S(_symmetric_indefinite(5)),
+      S(_symmetric_indefinite(4, (2,), seed=8), hermitian=True),
+      fn=_linalg("ldl_factor_ex"), no_grad=_LDL_NO_GRAD),
+    R("linalg_ldl_solve", S(_symmetric_indefinite(5), a(5, 2)),
+      S(_symmetric_indefinite(4, (2,), seed=8), a(2, 4, 3), hermitian=True),
+      fn=_ldl_solve, no_grad=_LDL_NO_GRAD),
     # --- discrete Fourier transforms (the inputs of _fft_c2r need not be Hermitian: every
     # library reads them the same way, see fft_cpu.cpp)
     R("_fft_c2c", S(a(4, 6), [1], 0, True), S(a(3, 5, 4, nc=True), [0, 2], 2, False),

@@ -120,3 +120,90 @@ def test_top_level_decompositions_keep_pytorchs_conventions():
         tLU, tpiv = torch.lu(tsq)
     _close(LU, tLU)
     assert piv.tolist() == tpiv.tolist()
+
+
+def _symmetric(shape, dtype=np.float64, seed=12):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.uniform(-1, 1, shape)
+    return (x + np.swapaxes(x, -1, -2)).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype,hermitian", [(np.float64, False), (np.float32, True),
+                                             (np.complex128, False), (np.complex128, True),
+                                             (np.complex64, True)])
+@pytest.mark.parametrize("shape", [(5, 5), (3, 4, 4), (2, 0, 0), (1, 1)])
+def test_ldl_factor_and_solve_match_lapack(shape, dtype, hermitian):
+    a = _symmetric(shape, dtype)
+    if hermitian:  # Hermitian: x + x^H
+        a = (a + np.conj(np.swapaxes(a, -1, -2))) / 2
+    e, t = _pair(a)
+    tol = dict(rtol=1e-4, atol=1e-5) if np.dtype(dtype).itemsize <= 8 and dtype != np.float64 \
+        else {}
+    LD, piv, info = et.linalg.ldl_factor_ex(e, hermitian=hermitian)
+    tLD, tpiv, tinfo = torch.linalg.ldl_factor_ex(t, hermitian=hermitian)
+    _close(LD, tLD, **tol)
+    assert piv.dtype == et.int32 and piv.tolist() == tpiv.tolist()
+    assert info.tolist() == tinfo.tolist()
+    b = RNG.standard_normal((*shape[:-1], 3)).astype(dtype)
+    eb, tb = _pair(b)
+    _close(et.linalg.ldl_solve(LD, piv, eb, hermitian=hermitian),
+           torch.linalg.ldl_solve(tLD, tpiv, tb, hermitian=hermitian), **tol)
+    LD2, piv2 = et.linalg.ldl_factor(e, hermitian=hermitian)
+    _close(LD2, LD, rtol=0, atol=0)
+
+
+def test_ldl_solve_broadcasts_batches():
+    """PyTorch 2.13 crashes (a segfault) on an ldl_solve whose batches broadcast; the
+    reference here expands LD and the pivots first."""
+    e, t = _pair(_symmetric((2, 4, 4)))
+    eb, tb = _pair(RNG.standard_normal((3, 2, 4, 2)))
+    LD, piv = et.linalg.ldl_factor(e)
+    tLD, tpiv = torch.linalg.ldl_factor(t)
+    want = torch.linalg.ldl_solve(tLD.expand(3, 2, 4, 4).contiguous(),
+                                  tpiv.expand(3, 2, 4).contiguous(), tb)
+    _close(et.linalg.ldl_solve(LD, piv, eb), want)
+
+
+def test_ldl_singular_matrices_report_info_or_raise():
+    e, t = _pair(np.array([[[0.0, 0.0], [0.0, 1.0]], [[2.0, 1.0], [1.0, 3.0]]]))
+    assert et.linalg.ldl_factor_ex(e).info.tolist() == torch.linalg.ldl_factor_ex(t).info.tolist()
+    with pytest.raises(et.linalg.LinAlgError, match=r"\(Batch element 0\).*D\[0, 0\] is exactly"):
+        et.linalg.ldl_factor(e)
+    with pytest.raises(et.linalg.LinAlgError, match="ldl_factor_ex"):
+        et.linalg.ldl_factor_ex(e, check_errors=True)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.linalg.ldl_factor(m.zeros(3, 2)),
+    lambda m: m.linalg.ldl_factor(m.zeros(3, 3, dtype=m.int64)),
+    lambda m: m.linalg.ldl_solve(m.eye(3), m.ones(3, dtype=m.int32), m.zeros(2, 1)),
+    lambda m: m.linalg.ldl_solve(m.eye(3), m.ones(3, dtype=m.int32),
+                                 m.zeros(3, 1, dtype=m.float64)),
+    lambda m: m.linalg.ldl_solve(m.eye(3), m.ones(2, dtype=m.int32), m.zeros(3, 1)),
+])
+def test_ldl_errors_match_torch(call):
+    with pytest.raises(RuntimeError) as want:
+        call(torch)
+    with pytest.raises(RuntimeError) as got:
+        call(et)
+    assert str(got.value).split(":")[0] == str(want.value).split(":")[0]
+
+
+@pytest.mark.parametrize("bad", [0, 4, -4])
+def test_ldl_solve_refuses_pivots_out_of_range(bad):
+    """LAPACK would read rows out of range with them (PyTorch checks only for 0)."""
+    piv = et.tensor([1, bad, 3], dtype=et.int32)
+    with pytest.raises(RuntimeError, match="must all satisfy 1 <= \\|pivot\\| <= 3"):
+        et.linalg.ldl_solve(et.eye(3), piv, et.zeros(3, 1))
+
+
+def test_ldl_outputs_require_grad_but_have_no_derivative():
+    import ember_autograd  # noqa: F401 - records the graph
+
+    A = et.tensor(_symmetric((3, 3)), requires_grad=True)
+    LD, _ = et.linalg.ldl_factor(A)
+    assert LD.requires_grad
+    with pytest.raises(NotImplementedError, match="linalg_ldl_factor_ex"):
+        LD.sum().backward()

@@ -190,6 +190,21 @@ def lu_factor(A, *, pivot=True):
     return _result("linalg_lu_factor", "LU pivots", LU, pivots)
 
 
+def ldl_factor(A, *, hermitian=False):
+    """(LD, pivots): the LDL^T (LDL^H) factorization of ldl_factor_ex, raising LinAlgError
+    where D has an exact zero (a singular matrix)."""
+    LD, pivots, info = _C.linalg_ldl_factor_ex(A, hermitian=hermitian)
+    flat = info.reshape(-1)
+    if flat.numel() and bool((flat > 0).any()):
+        b = int((flat > 0).nonzero()[0].item())
+        i = int(flat[b].item()) - 1
+        where = f"(Batch element {b}): " if A.dim() > 2 else ""
+        raise _C.LinAlgError(f"torch.linalg.ldl_factor: {where}The factorization completed, but "
+                             f"D[{i}, {i}] is exactly zero, so the matrix is singular. To get the "
+                             "factors anyway, call linalg.ldl_factor_ex(A).")
+    return _result("linalg_ldl_factor", "LD pivots", LD, pivots)
+
+
 def _permutation(pivots, m: int):
     """The row permutation (as indices: row i of P A is row perm[i] of A) of 1-based pivots."""
     batch = tuple(pivots.shape[:-1])

@@ -1,8 +1,8 @@
 """Linear algebra with PyTorch's ``torch.linalg`` names, arguments and semantics.
 
 Decompositions and solvers (``cholesky``, ``qr``, ``eigh``, ``eigvalsh``, ``svd``,
-``svdvals``, ``solve``, ``inv``, ``det``, ``slogdet``, ``solve_triangular``) are ops of the
-core (LAPACK, float32/float64/complex64/complex128, batched over leading dimensions); the
+``svdvals``, ``solve``, ``inv``, ``det``, ``slogdet``, ``solve_triangular``,
+``ldl_factor_ex``, ``ldl_solve``) are ops of the core (LAPACK, float32/float64/complex64/complex128, batched over leading dimensions); the
 rest is composed of them and of other ops, so autograd differentiates it all. Every
 function takes a batch of matrices ``(*, m, n)`` where it takes a matrix. A decomposition
 that fails (a matrix that is not positive-definite, singular, or with non-finite values for
@@ -34,6 +34,7 @@ from ._linalg_more import (  # the rest of torch.linalg, composed of the core's 
     cholesky_ex,
     householder_product,
     inv_ex,
+    ldl_factor,
     lstsq,
     lu,
     lu_factor,
@@ -61,6 +62,9 @@ __all__ = [
     "householder_product",
     "inv",
     "inv_ex",
+    "ldl_factor",
+    "ldl_factor_ex",
+    "ldl_solve",
     "lstsq",
     "lu",
     "lu_factor",
@@ -98,6 +102,8 @@ qr = _C.linalg_qr
 eigh = _C.linalg_eigh
 eigvalsh = _C.linalg_eigvalsh
 eig = _C.linalg_eig
+ldl_factor_ex = _C.linalg_ldl_factor_ex
+ldl_solve = _C.linalg_ldl_solve
 eigvals = _C.linalg_eigvals
 svd = _C.linalg_svd
 svdvals = _C.linalg_svdvals

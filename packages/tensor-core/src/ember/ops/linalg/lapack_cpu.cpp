@@ -29,13 +29,23 @@
   int scipy_LAPACKE_##p##gesdd(int layout, char jobz, int m, int n, T* a, int lda, R* s, T* u, int ldu, T* vt,  \
                                int ldvt);                                                                       \
   int scipy_LAPACKE_##p##gesv(int layout, int n, int nrhs, T* a, int lda, int* ipiv, T* b, int ldb);            \
-  int scipy_LAPACKE_##p##getrf(int layout, int m, int n, T* a, int lda, int* ipiv);
+  int scipy_LAPACKE_##p##getrf(int layout, int m, int n, T* a, int lda, int* ipiv);                           \
+  int scipy_LAPACKE_##p##sytrf(int layout, char uplo, int n, T* a, int lda, int* ipiv);                        \
+  int scipy_LAPACKE_##p##sytrs(int layout, char uplo, int n, int nrhs, const T* a, int lda, const int* ipiv,   \
+                               T* b, int ldb);
+// Hermitian (complex) LDL^H: hetrf / hetrs
+#define EMBER_DECLARE_LAPACK_HE(p, T)                                                                            \
+  int scipy_LAPACKE_##p##hetrf(int layout, char uplo, int n, T* a, int lda, int* ipiv);                        \
+  int scipy_LAPACKE_##p##hetrs(int layout, char uplo, int n, int nrhs, const T* a, int lda, const int* ipiv,   \
+                               T* b, int ldb);
 extern "C" {
 void scipy_LAPACKE_set_nancheck(int flag);
 EMBER_DECLARE_LAPACK(s, float, float, orgqr, syevd)
 EMBER_DECLARE_LAPACK(d, double, double, orgqr, syevd)
 EMBER_DECLARE_LAPACK(c, ember::complex64_t, float, ungqr, heevd)
 EMBER_DECLARE_LAPACK(z, ember::complex128_t, double, ungqr, heevd)
+EMBER_DECLARE_LAPACK_HE(c, ember::complex64_t)
+EMBER_DECLARE_LAPACK_HE(z, ember::complex128_t)
 int scipy_LAPACKE_sgeev(int layout, char jobvl, char jobvr, int n, float* a, int lda, float* wr, float* wi, float* vl,
                         int ldvl, float* vr, int ldvr);
 int scipy_LAPACKE_dgeev(int layout, char jobvl, char jobvr, int n, double* a, int lda, double* wr, double* wi,
@@ -57,6 +67,7 @@ void scipy_cblas_ztrsm(int layout, int side, int uplo, int trans, int diag, int 
                        ember::complex128_t* b, int ldb);
 }
 #undef EMBER_DECLARE_LAPACK
+#undef EMBER_DECLARE_LAPACK_HE
 #endif
 
 namespace ember::cpu {
@@ -140,8 +151,12 @@ constexpr int kLeft = 141, kRight = 142, kUpper = 121, kLower = 122, kNoTrans = 
 // The LAPACK routines of one element type (Routines<T>), and the calls the ops make
 // (Lapack<T>): the unblocked small-matrix paths for the real types, LAPACK otherwise.
 template <typename T> struct Routines;
-#define EMBER_BIND_LAPACK(p, T, orgqr, syevd)                     \
+#define EMBER_BIND_LAPACK(p, T, orgqr, syevd, hetrf, hetrs)       \
   template <> struct Routines<T> {                                \
+    static constexpr auto sytrf = &scipy_LAPACKE_##p##sytrf;      \
+    static constexpr auto sytrs = &scipy_LAPACKE_##p##sytrs;      \
+    static constexpr auto hetrf_ = &scipy_LAPACKE_##p##hetrf;     \
+    static constexpr auto hetrs_ = &scipy_LAPACKE_##p##hetrs;     \
     static constexpr auto potrf = &scipy_LAPACKE_##p##potrf;      \
     static constexpr auto geqrf = &scipy_LAPACKE_##p##geqrf;      \
     static constexpr auto orgqr_ = &scipy_LAPACKE_##p##orgqr;     \
@@ -151,10 +166,10 @@ template <typename T> struct Routines;
     static constexpr auto getrf = &scipy_LAPACKE_##p##getrf;      \
     static constexpr auto trsm = &scipy_cblas_##p##trsm;          \
   };
-EMBER_BIND_LAPACK(s, float, orgqr, syevd)
-EMBER_BIND_LAPACK(d, double, orgqr, syevd)
-EMBER_BIND_LAPACK(c, complex64_t, ungqr, heevd)
-EMBER_BIND_LAPACK(z, complex128_t, ungqr, heevd)
+EMBER_BIND_LAPACK(s, float, orgqr, syevd, sytrf, sytrs)  // a real Hermitian matrix is symmetric
+EMBER_BIND_LAPACK(d, double, orgqr, syevd, sytrf, sytrs)
+EMBER_BIND_LAPACK(c, complex64_t, ungqr, heevd, hetrf, hetrs)
+EMBER_BIND_LAPACK(z, complex128_t, ungqr, heevd, hetrf, hetrs)
 #undef EMBER_BIND_LAPACK
 
 inline float blas_scalar(const float& v) { return v; }
@@ -199,6 +214,14 @@ template <typename T> struct Lapack {
       if (m == n && n <= kSmallN) return small_getrf(n, a, ipiv);
     }
     return Raw::getrf(kColMajor, m, n, a, lda, ipiv);
+  }
+  // LDL^T (LDL^H when hermitian) with Bunch-Kaufman pivoting, lower triangle
+  static int ldl(bool hermitian, int n, T* a, int lda, int* ipiv) {
+    return hermitian ? Raw::hetrf_(kColMajor, 'L', n, a, lda, ipiv) : Raw::sytrf(kColMajor, 'L', n, a, lda, ipiv);
+  }
+  static int ldl_solve(bool hermitian, int n, int nrhs, const T* a, int lda, const int* ipiv, T* b, int ldb) {
+    return hermitian ? Raw::hetrs_(kColMajor, 'L', n, nrhs, a, lda, ipiv, b, ldb)
+                     : Raw::sytrs(kColMajor, 'L', n, nrhs, a, lda, ipiv, b, ldb);
   }
   static void trsm(int side, int uplo, int diag, int m, int n, const T* a, int lda, T* b, int ldb) {
     const T one(1);
@@ -819,5 +842,93 @@ std::tuple<Tensor, Tensor> general_eigen(const char* op, const Tensor& A, bool v
 std::tuple<Tensor, Tensor> linalg_eig(const Tensor& A) { return general_eigen("linalg.eig", A, true); }
 
 Tensor linalg_eigvals(const Tensor& A) { return std::get<0>(general_eigen("linalg.eigvals", A, false)); }
+
+}  // namespace ember::cpu
+
+namespace ember::cpu {
+
+std::tuple<Tensor, Tensor, Tensor> linalg_ldl_factor_ex(const Tensor& A, bool hermitian, bool check_errors) {
+  const char* op = "torch.linalg.ldl_factor_ex";
+  check_matrix(op, A, true);
+  const Shape batch = batch_of(A);
+  const int64_t n = A->size(-1), count = batch_count(batch);
+  Tensor LD = fortran_copy(A, batch);
+  Shape pshape = batch;
+  pshape.push_back(n);
+  Tensor pivots = empty(pshape, ScalarType::Int32);
+  Tensor info = empty(batch, ScalarType::Int32);
+#ifdef EMBER_HAVE_OPENBLAS
+  const int ni = lapack_int(op, n);
+  dispatch_real_or_complex(A->dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    auto [b, first] = each_matrix(count, n * n * n / 3.0, [&](int64_t b) {
+      T* a = LD->data<T>() + b * n * n;
+      const int code = n > 0 ? Lapack<T>::ldl(hermitian, ni, a, std::max(ni, 1), pivots->data<int>() + b * n) : 0;
+      for (int64_t j = 1; j < n; ++j) {  // LAPACK leaves the upper triangle as it was: zeros, as PyTorch
+        std::fill(a + j * n, a + j * n + j, T(0));
+      }
+      info->data<int>()[b] = code;
+      return code;
+    });
+    if (check_errors && first > 0) {
+      throw LinAlgError(message(op, ": ", batch_prefix(A, b), "The factorization completed, but D[", first - 1,
+                                ", ", first - 1, "] is exactly zero, so the matrix is singular and ldl_solve would ",
+                                "divide by zero."));
+    }
+  });
+#endif
+  return {LD, pivots, info};
+}
+
+Tensor linalg_ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool hermitian) {
+  const char* op = "torch.linalg.ldl_solve";
+  check_matrix(op, LD, true, "LD");
+  if (B->dim() < 2) {
+    throw std::runtime_error(message(op, ": The input tensor B must have at least 2 dimensions."));
+  }
+  if (pivots->dtype() != ScalarType::Int32) {
+    throw std::runtime_error(message(op, ": Expected pivots to be integers. Got ", scalar_type_name(pivots->dtype())));
+  }
+  if (LD->dtype() != B->dtype()) {
+    throw std::runtime_error(message("Expected b and A to have the same dtype, but found b of type ",
+                                     scalar_type_name(B->dtype()), " and A of type ", scalar_type_name(LD->dtype()),
+                                     " instead."));
+  }
+  const int64_t n = LD->size(-1), k = B->size(-1);
+  Shape lead(LD->sizes().begin(), LD->sizes().end() - 1);
+  if (pivots->sizes() != lead) {
+    throw std::runtime_error(message(op, ": Expected LD.shape[:-1] and pivots.shape to be the same, but got pivots "
+                                     "with shape ", shape_str(pivots->sizes()), " instead"));
+  }
+  if (B->size(-2) != n) {
+    throw std::runtime_error(message("Incompatible matrix sizes for ", op, ": each A matrix is ", n, " by ", n,
+                                     " but each b matrix is ", B->size(-2), " by ", k));
+  }
+  const Shape batch = broadcast_shapes(batch_of(LD), batch_of(B), op);
+  Tensor a = fortran_copy(broadcast_matrix(LD, batch), batch);
+  Tensor x = fortran_copy(broadcast_matrix(B, batch), batch);
+  Shape pshape = batch;
+  pshape.push_back(n);
+  Tensor piv = as_contiguous(expand_to(pivots, pshape, op));
+  const int* pv = piv->data<int>();
+  for (int64_t i = 0; i < piv->numel(); ++i) {  // LAPACK indexes rows with them: never out of range
+    if (pv[i] == 0 || pv[i] > n || pv[i] < -n) {
+      throw std::runtime_error(message(op, ": Pivots given to ldl_solve must all satisfy 1 <= |pivot| <= ", n,
+                                       ", but got ", pv[i], ". Did you properly pass the result of ldl_factor?"));
+    }
+  }
+#ifdef EMBER_HAVE_OPENBLAS
+  const int ni = lapack_int(op, n), ki = lapack_int(op, k), ld = std::max(ni, 1);
+  dispatch_real_or_complex(LD->dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    each_matrix(batch_count(batch), 2.0 * n * n * k, [&](int64_t b) {
+      if (n == 0 || k == 0) return 0;
+      return Lapack<T>::ldl_solve(hermitian, ni, ki, a->data<T>() + b * n * n, ld, piv->data<int>() + b * n,
+                                  x->data<T>() + b * n * k, ld);
+    });
+  });
+#endif
+  return x;
+}
 
 }  // namespace ember::cpu

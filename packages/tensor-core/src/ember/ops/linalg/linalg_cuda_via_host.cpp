@@ -58,6 +58,12 @@ std::tuple<Tensor, Tensor> linalg_slogdet(const Tensor& A) {
 Tensor linalg_solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left, bool unitriangular) {
   return on(A->device(), cpu::linalg_solve_triangular(to_host(A), to_host(B), upper, left, unitriangular));
 }
+std::tuple<Tensor, Tensor, Tensor> linalg_ldl_factor_ex(const Tensor& A, bool hermitian, bool check_errors) {
+  return on(A->device(), cpu::linalg_ldl_factor_ex(to_host(A), hermitian, check_errors));
+}
+Tensor linalg_ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool hermitian) {
+  return on(LD->device(), cpu::linalg_ldl_solve(to_host(LD), to_host(pivots), to_host(B), hermitian));
+}
 
 }  // namespace ember::cuda
 
@@ -75,3 +81,5 @@ EMBER_REGISTER_CUDA_KERNEL(linalg_inv);
 EMBER_REGISTER_CUDA_KERNEL(linalg_det);
 EMBER_REGISTER_CUDA_KERNEL(linalg_slogdet);
 EMBER_REGISTER_CUDA_KERNEL(linalg_solve_triangular);
+EMBER_REGISTER_CUDA_KERNEL(linalg_ldl_factor_ex);
+EMBER_REGISTER_CUDA_KERNEL(linalg_ldl_solve);
