@@ -2,8 +2,9 @@
 
 Decompositions and solvers (``cholesky``, ``qr``, ``eigh``, ``eigvalsh``, ``svd``,
 ``svdvals``, ``solve``, ``inv``, ``det``, ``slogdet``, ``solve_triangular``,
-``ldl_factor_ex``, ``ldl_solve``) are ops of the core (LAPACK, float32/float64/complex64/complex128, batched over leading dimensions); the
-rest is composed of them and of other ops, so autograd differentiates it all. Every
+``ldl_factor_ex``, ``ldl_solve``) are ops of the core (LAPACK,
+float32/float64/complex64/complex128, batched over leading dimensions); the rest is
+composed of them and of other ops, so autograd differentiates it all. Every
 function takes a batch of matrices ``(*, m, n)`` where it takes a matrix. A decomposition
 that fails (a matrix that is not positive-definite, singular, or with non-finite values for
 ``svd``) raises ``LinAlgError``, a ``RuntimeError``. ``eig`` and ``eigvals`` (LAPACK's
