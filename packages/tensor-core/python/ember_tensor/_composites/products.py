@@ -337,8 +337,9 @@ def _contract(a, la, b, lb, later):
 
 def cdist(x1, x2, p=2.0, compute_mode=None):
     """The p-norm distances between the rows of x1 (..., P, M) and of x2 (..., R, M): a
-    (..., P, R) tensor. Every compute_mode computes the differences directly (PyTorch's
-    matrix-product shortcut for p = 2 trades accuracy for speed)."""
+    (..., P, R) tensor. For p = 2, PyTorch's matrix-product form sqrt(|a|² + |b|² - 2 a·b)
+    (one GEMM; less accurate for nearby points) when compute_mode asks for it, or by default
+    when P or R exceeds 25; the differences directly otherwise."""
     if x1.dim() < 2 or x2.dim() < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
     if x1.shape[-1] != x2.shape[-1]:
@@ -349,5 +350,20 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     if compute_mode not in (None, "use_mm_for_euclid_dist_if_necessary",
                             "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist"):
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    use_mm = p == 2 and (compute_mode == "use_mm_for_euclid_dist" or (
+        compute_mode in (None, "use_mm_for_euclid_dist_if_necessary")
+        and (x1.shape[-2] > 25 or x2.shape[-2] > 25)))
+    if use_mm:
+        return _euclidean_by_matmul(x1, x2)
     diff = _et.sub(x1.unsqueeze(-2), x2.unsqueeze(-3))
     return _et.norm(diff, p, -1)
+
+
+def _euclidean_by_matmul(x1, x2):
+    """PyTorch's _euclidean_dist: [-2 a, |a|², 1] @ [b, 1, |b|²]^T, clamped at 0, square
+    root (the same operands in the same order, so the same rounding)."""
+    n1 = _et.sum(_et.mul(x1, x1), -1, keepdim=True)
+    n2 = _et.sum(_et.mul(x2, x2), -1, keepdim=True)
+    a = _et.cat([_et.mul(x1, -2), n1, _et.ones_like(n1)], -1)
+    b = _et.cat([x2, _et.ones_like(n2), n2], -1)
+    return _et.sqrt(_et.clamp_min(_et.matmul(a, b.mT), 0))
