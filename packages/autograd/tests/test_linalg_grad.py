@@ -521,3 +521,23 @@ def test_saved_output_modified_in_place_is_an_error():
     y.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
+
+
+# ops PyTorch does not differentiate: their derivatives.yaml entries raise its error
+NOT_DIFFERENTIATED = {
+    "linalg_ldl_factor_ex": lambda m, A: m.linalg.ldl_factor_ex(A).LD,
+    "linalg_ldl_solve": lambda m, A: m.linalg.ldl_solve(
+        *m.linalg.ldl_factor(A.detach()), A),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOT_DIFFERENTIATED))
+def test_not_differentiated_like_torch(name):
+    a = np.random.default_rng(1).standard_normal((3, 3))
+    a = a + a.T
+    for lib in (et, torch):
+        x = lib.tensor(a, requires_grad=True)
+        out = NOT_DIFFERENTIATED[name](lib, x)
+        assert out.requires_grad
+        with pytest.raises((NotImplementedError, RuntimeError), match="not implemented"):
+            out.sum().backward()

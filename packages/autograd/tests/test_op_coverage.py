@@ -44,6 +44,9 @@ def _recorded_keys() -> set[str]:
         for name in fft_grad.TRANSFORMS:
             x = z() if name not in fft_grad.REAL_ONLY else r()
             getattr(et.fft, name)(x)
+        for fn in linalg.NOT_DIFFERENTIATED.values():
+            fn(et, et.tensor(complex_grad._real((3, 3)) + 3 * et.eye(3, dtype=et.float64),
+                             requires_grad=True))
     finally:
         et._set_autograd_hook(inner)
     return seen

@@ -395,6 +395,30 @@ def _well_conditioned(n, batch=(), seed=6):
 
 
 
+def _searchsorted_bounds(m, seq, values, right):
+    if m is torch:
+        return torch.searchsorted(seq, values, right=right)
+    return m._C._searchsorted_bounds(seq, values, right)
+
+
+def _cumextreme_indices(m, x, dim, maximum):
+    if m is torch:
+        return (torch.cummax if maximum else torch.cummin)(x, dim).indices
+    return m._C._cumextreme_indices(x, dim, maximum)
+
+
+def _order_select_indices(m, x, dim, position):
+    if m is torch:
+        return torch.argsort(x, dim=dim, stable=True).gather(dim, position)
+    return m._C._order_select_indices(x, dim, position)
+
+
+def _scatter_reduce_flat(m, x, offsets, src, reduce, include_self):
+    if m is torch:
+        return x.scatter_reduce(0, offsets, src, reduce, include_self=include_self)
+    return m._C._scatter_reduce_flat(x, offsets, src, reduce, include_self)
+
+
 def _symmetric_indefinite(n, batch=(), seed=7):
     """x + x^T: symmetric with eigenvalues of both signs (Bunch-Kaufman pivots in use)."""
     x = np.random.default_rng(seed).uniform(-1, 1, (*batch, n, n))
@@ -905,6 +929,17 @@ ROWS: list[Row] = [
     R("searchsorted", S(fixed([1, 3, 5, 7], None), fixed([[0, 3], [6, 9]], None)),
       S(fixed([[1, 3, 5], [2, 4, 6]], None), fixed([[3, 3], [1, 7]], None), right=True),
       **unsigned_superset("searchsorted")),
+    # the kernels behind searchsorted, cummax/cummin, median/kthvalue (Ember's own ops):
+    # against the PyTorch ops they compute
+    R("_searchsorted_bounds", S(fixed([1, 3, 5, 7], None), fixed([[0, 3], [6, 9]], None), False),
+      S(fixed([[1, 3, 5], [2, 4, 6]], None), fixed([[3, 3], [1, 7]], None), True),
+      fn=_searchsorted_bounds, **unsigned_superset("_searchsorted_bounds")),
+    R("_cumextreme_indices", S(a(3, 4), 1, True), S(a(2, 3, 4, nc=True), 0, False),
+      S(fixed([1.0, float("nan"), 0.0, -1.0], None), 0, True), fn=_cumextreme_indices,
+      **unsigned_superset("_cumextreme_indices")),
+    R("_order_select_indices", S(_distinct(3, 5), 1, fixed([[2], [0], [4]])),
+      S(_distinct(4, 3), 0, fixed([[3, 1, 0]])), fn=_order_select_indices,
+      **unsigned_superset("_order_select_indices")),
     R("bucketize", S(fixed([[0, 3], [6, 9]], None), fixed([1, 3, 5, 7], None)),
       S(fixed([3, 5], None), fixed([1, 3, 5, 7], None), right=True, out_int32=True),
       **unsigned_superset("bucketize")),
@@ -1057,6 +1092,12 @@ ROWS: list[Row] = [
                           for r in ("sum", "prod", "mean", "amax", "amin")],
       S(a(3, 4), 0, fixed([[0, 1], [0, 1]]), a(2, 2), "mean", include_self=False),
       S(a(3, 4), 0, fixed([[2, 2], [2, 2]]), a(2, 2), "prod", include_self=False), grad=SH),
+    R("_scatter_reduce_flat", *[S(a(6), fixed([0, 0, 3, 5, 3]), a(5), r, r != "prod")
+                                for r in ("sum", "prod", "mean", "amax", "amin")],
+      S(a(6), fixed([4, 1, 4]), a(3), "mean", False), fn=_scatter_reduce_flat,
+      dtypes=tuple(d for d in ALL_DTYPES if d != "bool"),
+      dtypes_why="PyTorch's scatter_reduce has no 'mean' of bool (NotImplementedError); "
+                 "Ember's sums bools as logical or"),
     R("index_reduce", *[S(a(3, 4), 0, fixed([2, 0, 2]), a(3, 4), r)
                         for r in ("prod", "mean", "amax", "amin")],
       S(a(3, 4), 1, fixed([1, 1]), a(3, 2), "amax", include_self=False), grad=SH,

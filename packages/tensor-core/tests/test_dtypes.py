@@ -310,3 +310,37 @@ def test_float16_conversions_match_torch(other, direction, step):
     finite = np.isfinite(t_src.to(torch.float64).numpy())
     keep = finite if dst not in FLOAT_DTYPES + ["bool"] else slice(None)
     np.testing.assert_array_equal(got[keep], want[keep])
+
+
+@pytest.mark.skipif(IS_TORCH, reason="compares ember's finfo/iinfo with torch's")
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "float32", "float64", "complex64",
+                                  "complex128", None])
+def test_finfo_matches_torch(name):
+    import ember_tensor as et
+
+    e = et.finfo(getattr(et, name)) if name else et.finfo()
+    t = torch.finfo(getattr(torch, name)) if name else torch.finfo()
+    for attr in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype"):
+        assert getattr(e, attr) == getattr(t, attr), attr
+    assert repr(e) == repr(t)
+
+
+@pytest.mark.skipif(IS_TORCH, reason="compares ember's finfo/iinfo with torch's")
+@pytest.mark.parametrize("name", ["uint8", "int8", "int16", "int32", "int64", "uint16", "uint32",
+                                  "uint64"])
+def test_iinfo_matches_torch(name):
+    import ember_tensor as et
+
+    e, t = et.iinfo(getattr(et, name)), torch.iinfo(getattr(torch, name))
+    assert (e.bits, e.min, e.max, e.dtype) == (t.bits, t.min, t.max, t.dtype)
+    assert repr(e) == repr(t)
+
+
+@pytest.mark.skipif(IS_TORCH, reason="compares ember's finfo/iinfo with torch's")
+def test_finfo_iinfo_refuse_the_other_kind_like_torch():
+    import ember_tensor as et
+
+    with pytest.raises(TypeError, match="requires a floating point input type"):
+        et.finfo(et.int32)
+    with pytest.raises(TypeError, match="requires an integer input type"):
+        et.iinfo(et.float32)

@@ -112,3 +112,36 @@ def test_small_methods_and_functions():
     assert et.resolve_neg(e) is e
     z = e.clone()
     assert et.zero_(z) is z and not z.numpy().any()
+
+
+@pytest.mark.parametrize("name", ["float32", "float64", "float16", "bfloat16", "int64", "int8",
+                                  "uint8", "bool", "complex64", "uint16"])
+def test_legacy_type_names_and_nbytes(name):
+    e = et.zeros(3, dtype=getattr(et, name))
+    t = torch.zeros(3, dtype=getattr(torch, name))
+    assert e.type() == t.type().replace("torch.", "ember.")
+    assert e.nbytes == t.nbytes
+
+
+def test_type_converts_by_dtype_or_name():
+    e, t = _both(A)
+    for target in ("torch.IntTensor", "ember.HalfTensor", "torch.DoubleTensor"):
+        got = e.type(target)
+        want = t.type(target.replace("ember.", "torch."))
+        _close(got.double(), want.double())
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    assert e.type(et.float64) is e
+    assert e.type(et.int64).dtype == et.int64
+    with pytest.raises(ValueError, match="invalid type"):
+        e.type("ember.NoSuchTensor")
+
+
+def test_apply_and_map_in_place_like_torch():
+    e, t = _both(np.arange(6.0).reshape(2, 3))
+    assert e.apply_(lambda v: v * v - 1) is e
+    t.apply_(lambda v: v * v - 1)
+    _close(e, t)
+    other_e, other_t = _both(np.array([1.0, -2.0, 0.5]))
+    e.map_(other_e, lambda a, b: a * b + 1)
+    t.map_(other_t, lambda a, b: a * b + 1)
+    _close(e, t)

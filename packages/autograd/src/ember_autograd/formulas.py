@@ -55,6 +55,8 @@ __all__ = [
     "sgn_backward",
     "cumprod_backward",
     "cumprod_jvp",
+    "logcumsumexp_backward",
+    "logcumsumexp_jvp",
     "et",
     "evenly_distribute_backward",
     "getitem_backward",
@@ -303,6 +305,34 @@ def reversed_cumsum(t, dim: int):
     if t.dim() == 0:
         return t
     return t.flip([dim]).cumsum(dim).flip([dim])
+
+
+def logcumsumexp_backward(grad, self, result, dim: int):
+    """Gradient of logcumsumexp: sum over k >= j of grad_k exp(x_j - r_k), the positive and
+    negative parts of grad each through a reversed logcumsumexp in log space (PyTorch's
+    formula, which never overflows)."""
+    if grad.numel() == 0 or self.dim() == 0:
+        return grad
+    d = dim % self.dim()
+
+    def reverse_lcse(t):
+        return t.flip([d]).logcumsumexp(d).flip([d])
+
+    lowest = et.full((), et.finfo(grad.dtype).min, dtype=grad.dtype, device=grad.device)
+    log_abs = grad.abs().log()
+    positive = reverse_lcse(et.where(grad > 0, log_abs, lowest) - result)
+    negative = reverse_lcse(et.where(grad < 0, log_abs, lowest) - result)
+    return (positive + self).exp() - (negative + self).exp()
+
+
+def logcumsumexp_jvp(self_t, self, dim: int):
+    """Forward derivative of logcumsumexp: cumsum(exp(x - m) x_t) / cumsum(exp(x - m)), m the
+    maximum along dim (PyTorch's formula)."""
+    if self.dim() == 0:
+        return self_t
+    d = dim % self.dim()
+    e = (self - self.amax(d, keepdim=True)).exp() if self.numel() else self.exp()
+    return (e * self_t).cumsum(d) / e.cumsum(d)
 
 
 def _sum_over_dropped(x, d: int, term):

@@ -31,6 +31,9 @@ __all__: list[str] = [
     "permute_backward",
     "reduce_to_shape",
     "repeat_backward",
+    "scatter_reduce_jvp",
+    "scatter_reduce_self_backward",
+    "scatter_reduce_src_backward",
     "scatter_src_backward",
     "scatter_tangent",
     "select_backward",
@@ -215,6 +218,78 @@ def scatter_src_backward(grad, dim: int, index, src_shape):
     if len(src_shape) == 0:
         return g.sum()
     return pad_to(g, src_shape)
+
+
+def _scatter_reduce_grads(grad, self, dim: int, index, src, reduce: str, include_self: bool,
+                          result):
+    """(self's gradient, src's gradient) of scatter_reduce: PyTorch's formulas. 'amax' /
+    'amin' share each result's gradient evenly among the elements equal to it; 'prod' is
+    exact where elements are zero (the product of the others); 'mean' divides by the
+    count; include_self=False gives self no gradient where anything was written."""
+    shape0 = self.dim() == 0
+    src0_shape = tuple(src.shape)
+    if shape0:
+        grad, self, result = grad.reshape(1), self.reshape(1), result.reshape(1)
+        index, src, dim = index.reshape(1), src.reshape(1), 0
+    d = dim % self.dim()
+    s = src[tuple(slice(0, n) for n in index.shape)]
+    if reduce == "sum":
+        g_self, g_src = grad, grad.gather(d, index)
+    elif reduce == "mean":
+        n = (et.ones_like(grad) if include_self else et.zeros_like(grad)).scatter_add(
+            d, index, et.ones_like(s))
+        n = n.masked_fill(n == 0, 1)
+        g_self, g_src = grad / n, grad.gather(d, index) / n.gather(d, index)
+    elif reduce == "prod":
+        masked_self = self.masked_fill(self == 0, 1)
+        others = masked_self.scatter_reduce(d, index, s, "prod", include_self=include_self)
+        g_self = grad * others / masked_self
+        src_zero = s == 0
+        zeros_at = et.zeros_like(self).scatter_add(d, index, src_zero.to(self.dtype))
+        single_zero = src_zero & (zeros_at.gather(d, index) == 1)
+        with_one = self.scatter_reduce(d, index, s.masked_fill(single_zero, 1), "prod",
+                                       include_self=include_self)
+        g_src = et.where(single_zero, (grad * with_one).gather(d, index),
+                         (grad * result).gather(d, index) / s.masked_fill(src_zero, 1))
+    else:  # amax / amin
+        value = result.gather(d, index)
+        self_is = self == result
+        src_is = s == value
+        share = grad / self_is.to(grad.dtype).scatter_add(d, index, src_is.to(grad.dtype))
+        g_self = self_is.to(grad.dtype) * share
+        g_src = src_is.to(grad.dtype) * share.gather(d, index)
+    if not include_self:
+        g_self = g_self.scatter(d, index, 0)
+    if shape0:  # one element: src may be 0-d or hold one element
+        return g_self.reshape(()), g_src.reshape(src0_shape)
+    return g_self, pad_to(g_src, src.shape)
+
+
+def scatter_reduce_self_backward(grad, self, dim: int, index, src, reduce: str,
+                                 include_self: bool, result):
+    """self's gradient of scatter_reduce (_scatter_reduce_grads)."""
+    return _scatter_reduce_grads(grad, self, dim, index, src, reduce, include_self, result)[0]
+
+
+def scatter_reduce_src_backward(grad, self, dim: int, index, src, reduce: str,
+                                include_self: bool, result):
+    """src's gradient of scatter_reduce (_scatter_reduce_grads)."""
+    return _scatter_reduce_grads(grad, self, dim, index, src, reduce, include_self, result)[1]
+
+
+def scatter_reduce_jvp(self_t, src_t, self, dim: int, index, src, reduce: str,
+                       include_self: bool, result):
+    """Forward derivative of scatter_reduce: each result element moves with the self element
+    at its place and the src elements reduced into it, by the derivatives the backward
+    formulas give for a unit cotangent (_scatter_reduce_grads)."""
+    g_self, g_src = _scatter_reduce_grads(et.ones_like(result), self, dim, index, src, reduce,
+                                          include_self, result)
+    if self.dim() == 0:
+        return g_self * self_t + (g_src * src_t).sum()
+    d = dim % self.dim()
+    box = tuple(slice(0, n) for n in index.shape)
+    moved = (g_src * src_t)[box]
+    return g_self * self_t + et.zeros_like(result).scatter_add(d, index, moved)
 
 
 def scatter_tangent(self_t, dim: int, index, src_t):

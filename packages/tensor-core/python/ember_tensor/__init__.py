@@ -490,6 +490,7 @@ Tensor.__new__ = _tensor_new
 
 from . import _torch_overloads  # noqa: E402
 from ._torch_overloads import fill, norm, resolve_neg, scatter, zero_  # noqa: E402
+from ._type_info import finfo, iinfo  # noqa: E402
 
 _torch_overloads.install(Tensor)
 
@@ -500,7 +501,7 @@ _PRIVATE = {"Tensor", "dtype", "device", "Generator", "LinAlgError", "OutOfMemor
 __all__ = ["Tensor", "dtype", "device", "Generator", "Size", "is_tensor", "numel", "nonzero",
            "as_tensor", "broadcast_shapes", "isclose", "allclose", "set_printoptions",
            "get_printoptions", "is_complex", "is_floating_point", "is_conj", "resolve_conj",
-           "fill", "norm", "resolve_neg", "scatter", "zero_"]
+           "fill", "norm", "resolve_neg", "scatter", "zero_", "finfo", "iinfo"]
 for _name in dir(_C):
     if _name.startswith(("_fused_", "_lstm_", "_softmax_back", "_log_softmax_back", "_fft_")):
         # kernels for other packages (PyTorch's names where it has them): not in __all__

@@ -104,8 +104,8 @@ _BOUND_SCATTER_ = _C.Tensor.scatter_
 
 def install(tensor_class) -> None:
     """The methods: Tensor.norm, scatter and scatter_ with PyTorch's extra forms, the complex
-    conversions cfloat / cdouble, __rdiv__ (PyTorch's name for the reflected division) and
-    slice (aten.slice's view)."""
+    conversions cfloat / cdouble, __rdiv__ (PyTorch's name for the reflected division),
+    slice (aten.slice's view), and the legacy type / nbytes / apply_ / map_."""
     tensor_class.norm = _norm_method
     tensor_class.scatter = _scatter_method
     tensor_class.scatter_ = _scatter_inplace
@@ -113,6 +113,62 @@ def install(tensor_class) -> None:
     tensor_class.cdouble = lambda self, *, memory_format=None: self.to(_C.complex128)
     tensor_class.__rdiv__ = tensor_class.__rtruediv__
     tensor_class.slice = _slice
+    tensor_class.type = _type
+    tensor_class.nbytes = property(lambda self: self.numel() * self.element_size(),
+                                   doc="The bytes of the elements (numel * element_size).")
+    tensor_class.apply_ = _apply_
+    tensor_class.map_ = _map_
+
+
+# the legacy tensor type names: dtype <-> "FloatTensor" ...
+_TYPE_NAMES = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+    "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
+}
+_DTYPE_OF_TYPE = {v: k for k, v in _TYPE_NAMES.items()}
+
+
+def _type(self, dtype=None, non_blocking=False, **kwargs):
+    """Without dtype: the legacy type name, "ember.FloatTensor" ("ember.cuda.FloatTensor" on
+    a GPU). With a dtype or such a name (the "torch." spelling too): self converted to it
+    (self if it already is)."""
+    name = str(self.dtype).rsplit(".", 1)[-1]
+    if dtype is None:
+        where = "cuda." if self.device.type == "cuda" else ""
+        return f"ember.{where}{_TYPE_NAMES[name]}Tensor"
+    device = None
+    if isinstance(dtype, str):
+        parts = dtype.split(".")
+        if len(parts) < 2 or parts[0] not in ("ember", "torch") or not parts[-1].endswith(
+                "Tensor") or parts[-1][:-len("Tensor")] not in _DTYPE_OF_TYPE:
+            raise ValueError(f"invalid type: '{dtype}'")
+        device = "cuda" if parts[1:-1] == ["cuda"] else "cpu"
+        dtype = getattr(_C, _DTYPE_OF_TYPE[parts[-1][:-len("Tensor")]])
+    if dtype == self.dtype and (device is None or device == self.device.type):
+        return self
+    return self.to(device=device, dtype=dtype) if device else self.to(dtype)
+
+
+def _apply_(self, callable):  # noqa: A002 - PyTorch's argument name
+    """Replaces each element (CPU tensors only) with callable(element), in place."""
+    if self.device.type != "cpu":
+        raise TypeError("apply_ is only implemented on CPU tensors")
+    values = [callable(v) for v in self.reshape(-1).tolist()]
+    self.copy_(_C.tensor(values, dtype=self.dtype).reshape(self.shape))
+    return self
+
+
+def _map_(self, tensor, callable):  # noqa: A002 - PyTorch's argument name
+    """Replaces each element (CPU tensors only) with callable(element, other's element),
+    tensor broadcast to self's shape, in place."""
+    if self.device.type != "cpu" or tensor.device.type != "cpu":
+        raise TypeError("map_ is only implemented on CPU tensors")
+    other = tensor.expand(self.shape).reshape(-1).tolist()
+    values = [callable(a, b) for a, b in zip(self.reshape(-1).tolist(), other)]
+    self.copy_(_C.tensor(values, dtype=self.dtype).reshape(self.shape))
+    return self
 
 
 def _slice(self, dim=0, start=None, end=None, step=1):

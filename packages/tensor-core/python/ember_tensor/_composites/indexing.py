@@ -3,11 +3,11 @@ index writes (``index_fill``, ``index_copy``, ``masked_scatter``, ``put``) and
 ``as_strided_scatter``, composed of the core's gather / index_put / index_add / sort, so
 that they are differentiable and run on every device.
 
-The reducing scatters group the written elements by their target (a stable sort of the
-flat target offsets), reduce each group with a segmented scan (log2(n) steps of the
-reduction, each combining an element with the one 2^k before it when both have the same
-target) and write each group's result once. The reduction order within a group is a tree,
-not PyTorch's sequential one: float results may differ from PyTorch's in the last bits.
+The reducing scatters check their arguments, flatten the written positions to offsets into
+the flat tensor and reduce with the kernel ``_scatter_reduce_flat``, in the elements' order
+(PyTorch's CPU order); ``scatter_reduce`` is one autograd node with PyTorch's derivative
+(derivatives.yaml: ties of 'amax'/'amin' share the gradient evenly, 'prod' is exact with
+zeros).
 """
 
 from __future__ import annotations
@@ -28,43 +28,6 @@ __all__ = [
 ]
 
 _SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
-_COMBINE = {"prod": _et.mul, "amax": _et.maximum, "amin": _et.minimum}
-
-
-def _segment_reduce(targets, values, reduce: str):
-    """(the distinct targets, each one's reduction of its values): values grouped by target
-    with a stable sort, reduced by a segmented inclusive scan, read at each group's end."""
-    order = _et.argsort(targets, stable=True)
-    t, v = targets[order], values[order]
-    n = t.shape[0]
-    combine = _COMBINE[reduce]
-    step = 1
-    while step < n:
-        same = _et.eq(t[step:], t[:-step])
-        v = _et.cat([v[:step], _et.where(same, combine(v[:-step], v[step:]), v[step:])])
-        step *= 2
-    last = _et.cat([_et.ne(t[1:], t[:-1]), _et.ones(1, dtype=_et.bool, device=t.device)])
-    return t[last], v[last]
-
-
-def _scatter_reduce_flat(flat, t, v, reduce: str, include_self: bool):
-    """flat (a 1-d copy of self) with the values v reduced into the offsets t."""
-    if reduce in ("sum", "mean"):
-        ones = _et.ones_like(t, dtype=flat.dtype)
-        base = flat if include_self else _et.index_put(flat, (t,), _et.zeros_like(v))
-        total = _et.index_add(base, 0, t, v)
-        if reduce == "sum":
-            return total
-        count = _et.index_add(_et.ones_like(flat) if include_self else
-                              _et.index_put(_et.ones_like(flat), (t,), _et.zeros_like(ones)),
-                              0, t, ones)
-        if flat.dtype.is_floating_point or flat.dtype.is_complex:
-            return _et.div(total, count)
-        return _et.div(total, count, rounding_mode="floor")
-    targets, reduced = _segment_reduce(t, v, reduce)
-    if include_self:
-        reduced = _COMBINE[reduce](flat[targets], reduced)
-    return _et.index_put(flat, (targets,), reduced)
 
 
 def _flat_offsets(index, dim: int, shape):
@@ -118,6 +81,9 @@ def scatter_reduce(self, dim, index, src, reduce, include_self=True):
                            f"got {reduce}")
     dim = _wrap(dim, self.dim())
     _check_scatter("scatter", self, dim, index, src)
+    if reduce == "mean" and self.dtype == _et.bool:
+        raise NotImplementedError('"scatter_gather_tensor_cpu_reduce_mean" not implemented for '
+                                  "'Bool'")
     if index.numel() == 0:
         return self.clone()
     shape = tuple(self.shape) if self.dim() else (1,)
@@ -125,8 +91,8 @@ def scatter_reduce(self, dim, index, src, reduce, include_self=True):
     used = src.reshape(src.shape if src.dim() else (1,))
     used = used[tuple(slice(0, n) for n in idx.shape)]
     t = _flat_offsets(idx, dim, shape).reshape(-1)
-    flat = self.contiguous().reshape(-1).clone()
-    out = _scatter_reduce_flat(flat, t, used.reshape(-1), reduce, include_self)
+    out = _et._C._scatter_reduce_flat(self.reshape(-1), t, used.reshape(-1), reduce,
+                                      include_self)
     return out.reshape(self.shape)
 
 
@@ -145,12 +111,13 @@ def index_reduce(self, dim, index, source, reduce, include_self=True):
                            f"({source.dtype._scalar_type_name}) must have the same scalar type")
     dim = _wrap(dim, self.dim())
     if self.dim() == 0:
-        return scatter_reduce(self, 0, index.reshape(-1), source.reshape(-1), reduce,
+        return _et.scatter_reduce(self, 0, index.reshape(-1), source.reshape(-1), reduce,
                               include_self=include_self)
     view = [1] * source.dim()
     view[dim] = -1
     full = index.reshape(view).expand(source.shape)
-    return scatter_reduce(self, dim, full.contiguous(), source, reduce, include_self=include_self)
+    return _et.scatter_reduce(self, dim, full.contiguous(), source, reduce,
+                              include_self=include_self)
 
 
 def _slices(dim: int, index):

@@ -29,7 +29,6 @@ __all__ = [
     "histc",
     "histogram",
     "kthvalue",
-    "logcumsumexp",
     "median",
     "mode",
     "nanmean",
@@ -130,111 +129,61 @@ def equal(self, other):
 # --------------------------------------------------------------------- scans
 
 
-def _scan(self, dim: int, combine):
-    """The inclusive scan of self along dim with an associative ``combine(earlier, later)``
-    over tuples of tensors, by doubling (log2(n) steps of whole-tensor ops). ``self`` is a
-    tuple of tensors of one shape; the elements before the start are never combined."""
-    n = self[0].size(dim)
-    step = 1
-    while step < n:
-        head = tuple(t.narrow(dim, 0, step) for t in self)
-        earlier = tuple(t.narrow(dim, 0, n - step) for t in self)
-        later = tuple(t.narrow(dim, step, n - step) for t in self)
-        merged = combine(earlier, later)
-        self = tuple(_et.cat([h, m], dim) for h, m in zip(head, merged))
-        step *= 2
-    return self
-
-
-def logcumsumexp(self, dim):
-    """log(cumsum(exp(self))) along dim, without overflow or underflow (a scan of
-    logaddexp)."""
-    d = _wrap(dim, self.dim())
-    x = self.reshape(1) if self.dim() == 0 else self
-    if x.numel() == 0:
-        return self.clone()
-    (r,) = _scan((x,), d, lambda a, b: (_logaddexp_inf(a[0], b[0]),))
-    return r.reshape(self.shape)
-
-
-def _logaddexp_inf(a, b):
-    # logaddexp, exact for -inf operands (an empty prefix) and equal infinities
-    m = _et.maximum(a, b)
-    finite = _et.isfinite(m)
-    safe = _et.where(finite, m, 0.0)
-    r = _et.add(safe, _et.log(_et.add(_et.exp(_et.sub(a, safe)), _et.exp(_et.sub(b, safe)))))
-    return _et.where(finite, r, m)
-
-
-def _cumextreme(op: str, self, dim: int, better):
+def _cumextreme(op: str, self, dim: int, maximum: bool):
+    """(values, indices) of a running extreme: the kernel _cumextreme_indices finds where
+    (PyTorch's rule for ties and NaN), and the values are gathered there, so the gradient
+    is gather's (each value's gradient to the element it came from)."""
     if self.is_complex():
         raise RuntimeError(f"{op}: dtype {_name(self.dtype)} is not supported")
     d = _wrap(dim, self.dim())
-    x = self.reshape(1) if self.dim() == 0 else self
-    shape = [1] * x.dim()
-    shape[d] = x.size(d)
-    idx = _et.arange(x.size(d), device=x.device).reshape(shape).expand(x.shape)
-    floating = x.is_floating_point()
-
-    def combine(a, b):
-        (av, ai), (bv, bi) = a, b
-        take = better(bv, av)  # the later one wins ties (PyTorch's >= / <=)
-        if floating:  # a NaN wins from then on; a later NaN moves the index
-            take = _et.logical_or(_et.isnan(bv), _et.logical_and(take, _et.logical_not(
-                _et.isnan(av))))
-        return _et.where(take, bv, av), _et.where(take, bi, ai)
-
-    if x.numel() == 0:
+    if self.numel() == 0:
         return self.clone(), _et.zeros(self.shape, dtype=_et.int64, device=self.device)
-    v, i = _scan((x, idx.contiguous()), d, combine)
-    return v.reshape(self.shape), i.reshape(self.shape)
+    indices = _et._C._cumextreme_indices(self, d, maximum)
+    if self.dim() == 0:
+        return self.clone(), indices
+    return _et.gather(self, d, indices), indices
 
 
 def cummax(self, dim):
     """(values, indices): the running maximum along dim and where it was found (the latest
     of equal maxima; NaN propagates)."""
-    return _cumextreme("cummax", self, dim, _et.ge)
+    return _cumextreme("cummax", self, dim, True)
 
 
 def cummin(self, dim):
     """(values, indices): the running minimum along dim and where it was found (the latest
     of equal minima; NaN propagates)."""
-    return _cumextreme("cummin", self, dim, _et.le)
+    return _cumextreme("cummin", self, dim, False)
 
 
 # --------------------------------------------------------------------- order statistics
 
 
-def _nan_count(sorted_values, dim: int):
-    if not sorted_values.is_floating_point():
+def _nan_count(x, dim: int):
+    if not x.is_floating_point():
         return None
-    return _et.sum(_et.isnan(sorted_values), (dim,), True)
-
-
-def _pick(sorted_values, sorted_indices, pos, dim: int, keepdim: bool):
-    """The sorted values and their indices at per-slice positions ``pos`` (keepdim shape)."""
-    v = _et.gather(sorted_values, dim, pos)
-    i = _et.gather(sorted_indices, dim, pos)
-    if not keepdim:
-        v, i = v.squeeze(dim), i.squeeze(dim)
-    return v, i
+    return _et.sum(_et.isnan(x), (dim,), True)
 
 
 def _order_stat(op: str, self, dim, keepdim: bool, position):
-    """(values, indices) at ``position(n_valid, n)`` of each slice sorted along dim (NaN
-    last); ``n_valid`` counts the non-NaN elements (a tensor, keepdim shape) or is None."""
+    """(values, indices) at ``position(n_valid, n)`` of each slice's stable ascending order
+    along dim (NaN last); ``n_valid`` counts the non-NaN elements (a tensor, keepdim shape)
+    or is None. The kernel _order_select_indices selects; the values are gathered (so the
+    gradient is gather's)."""
     if self.is_complex():
         raise RuntimeError(f"{op}(): dtype {_name(self.dtype)} is not supported")
     x = self.reshape(1) if self.dim() == 0 else self
     d = _wrap(dim, x.dim())
     if x.size(d) == 0:
         raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
-    sv, si = _et.sort(x, d, stable=True)
-    nan = _nan_count(sv, d)
+    nan = _nan_count(x, d)
     n = x.size(d)
     valid = None if nan is None else n - nan
-    pos = position(valid, n, sv, d)
-    v, i = _pick(sv, si, pos, d, keepdim or self.dim() == 0)
+    pos = position(valid, n, x, d)
+    i = _et._C._order_select_indices(x, d, pos)
+    v = _et.gather(x, d, i)
+    if not (keepdim or self.dim() == 0):
+        v, i = v.squeeze(d), i.squeeze(d)
     if self.dim() == 0:
         v, i = v.reshape(()), i.reshape(())
     return v, i
@@ -564,32 +513,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
             f"boundaries tensor {list(seq.shape)} and input value tensor {list(values.shape)}")
     dt = _et.result_type(seq, values)
     seq, values = seq.to(dt), values.to(dt)
-    out = _binary_search(seq, values, right)
+    out = _et._C._searchsorted_bounds(seq, values, right)  # PyTorch's binary search, as a kernel
     return out.to(_et.int32) if out_int32 else out
-
-
-def _binary_search(seq, values, right: bool):
-    """PyTorch's lower (upper, with right) bound of each value in the last dim of seq, as its
-    binary search computes it (the same answer for unsorted sequences too): all values at
-    once, ceil(log2(n + 1)) steps of gathers and comparisons."""
-    n = seq.size(-1)
-    lo = _et.zeros(values.shape, dtype=_et.int64, device=values.device)
-    hi = _et.full(values.shape, n, dtype=_et.int64, device=values.device)
-    if n == 0:
-        return lo
-    ahead = _et.gt if right else _et.ge  # the bound lies at or before mid
-    flat = seq.reshape(-1) if seq.dim() == 1 else None
-    for _ in range(n.bit_length()):
-        open_ = _et.lt(lo, hi)
-        mid = _et.floor_divide(_et.add(lo, hi), 2).clamp(max=n - 1)
-        if flat is not None:
-            at = flat.index_select(0, mid.reshape(-1)).reshape(mid.shape)
-        else:
-            at = _et.gather(seq, -1, mid)
-        before = _et.logical_not(ahead(at, values))  # NaN in seq: go right, as PyTorch
-        lo = _et.where(_et.logical_and(open_, before), _et.add(mid, 1), lo)
-        hi = _et.where(_et.logical_and(open_, _et.logical_not(before)), mid, hi)
-    return lo
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):

@@ -70,9 +70,10 @@ def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=Non
     along dim (sorted lexicographically); with return_inverse, each element's (slice's)
     position among them (self's shape, or dim's length); with return_counts, how often each
     occurs. A tensor, or a tuple when either flag is set."""
+    if dim is None:
+        return _unique_elements(self, return_inverse, return_counts)
     rows, rebuild = _rows(self, dim)
-    order = _lexicographic_order(rows) if dim is not None else _et.argsort(
-        rows.reshape(-1), stable=True)
+    order = _lexicographic_order(rows)
     sorted_rows = rows[order]
     starts = _new_group(sorted_rows)
     group, counts = _grouped(sorted_rows, starts)
@@ -81,6 +82,30 @@ def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=Non
     if group.numel():
         inverse = _et.index_put(inverse, (order,), group)
     inverse = inverse.reshape(self.shape) if dim is None else inverse
+    return _results(values, inverse, counts, return_inverse, return_counts)
+
+
+def _unique_elements(self, return_inverse: bool, return_counts: bool):
+    """unique over all elements: one stable sort, the run starts of equal values, and the
+    inverse and counts only when asked for."""
+    flat = self.reshape(-1)
+    values, order = _et.sort(flat, stable=True)
+    n = flat.numel()
+    if n:
+        starts = _et.cat([_et.ones(1, dtype=_et.bool, device=flat.device),
+                          _et.ne(values[1:], values[:-1])])
+        values = values[starts]
+    inverse = counts = None
+    if return_inverse:
+        inverse = _et.empty_like(order)
+        if n:
+            inverse = _et.index_put(inverse, (order,), _et.sub(_et.cumsum(starts, 0), 1))
+        inverse = inverse.reshape(self.shape)
+    if return_counts:
+        at = starts.nonzero().reshape(-1) if n else _et.zeros(0, dtype=_et.int64,
+                                                              device=flat.device)
+        ends = _et.cat([at[1:], _et.full((min(n, 1),), n, dtype=_et.int64, device=flat.device)])
+        counts = _et.sub(ends, at)
     return _results(values, inverse, counts, return_inverse, return_counts)
 
 

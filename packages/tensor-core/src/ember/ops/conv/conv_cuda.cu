@@ -89,7 +89,8 @@ using namespace ember::cuda_engine;
 Tensor im2col(const Tensor& self, const Shape& kernel_size, const Shape& dilation, const Shape& padding,
               const Shape& stride) {
   const ConvGeometry g = conv_geometry("im2col", kernel_size, dilation, padding, stride);
-  const auto [oh, ow] = im2col_check("im2col", self, g);
+  const std::pair<int64_t, int64_t> grid = im2col_check("im2col", self, g);
+  const int64_t oh = grid.first, ow = grid.second;
   const int64_t N = self->size(0), C = self->size(1), H = self->size(2), W = self->size(3);
   Tensor src = ops::contiguous(self);
   Tensor cols = ember::empty({N, C * g.kh * g.kw, oh * ow}, self->dtype(), self->device());
@@ -101,7 +102,8 @@ Tensor im2col(const Tensor& self, const Shape& kernel_size, const Shape& dilatio
 
 Tensor col2im(const Tensor& self, const Shape& output_size, const Shape& kernel_size, const Shape& dilation,
               const Shape& padding, const Shape& stride) {
-  auto [H, W] = conv_pair_arg("col2im", "output_size", output_size, 1);
+  const auto size = conv_pair_arg("col2im", "output_size", output_size, 1);
+  const int64_t H = size.first, W = size.second;
   const ConvGeometry g = conv_geometry("col2im", kernel_size, dilation, padding, stride);
   const int64_t oh = g.oh(H), ow = g.ow(W);
   const int64_t C = col2im_check("col2im", self, H, W, g, oh, ow);

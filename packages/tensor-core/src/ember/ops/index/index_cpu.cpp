@@ -805,3 +805,77 @@ Tensor index_put(const Tensor& self, const std::vector<Tensor>& indices, const T
 }
 
 }  // namespace ember::cpu
+
+// ------------------------------------------------------------------ scatter_reduce's kernel
+
+namespace ember::cpu {
+
+namespace {
+
+template <typename T> bool nan_of(T v) {
+  if constexpr (std::is_floating_point_v<opmath_t<T>>) return std::isnan(static_cast<opmath_t<T>>(v));
+  return false;
+}
+
+}  // namespace
+
+// self (1-d, a copy of the tensor scattered into) with src[i] reduced into position
+// offsets[i], in order: 'sum', 'prod', 'mean' (the sum divided by the count, integers by
+// floor division), 'amax' / 'amin' (a NaN wins); include_self=False leaves the written
+// positions' own values out. The composite scatter_reduce has checked everything.
+Tensor _scatter_reduce_flat(const Tensor& self, const Tensor& offsets, const Tensor& src, const std::string& reduce,
+                            bool include_self) {
+  const char* op = "scatter_reduce";
+  check_cpu(self, op);
+  Tensor res = ops::clone(as_contiguous(self));
+  Tensor off = as_contiguous(offsets), val = as_contiguous(src);
+  const int64_t n = off->numel(), size = res->numel();
+  const int64_t* t = off->data<int64_t>();
+  for (int64_t i = 0; i < n; ++i) {
+    if (t[i] < 0 || t[i] >= size) throw std::runtime_error(message(op, ": offset ", t[i], " out of range"));
+  }
+  const int kind = reduce == "sum" ? 0 : reduce == "prod" ? 1 : reduce == "mean" ? 2 : reduce == "amax" ? 3 : 4;
+  dispatch_all(res->dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    using A = opmath_t<T>;
+    T* out = res->data<T>();
+    const T* v = val->data<T>();
+    std::vector<int64_t> count(kind == 2 ? static_cast<size_t>(size) : 0, include_self ? 1 : 0);
+    std::vector<bool> seen(include_self ? 0 : static_cast<size_t>(size), false);
+    for (int64_t i = 0; i < n; ++i) {
+      T& d = out[t[i]];
+      const T x = v[i];
+      if (!include_self && !seen[t[i]]) {
+        seen[t[i]] = true;
+        d = kind == 3 || kind == 4 ? x : static_cast<T>(kind == 1 ? A(1) : A(0));
+        if (kind == 3 || kind == 4) continue;  // the first value is the extreme so far
+      }
+      const A a = static_cast<A>(d), b = static_cast<A>(x);
+      switch (kind) {
+        case 0: case 2: d = static_cast<T>(a + b); break;
+        case 1: d = static_cast<T>(a * b); break;
+        case 3: d = nan_of(x) || nan_of(d) ? (nan_of(d) ? d : x) : static_cast<T>(b > a ? b : a); break;
+        default: d = nan_of(x) || nan_of(d) ? (nan_of(d) ? d : x) : static_cast<T>(b < a ? b : a); break;
+      }
+      if (kind == 2) ++count[t[i]];
+    }
+    if (kind == 2) {
+      for (int64_t p = 0; p < size; ++p) {
+        if (count[p] <= 1) continue;
+        if constexpr (std::is_floating_point_v<A>) {
+          out[p] = static_cast<T>(static_cast<A>(out[p]) / static_cast<A>(count[p]));
+        } else if constexpr (std::is_same_v<T, bool>) {
+          out[p] = out[p];
+        } else {
+          const A q = static_cast<A>(out[p]), c = static_cast<A>(count[p]);
+          A r = q / c;
+          if ((q % c != 0) && ((q < 0) != (c < 0))) --r;  // floor division
+          out[p] = static_cast<T>(r);
+        }
+      }
+    }
+  });
+  return res;
+}
+
+}  // namespace ember::cpu

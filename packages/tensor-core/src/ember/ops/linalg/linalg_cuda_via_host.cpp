@@ -1,5 +1,7 @@
 // CUDA kernels that need no device code of their own:
 // - flip: a copy of a negatively strided view (the CUDA copy kernel reads any strides);
+// - _scatter_reduce_flat (scatter_reduce's kernel): on the host for now, in its serial order
+//   (a kernel with atomics would give up the CPU's order of floating-point sums);
 // - linalg: the factorisations and solvers run on the host. The inputs are copied to the CPU
 //   (which waits for the queued work), the CPU kernel computes, and the results are copied to
 //   the input's device. Results, errors (ember.linalg.LinAlgError on singular or indefinite
@@ -61,6 +63,11 @@ Tensor linalg_solve_triangular(const Tensor& A, const Tensor& B, bool upper, boo
 std::tuple<Tensor, Tensor, Tensor> linalg_ldl_factor_ex(const Tensor& A, bool hermitian, bool check_errors) {
   return on(A->device(), cpu::linalg_ldl_factor_ex(to_host(A), hermitian, check_errors));
 }
+Tensor _scatter_reduce_flat(const Tensor& self, const Tensor& offsets, const Tensor& src, const std::string& reduce,
+                            bool include_self) {
+  return on(self->device(), cpu::_scatter_reduce_flat(to_host(self), to_host(offsets), to_host(src), reduce,
+                                                      include_self));
+}
 Tensor linalg_ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool hermitian) {
   return on(LD->device(), cpu::linalg_ldl_solve(to_host(LD), to_host(pivots), to_host(B), hermitian));
 }
@@ -83,3 +90,4 @@ EMBER_REGISTER_CUDA_KERNEL(linalg_slogdet);
 EMBER_REGISTER_CUDA_KERNEL(linalg_solve_triangular);
 EMBER_REGISTER_CUDA_KERNEL(linalg_ldl_factor_ex);
 EMBER_REGISTER_CUDA_KERNEL(linalg_ldl_solve);
+EMBER_REGISTER_CUDA_KERNEL(_scatter_reduce_flat);

@@ -1,4 +1,5 @@
-// CPU kernels of the scans cumsum / cumprod.
+// CPU kernels of the scans cumsum / cumprod / logcumsumexp, and of the running extremes'
+// indices behind cummax / cummin (whose composites gather the values with them).
 #include "ember/ops/reduce/reduce_cpu.h"
 
 namespace ember {
@@ -84,7 +85,82 @@ Tensor scan(const char* op, const Tensor& self, int64_t dim, std::optional<Scala
   return finish_out(op, out, res);
 }
 
+// Runs line(x, y, K, step) for every line of an [O, K, I] layout: x the line's first input
+// element, y its first output element, consecutive elements `step` apart. Lines of a row
+// (I == 1) are parallel over rows; otherwise parallel over (o, i).
+template <typename T, typename Out, typename F>
+void each_line(const T* in, Out* out, int64_t O, int64_t K, int64_t I, F&& line) {
+  const int64_t lines = O * I;
+  parallel_for(0, lines, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(K, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t l = b; l < e; ++l) {
+      const int64_t o = l / I, i = l % I;
+      line(in + o * K * I + i, out + o * K * I + i, K, I);
+    }
+  });
+}
+
+// PyTorch's log-add-exp of a running logcumsumexp: NaN propagates, equal infinities stay.
+template <typename A> A log_add_exp(A x, A y) {
+  const A lo = std::isnan(y) ? y : std::min(x, y);
+  const A hi = std::isnan(y) ? y : std::max(x, y);
+  if (lo != hi || std::isfinite(lo)) return hi + std::log1p(std::exp(lo - hi));
+  return x;
+}
+
 }  // namespace
+
+Tensor logcumsumexp(const Tensor& self, int64_t dim, const Tensor& out) {
+  const char* op = "logcumsumexp";
+  check_cpu(self, op);
+  const int64_t d = self->dim() == 0 ? 0 : wrap_dim(dim, self->dim(), op);
+  DimLayout L = dim_layout(self, d);
+  Tensor res = result_for(op, self, out, self->sizes(), self->dtype());
+  if (res->numel() > 0) {
+    dispatch_float(self->dtype(), op, [&](auto tag) {
+      using T = decltype(tag);
+      using A = scan_acc_t<T>;  // double for float32 / float64, as PyTorch's CPU kernel
+      each_line(L.src->data<T>(), res->data<T>(), L.O, L.K, L.I, [](const T* x, T* y, int64_t K, int64_t step) {
+        A acc = -std::numeric_limits<A>::infinity();
+        for (int64_t k = 0; k < K; ++k) {
+          acc = log_add_exp(static_cast<A>(static_cast<opmath_t<T>>(x[k * step])), acc);
+          y[k * step] = static_cast<T>(acc);
+        }
+      });
+    });
+  }
+  return finish_out(op, out, res);
+}
+
+Tensor _cumextreme_indices(const Tensor& self, int64_t dim, bool maximum) {
+  const char* op = maximum ? "cummax" : "cummin";
+  check_cpu(self, op);
+  const int64_t d = self->dim() == 0 ? 0 : wrap_dim(dim, self->dim(), op);
+  DimLayout L = dim_layout(self, d);
+  Tensor res = empty(self->sizes(), ScalarType::Int64);
+  if (res->numel() == 0) return res;
+  dispatch_all_and_unsigned(self->dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    using A = opmath_t<T>;
+    // PyTorch's rule: a NaN always takes over (the latest NaN), nothing replaces a NaN, and
+    // an equal value takes over too (the latest of equal extremes)
+    each_line(L.src->data<T>(), res->data<int64_t>(), L.O, L.K, L.I,
+              [maximum](const T* x, int64_t* y, int64_t K, int64_t step) {
+                A best = static_cast<A>(x[0]);
+                int64_t at = 0;
+                for (int64_t k = 0; k < K; ++k) {
+                  const A v = static_cast<A>(x[k * step]);
+                  bool take = maximum ? v >= best : v <= best;
+                  if constexpr (std::is_floating_point_v<A>) take = std::isnan(v) || (!std::isnan(best) && take);
+                  if (take) {
+                    best = v;
+                    at = k;
+                  }
+                  y[k * step] = at;
+                }
+              });
+  });
+  return res;
+}
 
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, const Tensor& out) {
   if (is_wide_unsigned(self->dtype())) return cumsum(to_dtype(self, ScalarType::Int64), dim, dtype, out);

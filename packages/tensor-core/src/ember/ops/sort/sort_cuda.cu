@@ -343,6 +343,68 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
 
 }  // namespace ember::cuda
 
+namespace ember::cuda_engine {
+namespace {
+
+// searchsorted's binary search (sort_cpu.cpp's bound): one thread per value.
+template <typename T>
+__global__ void bounds_kernel(const T* seq, const T* val, int64_t* out, int64_t total, int64_t n, int64_t per_row,
+                              bool one_row, bool right) {
+  using A = opmath_t<T>;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const T* row = one_row ? seq : seq + (i / per_row) * n;
+    const A x = static_cast<A>(val[i]);
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+      const int64_t mid = lo + ((hi - lo) >> 1);
+      const A m = static_cast<A>(row[mid]);
+      if (right ? !(m > x) : !(m >= x)) lo = mid + 1;
+      else hi = mid;
+    }
+    out[i] = lo;
+  }
+}
+
+}  // namespace
+}  // namespace ember::cuda_engine
+
+namespace ember::cuda {
+
+Tensor _searchsorted_bounds(const Tensor& sorted_sequence, const Tensor& values, bool right) {
+  using namespace ember::cuda_engine;
+  const SearchMeta m = search_meta(sorted_sequence, values);
+  Tensor seq = ops::contiguous(sorted_sequence), val = ops::contiguous(values);
+  Tensor out = ember::empty(values->sizes(), ScalarType::Int64, values->device());
+  const int64_t total = out->numel();
+  if (total == 0) return out;
+  CurrentDevice guard(values->device().index);
+  dispatch_device_any(seq->dtype(), "searchsorted", [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_complex_v<T>) {
+      throw std::runtime_error("searchsorted: complex values have no order");
+    } else {
+      bounds_kernel<T><<<blocks_for(total), kThreads, 0, stream_of(values->device())>>>(
+          seq->data<T>(), val->data<T>(), out->data<int64_t>(), total, m.n, m.per_row, m.one_row, right);
+    }
+  });
+  check_launch("searchsorted");
+  return out;
+}
+
+}  // namespace ember::cuda
+
+namespace ember::cuda {
+
+// The CPU selects (nth_element); here the stable sort's indices at the positions.
+Tensor _order_select_indices(const Tensor& self, int64_t dim, const Tensor& position) {
+  return ops::gather(ops::argsort(self, dim, false, true), dim, position, Tensor());
+}
+
+}  // namespace ember::cuda
+
+EMBER_REGISTER_CUDA_KERNEL(_searchsorted_bounds);
+EMBER_REGISTER_CUDA_KERNEL(_order_select_indices);
 EMBER_REGISTER_CUDA_KERNEL(sort);
 EMBER_REGISTER_CUDA_KERNEL(argsort);
 EMBER_REGISTER_CUDA_KERNEL(topk);

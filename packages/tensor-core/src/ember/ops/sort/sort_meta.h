@@ -25,4 +25,14 @@ struct OrderMeta {
 // wrapped, and k must lie in [0, K] ("topk(): selected index k out of range ...").
 OrderMeta order_meta(const char* op, const Tensor& self, int64_t dim, int64_t k, bool k_given);
 
+// _searchsorted_bounds (searchsorted's binary search, called by its composite, which has
+// promoted both operands to one dtype and checked the shapes): the sequence's rows of n;
+// one row for every value (one_row), or one row per run of per_row values.
+struct SearchMeta {
+  int64_t n;
+  int64_t per_row;
+  bool one_row;
+};
+SearchMeta search_meta(const Tensor& sorted_sequence, const Tensor& values);
+
 }  // namespace ember
