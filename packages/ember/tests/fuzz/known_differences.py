@@ -65,7 +65,18 @@ _ZETA_TENSOR_FIRST = ("the op special_zeta takes a tensor first; ember.special.z
 _COV_MUTATES = ("PyTorch's cov writes into a 0-d integer input (it centres a view of it in "
                 "place); Ember leaves its input unchanged")
 
+_TYPE_NAME = ("Tensor.type() names the legacy type in Ember's module ('ember.FloatTensor'); "
+              "PyTorch's says 'torch.FloatTensor'")
+_TENSORSOLVE_0D = ("PyTorch's linalg.tensorsolve of a 0-d tensor fails inside its C++ ('cannot "
+                   "create std::vector larger than max_size()'); Ember solves the 1x1 system")
+
+_MULTILABEL_HALF = ("PyTorch's CPU multilabel_margin_loss takes float32/float64 only (its CUDA "
+                    "kernel takes float16/bfloat16 too); Ember's composite takes every float")
+
 KNOWN: dict[tuple[str, str], str] = {
+    ("F.multilabel_margin_loss", "raises-only-in-torch"): _MULTILABEL_HALF,
+    ("Tensor.type", "structure-mismatch"): _TYPE_NAME,
+    ("linalg.tensorsolve", "raises-only-in-torch"): _TENSORSOLVE_0D,
     ("Tensor.cov", "mutation-mismatch"): _COV_MUTATES,
     ("Tensor.polygamma_", "value-mismatch"): _TRIGAMMA_POLES,
     ("unique_consecutive", "structure-mismatch"): _UNIQUE_CONSECUTIVE_COUNTS,

@@ -148,6 +148,10 @@ def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros"
                            f"but got grid with sizes {list(grid.shape)}")
     if mode == "bicubic" and nd != 2:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if not input.is_floating_point():
+        kernel = "grid_sampler_2d_cpu_kernel_impl" if nd == 2 else "grid_sampler_3d_cpu"
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{input.dtype._scalar_type_name}'")
     if grid.dtype != input.dtype:
         raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but "
                            f"input has {input.dtype} and grid has {grid.dtype}")

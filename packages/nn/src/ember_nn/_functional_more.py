@@ -340,6 +340,9 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None,
             input.dim() == 0 and target.numel() != 1):
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
                            f"{list(input.shape)}")
+    if not input.is_floating_point():
+        raise NotImplementedError('"multilabel_margin_loss_forward_out_frame" not implemented '
+                                  f"for '{input.dtype._scalar_type_name}'")
     x = input.reshape(1, -1) if input.dim() < 2 else input
     t = target.reshape(x.shape)
     c = x.shape[1]

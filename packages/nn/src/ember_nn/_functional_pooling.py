@@ -159,6 +159,9 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
 
 
 def _adaptive_1d_size(name: str, output_size) -> int:
+    if isinstance(output_size, float):
+        raise TypeError(f"{name}(): argument 'output_size' (position 2) must be tuple of ints, "
+                        "not float")
     if isinstance(output_size, (list, tuple)):
         if len(output_size) != 1:
             raise RuntimeError(f"{name}: output_size must be 1")

@@ -134,6 +134,9 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
     """Without dtype: the legacy type name, "ember.FloatTensor" ("ember.cuda.FloatTensor" on
     a GPU). With a dtype or such a name (the "torch." spelling too): self converted to it
     (self if it already is)."""
+    if not isinstance(non_blocking, bool):
+        raise TypeError(f"type(): argument 'non_blocking' must be bool, not "
+                        f"{type(non_blocking).__name__}")
     name = str(self.dtype).rsplit(".", 1)[-1]
     if dtype is None:
         where = "cuda." if self.device.type == "cuda" else ""

@@ -112,7 +112,7 @@ template <typename A> A log_add_exp(A x, A y) {
 Tensor logcumsumexp(const Tensor& self, int64_t dim, const Tensor& out) {
   const char* op = "logcumsumexp";
   check_cpu(self, op);
-  const int64_t d = self->dim() == 0 ? 0 : wrap_dim(dim, self->dim(), op);
+  const int64_t d = wrap_dim(dim, std::max<int64_t>(self->dim(), 1), op);  // 0-d: as 1-d
   DimLayout L = dim_layout(self, d);
   Tensor res = result_for(op, self, out, self->sizes(), self->dtype());
   if (res->numel() > 0) {
@@ -134,7 +134,7 @@ Tensor logcumsumexp(const Tensor& self, int64_t dim, const Tensor& out) {
 Tensor _cumextreme_indices(const Tensor& self, int64_t dim, bool maximum) {
   const char* op = maximum ? "cummax" : "cummin";
   check_cpu(self, op);
-  const int64_t d = self->dim() == 0 ? 0 : wrap_dim(dim, self->dim(), op);
+  const int64_t d = wrap_dim(dim, std::max<int64_t>(self->dim(), 1), op);  // 0-d: as 1-d
   DimLayout L = dim_layout(self, d);
   Tensor res = empty(self->sizes(), ScalarType::Int64);
   if (res->numel() == 0) return res;

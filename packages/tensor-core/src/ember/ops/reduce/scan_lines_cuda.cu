@@ -4,6 +4,7 @@
 // for float32 / float64 (float for the 16-bit floats); the extremes' indices take the latest
 // of equal extremes, and a NaN takes over and stays. Simple rather than fast: a long single
 // row is one thread's walk (a blocked scan would replace it without changing callers).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -67,7 +68,7 @@ using namespace ember::cuda_engine;
 
 Tensor logcumsumexp(const Tensor& self, int64_t dim, const Tensor& out) {
   const char* op = "logcumsumexp";
-  const int64_t d = self->dim() == 0 ? 0 : wrap_dim(dim, self->dim(), op);
+  const int64_t d = wrap_dim(dim, std::max<int64_t>(self->dim(), 1), op);  // 0-d: as 1-d
   const Tensor x = ops::contiguous(self);
   const DimSplit L = split_around_dim(x->sizes(), d);
   Tensor res = reduction_result(self, out, x->sizes(), self->dtype());
@@ -85,7 +86,7 @@ Tensor logcumsumexp(const Tensor& self, int64_t dim, const Tensor& out) {
 
 Tensor _cumextreme_indices(const Tensor& self, int64_t dim, bool maximum) {
   const char* op = maximum ? "cummax" : "cummin";
-  const int64_t d = self->dim() == 0 ? 0 : wrap_dim(dim, self->dim(), op);
+  const int64_t d = wrap_dim(dim, std::max<int64_t>(self->dim(), 1), op);  // 0-d: as 1-d
   const Tensor x = ops::contiguous(self);
   const DimSplit L = split_around_dim(x->sizes(), d);
   Tensor res = ember::empty(self->sizes(), ScalarType::Int64, self->device());
