@@ -62,3 +62,12 @@ def torch_repr(text: str) -> str:
 
 def rng(seed: int = 0) -> np.random.Generator:
     return np.random.default_rng(seed)
+
+
+def error_of(call, mod, lib) -> tuple[str, str]:
+    """(exception type name, message) of ``call(mod, lib)``, or ("no error", "")."""
+    try:
+        call(mod, lib)
+    except Exception as exc:  # noqa: BLE001 - compared by the caller
+        return type(exc).__name__, str(exc)
+    return "no error", ""

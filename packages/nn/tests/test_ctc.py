@@ -15,7 +15,7 @@ import ember_autograd as ea
 import ember_nn as nn
 import ember_nn.functional as F
 import ember_tensor as et
-from nn_testing import assert_close
+from nn_testing import assert_close, error_of
 
 T, N, C = 12, 4, 5
 INPUT_LENGTHS = [12, 10, 12, 3]
@@ -101,11 +101,4 @@ ERRORS = {
 
 @pytest.mark.parametrize("name", list(ERRORS))
 def test_errors_match_torch(name: str) -> None:
-    def run(mod, lib):
-        try:
-            ERRORS[name](mod, lib)
-        except Exception as exc:  # noqa: BLE001 - compared below
-            return type(exc).__name__, str(exc)
-        return "no error", ""
-
-    assert run(F, et) == run(TF, torch)
+    assert error_of(ERRORS[name], F, et) == error_of(ERRORS[name], TF, torch)

@@ -16,7 +16,7 @@ import torch.nn.functional as TF
 import ember_autograd as ea
 import ember_nn.functional as F
 import ember_tensor as et
-from nn_testing import assert_close
+from nn_testing import assert_close, error_of
 
 CASES = [(nd, mode, pad, align)
          for nd, mode, pad, align in itertools.product(
@@ -114,10 +114,7 @@ ERRORS = {
 @pytest.mark.parametrize("name", list(ERRORS))
 def test_errors_match_torch(name: str) -> None:
     def run(mod, lib):
-        try:
-            ERRORS[name](mod, lib)
-        except Exception as exc:  # noqa: BLE001 - compared below
-            return type(exc).__name__, str(exc).replace("torch.", "").replace("ember.", "")
-        return "no error", ""
+        kind, text = error_of(ERRORS[name], mod, lib)
+        return kind, text.replace("torch.", "").replace("ember.", "")
 
     assert run(F, et) == run(TF, torch)

@@ -25,6 +25,19 @@ from .module import Module
 __all__ = ["Embedding", "EmbeddingBag"]
 
 
+def _padding_index(padding_idx, num_embeddings: int, name: str):
+    """padding_idx checked to lie in [-num_embeddings, num_embeddings) (PyTorch's assertion,
+    its capitalisation given by ``name``) and made non-negative; None stays None."""
+    if padding_idx is None:
+        return None
+    if padding_idx > 0:
+        assert padding_idx < num_embeddings, f"{name} must be within num_embeddings"
+    elif padding_idx < 0:
+        assert padding_idx >= -num_embeddings, f"{name} must be within num_embeddings"
+        padding_idx = num_embeddings + padding_idx
+    return padding_idx
+
+
 class Embedding(Module):
     """Looks up rows of ``weight`` (num_embeddings, embedding_dim) at integer indices."""
 
@@ -35,13 +48,7 @@ class Embedding(Module):
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
-        if padding_idx is not None:
-            if padding_idx > 0:
-                assert padding_idx < num_embeddings, "Padding_idx must be within num_embeddings"
-            elif padding_idx < 0:
-                assert padding_idx >= -num_embeddings, "Padding_idx must be within num_embeddings"
-                padding_idx = num_embeddings + padding_idx
-        self.padding_idx = padding_idx
+        self.padding_idx = _padding_index(padding_idx, num_embeddings, "Padding_idx")
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
@@ -117,13 +124,7 @@ class EmbeddingBag(Module):
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        if padding_idx is not None:
-            if padding_idx > 0:
-                assert padding_idx < num_embeddings, "padding_idx must be within num_embeddings"
-            elif padding_idx < 0:
-                assert padding_idx >= -num_embeddings, "padding_idx must be within num_embeddings"
-                padding_idx = num_embeddings + padding_idx
-        self.padding_idx = padding_idx
+        self.padding_idx = _padding_index(padding_idx, num_embeddings, "padding_idx")
         if _weight is None:
             self.weight = Parameter(
                 et.empty((num_embeddings, embedding_dim), dtype=dtype, device=device))
