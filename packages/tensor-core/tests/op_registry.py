@@ -419,6 +419,15 @@ def _scatter_reduce_flat(m, x, offsets, src, reduce, include_self):
     return m._C._scatter_reduce_flat(x, offsets, src, reduce, include_self)
 
 
+_GRID_DTYPES = "PyTorch's CPU grid sampler takes float32 and float64"
+_GRID_GRAD = ("its gradients (input and grid, every mode) are compared with PyTorch's by "
+              "ember-nn's test_grid_sample.py")
+
+
+def _ormqr(m, A, C, *args, **kw):
+    return m.ormqr(*m.geqrf(A), C, *args, **kw)
+
+
 def _symmetric_indefinite(n, batch=(), seed=7):
     """x + x^T: symmetric with eigenvalues of both signs (Bunch-Kaufman pivots in use)."""
     x = np.random.default_rng(seed).uniform(-1, 1, (*batch, n, n))
@@ -1194,6 +1203,21 @@ ROWS: list[Row] = [
          _well_conditioned(3), a(3, 2, dtype="float64"), upper=True,
          dtypes=("float32", "complex64", "complex128")),
       fn=_linalg("solve_triangular"), grad=LA),
+    R("grid_sampler", S(a(2, 3, 4, 5), a(2, 3, 2, 2), 0, 0, False),
+      S(a(1, 2, 3, 4, 3), a(1, 2, 2, 3, 3), 1, 2, True),
+      S(a(1, 2, 5, 4), a(1, 3, 3, 2), 2, 1, False),
+      dtypes=("float32", "float64"), dtypes_why=_GRID_DTYPES, no_grad=_GRID_GRAD),
+    R("grid_sampler_2d", S(a(2, 3, 4, 5), a(2, 3, 2, 2), 0, 2, True),
+      S(a(1, 2, 5, 4), a(1, 3, 3, 2), 1, 1, False), dtypes=("float32", "float64"),
+      dtypes_why=_GRID_DTYPES, no_grad=_GRID_GRAD),
+    R("grid_sampler_3d", S(a(1, 2, 3, 4, 3), a(1, 2, 2, 3, 3), 0, 1, False),
+      dtypes=("float32", "float64"), dtypes_why=_GRID_DTYPES, no_grad=_GRID_GRAD),
+    R("geqrf", S(_well_conditioned(4)), S(a(2, 5, 3)), S(a(3, 4)),
+      no_grad="PyTorch has no derivative of geqrf (not implemented)"),
+    R("ormqr", S(a(5, 3), a(5, 2)), S(a(5, 3), a(2, 5), left=False),
+      S(a(2, 4, 4), a(2, 4, 3), transpose=True), S(a(4, 2), a(3, 4), False, True),
+      fn=_ormqr, no_grad="its gradient is PyTorch's on the OpInfo suite's samples "
+      "(packages/ember/tests/opinfo): geqrf, which makes its inputs here, has none"),
     R("linalg_ldl_factor_ex", S(_symmetric_indefinite(5)),
       S(_symmetric_indefinite(4, (2,), seed=8), hermitian=True),
       fn=_linalg("ldl_factor_ex"), no_grad=_LDL_NO_GRAD),

@@ -73,8 +73,14 @@ _TENSORSOLVE_0D = ("PyTorch's linalg.tensorsolve of a 0-d tensor fails inside it
 _MULTILABEL_HALF = ("PyTorch's CPU multilabel_margin_loss takes float32/float64 only (its CUDA "
                     "kernel takes float16/bfloat16 too); Ember's composite takes every float")
 
+_GRID_CODES = ("Ember's grid samplers refuse interpolation or padding codes other than 0, 1, 2 "
+               "(RuntimeError); PyTorch's kernels take any int unchecked")
+
 KNOWN: dict[tuple[str, str], str] = {
     ("F.multilabel_margin_loss", "raises-only-in-torch"): _MULTILABEL_HALF,
+    ("grid_sampler", "raises-only-in-ember"): _GRID_CODES,
+    ("grid_sampler_2d", "raises-only-in-ember"): _GRID_CODES,
+    ("grid_sampler_3d", "raises-only-in-ember"): _GRID_CODES,
     ("Tensor.type", "structure-mismatch"): _TYPE_NAME,
     ("linalg.tensorsolve", "raises-only-in-torch"): _TENSORSOLVE_0D,
     ("Tensor.cov", "mutation-mismatch"): _COV_MUTATES,

@@ -154,7 +154,7 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
     return self.to(device=device, dtype=dtype) if device else self.to(dtype)
 
 
-def _apply_(self, callable):  # noqa: A002 - PyTorch's argument name
+def _apply_(self, callable, /):  # noqa: A002 - PyTorch's argument name
     """Replaces each element (CPU tensors only) with callable(element), in place."""
     if self.device.type != "cpu":
         raise TypeError("apply_ is only implemented on CPU tensors")
@@ -163,7 +163,7 @@ def _apply_(self, callable):  # noqa: A002 - PyTorch's argument name
     return self
 
 
-def _map_(self, tensor, callable):  # noqa: A002 - PyTorch's argument name
+def _map_(self, tensor, callable, /):  # noqa: A002 - PyTorch's argument name
     """Replaces each element (CPU tensors only) with callable(element, other's element),
     tensor broadcast to self's shape, in place."""
     if self.device.type != "cpu" or tensor.device.type != "cpu":

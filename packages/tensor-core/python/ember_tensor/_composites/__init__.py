@@ -49,7 +49,7 @@ from .. import composite_ops as _table
 # the modules that hold the bodies, one per op family
 _FAMILIES = (
     "elementwise", "arith", "reduction", "products", "decompositions", "activation", "signal",
-    "shape", "indexing", "sets", "creation",
+    "shape", "indexing", "sets", "creation", "sampling",
 )
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "lu_solve",
     "lu_unpack",
     "matrix_exp",
+    "ormqr",
     "pinverse",
     "qr",
     "svd",
@@ -131,3 +132,42 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 def matrix_exp(self):
     """The matrix exponential of square matrices (linalg.matrix_exp)."""
     return _et.linalg.matrix_exp(self)
+
+
+def ormqr(self, input2, input3, left=True, transpose=False):
+    """input3 (C) times the (m, m) Q = H_1 ... H_k of the Householder reflectors in self
+    (geqrf's a: v_i below the diagonal of column i, 1 on it) and input2 (tau): Q C, C Q,
+    Qᴴ C or C Qᴴ, one reflector H_i = I - tau_i v_i v_iᴴ at a time."""
+    a, tau, c = self, input2, input3
+    if a.dim() < 2 or c.dim() < 2:
+        raise RuntimeError("torch.ormqr: input and other must have at least 2 dimensions.")
+    m = a.shape[-2]
+    if (c.shape[-2] if left else c.shape[-1]) != m:
+        side = "other.shape[-2]" if left else "other.shape[-1]"
+        raise RuntimeError(f"torch.ormqr: {side} must be equal to input.shape[-2]")
+    for name, t in (("tau", tau), ("other", c)):
+        if t.dtype != a.dtype:
+            raise RuntimeError(f"torch.ormqr: Expected input and {name} to have the same dtype, "
+                               f"but input has dtype{a.dtype._scalar_type_name} and {name} has "
+                               f"dtype {t.dtype._scalar_type_name}")
+    if tau.dim() != a.dim() - 1:
+        raise RuntimeError("torch.ormqr: Expected tau to have one dimension less than input, but "
+                           f"got tau.ndim equal to {tau.dim()} and input.ndim is equal to "
+                           f"{a.dim()}")
+    k = tau.shape[-1]
+    if k > a.shape[-1] or k > m:
+        raise RuntimeError("torch.ormqr: tau.shape[-1] must be less than or equal to "
+                           "input.shape[-1]")
+    unit = _et.eye(m, dtype=a.dtype, device=a.device)
+    below = _et.tril(a, -1)
+    order = range(k) if left == transpose else reversed(range(k))
+    for i in order:
+        v = below[..., :, i:i + 1] + unit[:, i:i + 1]
+        t = tau[..., i:i + 1].unsqueeze(-1)
+        if transpose:
+            t = t.conj()
+        if left:
+            c = c - (t * v) @ (v.mH @ c)
+        else:
+            c = c - (c @ v) @ (t * v.mH)
+    return c

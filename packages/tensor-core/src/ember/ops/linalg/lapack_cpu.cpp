@@ -522,6 +522,27 @@ std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, const std::string& mode) {
   return {Q, R};
 }
 
+std::tuple<Tensor, Tensor> geqrf(const Tensor& self) {
+  const char* op = "geqrf";
+  check_matrix(op, self, false, "input");
+  const Shape batch = batch_of(self);
+  const int64_t m = self->size(-2), n = self->size(-1), k = std::min(m, n);
+  Tensor a = fortran_copy(self, batch);
+  Shape tshape = batch;
+  tshape.push_back(k);
+  Tensor tau = empty(tshape, self->dtype());
+#ifdef EMBER_HAVE_OPENBLAS
+  const int mi = lapack_int(op, m), ni = lapack_int(op, n), lda = std::max(mi, 1);
+  dispatch_real_or_complex(self->dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    each_matrix(batch_count(batch), 2.0 * m * n * k, [&](int64_t b) {
+      return k > 0 ? Lapack<T>::geqrf(mi, ni, a->data<T>() + b * m * n, lda, tau->data<T>() + b * k) : 0;
+    });
+  });
+#endif
+  return {a, tau};
+}
+
 std::tuple<Tensor, Tensor> linalg_eigh(const Tensor& A, const std::string& UPLO) {
   return symmetric_eigen("linalg.eigh", A, UPLO, true);
 }

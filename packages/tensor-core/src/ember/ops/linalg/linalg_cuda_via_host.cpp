@@ -37,6 +37,7 @@ Tensor linalg_cholesky(const Tensor& A, bool upper) {
 std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, const std::string& mode) {
   return on(A->device(), cpu::linalg_qr(to_host(A), mode));
 }
+std::tuple<Tensor, Tensor> geqrf(const Tensor& self) { return on(self->device(), cpu::geqrf(to_host(self))); }
 std::tuple<Tensor, Tensor> linalg_eigh(const Tensor& A, const std::string& UPLO) {
   return on(A->device(), cpu::linalg_eigh(to_host(A), UPLO));
 }
@@ -77,6 +78,7 @@ Tensor linalg_ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B,
 EMBER_REGISTER_CUDA_KERNEL(flip);
 EMBER_REGISTER_CUDA_KERNEL(linalg_cholesky);
 EMBER_REGISTER_CUDA_KERNEL(linalg_qr);
+EMBER_REGISTER_CUDA_KERNEL(geqrf);
 EMBER_REGISTER_CUDA_KERNEL(linalg_eigh);
 EMBER_REGISTER_CUDA_KERNEL(linalg_eigvalsh);
 EMBER_REGISTER_CUDA_KERNEL(linalg_eig);
