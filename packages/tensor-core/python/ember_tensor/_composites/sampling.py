@@ -119,33 +119,27 @@ def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
     interpolation_mode 0 bilinear, 1 nearest, 2 bicubic (4-d only); padding_mode 0 zeros,
     1 border, 2 reflection. Result (N, C, *grid's spatial shape). PyTorch's
     torch.grid_sampler, behind nn.functional.grid_sample."""
-    nd = input.dim() - 2
-    if input.dim() not in (4, 5) or grid.dim() != input.dim():
-        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number "
-                           f"of dimensions, but got input with sizes {list(input.shape)} and "
-                           f"grid with sizes {list(grid.shape)}")
-    return _sample(nd, input, grid, interpolation_mode, padding_mode, align_corners)
+    return _sample(input.dim() - 2, input, grid, interpolation_mode, padding_mode,
+                   align_corners, (4, 5))
 
 
 def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
     """grid_sampler of a 4-d input (N, C, H, W) at a (N, H_out, W_out, 2) grid."""
-    if input.dim() != 4 or grid.dim() != 4:
-        raise RuntimeError(f"grid_sampler(): expected 4D input and grid with same number of "
-                           f"dimensions, but got input with sizes {list(input.shape)} and grid "
-                           f"with sizes {list(grid.shape)}")
-    return _sample(2, input, grid, interpolation_mode, padding_mode, align_corners)
+    return _sample(2, input, grid, interpolation_mode, padding_mode, align_corners, (4,))
 
 
 def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
     """grid_sampler of a 5-d input (N, C, D, H, W) at a (N, D_out, H_out, W_out, 3) grid."""
-    if input.dim() != 5 or grid.dim() != 5:
-        raise RuntimeError(f"grid_sampler(): expected 5D input and grid with same number of "
-                           f"dimensions, but got input with sizes {list(input.shape)} and grid "
-                           f"with sizes {list(grid.shape)}")
-    return _sample(3, input, grid, interpolation_mode, padding_mode, align_corners)
+    return _sample(3, input, grid, interpolation_mode, padding_mode, align_corners, (5,))
 
 
-def _sample(nd: int, input, grid, interpolation_mode, padding_mode, align_corners):
+def _sample(nd: int, input, grid, interpolation_mode, padding_mode, align_corners, ranks):
+    """The sampling of nd-d images; ranks: the input ranks the calling op takes."""
+    if input.dim() not in ranks or grid.dim() != input.dim():
+        expected = " or ".join(f"{r}D" for r in ranks)
+        raise RuntimeError(f"grid_sampler(): expected {expected} input and grid with same number "
+                           f"of dimensions, but got input with sizes {list(input.shape)} and "
+                           f"grid with sizes {list(grid.shape)}")
     if interpolation_mode not in (0, 1, 2) or padding_mode not in (0, 1, 2):
         raise RuntimeError(f"grid_sampler(): interpolation_mode ({interpolation_mode}) must be "
                            f"0, 1 or 2 and padding_mode ({padding_mode}) 0, 1 or 2")
