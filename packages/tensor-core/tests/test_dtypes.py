@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
 import torch
 
+import ember_tensor as et
 from conftest import (
     ALL_DTYPES,
     FLOAT_DTYPES,
@@ -247,6 +249,34 @@ def test_half_rounding_and_overflow(lib):
     b = to_np(lib.tensor([1.0 + 2**-8, 1.0 + 3 * 2**-8, 3e38 * 10]).bfloat16().float())
     assert b[0] == 1.0 and b[1] == 1.0 + 4 * 2**-8
     assert np.isinf(b[2])
+
+
+def _round_bfloat16(x: float) -> float:
+    """x rounded to bfloat16 (8 significant bits) to nearest even, exactly."""
+    m, e = math.frexp(x)
+    return math.ldexp(round(m * 256), e - 8)
+
+
+def test_double_to_16_bit_rounds_once():
+    # Doubles just beside a 16-bit half-way point: rounding to float32 first would land on the
+    # point, and the tie would then go to even (PyTorch does so; Ember and NumPy round once).
+    rng = np.random.default_rng(0)
+    base = rng.uniform(1, 2, 2000)
+    half_mid = (np.floor(base * 1024) + 0.5) / 1024  # midpoints of float16 in [1, 2)
+    bf16_mid = (np.floor(base * 128) + 0.5) / 128
+    offsets = np.where(rng.random(2000) < 0.5, 1, -1) * 2.0 ** -rng.integers(30, 50, 2000)
+    for mid in (half_mid, bf16_mid):
+        x = np.concatenate([mid + offsets * mid, -(mid + offsets * mid), mid])
+        t = et.tensor(x, dtype=et.float64)
+        want_half = x.astype(np.float16).astype(np.float64)
+        want_bf16 = np.array([_round_bfloat16(v) for v in x])
+        np.testing.assert_array_equal(t.half().double().numpy(), want_half)
+        np.testing.assert_array_equal(t[::2].half().double().numpy(), want_half[::2])
+        np.testing.assert_array_equal(et.tensor(x.tolist(), dtype=et.float16).double().numpy(),
+                                      want_half)
+        np.testing.assert_array_equal(t.bfloat16().double().numpy(), want_bf16)
+        np.testing.assert_array_equal(
+            et.tensor(x.tolist(), dtype=et.bfloat16).double().numpy(), want_bf16)
 
 
 @pytest.mark.parametrize("name", FLOAT_DTYPES)

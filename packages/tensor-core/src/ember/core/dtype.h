@@ -284,6 +284,19 @@ template <typename F> decltype(auto) dispatch_any(ScalarType t, const char* op, 
 }
 #undef EMBER_DTYPE_CASE
 
+// double -> float rounded to odd: the nearest float, moved one step toward v when it is
+// inexact and has an even last bit. Rounding that float to a 16-bit float then gives the
+// rounding of v itself; rounding to nearest twice (double -> float -> half) can land on the
+// wrong side of a half-way point.
+inline float to_float_round_odd(double v) {
+  float f = static_cast<float>(v);
+  const double back = static_cast<double>(f);
+  if (back != v && v == v && (float_bits(f) & 1u) == 0) {
+    f = bits_float(std::fabs(back) < std::fabs(v) ? float_bits(f) + 1u : float_bits(f) - 1u);
+  }
+  return f;
+}
+
 // Value conversion between any two element types (through opmath for 16-bit floats).
 template <typename To, typename From> inline To convert(From v) {
   if constexpr (std::is_same_v<To, From>) {
@@ -299,7 +312,8 @@ template <typename To, typename From> inline To convert(From v) {
   } else if constexpr (std::is_same_v<To, bool>) {
     return static_cast<opmath_t<From>>(v) != static_cast<opmath_t<From>>(0);
   } else if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) {
-    return To(static_cast<float>(static_cast<opmath_t<From>>(v)));
+    if constexpr (std::is_same_v<From, double>) return To(to_float_round_odd(v));
+    else return To(static_cast<float>(static_cast<opmath_t<From>>(v)));
   } else if constexpr (std::is_integral_v<To> && is_float_v<From>) {
     // float -> int: truncation; out-of-range values are undefined in C++, so saturate NaN to 0.
     double d = static_cast<double>(static_cast<opmath_t<From>>(v));

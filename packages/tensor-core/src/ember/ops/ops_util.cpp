@@ -95,7 +95,8 @@ template <typename To, typename From> void convert_loop(char** p, const int64_t*
 
 // A conversion from or to float16 (not both): through float blocks, with the float32
 // conversion loop in the middle. The values are the same (every conversion of a float16 goes
-// through float), and the float16 side is one compiled loop for all nine other dtypes.
+// through float; a double is rounded to odd on its way, as in convert), and the float16 side
+// is one compiled loop for all nine other dtypes.
 template <typename To, typename From> void convert_via_float(char** p, const int64_t* s, int64_t n) {
   float buf[kHalfBlock];
   constexpr int64_t fs = sizeof(float);
@@ -109,9 +110,13 @@ template <typename To, typename From> void convert_via_float(char** p, const int
       const int64_t qs[2] = {s[0], fs};
       convert_loop<To, float>(q, qs, m);
     } else {
-      char* q[2] = {reinterpret_cast<char*>(buf), const_cast<char*>(in)};
-      const int64_t qs[2] = {fs, s[1]};
-      convert_loop<float, From>(q, qs, m);
+      if constexpr (std::is_same_v<From, double>) {  // rounded to odd: convert<Half>(double)
+        for (int64_t i = 0; i < m; ++i) buf[i] = to_float_round_odd(*reinterpret_cast<const double*>(in + i * s[1]));
+      } else {
+        char* q[2] = {reinterpret_cast<char*>(buf), const_cast<char*>(in)};
+        const int64_t qs[2] = {fs, s[1]};
+        convert_loop<float, From>(q, qs, m);
+      }
       narrow_half_block(buf, out, s[0], m);
     }
   }

@@ -1,18 +1,30 @@
 // CPU kernels of the special functions: the scalar functions of special_functions.h applied
-// elementwise, computed in double for every floating dtype (special_meta.h: the dtype rule).
+// elementwise (special_meta.h: the dtype rule). float64 computes in double; float32 and the
+// 16-bit floats compute in float with special_float.h's vectorised kernels where the op has
+// one (the third column of EMBER_SPECIAL_UNARY_OPS), else in double.
 #include "ember/backends/cpu/elementwise.h"
+#include "ember/ops/elementwise/special_float.h"
 #include "ember/ops/elementwise/special_functions.h"
 #include "ember/ops/elementwise/special_meta.h"
 
 namespace ember::cpu {
 namespace {
 
-template <typename F> Tensor special_unary(const char* op, const Tensor& self, const Tensor& out, F f) {
+// f64 computes double, f32 float (float32, float16, bfloat16).
+template <typename F64, typename F32>
+Tensor special_unary(const char* op, const Tensor& self, const Tensor& out, F64 f64, F32 f32) {
   const ScalarType t = special_dtype(self->dtype());
-  return map_unary(op, to_dtype(self, t), out, t, DispatchFloat{}, [f](auto tag) {
+  return map_unary(op, to_dtype(self, t), out, t, DispatchFloat{}, [f64, f32](auto tag) {
     using A = opmath_t<decltype(tag)>;
-    return [f](A x) -> A { return static_cast<A>(f(static_cast<double>(x))); };
+    return [f64, f32](A x) -> A {
+      if constexpr (std::is_same_v<A, float>) return static_cast<float>(f32(x));
+      else return static_cast<A>(f64(static_cast<double>(x)));
+    };
   });
+}
+
+template <typename F> Tensor special_unary(const char* op, const Tensor& self, const Tensor& out, F f) {
+  return special_unary(op, self, out, f, f);
 }
 
 template <typename F>
@@ -27,16 +39,27 @@ Tensor special_binary(const char* op, const Tensor& self, const Tensor& other, c
 }  // namespace
 
 namespace sf = special_fn;
+namespace sff = special_float;
 
-#define EMBER_SPECIAL_UNARY(NAME, EXPR)                                                     \
-  Tensor NAME(const Tensor& self, const Tensor& out) {                                      \
-    return special_unary(#NAME, self, out, [](double x) { return EXPR; });                  \
+#define EMBER_SPECIAL_UNARY(NAME, EXPR, FLOAT_EXPR)                                            \
+  Tensor NAME(const Tensor& self, const Tensor& out) {                                         \
+    return special_unary(                                                                      \
+        #NAME, self, out, [](double x) { return EXPR; }, [](float x) { return FLOAT_EXPR; }); \
   }
 EMBER_SPECIAL_UNARY_OPS(EMBER_SPECIAL_UNARY)
 #undef EMBER_SPECIAL_UNARY
 
 Tensor polygamma(int64_t n, const Tensor& self, const Tensor& out) {
   check_polygamma_order(n);
+  // orders 0 and 1 have float kernels; the others (Hurwitz zeta) compute in double
+  if (n == 0) {
+    return special_unary(
+        "polygamma", self, out, [](double x) { return sf::digamma(x); }, [](float x) { return sff::digamma(x); });
+  }
+  if (n == 1) {
+    return special_unary(
+        "polygamma", self, out, [](double x) { return sf::trigamma(x); }, [](float x) { return sff::trigamma(x); });
+  }
   return special_unary("polygamma", self, out, [n](double x) { return sf::polygamma(n, x); });
 }
 

@@ -61,7 +61,7 @@ namespace ember::cuda {
 using namespace ember::cuda_engine;
 namespace sf = special_fn;
 
-#define EMBER_SPECIAL_UNARY(NAME, EXPR)                                                     \
+#define EMBER_SPECIAL_UNARY(NAME, EXPR, FLOAT_EXPR)                                                   \
   Tensor NAME(const Tensor& self, const Tensor& out) {                                      \
     return special_unary(#NAME, self, out, [] __device__(double x) { return EXPR; });       \
   }
@@ -90,7 +90,7 @@ Tensor special_zeta(const Tensor& self, const Tensor& other, const Tensor& out) 
 
 }  // namespace ember::cuda
 
-#define EMBER_SPECIAL_REGISTER(NAME, EXPR) EMBER_REGISTER_CUDA_KERNEL(NAME);
+#define EMBER_SPECIAL_REGISTER(NAME, EXPR, FLOAT_EXPR) EMBER_REGISTER_CUDA_KERNEL(NAME);
 EMBER_SPECIAL_UNARY_OPS(EMBER_SPECIAL_REGISTER)
 #undef EMBER_SPECIAL_REGISTER
 EMBER_REGISTER_CUDA_KERNEL(polygamma);

@@ -493,27 +493,29 @@ EMBER_HOST_DEVICE inline double igamma(double a, double x, bool upper) {
 
 }  // namespace ember::special_fn
 
-// The special unary ops, (op, its value at the double x) for X(op, expr): one list for the CPU
-// and the CUDA kernels (special_fn abbreviated sf there).
-#define EMBER_SPECIAL_UNARY_OPS(X)                                        \
-  X(lgamma, sf::lgamma(x))                                                \
-  X(digamma, sf::digamma(x))                                              \
-  X(erfinv, sf::erfinv(x))                                                \
-  X(erfc, sf::erfc(x))                                                    \
-  X(i0, sf::bessel_i(0, x, false))                                        \
-  X(special_i0e, sf::bessel_i(0, x, true))                                \
-  X(special_i1, sf::bessel_i(1, x, false))                                \
-  X(special_i1e, sf::bessel_i(1, x, true))                                \
-  X(special_ndtr, sf::ndtr(x))                                            \
-  X(special_ndtri, sf::ndtri(x))                                          \
-  X(special_log_ndtr, sf::log_ndtr(x))                                    \
-  X(special_erfcx, sf::erfcx(x))                                          \
-  X(special_bessel_j0, sf::bessel_j0(x))                                  \
-  X(special_bessel_j1, sf::bessel_j1(x))                                  \
-  X(special_bessel_y0, sf::bessel_y(0, x))                                \
-  X(special_bessel_y1, sf::bessel_y(1, x))                                \
-  X(special_modified_bessel_k0, sf::bessel_k(0, x, false))                \
-  X(special_modified_bessel_k1, sf::bessel_k(1, x, false))                \
-  X(special_scaled_modified_bessel_k0, sf::bessel_k(0, x, true))          \
-  X(special_scaled_modified_bessel_k1, sf::bessel_k(1, x, true))          \
-  X(special_airy_ai, sf::airy_ai(x))
+// The special unary ops, X(op, its value at the double x, its value at the float x): one list
+// for the CPU and the CUDA kernels (special_fn abbreviated sf, special_float sff). The CPU
+// computes float32 and the 16-bit floats with the third column (special_float.h's vectorised
+// kernels where there is one, else the double function); CUDA computes every dtype in double.
+#define EMBER_SPECIAL_UNARY_OPS(X)                                                       \
+  X(lgamma, sf::lgamma(x), sff::lgamma(x))                                               \
+  X(digamma, sf::digamma(x), sff::digamma(x))                                            \
+  X(erfinv, sf::erfinv(x), sff::erfinv(x))                                               \
+  X(erfc, sf::erfc(x), sff::erfc(x))                                                     \
+  X(i0, sf::bessel_i(0, x, false), sff::i0(x))                                           \
+  X(special_i0e, sf::bessel_i(0, x, true), sff::i0e(x))                                  \
+  X(special_i1, sf::bessel_i(1, x, false), sff::i1(x))                                   \
+  X(special_i1e, sf::bessel_i(1, x, true), sff::i1e(x))                                  \
+  X(special_ndtr, sf::ndtr(x), sff::ndtr(x))                                             \
+  X(special_ndtri, sf::ndtri(x), sff::ndtri(x))                                          \
+  X(special_log_ndtr, sf::log_ndtr(x), sff::log_ndtr(x))                                 \
+  X(special_erfcx, sf::erfcx(x), sff::erfcx(x))                                          \
+  X(special_bessel_j0, sf::bessel_j0(x), sf::bessel_j0(x))                               \
+  X(special_bessel_j1, sf::bessel_j1(x), sf::bessel_j1(x))                               \
+  X(special_bessel_y0, sf::bessel_y(0, x), sf::bessel_y(0, x))                           \
+  X(special_bessel_y1, sf::bessel_y(1, x), sf::bessel_y(1, x))                           \
+  X(special_modified_bessel_k0, sf::bessel_k(0, x, false), sff::bessel_k(false, false, x)) \
+  X(special_modified_bessel_k1, sf::bessel_k(1, x, false), sff::bessel_k(true, false, x)) \
+  X(special_scaled_modified_bessel_k0, sf::bessel_k(0, x, true), sff::bessel_k(false, true, x)) \
+  X(special_scaled_modified_bessel_k1, sf::bessel_k(1, x, true), sff::bessel_k(true, true, x)) \
+  X(special_airy_ai, sf::airy_ai(x), sf::airy_ai(x))

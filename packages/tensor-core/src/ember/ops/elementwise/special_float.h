@@ -1,0 +1,286 @@
+// float32 kernels of the special functions for the CPU (special_cpu.cpp): the double ones of
+// special_functions.h are loops and library calls, which keep a loop scalar; these are
+// straight-line code (vec_math.h's pick for every branch) that the compiler vectorises in
+// simd_dispatch, so float32 (and float16 / bfloat16, computed in float) runs at SIMD speed.
+//
+// Each function is a Chebyshev series on a few pieces of its domain, fitted by
+// tools/fit_special_float.py (special_float_coeffs.h, with each piece's measured error) to a
+// relative error of a few float32 ulp; every piece is evaluated and the right one picked.
+// The arguments are reduced so that no precision is lost before the series: erfinv's w is
+// computed from (1 - y)(1 + y), exp(-x^2) from x^2 split exactly in two, lgamma's series
+// carries its zeros at 1 and 2 as exact factors.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+
+#include "ember/ops/elementwise/special_float_coeffs.h"
+#include "ember/ops/elementwise/vec_math.h"
+
+namespace ember::special_float {
+
+// sum_k c[k] T_k(s) by Clenshaw's recurrence (the same float operations as the fitting script).
+template <size_t N> inline float chebyshev(const float (&c)[N], float s) {
+  const float two_s = 2.0f * s;
+  float b1 = 0.0f, b2 = 0.0f;
+#pragma GCC unroll 32  // unrolled whole, so that the loop around the kernel vectorises
+  for (size_t k = N - 1; k >= 1; --k) {
+    const float b0 = two_s * b1 + (c[k] - b2);
+    b2 = b1;
+    b1 = b0;
+  }
+  return s * b1 + (c[0] - b2);
+}
+
+// Piece P of special_float_coeffs.h at t.
+#define EMBER_FLOAT_PIECE(P, t) chebyshev(k##P, ((t) - k##P##Mid) * k##P##Scale)
+
+constexpr float kInf = INFINITY;
+constexpr float kNan = NAN;
+constexpr float kSqrt2 = 1.41421356f;
+constexpr float kSqrtHalf = 0.707106781f;
+constexpr float kInvSqrtPi = 0.564189584f;
+
+// erfinv(y) given w = -log((1 - y)(1 + y)) >= 0, for |y| < 1.
+inline float erfinv_of_w(float y, float w) {
+  const float s = std::sqrt(w);
+  const float central = EMBER_FLOAT_PIECE(ErfinvCentral, w);
+  const float tail = EMBER_FLOAT_PIECE(ErfinvTail, s);
+  const float far_tail = EMBER_FLOAT_PIECE(ErfinvFarTail, s);
+  return y * pick(w < 6.25f, central, pick(s < 4.5f, tail, far_tail));
+}
+
+// erfinv(y): +-inf at +-1, nan beyond.
+inline float erfinv(float y) {
+  const float w = -log_f((1.0f - y) * (1.0f + y));
+  float r = erfinv_of_w(y, w);
+  r = pick(std::fabs(y) == 1.0f, std::copysign(kInf, y), r);
+  return pick(std::fabs(y) > 1.0f || y != y, kNan, r);
+}
+
+// ndtri(p) = sqrt(2) erfinv(2p - 1), with w = -log(4 p (1 - p)) from p itself so that the
+// tails keep their precision down to the smallest subnormal p. -inf at 0, inf at 1.
+inline float ndtri(float p) {
+  const float w = -log_f(4.0f * p * (1.0f - p));
+  float r = kSqrt2 * erfinv_of_w(2.0f * p - 1.0f, w);
+  r = pick(p == 0.0f, -kInf, r);
+  r = pick(p == 1.0f, kInf, r);
+  return pick(p < 0.0f || p > 1.0f || p != p, kNan, r);
+}
+
+// exp(-x^2 / 2^k) for k = 0 or 1 (halve = true), with x^2 = hi^2 + lo (x + hi) where hi keeps
+// 12 significant bits of x, so that hi^2 is exact: the square's rounding would cost up to
+// x^2 ulp of the result.
+inline float exp_neg_square(float x, bool halve) {
+  const float hi = bits_float(float_bits(x) & 0xfffff000u);
+  const float lo = x - hi;
+  const float scale = halve ? 0.5f : 1.0f;
+  return exp_f(-(hi * hi) * scale) * exp_f(-(lo * (x + hi)) * scale);
+}
+
+// erfcx(a) = exp(a^2) erfc(a) for 0 <= a <= 12.
+inline float erfcx_piece(float a) {
+  const float inv = 1.0f / (a + kErfcxK);
+  return EMBER_FLOAT_PIECE(Erfcx, (a - kErfcxK) * inv) * (kErfcxK * inv);
+}
+
+// erfc(x): 2 at -inf, 0 from about 10.05 on (float's smallest subnormal).
+inline float erfc(float x) {
+  const float a = pick(std::fabs(x) < 12.0f, std::fabs(x), 12.0f);  // erfc(12) is 0 in float
+  const float r = exp_neg_square(a, false) * erfcx_piece(a);
+  return pick(x != x, x, pick(x < 0.0f, 2.0f - r, r));
+}
+
+// ndtr(x) = erfc(-x / sqrt(2)) / 2, with exp(-x^2 / 2) from x itself.
+inline float ndtr(float x) {
+  const float a = pick(std::fabs(x) < 16.0f, std::fabs(x), 16.0f);  // ndtr(-16) is 0 in float
+  const float r = 0.5f * exp_neg_square(a, true) * erfcx_piece(a * kSqrtHalf);
+  return pick(x != x, x, pick(x > 0.0f, 1.0f - r, r));
+}
+
+// erfcx(x) = exp(x^2) erfc(x): the series up to 12, the asymptotic series
+// (1 / (x sqrt(pi))) sum (-1)^k (2k - 1)!! / (2 x^2)^k beyond (its fifth term is below 5e-9
+// there); 2 exp(x^2) - erfcx(-x) for negative x (inf below about -9.4).
+inline float erfcx(float x) {
+  const float a = std::fabs(x);
+  const float series = erfcx_piece(pick(a < 12.0f, a, 12.0f));
+  const float z = 1.0f / (2.0f * a * a);
+  const float asymptotic =
+      kInvSqrtPi / a * (1.0f - z * (1.0f - 3.0f * z * (1.0f - 5.0f * z * (1.0f - 7.0f * z))));
+  const float positive = pick(a < 12.0f, series, asymptotic);
+  const float am = pick(a < 10.0f, a, 10.0f);  // exp(100) overflows float: inf either way
+  const float hi = bits_float(float_bits(am) & 0xfffff000u);
+  const float lo = am - hi;
+  const float twice_exp_square = 2.0f * exp_f(hi * hi) * exp_f(lo * (am + hi));
+  return pick(x != x, x, pick(x < 0.0f, twice_exp_square - positive, positive));
+}
+
+// I0(x) e^-|x| and I1(x) e^-|x| for a = |x|: the [0, 8] series (scaled by 1 + a/2, or its
+// square, in the fit) and the series in 1 / a beyond, where I(x) e^-x sqrt(x) is smooth.
+inline float i0e_of_abs(float a) {
+  const float small = EMBER_FLOAT_PIECE(I0eSmall, a) / (1.0f + 0.5f * a);
+  const float large = EMBER_FLOAT_PIECE(I0eLarge, 1.0f / a) / std::sqrt(a);
+  return pick(a <= 8.0f, small, large);
+}
+inline float i1e_of_abs(float a) {
+  const float scale = 1.0f + 0.5f * a;
+  const float small = a * EMBER_FLOAT_PIECE(I1eSmall, a) / (scale * scale);
+  const float large = EMBER_FLOAT_PIECE(I1eLarge, 1.0f / a) / std::sqrt(a);
+  return pick(a <= 8.0f, small, large);
+}
+
+inline float i0e(float x) { return pick(x != x, x, i0e_of_abs(std::fabs(x))); }
+inline float i1e(float x) { return pick(x != x, x, std::copysign(i1e_of_abs(std::fabs(x)), x)); }
+
+// e^a times a scaled Bessel value, as e^(a/2) (v e^(a/2)): the value stays finite up to where
+// the product itself overflows (I0(x) to about 91.9, e^x to 88.7).
+inline float times_exp(float v, float a) {
+  const float half = exp_f(0.5f * a);
+  return pick(a == kInf, kInf, half * (v * half));
+}
+inline float i0(float x) {
+  const float a = std::fabs(x);
+  return pick(x != x, x, times_exp(i0e_of_abs(a), a));
+}
+inline float i1(float x) {
+  const float a = std::fabs(x);
+  return pick(x != x, x, std::copysign(times_exp(i1e_of_abs(a), a), x));
+}
+
+// log|Gamma(z)| for z >= 0.5: the series on [0.5, 3] (with its zeros at 1 and 2 as exact
+// factors) after z is brought below 3 by Gamma(z) = (z - 1) Gamma(z - 1) (five steps at most,
+// the product of the factors kept), Stirling's series from 8 on (its first neglected term is
+// below 3e-10 there).
+inline float lgamma_from_half(float z) {
+  float y = pick(z < 8.0f, z, 8.0f);
+  float product = 1.0f;
+  for (int i = 0; i < 5; ++i) {
+    const bool step = y >= 3.0f;
+    product = pick(step, product * (y - 1.0f), product);
+    y = pick(step, y - 1.0f, y);
+  }
+  const float core = (y - 1.0f) * (y - 2.0f) * EMBER_FLOAT_PIECE(LgammaCore, y) + log_f(product);
+  const float zs = pick(z < 8.0f, 8.0f, z);
+  const float inv = 1.0f / zs;
+  const float inv2 = inv * inv;
+  const float correction = inv * (1.0f / 12 - inv2 * (1.0f / 360 - inv2 * (1.0f / 1260)));
+  const float stirling = (zs - 0.5f) * log_f(zs) - zs + (0.918938533f + correction);  // log(2 pi) / 2
+  return pick(z < 8.0f, core, stirling);
+}
+
+// log|Gamma(x)|: log Gamma(x + 1) - log x below 0.5, the reflection
+// log(pi / |sin(pi x)|) - log Gamma(1 - x) below 0 (inf at the poles, the non-positive
+// integers), inf at +-inf.
+inline float lgamma(float x) {
+  const bool negative = x < 0.0f;
+  const float z = pick(negative, 1.0f - x, x);
+  const bool small = z < 0.5f;
+  float r = lgamma_from_half(pick(small, z + 1.0f, z)) - pick(small, log_f(z), 0.0f);
+  const float frac = x - std::nearbyint(x);  // in [-0.5, 0.5], exact
+  const float sin_pi = std::fabs(frac * EMBER_FLOAT_PIECE(SinPi, frac * frac));
+  const float reflected = pick(sin_pi == 0.0f, kInf, log_f(3.14159265f / sin_pi) - r);
+  r = pick(negative, reflected, r);
+  r = pick(std::fabs(x) == kInf, kInf, r);
+  return pick(x != x, x, r);
+}
+
+// sin(pi r) and cos(pi r) for |r| <= 0.5; r = x - nearbyint(x) is exact, so these give
+// sin(pi x) and +-cos(pi x) without the rounding of pi x.
+inline float sin_pi_reduced(float r) { return r * EMBER_FLOAT_PIECE(SinPi, r * r); }
+inline float cos_pi_reduced(float r) { return EMBER_FLOAT_PIECE(CosPi, r * r); }
+
+// psi(x) for x > 0: ten steps of psi(y) = psi(y + 1) - 1 / y bring y to 10 or beyond, then
+// Stirling's series log y - 1 / (2y) - sum B_2k / (2k y^2k) (first neglected term below 1e-12).
+inline float digamma_positive(float x) {
+  float y = x, acc = 0.0f;
+  for (int i = 0; i < 10; ++i) {
+    const bool step = y < 10.0f;
+    acc += pick(step, 1.0f / y, 0.0f);
+    y = pick(step, y + 1.0f, y);
+  }
+  const float z = 1.0f / (y * y);
+  const float tail = z * (1.0f / 12 - z * (1.0f / 120 - z * (1.0f / 252 - z * (1.0f / 240))));
+  return log_f(y) - 0.5f / y - tail - acc;
+}
+
+// psi(x): -+inf at +-0, nan at the negative integers and -inf; psi(1 - x) - pi / tan(pi x)
+// below 0.
+inline float digamma(float x) {
+  const bool negative = x < 0.0f;
+  const float r = x - std::nearbyint(x);
+  const float reflection = 3.14159265f * cos_pi_reduced(r) / sin_pi_reduced(r);
+  float v = digamma_positive(pick(negative, 1.0f - x, x));
+  v = pick(negative, v - reflection, v);
+  v = pick(negative && r == 0.0f, kNan, v);
+  v = pick(x == 0.0f, std::copysign(kInf, -x), v);
+  return pick(x != x || x == -kInf, kNan, v);
+}
+
+// psi'(x) for x > 0: psi'(y) = psi'(y + 1) + 1 / y^2 up to 10, then
+// 1/y + 1/(2y^2) + sum B_2k / y^(2k+1).
+inline float trigamma_positive(float x) {
+  float y = x, acc = 0.0f;
+  for (int i = 0; i < 10; ++i) {
+    const bool step = y < 10.0f;
+    acc += pick(step, 1.0f / (y * y), 0.0f);
+    y = pick(step, y + 1.0f, y);
+  }
+  const float inv = 1.0f / y;
+  const float z = inv * inv;
+  const float series = inv * (1.0f + 0.5f * inv + z * (1.0f / 6 - z * (1.0f / 30 - z * (1.0f / 42 - z * (1.0f / 30)))));
+  return acc + series;
+}
+
+// psi'(x): inf at the non-positive integers; pi^2 / sin^2(pi x) - psi'(1 - x) below 0.
+inline float trigamma(float x) {
+  const bool negative = x < 0.0f;
+  const float r = x - std::nearbyint(x);
+  const float s = sin_pi_reduced(r);
+  float v = trigamma_positive(pick(negative, 1.0f - x, x));
+  v = pick(negative, 9.8696044f / (s * s) - v, v);
+  v = pick(x <= 0.0f && r == 0.0f && x != -kInf, kInf, v);
+  return pick(x != x, x, v);
+}
+
+// log(1 + v) with the rounding of 1 + v corrected (its error relative to v would be large
+// for small v).
+inline float log1p_f(float v) {
+  const float u = 1.0f + v;
+  const float d = u - 1.0f;
+  return pick(d == 0.0f, v, log_f(u) * (v / pick(d == 0.0f, 1.0f, d)));
+}
+
+// log(ndtr(x)): -x^2 / 2 + log(erfcx(-x / sqrt(2)) / 2) below -1 (no underflow),
+// log(ndtr(x)) up to 0, log1p(-ndtr(-x)) above.
+inline float log_ndtr(float x) {
+  const float lower = -0.5f * x * x + log_f(0.5f * erfcx(-x * kSqrtHalf));
+  const float q = ndtr(-std::fabs(x));
+  const float v = pick(x < 0.0f, log_f(q), log1p_f(-q));
+  return pick(x < -1.0f, lower, v);
+}
+
+// K0(x) and K1(x) for x > 0 (0 and nan below, inf at 0; 0 at inf), scaled by e^x or not:
+// -log(x/2) I0(x) + A(x^2) and log(x/2) I1(x) + B(x^2) / x up to 2 (A, B fitted, entire),
+// the series in 1 / x of K(x) e^x sqrt(x) beyond.
+inline float bessel_k(bool order_one, bool scaled, float x) {
+  const float xs = pick(x <= 2.0f, x, 2.0f);
+  const float log_half = log_f(0.5f * xs);
+  const float x2 = xs * xs;
+  const float small_k0 = EMBER_FLOAT_PIECE(K0Small, x2) - log_half * i0(xs);
+  const float small_k1 = log_half * i1(xs) + EMBER_FLOAT_PIECE(K1Small, x2) / xs;
+  float small = order_one ? small_k1 : small_k0;
+  small = scaled ? small * exp_f(xs) : small;
+  const float xl = pick(x > 2.0f, x, 2.0f);
+  const float inv = 1.0f / xl;
+  const float large_scaled = (order_one ? EMBER_FLOAT_PIECE(K1eLarge, inv) : EMBER_FLOAT_PIECE(K0eLarge, inv)) /
+                             std::sqrt(xl);
+  const float large = scaled ? large_scaled : large_scaled * exp_f(-xl);
+  float v = pick(x <= 2.0f, small, large);
+  v = pick(x == 0.0f, kInf, v);
+  v = pick(x == kInf, 0.0f, v);
+  return pick(x < 0.0f || x != x, kNan, v);
+}
+
+#undef EMBER_FLOAT_PIECE
+
+}  // namespace ember::special_float

@@ -1,0 +1,250 @@
+"""Fit the polynomials of the float32 special-function kernels and write their header.
+
+The float32 kernels of the special functions (``special_float.h``) evaluate each function
+as a polynomial in a variable ``t`` of the input, in straight-line code that vectorises.
+This script fits those polynomials: for each piece below, it samples the target function
+(computed by mpmath at 40 digits) at Chebyshev nodes of the piece's interval, fits a
+Chebyshev series in ``s = (t - mid) / half`` (``|s| <= 1`` on the piece) by least squares
+weighted for relative error, and checks the series as the kernel evaluates it: in float32
+arithmetic, by Clenshaw's recurrence (stable where monomials of the same polynomial would
+cancel), on 4,000 points of the interval.
+
+It writes ``packages/tensor-core/src/ember/ops/elementwise/special_float_coeffs.h`` (a
+generated file: change this script and run it again rather than edit the header)::
+
+    python tools/fit_special_float.py          # write the header, print each fit's error
+    python tools/fit_special_float.py --check  # exit 1 when the header is out of date
+
+Needs numpy and mpmath.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import mpmath as mp
+import numpy as np
+
+mp.mp.dps = 40
+HEADER = Path(__file__).resolve().parents[1] / (
+    "packages/tensor-core/src/ember/ops/elementwise/special_float_coeffs.h")
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One polynomial: ``target(t)`` on ``[lo, hi]`` by a polynomial of ``degree`` in s."""
+
+    name: str  # the C++ array is k<Name>
+    doc: str  # what the polynomial approximates, as a C++ comment
+    lo: float
+    hi: float
+    degree: int
+    target: Callable[[mp.mpf], mp.mpf]
+    relative: bool = True  # fit the relative error; else the error relative to max |target|
+
+
+def _erfinv_over_y(w: mp.mpf) -> mp.mpf:
+    """erfinv(y) / y for the y with w = -log(1 - y^2)."""
+    # y is within exp(-w) of 1: keep the digits that tell it from 1
+    with mp.workdps(40 + int(w / 2)):
+        y = mp.sqrt(-mp.expm1(-w))
+        return +(mp.erfinv(y) / y)
+
+
+def _erfcx(x: mp.mpf) -> mp.mpf:
+    return mp.exp(x * x) * mp.erfc(x)
+
+
+_K_ERFCX = 2.0  # erfcx's variable: t = (x - K) / (x + K), which maps [0, inf) to [-1, 1)
+
+
+def _erfcx_of_t(t: mp.mpf) -> mp.mpf:
+    """erfcx(x) (x + K) / K: between 1 and 1 / (K sqrt(pi)), so float32 s costs no precision."""
+    x = _K_ERFCX * (1 + t) / (1 - t)
+    return _erfcx(x) * (x + _K_ERFCX) / _K_ERFCX
+
+
+# The small-argument pieces of the Bessel functions are scaled by polynomials (which keep
+# them entire, so the series converge fast) to stay near 1 over [0, 8], where I0(x) e^-x
+# falls to 0.14: the float32 rounding of s then costs little precision.
+def _i0e_small(t: mp.mpf) -> mp.mpf:  # t = x in [0, 8]
+    return mp.besseli(0, t) * mp.exp(-t) * (1 + t / 2)
+
+
+def _i1e_small_over_x(t: mp.mpf) -> mp.mpf:  # I1(x) e^-x / x is even in x and finite at 0
+    return mp.besseli(1, t) * mp.exp(-t) / t * (1 + t / 2) ** 2
+
+
+def _i0e_large(t: mp.mpf) -> mp.mpf:  # t = 1 / x for x >= 8: I0(x) e^-x sqrt(x)
+    x = 1 / t
+    return mp.besseli(0, x) * mp.exp(-x) * mp.sqrt(x)
+
+
+def _i1e_large(t: mp.mpf) -> mp.mpf:
+    x = 1 / t
+    return mp.besseli(1, x) * mp.exp(-x) * mp.sqrt(x)
+
+
+def _k0_small(t: mp.mpf) -> mp.mpf:
+    """K0(x) + log(x / 2) I0(x) at x = sqrt(t): entire in t (-gamma at 0)."""
+    x = mp.sqrt(t)
+    return mp.besselk(0, x) + mp.log(x / 2) * mp.besseli(0, x)
+
+
+def _k1_small(t: mp.mpf) -> mp.mpf:
+    """x K1(x) - x log(x / 2) I1(x) at x = sqrt(t): entire in t (1 at 0)."""
+    x = mp.sqrt(t)
+    return x * (mp.besselk(1, x) - mp.log(x / 2) * mp.besseli(1, x))
+
+
+def _k_large(nu: int) -> Callable[[mp.mpf], mp.mpf]:
+    def target(t: mp.mpf) -> mp.mpf:  # t = 1 / x: K_nu(x) e^x sqrt(x)
+        x = 1 / t
+        return mp.besselk(nu, x) * mp.exp(x) * mp.sqrt(x)
+
+    return target
+
+
+def _lgamma_over_zeros(x: mp.mpf) -> mp.mpf:
+    """log Gamma(x) / ((x - 1)(x - 2)): smooth across lgamma's zeros at 1 and 2."""
+    return mp.loggamma(x) / ((x - 1) * (x - 2))
+
+
+PIECES = [
+    Piece("ErfinvCentral", "erfinv(y) / y as a function of w = -log(1 - y^2), w in [0, 6.25]",
+          0.0, 6.25, 12, _erfinv_over_y),
+    Piece("ErfinvTail", "erfinv(y) / y as a function of sqrt(w), sqrt(w) in [2.5, 4.5]",
+          2.5, 4.5, 9, lambda s: _erfinv_over_y(s * s)),
+    Piece("ErfinvFarTail", "erfinv(y) / y as a function of sqrt(w), sqrt(w) in [4.5, 10.5] "
+          "(ndtri's tails)", 4.5, 10.5, 9, lambda s: _erfinv_over_y(s * s)),
+    Piece("Erfcx", f"erfcx(x) (x + K) / K with K = {_K_ERFCX:g}, erfcx(x) = exp(x^2) erfc(x), "
+          "as a function of t = (x - K) / (x + K), x in [0, 12]", -1.0,
+          (12 - _K_ERFCX) / (12 + _K_ERFCX), 13, _erfcx_of_t),
+    Piece("I0eSmall", "I0(x) exp(-x) (1 + x / 2), x in [0, 8]", 0.0, 8.0, 15, _i0e_small),
+    Piece("I1eSmall", "I1(x) exp(-x) / x (1 + x / 2)^2, x in [0, 8]", 0.0, 8.0, 15,
+          _i1e_small_over_x),
+    Piece("I0eLarge", "I0(x) exp(-x) sqrt(x) as a function of 1 / x, x >= 8", 0.0, 0.125, 8,
+          _i0e_large),
+    Piece("I1eLarge", "I1(x) exp(-x) sqrt(x) as a function of 1 / x, x >= 8", 0.0, 0.125, 8,
+          _i1e_large),
+    Piece("LgammaCore", "log Gamma(x) / ((x - 1)(x - 2)), x in [0.5, 3]", 0.5, 3.0, 20,
+          _lgamma_over_zeros),
+    Piece("SinPi", "sin(pi r) / r as a function of r^2, |r| <= 0.5", 0.0, 0.25, 6,
+          lambda u: mp.sinpi(mp.sqrt(u)) / mp.sqrt(u) if u > 0 else mp.pi),
+    Piece("CosPi", "cos(pi r) as a function of r^2, |r| <= 0.5 (absolute error)", 0.0, 0.25, 7,
+          lambda u: mp.cospi(mp.sqrt(u)), relative=False),
+    Piece("K0Small", "K0(x) + log(x / 2) I0(x) as a function of x^2, x in [0, 2] (absolute "
+          "error)", 0.0, 4.0, 8, _k0_small, relative=False),
+    Piece("K1Small", "x K1(x) - x log(x / 2) I1(x) as a function of x^2, x in [0, 2] "
+          "(absolute error)", 0.0, 4.0, 8, _k1_small, relative=False),
+    Piece("K0eLarge", "K0(x) exp(x) sqrt(x) as a function of 1 / x, x >= 2", 0.0, 0.5, 14,
+          _k_large(0)),
+    Piece("K1eLarge", "K1(x) exp(x) sqrt(x) as a function of 1 / x, x >= 2", 0.0, 0.5, 14,
+          _k_large(1)),
+]
+
+
+def _limit(f: Callable[[mp.mpf], mp.mpf], t: float, lo: float, hi: float) -> mp.mpf:
+    """f(t), or its limit where f is 0/0 (erfinv at w = 0, the zeros of lgamma, 1 / x = 0)."""
+    try:
+        v = f(mp.mpf(t))
+        if mp.isfinite(v):
+            return v
+    except ZeroDivisionError:
+        pass
+    eps = mp.mpf(10) ** -25 * (hi - lo)
+    side = eps if t < hi else -eps
+    return f(mp.mpf(t) + side)
+
+
+def fit(piece: Piece) -> tuple[np.ndarray, float, float, float]:
+    """(Chebyshev coefficients in s, T_0 first; mid; half; max relative error in float32)."""
+    mid, half = (piece.hi + piece.lo) / 2, (piece.hi - piece.lo) / 2
+    n = 8 * (piece.degree + 1)
+    s = np.cos(np.pi * (np.arange(n) + 0.5) / n)
+    t = mid + half * s
+    g = np.array([float(_limit(piece.target, ti, piece.lo, piece.hi)) for ti in t])
+    scale = np.abs(g) if piece.relative else np.full_like(g, np.max(np.abs(g)))
+    basis = np.polynomial.chebyshev.chebvander(s, piece.degree) / scale[:, None]
+    cheb, *_ = np.linalg.lstsq(basis, g / scale, rcond=None)
+    coeffs = cheb.astype(np.float32)
+    # the series as the kernel computes it: float32 s, float32 Clenshaw recurrence
+    tc = np.linspace(piece.lo, piece.hi, 4001)
+    sc = ((tc.astype(np.float32) - np.float32(mid)) * np.float32(1 / half)).astype(np.float32)
+    p = clenshaw(coeffs, sc)
+    exact = np.array([float(_limit(piece.target, float(ti), piece.lo, piece.hi)) for ti in tc])
+    scale = np.abs(exact) if piece.relative else np.max(np.abs(exact))
+    err = float(np.max(np.abs(p.astype(np.float64) - exact) / scale))
+    return coeffs, mid, half, err
+
+
+def clenshaw(coeffs: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """sum_k coeffs[k] T_k(s) in float32, as special_float.h's chebyshev() computes it."""
+    f32 = np.float32
+    two_s = (s * f32(2)).astype(f32)
+    b1 = np.zeros_like(s)
+    b2 = np.zeros_like(s)
+    for c in coeffs[:0:-1]:
+        b1, b2 = (two_s * b1 + (c - b2)).astype(f32), b1
+    return (s * b1 + (coeffs[0] - b2)).astype(f32)
+
+
+def _literal(v: float) -> str:
+    """A C++ float literal of v (9 significant digits round-trip a float)."""
+    text = f"{v:.9g}"
+    return (text if "." in text or "e" in text else text + ".0") + "f"
+
+
+def render(results: list[tuple[Piece, np.ndarray, float, float, float]]) -> str:
+    lines = [
+        "// Generated by tools/fit_special_float.py: do not edit, change the script and run it.",
+        "// The polynomials of the float32 special-function kernels (special_float.h): piece P is",
+        "// kP[] (Chebyshev coefficients in s, T_0 first) with s = (t - kPMid) * kPScale,",
+        "// |s| <= 1 on the piece; the comment gives the largest relative error of the float32",
+        "// evaluation that the script measured.",
+        "#pragma once",
+        "",
+        "namespace ember::special_float {",
+        "",
+    ]
+    for piece, coeffs_, mid, half, err in results:
+        coeffs = ", ".join(_literal(float(c)) for c in coeffs_)
+        lines += [
+            f"// {piece.doc}; degree {piece.degree}, error {err:.2g}",
+            f"constexpr float k{piece.name}Mid = {_literal(mid)};",
+            f"constexpr float k{piece.name}Scale = {_literal(1 / half)};",
+            f"constexpr float k{piece.name}[] = {{{coeffs}}};",
+            "",
+        ]
+    lines += [f"constexpr float kErfcxK = {_literal(_K_ERFCX)};", "",
+              "}  // namespace ember::special_float", ""]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="fail when the header is out of date")
+    args = parser.parse_args()
+    results = []
+    for piece in PIECES:
+        coeffs, mid, half, err = fit(piece)
+        print(f"{piece.name:16s} degree {piece.degree:2d}  max error {err:.2e}")
+        results.append((piece, coeffs, mid, half, err))
+    text = render(results)
+    if args.check:
+        current = HEADER.read_text() if HEADER.exists() else ""
+        if current != text:
+            print(f"{HEADER} is out of date: run tools/fit_special_float.py", file=sys.stderr)
+            return 1
+        return 0
+    HEADER.write_text(text)
+    print(f"wrote {HEADER}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
