@@ -36,7 +36,7 @@ def _flat_offsets(index, dim: int, shape):
     strides = [1] * len(shape)
     for d in range(len(shape) - 2, -1, -1):
         strides[d] = strides[d + 1] * shape[d + 1]
-    offsets = _et.mul(index, strides[dim])
+    offsets = index if strides[dim] == 1 else _et.mul(index, strides[dim])
     for d in range(index.dim()):
         if d != dim:
             view = [1] * index.dim()
@@ -63,8 +63,9 @@ def _check_scatter(op: str, self, dim: int, index, src):
             )
     size = self.shape[dim] if self.dim() else 1
     if index.numel():
-        bad = _et.logical_or(_et.lt(index, 0), _et.ge(index, size))
-        if bool(bad.any()):
+        lowest, highest = index.aminmax()
+        if int(lowest) < 0 or int(highest) >= size:
+            bad = _et.logical_or(_et.lt(index, 0), _et.ge(index, size))
             value = int(index[bad].reshape(-1)[0])
             raise RuntimeError(f"index {value} is out of bounds for dimension {dim} with "
                                f"size {size}")

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 
 #include "ember/ops/index/index_meta.h"
 #include "ember/ops/index/index_put_meta.h"
@@ -812,9 +813,117 @@ namespace ember::cpu {
 
 namespace {
 
-template <typename T> bool nan_of(T v) {
-  if constexpr (std::is_floating_point_v<opmath_t<T>>) return std::isnan(static_cast<opmath_t<T>>(v));
-  return false;
+enum class ScatterKind { Sum, Prod, Mean, Amax, Amin };
+
+// d <- d (reduce) x; a NaN wins amax / amin (the first one, as in PyTorch's serial loop).
+template <ScatterKind K, typename T> inline void reduce_into(T& d, T x) {
+  using A = opmath_t<T>;
+  const A a = static_cast<A>(d), b = static_cast<A>(x);
+  if constexpr (K == ScatterKind::Sum || K == ScatterKind::Mean) {
+    d = static_cast<T>(a + b);
+  } else if constexpr (K == ScatterKind::Prod) {
+    d = static_cast<T>(a * b);
+  } else {
+    const bool wins = K == ScatterKind::Amax ? b > a : b < a;
+    if constexpr (std::is_floating_point_v<A>) {
+      // (written so that it compiles to a select: the comparison of random data mispredicts)
+      d = (wins || std::isunordered(b, a)) && a == a ? x : d;
+    } else {
+      d = wins ? x : d;
+    }
+  }
+}
+
+// out[t[i]] <- out[t[i]] (reduce) v[i] for i in order, counting the writes for 'mean'.
+// out is the caller's fresh copy, so an offset out of range may throw half way.
+template <ScatterKind K, typename T>
+void scatter_reduce_loop(T* out, const T* v, const int64_t* t, int64_t n, int64_t size, bool include_self,
+                         int64_t* count) {
+  constexpr bool extreme = K == ScatterKind::Amax || K == ScatterKind::Amin;
+  std::vector<uint8_t> seen(include_self ? 0 : static_cast<size_t>(size), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t p = t[i];
+    if (static_cast<uint64_t>(p) >= static_cast<uint64_t>(size)) {
+      throw std::runtime_error(message("scatter_reduce: offset ", p, " out of range"));
+    }
+    if constexpr (K == ScatterKind::Mean) ++count[p];
+    if (!include_self && !seen[p]) {
+      seen[p] = 1;
+      if constexpr (extreme) {
+        out[p] = v[i];  // the first value is the extreme so far
+        continue;
+      } else {
+        out[p] = static_cast<T>(K == ScatterKind::Prod ? 1 : 0);
+      }
+    }
+    reduce_into<K>(out[p], v[i]);
+  }
+}
+
+// amax / amin over many values into few positions, on all threads: each chunk of the values
+// reduces into its own copy of out (with its own seen flags for include_self=False), and the
+// copies are then reduced into out. The extremes do not depend on the order (a NaN wins
+// wherever it is), so the result is the serial loop's. False (nothing done) when the values
+// are too few, or the positions too many, for the copies to pay.
+template <ScatterKind K, typename T>
+bool scatter_extreme_parallel(T* out, const T* v, const int64_t* t, int64_t n, int64_t size, bool include_self) {
+  constexpr int64_t kChunk = 1 << 16;
+  // a few chunks per thread, so that a thread that wakes late takes fewer (parallel_for)
+  const int64_t chunks = std::min<int64_t>(4 * get_num_threads(), n / kChunk);
+  if (get_num_threads() < 2 || chunks < 2 || size * chunks > n / 4 || in_parallel_region()) return false;
+  std::unique_ptr<T[]> partial(new T[static_cast<size_t>(size * chunks)]);  // (not vector<bool>)
+  std::vector<uint8_t> seen(static_cast<size_t>(size * chunks), include_self ? 1 : 0);
+  for (int64_t c = 0; c < chunks; ++c) std::copy(out, out + size, partial.get() + c * size);
+  std::atomic<int64_t> bad{-1};
+  parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      T* mine = partial.get() + c * size;
+      uint8_t* mine_seen = seen.data() + c * size;
+      for (int64_t i = n * c / chunks, end = n * (c + 1) / chunks; i < end; ++i) {
+        const int64_t p = t[i];
+        if (static_cast<uint64_t>(p) >= static_cast<uint64_t>(size)) {
+          bad = p;
+          return;
+        }
+        if (include_self || mine_seen[p]) {
+          reduce_into<K>(mine[p], v[i]);
+        } else {
+          mine_seen[p] = 1;
+          mine[p] = v[i];
+        }
+      }
+    }
+  });
+  if (bad >= 0) throw std::runtime_error(message("scatter_reduce: offset ", bad.load(), " out of range"));
+  for (int64_t p = 0; p < size; ++p) {
+    bool any = include_self;
+    for (int64_t c = 0; c < chunks; ++c) {
+      if (!seen[c * size + p]) continue;
+      if (any) {
+        reduce_into<K>(out[p], partial[c * size + p]);
+      } else {
+        out[p] = partial[c * size + p];
+        any = true;
+      }
+    }
+  }
+  return true;
+}
+
+// out[p] / count[p] where more than one value went into p (integers: floor division).
+template <typename T> void divide_by_counts(T* out, const int64_t* count, int64_t size) {
+  using A = opmath_t<T>;
+  for (int64_t p = 0; p < size; ++p) {
+    if (count[p] <= 1) continue;
+    if constexpr (std::is_floating_point_v<A>) {
+      out[p] = static_cast<T>(static_cast<A>(out[p]) / static_cast<A>(count[p]));
+    } else if constexpr (!std::is_same_v<T, bool>) {
+      const A q = static_cast<A>(out[p]), c = static_cast<A>(count[p]);
+      A r = q / c;
+      if ((q % c != 0) && ((q < 0) != (c < 0))) --r;  // floor division
+      out[p] = static_cast<T>(r);
+    }
+  }
 }
 
 }  // namespace
@@ -831,48 +940,24 @@ Tensor _scatter_reduce_flat(const Tensor& self, const Tensor& offsets, const Ten
   Tensor off = as_contiguous(offsets), val = as_contiguous(src);
   const int64_t n = off->numel(), size = res->numel();
   const int64_t* t = off->data<int64_t>();
-  for (int64_t i = 0; i < n; ++i) {
-    if (t[i] < 0 || t[i] >= size) throw std::runtime_error(message(op, ": offset ", t[i], " out of range"));
-  }
-  const int kind = reduce == "sum" ? 0 : reduce == "prod" ? 1 : reduce == "mean" ? 2 : reduce == "amax" ? 3 : 4;
   dispatch_all(res->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
-    using A = opmath_t<T>;
     T* out = res->data<T>();
     const T* v = val->data<T>();
-    std::vector<int64_t> count(kind == 2 ? static_cast<size_t>(size) : 0, include_self ? 1 : 0);
-    std::vector<bool> seen(include_self ? 0 : static_cast<size_t>(size), false);
-    for (int64_t i = 0; i < n; ++i) {
-      T& d = out[t[i]];
-      const T x = v[i];
-      if (!include_self && !seen[t[i]]) {
-        seen[t[i]] = true;
-        d = kind == 3 || kind == 4 ? x : static_cast<T>(kind == 1 ? A(1) : A(0));
-        if (kind == 3 || kind == 4) continue;  // the first value is the extreme so far
+    std::vector<int64_t> count(reduce == "mean" ? static_cast<size_t>(size) : 0, include_self ? 1 : 0);
+    if (reduce == "sum") {
+      scatter_reduce_loop<ScatterKind::Sum>(out, v, t, n, size, include_self, nullptr);
+    } else if (reduce == "prod") {
+      scatter_reduce_loop<ScatterKind::Prod>(out, v, t, n, size, include_self, nullptr);
+    } else if (reduce == "mean") {
+      scatter_reduce_loop<ScatterKind::Mean>(out, v, t, n, size, include_self, count.data());
+      divide_by_counts(out, count.data(), size);
+    } else if (reduce == "amax") {
+      if (!scatter_extreme_parallel<ScatterKind::Amax>(out, v, t, n, size, include_self)) {
+        scatter_reduce_loop<ScatterKind::Amax>(out, v, t, n, size, include_self, nullptr);
       }
-      const A a = static_cast<A>(d), b = static_cast<A>(x);
-      switch (kind) {
-        case 0: case 2: d = static_cast<T>(a + b); break;
-        case 1: d = static_cast<T>(a * b); break;
-        case 3: d = nan_of(x) || nan_of(d) ? (nan_of(d) ? d : x) : static_cast<T>(b > a ? b : a); break;
-        default: d = nan_of(x) || nan_of(d) ? (nan_of(d) ? d : x) : static_cast<T>(b < a ? b : a); break;
-      }
-      if (kind == 2) ++count[t[i]];
-    }
-    if (kind == 2) {
-      for (int64_t p = 0; p < size; ++p) {
-        if (count[p] <= 1) continue;
-        if constexpr (std::is_floating_point_v<A>) {
-          out[p] = static_cast<T>(static_cast<A>(out[p]) / static_cast<A>(count[p]));
-        } else if constexpr (std::is_same_v<T, bool>) {
-          out[p] = out[p];
-        } else {
-          const A q = static_cast<A>(out[p]), c = static_cast<A>(count[p]);
-          A r = q / c;
-          if ((q % c != 0) && ((q < 0) != (c < 0))) --r;  // floor division
-          out[p] = static_cast<T>(r);
-        }
-      }
+    } else if (!scatter_extreme_parallel<ScatterKind::Amin>(out, v, t, n, size, include_self)) {
+      scatter_reduce_loop<ScatterKind::Amin>(out, v, t, n, size, include_self, nullptr);
     }
   });
   return res;
