@@ -45,6 +45,7 @@ class Piece:
     degree: int
     target: Callable[[mp.mpf], mp.mpf]
     relative: bool = True  # fit the relative error; else the error relative to max |target|
+    wide: bool = False  # the kernel evaluates the series in double (float32 coefficients)
 
 
 def _erfinv_over_y(w: mp.mpf) -> mp.mpf:
@@ -109,6 +110,40 @@ def _k_large(nu: int) -> Callable[[mp.mpf], mp.mpf]:
     return target
 
 
+def _bessel_y0_rest(t: mp.mpf) -> mp.mpf:
+    """Y0(x) - (2 / pi) log(x / 2) J0(x) at x = sqrt(t): entire in t."""
+    x = mp.sqrt(t)
+    return mp.bessely(0, x) - 2 / mp.pi * mp.log(x / 2) * mp.besselj(0, x)
+
+
+def _bessel_y1_rest(t: mp.mpf) -> mp.mpf:
+    """(Y1(x) - (2 / pi) (log(x / 2) J1(x) - 1 / x)) / x at x = sqrt(t): entire in t."""
+    x = mp.sqrt(t)
+    return (mp.bessely(1, x) - 2 / mp.pi * (mp.log(x / 2) * mp.besselj(1, x) - 1 / x)) / x
+
+
+def _hankel_pq(nu: int, which: str) -> Callable[[mp.mpf], mp.mpf]:
+    """P_nu(x), or Q_nu(x) x, at x = 1 / t: J_nu = sqrt(2 / (pi x)) (P cos chi - Q sin chi)
+    and Y_nu = sqrt(2 / (pi x)) (P sin chi + Q cos chi) with chi = x - (2 nu + 1) pi / 4."""
+
+    def target(t: mp.mpf) -> mp.mpf:
+        if t < mp.mpf(10) ** -6:  # the first terms of the asymptotic series (error < 1e-24)
+            mu = 4 * nu * nu
+            if which == "P":
+                return 1 - (mu - 1) * (mu - 9) / 128 * t * t
+            return (mu - 1) / 8 - (mu - 1) * (mu - 9) * (mu - 25) / 3072 * t * t
+        with mp.workdps(60):
+            x = 1 / t
+            chi = x - (2 * nu + 1) * mp.pi / 4
+            j, y = mp.besselj(nu, x), mp.bessely(nu, x)
+            scale = mp.sqrt(mp.pi * x / 2)
+            if which == "P":
+                return +(scale * (j * mp.cos(chi) + y * mp.sin(chi)))
+            return +(scale * (y * mp.cos(chi) - j * mp.sin(chi)) * x)
+
+    return target
+
+
 def _lgamma_over_zeros(x: mp.mpf) -> mp.mpf:
     """log Gamma(x) / ((x - 1)(x - 2)): smooth across lgamma's zeros at 1 and 2."""
     return mp.loggamma(x) / ((x - 1) * (x - 2))
@@ -141,6 +176,24 @@ PIECES = [
           "error)", 0.0, 4.0, 8, _k0_small, relative=False),
     Piece("K1Small", "x K1(x) - x log(x / 2) I1(x) as a function of x^2, x in [0, 2] "
           "(absolute error)", 0.0, 4.0, 8, _k1_small, relative=False),
+    Piece("J0Small", "J0(x) as a function of x^2, x in [0, 8] (absolute error)", 0.0, 64.0, 12,
+          lambda t: mp.besselj(0, mp.sqrt(t)), relative=False, wide=True),
+    Piece("J1Small", "J1(x) / x as a function of x^2, x in [0, 8] (absolute error)", 0.0, 64.0,
+          12, lambda t: mp.besselj(1, mp.sqrt(t)) / mp.sqrt(t) if t > 0 else mp.mpf(0.5),
+          relative=False, wide=True),
+    Piece("Y0Small", "Y0(x) - (2 / pi) log(x / 2) J0(x) as a function of x^2, x in [0, 8] "
+          "(absolute error)", 0.0, 64.0, 12, _bessel_y0_rest, relative=False, wide=True),
+    Piece("Y1Small", "(Y1(x) - (2 / pi) (log(x / 2) J1(x) - 1 / x)) / x as a function of x^2, "
+          "x in [0, 8] (absolute error)", 0.0, 64.0, 12, _bessel_y1_rest, relative=False,
+          wide=True),
+    Piece("P0", "P0(x) of J0 and Y0 (Hankel's asymptotic form) as a function of 1 / x, x >= 8",
+          0.0, 0.125, 8, _hankel_pq(0, "P")),
+    Piece("Q0", "Q0(x) x of J0 and Y0 as a function of 1 / x, x >= 8", 0.0, 0.125, 8,
+          _hankel_pq(0, "Q")),
+    Piece("P1", "P1(x) of J1 and Y1 as a function of 1 / x, x >= 8", 0.0, 0.125, 8,
+          _hankel_pq(1, "P")),
+    Piece("Q1", "Q1(x) x of J1 and Y1 as a function of 1 / x, x >= 8", 0.0, 0.125, 8,
+          _hankel_pq(1, "Q")),
     Piece("K0eLarge", "K0(x) exp(x) sqrt(x) as a function of 1 / x, x >= 2", 0.0, 0.5, 14,
           _k_large(0)),
     Piece("K1eLarge", "K1(x) exp(x) sqrt(x) as a function of 1 / x, x >= 2", 0.0, 0.5, 14,
@@ -175,7 +228,10 @@ def fit(piece: Piece) -> tuple[np.ndarray, float, float, float]:
     # the series as the kernel computes it: float32 s, float32 Clenshaw recurrence
     tc = np.linspace(piece.lo, piece.hi, 4001)
     sc = ((tc.astype(np.float32) - np.float32(mid)) * np.float32(1 / half)).astype(np.float32)
-    p = clenshaw(coeffs, sc)
+    if piece.wide:
+        p = np.polynomial.chebyshev.chebval((tc - mid) / half, coeffs.astype(np.float64))
+    else:
+        p = clenshaw(coeffs, sc)
     exact = np.array([float(_limit(piece.target, float(ti), piece.lo, piece.hi)) for ti in tc])
     scale = np.abs(exact) if piece.relative else np.max(np.abs(exact))
     err = float(np.max(np.abs(p.astype(np.float64) - exact) / scale))
@@ -199,13 +255,28 @@ def _literal(v: float) -> str:
     return (text if "." in text or "e" in text else text + ".0") + "f"
 
 
+def two_over_pi_chunks(count: int = 8, bits: int = 24) -> list[float]:
+    """2 / pi as a sum of `count` doubles of `bits` bits each, chunk i holding the bits
+    [bits i, bits (i + 1)) after the binary point: a float (24 bits) times a chunk is exact
+    in double, which the argument reduction of the Bessel kernels needs."""
+    with mp.workdps(120):
+        scaled = mp.floor(2 / mp.pi * mp.mpf(2) ** (bits * count))
+    value = int(scaled)
+    chunks = []
+    for i in range(count):
+        shift = bits * (count - 1 - i)
+        piece = (value >> shift) & ((1 << bits) - 1)
+        chunks.append(float(mp.ldexp(piece, -bits * (i + 1))))
+    return chunks
+
+
 def render(results: list[tuple[Piece, np.ndarray, float, float, float]]) -> str:
     lines = [
         "// Generated by tools/fit_special_float.py: do not edit, change the script and run it.",
         "// The polynomials of the float32 special-function kernels (special_float.h): piece P is",
         "// kP[] (Chebyshev coefficients in s, T_0 first) with s = (t - kPMid) * kPScale,",
         "// |s| <= 1 on the piece; the comment gives the largest relative error of the float32",
-        "// evaluation that the script measured.",
+        "// evaluation that the script measured (in double for the pieces marked wide).",
         "#pragma once",
         "",
         "namespace ember::special_float {",
@@ -214,12 +285,16 @@ def render(results: list[tuple[Piece, np.ndarray, float, float, float]]) -> str:
     for piece, coeffs_, mid, half, err in results:
         coeffs = ", ".join(_literal(float(c)) for c in coeffs_)
         lines += [
-            f"// {piece.doc}; degree {piece.degree}, error {err:.2g}",
+            f"// {piece.doc}; degree {piece.degree}, error {err:.2g}"
+            + (" (wide)" if piece.wide else ""),
             f"constexpr float k{piece.name}Mid = {_literal(mid)};",
             f"constexpr float k{piece.name}Scale = {_literal(1 / half)};",
             f"constexpr float k{piece.name}[] = {{{coeffs}}};",
             "",
         ]
+    chunks = ", ".join(f"{c!r}" for c in two_over_pi_chunks())
+    lines += ["// 2 / pi in chunks of 24 bits (a float times a chunk is exact in double)",
+              f"constexpr double kTwoOverPiChunks[] = {{{chunks}}};", ""]
     lines += [f"constexpr float kErfcxK = {_literal(_K_ERFCX)};", "",
               "}  // namespace ember::special_float", ""]
     return "\n".join(lines)

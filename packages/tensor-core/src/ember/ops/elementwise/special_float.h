@@ -19,13 +19,14 @@
 
 namespace ember::special_float {
 
-// sum_k c[k] T_k(s) by Clenshaw's recurrence (the same float operations as the fitting script).
-template <size_t N> inline float chebyshev(const float (&c)[N], float s) {
-  const float two_s = 2.0f * s;
-  float b1 = 0.0f, b2 = 0.0f;
+// sum_k c[k] T_k(s) by Clenshaw's recurrence (the same float operations as the fitting script;
+// in double, with R = double, for the pieces the script marks wide).
+template <typename R = float, size_t N> inline R chebyshev(const float (&c)[N], R s) {
+  const R two_s = 2 * s;
+  R b1 = 0, b2 = 0;
 #pragma GCC unroll 32  // unrolled whole, so that the loop around the kernel vectorises
   for (size_t k = N - 1; k >= 1; --k) {
-    const float b0 = two_s * b1 + (c[k] - b2);
+    const R b0 = two_s * b1 + (c[k] - b2);
     b2 = b1;
     b1 = b0;
   }
@@ -281,6 +282,83 @@ inline float bessel_k(bool order_one, bool scaled, float x) {
   return pick(x < 0.0f || x != x, kNan, v);
 }
 
+// Wide piece P at t = x^2 for a float x, evaluated in double (x^2 is exact there); as a float.
+#define EMBER_WIDE_PIECE_OF_SQUARE(P, x)                                                            \
+  static_cast<float>(chebyshev<double>(                                                          \
+      k##P, (static_cast<double>(x) * static_cast<double>(x) - static_cast<double>(k##P##Mid)) * \
+                static_cast<double>(k##P##Scale)))
+
+// x (2 / pi) - shift for x >= 0 (a float), as a quarter-turn count k (modulo 4) and a
+// fraction u in [-1/2, 1/2]: x times each 24-bit chunk of 2 / pi is exact in double and is
+// reduced modulo 4 exactly, so the fraction is right to double precision for every float x
+// (the reduction of Payne and Hanek, with the chunks fixed for float inputs).
+inline void quarter_turns(float x, double shift, int& k, float& u) {
+  const double xd = static_cast<double>(x);
+  double sum = -shift;
+  for (double chunk : kTwoOverPiChunks) {
+    const double t = xd * chunk;
+    sum += t - 4.0 * std::floor(t * 0.25);
+  }
+  const double whole = std::nearbyint(sum);
+  k = static_cast<int>(static_cast<int64_t>(whole) & 3);
+  u = static_cast<float>(sum - whole);
+}
+
+// sin and cos of (pi / 2)(k + u), |u| <= 1/2: sin(pi u / 2) and cos(pi u / 2) turned by k.
+inline void sincos_quarter_turns(int k, float u, float& sin_v, float& cos_v) {
+  const float h = 0.5f * u;
+  const float sp = sin_pi_reduced(h), cp = cos_pi_reduced(h);
+  const float s = pick((k & 1) != 0, cp, sp), c = pick((k & 1) != 0, sp, cp);
+  sin_v = pick((k & 2) != 0, -s, s);
+  cos_v = pick(((k + 1) & 2) != 0, -c, c);
+}
+
+// J_nu(x) (first kind, first = true) or Y_nu(x) for x > 8, nu = 0 or 1, by Hankel's form
+// sqrt(2 / (pi x)) (P cos chi - Q sin chi) (J) and sqrt(2 / (pi x)) (P sin chi + Q cos chi)
+// (Y), chi = x - (2 nu + 1) pi / 4, P and Q x fitted as functions of 1 / x.
+inline float bessel_large(bool order_one, bool first, float x) {
+  int k;
+  float u, sin_chi, cos_chi;
+  quarter_turns(x, order_one ? 1.5 : 0.5, k, u);
+  sincos_quarter_turns(k, u, sin_chi, cos_chi);
+  const float inv = 1.0f / x;
+  const float p = order_one ? EMBER_FLOAT_PIECE(P1, inv) : EMBER_FLOAT_PIECE(P0, inv);
+  const float q = (order_one ? EMBER_FLOAT_PIECE(Q1, inv) : EMBER_FLOAT_PIECE(Q0, inv)) * inv;
+  const float amplitude = 0.797884561f / std::sqrt(x);  // sqrt(2 / pi)
+  const float v = first ? p * cos_chi - q * sin_chi : p * sin_chi + q * cos_chi;
+  return pick(x == kInf, 0.0f, amplitude * v);
+}
+
+// J0(x), J1(x) of the first kind: the series in x^2 up to 8, Hankel's form beyond.
+inline float bessel_j0(float x) {
+  const float a = std::fabs(x);
+  const float small = EMBER_WIDE_PIECE_OF_SQUARE(J0Small, pick(a <= 8.0f, a, 8.0f));
+  const float v = pick(a <= 8.0f, small, bessel_large(false, true, pick(a > 8.0f, a, 8.0f)));
+  return pick(x != x, x, v);
+}
+inline float bessel_j1(float x) {
+  const float a = std::fabs(x);
+  const float as = pick(a <= 8.0f, a, 8.0f);
+  const float small = as * EMBER_WIDE_PIECE_OF_SQUARE(J1Small, as);
+  const float v = pick(a <= 8.0f, small, bessel_large(true, true, pick(a > 8.0f, a, 8.0f)));
+  return pick(x != x, x, pick(x < 0.0f, -v, v));  // odd
+}
+
+// Y0(x), Y1(x) of the second kind: (2 / pi) log(x / 2) J(x) plus a series in x^2 up to 8
+// (minus 2 / (pi x) for Y1), Hankel's form beyond; -inf at 0, nan below.
+inline float bessel_y(bool order_one, float x) {
+  const float xs = pick(x <= 8.0f, x, 8.0f);
+  const float log_half = 0.636619772f * log_f(0.5f * xs);  // (2 / pi) log(x / 2)
+  const float small_y0 = log_half * bessel_j0(xs) + EMBER_WIDE_PIECE_OF_SQUARE(Y0Small, xs);
+  const float small_y1 =
+      log_half * bessel_j1(xs) - 0.636619772f / xs + xs * EMBER_WIDE_PIECE_OF_SQUARE(Y1Small, xs);
+  const float large = bessel_large(order_one, false, pick(x > 8.0f, x, 8.0f));
+  float v = pick(x <= 8.0f, order_one ? small_y1 : small_y0, large);
+  v = pick(x == 0.0f, -kInf, v);
+  return pick(x < 0.0f || x != x, kNan, v);
+}
+
+#undef EMBER_WIDE_PIECE_OF_SQUARE
 #undef EMBER_FLOAT_PIECE
 
 }  // namespace ember::special_float

@@ -2,7 +2,7 @@
 // The polynomials of the float32 special-function kernels (special_float.h): piece P is
 // kP[] (Chebyshev coefficients in s, T_0 first) with s = (t - kPMid) * kPScale,
 // |s| <= 1 on the piece; the comment gives the largest relative error of the float32
-// evaluation that the script measured.
+// evaluation that the script measured (in double for the pieces marked wide).
 #pragma once
 
 namespace ember::special_float {
@@ -72,6 +72,46 @@ constexpr float kK1SmallMid = 2.0f;
 constexpr float kK1SmallScale = 0.5f;
 constexpr float kK1Small[] = {0.762650132f, -0.353155971f, -0.12261118f, -0.0069757239f, -0.000173028893f, -2.43340605e-06f, -2.2133877e-08f, -1.41148829e-10f, -6.66811441e-13f};
 
+// J0(x) as a function of x^2, x in [0, 8] (absolute error); degree 12, error 2.1e-08 (wide)
+constexpr float kJ0SmallMid = 32.0f;
+constexpr float kJ0SmallScale = 0.03125f;
+constexpr float kJ0Small[] = {0.157727972f, -0.00872344244f, 0.265178621f, -0.370094985f, 0.158067107f, -0.0348937698f, 0.00481917989f, -0.000460626179f, 3.24603279e-05f, -1.76194692e-06f, 7.60816334e-08f, -2.67925349e-09f, 7.84870502e-11f};
+
+// J1(x) / x as a function of x^2, x in [0, 8] (absolute error); degree 12, error 2.1e-08 (wide)
+constexpr float kJ1SmallMid = 32.0f;
+constexpr float kJ1SmallScale = 0.03125f;
+constexpr float kJ1Small[] = {0.0810448453f, -0.148975149f, 0.160999268f, -0.0826804936f, 0.0222136397f, -0.00364694069f, 0.000405033759f, -3.25555484e-05f, 1.98587736e-06f, -9.52198462e-08f, 3.68713371e-09f, -1.17802615e-10f, 3.16020972e-12f};
+
+// Y0(x) - (2 / pi) log(x / 2) J0(x) as a function of x^2, x in [0, 8] (absolute error); degree 12, error 3.3e-08 (wide)
+constexpr float kY0SmallMid = 32.0f;
+constexpr float kY0SmallScale = 0.03125f;
+constexpr float kY0Small[] = {0.0364546999f, -0.27832371f, 0.296050012f, 0.098255083f, -0.107551552f, 0.0317990743f, -0.00516139716f, 0.000549852557f, -4.19969838e-05f, 2.42903616e-06f, -1.10499698e-07f, 4.06651779e-09f, -1.23741614e-10f};
+
+// (Y1(x) - (2 / pi) (log(x / 2) J1(x) - 1 / x)) / x as a function of x^2, x in [0, 8] (absolute error); degree 12, error 1.6e-08 (wide)
+constexpr float kY1SmallMid = 32.0f;
+constexpr float kY1SmallScale = 0.03125f;
+constexpr float kY1Small[] = {0.0383007713f, -0.081825614f, -0.0248677079f, 0.0479674526f, -0.0185258854f, 0.00368060777f, -0.000462725409f, 4.06940017e-05f, -2.66176949e-06f, 1.35060276e-07f, -5.4835243e-09f, 1.82450846e-10f, -5.07066871e-12f};
+
+// P0(x) of J0 and Y0 (Hankel's asymptotic form) as a function of 1 / x, x >= 8; degree 8, error 7.6e-08
+constexpr float kP0Mid = 0.0625f;
+constexpr float kP0Scale = 16.0f;
+constexpr float kP0[] = {0.999595046f, -0.000538079534f, -0.000131796769f, 1.514225e-06f, 1.58468623e-07f, -8.56069526e-09f, -2.95723446e-10f, 6.57354726e-11f, -2.23773517e-12f};
+
+// Q0(x) x of J0 and Y0 as a function of 1 / x, x >= 8; degree 8, error 6.5e-08
+constexpr float kQ0Mid = 0.0625f;
+constexpr float kQ0Scale = 16.0f;
+constexpr float kQ0[] = {-0.124584742f, 0.000550103257f, 0.00013224507f, -2.90020898e-06f, -2.77106864e-07f, 2.29032331e-08f, 4.55664367e-10f, -2.09887038e-10f, 1.23383187e-11f};
+
+// P1(x) of J1 and Y1 as a function of 1 / x, x >= 8; degree 8, error 1.7e-07
+constexpr float kP1Mid = 0.0625f;
+constexpr float kP1Scale = 16.0f;
+constexpr float kP1[] = {1.00067759f, 0.000901007268f, 0.000221724345f, -1.96575957e-06f, -2.08895315e-07f, 1.02814433e-08f, 3.75970616e-10f, -7.63889577e-11f, 2.3869498e-12f};
+
+// Q1(x) x of J1 and Y1 as a function of 1 / x, x >= 8; degree 8, error 1.1e-07
+constexpr float kQ1Mid = 0.0625f;
+constexpr float kQ1Scale = 16.0f;
+constexpr float kQ1[] = {0.374416262f, -0.000773938373f, -0.000186982026f, 3.57904946e-06f, 3.4772404e-07f, -2.68515041e-08f, -5.88768423e-10f, 2.40599041e-10f, -1.34175483e-11f};
+
 // K0(x) exp(x) sqrt(x) as a function of 1 / x, x >= 2; degree 14, error 1e-07
 constexpr float kK0eLargeMid = 0.25f;
 constexpr float kK0eLargeScale = 4.0f;
@@ -81,6 +121,9 @@ constexpr float kK0eLarge[] = {1.22015154f, -0.0314480998f, 0.0015698839f, -0.00
 constexpr float kK1eLargeMid = 0.25f;
 constexpr float kK1eLargeScale = 4.0f;
 constexpr float kK1eLarge[] = {1.36031306f, 0.103923738f, -0.00285781687f, 0.000195215514f, -1.93619799e-05f, 2.40648501e-06f, -3.50196046e-07f, 5.74108405e-08f, -1.03457625e-08f, 2.01504968e-09f, -4.19035445e-10f, 9.21832194e-11f, -2.1299653e-11f, 5.13980612e-12f, -1.31536438e-12f};
+
+// 2 / pi in chunks of 24 bits (a float times a chunk is exact in double)
+constexpr double kTwoOverPiChunks[] = {0.6366197466850281, 2.5682552973194106e-08, 2.937095214933759e-16, 3.2543794001732456e-23, 1.2089613708828537e-29, 5.667556795740071e-37, 2.6204031112097215e-44, 7.053957680880629e-52};
 
 constexpr float kErfcxK = 2.0f;
 

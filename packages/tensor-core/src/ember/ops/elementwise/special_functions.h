@@ -510,10 +510,10 @@ EMBER_HOST_DEVICE inline double igamma(double a, double x, bool upper) {
   X(special_ndtri, sf::ndtri(x), sff::ndtri(x))                                          \
   X(special_log_ndtr, sf::log_ndtr(x), sff::log_ndtr(x))                                 \
   X(special_erfcx, sf::erfcx(x), sff::erfcx(x))                                          \
-  X(special_bessel_j0, sf::bessel_j0(x), sf::bessel_j0(x))                               \
-  X(special_bessel_j1, sf::bessel_j1(x), sf::bessel_j1(x))                               \
-  X(special_bessel_y0, sf::bessel_y(0, x), sf::bessel_y(0, x))                           \
-  X(special_bessel_y1, sf::bessel_y(1, x), sf::bessel_y(1, x))                           \
+  X(special_bessel_j0, sf::bessel_j0(x), sff::bessel_j0(x))                              \
+  X(special_bessel_j1, sf::bessel_j1(x), sff::bessel_j1(x))                              \
+  X(special_bessel_y0, sf::bessel_y(0, x), sff::bessel_y(false, x))                      \
+  X(special_bessel_y1, sf::bessel_y(1, x), sff::bessel_y(true, x))                       \
   X(special_modified_bessel_k0, sf::bessel_k(0, x, false), sff::bessel_k(false, false, x)) \
   X(special_modified_bessel_k1, sf::bessel_k(1, x, false), sff::bessel_k(true, false, x)) \
   X(special_scaled_modified_bessel_k0, sf::bessel_k(0, x, true), sff::bessel_k(false, true, x)) \
