@@ -28,6 +28,7 @@ __all__ = [
     "gradient",
     "histc",
     "histogram",
+    "histogramdd",
     "kthvalue",
     "median",
     "mode",
@@ -583,6 +584,85 @@ def corrcoef(self):
     return _et.clamp(c, -1, 1)
 
 
+def _bin_of(x, edges):
+    """(bin index, inside) of each element of the 1-d x among the 1-d edges: each bin holds its
+    left edge, the last one its right edge too; inside is False outside all bins."""
+    n = edges.shape[0] - 1
+    idx = _et.sub(_et.searchsorted(edges, x, right=True), 1)
+    idx = _et.where(_et.eq(x, edges[-1]), _et.full_like(idx, n - 1), idx)
+    return idx, _et.logical_and(_et.ge(idx, 0), _et.lt(idx, n))
+
+
+def _equal_width_edges(x, bins: int, lo_hi, dtype, device):
+    """bins + 1 equal-width edges over lo_hi (x's min and max when None; widened by 1/2 on
+    each side when they are equal, as NumPy)."""
+    if lo_hi is not None:
+        lo, hi = float(lo_hi[0]), float(lo_hi[1])
+    elif x.numel():
+        lo, hi = float(x.min()), float(x.max())
+    else:
+        lo, hi = 0.0, 0.0
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return _et.linspace(lo, hi, bins + 1, dtype=dtype, device=device)
+
+
+def histogramdd(self, bins, *, range=None, weight=None, density=False):  # noqa: A002
+    """(hist, bin_edges) of self's rows as points in D = self.shape[-1] dims (the leading dims
+    flattened), as NumPy's histogramdd: bins is an int (that many equal-width bins in every
+    dim), D ints, or D 1-d tensors of edges; range: 2D floats (each dim's lowest and highest
+    edge; its min and max by default); weight: one per point; density: normalised so that
+    the histogram integrates to 1. hist has one dim per point dim; bin_edges is a list of D
+    1-d tensors. Floating inputs only; RuntimeError for fewer than 2 dims."""
+    if self.dim() < 2:
+        raise RuntimeError(f"torch.histogramdd: input tensor should have at least 2 "
+                           f"dimensions, but got {self.dim()}")
+    if not self.is_floating_point():
+        raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the "
+                           f"same dtype, but got input {self.dtype._scalar_type_name}")
+    n_dims = self.shape[-1]
+    points = self.reshape(-1, n_dims)
+    if isinstance(bins, int):
+        bins = [bins] * n_dims
+    if len(bins) != n_dims:
+        raise RuntimeError(f"torch.histogramdd: expected {n_dims} sequences of bin edges for "
+                           f"each of the {n_dims} dimensions of the input, but got "
+                           f"{len(bins)}")
+    if range is not None and len(range) != 2 * n_dims:
+        raise RuntimeError(f"torch.histogramdd: for a {n_dims}-dimensional histogram range "
+                           f"should have {2 * n_dims} elements, but got {len(range)}")
+    edges, flat = [], None
+    inside = _et.ones(points.shape[0], dtype=_et.bool, device=self.device)
+    for d, b in enumerate(bins):
+        column = points[:, d]
+        if isinstance(b, _et.Tensor):
+            e = b.to(self.dtype)
+        else:
+            lo_hi = None if range is None else range[2 * d:2 * d + 2]
+            e = _equal_width_edges(column, int(b), lo_hi, self.dtype, self.device)
+        idx, ok = _bin_of(column, e)
+        n = e.shape[0] - 1
+        flat = idx if flat is None else _et.add(_et.mul(flat, n), idx)
+        inside = _et.logical_and(inside, ok)
+        edges.append(e)
+    shape = [e.shape[0] - 1 for e in edges]
+    w = (_et.ones(points.shape[0], dtype=self.dtype, device=self.device) if weight is None
+         else weight.reshape(-1).to(self.dtype))
+    total = 1
+    for n in shape:
+        total *= n
+    hist = _et.index_add(_et.zeros(total, dtype=self.dtype, device=self.device), 0,
+                         flat[inside], w[inside]).reshape(shape)
+    if density:
+        volume = _et.ones(shape, dtype=self.dtype, device=self.device)
+        for d, e in enumerate(edges):
+            view = [1] * n_dims
+            view[d] = shape[d]
+            volume = _et.mul(volume, _et.sub(e[1:], e[:-1]).reshape(view))
+        hist = _et.div(hist, _et.mul(hist.sum(), volume))
+    return hist, edges
+
+
 def histogram(self, bins, *, range=None, weight=None, density=False):  # noqa: A002
     """(hist, bin_edges) of self's elements as NumPy's histogram: bins equal-width bins over
     range (self's min and max by default) or the given 1-d edges; each bin holds its left
@@ -595,19 +675,9 @@ def histogram(self, bins, *, range=None, weight=None, density=False):  # noqa: A
     if isinstance(bins, _et.Tensor):
         edges = bins.to(self.dtype)
     else:
-        if range is not None:
-            lo, hi = float(range[0]), float(range[1])
-        elif x.numel():
-            lo, hi = float(x.min()), float(x.max())
-        else:
-            lo, hi = 0.0, 0.0
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = _et.linspace(lo, hi, bins + 1, dtype=self.dtype, device=self.device)
+        edges = _equal_width_edges(x, bins, range, self.dtype, self.device)
     n = edges.shape[0] - 1
-    idx = _et.sub(_et.searchsorted(edges, x, right=True), 1)
-    idx = _et.where(_et.eq(x, edges[-1]), _et.full_like(idx, n - 1), idx)
-    inside = _et.logical_and(_et.ge(idx, 0), _et.lt(idx, n))
+    idx, inside = _bin_of(x, edges)
     w = _et.ones_like(x) if weight is None else weight.reshape(-1).to(self.dtype)
     hist = _et.index_add(_et.zeros(n, dtype=self.dtype, device=self.device), 0,
                          idx[inside], w[inside])
