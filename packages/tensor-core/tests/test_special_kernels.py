@@ -204,7 +204,8 @@ def test_edge_values_match_torch(name, fn, ref, dtype):
     want = ref(torch.tensor(edges, dtype=getattr(torch, dtype))).tolist()
     for x, g, w in zip(edges, got, want):
         w = LIMITS_OVER_TORCH.get(name, {}).get(x, w)
-        if abs(x) >= 3e38 and (name.startswith("bessel_") or (name == "airy_ai" and x < 0)):
+        huge = math.isfinite(x) and abs(x) >= 3e38
+        if huge and (name.startswith("bessel_") or (name == "airy_ai" and x < 0)):
             continue  # the phase of a huge argument: noise of the size of the result (or NaN)
         if math.isnan(w):
             assert math.isnan(g), f"{name}({x}): {g}, PyTorch NaN"

@@ -326,7 +326,7 @@ inline float bessel_large(bool order_one, bool first, float x) {
   const float q = (order_one ? EMBER_FLOAT_PIECE(Q1, inv) : EMBER_FLOAT_PIECE(Q0, inv)) * inv;
   const float amplitude = 0.797884561f / std::sqrt(x);  // sqrt(2 / pi)
   const float v = first ? p * cos_chi - q * sin_chi : p * sin_chi + q * cos_chi;
-  return pick(x == kInf, 0.0f, amplitude * v);
+  return pick(x == kInf, kNan, amplitude * v);  // NaN at infinity, as the double kernels and PyTorch
 }
 
 // J0(x), J1(x) of the first kind: the series in x^2 up to 8, Hankel's form beyond.
