@@ -532,6 +532,11 @@ from . import fft, linalg, signal, special  # noqa: E402, F401  (torch.fft's, .l
 
 __all__ += ["fft", "linalg", "signal", "special"]
 
+# PyTorch's other names for ops (arccos, multiply, moveaxis, det, torch.abs_, ...)
+from . import _aliases  # noqa: E402
+
+__all__ += _aliases.install(globals(), Tensor, linalg)
+
 from . import serialization  # noqa: E402  (checkpoints: safetensors files, never pickle)
 from .serialization import load, save  # noqa: E402
 
