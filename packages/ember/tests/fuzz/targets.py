@@ -63,6 +63,21 @@ SKIP = {
     "triu(out=)": "PyTorch's triu with a transposed out= corrupts the heap",
 }
 
+def _alias_names() -> dict[str, str]:
+    """The names ember_tensor/_aliases.py adds (functions and Tensor methods): each is its op
+    itself, or a one-line call of it, and is fuzzed under the op's own name."""
+    from ember_tensor import _aliases
+
+    why = "an alias of a fuzzed op (ember_tensor/_aliases.py)"
+    names = [*_aliases.ALIASES, *_aliases.FUNCTION_ALIASES, "ger", "concatenate",
+             *(alias for alias, _, _ in _aliases.LINALG_ALIASES), *_aliases.INPLACE_FUNCTIONS]
+    methods = [*_aliases.ALIASES, *(a + "_" for a in _aliases.ALIASES), "ger",
+               *(alias for alias, _, method in _aliases.LINALG_ALIASES if method)]
+    return {**{n: why for n in names}, **{f"Tensor.{n}": why for n in methods}}
+
+
+SKIP.update(_alias_names())
+
 #: Dunder methods of ``Tensor`` that are part of the API; the rest is the object protocol.
 DUNDERS = frozenset(
     "abs add and bool eq float floordiv ge getitem gt iadd iand ifloordiv imod imul index int "

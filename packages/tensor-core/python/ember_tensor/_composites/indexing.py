@@ -164,6 +164,10 @@ def index_copy(self, dim, index, source):
         raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but "
                            f"got (self) {self.dtype._scalar_type_name} and (source) "
                            f"{source.dtype._scalar_type_name}")
+    if source.dim() and self.dim() and source.dim() != self.dim():
+        raise IndexError("index_copy_(): When source and destination are not scalars, their "
+                         f"dimensionality must match. Source dimensionality ({source.dim()}), "
+                         f"destination dimensionality ({self.dim()})")
     idx = index.reshape(-1)
     n_source = source.shape[dim] if source.dim() else 1
     if idx.numel() != n_source:
@@ -206,6 +210,9 @@ def masked_scatter(self, mask, source):
 def put(self, index, source, accumulate=False):
     """A copy of self, read as 1-d, with source's values written (or, accumulate=True,
     added) at index (negative counts from the end). IndexError for an index out of range."""
+    if index.dtype != _et.int64:
+        raise RuntimeError("put_(): Expected a long tensor for index, but got "
+                           f"{index.dtype._scalar_type_name}")
     n = self.numel()
     idx = index.reshape(-1)
     if source.numel() != idx.numel():

@@ -381,7 +381,8 @@ def _trapezoid_args(op: str, y, x, dim: int):
         shape = [1] * y.dim()
         shape[d] = -1
         x = x.reshape(shape)
-    return d, None if x is None else diff(x, 1, d if x.dim() == y.dim() else -1)
+    # other sample points: their differences along y's dim (PyTorch's; then broadcast)
+    return d, None if x is None else diff(x, 1, d)
 
 
 def _pair_sums(y, d: int):
@@ -458,7 +459,7 @@ def bincount(self, weights=None, minlength=0):
     if weights is None:
         return _et.zeros(size, dtype=_et.int64, device=self.device).index_add(
             0, idx, _et.ones_like(idx))
-    wdt = weights.dtype if weights.is_floating_point() else _et.float64
+    wdt = _et.float32 if weights.dtype == _et.float32 else _et.float64  # as PyTorch
     w = weights.to(wdt)
     return _et.zeros(size, dtype=wdt, device=self.device).index_add(0, idx, w)
 
@@ -613,15 +614,22 @@ def histogramdd(self, bins, *, range=None, weight=None, density=False):  # noqa:
     dim), D ints, or D 1-d tensors of edges; range: 2D floats (each dim's lowest and highest
     edge; its min and max by default); weight: one per point; density: normalised so that
     the histogram integrates to 1. hist has one dim per point dim; bin_edges is a list of D
-    1-d tensors. Floating inputs only; RuntimeError for fewer than 2 dims."""
+    1-d tensors. float32 and float64 only (PyTorch's errors for the others); RuntimeError
+    for fewer than 2 dims."""
     if self.dim() < 2:
         raise RuntimeError(f"torch.histogramdd: input tensor should have at least 2 "
                            f"dimensions, but got {self.dim()}")
     if not self.is_floating_point():
         raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the "
                            f"same dtype, but got input {self.dtype._scalar_type_name}")
+    if self.dtype not in (_et.float32, _et.float64):
+        raise NotImplementedError(f'"histogramdd" not implemented for '
+                                  f"'{self.dtype._scalar_type_name}'")
     n_dims = self.shape[-1]
     points = self.reshape(-1, n_dims)
+    if isinstance(bins, (bool, _et.Tensor)):
+        raise TypeError("histogramdd(): argument 'bins' must be an int, a sequence of ints or "
+                        f"a sequence of Tensors, not {type(bins).__name__}")
     if isinstance(bins, int):
         bins = [bins] * n_dims
     if len(bins) != n_dims:
@@ -639,6 +647,11 @@ def histogramdd(self, bins, *, range=None, weight=None, density=False):  # noqa:
             e = b.to(self.dtype)
         else:
             lo_hi = None if range is None else range[2 * d:2 * d + 2]
+            if lo_hi is None and column.numel():
+                lo_hi = (float(column.min()), float(column.max()))
+            if lo_hi is not None and not all(math.isfinite(float(v)) for v in lo_hi):
+                raise RuntimeError(f"torch.histogramdd: dimension {d}'s range "
+                                   f"[{float(lo_hi[0]):g}, {float(lo_hi[1]):g}] is not finite")
             e = _equal_width_edges(column, int(b), lo_hi, self.dtype, self.device)
         idx, ok = _bin_of(column, e)
         n = e.shape[0] - 1
