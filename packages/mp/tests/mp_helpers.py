@@ -69,7 +69,8 @@ def kill_self_after_send(q, nbytes: int) -> None:
     ember_mp.set_sharing_strategy("file_system")
     t = et.ones(nbytes // 4)
     q.put(t)
-    time.sleep(0.5)
+    q.close()
+    q.join_thread()  # the feeder thread has written the message (a fixed sleep can be too short)
     os.kill(os.getpid(), signal.SIGKILL)
 
 
