@@ -1,6 +1,8 @@
 """Set composites: ``unique``, ``unique_consecutive`` and ``isin``, from the stable sort,
 searchsorted and cumulative sums, with PyTorch's results (NaNs are never equal to each other,
-so each is its own value) and errors."""
+so each is its own value) and errors. Integers whose range is no wider than about their
+number take an O(n) path instead: unique counts them (bincount), isin looks them up in a
+table of the test elements' range."""
 
 from __future__ import annotations
 
@@ -85,10 +87,39 @@ def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=Non
     return _results(values, inverse, counts, return_inverse, return_counts)
 
 
+_COUNTABLE = (_et.uint8, _et.int8, _et.int16, _et.int32, _et.int64)
+
+
+def _unique_by_counting(flat, shape, return_inverse: bool, return_counts: bool):
+    """unique of integers whose range is at most about their number: each value's count
+    (bincount of value - min) instead of a sort, O(n); None when the range is wider."""
+    if flat.dtype not in _COUNTABLE or not flat.numel():
+        return None
+    lowest, highest = (int(v) for v in flat.aminmax())
+    span = highest - lowest + 1
+    if span > max(flat.numel(), 1024):
+        return None
+    shifted = _et.sub(flat.to(_et.int64), lowest)  # (in int64: int8 - min may wrap in int8)
+    counts_all = _et.bincount(shifted, minlength=span)
+    present = _et.gt(counts_all, 0)
+    values = _et.add(present.nonzero().reshape(-1), lowest).to(flat.dtype)
+    inverse = counts = None
+    if return_inverse:
+        rank = _et.sub(_et.cumsum(present.to(_et.int64), 0), 1)
+        inverse = rank[shifted].reshape(shape)
+    if return_counts:
+        counts = counts_all[present]
+    return _results(values, inverse, counts, return_inverse, return_counts)
+
+
 def _unique_elements(self, return_inverse: bool, return_counts: bool):
-    """unique over all elements: one stable sort, the run starts of equal values, and the
-    inverse and counts only when asked for."""
+    """unique over all elements: integers of a narrow range by counting, others by one
+    stable sort, the run starts of equal values, and the inverse and counts only when asked
+    for."""
     flat = self.reshape(-1)
+    counted = _unique_by_counting(flat, self.shape, return_inverse, return_counts)
+    if counted is not None:
+        return counted
     values, order = _et.sort(flat, stable=True)
     n = flat.numel()
     if n:
@@ -120,6 +151,20 @@ def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None
     return _results(values, inverse, counts, return_inverse, return_counts)
 
 
+def _membership_table(t, n: int):
+    """(min, a bool table over [min, max] marking t's values) for integer test elements whose
+    range is at most about n (the elements tested); None otherwise."""
+    if t.dtype not in _COUNTABLE:
+        return None
+    lowest, highest = (int(v) for v in t.aminmax())
+    span = highest - lowest + 1
+    if span > max(n, 1024):
+        return None
+    member = _et.zeros(span, dtype=_et.bool, device=t.device)
+    ones = _et.ones(t.numel(), dtype=_et.bool, device=t.device)
+    return lowest, _et.index_put(member, (_et.sub(t.to(_et.int64), lowest),), ones)
+
+
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """Whether each element of elements occurs in test_elements (either may be a number);
     invert=True negates. The result has elements' shape, bool."""
@@ -132,6 +177,13 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     x, t = elements.to(dt), test_elements.to(dt).reshape(-1)
     if t.numel() == 0:
         found = _et.zeros(x.shape, dtype=_et.bool, device=x.device)
+    elif (table := _membership_table(t, x.numel())) is not None:
+        # integers of a narrow range: a lookup table of it, O(n), instead of binary searches
+        lowest, member = table
+        flat = _et.sub(x.reshape(-1).to(_et.int64), lowest)
+        inside = _et.logical_and(_et.ge(flat, 0), _et.lt(flat, member.numel()))
+        found = _et.logical_and(member[flat.clamp(0, member.numel() - 1)], inside)
+        found = found.reshape(x.shape)
     else:
         t = _et.sort(t).values
         pos = _et.searchsorted(t, x.reshape(-1)).clamp(max=t.numel() - 1)
