@@ -198,6 +198,13 @@ ROWS = [
     ("column_stack", lambda m, x, y: m.column_stack([x, y]), [G(3), G(3, 2)]),
     ("dstack", lambda m, x, y: m.dstack([x, y]), [G(2, 3), G(2, 3, nc=True)]),
     ("block_diag", lambda m, x, y: m.block_diag(x, y), [G(2, 3, nc=True), G(2)]),
+    (  # PyTorch has no derivative for _chunk_cat: its definition (pad, reshape, cat) instead
+        "_chunk_cat",
+        lambda m, x, y: m._chunk_cat([x, y], 1, 2),
+        [G(2, 5, nc=True), G(2, 3)],
+        {"torch_fn": lambda m, x, y: m.cat([m.nn.functional.pad(x, (0, 1)).reshape(2, 2, 3),
+                                            m.nn.functional.pad(y, (0, 1)).reshape(2, 2, 2)], 2)},
+    ),
     ("broadcast_tensors", lambda m, x, y: m.broadcast_tensors(x, y), [G(3, 1), G(4)]),
     ("meshgrid", lambda m, x, y: m.meshgrid(x, y, indexing="xy"), [G(3), G(4)]),
     ("cartesian_prod", lambda m, x, y: m.cartesian_prod(x, y), [G(3), G(2)]),
@@ -345,6 +352,16 @@ ROWS = [
         "masked_fill_bcast",
         lambda m, x, k: x.masked_fill(k, -1.0),
         [G(3), _mask([[True, False, True], [False] * 3])],
+    ),
+    (
+        "_unsafe_masked_index",
+        lambda m, x, k, i, j: m._unsafe_masked_index(x, k, [i, j], 0.5),
+        [G(3, 4), _mask(True, False, True), _i(5, -1, 1), _i(0, 3, -7)],
+    ),
+    (
+        "_unsafe_masked_index_put_accumulate",
+        lambda m, x, k, i, v: m._unsafe_masked_index_put_accumulate(x, k, [i], v),
+        [G(4), _mask(True, False, True), _i(2, 9, 2), G(3)],
     ),
     (
         "masked_select",

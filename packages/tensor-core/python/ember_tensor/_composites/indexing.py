@@ -18,6 +18,8 @@ from .._torch_overloads import value_of
 from .reduction import _wrap
 
 __all__ = [
+    "_unsafe_masked_index",
+    "_unsafe_masked_index_put_accumulate",
     "as_strided_scatter",
     "index_copy",
     "index_fill",
@@ -262,3 +264,37 @@ def as_strided_scatter(self, src, size, stride, storage_offset=None):
     flat = self.contiguous().reshape(-1)
     out = _et.index_put(flat, (targets[keep],), src.reshape(-1).to(self.dtype)[keep])
     return out.reshape(self.shape)
+
+
+def _check_masked_index(mask, indices):
+    for index in indices:
+        if index is not None and index.dtype not in (_et.int64, _et.int32):
+            raise RuntimeError("tensors used as indices must be long or int tensors")
+    if mask.dtype != _et.bool:
+        raise RuntimeError("tensors used as masks must be bool tensors")
+
+
+def _unsafe_masked_index(self, mask, indices, fill):
+    """self[indices] (None: a whole dim) with each index clamped into [-size, size - 1] of
+    its dim (negative ones then count from the end), and fill where mask (broadcast to the
+    result) is false: PyTorch's gather for padded or bounded lookups, whose out-of-range
+    indices the mask hides."""
+    _check_masked_index(mask, indices)
+    key = tuple(slice(None) if i is None else i.clamp(-self.shape[d], self.shape[d] - 1)
+                for d, i in enumerate(indices))
+    if self.numel() == 0:
+        shape = _et.empty(self.shape, device=self.device)[key].shape
+        return _et.full(shape, fill, dtype=self.dtype, device=self.device)
+    return _et.masked_fill(self[key], _et.logical_not(mask), fill)
+
+
+def _unsafe_masked_index_put_accumulate(self, mask, indices, values):
+    """self with values added at indices (each clamped into [-size, size - 1] of its dim)
+    where mask is true; where it is false nothing is added."""
+    _check_masked_index(mask, indices)
+    if self.numel() == 0:
+        return self.clone()
+    key = tuple(None if i is None else i.clamp(-self.shape[d], self.shape[d] - 1)
+                for d, i in enumerate(indices))
+    masked = _et.masked_fill(values, _et.logical_not(mask), 0)
+    return _et.index_put(self, key, masked, accumulate=True)

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import ember_tensor as _et
 
+from .reduction import _wrap
+
 __all__ = [
+    "_chunk_cat",
     "alias_copy",
     "argwhere",
     "as_strided_copy",
@@ -761,3 +764,41 @@ def constant_pad_nd(self, pad, value=0):
     if piece.numel():
         out[tuple(target)] = piece
     return out
+
+
+def _chunk_cat(tensors, dim, num_chunks):
+    """Each tensor split into num_chunks equal chunks along dim (zero-padded at the end of dim
+    to a multiple of num_chunks), the chunks of all tensors concatenated along dim + 1: the
+    result has shape tensors[0].shape[:dim] + (num_chunks, total chunk size). RuntimeError as
+    PyTorch's for no tensors, an empty one, mixed dtypes or devices, or other leading sizes."""
+    if num_chunks < 1:
+        raise RuntimeError("_chunk_cat expects positive num_chunks")
+    if len(tensors) == 0:
+        raise RuntimeError("_chunk_cat expects a non-empty input tensor list")
+    first = tensors[0]
+    for t in tensors:
+        if t.numel() == 0:
+            raise RuntimeError("_chunk_cat expects non-empty tensor")
+        if t.dtype != first.dtype:
+            raise RuntimeError("_chunk_cat expects all input tensors with the same dtype")
+        if t.device != first.device:
+            raise RuntimeError("_chunk_cat expects all inputs tensors on the same device")
+    if all(t.dim() == first.dim() for t in tensors):
+        dim = _wrap(dim, first.dim())
+    elif dim < 0:
+        raise RuntimeError("_chunk_cat expects non-negative dim when input tensors have "
+                           "different ndims")
+    elif any(dim >= t.dim() for t in tensors):
+        raise RuntimeError("_chunk_cat expects dim < ndim for all input tensors")
+    lead = tuple(first.shape[:dim])
+    pieces = []
+    for t in tensors:
+        if tuple(t.shape[:dim]) != lead:
+            raise RuntimeError("_chunk_cat expects same sizes of 0,...,dim-1 dimensions for "
+                               "all tensors")
+        size = t.shape[dim]
+        padded = -(-size // num_chunks) * num_chunks
+        if padded != size:
+            t = _et.constant_pad_nd(t, [0, 0] * (t.dim() - dim - 1) + [0, padded - size], 0)
+        pieces.append(t.reshape(lead + (num_chunks, -1)))
+    return _et.cat(pieces, dim + 1)
