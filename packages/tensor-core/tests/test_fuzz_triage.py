@@ -54,3 +54,26 @@ def test_histogramdd_refuses_a_tensor_of_bins_16_bit_floats_and_infinite_ranges(
             lib.histogramdd(lib.zeros(3, 3, dtype=lib.bfloat16), 1)
         with pytest.raises(RuntimeError, match=r"dimension 1's range \[nan, nan\] is not finite"):
             lib.histogramdd(lib.tensor([[1.0, float("nan")], [2.0, 3.0]]), 2)
+
+
+def test_index_copy_slice_shapes_must_match():
+    msg = "Source/destination tensor must have same slice shapes"
+    for lib in (et, torch):
+        with pytest.raises(RuntimeError, match=msg):
+            lib.zeros(2, 3, 3).index_copy(0, lib.tensor([0]), lib.tensor(1.0))
+        with pytest.raises(RuntimeError, match=msg):
+            lib.zeros(2, 3).index_copy(0, lib.tensor([0]), lib.ones(1, 4))
+
+
+def test_unsafe_masked_index_arguments_as_pytorchs():
+    x = [[0.0, 1, 2], [3, 4, 5]]
+    for lib in (et, torch):
+        with pytest.raises(IndexError, match="at least one index must be provided"):
+            lib._unsafe_masked_index(lib.tensor(x), lib.tensor([True]), [], 1.0)
+        with pytest.raises(TypeError, match="expected Tensor as element 1"):
+            lib._unsafe_masked_index(lib.tensor(x), lib.tensor([True]),
+                                     [lib.tensor([0]), None], 1.0)
+    # a mask of another dtype reads nonzero as true
+    got, want = _both(lambda lib: lib._unsafe_masked_index(
+        lib.tensor(x), lib.tensor([1, 0, 2]), [lib.tensor([0, 1, 5])], 0.5))
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -170,6 +170,15 @@ def index_copy(self, dim, index, source):
         raise IndexError("index_copy_(): When source and destination are not scalars, their "
                          f"dimensionality must match. Source dimensionality ({source.dim()}), "
                          f"destination dimensionality ({self.dim()})")
+    if source.dim() == 0 and self.dim() > 1 or source.dim() == self.dim() and any(
+            source.shape[d] != self.shape[d] for d in range(self.dim()) if d != dim):
+        def slice_shape(t):
+            return " ".join(str(n) for d, n in enumerate(t.shape) if d != dim)
+
+        raise RuntimeError("index_copy_(): Source/destination tensor must have same slice "
+                           f"shapes. Destination slice shape: {slice_shape(self)} at dimension "
+                           f"{dim} and source slice shape: {slice_shape(source)} at dimension "
+                           f"{dim}.")
     idx = index.reshape(-1)
     n_source = source.shape[dim] if source.dim() else 1
     if idx.numel() != n_source:
@@ -267,21 +276,25 @@ def as_strided_scatter(self, src, size, stride, storage_offset=None):
 
 
 def _check_masked_index(mask, indices):
-    for index in indices:
-        if index is not None and index.dtype not in (_et.int64, _et.int32):
+    """mask as bool (PyTorch's kernel reads any dtype as nonzero = true); TypeError for a
+    None index (PyTorch's binding takes tensors only), RuntimeError for a non-integer one."""
+    if len(indices) == 0:
+        raise IndexError("at least one index must be provided")
+    for k, index in enumerate(indices):
+        if index is None:
+            raise TypeError(f"expected Tensor as element {k} in argument 2, but got NoneType")
+        if index.dtype not in (_et.int64, _et.int32):
             raise RuntimeError("tensors used as indices must be long or int tensors")
-    if mask.dtype != _et.bool:
-        raise RuntimeError("tensors used as masks must be bool tensors")
+    return mask if mask.dtype == _et.bool else _et.ne(mask, 0)
 
 
 def _unsafe_masked_index(self, mask, indices, fill):
-    """self[indices] (None: a whole dim) with each index clamped into [-size, size - 1] of
-    its dim (negative ones then count from the end), and fill where mask (broadcast to the
-    result) is false: PyTorch's gather for padded or bounded lookups, whose out-of-range
-    indices the mask hides."""
-    _check_masked_index(mask, indices)
-    key = tuple(slice(None) if i is None else i.clamp(-self.shape[d], self.shape[d] - 1)
-                for d, i in enumerate(indices))
+    """self[indices] (index tensors of the leading dims), each index clamped into
+    [-size, size - 1] of its dim (negative ones then count from the end), and fill where mask
+    (broadcast to the result) is false: PyTorch's gather for padded or bounded lookups, whose
+    out-of-range indices the mask hides."""
+    mask = _check_masked_index(mask, indices)
+    key = tuple(i.clamp(-self.shape[d], self.shape[d] - 1) for d, i in enumerate(indices))
     if self.numel() == 0:
         shape = _et.empty(self.shape, device=self.device)[key].shape
         return _et.full(shape, fill, dtype=self.dtype, device=self.device)
@@ -291,10 +304,9 @@ def _unsafe_masked_index(self, mask, indices, fill):
 def _unsafe_masked_index_put_accumulate(self, mask, indices, values):
     """self with values added at indices (each clamped into [-size, size - 1] of its dim)
     where mask is true; where it is false nothing is added."""
-    _check_masked_index(mask, indices)
+    mask = _check_masked_index(mask, indices)
     if self.numel() == 0:
         return self.clone()
-    key = tuple(None if i is None else i.clamp(-self.shape[d], self.shape[d] - 1)
-                for d, i in enumerate(indices))
+    key = tuple(i.clamp(-self.shape[d], self.shape[d] - 1) for d, i in enumerate(indices))
     masked = _et.masked_fill(values, _et.logical_not(mask), 0)
     return _et.index_put(self, key, masked, accumulate=True)
