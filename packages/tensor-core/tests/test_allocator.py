@@ -4,6 +4,7 @@ switches, bounded growth, threads and fork (all Ember-specific: torch caches no 
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -178,6 +179,7 @@ def test_no_growth_over_many_cycles(lib):
 
 
 def test_concurrent_threads(lib):
+    gc.collect()  # earlier tests' garbage (tensors held by tracebacks) must not be freed mid-test
     base = stats(lib)["allocation.all.current"]
     errors = []
 
@@ -198,6 +200,7 @@ def test_concurrent_threads(lib):
     for t in threads:
         t.join()
     assert not errors, errors
+    gc.collect()
     s = stats(lib)
     assert s["allocation.all.current"] == base
     assert s["reserved_bytes.all.current"] >= s["allocated_bytes.all.current"]
