@@ -177,11 +177,25 @@ def expected_ids(ident: str, options: dict) -> list[list[str]]:
         return want  # a class or function: its own id is enough
     members = options.get("members")
     names = members if isinstance(members, list) else list(getattr(module, "__all__", []))
+    skipped = _alias_names(module)
     for name in names:
         if isinstance(getattr(module, name, None), types.ModuleType):
             continue  # a submodule: documented by its own directive
+        if name.startswith("_") or name in skipped:
+            continue  # private names (PyTorch's aten entry points), and aliases of documented ops
         want.append([f"{ident}.{name}", f"{ident}.{name}.{name}"])
     return want
+
+
+def _alias_names(module) -> set[str]:
+    """The names a module's ``_aliases`` submodule adds (ember_tensor/_aliases.py): each is
+    another name of an op documented under its own name (or the function form of an in-place
+    method), and mkdocstrings renders such an alias as a reference, not a second entry."""
+    aliases = getattr(module, "_aliases", None)
+    if aliases is None:
+        return set()
+    return {*aliases.ALIASES, *aliases.FUNCTION_ALIASES, *aliases.INPLACE_FUNCTIONS,
+            *(alias for alias, _, _ in aliases.LINALG_ALIASES), "ger", "concatenate"}
 
 
 def check(config_path: Path, site: Path) -> list[str]:
