@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 #: Words in an op's name that make its values random: only shape and dtype are compared.
-RANDOM_WORDS = ("rand", "dropout", "multinomial", "bernoulli", "normal", "uniform", "empty")
+RANDOM_WORDS = ("rand", "dropout", "multinomial", "bernoulli", "normal", "uniform", "empty",
+                "rrelu", "gumbel", "fractional")
 #: Callables whose values differ by construction between two processes or libraries.
 NONDETERMINISTIC = {"Tensor.data_ptr", "initial_seed"}
 

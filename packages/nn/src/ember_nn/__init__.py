@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import ember_autograd  # noqa: F401  (the autograd provider: Parameter requires grad)
 
-from . import functional, init, utils
+from . import functional, init, parallel, utils
 from .modules import *  # noqa: F403  (the layer, activation and loss modules)
 from .modules import __all__ as _modules_all
+from .parallel import DataParallel
 from .parameter import Buffer, Parameter
 
 __version__ = "0.1.0"
 INTERFACE_VERSION = 1
 
-__all__ = ["Buffer", "Parameter", *_modules_all, "functional", "init", "utils"]
+__all__ = ["Buffer", "DataParallel", "Parameter", *_modules_all, "functional", "init",
+           "parallel", "utils"]

@@ -33,6 +33,7 @@ __all__ = [
     "soft_margin_loss",
     "softshrink",
     "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
 ]
 
 
@@ -227,9 +228,12 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, 
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
-    """log(1 + exp(-target * input)), reduced."""
+    """log(1 + exp(-target * input)), reduced; of the input's dtype (as PyTorch's kernel
+    writes it) when the input is floating-point."""
     reduction = _reduction.resolve(size_average, reduce, reduction)
     loss = et.log1p(et.exp(-target * input))
+    if input.is_floating_point() and loss.dtype != input.dtype:
+        loss = loss.to(input.dtype)
     return _reduction.reduce(loss, reduction)
 
 
@@ -303,6 +307,28 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         d_neg = et.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    loss = et.clamp(margin + d_pos - d_neg, min=0)
+    return _reduction.reduce(loss, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin: float = 1.0, swap: bool = False,
+                                      reduction: str = "mean"):
+    """``triplet_margin_loss`` with any ``distance_function(x1, x2)`` (default
+    ``pairwise_distance``); ``margin`` must be positive."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not anchor.dim() == positive.dim() == negative.dim():
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the "
+                           f"same number of dimensions, but got: anchor {anchor.dim()}D, positive "
+                           f"{positive.dim()}D, and negative {negative.dim()}D inputs")
+    distance = distance_function if distance_function is not None else pairwise_distance
+    d_pos = distance(anchor, positive)
+    d_neg = distance(anchor, negative)
+    if swap:
+        d_neg = et.minimum(d_neg, distance(positive, negative))
     loss = et.clamp(margin + d_pos - d_neg, min=0)
     return _reduction.reduce(loss, reduction)
 

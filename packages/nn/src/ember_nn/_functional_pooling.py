@@ -1,6 +1,7 @@
 """The pooling functions of ``ember.nn.functional``: ``max_pool1d/2d/3d``
 (``return_indices``), ``avg_pool1d/2d/3d``, ``adaptive_avg_pool1d/2d/3d``,
-``adaptive_max_pool1d/2d/3d`` and ``max_unpool1d/2d/3d``, on the core's 2-D pooling ops (a
+``adaptive_max_pool1d/2d/3d``, ``max_unpool1d/2d/3d``, ``lp_pool1d/2d/3d`` and
+``fractional_max_pool2d/3d``, on the core's 2-D pooling ops (a
 1-D pooling is the 2-D one over a height of 1; a 3-D pooling is two 2-D ones, see below)."""
 
 from __future__ import annotations
@@ -20,6 +21,13 @@ __all__ = [
     "avg_pool1d",
     "avg_pool2d",
     "avg_pool3d",
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
+    "lp_pool1d",
+    "lp_pool2d",
+    "lp_pool3d",
     "max_pool1d",
     "max_pool1d_with_indices",
     "max_pool2d",
@@ -437,3 +445,157 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
     """The partial inverse of ``max_pool3d``: ``(N, C, D, H, W)`` or ``(C, D, H, W)`` values
     put back at their flat ``indices`` (``(z * H + y) * W + x``), zeros elsewhere."""
     return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
+
+
+# ----------------------------------------------------------------------------- power-average
+
+
+def _lp_pool(nd: int, input, norm_type, kernel_size, stride, ceil_mode: bool):
+    """``(sum over each window of x**p) ** (1/p)`` through average pooling, as PyTorch
+    computes it (windows in the right padding are dropped; a window summing to zero has
+    zero gradient); ``p = inf`` is max pooling of ``|x|``."""
+    max_pool = (max_pool1d, max_pool2d, max_pool3d)[nd - 1]
+    avg_pool = (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1]
+    if isinstance(norm_type, (int, float)) and abs(norm_type) == float("inf"):
+        sign = 1 if norm_type > 0 else -1
+        return sign * max_pool(sign * input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    k = _ints(kernel_size)
+    window = k[0] ** nd if len(k) == 1 else _prod(k)
+    out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (et.sign(out) * et.relu(et.abs(out))).mul(window).pow(1.0 / norm_type)
+
+
+def _prod(values) -> int:
+    n = 1
+    for v in values:
+        n *= v
+    return n
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
+    """1-D power-average pooling of ``(N, C, L)`` or ``(C, L)`` input."""
+    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
+    """2-D power-average pooling of ``(N, C, H, W)`` or ``(C, H, W)`` input."""
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
+    """3-D power-average pooling of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input."""
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+# ----------------------------------------------------------------------------- fractional
+
+
+def _window_starts(sample, size: int, out: int, pool: int):
+    """Graham's pseudo-random window starts along one dim: ``(..., out)`` int64 from one
+    ``u`` in [0, 1) per plane, ``trunc((i + u) a) - trunc(u a)`` with ``a = (size - pool) /
+    (out - 1)`` (in the sample's dtype, as PyTorch's kernel) and the last window flush with
+    the end."""
+    last = et.full([*sample.shape, 1], size - pool, dtype=et.int64, device=sample.device)
+    if out == 1:
+        return last
+    a = (size - pool) / (out - 1)
+    i = et.arange(out - 1, dtype=sample.dtype, device=sample.device)
+    u = sample.unsqueeze(-1)
+    starts = ((i + u) * a).to(et.int64) - (u * a).to(et.int64)
+    return et.cat([starts, last], -1)
+
+
+def _fractional_max_pool(nd: int, input, kernel_size, output_size, output_ratio,
+                         _random_samples):
+    """(values, indices) of fractional max pooling over the last ``nd`` dims of a batched
+    ``(N, C, *)`` or unbatched ``(C, *)`` input; indices are flat within each plane."""
+    name = f"fractional_max_pool{nd}d"
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}")
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    sizes = list(input.shape[-nd:])
+    kernel = _ints(kernel_size) * (nd if len(_ints(kernel_size)) == 1 else 1)
+    if output_size is None:
+        ratio = list(output_ratio) if isinstance(output_ratio, (list, tuple)) else \
+            [output_ratio] * nd
+        if len(ratio) == 1:
+            ratio = ratio * nd
+        if len(ratio) != nd:
+            raise ValueError(f"{name} requires output_ratio to either be a single Int or "
+                             "tuple of Ints.")
+        out = [int(s * r) for s, r in zip(sizes, ratio)]
+    else:
+        out = _ints(output_size) * (nd if len(_ints(output_size)) == 1 else 1)
+    if len(kernel) != nd or len(out) != nd:
+        raise RuntimeError(f"{name}: kernel_size and output_size must have {nd} values")
+    for axis, (s, k, o) in enumerate(zip(sizes, kernel, out)):
+        if o + k - 1 > s:
+            raise RuntimeError(f"{name}(): pool size {k} too large relative to input size {s} "
+                               f"for output size {o} along dim {axis - nd}")
+    unbatched = input.dim() == nd + 1
+    x = input.unsqueeze(0) if unbatched else input
+    n, c = x.shape[0], x.shape[1]
+    if _random_samples is None:
+        _random_samples = et.rand(n, c, nd, dtype=input.dtype, device=input.device)
+    elif tuple(_random_samples.shape) != (n, c, nd):
+        raise RuntimeError(f"{name}(): Expect _random_samples to be of shape "
+                           f"({n}, {c}, {nd}), but got {list(_random_samples.shape)}")
+    # PyTorch's kernels read the samples last dim first in 2-D (w, h), in order in 3-D
+    order = [1, 0] if nd == 2 else list(range(nd))
+    flat = None
+    for axis in range(nd):
+        starts = _window_starts(_random_samples[..., order[axis]], sizes[axis], out[axis],
+                                kernel[axis])
+        pos = starts.unsqueeze(-1) + et.arange(kernel[axis], device=input.device)  # (n,c,o,k)
+        # place this axis' (out, kernel) pair among the others': (n, c, o0, .., k0, ..)
+        shape = [n, c] + [1] * (2 * nd)
+        shape[2 + axis] = out[axis]
+        shape[2 + nd + axis] = kernel[axis]
+        pos = pos.reshape(shape)
+        flat = pos if flat is None else flat * sizes[axis] + pos
+    flat = flat.expand([n, c] + out + kernel).reshape(n, c, _prod(out), _prod(kernel))
+    values = x.reshape(n, c, -1).gather(2, flat.reshape(n, c, -1)).reshape(flat.shape)
+    best, at = values.max(-1, keepdim=True)
+    indices = flat.gather(-1, at).reshape([n, c] + out)
+    best = best.reshape([n, c] + out)
+    if unbatched:
+        best, indices = best.squeeze(0), indices.squeeze(0)
+    return best, indices
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None,
+                                       output_ratio=None, return_indices: bool = False,
+                                       _random_samples=None):
+    """Fractional max pooling (Graham 2014) of ``(N, C, H, W)`` or ``(C, H, W)`` input:
+    ``kernel_size`` windows at pseudo-random steps giving ``output_size`` (or
+    ``output_ratio`` of the input size); returns (values, flat indices within each plane).
+    ``_random_samples`` ``(N, C, 2)`` in [0, 1) fixes the steps."""
+    return _fractional_max_pool(2, input, kernel_size, output_size, output_ratio,
+                                _random_samples)
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices: bool = False, _random_samples=None):
+    """``fractional_max_pool2d_with_indices``'s values, or both if ``return_indices``."""
+    got = fractional_max_pool2d_with_indices(input, kernel_size, output_size, output_ratio,
+                                             return_indices, _random_samples)
+    return got if return_indices else got[0]
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None,
+                                       output_ratio=None, return_indices: bool = False,
+                                       _random_samples=None):
+    """Fractional max pooling of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input;
+    ``_random_samples`` is ``(N, C, 3)``. See ``fractional_max_pool2d_with_indices``."""
+    return _fractional_max_pool(3, input, kernel_size, output_size, output_ratio,
+                                _random_samples)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices: bool = False, _random_samples=None):
+    """``fractional_max_pool3d_with_indices``'s values, or both if ``return_indices``."""
+    got = fractional_max_pool3d_with_indices(input, kernel_size, output_size, output_ratio,
+                                             return_indices, _random_samples)
+    return got if return_indices else got[0]

@@ -24,8 +24,9 @@ __all__ = [
     "binary_cross_entropy_with_logits",
     "bilinear",
     "celu",
+    "celu_",
+    "conv_tbc",
     "cosine_embedding_loss",
-    "dropout",
     "elu",
     "elu_",
     "gelu",
@@ -51,6 +52,7 @@ __all__ = [
     "relu6",
     "relu_",
     "selu",
+    "selu_",
     "sigmoid",
     "silu",
     "smooth_l1_loss",
@@ -61,6 +63,7 @@ __all__ = [
     "tanh",
     "tanhshrink",
     "threshold",
+    "threshold_",
 ]
 
 
@@ -145,22 +148,6 @@ def bilinear(input1, input2, weight, bias=None):
     return out
 
 
-# ----------------------------------------------------------------------------- dropout
-
-
-def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
-    """During training, zeroes each element with probability ``p`` and scales the others
-    by ``1 / (1 - p)``; the identity otherwise (the input itself is returned)."""
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0 or input.numel() == 0:
-        return input
-    if p == 1:
-        return input.mul_(0) if inplace else input * 0
-    mask = et.empty_like(input).bernoulli_(1 - p).div_(1 - p)
-    return input.mul_(mask) if inplace else input * mask
-
-
 # ----------------------------------------------------------------------------- activations
 
 
@@ -216,6 +203,21 @@ def threshold(input, threshold: float, value: float, inplace: bool = False):
     if inplace:
         return input.threshold_(threshold, value)
     return et.threshold(input, threshold, value)
+
+
+def threshold_(input, threshold: float, value: float):
+    """In-place ``threshold``."""
+    return input.threshold_(threshold, value)
+
+
+def selu_(input):
+    """In-place ``selu``."""
+    return selu(input, inplace=True)
+
+
+def celu_(input, alpha: float = 1.0):
+    """In-place ``celu``."""
+    return celu(input, alpha, inplace=True)
 
 
 def glu(input, dim: int = -1):
@@ -702,3 +704,35 @@ from ._functional_more import *  # noqa: E402, F403
 
 __all__ += _functional_more.__all__
 
+
+
+# ----------------------------------------------------------------------------- dropout (also
+# channel-wise and alpha), rrelu, gumbel_softmax (in _functional_random.py)
+
+from . import _functional_random  # noqa: E402
+from ._functional_random import *  # noqa: E402, F403
+
+__all__ += _functional_random.__all__
+__all__ += ["native_channel_shuffle"]
+
+native_channel_shuffle = channel_shuffle  # noqa: F405  (PyTorch's name of the same op)
+
+
+def conv_tbc(input, weight, bias, pad: int = 0):
+    """1-D convolution in time-batch-channel layout: input ``(T, N, C_in)``, weight ``(k,
+    C_in, C_out)``, bias ``(C_out,)``, ``pad`` zeros on both ends of time; gives ``(T + 2 pad
+    - k + 1, N, C_out)``."""
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
+                           "out_channels.")
+    if bias.dim() != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias,  # noqa: F405
+                 padding=pad)
+    return out.permute(2, 0, 1)

@@ -20,15 +20,10 @@ import ember_tensor as et
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
 __all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """A ``Linear`` under the name PyTorch gives ``MultiheadAttention.out_proj`` (a marker
-    for its quantisation tools; nothing else differs)."""
 
 
 class MultiheadAttention(Module):

@@ -1,5 +1,5 @@
 """Batch and instance normalization: ``BatchNorm1d``, ``BatchNorm2d``, ``BatchNorm3d``,
-``InstanceNorm1d``, ``InstanceNorm2d``, ``InstanceNorm3d``.
+``SyncBatchNorm``, ``InstanceNorm1d``, ``InstanceNorm2d``, ``InstanceNorm3d``.
 
 PyTorch's state: ``weight``/``bias`` (``affine``; keyword ``bias=False`` keeps the weight
 only), the buffers ``running_mean``,
@@ -30,6 +30,7 @@ from ..parameter import Parameter
 from .module import Module
 
 __all__ = [
+    "SyncBatchNorm",
     "BatchNorm1d",
     "BatchNorm2d",
     "BatchNorm3d",
@@ -160,6 +161,46 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input) -> None:
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalization of ``(N, C, *)`` inputs whose statistics are meant to be taken
+    over the batches of every process of ``process_group``. Ember has no process groups yet
+    (``ember.distributed`` is not written): it normalizes over the local batch, which is
+    what PyTorch's does when no process group is initialized or the world has one process.
+    ``convert_sync_batchnorm`` swaps the ``BatchNorm*d`` layers of a model for it."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
+                 track_running_stats: bool = True, process_group=None, device=None,
+                 dtype=None, *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input) -> None:
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+        if input.shape[1] == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """``module`` with every ``BatchNorm*d`` (at any depth) replaced by a
+        ``SyncBatchNorm`` that shares its parameters, buffers and mode."""
+        out = module
+        if isinstance(module, _BatchNorm):
+            out = cls(module.num_features, module.eps, module.momentum, module.affine,
+                      module.track_running_stats, process_group, bias=module.bias is not None)
+            if module.affine:
+                out.weight = module.weight
+                out.bias = module.bias
+            out.running_mean = module.running_mean
+            out.running_var = module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out
 
 
 class _InstanceNorm(_NormBase):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 
@@ -12,7 +13,7 @@ import ember_tensor as et
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
+__all__ = ["Container", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
 
 
 def _index(container, idx) -> int:
@@ -45,6 +46,19 @@ def _tensor_line(key, value, kind_text) -> str:
         what = "Parameter" if isinstance(value, Parameter) else "Tensor"
         return f"  ({key}): {what} containing: [{kind_text(value)} of size {size}{device}]"
     return f"  ({key}): Object of type: {type(value).__name__}"
+
+
+class Container(Module):
+    """The deprecated ancestor of ``Module``: keyword arguments become submodules. Warns
+    (``FutureWarning``) as PyTorch does; subclass ``Module`` instead."""
+
+    def __init__(self, **kwargs) -> None:
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now "
+                      "implemented in `nn.Module`. Subclass that instead.", FutureWarning,
+                      stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):

@@ -635,6 +635,29 @@ class Module:
         self._load_state_dict_post_hooks[handle.id] = hook
         return handle
 
+    def _register_state_dict_hook(self, hook) -> RemovableHandle:
+        """PyTorch's private form of ``register_state_dict_post_hook`` (the old
+        ``utils.spectral_norm`` uses it): ``hook(module, state_dict, prefix,
+        local_metadata)`` runs after ``state_dict`` saved this module's subtree. The hook is
+        stored as given, so that ``isinstance`` finds it in ``_state_dict_hooks``; unlike
+        PyTorch's, it must return None (a returned dict does not replace ``state_dict``)."""
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module: bool = False
+                                           ) -> RemovableHandle:
+        """PyTorch's private form of ``register_load_state_dict_pre_hook``:
+        ``hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs)`` (with ``with_module``, the module comes first) runs before this module
+        loads its entries, and may edit ``state_dict`` in place. Without ``with_module`` the
+        hook is stored as given (``isinstance`` finds it in ``_load_state_dict_pre_hooks``)."""
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = (
+            functools.partial(hook, self) if with_module else hook
+        )
+        return handle
+
     # ------------------------------------------------------------------ state dict
 
     def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:

@@ -1,5 +1,6 @@
 """Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``,
-``AdaptiveMaxPool1d/2d/3d`` and ``MaxUnpool1d/2d/3d``, with PyTorch's arguments (``stride``
+``AdaptiveMaxPool1d/2d/3d``, ``MaxUnpool1d/2d/3d``, ``LPPool1d/2d/3d`` and
+``FractionalMaxPool2d/3d``, with PyTorch's arguments (``stride``
 defaults to ``kernel_size``), attributes and reprs.
 
 >>> import ember_tensor as et
@@ -25,6 +26,11 @@ __all__ = [
     "AvgPool1d",
     "AvgPool2d",
     "AvgPool3d",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
+    "LPPool1d",
+    "LPPool2d",
+    "LPPool3d",
     "MaxPool1d",
     "MaxPool2d",
     "MaxPool3d",
@@ -236,3 +242,80 @@ class MaxUnpool3d(_MaxUnpoolNd):
     puts each value back at its flat index, zeros elsewhere."""
 
     _nd = 3
+
+
+class _LPPoolNd(Module):
+    _dims = 1
+
+    def __init__(self, norm_type: float, kernel_size, stride=None,
+                 ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input):
+        lp_pool = (F.lp_pool1d, F.lp_pool2d, F.lp_pool3d)[self._dims - 1]
+        return lp_pool(input, float(self.norm_type), self.kernel_size, self.stride,
+                       self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """1-D power-average pooling: ``(sum of x**p over each window) ** (1/p)``."""
+
+
+class LPPool2d(_LPPoolNd):
+    """2-D power-average pooling: ``(sum of x**p over each window) ** (1/p)``."""
+
+    _dims = 2
+
+
+class LPPool3d(_LPPoolNd):
+    """3-D power-average pooling: ``(sum of x**p over each window) ** (1/p)``."""
+
+    _dims = 3
+
+
+class _FractionalMaxPoolNd(Module):
+    _dims = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None,
+                 return_indices: bool = False, _random_samples=None) -> None:
+        super().__init__()
+        n = self._dims
+        self.kernel_size = _tuple(kernel_size, n)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _tuple(output_size, n) if output_size is not None else None
+        self.output_ratio = _tuple(output_ratio, n) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"FractionalMaxPool{n}d requires specifying either an output "
+                             "size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        pool = F.fractional_max_pool2d if self._dims == 2 else F.fractional_max_pool3d
+        return pool(input, self.kernel_size, self.output_size, self.output_ratio,
+                    self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling (Graham 2014) of ``(N, C, H, W)`` or ``(C, H, W)`` input:
+    ``kernel_size`` windows at pseudo-random steps, giving ``output_size`` or
+    ``output_ratio`` (in (0, 1)) of the input size. A ``_random_samples`` buffer ``(N, C,
+    2)`` fixes the steps; without it they are drawn at every call."""
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input;
+    ``_random_samples`` is ``(N, C, 3)``. See ``FractionalMaxPool2d``."""
+
+    _dims = 3
