@@ -188,7 +188,10 @@ def compare(got, want, where: str = "output", tolerances=None) -> str | None:
                 rtol, atol = (tolerances or {}).get(bn) or _tolerance(bn)
                 if not np.allclose(x, y, rtol=rtol, atol=atol, equal_nan=True):
                     bad = ~np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=True)
-                    return f"{at}: values differ ({int(bad.sum())} of {bad.size})"
+                    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: nan
+                        err = np.max(np.abs(x[bad] - y[bad]))  # nan for a misplaced NaN too
+                    return (f"{at}: values differ ({int(bad.sum())} of {bad.size}, "
+                            f"max abs err {err:.3g})")
             elif not np.array_equal(x, y):
                 return f"{at}: values differ"
         elif isinstance(b, (bool, int, float, complex)):

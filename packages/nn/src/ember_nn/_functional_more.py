@@ -270,20 +270,22 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False,
 def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
                       reduction: str = "mean"):
     """0.5 (log(max(var, eps)) + (input - target)² / max(var, eps)) (+ 0.5 log 2π with full),
-    reduced; var may omit the last dim or be one value per sample."""
+    reduced; var may omit the last dim, or be 1 along one dim of the input's shape (a
+    variance shared along that dim)."""
     if isinstance(var, (int, float)):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
         var = et.full_like(input, float(var))
+    elif bool(et.any(et.lt(var, 0)).item()):
+        raise ValueError("var has negative entry/entries")
     if var.shape != input.shape:
         if input.shape[:-1] == var.shape:
             var = var.unsqueeze(-1)
-        elif input.shape[:-1] == var.shape[:-1] and var.shape[-1] == 1:
-            pass
-        else:
+        elif not (input.dim() == var.dim() and sum(
+                v for i, v in zip(input.shape, var.shape) if i != v) == 1):
             raise ValueError("var is of incorrect size")
     if reduction != "none" and reduction not in ("mean", "sum"):
         raise ValueError(reduction + " is not valid")
-    if bool(et.any(et.lt(var, 0)).item()):
-        raise ValueError("var has negative entry/entries")
     # clamped to eps without autograd seeing the clamp (PyTorch clamps in place under no_grad)
     v = var + (et.clamp(var, min=eps) - var).detach()
     loss = 0.5 * (et.log(v) + (input - target) ** 2 / v)

@@ -24,9 +24,18 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     """Normalizes each channel of an ``(N, C, *)`` input: with the batch's statistics when
     ``training`` (and then, when given, ``running_mean``/``running_var`` move towards them by
     ``momentum``, in place; the running variance is the unbiased one), with the running ones
-    otherwise; then ``* weight + bias`` per channel."""
+    otherwise; then ``* weight + bias`` per channel. An empty input gives an empty result
+    and leaves the running statistics alone, as in PyTorch."""
     if training:
         _verify_batch_size(input.shape)
+    if input.numel() == 0 and input.dim() >= 2:
+        shape = [1, -1] + [1] * (input.dim() - 2)
+        out = input * 1
+        if weight is not None:
+            out = out * weight.reshape(shape)
+        if bias is not None:
+            out = out + bias.reshape(shape)
+        return out
     return et.native_batch_norm(input, weight, bias, running_mean, running_var, training,
                                 momentum, eps)[0]
 

@@ -539,9 +539,12 @@ def _fractional_max_pool(nd: int, input, kernel_size, output_size, output_ratio,
     n, c = x.shape[0], x.shape[1]
     if _random_samples is None:
         _random_samples = et.rand(n, c, nd, dtype=input.dtype, device=input.device)
-    elif tuple(_random_samples.shape) != (n, c, nd):
-        raise RuntimeError(f"{name}(): Expect _random_samples to be of shape "
-                           f"({n}, {c}, {nd}), but got {list(_random_samples.shape)}")
+    else:  # PyTorch reads the first n rows: more are allowed
+        shape = tuple(_random_samples.shape)
+        if len(shape) != 3 or shape[0] < n or shape[1:] != (c, nd):
+            raise RuntimeError(f"{name}(): Expect _random_samples to be of shape "
+                               f"({n}, {c}, {nd}), but got {list(shape)}")
+        _random_samples = _random_samples[:n]
     # PyTorch's kernels read the samples last dim first in 2-D (w, h), in order in 3-D
     order = [1, 0] if nd == 2 else list(range(nd))
     flat = None
