@@ -21,7 +21,7 @@ def test_parameter_is_a_leaf_requiring_grad_that_shares_storage() -> None:
     assert p.requires_grad and p.is_leaf and p.grad_fn is None
     assert p.data_ptr() == data.data_ptr()
     assert not data.requires_grad
-    assert type(p) is et.Tensor  # the closest the core allows (see parameter.py)
+    assert type(p) is nn.Parameter and isinstance(p, et.Tensor)  # a real subclass
     assert issubclass(nn.Parameter, et.Tensor)
 
 
@@ -96,7 +96,7 @@ def test_parameter_deepcopy_and_pickle() -> None:
 def test_marks_leave_with_their_tensors() -> None:
     gc.collect()
     before = len(parameter_module._marks)
-    p = nn.Parameter(et.ones(2))
+    p = nn.Buffer(et.ones(2))
     assert len(parameter_module._marks) == before + 1
     del p
     gc.collect()
@@ -126,3 +126,14 @@ def test_persistent_is_an_attribute_of_buffers_only() -> None:
         et.ones(2).persistent = True
     with pytest.raises(AttributeError):
         _ = torch.ones(2).persistent
+
+
+class _Tagged(et.Tensor):
+    pass
+
+
+def test_tensor_subclass_leaf_requires_grad() -> None:
+    leaf = et.Tensor._make_subclass(_Tagged, et.ones(2), True)
+    assert type(leaf) is _Tagged and leaf.requires_grad and leaf.is_leaf
+    (leaf * 3).sum().backward()
+    assert leaf.grad.tolist() == [3.0, 3.0]

@@ -1,19 +1,18 @@
 """``Parameter`` and ``Buffer``: tensors that a ``Module`` registers when they are assigned
 to one of its attributes.
 
-The tensor core's ``Tensor`` is a compiled class whose instances Python cannot create as
-instances of a subclass (it has no constructor to chain to). So, like PyTorch's own
-``Buffer``, ``Parameter(data)`` returns a plain ``ember_tensor.Tensor`` that shares
-``data``'s storage and is *marked* as a parameter; ``isinstance(t, Parameter)`` reads the
-mark. The mark belongs to the Python object (kept in a table keyed by its id, dropped with
-the object), so views, ``detach()``, ``.data`` and op results are plain tensors, as in
-PyTorch. ``Parameter`` is still a subclass of ``Tensor`` (``issubclass`` holds), its repr
-reads ``Parameter containing:`` and pickling or ``copy.deepcopy`` give a Parameter back.
+``Parameter(data)`` is a real subclass instance, as in PyTorch: a detached alias of
+``data`` (same storage) made by ``Tensor._make_subclass``; views, ``detach()``, ``.data``
+and op results are plain tensors. Its repr reads ``Parameter containing:``, and pickling or
+``copy.deepcopy`` give a Parameter back (the core's subclass reducer).
 
-Three members of ``ember_tensor.Tensor`` are wrapped by this module, additively, once:
-``__repr__``/``__str__`` (the ``Parameter containing:`` line), ``__reduce_ex__`` (the mark
-survives pickling and deep copies) and a ``persistent`` property, present on buffers only
-(``AttributeError`` on any other tensor, as for a PyTorch tensor without the attribute).
+Like PyTorch's own ``Buffer``, ``Buffer(data)`` returns a plain ``ember_tensor.Tensor``
+that shares ``data``'s storage and is *marked* as a buffer; ``isinstance(t, Buffer)`` reads
+the mark. The mark belongs to the Python object (kept in a table keyed by its id, dropped
+with the object). Two members of ``ember_tensor.Tensor`` are wrapped by this module,
+additively, once: ``__reduce_ex__`` (the mark survives pickling and deep copies) and a
+``persistent`` property, present on buffers only (``AttributeError`` on any other tensor,
+as for a PyTorch tensor without the attribute).
 """
 
 from __future__ import annotations
@@ -63,8 +62,7 @@ def _mark_of(obj) -> _Mark | None:
 def is_parameter(obj) -> bool:
     """Whether ``obj`` is a tensor made by ``Parameter`` (same as ``isinstance(obj,
     Parameter)``)."""
-    mark = _mark_of(obj)
-    return mark is not None and mark.kind == _PARAMETER
+    return isinstance(obj, Parameter)
 
 
 def is_buffer(obj) -> bool:
@@ -82,7 +80,7 @@ def _check_data(data, what: str):
 
 
 class _MarkedMeta(type(et.Tensor)):
-    """``isinstance(t, Parameter)`` / ``isinstance(t, Buffer)`` read the tensor's mark."""
+    """``isinstance(t, Buffer)`` reads the tensor's mark."""
 
     _kind: str = ""
 
@@ -91,7 +89,7 @@ class _MarkedMeta(type(et.Tensor)):
         return mark is not None and mark.kind == cls._kind
 
 
-class Parameter(et.Tensor, metaclass=_MarkedMeta):
+class Parameter(et.Tensor):
     """A tensor that is a module parameter: assigning one to a ``Module`` attribute
     registers it, so that it appears in ``parameters()`` and ``state_dict()``.
 
@@ -100,15 +98,17 @@ class Parameter(et.Tensor, metaclass=_MarkedMeta):
     ``requires_grad=False``.
     """
 
-    _kind = _PARAMETER
-
     def __new__(cls, data=None, requires_grad: bool = True):
         data = _check_data(data, "Parameter")
-        t = data.detach()
-        if requires_grad:
-            t.requires_grad_(True)
-        _mark(t, _PARAMETER)
-        return t
+        return et.Tensor._make_subclass(cls, data, requires_grad)
+
+    def __init__(self, data=None, requires_grad: bool = True) -> None:
+        pass  # __new__ made it
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + et.Tensor.__repr__(self)
+
+    __str__ = __repr__
 
 
 class Buffer(et.Tensor, metaclass=_MarkedMeta):
@@ -136,24 +136,14 @@ class Buffer(et.Tensor, metaclass=_MarkedMeta):
 
 
 def _rebuild_marked(rebuild, args, kind: str, requires_grad: bool, persistent: bool):
-    t = rebuild(*args)
-    if kind == _PARAMETER:
-        return Parameter(t, requires_grad)
-    return Buffer(t, persistent=persistent)
+    return Buffer(rebuild(*args), persistent=persistent)
 
 
 def _install_tensor_members() -> None:
     tensor = et.Tensor
-    if getattr(tensor.__repr__, "_ember_nn", False):
+    if getattr(tensor.__reduce_ex__, "_ember_nn", False):
         return  # already installed (this module was reloaded)
-    core_repr = tensor.__repr__
     core_reduce_ex = tensor.__reduce_ex__
-
-    def __repr__(self) -> str:
-        text = core_repr(self)
-        if is_parameter(self):
-            return "Parameter containing:\n" + text
-        return text
 
     def __reduce_ex__(self, protocol):
         mark = _mark_of(self)
@@ -181,9 +171,7 @@ def _install_tensor_members() -> None:
             )
         mark.persistent = bool(value)
 
-    __repr__._ember_nn = True
-    tensor.__repr__ = __repr__
-    tensor.__str__ = __repr__
+    __reduce_ex__._ember_nn = True
     tensor.__reduce_ex__ = __reduce_ex__
     tensor.persistent = property(
         _get_persistent, _set_persistent, doc="A Buffer's persistent flag (buffers only)."

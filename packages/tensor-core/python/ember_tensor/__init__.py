@@ -360,7 +360,7 @@ def _polygamma_(self, n):
 
 
 def _order(name, n):
-    if isinstance(n, _builtins.bool) or not hasattr(type(n), "__index__"):
+    if isinstance(n, (_builtins.bool, _C.Tensor)) or not hasattr(type(n), "__index__"):
         raise TypeError(f"{name}(): argument 'n' must be int, not {type(n).__name__}")
     return n
 
@@ -477,15 +477,11 @@ Tensor.mT = property(_mT, doc="The transpose of the last two dimensions (a view)
 Tensor.__module__ = "ember_tensor"
 
 
-def _tensor_new(cls, *args, **kwargs):
-    # pybind11 makes the core's tensors without __new__; one made here would have no data
-    raise TypeError(
-        f"{cls.__name__} objects cannot be created directly: use ember_tensor.tensor(), "
-        "empty(), zeros(), ... (subclasses of Tensor cannot be instantiated)"
-    )
+# Tensor(...) (PyTorch's legacy constructor), Python subclasses, FloatTensor & co
+from . import _legacy  # noqa: E402
+from ._legacy import *  # noqa: E402, F403
 
-
-Tensor.__new__ = _tensor_new
+_legacy.install(Tensor)
 
 
 from . import _torch_overloads  # noqa: E402
@@ -501,7 +497,8 @@ _PRIVATE = {"Tensor", "dtype", "device", "Generator", "LinAlgError", "OutOfMemor
 __all__ = ["Tensor", "dtype", "device", "Generator", "Size", "is_tensor", "numel", "nonzero",
            "as_tensor", "broadcast_shapes", "isclose", "allclose", "set_printoptions",
            "get_printoptions", "is_complex", "is_floating_point", "is_conj", "resolve_conj",
-           "fill", "norm", "resolve_neg", "scatter", "zero_", "finfo", "iinfo"]
+           "fill", "norm", "resolve_neg", "scatter", "zero_", "finfo", "iinfo",
+           *_legacy.__all__]
 for _name in dir(_C):
     if _name.startswith(("_fused_", "_lstm_", "_softmax_back", "_log_softmax_back", "_fft_")):
         # kernels for other packages (PyTorch's names where it has them): not in __all__

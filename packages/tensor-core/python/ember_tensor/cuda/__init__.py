@@ -231,7 +231,11 @@ def get_arch_list() -> list[str]:
 
 # ----------------------------------------------------------------------- the submodules
 
-from . import memory, random, streams  # noqa: E402, F401  (ember.cuda.memory, ...)
+from .._legacy import CUDA_CLASSES as _CUDA_CLASSES  # noqa: E402
+from . import amp, memory, random, streams  # noqa: E402, F401  (ember.cuda.memory, ...)
+
+globals().update(_CUDA_CLASSES)  # ember.cuda.FloatTensor & co (isinstance, constructors)
+__all__ += list(_CUDA_CLASSES)
 from .memory import (  # noqa: E402
     CUDAPluggableAllocator,
     change_current_allocator,

@@ -151,6 +151,10 @@ int64_t dim_arg(const Tensor& t, int64_t d, const char* op) {
 
 void bind_tensor_class(py::module_& m, TensorClass& cls) {
   add_fast_attributes(cls);
+  // The only way Python makes a tensor object itself: an alias of data (detached, sharing its
+  // storage and version counter). The Python layer wraps it with PyTorch's legacy
+  // constructor (Tensor([1, 2]), Tensor(2, 3)) and uses it for subclass instances.
+  cls.def(py::init([](const Tensor& data) { return detach(data); }), py::arg("data"));
   cls.def("size", [](const Tensor& t, py::object dim) -> py::object {
         if (dim.is_none()) return make_size(t->sizes());
         return py::int_(t->sizes()[dim_arg(t, dim.cast<int64_t>(), "size")]);
