@@ -515,3 +515,25 @@ def test_optim_provider_not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
         ember.optim  # noqa: B018
     with pytest.raises(ModuleNotFoundError, match=expected):
         importlib.import_module("ember.optim.lr_scheduler")
+
+
+def test_func_functional_call_matches_torch():
+    import numpy as np
+    import torch
+
+    from ember.func import functional_call
+
+    lin = ember.nn.Linear(3, 2)
+    tlin = torch.nn.Linear(3, 2)
+    w = np.arange(6.0, dtype="float32").reshape(2, 3)
+    x = np.ones((4, 3), dtype="float32")
+    got = functional_call(lin, {"weight": ember.tensor(w)}, (ember.tensor(x),))
+    want = torch.func.functional_call(tlin, {"weight": torch.tensor(w),
+                                            "bias": torch.tensor(lin.bias.tolist())},
+                                      (torch.tensor(x),))
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-6)
+    assert lin.weight.tolist() != w.tolist()  # the module's own weight is back
+    import importlib
+
+    for name in ("accelerator", "compiler", "jit"):
+        assert importlib.import_module(f"ember.{name}") is getattr(ember, name)

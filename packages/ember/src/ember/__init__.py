@@ -61,7 +61,7 @@ globals().update({_name: getattr(_core, _name) for _name in _CORE_NAMES})
 __all__ = list(_CORE_NAMES)
 
 # the core's submodules, importable as ember.<name> too (``import ember.linalg``)
-for _name in ("fft", "linalg", "signal", "special"):
+for _name in ("accelerator", "compiler", "fft", "jit", "linalg", "signal", "special"):
     if _name in _CORE_NAMES:
         _sys.modules[f"{__name__}.{_name}"] = getattr(_core, _name)
 if "signal" in _CORE_NAMES:
@@ -94,6 +94,9 @@ from ember_tensor.amp import (  # noqa: E402, F401
 )
 
 _sys.modules[f"{__name__}.amp"] = amp
+
+# torch.func's functional_call (over the nn provider; importing it loads nothing)
+from . import func  # noqa: E402, F401, I001
 
 # attribute -> (slot, import name, distribution) of the component that provides it
 _SLOTS: dict[str, tuple[str, str, str]] = {

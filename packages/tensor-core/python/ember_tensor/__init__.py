@@ -554,6 +554,13 @@ from . import backends, cuda, profiler  # noqa: E402
 
 __all__ += ["backends", "cuda", "profiler"]
 
+# torch.accelerator's, torch.jit's and torch.compiler's places; ember.compile is the
+# identity until Ember has a compiler (compiler.py)
+from . import accelerator, compiler, jit  # noqa: E402
+from .compiler import compile  # noqa: E402, A004
+
+__all__ += ["accelerator", "compiler", "jit", "compile"]
+
 # torch.amp's place, and torch.autocast / is_autocast_enabled / get_autocast_dtype
 from . import amp  # noqa: E402
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
