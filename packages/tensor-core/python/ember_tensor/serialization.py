@@ -49,11 +49,19 @@ import zlib
 from collections import OrderedDict
 
 from . import _C
+from . import _checkpoint_values as _values
+from ._checkpoint_values import (
+    add_safe_globals,
+    clear_safe_globals,
+    get_safe_globals,
+    safe_globals,
+)
 
-__all__ = ["save", "load", "CheckpointError"]
+__all__ = ["save", "load", "CheckpointError", "add_safe_globals", "clear_safe_globals",
+           "get_safe_globals", "safe_globals"]
 
 FORMAT = "ember"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the values of _checkpoint_values.py (written only when present)
 METADATA_KEY = "ember"
 
 # safetensors' own limit: a larger header is not a safetensors file
@@ -106,12 +114,24 @@ class _Saver:
     """Turns obj into (description, entries). An entry is (name, st_dtype, shape, source),
     source a tensor whose contiguous values are the entry's bytes."""
 
-    def __init__(self):
+    def __init__(self, pickle_protocol: int = 2):
+        self.pickle_protocol = pickle_protocol
+        self.version = 1  # 2 once a value of _checkpoint_values is written
         self.objects: list = []  # distinct tensor objects, in order of first appearance
         self.index: dict[int, int] = {}  # id(tensor) -> its index in objects
         self.names: list[str] = []  # the key path of each object's first appearance
         self.used: set[str] = {"__metadata__"}  # reserved by the format
         self.active: set[int] = set()  # ids of the containers being encoded (cycles)
+
+    def mark(self) -> int:
+        """A point to ``rollback`` to: the tensors recorded so far."""
+        return len(self.objects)
+
+    def rollback(self, mark: int) -> None:
+        """Forgets the tensors recorded after ``mark`` (an encoding that was abandoned)."""
+        for t in self.objects[mark:]:
+            self.index.pop(id(t), None)
+        del self.objects[mark:], self.names[mark:]
 
     def unique(self, name: str) -> str:
         candidate, n = name, 1
@@ -154,11 +174,16 @@ class _Saver:
                 return self.container(obj, path)
             finally:
                 self.active.discard(id(obj))
-        raise TypeError(
-            f"ember_tensor.save: cannot save {_where(path)} of type {type(obj).__qualname__}: "
-            "a checkpoint holds tensors and dicts, lists and tuples of tensors and plain values "
-            f"(None, bool, int, float, str), never pickled objects{_hint(obj)}"
-        )
+        if id(obj) in self.active:
+            raise ValueError(f"ember_tensor.save: {_where(path)} contains itself (a "
+                             "reference cycle), which a checkpoint cannot hold")
+        self.active.add(id(obj))
+        try:
+            node = _values.encode(self, obj, path)
+        finally:
+            self.active.discard(id(obj))
+        self.version = 2
+        return node
 
     def container(self, obj, path: list):
         if isinstance(obj, list):
@@ -271,15 +296,6 @@ def _where(path: list) -> str:
     return "the object" if not path else "obj" + "".join(f"[{p!r}]" for p in path)
 
 
-def _hint(obj) -> str:
-    mod = type(obj).__module__.split(".")[0]
-    if mod == "numpy":
-        return "; convert NumPy values with ember_tensor.from_numpy (arrays) or int()/float()"
-    if mod == "torch":
-        return "; convert torch tensors with ember_tensor.from_dlpack"
-    return ""
-
-
 def _extent(t) -> tuple[int, int]:
     """The storage elements [lo, hi) that a non-empty tensor can reach."""
     lo = hi = t.storage_offset()
@@ -310,9 +326,9 @@ def _crc32(t) -> int:
     return zlib.crc32(_byte_view(t)) if t.numel() else 0
 
 
-def _build_header(descs, entries, root) -> bytes:
+def _build_header(descs, entries, root, version: int) -> bytes:
     """The header bytes, padded with spaces so that the data starts 8-byte aligned."""
-    description = {"format": FORMAT, "version": FORMAT_VERSION, "tensors": descs, "root": root,
+    description = {"format": FORMAT, "version": version, "tensors": descs, "root": root,
                    "crc32": {name: _crc32(_contiguous(t)) for name, _st, _shape, t in entries}}
     meta = json.dumps(description, allow_nan=False, separators=(",", ":"))
     header = {"__metadata__": {METADATA_KEY: meta}}
@@ -345,10 +361,14 @@ def _write(f, header: bytes, entries: list) -> None:
         del src
 
 
-def save(obj, f) -> None:
-    """Saves ``obj`` (a tensor, or dicts/lists/tuples of tensors and plain values, such as a
-    ``state_dict`` or an optimizer's ``state_dict()``) to ``f``, a path or a writable binary
-    file object, as a safetensors file.
+def save(obj, f, pickle_module=None, pickle_protocol: int = 2, **_ignored) -> None:
+    """Saves ``obj`` to ``f``, a path or a writable binary file object, as a safetensors
+    file: tensors, dicts/lists/tuples/sets of them and plain values (a ``state_dict``, an
+    optimizer's, a training state with the epoch and the arguments), NumPy arrays and
+    scalars, complex numbers, bytes, dtypes and devices, and instances of plain classes
+    (``argparse.Namespace``, dataclasses) as data; anything else (a whole ``nn.Module``) is
+    pickled, and then loads only with ``load(f, weights_only=False)``. ``pickle_module`` is
+    accepted for PyTorch's signature and unused; ``pickle_protocol`` is the pickles'.
 
     Saving to a path is atomic: the file is written under a temporary name in the same
     directory, flushed to disk (``fsync``) and renamed over the target, so an error or a
@@ -356,10 +376,10 @@ def save(obj, f) -> None:
     ``TypeError`` for an object a checkpoint cannot hold (nothing is written then).
     """
     _check_byteorder()
-    saver = _Saver()
+    saver = _Saver(pickle_protocol)
     root = saver.encode(obj, [])
     descs, entries = saver.layout()
-    header = _build_header(descs, entries, root)
+    header = _build_header(descs, entries, root, saver.version)
     if isinstance(f, (str, os.PathLike)):
         _save_path(os.fsdecode(os.fspath(f)), header, entries)
         return
@@ -454,8 +474,10 @@ def _parse_json(text: str):
 class _Reader:
     """Reads a checkpoint from a binary file object; every failure is a CheckpointError."""
 
-    def __init__(self, f, where: str):
+    def __init__(self, f, where: str, trusted: bool = False):
         self.f, self.where = f, where
+        self.trusted = trusted  # weights_only=False: allowed to import and unpickle
+        self.version = 1  # the file's format version, once read
         self.readinto = getattr(f, "readinto", None)
         try:
             self.seekable = bool(f.seekable())
@@ -674,6 +696,8 @@ def _decode(node, tensors, r: _Reader, depth: int = 0):
             out = _decode_items(OrderedDict(), "odict", node["odict"], tensors, r, depth)
             out._metadata = _decode(node["_metadata"], tensors, r, depth + 1)
             return out
+        if r.version >= 2 and _values.is_tag(node):
+            return _values.decode(node, lambda n: _decode(n, tensors, r, depth + 1), tensors, r)
     r.fail(f"ember metadata: unknown node {json.dumps(node)[:200]}")
 
 
@@ -717,16 +741,24 @@ def _check_map_location(map_location) -> None:
         )
 
 
-def load(f, map_location=None, *, weights_only: bool | None = True):
+def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None = None,
+         mmap: bool | None = None, **_ignored):
     """Loads what ``save`` wrote (or any safetensors file) from ``f``, a path or a readable
     binary file object.
 
     A file that ``save`` wrote gives back its object: dicts (int keys stay ints),
-    OrderedDicts, lists, tuples, plain values and tensors, with tensors that overlapped in
-    memory when saved sharing memory again. Any other safetensors file gives a dict
-    ``{name: tensor}``. Loading reads JSON and bytes and never executes code, so
-    ``weights_only`` (accepted for PyTorch compatibility) changes nothing: ``True``,
-    ``False`` and ``None`` all load the same way. ``map_location``: ``None`` or ``"cpu"``
+    OrderedDicts, lists, tuples, sets, plain values, NumPy arrays and scalars and tensors,
+    with tensors that overlapped in memory when saved sharing memory again. Any other
+    safetensors file gives a dict ``{name: tensor}``.
+
+    By default (``weights_only`` True or None, as in PyTorch since 2.6) loading reads JSON
+    and bytes and runs no code the file names: instances of plain classes are rebuilt only
+    if their class was allowed with ``add_safe_globals`` or ``safe_globals``, and pickled
+    objects (``save(model, f)``) are refused; both are ``pickle.UnpicklingError`` saying how
+    to allow them. ``weights_only=False`` states that the file is trusted: classes are
+    imported by the names the file gives and pickles are unpickled, which can run any
+    code. ``mmap`` is accepted (the data is read into memory either way).
+    ``map_location``: ``None`` or ``"cpu"``
     (or ``device("cpu")``, or a dict mapping ``"cpu"`` to one of these); another device is
     a ``RuntimeError`` until Ember has a CUDA backend.
 
@@ -738,18 +770,21 @@ def load(f, map_location=None, *, weights_only: bool | None = True):
     _check_byteorder()
     if weights_only not in (True, False, None):
         raise TypeError(f"ember_tensor.load: weights_only must be a bool, got {weights_only!r}")
+    if mmap not in (True, False, None):
+        raise TypeError(f"ember_tensor.load: mmap must be a bool, got {mmap!r}")
     _check_map_location(map_location)
+    trusted = weights_only is False
     if isinstance(f, (str, os.PathLike)):
         path = os.fsdecode(os.fspath(f))
         with open(path, "rb", buffering=0) as fh:
-            return _load(_Reader(fh, repr(path)), os.fstat(fh.fileno()).st_size)
+            return _load(_Reader(fh, repr(path), trusted), os.fstat(fh.fileno()).st_size)
     if isinstance(f, (bytes, bytearray, memoryview)):
         raise TypeError("ember_tensor.load: f must be a path or a binary file object; wrap "
                         "bytes in io.BytesIO")
     if not hasattr(f, "read"):
         raise TypeError(f"ember_tensor.load: f must be a path or a readable binary file "
                         f"object, got {type(f).__qualname__}")
-    r = _Reader(f, _where_of(f))
+    r = _Reader(f, _where_of(f), trusted)
     size = None
     if r.seekable:  # the checkpoint is what is left from here: it must all be tensor data
         start = f.tell()
@@ -799,6 +834,7 @@ def _load(r: _Reader, size):
     if version > FORMAT_VERSION:
         r.fail(f"the file has format version {version}, newer than this Ember reads "
                f"({FORMAT_VERSION}): upgrade ember-tensor-core")
+    r.version = version
     descs = desc.get("tensors")
     if not isinstance(descs, list) or "root" not in desc:
         r.fail("ember metadata: 'tensors' (a list) and 'root' are required")
