@@ -561,6 +561,14 @@ from .compiler import compile  # noqa: E402, A004
 
 __all__ += ["accelerator", "compiler", "jit", "compile"]
 
+# torch.sparse's COO tensors, as far as graph networks use them (sparse.py)
+from . import sparse  # noqa: E402
+from .sparse import sparse_coo, sparse_coo_tensor, spmm, strided  # noqa: E402
+
+Tensor.to_sparse = sparse.to_sparse
+Tensor.layout = property(lambda self: strided, doc="ember.strided: dense tensors' layout.")
+__all__ += ["sparse", "sparse_coo", "sparse_coo_tensor", "spmm", "strided"]
+
 # torch.amp's place, and torch.autocast / is_autocast_enabled / get_autocast_dtype
 from . import amp  # noqa: E402
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
