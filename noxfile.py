@@ -360,6 +360,7 @@ SESSION_MINUTES = {
     "cuda_cpu_mode": 1,
     "models": 1,
     "tests_data": 0.8,
+    "tests_distributions": 0.5,
 }
 LANES_DIR = ROOT / ".nox" / "_lanes"
 

@@ -33,7 +33,8 @@ def test_healthy_installation(plugins):
     assert f"BLAS: {core['blas']}; {cuda}" in out and f"SIMD: {core['simd']}" in out
     assert "host allocator: ember caching allocator; kernel overrides: none" in out
     for slot, module in [("autograd", "ember_autograd"), ("data", "ember_data"),
-                         ("mp", "ember_mp"), ("nn", "ember_nn"), ("optim", "ember_optim")]:
+                         ("mp", "ember_mp"), ("nn", "ember_nn"), ("optim", "ember_optim"),
+                         ("distributions", "ember_distributions")]:
         dist = module.replace("_", "-")
         row = re.search(rf"^{slot} +ember +{dist} \S+ +1 \(needs 1\) +the default +{module} ",
                         out, re.M)

@@ -13,7 +13,8 @@ import pytest
 import ember
 import ember_tensor
 
-COMPONENT_MODULES = ("ember_autograd", "ember_nn", "ember_optim", "ember_data", "ember_mp")
+COMPONENT_MODULES = ("ember_autograd", "ember_nn", "ember_optim", "ember_data", "ember_mp",
+                     "ember_distributions")
 
 
 def test_core_defines_all() -> None:
@@ -537,3 +538,46 @@ def test_func_functional_call_matches_torch():
 
     for name in ("accelerator", "compiler", "jit"):
         assert importlib.import_module(f"ember.{name}") is getattr(ember, name)
+
+
+# ----------------------------------------------------------------------------- distributions slot
+
+
+def test_distributions_is_the_default_provider() -> None:
+    import ember_distributions
+
+    assert ember.distributions is ember_distributions
+    assert ember.distributions.Normal is ember_distributions.Normal
+    assert "distributions" in vars(ember)
+
+
+def test_distributions_slot_is_declared_as_an_entry_point() -> None:
+    from importlib import metadata
+
+    eps = {ep.name: ep for ep in metadata.entry_points(group="ember.slots.distributions")}
+    assert eps["ember"].value == "ember_distributions"
+    assert eps["ember"].dist is not None and eps["ember"].dist.name == "ember-distributions"
+
+
+def test_distributions_import_statements_give_the_providers_modules() -> None:
+    code = """
+import json, sys
+import ember
+before = "ember_distributions" in sys.modules
+import ember.distributions as D
+from ember.distributions import constraints, transforms, kl_divergence
+import ember_distributions
+x = ember.tensor([0.5], requires_grad=True)
+lp = D.Normal(x, ember.ones(1)).log_prob(ember.zeros(1)).sum()
+lp.backward()
+print(json.dumps([
+    before,
+    D is ember_distributions,
+    sys.modules["ember.distributions"] is ember_distributions,
+    constraints is ember_distributions.constraints,
+    transforms is ember_distributions.transforms,
+    kl_divergence is ember_distributions.kl_divergence,
+    abs(x.grad.item() + 0.5) < 1e-6,
+]))
+"""
+    assert json.loads(run_python(code)) == [False] + [True] * 6

@@ -111,15 +111,18 @@ _SLOTS: dict[str, tuple[str, str, str]] = {
     "data": ("data", "ember_data", "ember-data"),
     "utils": ("data", "ember_data", "ember-data"),  # ember.utils.data
     "multiprocessing": ("mp", "ember_mp", "ember-mp"),
+    "distributions": ("distributions", "ember_distributions", "ember-distributions"),
 }
 
 # The slots this version resolves, with the interface version their providers must declare
 # (``INTERFACE_VERSION`` in the provider's module). Attributes of a resolved slot other than
 # its own name (``ember.no_grad``) are the provider's attributes of the same name.
-_INTERFACES: dict[str, int] = {"autograd": 1, "nn": 1, "optim": 1, "mp": 1, "data": 1}
+_INTERFACES: dict[str, int] = {"autograd": 1, "nn": 1, "optim": 1, "mp": 1, "data": 1,
+                               "distributions": 1}
 # ember.<module> -> the slot whose provider it is (``ember.multiprocessing`` is slot "mp")
 _MODULE_SLOTS: dict[str, str] = {"autograd": "autograd", "nn": "nn", "optim": "optim",
-                                 "multiprocessing": "mp", "data": "data", "utils.data": "data"}
+                                 "multiprocessing": "mp", "data": "data", "utils.data": "data",
+                                 "distributions": "distributions"}
 _DEFAULT_PROVIDER = "ember"  # the entry point name of Ember's own provider in every slot
 _providers: dict[str, object] = {}  # slot -> its provider's module, once resolved
 
@@ -136,7 +139,7 @@ _project_table: tuple[dict, str] | None = None  # [tool.ember] of the project, a
 
 def use(**providers: str) -> None:
     """Chooses the provider of slots by entry point name, before their first use:
-    ``ember.use(optim="fastopt")``. Slots: autograd, nn, optim, data, mp. Overrides
+    ``ember.use(optim="fastopt")``. Slots: autograd, nn, optim, data, mp, distributions. Overrides
     ``EMBER_<SLOT>`` and the project's ``[tool.ember]`` table. Choosing another provider
     for a slot already in use is an error; the name is checked when the slot resolves."""
     for slot, name in providers.items():

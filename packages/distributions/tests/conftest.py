@@ -1,0 +1,55 @@
+"""Shared helpers: build the same distribution in Ember and in PyTorch from NumPy
+parameters (float64), and compare tensors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import ember_distributions as D
+import ember_tensor as et
+
+torch.set_default_dtype(torch.float64)
+
+
+def to_et(x, requires_grad: bool = False):
+    if isinstance(x, np.ndarray):
+        t = et.tensor(x.copy())
+        if requires_grad and t.is_floating_point():
+            t.requires_grad_()
+        return t
+    return x
+
+
+def to_torch(x, requires_grad: bool = False):
+    if isinstance(x, np.ndarray):
+        t = torch.tensor(x.copy())
+        if requires_grad and t.is_floating_point():
+            t.requires_grad_()
+        return t
+    return x
+
+
+def np_of(t) -> np.ndarray:
+    if isinstance(t, np.ndarray):
+        return t
+    if isinstance(t, torch.Tensor):
+        return t.detach().numpy()
+    return np.asarray(t.detach().numpy())
+
+
+def assert_close(ours, theirs, rtol: float = 1e-9, atol: float = 1e-11, what: str = ""):
+    a, b = np_of(ours), np_of(theirs)
+    assert a.shape == b.shape, f"{what}: shape {a.shape} vs torch {b.shape}"
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg=what, equal_nan=True)
+
+
+@pytest.fixture(autouse=True)
+def _default_validation():
+    """Every test starts with validation on (the default) and restores it."""
+    D.Distribution.set_default_validate_args(True)
+    torch.distributions.Distribution.set_default_validate_args(True)
+    yield
+    D.Distribution.set_default_validate_args(True)
+    torch.distributions.Distribution.set_default_validate_args(True)
