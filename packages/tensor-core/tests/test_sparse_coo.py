@@ -88,4 +88,6 @@ def test_errors(call, match):
     with pytest.raises(RuntimeError, match=match):
         call()
     with pytest.raises(TypeError, match="sparse COO"):
-        et.sparse.mm(et.ones(2, 2), et.ones(2, 2))
+        et.sparse.sum(et.ones(2, 2))
+    # two dense matrices: ember.mm, as torch.sparse.mm and torch.spmm do
+    assert et.spmm(et.ones(2, 3), et.ones(3, 1)).tolist() == [[3.0], [3.0]]

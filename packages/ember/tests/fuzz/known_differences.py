@@ -76,7 +76,15 @@ _MULTILABEL_HALF = ("PyTorch's CPU multilabel_margin_loss takes float32/float64 
 _GRID_CODES = ("Ember's grid samplers refuse interpolation or padding codes other than 0, 1, 2 "
                "(RuntimeError); PyTorch's kernels take any int unchecked")
 
+_SPARSE_CLASS = (
+    "Ember's sparse COO tensors are their own class (ember.sparse.SparseCOOTensor), not "
+    "Tensors of another layout, and have no dense dimensions (sparse_dim < dim): "
+    "differences-from-pytorch.md, 'Sparse tensors are COO matrices for products'"
+)
+
 KNOWN: dict[tuple[str, str], str] = {
+    ("Tensor.to_sparse", "structure-mismatch"): _SPARSE_CLASS,
+    ("Tensor.to_sparse", "raises-only-in-ember"): _SPARSE_CLASS,
     ("F.multilabel_margin_loss", "raises-only-in-torch"): _MULTILABEL_HALF,
     ("grid_sampler", "raises-only-in-ember"): _GRID_CODES,
     ("grid_sampler_2d", "raises-only-in-ember"): _GRID_CODES,

@@ -95,8 +95,10 @@ def _adaptive_size(input, output_size, dims: int) -> list[int]:
     """``output_size`` as ``dims`` ints, a None entry taking the input's size."""
     if isinstance(output_size, (list, tuple)):
         sizes = list(output_size)
-    else:
+    elif isinstance(output_size, int) or output_size is None:
         sizes = [output_size] * dims
+    else:  # PyTorch's _list_with_default takes len() of anything but an int
+        raise TypeError(f"object of type '{type(output_size).__name__}' has no len()")
     if len(sizes) != dims:
         return [int(s) for s in sizes]  # the core names the op and the expected length
     shape = tuple(input.shape)
@@ -456,6 +458,14 @@ def _lp_pool(nd: int, input, norm_type, kernel_size, stride, ceil_mode: bool):
     zero gradient); ``p = inf`` is max pooling of ``|x|``."""
     max_pool = (max_pool1d, max_pool2d, max_pool3d)[nd - 1]
     avg_pool = (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1]
+    if isinstance(kernel_size, (list, tuple)):
+        if nd == 1:  # PyTorch's lp_pool1d multiplies by kernel_size itself
+            raise TypeError("mul(): argument 'other' (position 1) must be Tensor, not "
+                            f"{type(kernel_size).__name__}")
+        if len(kernel_size) != nd:  # PyTorch unpacks it into nd values
+            raise ValueError(f"not enough values to unpack (expected {nd}, got "
+                             f"{len(kernel_size)})" if len(kernel_size) < nd else
+                             f"too many values to unpack (expected {nd})")
     if isinstance(norm_type, (int, float)) and abs(norm_type) == float("inf"):
         sign = 1 if norm_type > 0 else -1
         return sign * max_pool(sign * input.abs(), kernel_size, stride, 0, 1, ceil_mode)

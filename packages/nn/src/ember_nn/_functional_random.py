@@ -200,6 +200,8 @@ def gumbel_softmax(logits, tau: float = 1, hard: bool = False, eps: float = 1e-1
     uniform = et.empty(logits.shape, dtype=logits.dtype if floating else et.float32,
                        device=logits.device).uniform_(0, 1)
     gumbels = -et.log(-et.log1p(-uniform))  # -log(Exponential(1))
+    if isinstance(tau, int) and not isinstance(tau, bool):
+        tau = float(tau)  # a Python int of any size divides a float tensor, as in PyTorch
     y_soft = ((logits + gumbels) / tau).softmax(dim)
     if not hard:
         return y_soft

@@ -318,7 +318,10 @@ def _check_dense(op: str, sparse_arg, dense) -> None:
 
 def mm(mat1, mat2):
     """``mat1 @ mat2`` for a sparse ``(n, m)`` ``mat1`` and a dense ``(m, k)`` ``mat2``: a
-    dense ``(n, k)``; differentiable with respect to ``mat2`` and ``mat1``'s values."""
+    dense ``(n, k)``; differentiable with respect to ``mat2`` and ``mat1``'s values. Two
+    dense matrices are ``ember.mm``'s, as in PyTorch."""
+    if isinstance(mat1, _C.Tensor):
+        return _et().mm(mat1, mat2)
     _check_dense("sparse.mm", mat1, mat2)
     rows, cols = mat1._indices_t[0], mat1._indices_t[1]
     contrib = mat2.index_select(0, cols) * mat1._values_t.unsqueeze(1)
