@@ -6,6 +6,7 @@
 
 #include "ember/backends/cpu/elementwise.h"
 #include "ember/ops/elementwise/complex_functions.h"
+#include "ember/ops/elementwise/special_float.h"
 #include "ember/ops/elementwise/unary_functions.h"
 
 namespace ember::cpu {
@@ -56,10 +57,15 @@ EMBER_FLOAT_UNARY(atanh, Atanh, Atanh)
 EMBER_FLOAT_UNARY(reciprocal, Reciprocal, Reciprocal)
 #undef EMBER_FLOAT_UNARY
 
+// erf: float (and the 16-bit floats) by special_float.h's vectorisable kernel, double by the
+// C library's.
 Tensor erf(const Tensor& self, const Tensor& out) {
   return float_unary("erf", self, out, DispatchFloat{}, [](auto tag) {
     using A = opmath_t<decltype(tag)>;
-    return [](A x) -> A { return unary_fn::Erf{}(x); };
+    return [](A x) -> A {
+      if constexpr (std::is_same_v<A, float>) return special_float::erf(x);
+      else return unary_fn::Erf{}(x);
+    };
   });
 }
 

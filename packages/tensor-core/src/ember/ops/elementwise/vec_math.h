@@ -1,10 +1,12 @@
 // Float math in straight-line, branch-free code that the compiler vectorises (std::exp and
 // friends are scalar library calls, which keep a loop scalar). Used by elementwise ops and
-// reductions for float32 (and float16/bfloat16, computed in float); double uses std::.
+// reductions for float32 (and float16/bfloat16, computed in float) and, for exp, expm1, tanh
+// and sigmoid, for double.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "ember/core/dtype.h"  // float_bits, bits_float
@@ -96,16 +98,104 @@ inline float log_f(float x) {
 // 1 / (1 + exp(-x)); 0 and 1 at the ends, nan for nan.
 inline float sigmoid_f(float x) { return 1.0f / (1.0f + exp_f(-x)); }
 
+// ---- double: the same constructions with double's constants ----
+
+inline uint64_t double_bits(double x) {
+  uint64_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+}
+inline double bits_double(uint64_t u) {
+  double x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+inline double pick(bool c, double a, double b) {
+  const uint64_t m = 0ull - static_cast<uint64_t>(c);
+  return bits_double((double_bits(a) & m) | (double_bits(b) & ~m));
+}
+
+// 2^k for an integer-valued double k in [-1022, 1023], with integer ops that AVX2 has (no
+// double -> int64 conversion): k + 1.5 * 2^52 holds k + 1023 in its low mantissa bits.
+inline double pow2_d(double k) {
+  constexpr double kShift = 6755399441055744.0;  // 1.5 * 2^52
+  const uint64_t biased = double_bits((k + 1023.0) + kShift) - double_bits(kShift);
+  return bits_double(biased << 52);
+}
+
+// exp(x): x = n ln2 + r with |r| <= ln2 / 2, exp(r) by its degree-13 Taylor polynomial
+// (truncation below 5e-18 relative), 2^n in two factors (subnormal results come out
+// right). Within 1 ulp of std::exp over random arguments; inf, -inf and nan as std::exp.
+inline double exp_d(double x) {
+  double xc = pick(x > -746.0, x, -746.0);  // exp(-746) is 0, exp(710) is inf
+  xc = pick(xc < 710.0, xc, 710.0);
+  constexpr double kShift = 6755399441055744.0;
+  const double n = (xc * 1.4426950408889634 + kShift) - kShift;
+  // ln2 in two parts (fdlibm's): n * kLn2Hi is exact for |n| < 2^11
+  const double r = (xc - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
+  double p = 1.0 / 6227020800.0;
+  p = p * r + 1.0 / 479001600.0;
+  p = p * r + 1.0 / 39916800.0;
+  p = p * r + 1.0 / 3628800.0;
+  p = p * r + 1.0 / 362880.0;
+  p = p * r + 1.0 / 40320.0;
+  p = p * r + 1.0 / 5040.0;
+  p = p * r + 1.0 / 720.0;
+  p = p * r + 1.0 / 120.0;
+  p = p * r + 1.0 / 24.0;
+  p = p * r + 1.0 / 6.0;
+  p = p * r + 0.5;
+  p = p * r + 1.0;
+  p = p * r + 1.0;
+  const double n1 = std::floor(n * 0.5);
+  return pick(x != x, x, p * pow2_d(n1) * pow2_d(n - n1));
+}
+
+// exp(x) - 1: the degree-15 Taylor polynomial for |x| < 0.5 (truncation below 3e-17
+// relative there), exp_d(x) - 1 elsewhere.
+inline double expm1_d(double x) {
+  const double xs = pick(std::fabs(x) < 0.5, x, 0.0);
+  double p = 1.0 / 1307674368000.0;
+  p = p * xs + 1.0 / 87178291200.0;
+  p = p * xs + 1.0 / 6227020800.0;
+  p = p * xs + 1.0 / 479001600.0;
+  p = p * xs + 1.0 / 39916800.0;
+  p = p * xs + 1.0 / 3628800.0;
+  p = p * xs + 1.0 / 362880.0;
+  p = p * xs + 1.0 / 40320.0;
+  p = p * xs + 1.0 / 5040.0;
+  p = p * xs + 1.0 / 720.0;
+  p = p * xs + 1.0 / 120.0;
+  p = p * xs + 1.0 / 24.0;
+  p = p * xs + 1.0 / 6.0;
+  p = p * xs + 0.5;
+  p = p * xs * xs + xs;
+  return pick(std::fabs(x) < 0.5, p, exp_d(x) - 1.0);
+}
+
+// tanh(x) = -expm1(-2|x|) / (2 + expm1(-2|x|)) with the sign of x (exactly +-1 for large
+// |x|, nan for nan).
+inline double tanh_d(double x) {
+  const double u = expm1_d(-2.0 * std::fabs(x));
+  const double t = -u / (2.0 + u);
+  return pick(x != x, x, std::copysign(t, x));
+}
+
+inline double sigmoid_d(double x) { return 1.0 / (1.0 + exp_d(-x)); }
+
 template <typename A> inline A exp_(A x) {
   if constexpr (std::is_same_v<A, float>) return exp_f(x);
+  else if constexpr (std::is_same_v<A, double>) return exp_d(x);
   else return std::exp(x);
 }
 template <typename A> inline A tanh_(A x) {
   if constexpr (std::is_same_v<A, float>) return tanh_f(x);
+  else if constexpr (std::is_same_v<A, double>) return tanh_d(x);
   else return std::tanh(x);
 }
 template <typename A> inline A sigmoid_(A x) {
   if constexpr (std::is_same_v<A, float>) return sigmoid_f(x);
+  else if constexpr (std::is_same_v<A, double>) return sigmoid_d(x);
   else return A(1) / (A(1) + std::exp(-x));
 }
 
