@@ -581,3 +581,12 @@ print(json.dumps([
 ]))
 """
     assert json.loads(run_python(code)) == [False] + [True] * 6
+
+
+def test_backends_import_as_modules():
+    import importlib
+
+    cudnn = importlib.import_module("ember.backends.cudnn")
+    assert cudnn is ember.backends.cudnn
+    assert importlib.import_module("ember.backends.mps").is_available() is False
+    assert importlib.import_module("ember.sparse") is ember.sparse

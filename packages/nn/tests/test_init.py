@@ -193,3 +193,17 @@ def test_generator_makes_draws_reproducible() -> None:
             et.manual_seed(default_seed)  # a different default stream: g alone decides
             outs.append(np_of(fn(et.empty(4, 5), generator=g, **kwargs)))
         np.testing.assert_array_equal(outs[0], outs[1], err_msg=fn.__name__)
+
+
+@pytest.mark.parametrize("name", ["uniform", "normal", "xavier_uniform", "xavier_normal",
+                                  "kaiming_uniform", "kaiming_normal", "orthogonal"])
+def test_deprecated_names_warn_as_pytorch_and_initialise(name):
+    import torch
+
+    w = et.zeros(4, 3)
+    with pytest.warns(FutureWarning) as got:
+        getattr(nn.init, name)(w)
+    with pytest.warns(FutureWarning) as want:
+        getattr(torch.nn.init, name)(torch.zeros(4, 3))
+    assert str(got[0].message) == str(want[0].message)
+    assert float(w.abs().sum()) > 0

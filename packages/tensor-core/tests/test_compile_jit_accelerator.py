@@ -76,3 +76,9 @@ def test_accelerator_matches_torch_without_one():
     with et.accelerator.device_index(None):
         pass
     et.accelerator.empty_cache()  # nothing to release, no error
+
+
+def test_backend_flags_programs_ask_for():
+    assert et.backends.mps.is_available() is et.backends.mps.is_built() is False
+    assert torch.backends.mps.is_available() is False  # this machine: the same answer
+    assert et.backends.openmp.is_available() is False

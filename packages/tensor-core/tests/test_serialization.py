@@ -783,9 +783,22 @@ def test_map_location_cuda_is_a_clear_error(ml):
         roundtrip({"a": et.ones(1)}, map_location=ml)
 
 
+def test_map_location_callable_sees_each_tensor_and_cpu():
+    seen = []
+
+    def mapper(t, location):
+        seen.append(location)
+        return t * 2 if t.dtype == et.float32 else None  # None: the tensor as loaded
+
+    got = roundtrip({"a": et.ones(2), "b": et.arange(3)}, map_location=mapper)
+    assert got["a"].tolist() == [2.0, 2.0] and got["b"].tolist() == [0, 1, 2]
+    assert seen == ["cpu", "cpu"]
+    assert roundtrip({"a": et.ones(1)}, map_location=lambda s, loc: s)["a"].tolist() == [1.0]
+
+
 def test_map_location_bad_values():
-    with pytest.raises(TypeError, match="callable"):
-        roundtrip({"a": et.ones(1)}, map_location=lambda s, loc: s)
+    with pytest.raises(TypeError, match="or a callable"):
+        roundtrip({"a": et.ones(1)}, map_location=3)
     with pytest.raises(ValueError):
         roundtrip({"a": et.ones(1)}, map_location="tpu")
 

@@ -32,6 +32,7 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from .graph import Node, RemovableHandle
+from .variable import Variable
 
 __version__ = "0.1.0"
 INTERFACE_VERSION = 1
@@ -41,6 +42,7 @@ __all__ = [
     "GradcheckError",
     "Node",
     "RemovableHandle",
+    "Variable",
     "backward",
     "detect_anomaly",
     "enable_grad",

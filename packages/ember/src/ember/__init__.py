@@ -61,11 +61,14 @@ globals().update({_name: getattr(_core, _name) for _name in _CORE_NAMES})
 __all__ = list(_CORE_NAMES)
 
 # the core's submodules, importable as ember.<name> too (``import ember.linalg``)
-for _name in ("accelerator", "compiler", "fft", "jit", "linalg", "signal", "special"):
+for _name in ("accelerator", "compiler", "fft", "jit", "linalg", "signal", "sparse", "special"):
     if _name in _CORE_NAMES:
         _sys.modules[f"{__name__}.{_name}"] = getattr(_core, _name)
 if "signal" in _CORE_NAMES:
     _sys.modules[f"{__name__}.signal.windows"] = _core.signal.windows
+# ember.backends and its submodules (``import ember.backends.cudnn as cudnn``)
+for _name in [m for m in _sys.modules if m.split(".")[:2] == ["ember_tensor", "backends"]]:
+    _sys.modules[__name__ + _name[len("ember_tensor"):]] = _sys.modules[_name]
 
 # ember.cuda is the core's ember_tensor.cuda, its submodules too (``import ember.cuda``,
 # ``from ember.cuda.memory import memory_summary``); importing it does not touch the GPU

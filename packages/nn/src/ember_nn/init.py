@@ -275,3 +275,34 @@ def sparse_(tensor, sparsity: float, std: float = 0.01, generator=None):
             zero_rows = et.randperm(rows, generator=generator)[:num_zeros]
             tensor[zero_rows, col] = 0
     return tensor
+
+
+# ----------------------------------------------------------------------------- the names
+# PyTorch deprecated in 0.4 (without the trailing underscore): the same functions, with its
+# FutureWarning
+
+
+def _deprecated(fn):
+    old = fn.__name__[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{fn.__name__}`.",
+                      FutureWarning, stacklevel=2)
+        return fn(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old
+    deprecated_init.__doc__ = f"Deprecated: ``{fn.__name__}`` (warns)."
+    return deprecated_init
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

@@ -474,8 +474,9 @@ def _parse_json(text: str):
 class _Reader:
     """Reads a checkpoint from a binary file object; every failure is a CheckpointError."""
 
-    def __init__(self, f, where: str, trusted: bool = False):
+    def __init__(self, f, where: str, trusted: bool = False, mapper=None):
         self.f, self.where = f, where
+        self.mapper = mapper  # a callable map_location: (tensor, "cpu") -> tensor
         self.trusted = trusted  # weights_only=False: allowed to import and unpickle
         self.version = 1  # the file's format version, once read
         self.readinto = getattr(f, "readinto", None)
@@ -716,6 +717,11 @@ def _decode_items(out, tag: str, pairs: list, tensors, r: _Reader, depth: int):
     return out
 
 
+def _mapped(r: _Reader, t):
+    out = r.mapper(t, "cpu")
+    return out if isinstance(out, _C.Tensor) else t
+
+
 def _where_of(f) -> str:
     name = getattr(f, "name", None)
     if isinstance(name, (str, bytes)) and name:
@@ -725,14 +731,15 @@ def _where_of(f) -> str:
 
 def _check_map_location(map_location) -> None:
     ml = map_location
+    if callable(ml) and not isinstance(ml, (str, _C.device)):
+        return  # called with each tensor and "cpu" after loading (see load)
     if isinstance(ml, dict):  # {saved location: target}; everything was saved on "cpu"
         ml = ml.get("cpu")
     if ml is None:
         return
     if not isinstance(ml, (str, _C.device)):
         raise TypeError(f"ember_tensor.load: map_location must be None, 'cpu', a device or a "
-                        f"dict of them, got {type(ml).__qualname__} (a callable map_location "
-                        "is not supported)")
+                        f"dict of them, or a callable, got {type(ml).__qualname__}")
     dev = _C.device(ml) if isinstance(ml, str) else ml
     if dev.type != "cpu":
         raise RuntimeError(
@@ -774,17 +781,20 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
         raise TypeError(f"ember_tensor.load: mmap must be a bool, got {mmap!r}")
     _check_map_location(map_location)
     trusted = weights_only is False
+    mapper = map_location if callable(map_location) and not isinstance(
+        map_location, (str, _C.device)) else None
     if isinstance(f, (str, os.PathLike)):
         path = os.fsdecode(os.fspath(f))
         with open(path, "rb", buffering=0) as fh:
-            return _load(_Reader(fh, repr(path), trusted), os.fstat(fh.fileno()).st_size)
+            r = _Reader(fh, repr(path), trusted, mapper)
+            return _load(r, os.fstat(fh.fileno()).st_size)
     if isinstance(f, (bytes, bytearray, memoryview)):
         raise TypeError("ember_tensor.load: f must be a path or a binary file object; wrap "
                         "bytes in io.BytesIO")
     if not hasattr(f, "read"):
         raise TypeError(f"ember_tensor.load: f must be a path or a readable binary file "
                         f"object, got {type(f).__qualname__}")
-    r = _Reader(f, _where_of(f), trusted)
+    r = _Reader(f, _where_of(f), trusted, mapper)
     size = None
     if r.seekable:  # the checkpoint is what is left from here: it must all be tensor data
         start = f.tell()
@@ -849,7 +859,10 @@ def _load(r: _Reader, size):
             except Exception as exc:  # no autograd provider, or one that failed to load
                 r.fail(f"tensors[{i}] was saved with requires_grad=True, which cannot be "
                        f"restored here: {type(exc).__name__}: {exc}")
+    tensors = [t for t, _ in built]
+    if r.mapper is not None:  # PyTorch calls it with each storage and its location
+        tensors = [_mapped(r, t) for t in tensors]
     try:
-        return _decode(desc["root"], [t for t, _ in built], r)
+        return _decode(desc["root"], tensors, r)
     except RecursionError:
         r.fail("ember metadata: the structure is nested too deeply")

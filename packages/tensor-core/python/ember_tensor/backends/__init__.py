@@ -10,8 +10,11 @@ default True as in PyTorch), ``is_available()`` and ``version()``.
 
 ``ember_tensor.backends.mkl.is_available()``: whether the core linked Intel MKL, which then
 computes the CPU FFTs of ``ember_tensor.fft``.
+
+``mps`` and ``openmp``: ``is_available()`` is False (Ember has no Metal backend, and its CPU
+threads are its own pool), so programs that ask choose another path.
 """
 
-from . import cuda, cudnn, mkl
+from . import cuda, cudnn, mkl, mps, openmp
 
-__all__ = ["cuda", "cudnn", "mkl"]
+__all__ = ["cuda", "cudnn", "mkl", "mps", "openmp"]

@@ -183,6 +183,65 @@ inline double tanh_d(double x) {
 
 inline double sigmoid_d(double x) { return 1.0 / (1.0 + exp_d(-x)); }
 
+// log(x) of a positive normal double: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log m =
+// 2 atanh(f), f = (m - 1) / (m + 1), by its odd series to f^23 (truncation below 1e-18
+// relative), e ln2 added in two parts. Within 1 ulp of std::log on (2^-1022, inf); used
+// where the argument is known to be such (random number transforms), so zero, negative,
+// subnormal, inf and nan arguments are not handled.
+inline double log_pos_d(double x) {
+  // biased = x's bits plus (1.0's bits - sqrt(1/2)'s): its exponent field is e + 1023 where
+  // x = m 2^e with m in [sqrt(1/2), sqrt(2)) (logical shifts only: AVX2 has no 64-bit
+  // arithmetic shift)
+  const uint64_t bits = double_bits(x);
+  const uint64_t eb = (bits + 0x00095f619980c433ull) >> 52;
+  const double m = bits_double(bits - (eb << 52) + (1023ull << 52));
+  constexpr double kTwo52 = 4503599627370496.0;  // 2^52: eb in its low mantissa bits
+  const double e = (bits_double(double_bits(kTwo52) | eb) - kTwo52) - 1023.0;
+  const double f = (m - 1.0) / (m + 1.0);
+  const double f2 = f * f;
+  double p = 1.0 / 23;
+  p = p * f2 + 1.0 / 21;
+  p = p * f2 + 1.0 / 19;
+  p = p * f2 + 1.0 / 17;
+  p = p * f2 + 1.0 / 15;
+  p = p * f2 + 1.0 / 13;
+  p = p * f2 + 1.0 / 11;
+  p = p * f2 + 1.0 / 9;
+  p = p * f2 + 1.0 / 7;
+  p = p * f2 + 1.0 / 5;
+  p = p * f2 + 1.0 / 3;
+  p = p * f2 + 1.0;
+  return (2.0 * f * p + e * 1.90821492927058770002e-10) + e * 6.93147180369123816490e-01;
+}
+
+// sin(2 pi u) and cos(2 pi u) for a float u in [0, 1) (a turn): no large-argument reduction,
+// since u itself is exact; the quarter turn it falls in, then Taylor series of sin and cos
+// on [-pi/4, pi/4] (truncation below 2e-9). Within 2 ulp of std::sin/cos(2 pi u).
+inline void sincos_turn_f(float u, float& s, float& c) {
+  const float w = 4.0f * (u - std::nearbyint(u));  // in [-2, 2]
+  const float n = std::nearbyint(w);
+  const float t = (w - n) * 1.57079632679489662f;  // in [-pi/4, pi/4]
+  const float t2 = t * t;
+  float ps = 1.0f / 362880;
+  ps = ps * t2 - 1.0f / 5040;
+  ps = ps * t2 + 1.0f / 120;
+  ps = ps * t2 - 1.0f / 6;
+  const float st = t + t * t2 * ps;
+  float pc = -1.0f / 3628800;
+  pc = pc * t2 + 1.0f / 40320;
+  pc = pc * t2 - 1.0f / 720;
+  pc = pc * t2 + 1.0f / 24;
+  pc = pc * t2 - 0.5f;
+  const float ct = 1.0f + t2 * pc;
+  // rotate by n quarter turns: n mod 4 = 0: (st, ct), 1: (ct, -st), 2: (-st, -ct), 3: (-ct, st)
+  const int32_t q = static_cast<int32_t>(n) & 3;
+  const bool odd = (q & 1) != 0;
+  const float s0 = pick(odd, ct, st);
+  const float c0 = pick(odd, st, ct);
+  s = pick(q >= 2, -s0, s0);
+  c = pick(q == 1 || q == 2, -c0, c0);
+}
+
 template <typename A> inline A exp_(A x) {
   if constexpr (std::is_same_v<A, float>) return exp_f(x);
   else if constexpr (std::is_same_v<A, double>) return exp_d(x);
