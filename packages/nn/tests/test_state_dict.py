@@ -261,3 +261,19 @@ def test_extra_state() -> None:
     plain = nn.Sequential(nn.Linear(1, 1))
     with pytest.raises(RuntimeError, match='Unexpected key\\(s\\).*"0._extra_state"'):
         plain.load_state_dict({**plain.state_dict(), "0._extra_state": 1})
+
+
+def test_torch_save_files_load_into_ember_modules(tmp_path):
+    import torch
+
+    tmodel = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    path = tmp_path / "model.pt"
+    torch.save({"model": tmodel.state_dict(), "param": torch.nn.Parameter(torch.ones(2))},
+               path)
+    ckpt = et.load(path)
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    model.load_state_dict(ckpt["model"])
+    x = torch.randn(5, 3)
+    np.testing.assert_allclose(model(et.tensor(x.numpy())).detach().numpy(),
+                               tmodel(x).detach().numpy(), rtol=1e-6, atol=1e-6)
+    assert ckpt["param"].requires_grad and ckpt["param"].tolist() == [1.0, 1.0]

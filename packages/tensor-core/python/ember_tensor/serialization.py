@@ -48,7 +48,7 @@ import sys
 import zlib
 from collections import OrderedDict
 
-from . import _C
+from . import _C, _torch_checkpoint
 from . import _checkpoint_values as _values
 from ._checkpoint_values import (
     add_safe_globals,
@@ -765,6 +765,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
     to allow them. ``weights_only=False`` states that the file is trusted: classes are
     imported by the names the file gives and pickles are unpickled, which can run any
     code. ``mmap`` is accepted (the data is read into memory either way).
+
+    A ``torch.save`` file (PyTorch's zip format) is read too, under the same rules: its
+    tensors, containers and plain values come back as Ember's (``_torch_checkpoint.py``).
     ``map_location``: ``None`` or ``"cpu"``
     (or ``device("cpu")``, or a dict mapping ``"cpu"`` to one of these); another device is
     a ``RuntimeError`` until Ember has a CUDA backend.
@@ -786,6 +789,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
     if isinstance(f, (str, os.PathLike)):
         path = os.fsdecode(os.fspath(f))
         with open(path, "rb", buffering=0) as fh:
+            if _torch_checkpoint.is_torch_zip(fh.read(4)):
+                return _torch_checkpoint.load(path, repr(path), trusted, mapper)
+            fh.seek(0)
             r = _Reader(fh, repr(path), trusted, mapper)
             return _load(r, os.fstat(fh.fileno()).st_size)
     if isinstance(f, (bytes, bytearray, memoryview)):
@@ -798,6 +804,10 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
     size = None
     if r.seekable:  # the checkpoint is what is left from here: it must all be tensor data
         start = f.tell()
+        head = f.read(4)
+        f.seek(start)
+        if _torch_checkpoint.is_torch_zip(head):
+            return _torch_checkpoint.load(f, r.where, trusted, mapper)
         size = f.seek(0, os.SEEK_END) - start
         f.seek(start)
     return _load(r, size)
