@@ -212,37 +212,32 @@ class LogNormal(TransformedDistribution):
         return self.base_dist.entropy() + self.loc
 
 
-class HalfNormal(TransformedDistribution):
-    """``|X|`` for ``X ~ Normal(0, scale)``."""
+class _Folded(TransformedDistribution):
+    """``|X|`` for ``X`` of ``_base`` centred at 0 with ``scale``: the shared parts of
+    ``HalfNormal`` and ``HalfCauchy`` (density doubled on [0, inf), cdf ``2 F - 1``)."""
 
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    _base = None  # the distribution folded at 0
 
     def __init__(self, scale, validate_args=None) -> None:
-        base = Normal(0, scale, validate_args=False)
+        base = self._base(0, scale, validate_args=False)
         super().__init__(base, AbsTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return _transformed_expand(self, HalfNormal, batch_shape, _instance)
+        return _transformed_expand(self, type(self), batch_shape, _instance)
 
     @property
     def scale(self):
         return self.base_dist.scale
 
     @property
-    def mean(self):
-        return self.scale * math.sqrt(2 / math.pi)
-
-    @property
     def mode(self):
         return et.zeros_like(self.scale)
 
-    @property
-    def variance(self):
-        return self.scale.pow(2) * (1 - 2 / math.pi)
-
     def log_prob(self, value):
+        value = et.as_tensor(value, dtype=self.scale.dtype, device=self.scale.device)
         if self._validate_args:
             self._validate_sample(value)
         log_prob = self.base_dist.log_prob(value) + math.log(2)
@@ -260,23 +255,24 @@ class HalfNormal(TransformedDistribution):
         return self.base_dist.entropy() - math.log(2)
 
 
-class HalfCauchy(TransformedDistribution):
-    """``|X|`` for ``X ~ Cauchy(0, scale)``."""
+class HalfNormal(_Folded):
+    """``|X|`` for ``X ~ Normal(0, scale)``."""
 
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
-    def __init__(self, scale, validate_args=None) -> None:
-        base = Cauchy(0, scale, validate_args=False)
-        super().__init__(base, AbsTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return _transformed_expand(self, HalfCauchy, batch_shape, _instance)
+    _base = Normal
 
     @property
-    def scale(self):
-        return self.base_dist.scale
+    def mean(self):
+        return self.scale * math.sqrt(2 / math.pi)
+
+    @property
+    def variance(self):
+        return self.scale.pow(2) * (1 - 2 / math.pi)
+
+
+class HalfCauchy(_Folded):
+    """``|X|`` for ``X ~ Cauchy(0, scale)``."""
+
+    _base = Cauchy
 
     @property
     def mean(self):
@@ -284,31 +280,8 @@ class HalfCauchy(TransformedDistribution):
                        device=self.scale.device)
 
     @property
-    def mode(self):
-        return et.zeros_like(self.scale)
-
-    @property
     def variance(self):
         return self.base_dist.variance
-
-    def log_prob(self, value):
-        value = et.as_tensor(value, dtype=self.base_dist.scale.dtype,
-                             device=self.base_dist.scale.device)
-        if self._validate_args:
-            self._validate_sample(value)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return et.where(value >= 0, log_prob, et.full_like(log_prob, -math.inf))
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
 
 
 class Gumbel(TransformedDistribution):
