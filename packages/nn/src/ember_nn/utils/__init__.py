@@ -14,6 +14,8 @@ from __future__ import annotations
 import importlib
 
 from . import fusion, hooks, prune, rnn, stateless
+from ._spectral_norm import remove_spectral_norm, spectral_norm
+from ._weight_norm import remove_weight_norm, weight_norm
 from .clip_grad import clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 from .fusion import (
@@ -23,8 +25,6 @@ from .fusion import (
     fuse_linear_bn_weights,
 )
 from .init import skip_init
-from .spectral_norm import remove_spectral_norm, spectral_norm
-from .weight_norm import remove_weight_norm, weight_norm
 
 _LAZY = ("parametrizations", "parametrize")
 

@@ -22,7 +22,7 @@ from .. import functional as F
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..modules.module import Module
 from . import parametrize
-from .weight_norm import _norm_except_dim, _weight_norm
+from ._weight_norm import _norm_except_dim, _weight_norm
 
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
