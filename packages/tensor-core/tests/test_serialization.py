@@ -853,13 +853,14 @@ def test_bad_header_length(good, tmp_path):
     expect_error(struct.pack("<Q", 0) + good[8:], "not valid JSON", tmp_path)
 
 
-def test_torch_save_file_is_refused_with_a_hint(tmp_path):
+def test_torch_save_files_load_and_legacy_pickles_are_refused_with_a_hint(tmp_path):
     import torch
 
     path = tmp_path / "torch.pt"
     torch.save({"a": torch.ones(2)}, path)
-    with pytest.raises(CheckpointError, match="zip archive"):
-        et.load(path)
+    assert et.load(path)["a"].tolist() == [1.0, 1.0]  # tests/test_torch_checkpoints.py
+    with pytest.raises(CheckpointError, match="torch.save archive"):  # a broken zip
+        et.load(io.BytesIO(b"PK\x03\x04" + b"\0" * 60))
     data = pickle.dumps({"a": 1}) + b"\0" * 64
     with pytest.raises(CheckpointError, match="pickle"):
         et.load(io.BytesIO(data))

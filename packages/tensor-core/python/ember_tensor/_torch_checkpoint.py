@@ -37,6 +37,13 @@ _BUILTINS = {"set": set, "frozenset": frozenset, "complex": complex, "slice": sl
              "range": range, "bytearray": bytearray}
 
 
+def _fail(where: str, problem: str):
+    """A CheckpointError (the file is not a torch checkpoint Ember can read)."""
+    from .serialization import CheckpointError
+
+    raise CheckpointError(where, problem)
+
+
 class _StorageType:
     def __init__(self, dtype) -> None:
         self.dtype = dtype
@@ -113,33 +120,35 @@ class _Unpickler(pickle.Unpickler):
 
     def persistent_load(self, pid):
         if not (isinstance(pid, tuple) and len(pid) >= 5 and pid[0] == "storage"):
-            raise pickle.UnpicklingError(f"ember_tensor.load: {self.where}: unknown persistent "
-                                         f"id {str(pid)[:100]}")
+            _fail(self.where, f"unknown persistent id {str(pid)[:100]} in the torch archive")
         storage_type, key, numel = pid[1], str(pid[2]), pid[4]
         if key not in self.storages:
             dtype = storage_type.dtype if isinstance(storage_type, _StorageType) else None
             if dtype is None:
-                raise pickle.UnpicklingError(f"ember_tensor.load: {self.where}: storage {key} "
-                                             f"has an unknown type {storage_type!r}")
+                _fail(self.where, f"storage {key} has an unknown type {storage_type!r}")
             self.storages[key] = self._read_storage(key, dtype, int(numel))
         return self.storages[key]
 
     def _read_storage(self, key: str, dtype, numel: int):
         from .serialization import _byte_view
 
-        raw = self.archive.read(f"{self.prefix}/data/{key}")
+        try:
+            raw = self.archive.read(f"{self.prefix}/data/{key}")
+        except (KeyError, zipfile.BadZipFile, OSError) as exc:
+            _fail(self.where, f"storage {key} cannot be read from the torch archive: {exc}")
+        if numel < 0:
+            _fail(self.where, f"storage {key} has a negative size {numel}")
         t = _C.empty([numel], dtype=dtype)
         view = _byte_view(t)
         if len(raw) != len(view):
-            raise pickle.UnpicklingError(
-                f"ember_tensor.load: {self.where}: storage {key} holds {len(raw)} bytes, but "
-                f"{numel} elements of {dtype} need {len(view)}")
+            _fail(self.where, f"storage {key} holds {len(raw)} bytes, but {numel} elements of "
+                              f"{dtype} need {len(view)}")
         view[:] = raw
         return t
 
 
-def is_torch_zip(head: bytes) -> bool:
-    return head.startswith(b"PK\x03\x04")
+def is_torch_zip(head) -> bool:
+    return isinstance(head, bytes) and head.startswith(b"PK\x03\x04")
 
 
 def load(f, where: str, trusted: bool, mapper=None):
@@ -147,22 +156,22 @@ def load(f, where: str, trusted: bool, mapper=None):
     object positioned at the archive)."""
     try:
         archive = zipfile.ZipFile(f)
-    except zipfile.BadZipFile as exc:
-        raise pickle.UnpicklingError(f"ember_tensor.load: {where}: not a readable torch.save "
-                                     f"archive: {exc}") from exc
+    except (zipfile.BadZipFile, OSError) as exc:
+        _fail(where, f"not a readable torch.save archive (a zip file): {exc}")
     with archive:
         names = archive.namelist()
         pkl = [n for n in names if n.endswith("/data.pkl") or n == "data.pkl"]
         if len(pkl) != 1:
-            raise pickle.UnpicklingError(f"ember_tensor.load: {where}: a zip archive without "
-                                         "one data.pkl: not a torch.save file")
+            _fail(where, "a zip archive without one data.pkl: not a torch.save archive")
         prefix = pkl[0][: -len("/data.pkl")] if "/" in pkl[0] else ""
         order = f"{prefix}/byteorder"
         if order in names and archive.read(order).strip() not in (b"little", b""):
-            raise pickle.UnpicklingError(f"ember_tensor.load: {where}: a big-endian torch "
-                                         "checkpoint, which Ember cannot read")
+            _fail(where, "a big-endian torch checkpoint, which Ember cannot read")
         unpickler = _Unpickler(archive.read(pkl[0]), archive, prefix, where, trusted)
-        obj = unpickler.load()
+        try:
+            obj = unpickler.load()
+        except (EOFError, ValueError, TypeError, IndexError, AttributeError) as exc:
+            _fail(where, f"the torch archive's data.pkl is damaged: {type(exc).__name__}: {exc}")
     if mapper is not None:
         obj = _map_tensors(obj, mapper)
     return obj
