@@ -444,3 +444,16 @@ def test_repr_matches_torch() -> None:
     m.child = nn.Linear(1, 2)
     t.child = torch.nn.Linear(1, 2)
     assert repr(m) == repr(t).replace("TMulti", "Multi")
+
+
+def test_module_type_casts_every_tensor_as_pytorch():
+    import torch
+
+    m = nn.BatchNorm1d(3)
+    tm = torch.nn.BatchNorm1d(3)
+    assert m.type(et.float64) is m
+    tm.type(torch.float64)
+    assert {k: str(v.dtype).split(".")[1] for k, v in m.state_dict().items()} == \
+        {k: str(v.dtype).split(".")[1] for k, v in tm.state_dict().items()}
+    m.type("ember.FloatTensor")
+    assert m.weight.dtype == et.float32 and m.num_batches_tracked.dtype == et.float32

@@ -538,6 +538,12 @@ class Module:
         """Casts floating-point parameters and buffers to bfloat16."""
         return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
+    def type(self, dst_type):
+        """Casts every parameter and buffer (integer ones too, as in PyTorch) to
+        ``dst_type``: a dtype or a legacy type name (``"ember.DoubleTensor"``). Returns
+        self."""
+        return self._apply(lambda t: t.type(dst_type))
+
     def cpu(self):
         """Moves parameters (with their gradients) and buffers to the CPU. Returns self."""
         return self._apply(lambda t: t.cpu())
