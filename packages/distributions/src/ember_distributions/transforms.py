@@ -435,18 +435,24 @@ class ReshapeTransform(Transform):
         return _size(tuple(shape[:cut]) + tuple(self.in_shape))
 
 
-class ExpTransform(Transform):
+class _ParameterFree(Transform):
+    """A transform without parameters: equal to every instance of its class (the one that
+    derives from this; a user's subclass of it compares as its parent does)."""
+
+    def __eq__(self, other) -> bool:
+        mro = type(self).__mro__
+        return isinstance(other, mro[mro.index(_ParameterFree) - 1])
+
+    __hash__ = Transform.__hash__
+
+
+class ExpTransform(_ParameterFree):
     """``y = exp(x)``."""
 
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, ExpTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return x.exp()
@@ -512,18 +518,13 @@ def _clipped_sigmoid(x):
     return et.clamp(et.sigmoid(x), min=finfo.tiny, max=1.0 - finfo.eps)
 
 
-class SigmoidTransform(Transform):
+class SigmoidTransform(_ParameterFree):
     """``y = 1 / (1 + exp(-x))`` (clipped inside the unit interval)."""
 
     domain = constraints.real
     codomain = constraints.unit_interval
     bijective = True
     sign = +1
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, SigmoidTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return _clipped_sigmoid(x)
@@ -537,18 +538,13 @@ class SigmoidTransform(Transform):
         return -et.softplus(-x) - et.softplus(x)
 
 
-class SoftplusTransform(Transform):
+class SoftplusTransform(_ParameterFree):
     """``y = log(1 + exp(x))``."""
 
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, SoftplusTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return et.softplus(x)
@@ -560,7 +556,7 @@ class SoftplusTransform(Transform):
         return -et.softplus(-x)
 
 
-class TanhTransform(Transform):
+class TanhTransform(_ParameterFree):
     """``y = tanh(x)``. Its inverse is not clamped at +-1: use ``cache_size=1`` to invert
     samples exactly."""
 
@@ -568,11 +564,6 @@ class TanhTransform(Transform):
     codomain = constraints.interval(-1.0, 1.0)
     bijective = True
     sign = +1
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, TanhTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return x.tanh()
@@ -585,16 +576,11 @@ class TanhTransform(Transform):
         return 2.0 * (math.log(2.0) - x - et.softplus(-2.0 * x))
 
 
-class AbsTransform(Transform):
+class AbsTransform(_ParameterFree):
     """``y = |x|`` (not invertible: the inverse returns ``y``)."""
 
     domain = constraints.real
     codomain = constraints.positive
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, AbsTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return x.abs()
@@ -731,17 +717,12 @@ class CorrCholeskyTransform(Transform):
         return _size(tuple(shape[:-2]) + (d * (d - 1) // 2,))
 
 
-class SoftmaxTransform(Transform):
+class SoftmaxTransform(_ParameterFree):
     """Unconstrained vectors to the simplex, ``y = exp(x) / exp(x).sum()`` (not
     bijective: the inverse is ``log``)."""
 
     domain = constraints.real_vector
     codomain = constraints.simplex
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, SoftmaxTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         probs = (x - x.amax(-1, keepdim=True)).exp()
@@ -758,18 +739,13 @@ class SoftmaxTransform(Transform):
     inverse_shape = forward_shape
 
 
-class StickBreakingTransform(Transform):
+class StickBreakingTransform(_ParameterFree):
     """Unconstrained vectors of length ``K - 1`` to the ``K``-simplex by stick breaking
     (bijective)."""
 
     domain = constraints.real_vector
     codomain = constraints.simplex
     bijective = True
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, StickBreakingTransform)
-
-    __hash__ = Transform.__hash__
 
     @staticmethod
     def _offset(x, n: int):
@@ -804,17 +780,12 @@ class StickBreakingTransform(Transform):
         return _size(tuple(shape[:-1]) + (shape[-1] - 1,))
 
 
-class LowerCholeskyTransform(Transform):
+class LowerCholeskyTransform(_ParameterFree):
     """Unconstrained square matrices to lower-triangular ones with a positive diagonal
     (the strict lower triangle kept, the diagonal exponentiated)."""
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, LowerCholeskyTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
@@ -823,17 +794,12 @@ class LowerCholeskyTransform(Transform):
         return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
 
 
-class PositiveDefiniteTransform(Transform):
+class PositiveDefiniteTransform(_ParameterFree):
     """Unconstrained square matrices to positive-definite ones: ``L @ L.mT`` of the
     ``LowerCholeskyTransform`` of the input."""
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, PositiveDefiniteTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         x = LowerCholeskyTransform()(x)
