@@ -75,6 +75,10 @@ def _linear(m):
     return m.nn.functional.linear if m is torch else m.linear
 
 
+def _gelu_backward(m):
+    return torch.ops.aten.gelu_backward if m is torch else m.gelu_backward
+
+
 def _threshold_backward(m):
     return torch.ops.aten.threshold_backward if m is torch else m.threshold_backward
 
@@ -444,6 +448,9 @@ ROWS = [
     Row("linear_1d_weight", lambda m, x, w, b: _linear(m)(x, w, b), In(2, 3, 4), In(4), In()),
     Row("threshold_backward", lambda m, g, x: _threshold_backward(m)(g, x, 0.25), In(3, 4),
         In(3, 4, away=0.3)),
+    Row("gelu_backward", lambda m, g, x: _gelu_backward(m)(g, x), In(3, 4), In(3, 4, lo=-4, hi=4)),
+    Row("gelu_backward_tanh", lambda m, g, x: _gelu_backward(m)(g, x, approximate="tanh"),
+        In(3, 4), In(3, 4, lo=-4, hi=4, nc=True)),
     # --- fills and copies: zero gradient to the overwritten tensor ---
     Row("fill_", lambda m, a: a * a.clone().fill_(2.0), In(3, 4)),
     Row("zero_", lambda m, a: a + (a * 3).zero_(), In(3, 4)),

@@ -1342,6 +1342,8 @@ ROWS: list[Row] = [
     R("softplus", S(a(3, 4)), S(a(2, 3, 4, nc=True), 2.0, 1.0), fn=_nn("softplus"), grad=PW),
     R("log_sigmoid", S(a(3, 4)), S(a(2, 3, 4, nc=True)), fn=_nn("log_sigmoid"), grad=PW),
     R("gelu", S(a(3, 4)), S(a(2, 3, 4, nc=True), approximate="tanh"), fn=_nn("gelu"), grad=PW),
+    R("gelu_backward", S(a(3, 4), a(3, 4)), S(a(2, 3, 4, nc=True), a(2, 3, 4), approximate="tanh"),
+      fn=aten("gelu_backward"), grad=PW),
     R("threshold", S(a(3, 4), 0.5, -2.0), S(a(2, 3, 4, nc=True), -0.5, 2.0),
       S(a(3, 4), 1, 2), fn=_nn("threshold"), grad=PW),
     R("glu", S(a(3, 4)), S(a(2, 4, 3, nc=True), 1), fn=_nn("glu"), grad=PW),

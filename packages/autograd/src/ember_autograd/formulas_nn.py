@@ -27,6 +27,7 @@ __all__ = [
     "channel_sum",
     "batch_norm_jvp",
     "embedding_double_backward",
+    "gelu_second_derivative",
     "group_norm_backward",
     "group_norm_jvp",
     "hardtanh_backward",
@@ -397,6 +398,26 @@ def hardtanh_backward(grad, result, min_val, max_val):
     3.5x slower)."""
     inside_lo = et.threshold_backward(grad, result, min_val)
     return et.threshold_backward(inside_lo, -result, -max_val)
+
+
+_INV_SQRT_2PI = 0.3989422804014327
+_GELU_BETA = 0.7978845608028654  # sqrt(2 / pi)
+_GELU_KAPPA = 0.044715
+
+
+def gelu_second_derivative(self, approximate: str):
+    """gelu''(self), in ops (so that it differentiates again): ``phi(x) (2 - x^2)`` for the
+    exact gelu (phi: the standard normal density); for ``approximate='tanh'``, with
+    ``u = beta (x + kappa x^3)`` and ``T = tanh(u)``, ``(1 - T^2) (u' + x (u'' - 2 T u'^2) / 2)``
+    where ``u' = beta (1 + 3 kappa x^2)`` and ``u'' = 6 beta kappa x``."""
+    x = self
+    if approximate == "tanh":
+        x2 = x * x
+        t = et.tanh(_GELU_BETA * (x + _GELU_KAPPA * x2 * x))
+        du = _GELU_BETA * (1 + 3 * _GELU_KAPPA * x2)
+        d2u = (6 * _GELU_BETA * _GELU_KAPPA) * x
+        return (1 - t * t) * (du + 0.5 * x * (d2u - 2 * t * du * du))
+    return _INV_SQRT_2PI * et.exp(-0.5 * x * x) * (2 - x * x)
 
 
 def _bce_shape(self, target, weight) -> tuple:

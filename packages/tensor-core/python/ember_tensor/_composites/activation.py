@@ -12,9 +12,8 @@ NaN gradients).
 Precision: float16 and bfloat16 inputs are computed in float32 and rounded once, as PyTorch's
 kernels do, except by the ops that are exact in any dtype (hardtanh, relu6, threshold,
 leaky_relu) and by softsign and tanhshrink, which PyTorch composes in the input's dtype;
-float32 and float64 in their own dtype. Two special values differ from PyTorch's CPU kernels:
-hardswish(-inf) is 0 (PyTorch: NaN, from -inf * 0) and gelu(+inf) is +inf (PyTorch: NaN in
-float32, +inf in float64).
+float32 and float64 in their own dtype. One special value differs from PyTorch's CPU kernels:
+hardswish(-inf) is 0 (PyTorch: NaN, from -inf * 0). ``gelu`` is a fused kernel (ops.yaml).
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ __all__ = [
     "binary_cross_entropy",
     "celu",
     "elu",
-    "gelu",
     "glu",
     "hardsigmoid",
     "hardswish",
@@ -47,7 +45,6 @@ __all__ = [
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 _SQRT1_2 = 1 / math.sqrt(2)
-_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 
 
 def _tensor(op: str, value, name: str = "input", position: int = 1) -> None:
@@ -221,20 +218,6 @@ def silu(self):
     _tensor("silu", self)
     x, dt = _compute(self)
     return _rounded(x * _et.sigmoid(x), dt)
-
-
-def gelu(self, *, approximate="none"):
-    """``self * Phi(self)`` (Phi: the standard normal CDF); ``approximate='tanh'`` uses
-    ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``."""
-    _tensor("gelu", self)
-    if approximate not in ("none", "tanh"):
-        raise RuntimeError("approximate argument must be either none or tanh.")
-    x, dt = _compute(self)
-    if approximate == "tanh":
-        inner = _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
-        return _rounded(0.5 * x * (1 + _et.tanh(inner)), dt)
-    # Phi(x) = ndtr(x): one vectorised kernel (and one autograd node) instead of four ops
-    return _rounded(x * _et.special_ndtr(x), dt)
 
 
 # ----------------------------------------------------------------------------- others

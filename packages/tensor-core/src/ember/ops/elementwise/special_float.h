@@ -33,8 +33,17 @@ template <typename R = float, size_t N> inline R chebyshev(const float (&c)[N], 
   return s * b1 + (c[0] - b2);
 }
 
+// sum_k c[k] s^k by Horner's rule (the pieces the fitting script marks Horner).
+template <size_t N> inline float horner(const float (&c)[N], float s) {
+  float p = c[N - 1];
+#pragma GCC unroll 32
+  for (size_t k = N - 1; k >= 1; --k) p = p * s + c[k - 1];
+  return p;
+}
+
 // Piece P of special_float_coeffs.h at t.
 #define EMBER_FLOAT_PIECE(P, t) chebyshev(k##P, ((t) - k##P##Mid) * k##P##Scale)
+#define EMBER_FLOAT_HORNER_PIECE(P, t) horner(k##P, ((t) - k##P##Mid) * k##P##Scale)
 
 constexpr float kInf = INFINITY;
 constexpr float kNan = NAN;
@@ -76,7 +85,7 @@ inline float exp_neg_square(float x, bool halve) {
   const float hi = bits_float(float_bits(x) & 0xfffff000u);
   const float lo = x - hi;
   const float scale = halve ? 0.5f : 1.0f;
-  return exp_f(-(hi * hi) * scale) * exp_f(-(lo * (x + hi)) * scale);
+  return exp_sum_f(-(hi * hi) * scale, -(lo * (x + hi)) * scale);
 }
 
 // erfcx(a) = exp(a^2) erfc(a) for 0 <= a <= 12.
@@ -92,11 +101,39 @@ inline float erfc(float x) {
   return pick(x != x, x, pick(x < 0.0f, 2.0f - r, r));
 }
 
+// The standard normal distribution's upper tail Phi(-a) = erfc(a / sqrt 2) / 2 of a >= 0, and
+// the density's exp(-a^2 / 2) on the way: Phi(-a) = t G(t) exp(-a^2 / 2) with t = K / (K + a)
+// and G the NormalTail polynomial (within 3 float32 ulp over [0, 14.5]; beyond, and for nan,
+// a is taken as 14.5, where both are 0 in float). a^2 / 2 is split exactly in two, so the
+// tail keeps its relative precision. One exp, one division.
+// kFlush: both are 0 from a = 13.2 on (where Phi(-a) a falls below float's smallest normal
+// number), and cheaper (no subnormal results).
+struct NormalTail {
+  float scaled;  // Phi(-a) / exp(-a^2 / 2) (a factor times `scaled` before `gauss` stays normal)
+  float gauss;   // exp(-a^2 / 2)
+  float tail() const { return scaled * gauss; }  // Phi(-a)
+};
+template <bool kFlush = false> inline NormalTail normal_tail(float a) {
+  constexpr float kMax = kFlush ? 13.2f : kNormalTailMaxA;
+  const float ac = pick(a < kMax, a, kMax);  // nan too
+  // -a^2 / 2 = big + small exactly: a fused multiply-add gives the product's rounding error
+  // (one instruction where simd_dispatch compiles for AVX2 or AVX-512, a library call at the
+  // baseline level, which only CPUs older than 2013 run)
+  const float half = -0.5f * ac;
+  const float big = half * ac, small = __builtin_fmaf(half, ac, -big);
+  float gauss;
+  if constexpr (kFlush) gauss = pick(a < kMax, exp_sum_normal_f(big, small), 0.0f);
+  else gauss = exp_sum_f(big, small);
+  const float t = kNormalTailK / (kNormalTailK + ac);
+  return {t * EMBER_FLOAT_HORNER_PIECE(NormalTail, t), gauss};
+}
+
 // erf(x): the odd Taylor series to x^13 below |x| = 0.5 (truncation below 1e-9 relative),
-// 1 - erfc(|x|) above (erfc < 0.48 there: no cancellation), with the sign of x.
+// 1 - 2 Phi(-|x| sqrt 2) above (no cancellation: the tail is below 0.24 there; the rounding
+// of |x| sqrt 2 costs the tail relative precision that 1 - tail does not keep), with the
+// sign of x.
 inline float erf(float x) {
-  const float a = pick(std::fabs(x) < 12.0f, std::fabs(x), 12.0f);
-  const float tail = 1.0f - exp_neg_square(a, false) * erfcx_piece(a);
+  const float tail = 1.0f - 2.0f * normal_tail<true>(std::fabs(x) * kSqrt2).tail();
   const float x2 = x * x;
   float p = 1.2055332981789664e-4f;  // 2 / sqrt(pi) * (-1)^k / (k! (2k + 1)), k = 6 .. 0
   p = p * x2 - 8.5483255082993380e-4f;
@@ -105,15 +142,31 @@ inline float erf(float x) {
   p = p * x2 + 1.1283791670955126e-1f;
   p = p * x2 - 3.7612638903183754e-1f;
   p = p * x2 + 1.1283791670955126f;
-  const float r = pick(a < 0.5f, x * p, std::copysign(tail, x));
+  const float r = pick(std::fabs(x) < 0.5f, x * p, std::copysign(tail, x));
   return pick(x != x, x, r);
 }
 
-// ndtr(x) = erfc(-x / sqrt(2)) / 2, with exp(-x^2 / 2) from x itself.
+// ndtr(x) = Phi(x): 1 - Phi(-x) for x > 0, the tail itself below.
 inline float ndtr(float x) {
-  const float a = pick(std::fabs(x) < 16.0f, std::fabs(x), 16.0f);  // ndtr(-16) is 0 in float
-  const float r = 0.5f * exp_neg_square(a, true) * erfcx_piece(a * kSqrtHalf);
+  const float r = normal_tail(std::fabs(x)).tail();
   return pick(x != x, x, pick(x > 0.0f, 1.0f - r, r));
+}
+
+// gelu(x) = x Phi(x), exact (not the tanh approximation): within a few ulp, the negative tail
+// included, down to x = -13.2, where x Phi(x) falls below float's smallest normal number
+// (0 beyond).
+inline float gelu(float x) {
+  const NormalTail n = normal_tail<true>(std::fabs(x));
+  // (x scaled) gauss: the product stays normal down to x = -13.2; a ternary is a masked
+  // operation (pick's bit operations cost 3 more)
+  return x > 0.0f ? x * (1.0f - n.tail()) : (x * n.scaled) * n.gauss;
+}
+
+// The derivative of gelu: Phi(x) + x phi(x), phi the standard normal density.
+inline float gelu_derivative(float x) {
+  const NormalTail n = normal_tail<true>(std::fabs(x));
+  const float r = n.tail();
+  return pick(x > 0.0f, 1.0f - r, r) + x * (0.398942280f * n.gauss);
 }
 
 // erfcx(x) = exp(x^2) erfc(x): the series up to 12, the asymptotic series

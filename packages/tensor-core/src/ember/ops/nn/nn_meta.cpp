@@ -118,4 +118,10 @@ void throw_nll_loss_target_out_of_bounds(int64_t target) {
   throw IndexError(message("Target ", target, " is out of bounds."));
 }
 
+bool gelu_uses_tanh(const std::string& approximate) {
+  if (approximate == "tanh") return true;
+  if (approximate == "none") return false;
+  throw std::runtime_error("approximate argument must be either none or tanh.");
+}
+
 }  // namespace ember

@@ -1,4 +1,4 @@
-// Meta functions of embedding, embedding_dense_backward and nll_loss.
+// Meta functions of embedding, embedding_dense_backward, nll_loss and gelu.
 //
 // A meta function is the part of an op that does not depend on the device: it checks the
 // arguments (PyTorch's errors, types and messages, in PyTorch's order), wraps dims and
@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <string>
 #include <vector>
 
 #include "ember/core/tensor.h"
@@ -60,5 +61,11 @@ struct NllLossMeta {
 NllLossMeta nll_loss_meta(const Tensor& self, const Tensor& target, const Tensor& weight, int64_t reduction);
 // IndexError "Target <target> is out of bounds."
 [[noreturn]] void throw_nll_loss_target_out_of_bounds(int64_t target);
+
+// ---------------------------------------------------------------------------------- gelu
+
+// gelu's (and gelu_backward's) approximate argument: true for "tanh", false for "none";
+// anything else is PyTorch's RuntimeError "approximate argument must be either none or tanh."
+bool gelu_uses_tanh(const std::string& approximate);
 
 }  // namespace ember

@@ -1,0 +1,33 @@
+// CPU kernels of the fused activations: gelu (exact and tanh-approximated) and its backward.
+// The scalar functions are in activation_functions.h (shared with the CUDA kernels); float32
+// and the 16-bit floats compute in float with special_float.h's vectorised normal tail.
+#include "ember/ops/elementwise/binary_cpu.h"
+#include "ember/ops/nn/activation_functions.h"
+#include "ember/ops/nn/nn_meta.h"
+
+namespace ember::cpu {
+
+Tensor gelu(const Tensor& self, const std::string& approximate, const Tensor& out) {
+  const auto unary = [&](auto fn) {
+    return map_unary("gelu", self, out, self->dtype(), DispatchFloat{}, [fn](auto tag) {
+      using A = opmath_t<decltype(tag)>;
+      return [fn](A x) -> A { return fn(x); };
+    });
+  };
+  if (gelu_uses_tanh(approximate)) return unary(activation_fn::GeluTanh{});
+  return unary(activation_fn::Gelu{});
+}
+
+Tensor gelu_backward(const Tensor& grad_output, const Tensor& self, const std::string& approximate) {
+  auto P = promote(grad_output, self);
+  const auto binary = [&](auto fn) {
+    return map_binary("gelu_backward", P.a, P.b, Tensor(), P.dtype, DispatchFloat{}, [fn](auto tag) {
+      using A = opmath_t<decltype(tag)>;
+      return [fn](A g, A x) -> A { return fn(g, x); };
+    });
+  };
+  if (gelu_uses_tanh(approximate)) return binary(activation_fn::GeluTanhBackward{});
+  return binary(activation_fn::GeluBackward{});
+}
+
+}  // namespace ember::cpu
