@@ -70,8 +70,11 @@ def _erfcx_of_t(t: mp.mpf) -> mp.mpf:
     return _erfcx(x) * (x + _K_ERFCX) / _K_ERFCX
 
 
-_T_NDTR = 4.0  # the normal tail's variable: t = K / (K + a), which maps [0, inf) to (0, 1]
+_T_NDTR = 3.0  # the normal tail's variable: t = K / (K + a), which maps [0, inf) to (0, 1]
 _A_NDTR_MAX = 14.5  # Phi(-14.5) * 14.5 is below float32's smallest subnormal
+# the fit's end: from Phi(-13.2) = 4.4e-40 on, the tail is a subnormal float with under 17
+# significant bits, which the polynomial a little beyond its interval still gives
+_A_NDTR_FIT = 13.2
 
 
 def _normal_tail_of_t(t: mp.mpf) -> mp.mpf:
@@ -171,8 +174,8 @@ PIECES = [
           "as a function of t = (x - K) / (x + K), x in [0, 12]", -1.0,
           (12 - _K_ERFCX) / (12 + _K_ERFCX), 13, _erfcx_of_t),
     Piece("NormalTail", f"Phi(-a) exp(a^2 / 2) / t with t = K / (K + a), K = {_T_NDTR:g}, as "
-          f"a function of t, a in [0, {_A_NDTR_MAX:g}]", _T_NDTR / (_T_NDTR + _A_NDTR_MAX), 1.0,
-          9, _normal_tail_of_t, horner=True),
+          f"a function of t, a in [0, {_A_NDTR_FIT:g}]", _T_NDTR / (_T_NDTR + _A_NDTR_FIT), 1.0,
+          8, _normal_tail_of_t, horner=True),
     Piece("I0eSmall", "I0(x) exp(-x) (1 + x / 2), x in [0, 8]", 0.0, 8.0, 15, _i0e_small),
     Piece("I1eSmall", "I1(x) exp(-x) / x (1 + x / 2)^2, x in [0, 8]", 0.0, 8.0, 15,
           _i1e_small_over_x),

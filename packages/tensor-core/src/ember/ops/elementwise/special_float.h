@@ -103,8 +103,8 @@ inline float erfc(float x) {
 
 // The standard normal distribution's upper tail Phi(-a) = erfc(a / sqrt 2) / 2 of a >= 0, and
 // the density's exp(-a^2 / 2) on the way: Phi(-a) = t G(t) exp(-a^2 / 2) with t = K / (K + a)
-// and G the NormalTail polynomial (within 3 float32 ulp over [0, 14.5]; beyond, and for nan,
-// a is taken as 14.5, where both are 0 in float). a^2 / 2 is split exactly in two, so the
+// and G the NormalTail polynomial (within 3 float32 ulp over [0, 13.2], then subnormal tails;
+// beyond 14.5, and for nan, a is taken as 14.5, where both are 0 in float). a^2 / 2 is split exactly in two, so the
 // tail keeps its relative precision. One exp, one division.
 // kFlush: both are 0 from a = 13.2 on (where Phi(-a) a falls below float's smallest normal
 // number), and cheaper (no subnormal results).

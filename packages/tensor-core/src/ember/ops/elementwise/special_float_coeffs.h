@@ -28,10 +28,10 @@ constexpr float kErfcxMid = -0.142857143f;
 constexpr float kErfcxScale = 1.16666667f;
 constexpr float kErfcx[] = {0.614115357f, -0.334495336f, 0.05059034f, -0.00156257523f, -0.000732684101f, 4.83332733e-05f, 1.72928976e-05f, -6.12237159e-07f, -5.23898791e-07f, -2.40788118e-08f, 1.45621186e-08f, 2.53233412e-09f, -1.86824653e-10f, -1.29568106e-10f};
 
-// Phi(-a) exp(a^2 / 2) / t with t = K / (K + a), K = 4, as a function of t, a in [0, 14.5]; degree 9, error 1.8e-07 (Horner)
+// Phi(-a) exp(a^2 / 2) / t with t = K / (K + a), K = 3, as a function of t, a in [0, 13.2]; degree 8, error 1.7e-07 (Horner)
 constexpr float kNormalTailMid = 0.0f;
 constexpr float kNormalTailScale = 1.0f;
-constexpr float kNormalTail[] = {0.099745363f, 0.0995404124f, 0.095128879f, 0.0737616345f, 0.08166565f, 0.0218405612f, 0.0176365096f, 0.0596352331f, -0.066144146f, 0.0171899032f};
+constexpr float kNormalTail[] = {0.132949963f, 0.133666769f, 0.111707263f, 0.122917257f, -0.060934253f, 0.230632633f, -0.282101512f, 0.135117292f, -0.0239554029f};
 
 // I0(x) exp(-x) (1 + x / 2), x in [0, 8]; degree 15, error 2.8e-07
 constexpr float kI0eSmallMid = 4.0f;
@@ -132,7 +132,7 @@ constexpr float kK1eLarge[] = {1.36031306f, 0.103923738f, -0.00285781687f, 0.000
 constexpr double kTwoOverPiChunks[] = {0.6366197466850281, 2.5682552973194106e-08, 2.937095214933759e-16, 3.2543794001732456e-23, 1.2089613708828537e-29, 5.667556795740071e-37, 2.6204031112097215e-44, 7.053957680880629e-52};
 
 constexpr float kErfcxK = 2.0f;
-constexpr float kNormalTailK = 4.0f;
+constexpr float kNormalTailK = 3.0f;
 constexpr float kNormalTailMaxA = 14.5f;
 
 }  // namespace ember::special_float
