@@ -37,6 +37,10 @@ SDPA = [
     ("causal_square", (2, 2, 5, 4), (2, 2, 5, 4), (2, 2, 5, 3), {"is_causal": True}, None),
     ("causal_tall", (1, 2, 6, 4), (1, 2, 3, 4), (1, 2, 3, 3), {"is_causal": True}, None),
     ("causal_wide", (1, 2, 3, 4), (1, 2, 6, 4), (1, 2, 6, 3), {"is_causal": True}, None),
+    # 64 queries and more go in blocks of 32 rows that skip the hidden keys
+    ("causal_blocks", (1, 2, 100, 4), (1, 2, 100, 4), (1, 2, 100, 3), {"is_causal": True}, None),
+    ("causal_blocks_tall", (1, 1, 90, 4), (1, 1, 50, 4), (1, 1, 50, 3), {"is_causal": True}, None),
+    ("causal_blocks_wide", (1, 1, 70, 4), (1, 1, 95, 4), (1, 1, 95, 3), {"is_causal": True}, None),
     ("bool_mask_2d", (2, 3, 4, 8), (2, 3, 5, 8), (2, 3, 5, 6), {}, ("bool", (4, 5), None)),
     ("bool_mask_4d", (2, 3, 4, 8), (2, 3, 5, 8), (2, 3, 5, 6), {},
      ("bool", (2, 3, 4, 5), None)),

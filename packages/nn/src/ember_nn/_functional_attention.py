@@ -108,6 +108,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
         value = _repeat_heads(value, hq // hv)
     length, source = query.shape[-2], key.shape[-2]
     factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if is_causal and dropout_p == 0.0 and length >= 2 * _causal_block(length):
+        return _causal_by_blocks(query * factor, key, value)
     scores = (query * factor).matmul(key.transpose(-2, -1))
     masked = False
     if is_causal:
@@ -125,6 +127,34 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
 
         weights = dropout(weights, dropout_p, True)
     return weights.matmul(value)
+
+
+def _causal_block(length: int) -> int:
+    """Query rows per block of the causal path: block b attends keys [0, (b + 1) * block)
+    only, so the products skip the masked upper triangle ((n + 1) / 2n of the work is left at
+    n blocks). Smaller blocks skip more and cost more calls: measured on a 2-core AMD EPYC,
+    32 rows were fastest up to 512 queries, 64 at 1024."""
+    return 32 if length < 768 else 64
+
+
+def _causal_by_blocks(query, key, value):
+    """Causal attention of scaled queries ``(..., L, E)`` in blocks of ``_causal_block(L)``
+    query rows: each block's scores against the keys it can see, the causal mask applied in
+    place to the block's diagonal square only. Differentiable through its slices."""
+    length, source = query.shape[-2], key.shape[-2]
+    block = _causal_block(length)
+    key_t = key.transpose(-2, -1)
+    outs = []
+    for start in range(0, length, block):
+        stop = min(start + block, length)
+        span = min(stop, source)  # query i sees keys j <= i
+        scores = query[..., start:stop, :].matmul(key_t[..., :span])
+        if start < span:  # key start + c is hidden from query start + r where c > r
+            rows = stop - start
+            hidden = et.ones((rows, span - start), dtype=et.bool, device=query.device).triu(1)
+            scores[..., start:].masked_fill_(hidden, _NEG_INF)
+        outs.append(et.softmax(scores, -1).matmul(value[..., :span, :]))
+    return et.cat(outs, -2)
 
 
 def _repeat_heads(t, repeats: int):
