@@ -540,6 +540,23 @@ def test_func_functional_call_matches_torch():
         assert importlib.import_module(f"ember.{name}") is getattr(ember, name)
 
 
+def test_distributed_imports_without_its_component() -> None:
+    # as torch.distributed in a PyTorch built without distributed support: programs that
+    # guard their distributed code with is_available() / is_initialized() run on one process
+    import importlib.util
+
+    assert ember.distributed.is_available() in (False, True)  # no import needed, as in torch
+    import ember.distributed as dist
+    from ember import distributed
+
+    assert distributed is dist
+    if importlib.util.find_spec("ember_distributed") is not None:
+        pytest.skip("ember-distributed is installed: ember.distributed is that component")
+    assert dist.is_available() is False and dist.is_initialized() is False
+    with pytest.raises(AttributeError, match="init_process_group needs the ember-distributed"):
+        dist.init_process_group("gloo")
+
+
 # ----------------------------------------------------------------------------- distributions slot
 
 

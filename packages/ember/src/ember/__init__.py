@@ -270,6 +270,10 @@ def __getattr__(name: str) -> object:
     # Only reached for names not found in the module namespace: resolve the slot's provider
     # and cache the result in the module's namespace, so that the next access is plain.
     slot = _SLOTS.get(name)
+    if name == "distributed":  # a submodule, loaded on first use as torch.distributed is there
+        from importlib import import_module
+
+        return import_module(f"{__name__}.distributed")
     if slot is None:
         raise AttributeError(f"module 'ember' has no attribute {name!r}")
     slot_name, module, distribution = slot
