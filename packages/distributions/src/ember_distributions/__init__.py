@@ -19,6 +19,7 @@ from .continuous import (
     Exponential,
     FisherSnedecor,
     Gamma,
+    GeneralizedPareto,
     Laplace,
     Normal,
     StudentT,
@@ -39,12 +40,19 @@ from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .independent import Independent, MixtureSameFamily
 from .kl import kl_divergence, register_kl
-from .multivariate import Dirichlet, LowRankMultivariateNormal, MultivariateNormal
+from .multivariate import (
+    Dirichlet,
+    LKJCholesky,
+    LowRankMultivariateNormal,
+    MultivariateNormal,
+    Wishart,
+)
 from .transformed import (
     ExpRelaxedCategorical,
     Gumbel,
     HalfCauchy,
     HalfNormal,
+    InverseGamma,
     Kumaraswamy,
     LogisticNormal,
     LogitRelaxedBernoulli,
@@ -103,13 +111,16 @@ __all__ = [
     "ExponentialFamily",
     "FisherSnedecor",
     "Gamma",
+    "GeneralizedPareto",
     "Geometric",
     "Gumbel",
     "HalfCauchy",
     "HalfNormal",
     "Independent",
     "IndependentTransform",
+    "InverseGamma",
     "Kumaraswamy",
+    "LKJCholesky",
     "Laplace",
     "LogNormal",
     "LogisticNormal",
@@ -141,6 +152,7 @@ __all__ = [
     "Uniform",
     "VonMises",
     "Weibull",
+    "Wishart",
     "biject_to",
     "constraint_registry",
     "constraints",

@@ -1,5 +1,6 @@
 """Continuous univariate distributions: Normal, Uniform, Exponential, Laplace, Cauchy,
-Gamma, Chi2, Beta, StudentT, FisherSnedecor, VonMises, ContinuousBernoulli."""
+Gamma, Chi2, Beta, StudentT, FisherSnedecor, VonMises, ContinuousBernoulli,
+GeneralizedPareto."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ __all__ = [
     "Exponential",
     "FisherSnedecor",
     "Gamma",
+    "GeneralizedPareto",
     "Laplace",
     "Normal",
     "StudentT",
@@ -821,3 +823,110 @@ class ContinuousBernoulli(ExponentialFamily):
         log_norm = et.log(et.abs(et.expm1(cut))) - et.log(et.abs(cut))
         taylor = 0.5 * x + x ** 2 / 24.0 - x ** 4 / 2880.0
         return et.where(unstable, log_norm, taylor)
+
+
+class GeneralizedPareto(Distribution):
+    """The generalized Pareto distribution with location ``loc``, scale ``scale`` and shape
+    ``concentration`` (xi): with ``z = (x - loc) / scale``, its survival function is
+    ``(1 + xi z) ** (-1 / xi)`` (``exp(-z)`` when xi is zero, within ``isclose``'s
+    tolerance). The support is ``[loc, inf)`` for xi >= 0 and ``[loc, loc - scale / xi]``
+    for xi < 0; xi = 0 is the shifted exponential, xi = -1 the uniform distribution.
+    ``rsample`` inverts the distribution function.
+
+    Where xi counts as zero, ``log_prob``, ``log_survival_function`` and ``icdf`` use their
+    first-order expansion in xi: PyTorch's values, with the right gradient in xi (PyTorch's
+    is zero there); at xi = -1 ``log_prob``'s gradient in xi is right too (PyTorch's is
+    ``1 / xi ** 2``)."""
+
+    arg_constraints = {
+        "loc": constraints.real,
+        "scale": constraints.positive,
+        "concentration": constraints.real,
+    }
+    has_rsample = True
+
+    def __init__(self, loc, scale, concentration, validate_args=None) -> None:
+        self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
+        super().__init__(_shape_of((loc, scale, concentration), self.loc),
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return _expand(self, GeneralizedPareto, batch_shape, _instance,
+                       ("loc", "scale", "concentration"))
+
+    def _shape_parts(self):
+        """(where xi counts as zero, xi with those entries replaced by one): the xi -> 0
+        limit is taken apart, so both branches of every ``where`` stay finite."""
+        xi = self.concentration
+        is_zero = et.isclose(xi, et.zeros_like(xi))
+        return is_zero, et.where(is_zero, et.ones_like(xi), xi)
+
+    def _z(self, value):
+        return (value - self.loc) / self.scale
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        xi = self.concentration
+        upper = et.where(xi < 0, self.loc - self.scale / xi, math.inf)
+        return constraints.interval(self.loc, upper)
+
+    @property
+    def mean(self):
+        finite = self.concentration < 1
+        xi = et.where(finite, self.concentration, 0.5)
+        return et.where(finite, self.loc + self.scale / (1 - xi), math.nan)
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        finite = self.concentration < 0.5
+        xi = et.where(finite, self.concentration, 0.25)
+        return et.where(finite, self.scale.pow(2) / ((1 - xi).pow(2) * (1 - 2 * xi)),
+                        math.nan)
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        return self.icdf(_rand(shape, self.loc))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        z = self._z(value)
+        is_zero, xi = self._shape_parts()
+        power = 1 / xi + 1  # zero at xi = -1: the uniform density, constant on the support
+        arg = xi * z
+        at_uniform_end = (power == 0) & (arg <= -1)  # the upper end, where log1p is -inf
+        general = power * et.log1p(et.where(at_uniform_end, 0.0, arg))
+        # near xi = 0: z + xi (z - z^2 / 2), the value at xi = 0 with its xi-derivative
+        near_zero = z + self.concentration * (z - z * z / 2)
+        return -self.scale.log() - et.where(is_zero, near_zero, general)
+
+    def log_survival_function(self, value):
+        """``log(1 - cdf(value))``."""
+        if self._validate_args:
+            self._validate_sample(value)
+        z = self._z(value)
+        is_zero, xi = self._shape_parts()
+        near_zero = -z + self.concentration * z * z / 2
+        return et.where(is_zero, near_zero, -et.log1p(xi * z) / xi)
+
+    def log_cdf(self, value):
+        """``log(cdf(value))``."""
+        return et.log1p(-et.exp(self.log_survival_function(value)))
+
+    def cdf(self, value):
+        return et.exp(self.log_cdf(value))
+
+    def icdf(self, value):
+        is_zero, xi = self._shape_parts()
+        log_tail = et.log1p(-value)  # log of the survival probability
+        near_zero = -log_tail + self.concentration * log_tail * log_tail / 2
+        return self.loc + self.scale * et.where(is_zero, near_zero,
+                                                et.expm1(-xi * log_tail) / xi)
+
+    def entropy(self):
+        return et.broadcast_to(et.log(self.scale) + self.concentration + 1,
+                               tuple(self._batch_shape))

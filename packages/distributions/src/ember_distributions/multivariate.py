@@ -1,18 +1,30 @@
-"""Multivariate distributions: Dirichlet, MultivariateNormal, LowRankMultivariateNormal."""
+"""Multivariate distributions: Dirichlet, MultivariateNormal, LowRankMultivariateNormal,
+Wishart (positive-definite matrices), LKJCholesky (Cholesky factors of correlation
+matrices)."""
 
 from __future__ import annotations
 
 import math
+import warnings
+from numbers import Number
 
 import ember_tensor as et
+from ember_autograd import no_grad
 
 from . import constraints
 from ._random import _standard_gamma
+from .continuous import Beta, Chi2
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
-from .utils import _size, _standard_normal, lazy_property
+from .utils import _size, _standard_normal, broadcast_all, lazy_property
 
-__all__ = ["Dirichlet", "LowRankMultivariateNormal", "MultivariateNormal"]
+__all__ = [
+    "Dirichlet",
+    "LKJCholesky",
+    "LowRankMultivariateNormal",
+    "MultivariateNormal",
+    "Wishart",
+]
 
 
 class Dirichlet(ExponentialFamily):
@@ -355,3 +367,272 @@ class LowRankMultivariateNormal(Distribution):
         if len(self._batch_shape) == 0:
             return H
         return H.expand(tuple(self._batch_shape))
+
+
+_LOG_2 = math.log(2.0)
+
+
+def _mvdigamma(x, p: int):
+    """The multivariate digamma function of order ``p``: ``sum_{i < p} digamma(x - i / 2)``
+    (the derivative of ``mvlgamma(x, p)``), defined for ``x > (p - 1) / 2``."""
+    if not bool(x.gt((p - 1) / 2).all()):
+        raise AssertionError("Wrong domain for multivariate digamma function.")
+    halves = et.arange(p, dtype=x.dtype, device=x.device) / 2
+    return et.digamma(x.unsqueeze(-1) - halves).sum(-1)
+
+
+class Wishart(ExponentialFamily):
+    """The Wishart distribution over ``p`` x ``p`` positive-definite matrices, with ``df``
+    degrees of freedom (greater than ``p - 1``) and a scale matrix given by exactly one of
+    ``covariance_matrix``, ``precision_matrix`` (its inverse) or ``scale_tril`` (its lower
+    Cholesky factor); everything is computed from the Cholesky factor.
+
+    ``rsample`` uses the Bartlett decomposition ``L A A^T L^T``, with ``A`` lower
+    triangular, chi-distributed on the diagonal and standard normal below it; it is
+    reparameterized in the scale matrix and in ``df`` (through the gamma sampler's implicit
+    gradient). For ``p - 1 < df < p`` samples can come out singular; those are drawn again,
+    up to ``max_try_correction`` times (default 10), with a warning."""
+
+    support = constraints.positive_definite
+    has_rsample = True
+    _mean_carrier_measure = 0
+
+    @property
+    def arg_constraints(self):  # type: ignore[override]
+        return {
+            "covariance_matrix": constraints.positive_definite,
+            "precision_matrix": constraints.positive_definite,
+            "scale_tril": constraints.lower_cholesky,
+            "df": constraints.greater_than(self.event_shape[-1] - 1),
+        }
+
+    def __init__(self, df, covariance_matrix=None, precision_matrix=None, scale_tril=None,
+                 validate_args=None) -> None:
+        given = [(name, matrix) for name, matrix in (("covariance_matrix", covariance_matrix),
+                                                     ("precision_matrix", precision_matrix),
+                                                     ("scale_tril", scale_tril))
+                 if matrix is not None]
+        if len(given) != 1:
+            raise AssertionError("Exactly one of covariance_matrix or precision_matrix or "
+                                 "scale_tril may be specified.")
+        name, matrix = given[0]
+        if matrix.dim() < 2:
+            raise ValueError("scale_tril must be at least two-dimensional, with optional "
+                             "leading batch dimensions")
+        p = matrix.shape[-1]
+        if isinstance(df, Number):
+            batch_shape = tuple(matrix.shape[:-2])
+            self.df = et.tensor(float(df), dtype=matrix.dtype,
+                                device=matrix.device).expand(batch_shape)
+        else:
+            batch_shape = tuple(et.broadcast_shapes(tuple(matrix.shape[:-2]),
+                                                    tuple(df.shape)))
+            self.df = df.expand(batch_shape)
+        if bool(self.df.le(p - 1).any()):
+            raise ValueError(f"Value of df={df} expected to be greater than ndim - 1 = "
+                             f"{p - 1}.")
+        setattr(self, name, matrix.expand(batch_shape + (-1, -1)))
+        if bool(self.df.lt(p).any()):
+            warnings.warn("Low df values detected. Singular samples are highly likely to "
+                          "occur for ndim - 1 < df < ndim.", stacklevel=2)
+        super().__init__(batch_shape, matrix.shape[-2:], validate_args=validate_args)
+        if name == "scale_tril":
+            self._unbroadcasted_scale_tril = matrix
+        elif name == "covariance_matrix":
+            self._unbroadcasted_scale_tril = et.linalg.cholesky(matrix)
+        else:
+            self._unbroadcasted_scale_tril = _precision_to_scale_tril(matrix)
+        self._dist_chi2 = self._bartlett_chi2(self.df, batch_shape)
+
+    def _bartlett_chi2(self, df, batch_shape):
+        """The squared diagonal of the Bartlett factor: chi-squared with ``df - i`` degrees
+        of freedom in row ``i``."""
+        p = self._event_shape[-1]
+        steps = et.arange(p, dtype=self._unbroadcasted_scale_tril.dtype,
+                          device=self._unbroadcasted_scale_tril.device)
+        return Chi2(df.unsqueeze(-1) - steps.expand(tuple(batch_shape) + (p,)))
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Wishart, _instance)
+        batch_shape = _size(batch_shape)
+        cov_shape = tuple(batch_shape) + tuple(self.event_shape)
+        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
+        new.df = self.df.expand(tuple(batch_shape))
+        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
+            if name in self.__dict__:
+                setattr(new, name, getattr(self, name).expand(cov_shape))
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._dist_chi2 = self._dist_chi2.expand(tuple(batch_shape) + tuple(self.event_shape[-1:]))
+        new._validate_args = self._validate_args
+        return new
+
+    def _matrix_shape(self):
+        return tuple(self._batch_shape) + tuple(self._event_shape)
+
+    @lazy_property
+    def scale_tril(self):
+        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
+
+    @lazy_property
+    def covariance_matrix(self):
+        L = self._unbroadcasted_scale_tril
+        return (L @ L.mT).expand(self._matrix_shape())
+
+    @lazy_property
+    def precision_matrix(self):
+        return et.cholesky_inverse(self._unbroadcasted_scale_tril).expand(
+            self._matrix_shape())
+
+    def _df_matrix(self, df=None):
+        """``df`` (or a batch-shaped tensor) with two trailing unit dimensions."""
+        df = self.df if df is None else df
+        return df.reshape(tuple(self._batch_shape) + (1, 1))
+
+    @property
+    def mean(self):
+        return self._df_matrix() * self.covariance_matrix
+
+    @property
+    def mode(self):
+        factor = self.df - self._event_shape[-1] - 1
+        factor = et.where(factor <= 0, math.nan, factor)
+        return self._df_matrix(factor) * self.covariance_matrix
+
+    @property
+    def variance(self):
+        V = self.covariance_matrix
+        d = V.diagonal(dim1=-2, dim2=-1)
+        return self._df_matrix() * (V.pow(2) + d.unsqueeze(-1) * d.unsqueeze(-2))
+
+    def _bartlett_sampling(self, sample_shape):
+        L = self._unbroadcasted_scale_tril
+        eps = et.finfo(L.dtype).eps
+        diagonal = self._dist_chi2.rsample(sample_shape).sqrt().clamp(min=eps)
+        below = _standard_normal(self._extended_shape(sample_shape), dtype=L.dtype,
+                                 device=L.device).tril(-1)
+        A = et.diag_embed(diagonal) + below
+        factor = L @ A
+        return factor @ factor.mT
+
+    def _singular(self, sample):
+        with no_grad():
+            return ~self.support.check(sample.detach())
+
+    def rsample(self, sample_shape=(), max_try_correction=None):
+        """A reparameterized sample (Bartlett decomposition). Singular samples are drawn
+        again up to ``max_try_correction`` times (default 10); any left singular give
+        ``-inf`` in ``log_prob``."""
+        if max_try_correction is None:
+            max_try_correction = 10
+        sample_shape = _size(sample_shape)
+        sample = self._bartlett_sampling(sample_shape)
+        singular = self._singular(sample)
+        if bool(singular.any()):
+            warnings.warn("Singular sample detected.", stacklevel=2)
+            for _ in range(max_try_correction):
+                fresh = self._bartlett_sampling(sample_shape)
+                sample = et.where(singular.unsqueeze(-1).unsqueeze(-1), fresh, sample)
+                singular = self._singular(sample)
+                if not bool(singular.any()):
+                    break
+        return sample
+
+    def _half_log_det(self):
+        """``log det(L)`` of the scale's Cholesky factor: half the log-determinant."""
+        return self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        nu = self.df
+        p = self._event_shape[-1]
+        trace = et.cholesky_solve(value, self._unbroadcasted_scale_tril).diagonal(
+            dim1=-2, dim2=-1).sum(-1)
+        return (-nu * (p * _LOG_2 / 2 + self._half_log_det())
+                - et.mvlgamma(nu / 2, p)
+                + (nu - p - 1) / 2 * et.linalg.slogdet(value).logabsdet
+                - trace / 2)
+
+    def entropy(self):
+        nu = self.df
+        p = self._event_shape[-1]
+        return ((p + 1) * (p * _LOG_2 / 2 + self._half_log_det())
+                + et.mvlgamma(nu / 2, p)
+                - (nu - p - 1) / 2 * _mvdigamma(nu / 2, p)
+                + nu * p / 2)
+
+    @property
+    def _natural_params(self):
+        # the degrees-of-freedom parameter carries two unit dimensions, so that the
+        # Bregman KL sums both natural parameters over the two event dimensions only
+        p = self._event_shape[-1]
+        return -self.precision_matrix / 2, self._df_matrix((self.df - p - 1) / 2)
+
+    def _log_normalizer(self, x, y):
+        p = self._event_shape[-1]
+        a = y.squeeze(-1).squeeze(-1) + (p + 1) / 2
+        return a * (p * _LOG_2 - et.linalg.slogdet(-2 * x).logabsdet) + et.mvlgamma(a, p)
+
+
+class LKJCholesky(Distribution):
+    """The LKJ distribution over lower Cholesky factors ``L`` of ``dim`` x ``dim``
+    correlation matrices, with ``concentration`` eta: the correlation matrix ``L @ L.mT``
+    has a density proportional to ``det(L @ L.mT) ** (eta - 1)`` (uniform at eta = 1).
+    Sampled by the onion method of Lewandowski, Kurowicka and Joe (2009), row by row of the
+    factor; no ``rsample``."""
+
+    arg_constraints = {"concentration": constraints.positive}
+    support = constraints.corr_cholesky
+
+    def __init__(self, dim: int, concentration=1.0, validate_args=None) -> None:
+        if dim < 2:
+            raise ValueError("Expected dim to be an integer greater than or equal to 2. "
+                             f"Found dim={dim}.")
+        self.dim = dim
+        (self.concentration,) = broadcast_all(concentration)
+        super().__init__(self.concentration.shape, (dim, dim), validate_args=validate_args)
+        # Row k >= 1 of the factor is (w, sqrt(1 - |w|^2)) with w = sqrt(y) u, u uniform on
+        # the sphere in R^k and y ~ Beta(k / 2, eta + (dim - 1 - k) / 2); row 0 is (1, 0, ...)
+        # and its Beta draw is not used.
+        k = et.arange(dim, dtype=self.concentration.dtype,
+                      device=self.concentration.device).clamp(min=1)
+        self._beta = Beta(k / 2, self.concentration.unsqueeze(-1) + (dim - 1 - k) / 2,
+                          validate_args=False)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(LKJCholesky, _instance)
+        batch_shape = _size(batch_shape)
+        new.dim = self.dim
+        new.concentration = self.concentration.expand(tuple(batch_shape))
+        new._beta = self._beta.expand(tuple(batch_shape) + (self.dim,))
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def sample(self, sample_shape=()):
+        with no_grad():
+            shape = self._extended_shape(sample_shape)
+            y = self._beta.sample(sample_shape).unsqueeze(-1)
+            u = _standard_normal(shape, dtype=y.dtype, device=y.device).tril(-1)
+            norm = u.norm(dim=-1, keepdim=True)  # zero in row 0 only
+            w = y.sqrt() * (u / et.where(norm > 0, norm, et.ones_like(norm)))
+            tiny = et.finfo(w.dtype).tiny
+            diagonal = (1 - w.pow(2).sum(-1)).clamp(min=tiny).sqrt()
+            return w + et.diag_embed(diagonal)
+
+    def log_prob(self, value):
+        # det(L L^T) ** (eta - 1) = prod L_ii ** (2 eta - 2), times the Jacobian of
+        # L -> L L^T on correlation matrices, prod_{i >= 1} L_ii ** (dim - 1 - i)
+        if self._validate_args:
+            self._validate_sample(value)
+        eta = self.concentration
+        dim = self.dim
+        diagonal = value.diagonal(dim1=-2, dim2=-1)[..., 1:]
+        rows = et.arange(1, dim, dtype=eta.dtype, device=eta.device)
+        order = 2 * (eta - 1).unsqueeze(-1) + (dim - 1 - rows)
+        unnormalized = (order * diagonal.log()).sum(-1)
+        dm1 = dim - 1
+        alpha = eta + 0.5 * dm1
+        log_normalizer = (0.5 * dm1 * math.log(math.pi) + et.mvlgamma(alpha - 0.5, dm1)
+                          - dm1 * et.lgamma(alpha))
+        return unnormalized - log_normalizer

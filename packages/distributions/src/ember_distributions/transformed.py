@@ -1,7 +1,7 @@
 """``TransformedDistribution`` and the distributions defined as transformations of
 another: LogNormal, HalfNormal, HalfCauchy, Gumbel, Weibull, Pareto, Kumaraswamy,
 LogisticNormal, RelaxedBernoulli (LogitRelaxedBernoulli), RelaxedOneHotCategorical
-(ExpRelaxedCategorical)."""
+(ExpRelaxedCategorical), InverseGamma."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import ember_tensor as et
 from ember_autograd import no_grad
 
 from . import constraints
-from .continuous import Cauchy, Exponential, Normal, Uniform
+from .continuous import Cauchy, Exponential, Gamma, Normal, Uniform
 from .discrete import Categorical
 from .distribution import Distribution
 from .independent import Independent
@@ -42,6 +42,7 @@ __all__ = [
     "Gumbel",
     "HalfCauchy",
     "HalfNormal",
+    "InverseGamma",
     "Kumaraswamy",
     "LogNormal",
     "LogisticNormal",
@@ -420,6 +421,51 @@ class Pareto(TransformedDistribution):
 
     def entropy(self):
         return (self.scale / self.alpha).log() + (1 + self.alpha.reciprocal())
+
+
+class InverseGamma(TransformedDistribution):
+    """``1 / X`` for ``X ~ Gamma(concentration, rate)``: the density is proportional to
+    ``x ** (-concentration - 1) * exp(-rate / x)`` on the positive half line (``rate`` acts
+    as a scale). Reparameterized through the gamma sampler; ``cdf`` is the gamma's upper
+    tail at ``1 / x``."""
+
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, concentration, rate, validate_args=None) -> None:
+        base = Gamma(concentration, rate, validate_args=validate_args)
+        reciprocal = PowerTransform(-base.rate.new_ones(()))
+        super().__init__(base, reciprocal, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return _transformed_expand(self, InverseGamma, batch_shape, _instance)
+
+    @property
+    def concentration(self):
+        return self.base_dist.concentration
+
+    @property
+    def rate(self):
+        return self.base_dist.rate
+
+    @property
+    def mean(self):
+        c = self.concentration
+        return et.where(c > 1, self.rate / (c - 1), math.inf)
+
+    @property
+    def mode(self):
+        return self.rate / (self.concentration + 1)
+
+    @property
+    def variance(self):
+        c = self.concentration
+        return et.where(c > 2, self.rate.pow(2) / ((c - 1).pow(2) * (c - 2)), math.inf)
+
+    def entropy(self):
+        c = self.concentration
+        return c + self.rate.log() + et.lgamma(c) - (1 + c) * et.digamma(c)
 
 
 def _kumaraswamy_moments(a, b, n):
