@@ -7,10 +7,10 @@
 // refuse bool) and convert to and from A; the functor only says what one element becomes.
 //
 // Where the two devices use different implementations of one function, the functor says so:
-// on the host exp, tanh and sigmoid use vec_math.h's branch-free versions (within 2-4 ulp of
-// the C library, and vectorised by the compiler), on the device CUDA's own. Every other
-// function is the C library's (std:: on the host, CUDA's overloads of the same names on the
-// device).
+// on the host exp, tanh, sigmoid, the logarithms, sin and cos use vec_math.h's and
+// special_float.h's branch-free versions (within 2-4 ulp of the C library, and vectorised by
+// the compiler), on the device CUDA's own. Every other function is the C library's (std:: on
+// the host, CUDA's overloads of the same names on the device).
 #pragma once
 
 #include <cmath>
@@ -22,6 +22,9 @@
 #include "ember/core/complex.h"
 #include "ember/core/host_device.h"
 #include "ember/ops/elementwise/vec_math.h"
+#if !defined(__CUDACC__)
+#include "ember/ops/elementwise/special_float.h"  // sin, cos
+#endif
 
 // The C library's function `fn` for the current side of the compilation.
 #if defined(__CUDA_ARCH__)
@@ -40,16 +43,10 @@ namespace ember::unary_fn {
       return EMBER_LIBM(FN)(x);                                           \
     }                                                                     \
   };
-EMBER_LIBM_FUNCTOR(Log, log)
-EMBER_LIBM_FUNCTOR(Log1p, log1p)
 EMBER_LIBM_FUNCTOR(Expm1, expm1)
 EMBER_LIBM_FUNCTOR(Sqrt, sqrt)
-EMBER_LIBM_FUNCTOR(Sin, sin)
-EMBER_LIBM_FUNCTOR(Cos, cos)
 EMBER_LIBM_FUNCTOR(Tan, tan)
 EMBER_LIBM_FUNCTOR(Erf, erf)
-EMBER_LIBM_FUNCTOR(Log2, log2)
-EMBER_LIBM_FUNCTOR(Log10, log10)
 EMBER_LIBM_FUNCTOR(Atan, atan)
 EMBER_LIBM_FUNCTOR(Asin, asin)
 EMBER_LIBM_FUNCTOR(Acos, acos)
@@ -64,6 +61,32 @@ EMBER_LIBM_FUNCTOR(Ceil, ceil)
 EMBER_LIBM_FUNCTOR(Round, nearbyint)  // half to even, as PyTorch
 EMBER_LIBM_FUNCTOR(Trunc, trunc)
 #undef EMBER_LIBM_FUNCTOR
+
+// The logarithms and sine / cosine: vec_math.h's (float: vectorised; other types: the C
+// library's) on the host, CUDA's on the device. In .cu files (whose host side never calls
+// them) CUDA's on both sides, so that special_float.h stays out of nvcc.
+#if defined(__CUDACC__)
+#define EMBER_HOST_FUNCTOR(NAME, FN, HOST) EMBER_LIBM_FUNCTOR(NAME, FN)
+#else
+#define EMBER_HOST_FUNCTOR(NAME, FN, HOST)                                       \
+  struct NAME {                                                                \
+    template <typename A> A operator()(A x) const { return HOST(x); }          \
+  };
+#endif
+#define EMBER_LIBM_FUNCTOR(NAME, FN)                                      \
+  struct NAME {                                                           \
+    template <typename A> EMBER_HOST_DEVICE A operator()(A x) const {     \
+      return EMBER_LIBM(FN)(x);                                           \
+    }                                                                     \
+  };
+EMBER_HOST_FUNCTOR(Log, log, log_)
+EMBER_HOST_FUNCTOR(Log2, log2, log2_)
+EMBER_HOST_FUNCTOR(Log10, log10, log10_)
+EMBER_HOST_FUNCTOR(Log1p, log1p, log1p_)
+EMBER_HOST_FUNCTOR(Sin, sin, special_float::sin_)
+EMBER_HOST_FUNCTOR(Cos, cos, special_float::cos_)
+#undef EMBER_LIBM_FUNCTOR
+#undef EMBER_HOST_FUNCTOR
 
 struct Exp {
   template <typename A> EMBER_HOST_DEVICE A operator()(A x) const {

@@ -92,11 +92,15 @@ inline float tanh_f(float x) {
   return pick(x != x, x, std::copysign(t, x));
 }
 
-// log(x): x = m 2^e with m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(f) with f = (m - 1) / (m + 1)
-// (|f| <= 0.172) by its odd series to f^9 (truncation below 3e-9 relative), e ln2 added in two
-// parts. Subnormals are scaled by 2^23 first. Within 2 ulp of std::log; log(0) = -inf, log of
-// a negative number or nan is nan, log(inf) = inf.
-inline float log_f(float x) {
+// x = 2^n m with m in [sqrt(1/2), sqrt(2)) for a positive finite x, and log m = 2 atanh(f)
+// with f = (m - 1) / (m + 1) (|f| <= 0.172) by its odd series to f^9 (truncation below 3e-9
+// relative). Subnormals are scaled by 2^23 first. (Other arguments give meaningless parts:
+// log_special_f gives their logarithm.)
+struct LogParts {
+  float n;      // the exponent
+  float log_m;  // log m, |log m| <= 0.347
+};
+inline LogParts log_parts_f(float x) {
   const bool subnormal = x < 1.17549435e-38f;
   const float xs = pick(subnormal, x * 8388608.0f, x);
   const uint32_t v = float_bits(xs) - 0x3f3504f3u;  // float_bits(sqrt(1/2))
@@ -108,12 +112,34 @@ inline float log_f(float x) {
   p = p * f2 + 2.0f / 7;
   p = p * f2 + 2.0f / 5;
   p = p * f2 + 2.0f / 3;
-  const float log_m = p * f2 * f + 2.0f * f;
-  const float n = static_cast<float>(e) - pick(subnormal, 23.0f, 0.0f);
-  float r = n * 0.693359375f + (log_m - n * 2.12194440e-4f);  // ln2 in two parts
+  return {static_cast<float>(e) - pick(subnormal, 23.0f, 0.0f), p * f2 * f + 2.0f * f};
+}
+
+// r, the logarithm (in any base) computed from x's parts, or the value at the arguments that
+// have none: -inf at 0, inf at inf, nan for negative numbers and nan.
+inline float log_special_f(float x, float r) {
   r = pick(x == INFINITY, x, r);
   r = pick(x == 0.0f, -INFINITY, r);
   return pick(x < 0.0f || x != x, NAN, r);
+}
+
+// log(x) = n ln2 + log m, ln2 in two parts. Within 2 ulp of std::log.
+inline float log_f(float x) {
+  const LogParts p = log_parts_f(x);
+  return log_special_f(x, p.n * 0.693359375f + (p.log_m - p.n * 2.12194440e-4f));
+}
+
+// log2(x) = n + log m / ln2: exact at powers of two. Within 3 ulp of std::log2.
+inline float log2_f(float x) {
+  const LogParts p = log_parts_f(x);
+  return log_special_f(x, p.n + p.log_m * 1.44269504088896341f);
+}
+
+// log10(x) = n log10(2) + log m log10(e), log10(2) in two parts. Within 3.5 ulp of
+// std::log10.
+inline float log10_f(float x) {
+  const LogParts p = log_parts_f(x);
+  return log_special_f(x, p.n * 0.30102539f + (p.log_m * 0.434294482f + p.n * 4.60503907e-6f));
 }
 
 // 1 / (1 + exp(-x)); 0 and 1 at the ends, nan for nan.
@@ -209,7 +235,12 @@ inline double sigmoid_d(double x) { return 1.0 / (1.0 + exp_d(-x)); }
 // relative), e ln2 added in two parts. Within 1 ulp of std::log on (2^-1022, inf); used
 // where the argument is known to be such (random number transforms), so zero, negative,
 // subnormal, inf and nan arguments are not handled.
-inline double log_pos_d(double x) {
+// x = 2^e m with m in [sqrt(1/2), sqrt(2)) for a positive normal double x: e, and
+// f = (m - 1) / (m + 1), where log m = 2 atanh(f), |f| <= 0.172.
+struct LogPartsD {
+  double e, f;
+};
+inline LogPartsD log_parts_d(double x) {
   // biased = x's bits plus (1.0's bits - sqrt(1/2)'s): its exponent field is e + 1023 where
   // x = m 2^e with m in [sqrt(1/2), sqrt(2)) (logical shifts only: AVX2 has no 64-bit
   // arithmetic shift)
@@ -218,7 +249,12 @@ inline double log_pos_d(double x) {
   const double m = bits_double(bits - (eb << 52) + (1023ull << 52));
   constexpr double kTwo52 = 4503599627370496.0;  // 2^52: eb in its low mantissa bits
   const double e = (bits_double(double_bits(kTwo52) | eb) - kTwo52) - 1023.0;
-  const double f = (m - 1.0) / (m + 1.0);
+  return {e, (m - 1.0) / (m + 1.0)};
+}
+
+inline double log_pos_d(double x) {
+  const LogPartsD lp = log_parts_d(x);
+  const double f = lp.f, e = lp.e;
   const double f2 = f * f;
   double p = 1.0 / 23;
   p = p * f2 + 1.0 / 21;
@@ -233,6 +269,27 @@ inline double log_pos_d(double x) {
   p = p * f2 + 1.0 / 3;
   p = p * f2 + 1.0;
   return (2.0 * f * p + e * 1.90821492927058770002e-10) + e * 6.93147180369123816490e-01;
+}
+
+// log(1 + x) of a float, computed in double: 1 + x is exact there for |x| >= 2^-29 (below,
+// log1p(x) is x to float precision), and the series to f^11 (truncation below 1e-10
+// relative) leaves only the final rounding: within 1 ulp of std::log1p, so that the
+// cancellations of the ops built on it (logaddexp, softplus) stay small. -inf at -1, inf at
+// inf, nan below -1.
+inline float log1p_f(float x) {
+  const double u = 1.0 + static_cast<double>(x);
+  const LogPartsD lp = log_parts_d(pick(u > 0.0 && u < 1e300, u, 1.0));
+  const double f2 = lp.f * lp.f;
+  double p = 1.0 / 11;
+  p = p * f2 + 1.0 / 9;
+  p = p * f2 + 1.0 / 7;
+  p = p * f2 + 1.0 / 5;
+  p = p * f2 + 1.0 / 3;
+  const double r = 2.0 * lp.f + (2.0 * lp.f) * f2 * p + lp.e * 6.93147180559945309417e-01;
+  float v = pick(std::fabs(x) < 1.86264515e-9f, x, static_cast<float>(r));  // 2^-29
+  v = pick(x == INFINITY, x, v);
+  v = pick(x == -1.0f, -INFINITY, v);
+  return pick(x < -1.0f || x != x, NAN, v);
 }
 
 // sin(2 pi u) and cos(2 pi u) for a float u in [0, 1) (a turn): no large-argument reduction,
@@ -268,6 +325,18 @@ template <typename A> inline A exp_(A x) {
   else if constexpr (std::is_same_v<A, double>) return exp_d(x);
   else return std::exp(x);
 }
+// The float functions above for float, the C library's for the other types.
+#define EMBER_FLOAT_OR_LIBM(NAME, FN)                             \
+  template <typename A> inline A NAME##_(A x) {                   \
+    if constexpr (std::is_same_v<A, float>) return FN##_f(x);     \
+    else return std::FN(x);                                        \
+  }
+EMBER_FLOAT_OR_LIBM(log, log)
+EMBER_FLOAT_OR_LIBM(log2, log2)
+EMBER_FLOAT_OR_LIBM(log10, log10)
+EMBER_FLOAT_OR_LIBM(log1p, log1p)
+#undef EMBER_FLOAT_OR_LIBM
+
 template <typename A> inline A tanh_(A x) {
   if constexpr (std::is_same_v<A, float>) return tanh_f(x);
   else if constexpr (std::is_same_v<A, double>) return tanh_d(x);
