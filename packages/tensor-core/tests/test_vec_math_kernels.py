@@ -1,6 +1,7 @@
 """The vectorisable kernels of vec_math.h / special_float.h that replaced C library calls:
-float64 exp, tanh and sigmoid and float32 erf, held to a few ulp of the C library (NumPy,
-math.erf) over random arguments of every scale, and to its values at the edges."""
+float64 exp, tanh and sigmoid, float32 erf, ndtr, gelu, the logarithms, sin and cos, held to
+a few ulp of the C library (NumPy, math.erf) over random arguments of every scale, and to
+its values at the edges."""
 
 from __future__ import annotations
 
@@ -113,3 +114,44 @@ def test_float32_gelu_backward_follows_float64(approximate):
     grow = np.exp(-0.5 * x * x) if approximate == "none" else 0.1 * x * x
     scale = np.abs(g) * (1.0 + np.abs(x) * grow)
     assert np.max(np.abs(got - want) / scale) < 4e-7
+
+
+def _float32_sweep(seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    mant = 1.0 + rng.random(200_000)
+    return (mant * np.exp2(rng.integers(-149, 127, mant.size))).astype(np.float32)
+
+
+@pytest.mark.parametrize("name,limit", [("log", 2), ("log2", 3), ("log10", 3.5), ("log1p", 1)])
+def test_float32_logarithms_within_a_few_ulp(name, limit):
+    x = np.concatenate([_float32_sweep(4), np.linspace(-0.999, 2.0, 20_001, dtype=np.float32),
+                        np.float32([1.0, 2.0, 8.0, 0.5, 1e-30, 1.4e-45])])
+    if name != "log1p":
+        x = x[x > 0]
+    want = getattr(np, name)(x.astype(np.float64)).astype(np.float32)
+    assert _ulps(getattr(et, name)(et.tensor(x)).numpy(), want) <= limit
+    if name == "log2":  # exact at powers of two
+        assert et.log2(et.tensor(np.float32([0.25, 1.0, 1024.0]))).tolist() == [-2.0, 0.0, 10.0]
+
+
+@pytest.mark.parametrize("name", ["log", "log2", "log10", "log1p"])
+def test_float32_logarithm_edges(name):
+    x = np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, -1.0, -2.0, 1.0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = getattr(np, name)(x)
+    got = getattr(et, name)(et.tensor(x)).numpy()
+    np.testing.assert_array_equal(got, want)
+    zero = want == 0
+    np.testing.assert_array_equal(np.signbit(got[zero]), np.signbit(want[zero]))  # log1p(-0)
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_float32_sin_cos_within_a_few_ulp_at_every_scale(name):
+    x = np.concatenate([_float32_sweep(5), -_float32_sweep(6), np.float32([1e-30, 3.0e38])])
+    want = getattr(np, name)(x.astype(np.float64))
+    got = getattr(et, name)(et.tensor(x)).numpy()
+    # ulps of the float32 result, but not finer than float32's smallest normal spacing
+    spacing = np.maximum(np.spacing(np.abs(want.astype(np.float32))), 2.0 ** -149)
+    assert float(np.max(np.abs(got - want) / spacing)) <= 3
+    edges = et.tensor(np.float32([np.inf, -np.inf, np.nan]))
+    assert np.isnan(getattr(et, name)(edges).numpy()).all()
