@@ -6,7 +6,8 @@ iteration and evaluation.
 
 Cases (float32 unless named): exact GELU (``approximate='none'``) and ``erf`` of a
 (64, 4096) tensor; ``scaled_dot_product_attention`` forward, causal, of (8, 8, 256, 64);
-``randn(1 << 20)``; float64 ``tanh`` and ``sigmoid`` of 1M elements; a GPT (4 blocks of
+``randn(1 << 20)``; float64 ``tanh`` and ``sigmoid`` of 1M elements; float32 ``log``,
+``log1p`` and ``sin`` of 1M elements; a GPT (4 blocks of
 causal self-attention and a 4x GELU MLP, 128 wide, 4 heads, 64 tokens of a 512-word
 vocabulary, batch 16, AdamW) as a training iteration (forward, cross entropy, backward,
 step, zero_grad) and as an evaluation (forward and loss under ``no_grad``).
@@ -98,6 +99,10 @@ def build_cases(ember, torch):
     d, td = both(rng.standard_normal(1 << 20))
     cases["tanh float64 1M"] = (lambda: ember.tanh(d), lambda: torch.tanh(td))
     cases["sigmoid float64 1M"] = (lambda: ember.sigmoid(d), lambda: torch.sigmoid(td))
+    p, tp = both(np.abs(rng.standard_normal(1 << 20)).astype(np.float32) * 3)
+    for name in ("log", "log1p", "sin"):  # losses, softplus, positional encodings
+        cases[f"{name} 1M"] = (lambda f=getattr(ember, name): f(p),
+                               lambda f=getattr(torch, name): f(tp))
 
     ours, theirs = gpt(ember), gpt(torch)
     theirs.load_state_dict({k: torch.from_numpy(v.detach().numpy().copy())
