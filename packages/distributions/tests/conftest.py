@@ -53,3 +53,20 @@ def _default_validation():
     yield
     D.Distribution.set_default_validate_args(True)
     torch.distributions.Distribution.set_default_validate_args(True)
+
+
+def build(name, kwargs, requires_grad=()):
+    """Distribution ``name`` of Ember and of PyTorch from the same NumPy parameters; the
+    parameters named in ``requires_grad`` require grad."""
+    ours = getattr(D, name)(**{k: to_et(v, k in requires_grad) for k, v in kwargs.items()})
+    theirs = getattr(torch.distributions, name)(
+        **{k: to_torch(v, k in requires_grad) for k, v in kwargs.items()})
+    return ours, theirs
+
+
+def try_stat(fn):
+    """(fn(), None), or (None, the NotImplementedError fn raised)."""
+    try:
+        return fn(), None
+    except NotImplementedError as e:
+        return None, e

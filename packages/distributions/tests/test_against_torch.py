@@ -12,7 +12,7 @@ import torch.distributions as TD
 import ember_autograd as ag
 import ember_distributions as D
 import ember_tensor as et
-from conftest import assert_close, np_of, to_et, to_torch
+from conftest import assert_close, build, np_of, to_et, to_torch, try_stat
 
 rng = np.random.default_rng(1234)
 
@@ -101,19 +101,6 @@ CASES = [
 IDS = [f"{name}-{'-'.join(kw)}" for name, kw, _ in CASES]
 
 
-def build(name, kwargs, requires_grad=False):
-    ours = getattr(D, name)(**{k: to_et(v, requires_grad) for k, v in kwargs.items()})
-    theirs = getattr(TD, name)(**{k: to_torch(v, requires_grad) for k, v in kwargs.items()})
-    return ours, theirs
-
-
-def _try(fn):
-    try:
-        return fn(), None
-    except NotImplementedError as e:
-        return None, e
-
-
 @pytest.mark.parametrize(("name", "kwargs", "value"), CASES, ids=IDS)
 def test_matches_torch(name, kwargs, value) -> None:
     ours, theirs = build(name, kwargs)
@@ -133,24 +120,24 @@ def test_matches_torch(name, kwargs, value) -> None:
                  atol=atol, what="log_prob")
     # the statistics torch defines
     for stat in ("mean", "variance", "stddev", "mode"):
-        expected, err = _try(lambda stat=stat: getattr(theirs, stat))
+        expected, err = try_stat(lambda stat=stat: getattr(theirs, stat))
         if err is not None:
             continue
         assert_close(getattr(ours, stat), expected, rtol=1e-7, atol=atol, what=stat)
-    expected, err = _try(theirs.entropy)
+    expected, err = try_stat(theirs.entropy)
     if err is None:
         assert_close(ours.entropy(), expected, rtol=1e-7, atol=1e-9, what="entropy")
         assert_close(ours.perplexity(), theirs.perplexity(), rtol=1e-7, what="perplexity")
-    expected, err = _try(lambda: theirs.cdf(to_torch(value)))
+    expected, err = try_stat(lambda: theirs.cdf(to_torch(value)))
     if err is None:
         assert_close(ours.cdf(to_et(value)), expected, rtol=1e-7, atol=1e-12, what="cdf")
     probs = rng.uniform(0.05, 0.95, size=np.shape(value))
-    expected, err = _try(lambda: theirs.icdf(to_torch(probs)))
+    expected, err = try_stat(lambda: theirs.icdf(to_torch(probs)))
     if err is None:
         assert_close(ours.icdf(to_et(probs)), expected, rtol=1e-7, what="icdf")
     if theirs.has_enumerate_support:
         for expand in (True, False):
-            expected, err = _try(lambda expand=expand: theirs.enumerate_support(expand))
+            expected, err = try_stat(lambda expand=expand: theirs.enumerate_support(expand))
             if err is not None:
                 with pytest.raises(NotImplementedError, match="Inhomogeneous total count"):
                     ours.enumerate_support(expand)

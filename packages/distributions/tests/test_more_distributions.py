@@ -18,7 +18,7 @@ from scipy import special, stats
 import ember_autograd as ag
 import ember_distributions as D
 import ember_tensor as et
-from conftest import assert_close, np_of, to_et, to_torch
+from conftest import assert_close, build, np_of, to_et, to_torch, try_stat
 
 rng = np.random.default_rng(2025)
 
@@ -82,20 +82,6 @@ CASES = [
 IDS = [f"{name}-{'-'.join(kw)}" for name, kw, _ in CASES]
 
 
-def build(name, kwargs, requires_grad=()):
-    ours = getattr(D, name)(**{k: to_et(v, k in requires_grad) for k, v in kwargs.items()})
-    theirs = getattr(TD, name)(**{k: to_torch(v, k in requires_grad)
-                                  for k, v in kwargs.items()})
-    return ours, theirs
-
-
-def _try(fn):
-    try:
-        return fn(), None
-    except NotImplementedError as e:
-        return None, e
-
-
 @pytest.mark.parametrize(("name", "kwargs", "value"), CASES, ids=IDS)
 def test_matches_torch(name, kwargs, value) -> None:
     ours, theirs = build(name, kwargs)
@@ -112,26 +98,26 @@ def test_matches_torch(name, kwargs, value) -> None:
     assert_close(ours.log_prob(to_et(value)), theirs.log_prob(to_torch(value)), rtol=1e-10,
                  atol=1e-10, what="log_prob")
     for stat in ("mean", "variance", "stddev", "mode"):
-        expected, err = _try(lambda stat=stat: getattr(theirs, stat))
+        expected, err = try_stat(lambda stat=stat: getattr(theirs, stat))
         if err is not None:
             with pytest.raises(NotImplementedError):
                 getattr(ours, stat)
             continue
         assert_close(getattr(ours, stat), expected, rtol=1e-10, what=stat)
-    expected, err = _try(theirs.entropy)
+    expected, err = try_stat(theirs.entropy)
     if err is None:
         assert_close(ours.entropy(), expected, rtol=1e-10, atol=1e-11, what="entropy")
     else:
         with pytest.raises(NotImplementedError):
             ours.entropy()
-    expected, err = _try(lambda: theirs.cdf(to_torch(value)))
+    expected, err = try_stat(lambda: theirs.cdf(to_torch(value)))
     if err is None:
         assert_close(ours.cdf(to_et(value)), expected, rtol=1e-10, atol=1e-13, what="cdf")
     else:
         with pytest.raises(NotImplementedError):
             ours.cdf(to_et(value))
     probs = rng.uniform(0.02, 0.98, size=np.shape(value))
-    expected, err = _try(lambda: theirs.icdf(to_torch(probs)))
+    expected, err = try_stat(lambda: theirs.icdf(to_torch(probs)))
     if err is None:
         assert_close(ours.icdf(to_et(probs)), expected, rtol=1e-10, atol=1e-13, what="icdf")
     else:
@@ -149,7 +135,7 @@ def test_expand(name, kwargs, value) -> None:
     assert tuple(e_ours.event_shape) == tuple(e_theirs.event_shape)
     assert_close(e_ours.log_prob(to_et(value[:1])), e_theirs.log_prob(to_torch(value[:1])),
                  rtol=1e-10, what="expanded log_prob")
-    expected, err = _try(lambda: e_theirs.mean)
+    expected, err = try_stat(lambda: e_theirs.mean)
     if err is None:
         assert_close(e_ours.mean, expected, rtol=1e-10, what="expanded mean")
     et.manual_seed(0)

@@ -121,7 +121,27 @@ def _precision_to_scale_tril(P):
     return et.linalg.solve_triangular(L_inv, eye, upper=False)
 
 
-class MultivariateNormal(Distribution):
+class _FromScaleTril:
+    """The three forms of the matrix of a distribution parameterised by its lower Cholesky
+    factor ``_unbroadcasted_scale_tril``, expanded to ``_matrix_shape()`` (MultivariateNormal's
+    covariance, Wishart's scale)."""
+
+    @lazy_property
+    def scale_tril(self):
+        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
+
+    @lazy_property
+    def covariance_matrix(self):
+        L = self._unbroadcasted_scale_tril
+        return (L @ L.mT).expand(self._matrix_shape())
+
+    @lazy_property
+    def precision_matrix(self):
+        return et.cholesky_inverse(self._unbroadcasted_scale_tril).expand(
+            self._matrix_shape())
+
+
+class MultivariateNormal(_FromScaleTril, Distribution):
     """The multivariate normal distribution with mean ``loc`` and exactly one of
     ``covariance_matrix``, ``precision_matrix`` or ``scale_tril`` (its lower Cholesky
     factor)."""
@@ -178,20 +198,6 @@ class MultivariateNormal(Distribution):
 
     def _matrix_shape(self):
         return tuple(self._batch_shape) + tuple(self._event_shape) * 2
-
-    @lazy_property
-    def scale_tril(self):
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        return (L @ L.mT).expand(self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self):
-        return et.cholesky_inverse(self._unbroadcasted_scale_tril).expand(
-            self._matrix_shape())
 
     @property
     def mean(self):
@@ -381,7 +387,7 @@ def _mvdigamma(x, p: int):
     return et.digamma(x.unsqueeze(-1) - halves).sum(-1)
 
 
-class Wishart(ExponentialFamily):
+class Wishart(_FromScaleTril, ExponentialFamily):
     """The Wishart distribution over ``p`` x ``p`` positive-definite matrices, with ``df``
     degrees of freedom (greater than ``p - 1``) and a scale matrix given by exactly one of
     ``covariance_matrix``, ``precision_matrix`` (its inverse) or ``scale_tril`` (its lower
@@ -468,20 +474,6 @@ class Wishart(ExponentialFamily):
 
     def _matrix_shape(self):
         return tuple(self._batch_shape) + tuple(self._event_shape)
-
-    @lazy_property
-    def scale_tril(self):
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        return (L @ L.mT).expand(self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self):
-        return et.cholesky_inverse(self._unbroadcasted_scale_tril).expand(
-            self._matrix_shape())
 
     def _df_matrix(self, df=None):
         """``df`` (or a batch-shaped tensor) with two trailing unit dimensions."""
