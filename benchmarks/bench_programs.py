@@ -101,8 +101,8 @@ def build_cases(ember, torch):
     cases["sigmoid float64 1M"] = (lambda: ember.sigmoid(d), lambda: torch.sigmoid(td))
     p, tp = both(np.abs(rng.standard_normal(1 << 20)).astype(np.float32) * 3)
     for name in ("log", "log1p", "sin"):  # losses, softplus, positional encodings
-        cases[f"{name} 1M"] = (lambda f=getattr(ember, name): f(p),
-                               lambda f=getattr(torch, name): f(tp))
+        ours_fn, theirs_fn = getattr(ember, name), getattr(torch, name)
+        cases[f"{name} 1M"] = (lambda f=ours_fn: f(p), lambda f=theirs_fn: f(tp))
 
     ours, theirs = gpt(ember), gpt(torch)
     theirs.load_state_dict({k: torch.from_numpy(v.detach().numpy().copy())

@@ -103,9 +103,9 @@ inline float erfc(float x) {
 
 // The standard normal distribution's upper tail Phi(-a) = erfc(a / sqrt 2) / 2 of a >= 0, and
 // the density's exp(-a^2 / 2) on the way: Phi(-a) = t G(t) exp(-a^2 / 2) with t = K / (K + a)
-// and G the NormalTail polynomial (within 3 float32 ulp over [0, 13.2], then subnormal tails;
-// beyond 14.5, and for nan, a is taken as 14.5, where both are 0 in float). a^2 / 2 is split exactly in two, so the
-// tail keeps its relative precision. One exp, one division.
+// and G the NormalTail polynomial (within 3 float32 ulp over [0, 13.2], then subnormal
+// tails; beyond 14.5, and for nan, a is taken as 14.5, where both are 0 in float). a^2 / 2 is
+// split exactly in two, so the tail keeps its relative precision. One exp, one division.
 // kFlush: both are 0 from a = 13.2 on (where Phi(-a) a falls below float's smallest normal
 // number), and cheaper (no subnormal results).
 struct NormalTail {
@@ -378,20 +378,25 @@ inline void sincos_quarter_turns(int k, float u, float& sin_v, float& cos_v) {
 // sin(x) and cos(x) of a float: |x| in quarter turns (quarter_turns: exact for every float),
 // then sin and cos of the remaining fraction; sin(x) is x itself below 1e-4. Within 3 ulp of
 // the C library's; nan at +-inf and nan.
-inline float sin_f(float x) {
+inline void sincos_f(float x, float& sin_v, float& cos_v) {
+  const bool finite = std::fabs(x) < kInf;
   int k;
   float u, s, c;
-  quarter_turns(pick(std::fabs(x) < kInf, std::fabs(x), 0.0f), 0.0, k, u);
+  quarter_turns(pick(finite, std::fabs(x), 0.0f), 0.0, k, u);
   sincos_quarter_turns(k, u, s, c);
   s = pick(std::fabs(x) < 1e-4f, x, std::copysign(1.0f, x) * s);
-  return pick(std::fabs(x) < kInf, s, kNan);
+  sin_v = pick(finite, s, kNan);
+  cos_v = pick(finite, c, kNan);
+}
+inline float sin_f(float x) {
+  float s, c;
+  sincos_f(x, s, c);
+  return s;
 }
 inline float cos_f(float x) {
-  int k;
-  float u, s, c;
-  quarter_turns(pick(std::fabs(x) < kInf, std::fabs(x), 0.0f), 0.0, k, u);
-  sincos_quarter_turns(k, u, s, c);
-  return pick(std::fabs(x) < kInf, c, kNan);
+  float s, c;
+  sincos_f(x, s, c);
+  return c;
 }
 template <typename A> inline A sin_(A x) {
   if constexpr (std::is_same_v<A, float>) return sin_f(x);
