@@ -664,3 +664,24 @@ def test_meta_package_exports() -> None:
     assert issubclass(D.InverseGamma, D.TransformedDistribution)
     assert issubclass(D.Wishart, D.ExponentialFamily)
     assert not math.isnan(D.InverseGamma(t(3.0), t(1.0)).mean.item())
+
+
+def test_one_hot_straight_through_passes_the_gradient_of_probs() -> None:
+    # the straight-through estimator: the sample is one-hot, its gradient that of probs
+    logits = np.array([[0.3, -1.2, 0.8, 0.1], [1.5, 0.2, -0.4, 0.0]])
+    weights = np.array([[1.0, -2.0, 0.5, 3.0], [0.25, 1.0, -1.0, 2.0]])
+    leaf, tleaf = to_et(logits, True), to_torch(logits, True)
+    ours = D.OneHotCategoricalStraightThrough(logits=leaf)
+    theirs = torch.distributions.OneHotCategoricalStraightThrough(logits=tleaf)
+    assert ours.has_rsample and isinstance(ours, D.OneHotCategorical)
+    et.manual_seed(0)
+    sample = ours.rsample((3,))
+    assert tuple(sample.shape) == (3, 2, 4)
+    np.testing.assert_array_equal(np_of(sample).sum(-1), 1.0)
+    assert set(np.unique(np_of(sample))) <= {0.0, 1.0}
+    (grad,) = ag.grad((sample * to_et(weights)).sum(), [leaf])
+    (want,) = torch.autograd.grad((theirs.rsample((3,)) * to_torch(weights)).sum(), [tleaf])
+    assert_close(grad, want)
+    assert tuple(ours.expand((5, 2)).batch_shape) == (5, 2)
+    assert type(ours.expand((5, 2))) is D.OneHotCategoricalStraightThrough
+    assert_close(ours.log_prob(sample), theirs.log_prob(to_torch(np_of(sample))))

@@ -34,6 +34,7 @@ from .discrete import (
     Multinomial,
     NegativeBinomial,
     OneHotCategorical,
+    OneHotCategoricalStraightThrough,
     Poisson,
 )
 from .distribution import Distribution
@@ -133,6 +134,7 @@ __all__ = [
     "NegativeBinomial",
     "Normal",
     "OneHotCategorical",
+    "OneHotCategoricalStraightThrough",
     "Pareto",
     "Poisson",
     "PositiveDefiniteTransform",

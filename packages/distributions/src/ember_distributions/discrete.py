@@ -30,6 +30,7 @@ __all__ = [
     "Multinomial",
     "NegativeBinomial",
     "OneHotCategorical",
+    "OneHotCategoricalStraightThrough",
     "Poisson",
 ]
 
@@ -297,6 +298,17 @@ class OneHotCategorical(Distribution):
         if expand:
             values = values.expand((n,) + tuple(self.batch_shape) + (n,))
         return values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical with a reparameterised ``rsample``: the straight-through estimator
+    (Bengio et al., 2013), a one-hot sample whose gradient is the gradient of ``probs``."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        probs = self.probs
+        return self.sample(sample_shape) + (probs - probs.detach())
 
 
 def _clamp_by_zero(x):
