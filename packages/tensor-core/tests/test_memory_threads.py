@@ -264,3 +264,20 @@ def test_requires_grad_reference(lib):
     t = lib.zeros(2, requires_grad=True)
     assert t.requires_grad and t.is_leaf and t.grad is None and t.grad_fn is None
     assert_close((t * 2).detach(), np.zeros(2), "float32")
+
+
+@pytest.mark.parametrize("value,expected", [("1", 1), ("3", 3), ("0", None), ("two", None)])
+def test_omp_num_threads_sets_the_default(value, expected):
+    # as PyTorch: OMP_NUM_THREADS, when a positive integer, is the default thread count
+    import os
+    import subprocess
+    import sys
+
+    code = "import ember_tensor as et; print(et.get_num_threads())"
+    env = dict(os.environ, OMP_NUM_THREADS=value)
+    got = int(subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                             capture_output=True, text=True).stdout)
+    env.pop("OMP_NUM_THREADS")
+    cores = int(subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                               capture_output=True, text=True).stdout)
+    assert got == (cores if expected is None else expected)

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -16,10 +17,16 @@ namespace {
 
 thread_local bool t_in_parallel = false;
 
-// The cores this process may run on, read once: hardware_concurrency() reads a file under
-// /sys on every call, and get_num_threads() runs on every parallel op.
+// The default thread count, read once (hardware_concurrency() reads a file under /sys on
+// every call, and get_num_threads() runs on every parallel op): OMP_NUM_THREADS when it is a
+// positive integer, as PyTorch reads it, else the cores this process may run on.
 int default_threads() {
   static const int cores = [] {
+    if (const char* env = std::getenv("OMP_NUM_THREADS")) {
+      char* end = nullptr;
+      const long n = std::strtol(env, &end, 10);
+      if (end != env && *end == '\0' && n > 0 && n <= 4096) return static_cast<int>(n);
+    }
 #ifdef __linux__
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
