@@ -3,6 +3,8 @@ parameters (float64), and compare tensors."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -70,3 +72,30 @@ def try_stat(fn):
         return fn(), None
     except NotImplementedError as e:
         return None, e
+
+
+def assert_same_structure(ours, theirs) -> None:
+    """Shapes, flags and the kinds of the argument constraints and support agree."""
+    assert tuple(ours.batch_shape) == tuple(theirs.batch_shape)
+    assert tuple(ours.event_shape) == tuple(theirs.event_shape)
+    assert ours.has_rsample == theirs.has_rsample
+    assert ours.has_enumerate_support == theirs.has_enumerate_support
+    assert sorted(ours.arg_constraints) == sorted(theirs.arg_constraints)
+    for key, constraint in theirs.arg_constraints.items():
+        assert type(ours.arg_constraints[key]).__name__ == type(constraint).__name__
+    assert type(ours.support).__name__ == type(theirs.support).__name__
+
+
+def raised_message(fn, kind=ValueError) -> str:
+    """The message of the ``kind`` exception that ``fn()`` raises."""
+    with pytest.raises(kind) as info:
+        fn()
+    return str(info.value)
+
+
+def first_line(msg: str) -> str:
+    """A validation message's first line without the library prefix (the value printed
+    after the colon differs between the tensor reprs; torch's default dtype is float64 in
+    these tests, so it prints no dtype)."""
+    line = re.sub(r"(torch|ember)\.", "", msg.split("\n")[0])
+    return line.replace(", dtype=float64", "")

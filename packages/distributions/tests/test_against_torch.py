@@ -12,7 +12,7 @@ import torch.distributions as TD
 import ember_autograd as ag
 import ember_distributions as D
 import ember_tensor as et
-from conftest import assert_close, build, np_of, to_et, to_torch, try_stat
+from conftest import assert_close, assert_same_structure, build, np_of, to_et, to_torch, try_stat
 
 rng = np.random.default_rng(1234)
 
@@ -104,13 +104,7 @@ IDS = [f"{name}-{'-'.join(kw)}" for name, kw, _ in CASES]
 @pytest.mark.parametrize(("name", "kwargs", "value"), CASES, ids=IDS)
 def test_matches_torch(name, kwargs, value) -> None:
     ours, theirs = build(name, kwargs)
-    assert tuple(ours.batch_shape) == tuple(theirs.batch_shape)
-    assert tuple(ours.event_shape) == tuple(theirs.event_shape)
-    assert ours.has_rsample == theirs.has_rsample
-    assert ours.has_enumerate_support == theirs.has_enumerate_support
-    assert sorted(ours.arg_constraints) == sorted(theirs.arg_constraints)
-    assert repr(ours.support) == repr(theirs.support).replace("tensor", "tensor") or True
-    assert type(ours.support).__name__ == type(theirs.support).__name__
+    assert_same_structure(ours, theirs)
     assert ours.support.event_dim == theirs.support.event_dim
     assert ours.support.is_discrete == theirs.support.is_discrete
     # log_prob on a value with a leading sample dimension

@@ -6,7 +6,6 @@ and the gradients of their reparameterized samples."""
 from __future__ import annotations
 
 import math
-import re
 import warnings
 
 import numpy as np
@@ -18,7 +17,17 @@ from scipy import special, stats
 import ember_autograd as ag
 import ember_distributions as D
 import ember_tensor as et
-from conftest import assert_close, build, np_of, to_et, to_torch, try_stat
+from conftest import (
+    assert_close,
+    assert_same_structure,
+    build,
+    first_line,
+    np_of,
+    raised_message,
+    to_et,
+    to_torch,
+    try_stat,
+)
 
 rng = np.random.default_rng(2025)
 
@@ -85,14 +94,7 @@ IDS = [f"{name}-{'-'.join(kw)}" for name, kw, _ in CASES]
 @pytest.mark.parametrize(("name", "kwargs", "value"), CASES, ids=IDS)
 def test_matches_torch(name, kwargs, value) -> None:
     ours, theirs = build(name, kwargs)
-    assert tuple(ours.batch_shape) == tuple(theirs.batch_shape)
-    assert tuple(ours.event_shape) == tuple(theirs.event_shape)
-    assert ours.has_rsample == theirs.has_rsample
-    assert ours.has_enumerate_support == theirs.has_enumerate_support
-    assert sorted(ours.arg_constraints) == sorted(theirs.arg_constraints)
-    for key, constraint in theirs.arg_constraints.items():
-        assert type(ours.arg_constraints[key]).__name__ == type(constraint).__name__
-    assert type(ours.support).__name__ == type(theirs.support).__name__
+    assert_same_structure(ours, theirs)
     assert ours.support.event_dim == theirs.support.event_dim
     assert ours.support.is_discrete == theirs.support.is_discrete
     assert_close(ours.log_prob(to_et(value)), theirs.log_prob(to_torch(value)), rtol=1e-10,
@@ -341,17 +343,6 @@ def test_no_kl_for_generalized_pareto_and_lkj() -> None:
 # ------------------------------------------------------------------ validation
 
 
-def _message(fn, kind=ValueError):
-    with pytest.raises(kind) as info:
-        fn()
-    return str(info.value)
-
-
-def _first_line(msg: str) -> str:
-    line = re.sub(r"(torch|ember)\.", "", msg.split("\n")[0])
-    return line.replace(", dtype=float64", "")
-
-
 BAD_ARGS = [
     ("InverseGamma", dict(concentration=[1.0, -1.0], rate=[1.0, 1.0])),
     ("InverseGamma", dict(concentration=[1.0], rate=[0.0])),
@@ -366,12 +357,12 @@ BAD_ARGS = [
 @pytest.mark.parametrize(("name", "kwargs"), BAD_ARGS,
                          ids=[f"{b[0]}-{i}" for i, b in enumerate(BAD_ARGS)])
 def test_invalid_parameters(name, kwargs) -> None:
-    ours = _message(lambda: getattr(D, name)(**{k: et.tensor(v, dtype=et.float64)
+    ours = raised_message(lambda: getattr(D, name)(**{k: et.tensor(v, dtype=et.float64)
                                                 for k, v in kwargs.items()}))
-    theirs = _message(lambda: getattr(TD, name)(**{k: torch.tensor(v, dtype=torch.float64)
+    theirs = raised_message(lambda: getattr(TD, name)(**{k: torch.tensor(v, dtype=torch.float64)
                                                    for k, v in kwargs.items()}))
     assert ours.startswith("Expected parameter ")
-    assert _first_line(ours) == _first_line(theirs)
+    assert first_line(ours) == first_line(theirs)
     if name != "Wishart":  # (a Wishart needs the Cholesky factor of its matrix)
         getattr(D, name)(**{k: et.tensor(v, dtype=et.float64) for k, v in kwargs.items()},
                          validate_args=False)
@@ -394,12 +385,12 @@ def test_values_outside_the_support(name, kwargs, value) -> None:
 
     ours = getattr(D, name)(**args(lambda v: et.tensor(v, dtype=et.float64)))
     theirs = getattr(TD, name)(**args(lambda v: torch.tensor(v, dtype=torch.float64)))
-    m_ours = _message(lambda: ours.log_prob(et.tensor(value, dtype=et.float64)))
-    m_theirs = _message(lambda: theirs.log_prob(torch.tensor(value, dtype=torch.float64)))
+    m_ours = raised_message(lambda: ours.log_prob(et.tensor(value, dtype=et.float64)))
+    m_theirs = raised_message(lambda: theirs.log_prob(torch.tensor(value, dtype=torch.float64)))
     assert m_ours.startswith("Expected value argument (Tensor of shape ")
-    assert _first_line(m_ours) == _first_line(m_theirs)
+    assert first_line(m_ours) == first_line(m_theirs)
     if name in ("GeneralizedPareto", "InverseGamma"):
-        _message(lambda: ours.cdf(et.tensor(value, dtype=et.float64)))
+        raised_message(lambda: ours.cdf(et.tensor(value, dtype=et.float64)))
     getattr(D, name)(**args(lambda v: et.tensor(v, dtype=et.float64)),
                      validate_args=False).log_prob(et.tensor(value, dtype=et.float64))
 
@@ -427,16 +418,16 @@ def test_constructor_errors_match_torch() -> None:
         (lambda M, T: M.LKJCholesky(0), ValueError),
     ]
     for make, kind in cases:
-        ours = _message(lambda make=make: make(D, T), kind)
-        theirs = _message(lambda make=make: make(TD, TT), kind)
+        ours = raised_message(lambda make=make: make(D, T), kind)
+        theirs = raised_message(lambda make=make: make(TD, TT), kind)
         if kind is not ValueError:
             continue  # shape errors: the type only
-        assert _first_line(ours) == _first_line(theirs)
-    assert _message(lambda: D.Wishart(T(1.0), covariance_matrix=T(eye))) == (
+        assert first_line(ours) == first_line(theirs)
+    assert raised_message(lambda: D.Wishart(T(1.0), covariance_matrix=T(eye))) == (
         "Value of df=1.0 expected to be greater than ndim - 1 = 1.")
-    assert _message(lambda: D.LKJCholesky(1)) == (
+    assert raised_message(lambda: D.LKJCholesky(1)) == (
         "Expected dim to be an integer greater than or equal to 2. Found dim=1.")
-    assert _message(lambda: D.Wishart(T(3.0)), AssertionError) == (
+    assert raised_message(lambda: D.Wishart(T(3.0)), AssertionError) == (
         "Exactly one of covariance_matrix or precision_matrix or scale_tril may be "
         "specified.")
 
@@ -445,7 +436,7 @@ def test_lkj_invalid_concentration() -> None:
     # PyTorch fails inside the Beta it builds (a Dirichlet message), even with
     # validate_args=False; here the concentration itself is checked, as for any parameter
     for eta in (0.0, -1.0):
-        msg = _message(lambda eta=eta: D.LKJCholesky(3, et.tensor([eta, 1.0],
+        msg = raised_message(lambda eta=eta: D.LKJCholesky(3, et.tensor([eta, 1.0],
                                                                    dtype=et.float64)))
         assert msg.startswith("Expected parameter concentration (Tensor of shape (2,)) of "
                               "distribution LKJCholesky")

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 import warnings
 
 import numpy as np
@@ -13,20 +12,7 @@ import torch.distributions as TD
 
 import ember_distributions as D
 import ember_tensor as et
-
-
-def _message(fn):
-    with pytest.raises(ValueError) as info:
-        fn()
-    return str(info.value)
-
-
-def _first_line(msg: str) -> str:
-    # the value printed after the colon differs (ember's and torch's tensor reprs)
-    # (and torch's default dtype is float64 in these tests, so it prints no dtype)
-    line = re.sub(r"(torch|ember)\.", "", msg.split("\n")[0])
-    return line.replace(", dtype=float64", "")
-
+from conftest import first_line, raised_message
 
 BAD_ARGS = [
     ("Normal", dict(loc=[0.0, 1.0], scale=[1.0, -1.0])),
@@ -46,12 +32,12 @@ BAD_ARGS = [
 
 @pytest.mark.parametrize(("name", "kwargs"), BAD_ARGS, ids=[b[0] for b in BAD_ARGS])
 def test_invalid_parameters(name, kwargs) -> None:
-    ours = _message(lambda: getattr(D, name)(**{k: et.tensor(v, dtype=et.float64)
+    ours = raised_message(lambda: getattr(D, name)(**{k: et.tensor(v, dtype=et.float64)
                                                 for k, v in kwargs.items()}))
-    theirs = _message(lambda: getattr(TD, name)(**{k: torch.tensor(v, dtype=torch.float64)
+    theirs = raised_message(lambda: getattr(TD, name)(**{k: torch.tensor(v, dtype=torch.float64)
                                                    for k, v in kwargs.items()}))
     assert ours.startswith("Expected parameter ")
-    assert _first_line(ours) == _first_line(theirs)
+    assert first_line(ours) == first_line(theirs)
 
 
 VALUES = [
@@ -71,10 +57,10 @@ def test_values_outside_the_support(name, kwargs, value) -> None:
     ours = getattr(D, name)(**{k: et.tensor(v, dtype=et.float64) for k, v in kwargs.items()})
     theirs = getattr(TD, name)(**{k: torch.tensor(v, dtype=torch.float64)
                                   for k, v in kwargs.items()})
-    m_ours = _message(lambda: ours.log_prob(et.tensor(value, dtype=et.float64)))
-    m_theirs = _message(lambda: theirs.log_prob(torch.tensor(value, dtype=torch.float64)))
+    m_ours = raised_message(lambda: ours.log_prob(et.tensor(value, dtype=et.float64)))
+    m_theirs = raised_message(lambda: theirs.log_prob(torch.tensor(value, dtype=torch.float64)))
     assert m_ours.startswith("Expected value argument (Tensor of shape ")
-    assert _first_line(m_ours) == _first_line(m_theirs)
+    assert first_line(m_ours) == first_line(m_theirs)
     # without validation: no error
     getattr(D, name)(**{k: et.tensor(v, dtype=et.float64) for k, v in kwargs.items()},
                      validate_args=False).log_prob(et.tensor(value, dtype=et.float64))
@@ -82,14 +68,15 @@ def test_values_outside_the_support(name, kwargs, value) -> None:
 
 def test_shape_errors() -> None:
     d = D.Normal(et.zeros(3), et.ones(3))
-    assert _message(lambda: d.log_prob(et.zeros(2))) == (
+    assert raised_message(lambda: d.log_prob(et.zeros(2))) == (
         "Value is not broadcastable with batch_shape+event_shape: ember.Size([2]) vs "
         "ember.Size([3]).")
     m = D.MultivariateNormal(et.zeros(3), et.eye(3))
-    assert _message(lambda: m.log_prob(et.zeros(2))) == (
+    assert raised_message(lambda: m.log_prob(et.zeros(2))) == (
         "The right-most size of value must match event_shape: ember.Size([2]) vs "
         "ember.Size([3]).")
-    assert _message(lambda: d.log_prob(0.5)) == "The value argument to log_prob must be a Tensor"
+    assert (raised_message(lambda: d.log_prob(0.5))
+            == "The value argument to log_prob must be a Tensor")
 
 
 def test_constructor_errors_match_torch() -> None:
@@ -110,10 +97,10 @@ def test_constructor_errors_match_torch() -> None:
         (lambda M, T: M.Geometric(T([0.0])), None),
     ]
     for make, expected in cases:
-        ours = _message(lambda make=make: make(D, lambda v: et.tensor(v, dtype=et.float64)))
-        theirs = _message(
+        ours = raised_message(lambda make=make: make(D, lambda v: et.tensor(v, dtype=et.float64)))
+        theirs = raised_message(
             lambda make=make: make(TD, lambda v: torch.tensor(v, dtype=torch.float64)))
-        assert _first_line(ours) == _first_line(theirs)
+        assert first_line(ours) == first_line(theirs)
         if expected is not None:
             assert ours == expected
     with pytest.raises(NotImplementedError, match="inhomogeneous total_count"):
