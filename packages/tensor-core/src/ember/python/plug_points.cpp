@@ -10,6 +10,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "ember/backends/cpu/blas.h"
 #include "ember/runtime/cuda_hooks.h"
 #include "ember/memory/host_allocator.h"
 #include "ember/python/python_api.h"
@@ -208,11 +209,14 @@ void bind_plug_points(py::module_& m) {
   m.def("_c_api_version", [] { return py::make_tuple(EMBER_PLUGIN_ABI_MAJOR, EMBER_PLUGIN_API_LEVEL); });
   m.def("_build_info", [] {
     py::dict d;
-#ifdef EMBER_HAVE_OPENBLAS
-    d["blas"] = "OpenBLAS (scipy-openblas32)";
-#else
-    d["blas"] = "built-in GEMM";
-#endif
+    // the products' library (MKL or OpenBLAS, chosen by CPU vendor or EMBER_BLAS); LAPACK
+    // always comes from OpenBLAS
+    switch (gemm_library()) {
+      case GemmLibrary::MKL: d["blas"] = "MKL (products), OpenBLAS (scipy-openblas32; LAPACK)"; break;
+      case GemmLibrary::OpenBLAS: d["blas"] = "OpenBLAS (scipy-openblas32)"; break;
+      default: d["blas"] = "built-in GEMM"; break;
+    }
+    d["gemm"] = gemm_library_name(gemm_library());
     d["cuda"] = cuda_hooks().is_built();
 #ifdef EMBER_CUDA_ARCHS
     d["cuda_archs"] = EMBER_CUDA_ARCHS;  // "80,90"

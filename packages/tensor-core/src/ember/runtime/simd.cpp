@@ -3,6 +3,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 namespace ember {
 namespace {
 
@@ -48,6 +52,21 @@ CpuLevel cpu_level() {
 }
 
 const char* unknown_cpu_capability() { return g_bad_capability; }
+
+bool cpu_vendor_is_intel() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned int eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return false;
+  char vendor[13];
+  std::memcpy(vendor, &ebx, 4);
+  std::memcpy(vendor + 4, &edx, 4);
+  std::memcpy(vendor + 8, &ecx, 4);
+  vendor[12] = 0;
+  return !std::strcmp(vendor, "GenuineIntel");
+#else
+  return false;
+#endif
+}
 
 const char* cpu_level_name(CpuLevel level) {
   switch (level) {

@@ -23,6 +23,8 @@ CpuLevel cpu_level();
 const char* cpu_level_name(CpuLevel level);
 // The EMBER_CPU_CAPABILITY value when it is none of default/avx2/avx512 (ignored), else null.
 const char* unknown_cpu_capability();
+// Whether the CPU's vendor string is GenuineIntel (x86 cpuid leaf 0).
+bool cpu_vendor_is_intel();
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && !defined(EMBER_NO_SIMD_DISPATCH)
 #define EMBER_SIMD_DISPATCH 1

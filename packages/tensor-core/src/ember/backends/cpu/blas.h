@@ -8,8 +8,15 @@
 
 namespace ember {
 
-// Whether the matrix products go through OpenBLAS (false: the built-in blocked GEMM).
+// Whether the matrix products go through a vendor BLAS (false: the built-in blocked GEMM).
 bool have_blas();
+
+// The library of the float and complex matrix products, chosen once at load time:
+// EMBER_BLAS=mkl|openblas when both are built in, else MKL on Intel CPUs and OpenBLAS
+// elsewhere. LAPACK calls use OpenBLAS's LAPACK whichever it is.
+enum class GemmLibrary { BuiltIn, OpenBLAS, MKL };
+GemmLibrary gemm_library();
+const char* gemm_library_name(GemmLibrary lib);
 
 // While alive, lets OpenBLAS use get_num_threads() threads: for one large LAPACK call, whose
 // inner products Ember cannot split. Nested and concurrent scopes are counted.

@@ -1,15 +1,18 @@
 // Matrix products: matmul, mm, bmm, addmm, dot.
 //
 // Every product reduces to one batched GEMM, C[b] = beta * C[b] + alpha * A[b] @ B[b], on a
-// contiguous C and strided A, B (gemm_tensors below). float32/float64 go through OpenBLAS
-// (the scipy-openblas32 wheel, whose symbols carry a scipy_ prefix and take 32-bit ints)
-// when the build found it (EMBER_HAVE_OPENBLAS); a build without it, and the other dtypes,
-// use the blocked GEMM in plain C++ below. float16/bfloat16 are computed in float32 and
+// contiguous C and strided A, B (gemm_tensors below). float32/float64/complex go through a
+// vendor BLAS called on one thread per tile (gemm_library(): MKL's sequential library on
+// Intel CPUs when the build linked it, else OpenBLAS from the scipy-openblas32 wheel, whose
+// symbols carry a scipy_ prefix and take 32-bit ints); a build without either, and the other
+// dtypes, use the blocked GEMM in plain C++ below. float16/bfloat16 are computed in float32 and
 // rounded once at the end; integer dtypes are computed in int64 with wrap-around arithmetic,
 // which leaves the same low bits, hence the same narrowed result, as PyTorch's accumulation
 // in the narrow type.
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <type_traits>
 #include <utility>
@@ -19,6 +22,7 @@
 #include "ember/ops/linalg/linalg_meta.h"
 #include "ember/ops/ops_util.h"
 #include "ember/runtime/parallel.h"
+#include "ember/runtime/simd.h"
 
 #ifdef EMBER_HAVE_OPENBLAS
 // The few functions used from scipy-openblas32's cblas.h (not included on purpose: its names
@@ -40,6 +44,21 @@ void scipy_cblas_zgemm(int order, int transa, int transb, int m, int n, int k, c
 float scipy_cblas_sdot(int n, const float* x, int incx, const float* y, int incy);
 double scipy_cblas_ddot(int n, const double* x, int incx, const double* y, int incy);
 void scipy_openblas_set_num_threads(int num_threads);
+}
+#endif
+
+#ifdef EMBER_HAVE_MKL
+// MKL's CBLAS products (lp64: 32-bit ints; the layout and transpose enums are ints of the
+// same values as OpenBLAS's), from the static sequential MKL the FFT links (CMakeLists.txt).
+extern "C" {
+void cblas_sgemm(int order, int transa, int transb, int m, int n, int k, float alpha, const float* a, int lda,
+                 const float* b, int ldb, float beta, float* c, int ldc);
+void cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double alpha, const double* a, int lda,
+                 const double* b, int ldb, double beta, double* c, int ldc);
+void cblas_cgemm(int order, int transa, int transb, int m, int n, int k, const void* alpha, const void* a,
+                 int lda, const void* b, int ldb, const void* beta, void* c, int ldc);
+void cblas_zgemm(int order, int transa, int transb, int m, int n, int k, const void* alpha, const void* a,
+                 int lda, const void* b, int ldb, const void* beta, void* c, int ldc);
 }
 #endif
 
@@ -78,6 +97,35 @@ bool have_blas() {
 #endif
 }
 
+namespace {
+// EMBER_BLAS=mkl|openblas, else MKL on an Intel CPU (its kernels beat OpenBLAS's there:
+// docs/performance.md) and OpenBLAS elsewhere (AMD: OpenBLAS was the faster).
+GemmLibrary pick_gemm_library() {
+#if defined(EMBER_HAVE_MKL) && defined(EMBER_HAVE_OPENBLAS)
+  if (const char* want = std::getenv("EMBER_BLAS")) {
+    if (!std::strcmp(want, "mkl")) return GemmLibrary::MKL;
+    if (!std::strcmp(want, "openblas")) return GemmLibrary::OpenBLAS;
+  }
+  return cpu_vendor_is_intel() ? GemmLibrary::MKL : GemmLibrary::OpenBLAS;
+#elif defined(EMBER_HAVE_OPENBLAS)
+  return GemmLibrary::OpenBLAS;
+#else
+  return GemmLibrary::BuiltIn;
+#endif
+}
+const GemmLibrary g_gemm_library = pick_gemm_library();
+}  // namespace
+
+GemmLibrary gemm_library() { return g_gemm_library; }
+
+const char* gemm_library_name(GemmLibrary lib) {
+  switch (lib) {
+    case GemmLibrary::MKL: return "MKL";
+    case GemmLibrary::OpenBLAS: return "OpenBLAS";
+    default: return "built-in";
+  }
+}
+
 }  // namespace ember
 
 namespace ember::cpu {
@@ -93,6 +141,10 @@ constexpr int64_t kSmallGemm = 64 * 64 * 64;
 // Up to this size a batch of products (as many as threads, at least) runs one product per
 // thread rather than each product on all threads.
 constexpr int64_t kBatchedGemm = 256 * 256 * 256;
+// Products whose re-packed operand has more elements than this (1 MiB of float32) are cut
+// into tiles of at least kWideTile rows (or columns): see gemm_blas.
+constexpr int64_t kCachedOperand = 256 * 1024;
+constexpr int64_t kWideTile = 1024;
 
 std::string mat_str(const Tensor& t) {  // "2x3", as PyTorch prints matrices in messages
   std::string s;
@@ -267,6 +319,37 @@ template <typename T> void gemm_fallback(const Gemm<T>& g) {
 }
 
 #ifdef EMBER_HAVE_OPENBLAS
+// One row-major product C = alpha op(A) op(B) + beta C on the calling thread, by the chosen
+// library (gemm_library()).
+template <typename T>
+void blas_gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb, T beta,
+               T* C, int ldc) {
+  const int oa = ta ? kTrans : kNoTrans, ob = tb ? kTrans : kNoTrans;
+#ifdef EMBER_HAVE_MKL
+  if (g_gemm_library == GemmLibrary::MKL) {
+    if constexpr (std::is_same_v<T, float>) {
+      cblas_sgemm(kRowMajor, oa, ob, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    } else if constexpr (std::is_same_v<T, double>) {
+      cblas_dgemm(kRowMajor, oa, ob, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    } else if constexpr (std::is_same_v<T, complex64_t>) {
+      cblas_cgemm(kRowMajor, oa, ob, M, N, K, &alpha, A, lda, B, ldb, &beta, C, ldc);
+    } else {
+      cblas_zgemm(kRowMajor, oa, ob, M, N, K, &alpha, A, lda, B, ldb, &beta, C, ldc);
+    }
+    return;
+  }
+#endif
+  if constexpr (std::is_same_v<T, float>) {
+    scipy_cblas_sgemm(kRowMajor, oa, ob, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  } else if constexpr (std::is_same_v<T, double>) {
+    scipy_cblas_dgemm(kRowMajor, oa, ob, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  } else if constexpr (std::is_same_v<T, complex64_t>) {
+    scipy_cblas_cgemm(kRowMajor, oa, ob, M, N, K, &alpha, A, lda, B, ldb, &beta, C, ldc);
+  } else {
+    scipy_cblas_zgemm(kRowMajor, oa, ob, M, N, K, &alpha, A, lda, B, ldb, &beta, C, ldc);
+  }
+}
+
 template <typename T> bool gemm_blas(const Gemm<T>& g) {
   if (g.M > INT_MAX || g.N > INT_MAX || g.K > INT_MAX) return false;
   bool ta, tb;
@@ -280,19 +363,8 @@ template <typename T> bool gemm_blas(const Gemm<T>& g) {
     const T* A = g.a + g.a_off[bt] + r0 * g.a_rs;
     const T* B = g.b + g.b_off[bt] + c0 * g.b_cs;
     T* C = g.c + bt * g.M * g.N + r0 * g.N + c0;
-    if constexpr (std::is_same_v<T, float>) {
-      scipy_cblas_sgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, r1 - r0, c1 - c0, K, g.alpha,
-                        A, static_cast<int>(lda), B, static_cast<int>(ldb), g.beta, C, std::max(N, 1));
-    } else if constexpr (std::is_same_v<T, complex64_t>) {
-      scipy_cblas_cgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, r1 - r0, c1 - c0, K, &g.alpha,
-                        A, static_cast<int>(lda), B, static_cast<int>(ldb), &g.beta, C, std::max(N, 1));
-    } else if constexpr (std::is_same_v<T, complex128_t>) {
-      scipy_cblas_zgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, r1 - r0, c1 - c0, K, &g.alpha,
-                        A, static_cast<int>(lda), B, static_cast<int>(ldb), &g.beta, C, std::max(N, 1));
-    } else {
-      scipy_cblas_dgemm(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, r1 - r0, c1 - c0, K, g.alpha,
-                        A, static_cast<int>(lda), B, static_cast<int>(ldb), g.beta, C, std::max(N, 1));
-    }
+    blas_gemm<T>(ta, tb, r1 - r0, c1 - c0, K, g.alpha, A, static_cast<int>(lda), B, static_cast<int>(ldb), g.beta,
+                 C, std::max(N, 1));
   };
   const int64_t work = g.M * g.N * g.K;
   const int threads = get_num_threads();
@@ -306,13 +378,19 @@ template <typename T> bool gemm_blas(const Gemm<T>& g) {
   }
   // Each product split into tiles along its longer side of C, so that the operand every tile
   // packs again (B for row tiles, A for column tiles) is the smaller one. A tile holds at
-  // least kSmallGemm multiply-adds and a multiple of 16 rows or columns (OpenBLAS's widest
-  // micro-kernel).
+  // least kSmallGemm multiply-adds and a multiple of 16 rows or columns (the widest
+  // micro-kernels). Small products take a few tiles per thread (claimed as threads come
+  // free: robust when another process takes a core); once the re-packed operand outgrows
+  // the L2 cache, packing it again costs as much as a few hundred rows of products, so each
+  // tile then takes at least kWideTile rows (1024^3 on 2 threads: 8 tiles 238 GFLOP/s,
+  // 2 tiles 308, Intel Xeon, MKL).
   const bool by_rows = M >= N;
   const int64_t side = by_rows ? M : N;
+  const int64_t shared = K * (by_rows ? N : M);  // elements of the operand every tile packs
   int64_t tiles = 1;
   if (threads > 1 && work > kSmallGemm) {
     tiles = std::min<int64_t>({int64_t{4} * threads, work / kSmallGemm, (side + 15) / 16});
+    if (shared > kCachedOperand) tiles = std::min(tiles, std::max<int64_t>(threads, side / kWideTile));
     if (tiles > threads) tiles -= tiles % threads;  // equal rounds on a quiet machine
     tiles = std::max<int64_t>(tiles, 1);
   }
@@ -372,8 +450,7 @@ bool gemm_int_via_double(const Gemm<int64_t>& g) {
       for (int64_t k = 0; k < g.K; ++k) a[i * g.K + k] = static_cast<double>(g.a[g.a_off[bt] + i * g.a_rs + k * g.a_cs]);
     for (int64_t k = 0; k < g.K; ++k)
       for (int64_t j = 0; j < g.N; ++j) b[k * g.N + j] = static_cast<double>(g.b[g.b_off[bt] + k * g.b_rs + j * g.b_cs]);
-    scipy_cblas_dgemm(kRowMajor, kNoTrans, kNoTrans, M, N, K, 1.0, a, std::max(K, 1), b, std::max(N, 1), 0.0, c,
-                      std::max(N, 1));
+    blas_gemm<double>(false, false, M, N, K, 1.0, a, std::max(K, 1), b, std::max(N, 1), 0.0, c, std::max(N, 1));
     int64_t* out = g.c + bt * g.M * g.N;
     for (int64_t i = 0; i < g.M * g.N; ++i) out[i] = static_cast<int64_t>(c[i]);
   }

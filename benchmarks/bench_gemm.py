@@ -1,0 +1,140 @@
+"""Matrix products of each BLAS Ember can use (MKL, OpenBLAS) against PyTorch, same run.
+
+Ember picks its product library once at load time (``EMBER_BLAS=mkl|openblas`` overrides
+the default: MKL on Intel CPUs, OpenBLAS elsewhere), so each library runs in a child
+process of its own, which times Ember and PyTorch in alternation: ``--rounds`` rounds of
+about 10 ms per library and case, keeping each one's fastest round (a shared 2-core machine
+disturbs some rounds; the fastest is the one least disturbed). Prints GFLOP/s and the ratio
+Ember / PyTorch per case, with the CPU model.
+
+    python benchmarks/bench_gemm.py [--threads 1 2] [--rounds 30] [--libraries mkl openblas]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+# (batch, M, N, K): the issue's square sizes, batched small, skinny both ways, a transformer
+# MLP's product, batched attention-sized products
+CASES = [
+    (1, 256, 256, 256),
+    (1, 1024, 1024, 1024),
+    (1, 2048, 2048, 2048),
+    (64, 64, 64, 64),
+    (1, 4096, 64, 4096),
+    (1, 64, 4096, 4096),
+    (16, 128, 128, 128),
+    (1, 512, 3072, 768),
+    (64, 256, 64, 256),
+]
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def child(threads: int, rounds: int) -> None:
+    import numpy as np
+    import torch
+
+    import ember_tensor as et
+
+    et.set_num_threads(threads)
+    torch.set_num_threads(threads)
+    rng = np.random.default_rng(0)
+    out = {"gemm": et._C._build_info()["gemm"], "cases": {}}
+    for b, m, n, k in CASES:
+        a = rng.standard_normal((b, m, k), dtype=np.float32)
+        bb = rng.standard_normal((b, k, n), dtype=np.float32)
+        if b == 1:
+            a, bb = a[0], bb[0]
+        ea, eb = et.from_numpy(a), et.from_numpy(bb)
+        ta, tb = torch.from_numpy(a), torch.from_numpy(bb)
+        calls = {
+            "ember": lambda ea=ea, eb=eb: et.matmul(ea, eb),
+            "torch": lambda ta=ta, tb=tb: torch.matmul(ta, tb),
+        }
+        diff = float(np.abs(calls["ember"]().numpy() - calls["torch"]().numpy()).max())
+        start = time.perf_counter()
+        calls["ember"]()
+        reps = max(1, int(0.01 / max(time.perf_counter() - start, 1e-9)))
+        best = {"ember": float("inf"), "torch": float("inf")}
+        for _ in range(rounds):
+            for name, fn in calls.items():
+                start = time.perf_counter()
+                for _ in range(reps):
+                    fn()
+                best[name] = min(best[name], (time.perf_counter() - start) / reps)
+        flop = 2.0 * b * m * n * k
+        out["cases"][f"{b}x{m}x{n}x{k}"] = {
+            "ember": flop / best["ember"] / 1e9,
+            "torch": flop / best["torch"] / 1e9,
+            "max_diff": diff,
+        }
+    print(json.dumps(out))
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--rounds", type=int, default=30)
+    p.add_argument("--libraries", nargs="+", default=["mkl", "openblas"])
+    p.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.child is not None:
+        child(args.child, args.rounds)
+        return 0
+    print(
+        f"CPU: {cpu_model()}; {os.cpu_count()} cores; GFLOP/s (fastest round of {args.rounds}); "
+        "ratio = Ember / PyTorch"
+    )
+    for threads in args.threads:
+        results = {}
+        for lib in args.libraries:
+            done = subprocess.run(
+                [sys.executable, __file__, "--child", str(threads), "--rounds", str(args.rounds)],
+                env={**os.environ, "EMBER_BLAS": lib},
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            results[lib] = json.loads(done.stdout.strip().splitlines()[-1])
+        names = [f"Ember {r['gemm']}" for r in results.values()]
+        print(f"\nthreads: {threads}\n")
+        print(
+            "| case (batch x M x N x K) | "
+            + " | ".join(names)
+            + " | PyTorch | "
+            + " | ".join(f"ratio {n.split()[1]}" for n in names)
+            + " |"
+        )
+        print("| --- |" + " ---: |" * (2 * len(names) + 1))
+        for case in CASES:
+            key = "x".join(map(str, case))
+            rows = [results[lib]["cases"][key] for lib in args.libraries]
+            torch_best = max(r["torch"] for r in rows)  # PyTorch was timed in every child
+            print(
+                f"| {key} | "
+                + " | ".join(f"{r['ember']:.0f}" for r in rows)
+                + f" | {torch_best:.0f} | "
+                + " | ".join(f"{r['ember'] / torch_best:.2f}" for r in rows)
+                + " |"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""Both matrix-product libraries give right answers on every shape class.
+
+The float and complex products go through MKL (Intel CPUs, when the build linked it) or
+OpenBLAS (elsewhere), chosen once at load time; ``EMBER_BLAS=mkl|openblas`` overrides the
+choice. A process runs only one of them, so each runs here in a child process: the shape
+classes (square, ragged, tiled by rows and by columns, wide tiles, skinny, transposed
+operands, batched small products, float64, complex64) at 1 and 2 threads against NumPy
+float64 references, and a product in a child forked after products in its parent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+CHILD = r"""
+import json, os, sys
+import numpy as np
+import ember_tensor as et
+
+rng = np.random.default_rng(3)
+# (batch, M, N, K): square, ragged, row tiles of a large B (wide tiles), column tiles of a
+# large A, skinny both ways, batched small
+SHAPES = [(1, 256, 256, 256), (1, 301, 517, 263), (1, 1100, 530, 520), (1, 300, 1500, 900),
+          (1, 2048, 64, 700), (1, 48, 2100, 640), (40, 24, 36, 52), (3, 200, 130, 170)]
+errors = {}
+for threads in (1, 2):
+    et.set_num_threads(threads)
+    for b, m, n, k in SHAPES:
+        for dtype, tol in ((np.float32, 2e-5), (np.float64, 1e-12)):
+            a = rng.standard_normal((b, m, k)).astype(dtype)
+            bb = rng.standard_normal((b, k, n)).astype(dtype)
+            ref = np.matmul(a.astype(np.float64), bb.astype(np.float64))
+            scale = np.abs(ref).max() + 1e-30
+            key = f"t{threads} {b}x{m}x{n}x{k} {np.dtype(dtype).name}"
+            got = et.matmul(et.from_numpy(a), et.from_numpy(bb)).numpy()
+            errors[key] = (float(np.abs(got - ref).max() / scale), tol)
+            # transposed operands: views of the transposes, no copy
+            at = np.ascontiguousarray(a.transpose(0, 2, 1))
+            bt = np.ascontiguousarray(bb.transpose(0, 2, 1))
+            at_view, bt_view = et.from_numpy(at).transpose(1, 2), et.from_numpy(bt).transpose(1, 2)
+            got = et.matmul(at_view, bt_view).numpy()
+            errors[key + " transposed"] = (float(np.abs(got - ref).max() / scale), tol)
+    a = (rng.standard_normal((130, 70)) + 1j * rng.standard_normal((130, 70))).astype(np.complex64)
+    c = (rng.standard_normal((70, 90)) + 1j * rng.standard_normal((70, 90))).astype(np.complex64)
+    ref = a.astype(np.complex128) @ c.astype(np.complex128)
+    got = et.matmul(et.from_numpy(a), et.from_numpy(c)).numpy()
+    errors[f"t{threads} complex64"] = (float(np.abs(got - ref).max() / np.abs(ref).max()), 2e-5)
+
+# a product in a child forked after products here (the library keeps no threads to lose)
+x = rng.standard_normal((700, 600)).astype(np.float32)
+y = rng.standard_normal((600, 650)).astype(np.float32)
+ref = x.astype(np.float64) @ y.astype(np.float64)
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(r)
+    got = et.matmul(et.from_numpy(x), et.from_numpy(y)).numpy()
+    ok = np.abs(got - ref).max() / np.abs(ref).max() < 2e-5
+    os.write(w, b"1" if ok else b"0")
+    os._exit(0)
+os.close(w)
+_, status = os.waitpid(pid, 0)
+forked = os.read(r, 1).decode()
+print(json.dumps({"gemm": et._C._build_info()["gemm"], "errors": errors, "forked": forked,
+                  "status": status}))
+"""
+
+
+def run_child(library: str) -> dict:
+    env = {**os.environ, "EMBER_BLAS": library}
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def chosen_library(env: dict) -> str:
+    """The product library a fresh process picks under ``env``."""
+    code = "import ember_tensor as et; print(et._C._build_info()['gemm'])"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+    )
+    return done.stdout.strip()
+
+
+def built_libraries() -> list[str]:
+    import ember_tensor as et
+
+    if et._C._build_info()["gemm"] == "built-in":
+        return []
+    # MKL is linked on x86-64 Linux builds that found the mkl-static wheel (CMakeLists.txt)
+    mkl = chosen_library({**os.environ, "EMBER_BLAS": "mkl"}) == "MKL"
+    return ["openblas", "mkl"] if mkl else ["openblas"]
+
+
+@pytest.mark.parametrize("library", ["openblas", "mkl"])
+def test_products_of_each_library_match_numpy(library):
+    if library not in built_libraries():
+        pytest.skip(f"this build has no {library} products")
+    out = run_child(library)
+    assert out["gemm"] == {"mkl": "MKL", "openblas": "OpenBLAS"}[library]
+    bad = {k: v for k, v in out["errors"].items() if not v[0] <= v[1]}
+    assert not bad, f"{library}: relative errors above tolerance: {bad}"
+    assert len(out["errors"]) == 2 * (8 * 2 * 2 + 1)
+    assert out["forked"] == "1" and out["status"] == 0
+
+
+def test_default_library_follows_the_cpu_vendor():
+    import ember_tensor as et
+
+    libs = built_libraries()
+    if "mkl" not in libs:
+        pytest.skip("this build has no MKL products")
+    env = {k: v for k, v in os.environ.items() if k != "EMBER_BLAS"}
+    with open("/proc/cpuinfo") as f:
+        intel = "GenuineIntel" in f.read()
+    assert chosen_library(env) == ("MKL" if intel else "OpenBLAS")
+    assert et._C._build_info()["gemm"] in ("MKL", "OpenBLAS")
