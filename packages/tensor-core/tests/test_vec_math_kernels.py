@@ -155,3 +155,35 @@ def test_float32_sin_cos_within_a_few_ulp_at_every_scale(name):
     assert float(np.max(np.abs(got - want) / spacing)) <= 3
     edges = et.tensor(np.float32([np.inf, -np.inf, np.nan]))
     assert np.isnan(getattr(et, name)(edges).numpy()).all()
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_float32_sin_cos_fast_reduction_near_multiples_of_half_pi(name):
+    # below 2^20 whole blocks take the Cody-Waite reduction: the floats nearest to (and next
+    # to) k pi / 2 are where it would lose digits
+    k = np.arange(1, 667_000, dtype=np.float64)
+    m = (k * np.pi / 2).astype(np.float32)
+    x = np.concatenate([m, np.nextafter(m, np.float32(np.inf)), np.nextafter(m, np.float32(0)), -m])
+    x = x[np.abs(x) < 2**20]
+    want = getattr(np, name)(x.astype(np.float64))
+    got = getattr(et, name)(et.from_numpy(x)).numpy()
+    spacing = np.maximum(np.spacing(np.abs(want.astype(np.float32))), 2.0**-149)
+    assert float(np.max(np.abs(got - want) / spacing)) <= 3
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_float32_sin_cos_blocks_with_a_large_value_in_place(name):
+    # one value beyond the fast range sends its block to the exact reduction; in place, the
+    # block's inputs are read before they are overwritten
+    x = np.random.default_rng(4).uniform(-100, 100, 5_000).astype(np.float32)
+    x[[7, 300, 4_999]] = [3.0e38, -1.5e7, np.inf]
+    with np.errstate(invalid="ignore"):
+        want = getattr(np, name)(x.astype(np.float64))
+    t = et.from_numpy(x.copy())
+    getattr(t, name + "_")()
+    got = t.numpy()
+    finite = np.isfinite(want)
+    spacing = np.maximum(np.spacing(np.abs(want[finite].astype(np.float32))), 2.0**-149)
+    assert float(np.max(np.abs(got[finite] - want[finite]) / spacing)) <= 3
+    assert np.isnan(got[4_999])
+    np.testing.assert_array_equal(got, getattr(et, name)(et.from_numpy(x)).numpy())

@@ -5,6 +5,10 @@
 // loops are written out so the compiler vectorises them.
 #pragma once
 
+#include <algorithm>
+#include <type_traits>
+#include <utility>
+
 #include "ember/backends/cpu/half_blocks.h"
 #include "ember/backends/cpu/iter.h"
 #include "ember/ops/ops_util.h"
@@ -12,12 +16,38 @@
 
 namespace ember {
 
+// A unary functor may carry a cheaper form valid on part of its domain: f.fast(x) equals
+// f(x) (to the function's accuracy) wherever f.in_fast_range(x). Contiguous loops then run
+// blocks of kFastFormBlock elements by f.fast when every element of the block is in range,
+// else by f; the decision is made before the block is written (in-place ops are safe).
+template <typename F, typename A, typename = void> struct has_fast_form : std::false_type {};
+template <typename F, typename A>
+struct has_fast_form<F, A, std::void_t<decltype(std::declval<const F&>().fast(std::declval<A>()))>>
+    : std::true_type {};
+constexpr int64_t kFastFormBlock = 256;
+
 template <typename out_t, typename in_t, typename F>
 inline void unary_loop(char** p, const int64_t* s, int64_t n, const F& f) {
   using acc = opmath_t<in_t>;
   if (s[0] == sizeof(out_t) && s[1] == sizeof(in_t)) {
     out_t* o = reinterpret_cast<out_t*>(p[0]);
     const in_t* a = reinterpret_cast<const in_t*>(p[1]);
+    if constexpr (has_fast_form<F, acc>::value) {
+      simd_dispatch([&] {
+        const F g = f;
+        for (int64_t start = 0; start < n; start += kFastFormBlock) {
+          const int64_t end = std::min(n, start + kFastFormBlock);
+          int out_of_range = 0;
+          for (int64_t i = start; i < end; ++i) out_of_range |= !g.in_fast_range(static_cast<acc>(a[i]));
+          if (out_of_range) {
+            for (int64_t i = start; i < end; ++i) o[i] = static_cast<out_t>(g(static_cast<acc>(a[i])));
+          } else {
+            for (int64_t i = start; i < end; ++i) o[i] = static_cast<out_t>(g.fast(static_cast<acc>(a[i])));
+          }
+        }
+      });
+      return;
+    }
     simd_dispatch([&] {
       const F g = f;  // a local copy: its captured state cannot alias o (see binary_loop)
       for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(g(static_cast<acc>(a[i])));

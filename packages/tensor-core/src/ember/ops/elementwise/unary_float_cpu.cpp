@@ -39,8 +39,6 @@ EMBER_FLOAT_UNARY(log1p, Log1p, Log1p)
 EMBER_FLOAT_UNARY(expm1, Expm1, Expm1)
 EMBER_FLOAT_UNARY(sqrt, Sqrt, Sqrt)
 EMBER_FLOAT_UNARY(rsqrt, Rsqrt, Rsqrt)
-EMBER_FLOAT_UNARY(sin, Sin, Sin)
-EMBER_FLOAT_UNARY(cos, Cos, Cos)
 EMBER_FLOAT_UNARY(tan, Tan, Tan)
 EMBER_FLOAT_UNARY(tanh, Tanh, Tanh)
 EMBER_FLOAT_UNARY(sigmoid, Sigmoid, Sigmoid)
@@ -56,6 +54,41 @@ EMBER_FLOAT_UNARY(acosh, Acosh, Acosh)
 EMBER_FLOAT_UNARY(atanh, Atanh, Atanh)
 EMBER_FLOAT_UNARY(reciprocal, Reciprocal, Reciprocal)
 #undef EMBER_FLOAT_UNARY
+
+namespace {
+// sin or cos of a float: the exact quarter-turn reduction, and the cheaper one below 2^20
+// (special_float.h) as the fast form, which unary_loop takes block by block.
+template <bool kCos> struct SinCosFloat {
+  float operator()(float x) const {
+    float s, c;
+    special_float::sincos_f(x, s, c);
+    return kCos ? c : s;
+  }
+  float fast(float x) const {
+    float s, c;
+    special_float::sincos_fast_f(x, s, c);
+    return kCos ? c : s;
+  }
+  bool in_fast_range(float x) const { return std::fabs(x) < special_float::kSinCosFastLimit; }
+};
+
+template <bool kCos> Tensor sin_or_cos(const char* op, const Tensor& self, const Tensor& out) {
+  return float_unary(op, self, out, WithComplex<DispatchFloat>{}, [](auto tag) {
+    using A = opmath_t<decltype(tag)>;
+    if constexpr (std::is_same_v<A, float>) {
+      return SinCosFloat<kCos>{};
+    } else {
+      return [](A x) -> A {
+        if constexpr (is_complex_v<A>) return kCos ? complex_fn::Cos{}(x) : complex_fn::Sin{}(x);
+        else return kCos ? unary_fn::Cos{}(x) : unary_fn::Sin{}(x);
+      };
+    }
+  });
+}
+}  // namespace
+
+Tensor sin(const Tensor& self, const Tensor& out) { return sin_or_cos<false>("sin", self, out); }
+Tensor cos(const Tensor& self, const Tensor& out) { return sin_or_cos<true>("cos", self, out); }
 
 // erf: float (and the 16-bit floats) by special_float.h's vectorisable kernel, double by the
 // C library's.
