@@ -693,3 +693,26 @@ def test_float16_blocks_into_strided_out(name):
         else:
             getattr(m, name)(*args, out=out)
     np.testing.assert_array_equal(eo.numpy(), to.numpy())
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_strided_views_in_parallel_ranges_that_start_mid_row(threads):
+    # the engine advances operand pointers run by run; parallel chunks start inside rows and
+    # carry across several outer dims (a transposed view's short rows, a permuted 4-d view)
+    import ember_tensor as et
+
+    old = et.get_num_threads()
+    et.set_num_threads(threads)
+    try:
+        rng = np.random.default_rng(11)
+        a = rng.standard_normal((6, 70, 4, 130)).astype(np.float32)
+        b = rng.standard_normal((6, 4, 70, 130)).astype(np.float32)
+        ea = et.from_numpy(a).permute(0, 2, 1, 3)  # (6, 4, 70, 130), rows of 130 apart
+        eb = et.from_numpy(b)
+        np.testing.assert_array_equal((ea * 0.5).numpy(), a.transpose(0, 2, 1, 3) * np.float32(0.5))
+        np.testing.assert_array_equal((ea + eb).numpy(), a.transpose(0, 2, 1, 3) + b)
+        np.testing.assert_array_equal(ea.contiguous().numpy(), a.transpose(0, 2, 1, 3))
+        q = et.from_numpy(a).transpose(1, 3)  # (6, 130, 4, 70): inner stride 130 elements
+        np.testing.assert_allclose(q.exp().numpy(), np.exp(a.transpose(0, 3, 2, 1)), rtol=2e-6)
+    finally:
+        et.set_num_threads(old)

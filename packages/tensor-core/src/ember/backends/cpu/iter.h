@@ -66,7 +66,9 @@ StridedLoop<N> make_loop(const Shape& shape, const std::array<const TensorImpl*,
 }
 
 // Runs loop(char** ptrs, const int64_t* strides, int64_t n) over [begin, end) of the
-// flattened index space.
+// flattened index space. The operand pointers are located once, then advanced run by run
+// (an odometer over the outer dims): short inner runs (a transposed view's rows of 32)
+// cost a few additions each, not a fresh walk over every dim.
 template <int N, typename Loop>
 void run_range(const StridedLoop<N>& L, int64_t begin, int64_t end, Loop& loop) {
   const int64_t nd = static_cast<int64_t>(L.shape.size());
@@ -79,23 +81,26 @@ void run_range(const StridedLoop<N>& L, int64_t begin, int64_t end, Loop& loop) 
     rem /= L.shape[d];
   }
   std::array<char*, N> ptrs;
-  auto locate = [&] {
-    for (int k = 0; k < N; ++k) {
-      char* p = L.base[k];
-      for (int64_t d = 0; d < nd; ++d) p += idx[d] * L.strides[d][k];
-      ptrs[k] = p;
-    }
-  };
+  for (int k = 0; k < N; ++k) {
+    char* p = L.base[k];
+    for (int64_t d = 0; d < nd; ++d) p += idx[d] * L.strides[d][k];
+    ptrs[k] = p;
+  }
   int64_t pos = begin;
   while (pos < end) {
-    locate();
-    int64_t n = std::min(inner - idx[nd - 1], end - pos);
+    const int64_t n = std::min(inner - idx[nd - 1], end - pos);
     loop(ptrs.data(), inner_strides.data(), n);
     pos += n;
-    idx[nd - 1] += n;
-    for (int64_t d = nd - 1; d > 0 && idx[d] >= L.shape[d]; --d) {
+    if (pos >= end) break;
+    // the next run starts a new inner row: back to the row's start, one step in dim nd - 2,
+    // carrying into the dims above when a dim wraps
+    for (int k = 0; k < N; ++k) ptrs[k] -= idx[nd - 1] * inner_strides[k];
+    idx[nd - 1] = 0;
+    for (int64_t d = nd - 2; d >= 0; --d) {
+      for (int k = 0; k < N; ++k) ptrs[k] += L.strides[d][k];
+      if (++idx[d] < L.shape[d]) break;
+      for (int k = 0; k < N; ++k) ptrs[k] -= L.shape[d] * L.strides[d][k];
       idx[d] = 0;
-      ++idx[d - 1];
     }
   }
 }
