@@ -84,13 +84,13 @@ opmath_t<T> extreme_run(const T* p, int64_t n, F f) {
     m[j] = (Max ? x > m[j] : x < m[j]) ? x : m[j];
     bad[j] |= x != x;
   }
-  A r = m[0];
+  // the lanes folded in halves (vector steps; a serial pass over the 32 lanes cost as much as
+  // the run itself on softmax's rows of 64)
   uint32_t any = 0;
-  for (int j = 0; j < L; ++j) {
-    r = (Max ? m[j] > r : m[j] < r) ? m[j] : r;
-    any |= bad[j];
-  }
-  return any ? std::numeric_limits<A>::quiet_NaN() : r;
+  for (int j = 0; j < L; ++j) any |= bad[j];
+  for (int w = L / 2; w >= 1; w /= 2)
+    for (int j = 0; j < w; ++j) m[j] = (Max ? m[j + w] > m[j] : m[j + w] < m[j]) ? m[j + w] : m[j];
+  return any ? std::numeric_limits<A>::quiet_NaN() : m[0];
 }
 
 // sum of exp(x - m) over a row with independent lanes; Store also writes each term to y.
