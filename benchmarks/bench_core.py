@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 from cases import CASES, FLOOR, PER_CALL, SCALING, SCALING_THREADS, Case
+from timing import cpu_model
 
 SEED = 0
 NAME_W = 36
@@ -459,21 +460,10 @@ def _version(dist: str, module: Any) -> str:
         return str(getattr(module, "__version__", "unknown"))
 
 
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def machine_info() -> dict:
     return {
         "platform": platform.platform(),
-        "cpu": _cpu_model(),
+        "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
     }

@@ -15,10 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
+
+from timing import cpu_model
 
 # (batch, M, N, K): the square sizes, batched small, skinny both ways, a transformer
 # MLP's product, batched attention-sized products
@@ -33,17 +34,6 @@ CASES = [
     (1, 512, 3072, 768),
     (64, 256, 64, 256),
 ]
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def child(threads: int, rounds: int) -> None:

@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import platform
 import sys
 
 import numpy as np
-from timing import alternating_medians, import_torch
+from timing import alternating_medians, cpu_model, import_torch
 
 
 def gpt(lib, vocab=512, block=64, width=128, heads=4, layers=4):
@@ -132,17 +131,6 @@ def build_cases(ember, torch):
     return cases, (first, tfirst)
 
 
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=0, help="threads for both (0: default)")
@@ -165,7 +153,7 @@ def main(argv=None) -> int:
     if not math.isclose(loss, tloss, rel_tol=1e-4):
         print(f"MISMATCH: GPT loss ember {loss:.6f} vs torch {tloss:.6f}")
         status = 1
-    print(f"CPU: {_cpu_model()}; threads: ember {ember.get_num_threads()}, torch "
+    print(f"CPU: {cpu_model()}; threads: ember {ember.get_num_threads()}, torch "
           f"{torch.get_num_threads()}\n")
     print("| case | ember ms | torch ms | ratio |\n| --- | ---: | ---: | ---: |")
     for name, (fn, tfn) in cases.items():

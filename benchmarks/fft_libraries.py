@@ -17,7 +17,7 @@ import json
 import time
 
 import numpy as np
-from bench_core import _cpu_model  # the CPU beside every table
+from timing import cpu_model  # the CPU beside every table
 
 
 def _median(fn, repeats: int, budget: float = 1.5) -> float:
@@ -105,7 +105,7 @@ def main() -> int:
     threads = torch.get_num_threads()
     libs = _libraries(threads)
     rng = np.random.default_rng(0)
-    print(f"CPU: {_cpu_model()}, {threads} threads; torch {torch.__version__} "
+    print(f"CPU: {cpu_model()}, {threads} threads; torch {torch.__version__} "
           f"(MKL: {torch.backends.mkl.is_available()}), numpy {np.__version__}")
     names = list(libs)
     print(f"{'case':<16}" + "".join(f"{n:>16}" for n in names))
@@ -135,7 +135,7 @@ def main() -> int:
         rows.append({"case": label, "shape": shape, "kind": kind, "seconds": times})
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"cpu": _cpu_model(), "threads": threads, "rows": rows}, f, indent=1)
+            json.dump({"cpu": cpu_model(), "threads": threads, "rows": rows}, f, indent=1)
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import platform
 import time
 
 import numpy as np
@@ -53,3 +54,15 @@ def import_torch():
         print("torch is not installed: nothing to compare with")
         return None
     return torch
+
+
+def cpu_model() -> str:
+    """The CPU's model name (printed beside every table: the machines differ)."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
