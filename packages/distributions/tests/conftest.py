@@ -99,3 +99,37 @@ def first_line(msg: str) -> str:
     these tests, so it prints no dtype)."""
     line = re.sub(r"(torch|ember)\.", "", msg.split("\n")[0])
     return line.replace(", dtype=float64", "")
+
+
+def check_expand(name, kwargs, value, rtol: float) -> None:
+    """``expand`` to a new leading batch dim of 5: the class, the shapes, log_prob of a
+    value against torch's (within ``rtol``), the mean where torch has one, samples of the
+    expanded shape inside the support."""
+    ours, theirs = build(name, kwargs)
+    shape = (5,) + tuple(theirs.batch_shape)
+    e_ours, e_theirs = ours.expand(shape), theirs.expand(torch.Size(shape))
+    assert type(e_ours) is type(ours)
+    assert tuple(e_ours.batch_shape) == tuple(e_theirs.batch_shape) == shape
+    assert tuple(e_ours.event_shape) == tuple(e_theirs.event_shape)
+    assert_close(e_ours.log_prob(to_et(value[:1])), e_theirs.log_prob(to_torch(value[:1])),
+                 rtol=rtol, what="expanded log_prob")
+    expected, err = try_stat(lambda: e_theirs.mean)
+    if err is None:
+        assert_close(e_ours.mean, expected, rtol=rtol, what="expanded mean")
+    et.manual_seed(0)
+    x = e_ours.sample((2,))
+    assert tuple(x.shape) == (2,) + shape + tuple(theirs.event_shape)
+    assert bool(e_ours.support.check(x).all())
+
+
+def check_invalid_parameters(name, kwargs) -> None:
+    """Constructing ``name`` from ``kwargs`` (float64) fails validation with torch's
+    message (first line)."""
+    import torch.distributions as TD
+
+    ours = raised_message(lambda: getattr(D, name)(**{k: et.tensor(v, dtype=et.float64)
+                                                for k, v in kwargs.items()}))
+    theirs = raised_message(lambda: getattr(TD, name)(**{k: torch.tensor(v, dtype=torch.float64)
+                                                   for k, v in kwargs.items()}))
+    assert ours.startswith("Expected parameter ")
+    assert first_line(ours) == first_line(theirs)

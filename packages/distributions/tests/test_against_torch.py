@@ -12,7 +12,16 @@ import torch.distributions as TD
 import ember_autograd as ag
 import ember_distributions as D
 import ember_tensor as et
-from conftest import assert_close, assert_same_structure, build, np_of, to_et, to_torch, try_stat
+from conftest import (
+    assert_close,
+    assert_same_structure,
+    build,
+    check_expand,
+    np_of,
+    to_et,
+    to_torch,
+    try_stat,
+)
 
 rng = np.random.default_rng(1234)
 
@@ -141,15 +150,7 @@ def test_matches_torch(name, kwargs, value) -> None:
 
 @pytest.mark.parametrize(("name", "kwargs", "value"), CASES, ids=IDS)
 def test_expand(name, kwargs, value) -> None:
-    ours, theirs = build(name, kwargs)
-    shape = (5,) + tuple(theirs.batch_shape)
-    e_ours, e_theirs = ours.expand(shape), theirs.expand(torch.Size(shape))
-    assert type(e_ours) is type(ours)
-    assert tuple(e_ours.batch_shape) == tuple(e_theirs.batch_shape) == shape
-    assert tuple(e_ours.event_shape) == tuple(e_theirs.event_shape)
-    assert_close(e_ours.log_prob(to_et(value[:1])), e_theirs.log_prob(to_torch(value[:1])),
-                 rtol=1e-7, what="expanded log_prob")
-    assert tuple(e_ours.sample((2,)).shape) == (2,) + shape + tuple(theirs.event_shape)
+    check_expand(name, kwargs, value, rtol=1e-7)
 
 
 @pytest.mark.parametrize(("name", "kwargs", "value"), CASES, ids=IDS)

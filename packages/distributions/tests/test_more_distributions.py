@@ -21,6 +21,8 @@ from conftest import (
     assert_close,
     assert_same_structure,
     build,
+    check_expand,
+    check_invalid_parameters,
     first_line,
     np_of,
     raised_message,
@@ -129,21 +131,7 @@ def test_matches_torch(name, kwargs, value) -> None:
 
 @pytest.mark.parametrize(("name", "kwargs", "value"), CASES, ids=IDS)
 def test_expand(name, kwargs, value) -> None:
-    ours, theirs = build(name, kwargs)
-    shape = (5,) + tuple(theirs.batch_shape)
-    e_ours, e_theirs = ours.expand(shape), theirs.expand(torch.Size(shape))
-    assert type(e_ours) is type(ours)
-    assert tuple(e_ours.batch_shape) == tuple(e_theirs.batch_shape) == shape
-    assert tuple(e_ours.event_shape) == tuple(e_theirs.event_shape)
-    assert_close(e_ours.log_prob(to_et(value[:1])), e_theirs.log_prob(to_torch(value[:1])),
-                 rtol=1e-10, what="expanded log_prob")
-    expected, err = try_stat(lambda: e_theirs.mean)
-    if err is None:
-        assert_close(e_ours.mean, expected, rtol=1e-10, what="expanded mean")
-    et.manual_seed(0)
-    x = e_ours.sample((2,))
-    assert tuple(x.shape) == (2,) + shape + tuple(theirs.event_shape)
-    assert bool(e_ours.support.check(x).all())
+    check_expand(name, kwargs, value, rtol=1e-10)
 
 
 @pytest.mark.parametrize(("name", "kwargs", "value"), CASES, ids=IDS)
@@ -357,12 +345,7 @@ BAD_ARGS = [
 @pytest.mark.parametrize(("name", "kwargs"), BAD_ARGS,
                          ids=[f"{b[0]}-{i}" for i, b in enumerate(BAD_ARGS)])
 def test_invalid_parameters(name, kwargs) -> None:
-    ours = raised_message(lambda: getattr(D, name)(**{k: et.tensor(v, dtype=et.float64)
-                                                for k, v in kwargs.items()}))
-    theirs = raised_message(lambda: getattr(TD, name)(**{k: torch.tensor(v, dtype=torch.float64)
-                                                   for k, v in kwargs.items()}))
-    assert ours.startswith("Expected parameter ")
-    assert first_line(ours) == first_line(theirs)
+    check_invalid_parameters(name, kwargs)
     if name != "Wishart":  # (a Wishart needs the Cholesky factor of its matrix)
         getattr(D, name)(**{k: et.tensor(v, dtype=et.float64) for k, v in kwargs.items()},
                          validate_args=False)
