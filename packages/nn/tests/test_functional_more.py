@@ -97,8 +97,23 @@ def test_gradcheck(name):
     (lambda F, m: F.softshrink(m.zeros(2), -1.0), RuntimeError),
     (lambda F, m: F.multi_margin_loss(m.zeros(2, 3), m.tensor([0, 1]), p=3), ValueError),
     (lambda F, m: F.gaussian_nll_loss(m.zeros(2, 3), m.zeros(2, 3), -m.ones(2, 3)), ValueError),
+    # found by the differential fuzzer (issue 30), with PyTorch's messages
+    (lambda F, m: F.prelu(m.ones(2, 3), m.ones(1, 3)), (RuntimeError, "scalar or 1D tensor")),
+    (lambda F, m: F.pdist(m.ones(3, 2, dtype=m.int16)),
+     (RuntimeError, "pdist only supports floating-point dtypes")),
+    (lambda F, m: F.pdist(m.ones(3, 2, dtype=m.float16)), (NotImplementedError, "Half")),
+    (lambda F, m: F.soft_margin_loss(m.tensor([True]), m.tensor([1])), (RuntimeError, "bool")),
+    (lambda F, m: F.multilabel_soft_margin_loss(m.tensor(1.0), m.ones(3)),
+     (IndexError, "Dimension specified as -1 but tensor has no dimensions")),
+    (lambda F, m: F.triplet_margin_loss(m.ones(2, 3), m.ones(2, 3), m.ones(2, 3), margin=0.0),
+     (ValueError, "margin must be greater than 0, got 0.0")),
+    (lambda F, m: F.rms_norm(m.ones(2, 3), []),
+     (RuntimeError, "Expected normalized_shape to be at least 1-dimensional")),
+    (lambda F, m: F.alpha_dropout(m.ones(3), float("nan"), True),
+     (RuntimeError, "dropout probability has to be between 0 and 1, but got nan")),
 ])
 def test_errors_match_torch(call, error):
+    error, match = error if isinstance(error, tuple) else (error, None)
     for F, m in ((EF, et), (TF, torch)):
-        with pytest.raises(error):
+        with pytest.raises(error, match=match):
             call(F, m)

@@ -37,12 +37,12 @@ TYPES = {
     ),
     "Scalar": ("const Scalar&", "const Scalar&", "float"),
     "Scalar?": ("std::optional<Scalar>", "std::optional<Scalar>", "float | None"),
-    "int": ("int64_t", "int64_t", "int"),
-    "int?": ("std::optional<int64_t>", "std::optional<int64_t>", "int | None"),
+    "int": ("int64_t", "IntArg", "int"),
+    "int?": ("std::optional<int64_t>", "std::optional<IntArg>", "int | None"),
     "int[]": ("const Shape&", "const Shape&", "Sequence[int] | int"),
     "int[]?": ("const std::optional<Shape>&", "std::optional<Shape>", "Sequence[int] | int | None"),
-    "bool": ("bool", "bool", "bool"),
-    "bool?": ("std::optional<bool>", "std::optional<bool>", "bool | None"),
+    "bool": ("bool", "BoolArg", "bool"),
+    "bool?": ("std::optional<bool>", "std::optional<BoolArg>", "bool | None"),
     "float": ("double", "double", "float"),
     "float?": ("std::optional<double>", "std::optional<double>", "float | None"),
     "str": ("const std::string&", "const std::string&", "str"),
@@ -561,6 +561,13 @@ def written_check(op: Op, variant: str, bound: list[Arg]) -> str:
     return f'  if (out) check_written("{op.name}", out->get(), {{{", ".join(inputs)}}});\n'
 
 
+def binding_type(arg: Arg) -> str:
+    """The C++ type of the binding's parameter for arg (it converts to the op's type)."""
+    if arg.name == "requires_grad" and arg.type == "bool":
+        return "FlagArg"  # PyTorch's factories take requires_grad=None as False
+    return TYPES[arg.type][1]
+
+
 def unwrap(arg: Arg) -> str:
     """Expression converting the binding parameter into the C++ op argument."""
     if arg.type == "Tensor?":
@@ -571,6 +578,8 @@ def unwrap(arg: Arg) -> str:
         return f"({arg.name} ? {arg.name}->t : Tensor())"
     if arg.type == "Tensor?[]":
         return f"unwrap_optionals({arg.name})"
+    if arg.type == "bool?":  # std::optional<bool> takes no std::optional<BoolArg>
+        return f"unwrap_bool({arg.name})"
     return arg.name
 
 
@@ -647,7 +656,7 @@ def emit_lambda(op: Op, variant: str, swap: bool = False, operator: bool = False
     operator: only the arguments without defaults are parameters (Python passes one or two);
     swap: the first two are exchanged (reflected operators such as __rsub__)."""
     bound = [a for a in op.args if not operator or a.default is None]
-    params = [f"{TYPES[a.type][1]} {a.name}" for a in bound]
+    params = [f"{binding_type(a)} {a.name}" for a in bound]
     if variant == "out":
         params.append("std::optional<Tensor> out")
     locals_ = "".join(
@@ -708,7 +717,8 @@ def emit_lambda(op: Op, variant: str, swap: bool = False, operator: bool = False
         f"{args_}{pre}  {ret} result;\n"
         f"  if (!(kernel_overrides_active() && {override})) {{\n"
         f"    MaybeNoGil nogil({work_expr(op)});\n"
-        f"    result = ops::{op.cpp}({', '.join(call_args)});\n  }}\n{drop}"
+        + ("    InplaceTarget self_kept_(self.get());\n" if variant == "inplace" else "")
+        + f"    result = ops::{op.cpp}({', '.join(call_args)});\n  }}\n{drop}"
     )
     wrap = f'wrap_result("{op.name}", result)'
     if len(op.returns) > 1:  # a namedtuple with the schema's field names
@@ -748,7 +758,7 @@ def emit_args(op: Op, variant: str, skip_self: bool) -> str:
             out.append("py::kw_only()")
             kw = True
         s = f'py::arg("{a.name}")'
-        if a.type.endswith("?") or a.type == "Generator?":
+        if a.type.endswith("?") or binding_type(a) == "FlagArg":
             s += ".none(true)"
         if a.default is not None:
             s += f" = {py_default(a)}"
@@ -767,8 +777,8 @@ def emit_varargs_lambda(op: Op, variant: str) -> str:
     Arguments before it stay positional; those after it become keyword-only."""
     va = op.varargs
     idx = next(i for i, a in enumerate(op.args) if a.name == va)
-    params = [f"{TYPES[a.type][1]} {a.name}" for a in op.args[:idx]] + ["py::args rest"]
-    params += [f"{TYPES[a.type][1]} {a.name}" for a in op.args[idx + 1 :]]
+    params = [f"{binding_type(a)} {a.name}" for a in op.args[:idx]] + ["py::args rest"]
+    params += [f"{binding_type(a)} {a.name}" for a in op.args[idx + 1 :]]
     if variant == "out":
         params.append("std::optional<Tensor> out")
     params.append(f"py::object {va}_keyword")  # the argument by name: flip(x, dims=(0,))
@@ -789,7 +799,8 @@ def emit_varargs_args(op: Op, variant: str, skip_self: bool) -> str:
     idx = next(i for i, a in enumerate(op.args) if a.name == op.varargs)
     out = [f'py::arg("{a.name}")' for a in op.args[:idx]][(1 if skip_self else 0) :]
     for a in op.args[idx + 1 :]:
-        s = f'py::arg("{a.name}")' + (".none(true)" if a.type.endswith("?") else "")
+        s = f'py::arg("{a.name}")' + (
+            ".none(true)" if a.type.endswith("?") or binding_type(a) == "FlagArg" else "")
         out.append(s + (f" = {py_default(a)}" if a.default is not None else ""))
     if variant == "out":
         out.append('py::arg("out").none(true) = py::none()')

@@ -21,8 +21,9 @@ def test_trapezoid_sample_points_of_more_dims_difference_along_y_dim(name):
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int32", "bool"])
 def test_bincount_weights_dtype(dtype):
-    got, want = _both(lambda lib: lib.bincount(lib.tensor([0, 1, 1]),
-                                               lib.ones(3, dtype=getattr(lib, dtype))))
+    got, want = _both(
+        lambda lib: lib.bincount(lib.tensor([0, 1, 1]), lib.ones(3, dtype=getattr(lib, dtype)))
+    )
     assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
     np.testing.assert_array_equal(got.numpy(), want.numpy())
 
@@ -71,9 +72,342 @@ def test_unsafe_masked_index_arguments_as_pytorchs():
         with pytest.raises(IndexError, match="at least one index must be provided"):
             lib._unsafe_masked_index(lib.tensor(x), lib.tensor([True]), [], 1.0)
         with pytest.raises(TypeError, match="expected Tensor as element 1"):
-            lib._unsafe_masked_index(lib.tensor(x), lib.tensor([True]),
-                                     [lib.tensor([0]), None], 1.0)
+            lib._unsafe_masked_index(
+                lib.tensor(x), lib.tensor([True]), [lib.tensor([0]), None], 1.0
+            )
     # a mask of another dtype reads nonzero as true
-    got, want = _both(lambda lib: lib._unsafe_masked_index(
-        lib.tensor(x), lib.tensor([1, 0, 2]), [lib.tensor([0, 1, 5])], 0.5))
+    got, want = _both(
+        lambda lib: lib._unsafe_masked_index(
+            lib.tensor(x), lib.tensor([1, 0, 2]), [lib.tensor([0, 1, 5])], 0.5
+        )
+    )
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+# --------------------------------------------------------------------- stop 49 (issue 30)
+
+
+def _raises_in_both(fn, exc, match=None):
+    for lib in (et, torch):
+        with pytest.raises(exc, match=match):
+            fn(lib)
+
+
+@pytest.mark.parametrize("start,n_base,n_out", [(2, 5, 3), (1, 2, 3), (0, 0, 4)])
+def test_an_empty_out_view_is_resized_in_its_own_storage(start, n_base, n_out):
+    # PyTorch's resize_: out keeps its offset and storage, which grows (keeping its bytes,
+    # seen through every view) when too small
+    results = []
+    for lib in (et, torch):
+        base = lib.arange(float(n_base))
+        out = base[start:start]
+        lib.sin(lib.ones(n_out), out=out)
+        results.append((base.tolist(), out.tolist(), out.storage_offset(), tuple(out.stride())))
+    assert results[0][2:] == results[1][2:]
+    np.testing.assert_allclose(results[0][0], results[1][0])
+    np.testing.assert_allclose(results[0][1], results[1][1])
+
+
+def test_an_empty_out_of_a_transposed_view_gets_contiguous_strides():
+    got = []
+    for lib in (et, torch):
+        a = lib.arange(6.0).reshape(2, 3)
+        out = a.t()[:0]
+        lib.sin(lib.ones(2, 2), out=out)
+        got.append((tuple(out.stride()), a.tolist()))
+    assert got[0][0] == got[1][0]
+    np.testing.assert_allclose(got[0][1], got[1][1])
+
+
+def test_memory_owned_by_numpy_cannot_grow():
+    for lib in (et, torch):
+        out = lib.from_numpy(np.zeros(2))[1:1]
+        with pytest.raises(RuntimeError, match="Trying to resize storage that is not resizable"):
+            lib.sin(lib.ones(3, dtype=lib.float64), out=out)
+
+
+@pytest.mark.parametrize("op", ["mul_", "add_", "logical_and_", "eq_"])
+def test_in_place_ops_never_resize_self_even_without_elements(op):
+    msg = r"output with shape \[1, 0\] doesn't match the broadcast shape \[2, 0\]"
+    _raises_in_both(lambda lib: getattr(lib.ones(1, 0), op)(lib.ones(2, 0)), RuntimeError, msg)
+
+
+@pytest.mark.parametrize("name", ["rad2deg", "sinc", "xlogy"])
+def test_composite_out_that_overlaps_itself_is_refused(name):
+    def call(lib):
+        args = (lib.ones(2, 3),) * (2 if name == "xlogy" else 1)
+        getattr(lib, name)(*args, out=lib.ones(3).expand(2, 3))
+
+    _raises_in_both(call, RuntimeError, "more than one element of the written-to tensor")
+
+
+def test_composite_out_that_partly_overlaps_an_input_is_refused():
+    def call(lib):
+        a = lib.arange(6.0)
+        lib.masked_select(a[:4], lib.tensor([True, False, True, True]), out=a[1:4])
+
+    _raises_in_both(call, RuntimeError, "refer to a single memory location")
+
+
+@pytest.mark.parametrize("value", [2**63, 2**64 - 1])
+def test_python_ints_between_2_63_and_2_64_are_unsigned_64_bit_scalars(value):
+    for dtype in ("float32", "float64", "bfloat16"):
+        got, want = _both(
+            lambda lib, dt=dtype: (lib.ones(1, dtype=getattr(lib, dt)) + value).double()
+        )
+        np.testing.assert_allclose(got.numpy(), want.numpy())
+    _raises_in_both(
+        lambda lib: lib.zeros(1, dtype=lib.int64).fill_(value),
+        RuntimeError,
+        "value cannot be converted to type int64_t without overflow",
+    )
+    got, want = _both(lambda lib: lib.zeros(1, dtype=lib.uint64).fill_(2**63))
+    assert got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        lambda lib: lib.tensor([1, 5]) + 2**63,
+        lambda lib: lib.tensor([1, 2**62]) > 2**63,
+        lambda lib: lib.tensor([9223372036854775807]) <= 2**63,
+        lambda lib: lib.tensor([3], dtype=lib.uint8) + 2**63,
+        lambda lib: lib.tensor([3], dtype=lib.int16) * (2**64 - 1),
+    ],
+)
+def test_python_ints_between_2_63_and_2_64_wrap_in_integer_arithmetic_as_in_pytorch(expr):
+    got, want = _both(expr)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    assert got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize(
+    "value,msg",
+    [(2**64, "int too big to convert"), (-(2**63) - 1, "can't convert negative int to unsigned")],
+)
+def test_python_ints_beyond_64_bits_are_overflow_errors(value, msg):
+    _raises_in_both(lambda lib: lib.ones(1) + value, OverflowError, msg)
+
+
+@pytest.mark.parametrize("arg", ["bool", "float_tensor", "bool_tensor", "vector", "numpy_bool"])
+def test_int_arguments_refuse_what_pytorchs_parser_refuses(arg):
+    def call(lib):
+        value = {
+            "bool": True,
+            "float_tensor": lib.tensor(0.0),
+            "bool_tensor": lib.tensor(True),
+            "vector": lib.tensor([0]),
+            "numpy_bool": np.bool_(True),
+        }[arg]
+        return lib.ones(2, 3).unsqueeze(value)
+
+    _raises_in_both(call, TypeError)
+
+
+@pytest.mark.parametrize("value", [0, np.int64(1), "int_tensor"])
+def test_int_arguments_take_ints_numpy_integers_and_0d_integer_tensors(value):
+    got, want = _both(
+        lambda lib: (
+            lib.ones(2, 3).unsqueeze(lib.tensor(1) if value == "int_tensor" else value).shape
+        )
+    )
+    assert tuple(got) == tuple(want)
+
+
+@pytest.mark.parametrize("value", [1, 0.0, None, "tensor", np.bool_(True)])
+def test_bool_arguments_take_only_true_or_false(value):
+    def call(lib):
+        keepdim = lib.tensor(True) if isinstance(value, str) else value
+        return lib.ones(2, 3).sum(0, keepdim=keepdim)
+
+    _raises_in_both(call, TypeError)
+
+
+def test_composite_bool_and_int_arguments_are_as_strict():
+    _raises_in_both(lambda lib: lib.ones(4).diff(n=True), TypeError)
+    _raises_in_both(lambda lib: lib.ones(4).diff(n=lib.tensor(1.0)), TypeError)
+    _raises_in_both(lambda lib: lib.std_mean(lib.ones(4), 0, keepdim=1), TypeError)
+
+
+@pytest.mark.parametrize("op", ["all", "any"])
+@pytest.mark.parametrize("dtype", ["int16", "float32"])
+def test_all_any_write_only_bool_or_uint8(op, dtype):
+    _raises_in_both(
+        lambda lib: getattr(lib, op)(lib.ones(3), out=lib.empty(0, dtype=getattr(lib, dtype))),
+        RuntimeError,
+        f"{op} only supports bool tensor for result",
+    )
+    for out_dtype in ("bool", "uint8"):
+        got, want = _both(
+            lambda lib, dt=out_dtype: getattr(lib, op)(
+                lib.ones(3), out=lib.empty(0, dtype=getattr(lib, dt))
+            )
+        )
+        assert got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("op", ["isposinf", "isneginf"])
+def test_isposinf_isneginf_write_only_bool(op):
+    _raises_in_both(
+        lambda lib: getattr(lib, op)(lib.ones(3), out=lib.empty(3, dtype=lib.uint8)),
+        RuntimeError,
+        f"{op} does not support non-boolean outputs",
+    )
+
+
+@pytest.mark.parametrize("op", ["add", "sub"])
+def test_a_bool_alpha_needs_a_bool_result(op):
+    _raises_in_both(
+        lambda lib: getattr(lib, op)(lib.ones(3), 1, alpha=True),
+        RuntimeError,
+        "Boolean alpha only supported for Boolean results",
+    )
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int64"])
+def test_integers_to_negative_python_int_powers_are_refused(dtype):
+    _raises_in_both(
+        lambda lib: lib.pow(lib.ones(3, dtype=getattr(lib, dtype)), -2),
+        RuntimeError,
+        "Integers to negative integer powers are not allowed",
+    )
+
+
+def test_float_power_of_an_unsigned_tensor_to_a_negative_number():
+    got, want = _both(lambda lib: lib.tensor(4, dtype=lib.uint8).float_power(-3))
+    assert got.item() == want.item() == 4.0**-3
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "complex128"])
+def test_float_power_writes_only_float64(dtype):
+    _raises_in_both(
+        lambda lib: lib.float_power(lib.ones(2), 2, out=lib.empty(2, dtype=getattr(lib, dtype))),
+        RuntimeError,
+        "requires dtype Double",
+    )
+    if dtype != "complex128":  # a complex128 base computes in its own dtype
+        _raises_in_both(
+            lambda lib: lib.ones(2, dtype=getattr(lib, dtype)).float_power_(2),
+            RuntimeError,
+            "the base given to float_power_ has dtype",
+        )
+
+
+def test_shifts_read_both_operands_in_the_result_dtype():
+    got, want = _both(
+        lambda lib: lib.tensor(-3).bitwise_right_shift(lib.tensor([[4]], dtype=lib.uint8))
+    )
+    assert got.tolist() == want.tolist() == [[15]]
+
+
+def test_isclose_of_bools_compares_their_values():
+    got, want = _both(
+        lambda lib: lib.isclose(lib.tensor([False, True]), lib.tensor([True, True]), atol=1.0)
+    )
+    assert got.tolist() == want.tolist() == [True, True]
+
+
+def test_cov_checks_its_weights():
+    cases = [
+        ({"fweights": [[1, 1, 1, 1]]}, "fweights to have one or fewer dimensions"),
+        (
+            {"fweights": [1.0, 1, 1, 1]},
+            "fweights to have integral dtype but got fweights with Float",
+        ),
+        (
+            {"fweights": [1, 1, 1]},
+            "same numel as there are observations in the input but got 3 != 4",
+        ),
+        ({"fweights": [-1, 1, 1, 1]}, "fweights cannot be negative"),
+        (
+            {"aweights": [1, 1, 1, 1]},
+            "aweights to have floating point dtype but got aweights with Long",
+        ),
+        ({"aweights": [-1.0, 1, 1, 1]}, "aweights cannot be negative"),
+    ]
+    for kwargs, msg in cases:
+        _raises_in_both(
+            lambda lib, kw=kwargs: lib.cov(
+                lib.ones(2, 4), **{k: lib.tensor(v) for k, v in kw.items()}
+            ),
+            RuntimeError,
+            msg,
+        )
+
+
+@pytest.mark.parametrize("shape", [(), (3,)])
+def test_renorm_needs_two_dims(shape):
+    _raises_in_both(
+        lambda lib: lib.renorm(lib.ones(shape), 2, 0, 1.0),
+        RuntimeError,
+        f"renorm: input needs at least 2 dimensions, got {len(shape)} dimensions",
+    )
+
+
+def test_small_checks_with_pytorchs_messages():
+    _raises_in_both(
+        lambda lib: lib.meshgrid([]), RuntimeError, "meshgrid expects a non-empty TensorList"
+    )
+    _raises_in_both(
+        lambda lib: lib.linalg.vander(lib.ones(3, dtype=lib.float16)),
+        RuntimeError,
+        "linalg.vander supports floating point, complex, and integer tensors, but got Half",
+    )
+    _raises_in_both(
+        lambda lib: lib.logspace(0, lib.tensor([1.0]), 2),
+        RuntimeError,
+        r"logspace only supports 0-dimensional start and end tensors, but got end with 1",
+    )
+    _raises_in_both(
+        lambda lib: lib.nanmean(lib.ones(3), dtype=lib.int8),
+        RuntimeError,
+        "nanmean\\(\\): could not infer output dtype",
+    )
+    _raises_in_both(lambda lib: lib.broadcast_shapes((2, -1)), ValueError, "negative length")
+    _raises_in_both(
+        lambda lib: lib.cdist(lib.ones(2, 2), lib.ones(2, 2), 2.0, None),
+        ValueError,
+        "None is not a valid value for compute_mode",
+    )
+    for linear in (et.linear, torch.nn.functional.linear):
+        lib = et if linear is et.linear else torch
+        with pytest.raises(RuntimeError, match="mat2 must be a matrix, got 1-D tensor"):
+            linear(lib.ones(2), lib.ones(2), lib.ones(1))
+
+
+def test_rsub_with_a_python_bool_is_the_bool_subtraction_error():
+    _raises_in_both(
+        lambda lib: lib.rsub(lib.ones(2, dtype=lib.uint8), other=False, alpha=0),
+        RuntimeError,
+        "Subtraction, the `-` operator, with a bool tensor is not supported",
+    )
+
+
+def test_dims_out_of_range_of_0d_and_other_tensors_are_index_errors():
+    _raises_in_both(
+        lambda lib: lib.tensor(1.0).aminmax(dim=3), IndexError, "Dimension out of range"
+    )
+    _raises_in_both(
+        lambda lib: lib.ones(2, 3).repeat_interleave(2, dim=-3),
+        IndexError,
+        "Dimension out of range",
+    )
+
+
+def test_index_fill_takes_only_int64_indices():
+    _raises_in_both(
+        lambda lib: lib.ones(3).index_fill(0, lib.tensor([0], dtype=lib.int32), 1.0),
+        IndexError,
+        "index_fill_\\(\\): Expected dtype int64 for index",
+    )
+
+
+@pytest.mark.parametrize(
+    "kwargs,msg",
+    [
+        ({"rtol": float("nan")}, "rtol must be greater than or equal to zero, but got nan"),
+        ({"atol": -1.0}, "atol must be greater than or equal to zero, but got -1"),
+    ],
+)
+def test_isclose_refuses_negative_and_nan_tolerances(kwargs, msg):
+    _raises_in_both(lambda lib: lib.isclose(lib.ones(1), lib.ones(1), **kwargs), RuntimeError, msg)

@@ -10,11 +10,20 @@ reported.
 from __future__ import annotations
 
 import itertools
+import math
 
 from .recipes import Lit, Ref, Seq
 from .recipes import Tensor as TensorRecipe
 
 OUT_SHAPE = "`out=` with the wrong shape"
+MERGED_OVERLOADS = "Signatures: one signature for PyTorch's overloads"
+EMPTY_RESULT = "Checks on calls without elements"
+#: PyTorch's argument parser's words when no overload takes the arguments' arrangement (an
+#: argument that only another overload has, or a missing one); a wrong *type* for an argument
+#: ("argument 'dim' must be int, not bool") is not among them: Ember refuses those as well.
+_ARRANGEMENT_ERRORS = ("received an invalid combination of arguments",
+                       "missing 1 required positional", "missing 2 required positional",
+                       "got an unexpected keyword argument")
 OVERLAP = "Writes into overlapping memory"
 NEGATIVE_STEP = "Negative slice steps and NumPy operands"
 #: Not in the docs: C++ leaves the conversion of a float outside an integer type's range
@@ -36,15 +45,59 @@ def _internal_overlap(t) -> bool:
     return False
 
 
+def _inplace_flag(call) -> bool:
+    """Whether an ``inplace`` parameter (``F.elu(x, inplace=True)``) is given as True."""
+    for pos, param in enumerate(call.target.params):
+        if param.name != "inplace":
+            continue
+        given = dict(call.kwargs).get("inplace")
+        if given is None and pos < len(call.args):
+            given = call.args[pos]
+        return isinstance(given, Lit) and given.value is True
+    return False
+
+
 def _destination(call):
-    """The recipe written by the call: ``out=`` or the receiver of an in-place method."""
+    """The recipe written by the call: ``out=``, the receiver of an in-place method, or the
+    input of a function called with ``inplace=True``."""
     for name, recipe in call.kwargs:
         if name == "out":
             return recipe
     method = call.target.ember
     if method.startswith("Tensor.") and (method.endswith("_") or method.startswith("Tensor.__i")):
         return call.args[0] if call.args else None
+    if call.args and _inplace_flag(call):
+        return call.args[0]
     return None
+
+
+#: In the docs' "Writes into overlapping memory": a destination that is also one of the op's
+#: inputs (``mm(a, b, out=a)``, ``a.atan2_(a)``). PyTorch's kernels that are not elementwise
+#: read values they have already overwritten; Ember's result is the op's value on the inputs
+#: as given. Accepted only when PyTorch, given a copy instead (``aliased_twin``), agrees with
+#: Ember.
+ALIASED_INPUT = "Writes into overlapping memory (a destination that is also an input)"
+
+
+def aliased(call) -> bool:
+    """Whether an argument is the same tensor as another (a ``Ref``)."""
+    return any(isinstance(r, Ref) for r in (*call.args, *(r for _, r in call.kwargs)))
+
+
+def unaliased_args(call, args: list, kwargs: dict) -> None:
+    """Replaces, in the built arguments, each one that is another's tensor by a copy."""
+    for pos, recipe in enumerate(call.args):
+        if isinstance(recipe, Ref):
+            args[pos] = args[pos].clone()
+    for name, recipe in call.kwargs:
+        if isinstance(recipe, Ref):
+            kwargs[name] = kwargs[name].clone()
+
+
+def _no_elements(result) -> bool:
+    """Whether a result is a tensor, or a tuple of tensors, without a single element."""
+    parts = result if isinstance(result, (tuple, list)) else (result,)
+    return bool(parts) and all(hasattr(p, "numel") and p.numel() == 0 for p in parts)
 
 
 def _negative_step(recipe) -> bool:
@@ -62,13 +115,20 @@ def explain(call, e_exc, t_exc, t_result, e_env) -> str | None:
         if isinstance(dest, (TensorRecipe, Ref)) and isinstance(e_exc, RuntimeError):
             out = e_env[dest.var]  # PyTorch may have resized its twin
             message = str(e_exc).lower()
-            if call.target.style == "out" and hasattr(t_result, "shape"):
+            given_out = call.target.style == "out" or "out" in dict(call.kwargs)
+            if given_out and hasattr(t_result, "shape"):
                 if out.numel() and tuple(out.shape) != tuple(t_result.shape):
                     return OUT_SHAPE
             if "overlap" in message or "share" in message or "memory" in message:
                 shared = isinstance(dest, Ref) or any(isinstance(r, Ref) for _, r in call.kwargs)
                 if shared or _internal_overlap(out):
                     return OVERLAP
+    if e_exc is not None and t_exc is None and _no_elements(t_result):
+        if isinstance(e_exc, (RuntimeError, ValueError, IndexError, NotImplementedError)):
+            return EMPTY_RESULT
+    if t_exc is not None and e_exc is None and type(t_exc) is TypeError:
+        if any(words in str(t_exc) for words in _ARRANGEMENT_ERRORS):
+            return MERGED_OVERLOADS
     if t_exc is not None and e_exc is None and isinstance(t_exc, ValueError):
         if call.target.ember == "Tensor.__getitem__" or call.target.ember == "Tensor.__setitem__":
             if len(call.args) > 1 and _negative_step(call.args[1]):
@@ -82,6 +142,37 @@ def explain(call, e_exc, t_exc, t_result, e_env) -> str | None:
 OVERLAP_ORDER = "Writes into overlapping memory (order undefined in both)"
 
 
+#: In the docs' "Infinities and NaN from overflow": with an infinity, a NaN or a value whose
+#: square overflows its dtype among the inputs, which non-finite value (or whether one) comes
+#: out depends on the order of the arithmetic (a product's blocking, a fused multiply-add,
+#: a computation in a wider type), which differs between the libraries' kernels.
+NON_FINITE = "Infinities and NaN from overflow"
+_FINITE_MAX = {"float16": 65504.0, "bfloat16": 3.3895e38, "float32": 3.4028e38,
+               "float64": 1.7977e308}
+
+
+def _extreme(v: float, dtype: str) -> bool:
+    return v != v or abs(v) == float("inf") or abs(v) >= _FINITE_MAX.get(dtype, 1.7977e308) ** 0.5
+
+
+def _non_finite_side(detail: str) -> bool:
+    """Whether the differing element of a value detail is inf or NaN on either side."""
+    values = detail.rpartition(": ember ")[2].split(" vs torch ")
+    try:
+        return any(not math.isfinite(float(v)) for v in values)
+    except ValueError:
+        return False
+
+
+def _extreme_inputs(call) -> bool:
+    for t in call.tensor_recipes():
+        if t.dtype in _FINITE_MAX and any(_extreme(v, t.dtype) for v in t.values):
+            return True
+    literals = [r for _, r in call.kwargs] + list(call.args)
+    return any(isinstance(r, Lit) and isinstance(r.value, float) and _extreme(r.value, "float64")
+               for r in literals)
+
+
 def explain_values(call, kind: str, detail: str, e_env=None) -> str | None:
     """The reason two results may differ in value by construction, or None."""
     dest = _destination(call)
@@ -89,6 +180,8 @@ def explain_values(call, kind: str, detail: str, e_env=None) -> str | None:
         written = e_env.get(dest.var)
         if written is not None and _internal_overlap(written):
             return OVERLAP_ORDER
+    if kind in ("value", "mutation") and _non_finite_side(detail) and _extreme_inputs(call):
+        return NON_FINITE
     dtype = detail.split(": ", 1)[-1].split(" ", 1)[0]
     if kind not in ("value", "mutation") or dtype not in INT_LIMITS:
         return None

@@ -76,6 +76,13 @@ _MULTILABEL_HALF = ("PyTorch's CPU multilabel_margin_loss takes float32/float64 
 _GRID_CODES = ("Ember's grid samplers refuse interpolation or padding codes other than 0, 1, 2 "
                "(RuntimeError); PyTorch's kernels take any int unchecked")
 
+_INDEX_CHECKS = ("Ember checks the indices (differences-from-pytorch.md: Indices PyTorch does not "
+                 "check): PyTorch's take_along_dim reads outside its input for an index out of "
+                 "range, and its unravel_index wraps such indices around the shape")
+_INTEGER_HINGE = ("hinge_embedding_loss of integer inputs: PyTorch computes in the integer type "
+                  "(1 - 5 wraps to 252 in uint8, and the mean of it is an error); Ember in the "
+                  "default float dtype (a superset, as _INTEGER_LOSS)")
+
 _SPARSE_CLASS = (
     "Ember's sparse COO tensors are their own class (ember.sparse.SparseCOOTensor), not "
     "Tensors of another layout, and have no dense dimensions (sparse_dim < dim): "
@@ -201,6 +208,11 @@ KNOWN: dict[tuple[str, str], str] = {
     ("F.smooth_l1_loss", "raises-only-in-torch"): _INTEGER_LOSS,
     ("hamming_window", "raises-only-in-torch"): _WINDOW_KEYWORDS,
     ("kaiser_window", "raises-only-in-torch"): _WINDOW_KEYWORDS,
+    ("take_along_dim", "raises-only-in-ember"): _INDEX_CHECKS,
+    ("Tensor.take_along_dim", "raises-only-in-ember"): _INDEX_CHECKS,
+    ("unravel_index", "raises-only-in-ember"): _INDEX_CHECKS,
+    ("F.hinge_embedding_loss", "raises-only-in-torch"): _INTEGER_HINGE,
+    ("F.hinge_embedding_loss", "dtype-mismatch"): _INTEGER_HINGE,
     ("linalg_eig", "value-mismatch"): _GEEV_ORDER,
     ("linalg_eigvals", "value-mismatch"): _GEEV_ORDER,
     ("linalg.eig", "value-mismatch"): _GEEV_ORDER,

@@ -56,6 +56,9 @@ def softshrink(input, lambd: float = 0.5):
 
 def prelu(input, weight):
     """max(0, x) + weight * min(0, x), weight one value or one per channel (dim 1)."""
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.dim()}")
     if weight.numel() != 1 and (input.dim() < 2 or weight.numel() != input.shape[1]):
         raise RuntimeError(
             f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
@@ -93,6 +96,11 @@ def pdist(input, p: float = 2.0):
     row-major order: N (N - 1) / 2 values."""
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if not input.is_floating_point():
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if input.dtype == et.float16:  # PyTorch's CPU kernel has no float16
+        raise NotImplementedError(f'"pdist" not implemented for '
+                                  f"'{input.dtype._scalar_type_name}'")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]
@@ -164,6 +172,9 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     """input / sqrt(mean(input², over the last len(normalized_shape) dims) + eps) * weight;
     eps defaults to the dtype's machine epsilon."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if not shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
     if tuple(input.shape[input.dim() - len(shape):]) != shape:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[*, {', '.join(map(str, shape))}], but got input of size"
@@ -231,7 +242,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
     """log(1 + exp(-target * input)), reduced; of the input's dtype (as PyTorch's kernel
     writes it) when the input is floating-point."""
     reduction = _reduction.resolve(size_average, reduce, reduction)
-    loss = et.log1p(et.exp(-target * input))
+    loss = et.log1p(et.exp(-input * target))  # PyTorch's order: -input refuses a bool input
     if input.is_floating_point() and loss.dtype != input.dtype:
         loss = loss.to(input.dtype)
     return _reduction.reduce(loss, reduction)
@@ -242,10 +253,12 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     """-(target log sigmoid(x) + (1 - target) log sigmoid(-x)), averaged over classes, then
     reduced over the batch."""
     reduction = _reduction.resolve(size_average, reduce, reduction)
+    if input.dim() == 0:  # PyTorch averages over dim -1, which a 0-d input lacks
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     loss = -(target * et.log_sigmoid(input) + (1 - target) * et.log_sigmoid(-input))
     if weight is not None:
         loss = loss * weight
-    loss = et.mean(loss, (input.dim() - 1,)) if input.dim() else loss
+    loss = et.mean(loss, (input.dim() - 1,))
     return _reduction.reduce(loss, reduction)
 
 
@@ -300,6 +313,8 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
     """max(d(a, p) - d(a, n) + margin, 0) with d the pairwise p-distance (and the swap of
     Balntas et al.), reduced."""
     reduction = _reduction.resolve(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     nd = anchor.dim()
     if positive.dim() != nd or negative.dim() != nd:
         raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the "

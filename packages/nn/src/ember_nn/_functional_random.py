@@ -33,6 +33,12 @@ def _check_p(p: float) -> None:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
+def _check_nan_p(p: float) -> None:
+    """The alpha dropouts' kernels refuse a NaN probability (it passes _check_p's bounds)."""
+    if p != p:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
 def _noise(input, p: float, feature: bool):
     """Bernoulli(1 - p) keep-mask: one per element, or one per (sample, channel)."""
     if feature:
@@ -144,6 +150,7 @@ def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool =
     """Dropout for SELU networks: dropped elements take SELU's negative saturation value and
     an affine map keeps the input's mean and variance. The identity unless ``training``."""
     _check_p(p)
+    _check_nan_p(p)
     _check_tensor("alpha_dropout", input)
     return _dropout(input, p, training, inplace, feature=False, alpha=True)
 
@@ -152,6 +159,7 @@ def feature_alpha_dropout(input, p: float = 0.5, training: bool = False,
                           inplace: bool = False):
     """``alpha_dropout`` of whole channels (dim 1) of an input of at least 2 dims."""
     _check_p(p)
+    _check_nan_p(p)
     _check_tensor("feature_alpha_dropout", input)
     return _dropout(input, p, training, inplace, feature=True, alpha=True)
 

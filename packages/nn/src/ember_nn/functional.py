@@ -300,8 +300,9 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
 
 
 def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
-    """In-place ``hardtanh``."""
-    return hardtanh(input, min_val, max_val, inplace=True)
+    """In-place ``hardtanh`` (PyTorch's ``hardtanh_`` leaves min_val > max_val unchecked: every
+    element becomes max_val)."""
+    return input.hardtanh_(min_val, max_val)
 
 
 def relu6(input, inplace: bool = False):

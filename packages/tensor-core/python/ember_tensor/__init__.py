@@ -177,11 +177,10 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
         raise RuntimeError(
             f"isclose: {names.get(a, a.capitalize())} did not match {names.get(b, b.capitalize())}"
         )
-    if rtol < 0 or atol < 0:
-        raise RuntimeError(f"isclose: rtol ({rtol}) and atol ({atol}) must be non-negative")
-    if input.dtype == _C.bool:
-        return _C.eq(input, other)
-    exact = _C.eq(input, other)
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if not tol >= 0:  # NaN too
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {tol}")
+    exact = _C.eq(input, other)  # bools too are compared by value (True - False is 1)
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         input, other = input.to(_C.float64), other.to(_C.float64)
     diff = (input - other).abs()  # complex: the modulus of the difference
@@ -203,6 +202,8 @@ def broadcast_shapes(*shapes) -> Size:
     out: list[int] = []
     for shape in shapes:
         shape = (shape,) if isinstance(shape, _builtins.int) else tuple(shape)
+        if _builtins.any(s < 0 for s in shape):
+            raise ValueError("Attempting to broadcast a dimension with negative length!")
         if len(shape) > len(out):
             out = [1] * (len(shape) - len(out)) + out
         for i, s in enumerate(shape):

@@ -272,9 +272,10 @@ def vander(x, *, N=None):
     n = x.shape[-1] if N is None else N
     if n < 1:
         raise RuntimeError("N must be greater than 1.")
-    if x.dtype == _C.bool:
-        raise RuntimeError("linalg.vander: bool is not supported")
-    dt = x.dtype if x.dtype != _C.bool else _C.int64
+    if x.dtype in (_C.bool, _C.float16, _C.bfloat16):
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, "
+                           f"but got {x.dtype._scalar_type_name}")
+    dt = x.dtype
     ones = _C.ones((*x.shape, 1), dtype=dt, device=x.device)
     if n == 1:
         return ones
@@ -345,7 +346,9 @@ def matrix_exp(A):
     eye = _C.eye(n, dtype=A.dtype, device=A.device)
     norm = _C.amax(_C.sum(_C.abs(A), (-2,)), (-1,)).max().item()  # the 1-norm
     theta13 = 5.371920351148152
-    s = max(0, math.ceil(math.log2(norm / theta13))) if norm > theta13 else 0
+    # (a non-finite norm: no scaling; the NaNs and infinities flow through as in PyTorch)
+    scaled = math.isfinite(norm) and norm > theta13
+    s = max(0, math.ceil(math.log2(norm / theta13))) if scaled else 0
     X = A / (2 ** s)
     b = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
          129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,

@@ -90,7 +90,11 @@ _INT64 = (-(2**63), 2**63)
 
 
 def _as_int(name: str, arg: str, v, where: str = ""):
-    if isinstance(v, bool) or isinstance(v, float) or not hasattr(type(v), "__index__"):
+    # as the bindings' IntArg: an int, a NumPy integer or a 0-d integer tensor, never a bool
+    refused = isinstance(v, (bool, float)) or type(v).__name__ == "bool_" or (
+        isinstance(v, _C.Tensor) and (v.dim() != 0 or v.dtype.is_floating_point
+                                      or v.dtype.is_complex or v.dtype == _C.bool))
+    if refused or not hasattr(type(v), "__index__"):
         raise TypeError(f"{name}(): argument '{arg}' must be int{where}, not {type(v).__name__}")
     i = v.__index__()
     if not _INT64[0] <= i < _INT64[1]:
@@ -115,8 +119,10 @@ def _as_int_list(name: str, arg: str, v):
 
 
 def _as_bool(name: str, arg: str, v):
-    if isinstance(v, bool) or type(v).__name__ == "bool_":  # a Python or NumPy bool
-        return bool(v)
+    if isinstance(v, bool):  # as PyTorch's parser: True or False, not a NumPy bool
+        return v
+    if v is None and arg == "requires_grad":  # the bindings' FlagArg: PyTorch's factories
+        return False
     raise TypeError(f"{name}(): argument '{arg}' must be bool, not {type(v).__name__}")
 
 
@@ -244,12 +250,35 @@ def _function(name: str, body, dtypes: tuple, with_out: bool, convert=None):
         hook = _C._get_autograd_hook()
         if hook is not None and _C._autograd_hook_installed():
             hook(name, "pre_out", args, out)  # refuses inputs that require grad
-        return _C._finish_out(name, out, body(*args, **kwargs))
+        result = body(*args, **kwargs)
+        _check_out(body, out, result, False)
+        return _C._finish_out(name, out, result, _tensors_in(args, kwargs))
 
     return fn_out
 
 
-def _check_inplace_result(name: str, self, result) -> None:
+def _tensors_in(args, kwargs) -> list:
+    """The tensors among a call's arguments, also inside lists and tuples (cat's)."""
+    found = []
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, _C.Tensor):
+            found.append(a)
+        elif isinstance(a, (list, tuple)):
+            found.extend(t for t in a if isinstance(t, _C.Tensor))
+    return found
+
+
+def _check_out(body, out, result, inplace: bool) -> None:
+    """The body's own rule for the tensor written (``body.check_out(out, result, inplace)``,
+    where PyTorch is stricter than a castable dtype: float_power wants float64, isposinf
+    bool), before it is written."""
+    rule = getattr(body, "check_out", None)
+    if rule is not None:
+        rule(out, result, inplace)
+
+
+def _check_inplace_result(name: str, self, result, body=None) -> None:
+    _check_out(body, self, result, True)
     if not _C.can_cast(result.dtype, self.dtype):
         raise RuntimeError(
             f"{name}: result type {_dtype_name(result.dtype)} can't be cast to the desired "
@@ -280,13 +309,13 @@ def _inplace(name: str, body, dtypes: tuple, convert=None):
             hook = _C._get_autograd_hook()
             hook(name, "pre_inplace", full, self)
             result = call(full)
-            _check_inplace_result(name, self, result)
+            _check_inplace_result(name, self, result, body)
             self.detach().copy_(result)  # shares self's version counter: bumps it
             hook(name, "inplace", full, self)
             return self
         # recorded through its ops: they may save self, which the write changes
         result = body(self.clone() if recorded else self, *args, **kwargs)
-        _check_inplace_result(name, self, result)
+        _check_inplace_result(name, self, result, body)
         return self.copy_(result)
 
     method.__name__ = method.__qualname__ = f"{name}_"

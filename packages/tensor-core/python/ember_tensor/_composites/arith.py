@@ -113,6 +113,8 @@ def lerp(self, end, weight):
 
 def rsub(self, other, *, alpha=1):
     """other - alpha * self (sub with the operands swapped)."""
+    if isinstance(other, bool):  # a bool, even a Python one, is sub's error (not a 0 or 1)
+        other = _et.tensor(other, device=self.device)
     return _et.sub(_tensor(other, self), self, alpha=alpha)
 
 
@@ -164,7 +166,25 @@ def float_power(self, exponent):
     cplx = any(isinstance(v, complex) or (isinstance(v, _et.Tensor) and v.is_complex())
                for v in (self, exponent))
     dt = _et.complex128 if cplx else _et.float64
-    return _et.pow(_tensor(self, like).to(dt), _tensor(exponent, like).to(dt))
+    # a Python number is made a tensor of dt itself: through like's dtype an unsigned
+    # tensor would wrap a negative exponent
+    def wide(v):
+        if isinstance(v, _et.Tensor):
+            return v.to(dt)
+        return _et.full((), v, dtype=dt, device=like.device)
+
+    return _et.pow(wide(self), wide(exponent))
+
+
+def _float_power_check_out(out, result, inplace):
+    if out.dtype != result.dtype:  # PyTorch's rule: exactly the computing dtype
+        what, op = ("base", "float_power_") if inplace else ("output", "float_power")
+        raise RuntimeError(f"the {what} given to {op} has dtype {out.dtype._scalar_type_name} "
+                           f"but the operation's result requires dtype "
+                           f"{result.dtype._scalar_type_name}")
+
+
+float_power.check_out = _float_power_check_out
 
 
 def heaviside(self, values):

@@ -12,12 +12,22 @@ def _number(x):
     return x.item() if isinstance(x, _et.Tensor) else x
 
 
+def _check_0d_ends(op, start, end):
+    """PyTorch's check that tensor ends of linspace/logspace are 0-d, in its words."""
+    dims = {n: v.dim() for n, v in (("start", start), ("end", end)) if isinstance(v, _et.Tensor)}
+    if any(dims.values()):
+        got = " and ".join(f"{n} with {d} dimension(s)" for n, d in dims.items())
+        raise RuntimeError(f"{op} only supports 0-dimensional start and end tensors, but got "
+                           f"{got}.")
+
+
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     """steps values base ** v for v evenly spaced from start to end inclusive (start and end
     numbers or 0-d tensors), computed in float64 and rounded once to dtype (the default
     float dtype if None)."""
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    _check_0d_ends("logspace", start, end)
     exponents = _et.linspace(_number(start), _number(end), steps, dtype=_et.float64,
                              device=device)
     values = _et.pow(float(base), exponents)

@@ -148,8 +148,8 @@ _BITS = {_et.int8: 8, _et.uint8: 8, _et.int16: 16, _et.uint16: 16, _et.int32: 32
 
 
 def _shift_operands(op, self, other):
-    """(result dtype, self and other in int64): PyTorch's promotion, the shift amount first
-    cast to the result dtype as PyTorch's kernels read it; integer dtypes only (uint64
+    """(result dtype, self and other in int64): PyTorch's promotion, both operands first
+    cast to the result dtype as PyTorch's kernels read them; integer dtypes only (uint64
     travels as its bits)."""
     if not isinstance(self, _et.Tensor):
         raise TypeError(f"bitwise_{op}_shift(): argument 'input' (position 1) must be Tensor, "
@@ -167,7 +167,7 @@ def _shift_operands(op, self, other):
     if dt not in _BITS:
         raise NotImplementedError(
             f'"{op[0]}shift_cpu" not implemented for \'{dt._scalar_type_name}\'')
-    return dt, self.to(_et.int64), other.to(dt).to(_et.int64)
+    return dt, self.to(dt).to(_et.int64), other.to(dt).to(_et.int64)
 
 
 def bitwise_left_shift(self, other):
@@ -336,6 +336,17 @@ def isposinf(self):
 def isneginf(self):
     """Where self is -inf (bool); complex inputs are refused."""
     return _inf_test("isneginf", self, False)
+
+
+def _bool_out_only(op):
+    def check_out(out, result, inplace):
+        if out.dtype != _et.bool:
+            raise RuntimeError(f"{op} does not support non-boolean outputs.")
+    return check_out
+
+
+isposinf.check_out = _bool_out_only("isposinf")
+isneginf.check_out = _bool_out_only("isneginf")
 
 
 def isreal(self):

@@ -131,6 +131,8 @@ def index_fill(self, dim, index, value):
     """A copy of self with the slices index (0-d or 1-d) names along dim set to value (a
     number or a 0-d tensor)."""
     dim = _wrap(dim, self.dim())
+    if index.dtype != _et.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
     if index.dim() > 1:
         raise RuntimeError("Index has to be a vector/scalar")
     idx = index.reshape(-1)

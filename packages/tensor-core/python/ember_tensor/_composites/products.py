@@ -335,7 +335,7 @@ def _contract(a, la, b, lb, later):
     return r, batch + own_a + own_b
 
 
-def cdist(x1, x2, p=2.0, compute_mode=None):
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The p-norm distances between the rows of x1 (..., P, M) and of x2 (..., R, M): a
     (..., P, R) tensor. For p = 2, PyTorch's matrix-product form sqrt(|a|² + |b|² - 2 a·b)
     (one GEMM; less accurate for nearby points) when compute_mode asks for it, or by default
@@ -347,11 +347,11 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
-    if compute_mode not in (None, "use_mm_for_euclid_dist_if_necessary",
-                            "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist"):
+    if compute_mode not in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                            "donot_use_mm_for_euclid_dist"):
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     use_mm = p == 2 and (compute_mode == "use_mm_for_euclid_dist" or (
-        compute_mode in (None, "use_mm_for_euclid_dist_if_necessary")
+        compute_mode == "use_mm_for_euclid_dist_if_necessary"
         and (x1.shape[-2] > 25 or x2.shape[-2] > 25)))
     if use_mm:
         return _euclidean_by_matmul(x1, x2)

@@ -77,6 +77,9 @@ def nanmean(self, dim=None, keepdim=False, *, dtype=None):
     if not (self.is_floating_point() or self.is_complex()):
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
                            f"but got {self.dtype._scalar_type_name}")
+    if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError("nanmean(): could not infer output dtype. Optional dtype must be either "
+                           f"a floating point or complex dtype. Got: {dtype._scalar_type_name}")
     count = _et.sum(_et.logical_not(_et.isnan(self)), dim, keepdim)
     return _et.div(nansum(self, dim, keepdim, dtype=dtype), count)
 
@@ -109,7 +112,7 @@ def aminmax(self, *, dim=None, keepdim=False):
     if self.numel() == 0 and dim is None:
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
                            "operation has no identity.")
-    dims = None if dim is None else (dim,)
+    dims = None if dim is None else (_wrap(dim, self.dim()),)
     if self.dim() == 0:
         return self.clone(), self.clone()
     return _et.amin(self, dims or (), keepdim), _et.amax(self, dims or (), keepdim)
@@ -432,6 +435,9 @@ def renorm(self, p, dim, maxnorm):
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if self.dim() < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {self.dim()} "
+                           f"dimensions")
     d = _wrap(dim, self.dim())
     others = tuple(i for i in range(self.dim()) if i != d)
     norm = _et.linalg.vector_norm(self, p, others, True)
@@ -529,6 +535,23 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
+def _check_cov_weights(name, w, observations, kind_ok, kind):
+    """PyTorch's checks of cov's fweights / aweights, in its order and words."""
+    if w is None:
+        return
+    if w.dim() > 1:
+        raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got {name} "
+                           f"with {w.dim()} dimensions")
+    if not kind_ok(w):
+        raise RuntimeError(f"cov(): expected {name} to have {kind} dtype but got {name} with "
+                           f"{w.dtype._scalar_type_name} dtype")
+    if w.numel() != observations:
+        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
+                           f"observations in the input but got {w.numel()} != {observations}")
+    if w.numel() and bool(_et.lt(w, 0).any()):
+        raise RuntimeError(f"cov(): {name} cannot be negative")
+
+
 def cov(self, *, correction=1, fweights=None, aweights=None):
     """The covariance matrix of the variables in input's rows (1-d: one variable), the
     observations in its columns, optionally weighted by integer frequency weights and
@@ -539,6 +562,10 @@ def cov(self, *, correction=1, fweights=None, aweights=None):
     if self.dtype == _et.bool:
         raise RuntimeError("cov(): bool dtype is not supported for input")
     x = self if self.dim() == 2 else self.reshape(1, -1)
+    _check_cov_weights("fweights", fweights, x.shape[1], lambda w: not w.is_floating_point()
+                       and not w.is_complex() and w.dtype != _et.bool, "integral")
+    _check_cov_weights("aweights", aweights, x.shape[1], lambda w: w.is_floating_point(),
+                       "floating point")
     if not (x.is_floating_point() or x.is_complex()):
         x = x.to(_et.get_default_dtype())
     if aweights is not None and (aweights.is_floating_point() or aweights.is_complex()):

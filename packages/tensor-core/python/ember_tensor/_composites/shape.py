@@ -271,6 +271,8 @@ def meshgrid(tensors, *, indexing=None):
     """Coordinate grids of 0-d or 1-d tensors (views): with ``indexing='ij'`` (the default)
     output i varies along dim i; with ``'xy'`` the first two dims are swapped (Cartesian)."""
     ts = list(_tensors_of(tensors))
+    if not ts:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
     if indexing is None:
         indexing = "ij"
     if indexing not in ("ij", "xy"):
@@ -675,7 +677,7 @@ def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
         counts = self
         return repeat_interleave(_et.arange(counts.numel(), device=counts.device), counts, 0)
     x = self.reshape(-1) if dim is None else self
-    d = 0 if dim is None else dim % max(x.dim(), 1)
+    d = 0 if dim is None else _wrap(dim, x.dim())
     n = x.size(d) if x.dim() else 1
     if isinstance(repeats, _et.Tensor) and repeats.numel() != 1:
         if repeats.dim() > 1:

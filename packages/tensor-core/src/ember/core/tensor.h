@@ -116,6 +116,10 @@ class Storage {
   int64_t version() const { return version_.load(std::memory_order_relaxed); }
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
   bool is_external() const { return allocator_ == nullptr; }
+  // Takes `larger`'s memory, into which the caller has copied this storage's bytes; `larger`
+  // gets the old memory and frees it when it goes. Every view of this storage follows. How a
+  // resizable (not external) storage grows, as PyTorch's resize_ grows one.
+  void take_memory(Storage& larger);
 
   // Copies the bytes into `target`'s memory (a storage of the same size on the CPU) and uses
   // that memory from now on, keeping `target` alive: every view of this storage follows. How
@@ -210,9 +214,18 @@ struct Scalar {
   int64_t i = 0;
   double d = 0.0;
   double im = 0.0;
+  bool unsigned64 = false;  // see from_uint64
   Scalar() = default;
   static Scalar from_bool(bool b) { Scalar s; s.kind = Kind::Bool; s.i = b; s.d = b; return s; }
   static Scalar from_int(int64_t v) { Scalar s; s.kind = Kind::Int; s.i = v; s.d = static_cast<double>(v); return s; }
+  // A Python int from 2**63 to 2**64 - 1: PyTorch's unsigned 64-bit scalar. i holds its bits
+  // (what an integer tensor's arithmetic wraps it to), d its value.
+  static Scalar from_uint64(uint64_t v) {
+    Scalar s = from_int(static_cast<int64_t>(v));
+    s.d = static_cast<double>(v);
+    s.unsigned64 = true;
+    return s;
+  }
   static Scalar from_double(double v) { Scalar s; s.kind = Kind::Float; s.d = v; s.i = static_cast<int64_t>(v); return s; }
   static Scalar from_complex(double re, double imag) {
     Scalar s = from_double(re);
@@ -224,7 +237,7 @@ struct Scalar {
   bool is_float() const { return kind == Kind::Float || kind == Kind::Complex; }
   bool is_complex() const { return kind == Kind::Complex; }
   bool is_bool() const { return kind == Kind::Bool; }
-  double to_double() const { return is_float() ? d : static_cast<double>(i); }
+  double to_double() const { return is_float() || unsigned64 ? d : static_cast<double>(i); }
   int64_t to_int() const { return is_float() ? static_cast<int64_t>(d) : i; }
   // The dtype a tensor made from this number would have (float -> default float dtype).
   ScalarType natural_dtype() const;
@@ -235,6 +248,7 @@ struct Scalar {
     } else {
       if (is_complex()) return convert<T>(complex128_t(d, im));
       if (kind == Kind::Float) return convert<T>(d);
+      if (unsigned64) return convert<T>(static_cast<uint64_t>(i));
       return convert<T>(i);
     }
   }

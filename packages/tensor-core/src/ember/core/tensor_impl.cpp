@@ -62,6 +62,13 @@ void Storage::adopt_memory(std::shared_ptr<Storage> target) {
   release_ = [keep = std::move(target)]() mutable { keep.reset(); };
 }
 
+void Storage::take_memory(Storage& larger) {
+  std::swap(data_, larger.data_);
+  std::swap(nbytes_, larger.nbytes_);
+  std::swap(allocator_, larger.allocator_);
+  std::swap(release_, larger.release_);
+}
+
 // ---- TensorImpl ----
 TensorImpl::TensorImpl(std::shared_ptr<Storage> storage, Shape sizes, Shape strides,
                        int64_t offset, ScalarType dtype)
@@ -193,7 +200,7 @@ Tensor wrapped_scalar(const Scalar& s) {
   Tensor t;
   switch (s.kind) {
     case Scalar::Kind::Bool: t = scalar_tensor(s, ScalarType::Bool); break;
-    case Scalar::Kind::Int: t = scalar_tensor(s, ScalarType::Int64); break;
+    case Scalar::Kind::Int: t = scalar_tensor(s, s.unsigned64 ? ScalarType::UInt64 : ScalarType::Int64); break;
     case Scalar::Kind::Complex: t = scalar_tensor(s, ScalarType::ComplexDouble); break;
     default: t = scalar_tensor(s, ScalarType::Float64); break;
   }

@@ -19,6 +19,7 @@ ScalarType result_type(std::initializer_list<const TensorImpl*> tensors) {
     ScalarType dt = t->dtype();
     if (t->wrapped_number) {
       if (is_floating(dt)) dt = default_float_dtype();
+      if (dt == ScalarType::UInt64) dt = ScalarType::Int64;  // a Python int, however large
       if (is_complex(dt)) dt = to_complex(default_float_dtype());
       wrapped_t = promote_types(wrapped_t, dt);
     } else if (t->dim() == 0) {
@@ -263,7 +264,12 @@ bool value_overflows(ScalarType dtype, const Scalar& v) {
     using L = std::numeric_limits<T>;
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       if (v.is_float()) {
-        overflow = std::isnan(v.d) || v.d < static_cast<double>(L::lowest()) || v.d > static_cast<double>(L::max());
+        // the 64-bit types' max rounds up to 2**63 / 2**64 as a double: compare with the bound
+        const double above = std::ldexp(1.0, L::digits);
+        overflow = std::isnan(v.d) || v.d < static_cast<double>(L::lowest()) ||
+                   v.d > static_cast<double>(L::max()) || (sizeof(T) == 8 && v.d >= above);
+      } else if (v.unsigned64) {
+        overflow = !std::is_same_v<T, uint64_t>;  // 2**63 and above: only uint64 holds them
       } else if (std::is_same_v<T, uint64_t>) {
         overflow = false;  // every int64 fits, negatives wrap
       } else if (std::is_unsigned_v<T>) {
@@ -343,7 +349,7 @@ bool dense_and_non_overlapping(const TensorImpl* t) {
 
 }  // namespace
 
-void check_written(const char* op, const TensorImpl* dst, std::initializer_list<const TensorImpl*> inputs) {
+void check_written(const char* op, const TensorImpl* dst, const TensorImpl* const* inputs, size_t count) {
   if (!dst || dst->numel() <= 1) return;
   for (int64_t d = 0; d < dst->dim(); ++d) {
     if (dst->size(d) > 1 && dst->strides()[static_cast<size_t>(d)] == 0) {
@@ -353,7 +359,8 @@ void check_written(const char* op, const TensorImpl* dst, std::initializer_list<
     }
   }
   bool dst_dense = false, dense_known = false;
-  for (const TensorImpl* in : inputs) {
+  for (size_t k = 0; k < count; ++k) {
+    const TensorImpl* in = inputs[k];
     if (!in || in == dst || in->storage() != dst->storage() || in->numel() == 0) continue;
     if (in->offset() == dst->offset() && in->sizes() == dst->sizes() && in->strides() == dst->strides() &&
         in->dtype() == dst->dtype()) {
@@ -376,17 +383,61 @@ void check_written(const char* op, const TensorImpl* dst, std::initializer_list<
   }
 }
 
+namespace {
+thread_local const TensorImpl* t_inplace_target = nullptr;
+}  // namespace
+
+InplaceTarget::InplaceTarget(const TensorImpl* self) : previous_(t_inplace_target) { t_inplace_target = self; }
+InplaceTarget::~InplaceTarget() { t_inplace_target = previous_; }
+
+namespace {
+
+// PyTorch's resize_ of an out= with no elements: the result's shape, contiguous, at out's
+// offset in out's own storage, which grows (keeping its bytes; every view follows) when too
+// small. Memory owned elsewhere (NumPy, DLPack, shared between processes) cannot grow:
+// PyTorch's error, except for an empty one, which out leaves for fresh memory.
+void resize_empty_out(const Tensor& out, const Shape& sizes) {
+  Storage& storage = *out->storage();
+  const int64_t elements = shape_numel(sizes);
+  int64_t need = 0;
+  if (__builtin_add_overflow(out->offset(), elements, &need) ||
+      __builtin_mul_overflow(need, static_cast<int64_t>(out->itemsize()), &need)) {
+    throw std::runtime_error(message("Storage size calculation overflowed with sizes=", shape_str(sizes)));
+  }
+  if (static_cast<size_t>(need) > storage.nbytes()) {
+    if (storage.is_external() && storage.nbytes() == 0) {
+      Tensor fresh = empty(sizes, out->dtype(), out->device());
+      out->set_storage(fresh->storage(), sizes, fresh->strides(), 0);
+      return;
+    }
+    if (storage.is_external()) throw std::runtime_error("Trying to resize storage that is not resizable");
+    Tensor larger = empty({need}, ScalarType::UInt8, out->device());
+    if (storage.nbytes() > 0) {
+      const int64_t old_bytes = static_cast<int64_t>(storage.nbytes());
+      Tensor old = std::make_shared<TensorImpl>(out->storage(), Shape{old_bytes}, Shape{1}, 0, ScalarType::UInt8);
+      Tensor head = make_view(larger, {old_bytes}, {1}, 0);
+      if (out->device().type == DeviceType::CPU) std::memcpy(head->data_ptr(), old->data_ptr(), storage.nbytes());
+      else ops::copy(head, old, false, head);
+    }
+    storage.take_memory(*larger->storage());
+  }
+  out->set_geometry(sizes, contiguous_strides(sizes), out->offset());
+}
+
+}  // namespace
+
 Tensor finish_out(const char* op, const Tensor& out, const Tensor& result) {
   if (!out || out == result) return result;
   if (out->sizes() != result->sizes()) {
-    if (out->numel() == 0 && out->storage()->nbytes() == 0) {
-      // an empty out= is resized, as PyTorch does; it gets fresh storage
-      Tensor fresh = empty(result->sizes(), out->dtype(), out->device());
-      out->set_storage(fresh->storage(), result->sizes(), fresh->strides(), 0);
-    } else {
+    if (out.get() == t_inplace_target) {  // PyTorch's words for an in-place op
       throw std::runtime_error(message(op, ": output with shape ", shape_str(out->sizes()),
-                                   " doesn't match the result shape ", shape_str(result->sizes())));
+                                       " doesn't match the broadcast shape ", shape_str(result->sizes())));
     }
+    if (out->numel() != 0) {
+      throw std::runtime_error(message(op, ": output with shape ", shape_str(out->sizes()),
+                                       " doesn't match the result shape ", shape_str(result->sizes())));
+    }
+    resize_empty_out(out, result->sizes());
   }
   if (!can_cast(result->dtype(), out->dtype())) {
     throw std::runtime_error(message(op, ": result type ", dtype_name(result->dtype()),

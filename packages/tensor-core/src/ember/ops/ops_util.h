@@ -50,6 +50,18 @@ const char* convert_type_name(ScalarType dtype);
 // An out with zero elements is resized to the result's shape.
 Tensor prepare_out(const char* op, const Tensor& out, const Shape& shape, ScalarType dtype);
 Tensor finish_out(const char* op, const Tensor& out, const Tensor& result);
+// While alive, names the tensor an in-place op writes (set by the bindings around the call):
+// finish_out never resizes it, even with no elements, as PyTorch never resizes self.
+class InplaceTarget {
+ public:
+  explicit InplaceTarget(const TensorImpl* self);
+  ~InplaceTarget();
+  InplaceTarget(const InplaceTarget&) = delete;
+  InplaceTarget& operator=(const InplaceTarget&) = delete;
+
+ private:
+  const TensorImpl* previous_;
+};
 
 // The memory checks of a written tensor (an in-place op's self, an out= tensor), PyTorch's:
 // RuntimeError naming op when dst has elements that share memory (a dim of size > 1 and
@@ -57,7 +69,10 @@ Tensor finish_out(const char* op, const Tensor& out, const Tensor& result);
 // (both dense: their byte ranges intersect without the same geometry; an input that is dst
 // itself is an in-place operand and fine). Geometries too hard to decide cheaply pass, as
 // in PyTorch. Null inputs are skipped.
-void check_written(const char* op, const TensorImpl* dst, std::initializer_list<const TensorImpl*> inputs);
+void check_written(const char* op, const TensorImpl* dst, const TensorImpl* const* inputs, size_t count);
+inline void check_written(const char* op, const TensorImpl* dst, std::initializer_list<const TensorImpl*> inputs) {
+  check_written(op, dst, inputs.begin(), inputs.size());
+}
 
 // The bits of a 16-byte element (complex128) for the kernels that only move elements.
 struct Bytes16 {

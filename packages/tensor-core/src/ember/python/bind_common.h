@@ -38,6 +38,26 @@ PyObject* dtype_object(ScalarType t);  // borrowed reference to the singleton
 py::object device_object(const Device& d);  // the shared (immutable) Python device object
 Device parse_device(py::handle h);     // "cpu", "cuda:0", device objects; ValueError otherwise
 bool scalar_from_python(py::handle h, Scalar& out);
+
+// The `int` and `bool` arguments of the generated bindings, read as PyTorch's parser reads
+// them. An int: a Python int (not a bool), a NumPy integer, or a 0-d integer tensor (not
+// bool); beyond int64 it is OverflowError. A bool: True or False only. Anything else makes
+// the overload not match (TypeError), where pybind11's own casters would take a bool as an
+// int, and None, an int, a float or a tensor as a bool.
+struct IntArg {
+  int64_t v = 0;
+  operator int64_t() const { return v; }
+};
+struct BoolArg {
+  bool v = false;
+  operator bool() const { return v; }
+};
+// A bool argument that also takes None, as False: PyTorch's factories' requires_grad.
+struct FlagArg : BoolArg {};
+bool int_arg_from_python(py::handle h, int64_t& out);
+inline std::optional<bool> unwrap_bool(const std::optional<BoolArg>& b) {
+  return b ? std::optional<bool>(b->v) : std::nullopt;
+}
 // A NumPy array given where a tensor operand goes becomes a tensor (a copy), as in PyTorch.
 bool tensor_from_ndarray(py::handle h, Tensor& out);
 
@@ -173,7 +193,43 @@ template <> struct type_caster<ember::Scalar> {
     if (s.is_complex()) return PyComplex_FromDoubles(s.d, s.im);
     if (s.is_float()) return PyFloat_FromDouble(s.d);
     if (s.is_bool()) return handle(s.i ? Py_True : Py_False).inc_ref();
+    if (s.unsigned64) return PyLong_FromUnsignedLongLong(static_cast<uint64_t>(s.i));
     return PyLong_FromLongLong(s.i);
+  }
+};
+
+template <> struct type_caster<ember::IntArg> {
+  PYBIND11_TYPE_CASTER(ember::IntArg, const_name("int"));
+  bool load(handle src, bool) { return ember::int_arg_from_python(src, value.v); }
+  static handle cast(const ember::IntArg& a, return_value_policy, handle) { return PyLong_FromLongLong(a.v); }
+};
+
+template <> struct type_caster<ember::BoolArg> {
+  PYBIND11_TYPE_CASTER(ember::BoolArg, const_name("bool"));
+  bool load(handle src, bool) {
+    if (src.ptr() != Py_True && src.ptr() != Py_False) return false;
+    value.v = src.ptr() == Py_True;
+    return true;
+  }
+  static handle cast(const ember::BoolArg& a, return_value_policy, handle) {
+    return handle(a.v ? Py_True : Py_False).inc_ref();
+  }
+};
+
+template <> struct type_caster<ember::FlagArg> {
+  PYBIND11_TYPE_CASTER(ember::FlagArg, const_name("bool | None"));
+  bool load(handle src, bool convert) {
+    if (src.is_none()) {
+      value.v = false;
+      return true;
+    }
+    make_caster<ember::BoolArg> b;
+    if (!b.load(src, convert)) return false;
+    value.v = cast_op<ember::BoolArg>(b).v;
+    return true;
+  }
+  static handle cast(const ember::FlagArg& a, return_value_policy p, handle h) {
+    return make_caster<ember::BoolArg>::cast(a, p, h);
   }
 };
 

@@ -74,13 +74,56 @@ bool tensor_from_ndarray(py::handle h, Tensor& out) {
   return true;
 }
 
+bool int_arg_from_python(py::handle h, int64_t& out) {
+  PyObject* o = h.ptr();
+  if (PyBool_Check(o)) return false;
+  if (PyLong_Check(o)) {
+    const long long v = PyLong_AsLongLong(o);
+    if (v == -1 && PyErr_Occurred()) throw py::error_already_set();  // OverflowError
+    out = v;
+    return true;
+  }
+  py::detail::make_caster<Tensor> tc;
+  if (tc.load(h, false)) {
+    const Tensor t = py::detail::cast_op<Tensor>(tc);
+    if (!t || t->dim() != 0 || !is_integral(t->dtype(), false)) return false;
+    out = scalar_of(to_host(t)).i;
+    return true;
+  }
+  const std::string tn = Py_TYPE(o)->tp_name;
+  if (tn.rfind("numpy.", 0) != 0 || tn == "numpy.bool" || tn == "numpy.bool_" || !PyIndex_Check(o)) return false;
+  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(o));
+  if (!index) {
+    PyErr_Clear();
+    return false;
+  }
+  const long long v = PyLong_AsLongLong(index.ptr());
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  out = v;
+  return true;
+}
+
 bool scalar_from_python(py::handle h, Scalar& out) {
   PyObject* o = h.ptr();
   if (PyBool_Check(o)) { out = Scalar::from_bool(o == Py_True); return true; }
   if (PyLong_Check(o)) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (overflow) throw std::runtime_error("value cannot be converted to a 64-bit integer without overflow");
+    if (overflow < 0) {
+      PyErr_SetString(PyExc_OverflowError, "can't convert negative int to unsigned");
+      throw py::error_already_set();
+    }
+    if (overflow > 0) {
+      // 2**63 .. 2**64 - 1: PyTorch's unsigned 64-bit scalar
+      const unsigned long long u = PyLong_AsUnsignedLongLong(o);
+      if (PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_OverflowError, "int too big to convert");
+        throw py::error_already_set();
+      }
+      out = Scalar::from_uint64(u);
+      return true;
+    }
     out = Scalar::from_int(v);
     return true;
   }

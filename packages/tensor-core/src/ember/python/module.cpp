@@ -536,8 +536,12 @@ void bind_module_functions(py::module_& m) {
         "Installs loader(), called when requires_grad=True is asked for before any provider is installed.");
   m.def("_set_size_type", [](py::object t) { g_size_type = t; });
   // for the composite layer (ember_tensor/_composites): the out= and autograd protocol of ops
-  m.def("_finish_out", [](const std::string& op, const Tensor& out, const Tensor& result) {
+  m.def("_finish_out", [](const std::string& op, const Tensor& out, const Tensor& result,
+                          const std::vector<Tensor>& inputs) {
     check_not_none(op.c_str(), "out", out);
+    std::vector<const TensorImpl*> read;
+    for (const Tensor& t : inputs) read.push_back(t.get());
+    check_written(op.c_str(), out.get(), read.data(), read.size());
     Tensor r;
     {
       MaybeNoGil nogil(result->numel());
@@ -545,9 +549,10 @@ void bind_module_functions(py::module_& m) {
     }
     if (r != result) bump_version(out);
     return r;
-  }, py::arg("op"), py::arg("out"), py::arg("result"),
-     "Writes an op's result into out= as the bindings do: an empty out is resized, the result's "
-     "dtype must cast to out's, the shapes must match (RuntimeError naming op otherwise).");
+  }, py::arg("op"), py::arg("out"), py::arg("result"), py::arg("inputs") = std::vector<Tensor>(),
+     "Writes an op's result into out= as the bindings do: out's memory is checked against itself "
+     "and the op's tensor inputs (check_written), an empty out is resized, the result's dtype must "
+     "cast to out's, the shapes must match (RuntimeError naming op otherwise).");
   m.def("_autograd_hook_installed", []() { return autograd_hook_installed(); },
         "Whether ops run by this thread are shown to the autograd provider now (a provider is "
         "installed and grad mode is on, or forced).");

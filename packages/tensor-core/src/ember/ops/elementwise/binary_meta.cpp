@@ -42,17 +42,12 @@ PowMeta pow_meta(const Tensor& self, const Tensor& exponent) {
     return M;
   }
   if (!is_floating(M.dtype) && !is_complex(M.dtype) && !is_wide_unsigned(M.dtype) && exponent->wrapped_number) {
-    // like PyTorch: a negative Python-number exponent of an integer tensor is an error;
-    // negative tensor exponents give 1, -1 or 0 as integer arithmetic does
-    bool negative = false;
-    dispatch_numeric(M.dtype, "pow", [&](auto tag) {
-      using T = decltype(tag);
-      if constexpr (std::is_signed_v<T>) {
-        const Tensor c = as_contiguous(to_dtype(exponent, M.dtype));
-        for (int64_t i = 0; i < c->numel() && !negative; ++i) negative = c->data<T>()[i] < 0;
-      }
-    });
-    if (negative) throw std::runtime_error("pow: integers to negative integer powers are not allowed");
+    // like PyTorch: a negative Python-number exponent of an integer tensor is an error (read
+    // as the number it is, before an unsigned tensor's type would wrap it); negative tensor
+    // exponents give 1, -1 or 0 as integer arithmetic does
+    if (exponent->numel() == 1 && to_dtype(exponent, ScalarType::Int64)->data<int64_t>()[0] < 0) {
+      throw std::runtime_error("pow: Integers to negative integer powers are not allowed.");
+    }
   }
   M.shape = broadcast_pair("pow", self, exponent);
   return M;
@@ -107,8 +102,10 @@ void check_int_divisor(const char* op, const Tensor& b) {
 BinaryMeta division_meta(const char* op, const Tensor& self, const Tensor& other) {
   const ScalarType t = result_type(self, other);
   if (t == ScalarType::Bool) throw std::runtime_error(message(op, ": not implemented for two bool operands"));
-  if (other->device().type == DeviceType::CPU) check_int_divisor(op, to_dtype(other, t));
-  return {t, t, broadcast_pair(op, self, other)};
+  Shape shape = broadcast_pair(op, self, other);
+  // a result without elements divides nothing: no division by zero (as PyTorch)
+  if (other->device().type == DeviceType::CPU && shape_numel(shape) != 0) check_int_divisor(op, to_dtype(other, t));
+  return {t, t, std::move(shape)};
 }
 
 void check_sub_operands(const Tensor& self, const Tensor& other) {
@@ -126,6 +123,9 @@ void check_sub_operands(const Tensor& self, const Tensor& other) {
 void check_alpha(const char* op, ScalarType dtype, const Scalar& alpha) {
   if (alpha.is_complex() && !is_complex(dtype)) {
     throw std::runtime_error("For non-complex input tensors, argument alpha must not be a complex number.");
+  }
+  if (dtype != ScalarType::Bool && alpha.is_bool()) {
+    throw std::runtime_error("Boolean alpha only supported for Boolean results.");
   }
   if (dtype == ScalarType::Bool && alpha.is_float()) {
     throw std::runtime_error(message(op, ": for bool tensors alpha must be a bool or an integer"));

@@ -742,6 +742,8 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
                                      shape_str(weight->sizes())));
   }
   if (weight->dim() == 1) {  // (*, in) @ (in,) -> (*)
+    // PyTorch adds a bias of 1 or more dims through addmm, which wants a matrix
+    if (bias && bias->dim() > 0) throw std::runtime_error("linear: mat2 must be a matrix, got 1-D tensor");
     Tensor out = matmul(input, weight, Tensor());
     return bias ? add(out, bias, Scalar::from_int(1), Tensor()) : out;
   }

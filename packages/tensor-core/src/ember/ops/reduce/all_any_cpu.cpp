@@ -10,7 +10,7 @@ template <bool All>
 Tensor all_any(const char* op, const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
                const Tensor& out) {
   check_cpu(self, op);
-  const AccumulateMeta M = all_any_meta(op, self, dim, keepdim);
+  const AccumulateMeta M = all_any_meta(op, self, dim, keepdim, out);
   Plan P = make_plan(self, M.dims, keepdim);
   Tensor res = result_for(op, self, out, M.shape, M.dtype);
   dispatch_all_and_unsigned(self->dtype(), op, [&](auto tag) {

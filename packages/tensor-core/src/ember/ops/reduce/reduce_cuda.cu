@@ -119,7 +119,7 @@ Tensor mean_impl(const Tensor& self, const AccumulateMeta& M, const Tensor& out)
 
 template <bool All> Tensor all_any(const char* op, const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
                                    const Tensor& out) {
-  const AccumulateMeta M = all_any_meta(op, self, dim, keepdim);
+  const AccumulateMeta M = all_any_meta(op, self, dim, keepdim, out);
   const ReducePlan P = plan_reduce(self, M.dims, true);
   Tensor res = reduction_result(self, out, M.shape, M.dtype);
   dispatch_device_type(self->dtype(), op, [&](auto tag) {

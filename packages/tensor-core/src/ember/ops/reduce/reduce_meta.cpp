@@ -139,7 +139,11 @@ AccumulateMeta logsumexp_meta(const Tensor& self, const Shape& dim, bool keepdim
   return accumulate_meta(self, reduce_dims("logsumexp", dim, self->dim()), keepdim, t, t);
 }
 
-AccumulateMeta all_any_meta(const char* op, const Tensor& self, const std::optional<Shape>& dim, bool keepdim) {
+AccumulateMeta all_any_meta(const char* op, const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
+                            const Tensor& out) {
+  if (out && out->dtype() != ScalarType::Bool && out->dtype() != ScalarType::UInt8) {
+    throw std::runtime_error(message(op, " only supports bool tensor for result, got: ", scalar_type_name(out->dtype())));
+  }
   // dim=None reduces everything; an explicit empty list reduces nothing (as PyTorch)
   std::vector<int64_t> dims = !dim ? reduction_all_dims(self->dim())
                               : dim->empty() ? std::vector<int64_t>{}

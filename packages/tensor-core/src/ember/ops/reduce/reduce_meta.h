@@ -79,7 +79,9 @@ AccumulateMeta prod_meta(const Tensor& self, std::optional<int64_t> dim, bool ke
 AccumulateMeta logsumexp_meta(const Tensor& self, const Shape& dim, bool keepdim);
 // all / any (op): dim absent reduces every dim, an empty list none, else reduce_dims(op, dim);
 // the result is uint8 for a uint8 self, else bool; self read as it is.
-AccumulateMeta all_any_meta(const char* op, const Tensor& self, const std::optional<Shape>& dim, bool keepdim);
+// out (may be null) must be bool or uint8: PyTorch's error otherwise.
+AccumulateMeta all_any_meta(const char* op, const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
+                            const Tensor& out);
 
 struct VarStdMeta {
   std::vector<int64_t> dims;
