@@ -377,6 +377,31 @@ def test_out_argument_with_grad_input():
     )
 
 
+@pytest.mark.parametrize("call", [
+    lambda lib, a: lib.cat([a, a], out=lib.empty(4)),  # in a list
+    lambda lib, a: lib.atan2(lib.ones(2), other=a, out=lib.empty(2)),  # a composite's keyword
+])
+def test_out_argument_with_grad_input_anywhere_in_the_arguments(call):
+    def run(lib, ag):
+        call(lib, lib.tensor([1.0, 2.0], requires_grad=True))
+
+    mt, me = messages(run)
+    assert "functions with out=... arguments don't support automatic differentiation" in mt
+    assert me == mt
+
+
+def test_comparisons_write_out_freely_as_their_results_have_no_gradient():
+    def run(lib, ag):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        out = lib.zeros(2, requires_grad=True)
+        lib.le(a, 1.5, out=lib.empty(2))
+        lib.gt(lib.ones(2), 0, out=out)
+        return out.tolist()
+
+    t, e = both(run)
+    assert e == t == [1.0, 1.0]
+
+
 def test_leaf_in_place_error():
     def run(lib, ag):
         lib.tensor([1.0], requires_grad=True).mul_(2)

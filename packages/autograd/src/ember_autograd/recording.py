@@ -139,13 +139,20 @@ def hook(op, kind, args, result):
             streams.remember_result(result)
     elif kind == "pre_out":
         name = op.split(".")[0]
-        if any(isinstance(a, et.Tensor) and a.requires_grad for a in args):
+        if name in _NO_GRAD_RESULTS:  # nothing to differentiate: PyTorch writes out= freely
+            return
+        listed = (t for a in args for t in (a if isinstance(a, (list, tuple)) else (a,)))
+        if any(isinstance(t, et.Tensor) and t.requires_grad for t in listed):  # cat's lists
             raise RuntimeError(
                 f"{name}(): functions with out=... arguments don't support automatic "
                 "differentiation, but one of the arguments requires grad."
             )
         _check_inplace(result)
 
+
+# Ops whose results never carry a gradient (PyTorch's output_differentiability: False); their
+# in-place forms still follow the leaf rules and record zero gradients.
+_NO_GRAD_RESULTS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
 
 # PyTorch's names of the integer types, as its autograd errors spell them
 _TORCH_TYPE = {

@@ -18,6 +18,14 @@ from .recipes import Tensor as TensorRecipe
 OUT_SHAPE = "`out=` with the wrong shape"
 MERGED_OVERLOADS = "Signatures: one signature for PyTorch's overloads"
 EMPTY_RESULT = "Checks on calls without elements"
+OUT_DTYPE = "`out=` of another dtype"
+DTYPE_SUPERSET = "Dtypes PyTorch's CPU kernels lack"
+#: PyTorch's words when an op of its own wants out= of exactly the result's dtype
+_EXACT_OUT_DTYPE = ("Found dtype", "Expected out tensor to have dtype",
+                    "does not match dtype of out", "Expected the dtype for input and out to match",
+                    "should be same as input",
+                    "out tensor must be same dtype", "hist tensor should have the same dtype",
+                    "Expected self.dtype() == output.dtype()", "expected scalar type")
 #: PyTorch's argument parser's words when no overload takes the arguments' arrangement (an
 #: argument that only another overload has, or a missing one); a wrong *type* for an argument
 #: ("argument 'dim' must be int, not bool") is not among them: Ember refuses those as well.
@@ -126,6 +134,12 @@ def explain(call, e_exc, t_exc, t_result, e_env) -> str | None:
     if e_exc is not None and t_exc is None and _no_elements(t_result):
         if isinstance(e_exc, (RuntimeError, ValueError, IndexError, NotImplementedError)):
             return EMPTY_RESULT
+    if t_exc is not None and e_exc is None and isinstance(t_exc, NotImplementedError):
+        if "not implemented for '" in str(t_exc):
+            return DTYPE_SUPERSET
+    if t_exc is not None and e_exc is None and "out" in dict(call.kwargs):
+        if isinstance(t_exc, RuntimeError) and any(w in str(t_exc) for w in _EXACT_OUT_DTYPE):
+            return OUT_DTYPE
     if t_exc is not None and e_exc is None and type(t_exc) is TypeError:
         if any(words in str(t_exc) for words in _ARRANGEMENT_ERRORS):
             return MERGED_OVERLOADS

@@ -248,11 +248,12 @@ def _function(name: str, body, dtypes: tuple, with_out: bool, convert=None):
         if out is None:
             return run(args, kwargs)
         hook = _C._get_autograd_hook()
+        inputs = _tensors_in(args, kwargs)
         if hook is not None and _C._autograd_hook_installed():
-            hook(name, "pre_out", args, out)  # refuses inputs that require grad
+            hook(name, "pre_out", tuple(inputs), out)  # refuses inputs that require grad
         result = body(*args, **kwargs)
         _check_out(body, out, result, False)
-        return _C._finish_out(name, out, result, _tensors_in(args, kwargs))
+        return _C._finish_out(name, out, result, inputs)
 
     return fn_out
 
