@@ -411,3 +411,25 @@ def test_index_fill_takes_only_int64_indices():
 )
 def test_isclose_refuses_negative_and_nan_tolerances(kwargs, msg):
     _raises_in_both(lambda lib: lib.isclose(lib.ones(1), lib.ones(1), **kwargs), RuntimeError, msg)
+
+
+@pytest.mark.parametrize("eps", [True, 1, 2**70, -(2**63) - 1])
+def test_float_arguments_of_composites_take_ints_of_any_size(eps):
+    got, want = _both(lambda lib: lib.logit(lib.full((2,), 0.5), eps))
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_nan_to_num_of_nan_none_is_zero():
+    got, want = _both(lambda lib: lib.tensor([float("nan"), 1.0]).nan_to_num(None))
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("value", [-(2**63) - 1, 2**70])
+def test_tensor_of_ints_no_64_bit_type_holds_takes_a_float_dtype(value):
+    got, want = _both(lambda lib: lib.tensor(value, dtype=lib.float64))
+    assert got.item() == want.item() == float(value)
+    got, want = _both(lambda lib: lib.zeros(2, dtype=lib.float64).new_tensor([value, 1]))
+    assert got.tolist() == want.tolist()
+    for lib in (et, torch):
+        with pytest.raises((ValueError, RuntimeError)):
+            lib.tensor([value])

@@ -126,7 +126,13 @@ def _as_bool(name: str, arg: str, v):
     raise TypeError(f"{name}(): argument '{arg}' must be bool, not {type(v).__name__}")
 
 
-_CONVERTERS = {"int": _as_int, "int[]": _as_int_list, "bool": _as_bool}
+def _as_float(name: str, arg: str, v):
+    if isinstance(v, int):  # a bool or an int of any size, as PyTorch's parser reads a float
+        return float(v)
+    return v
+
+
+_CONVERTERS = {"int": _as_int, "int[]": _as_int_list, "bool": _as_bool, "float": _as_float}
 
 
 def _arg_converter(name: str, arg_names: tuple, types: tuple, varargs):

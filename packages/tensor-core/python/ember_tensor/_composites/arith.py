@@ -207,7 +207,7 @@ def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
     big = _FLOAT_MAX[self.dtype]
     pos = _et.full((), big if posinf is None else posinf, dtype=self.dtype, device=self.device)
     neg = _et.full((), -big if neginf is None else neginf, dtype=self.dtype, device=self.device)
-    nan_t = _et.full((), nan, dtype=self.dtype, device=self.device)
+    nan_t = _et.full((), 0.0 if nan is None else nan, dtype=self.dtype, device=self.device)
     r = _et.where(_et.isinf(self), _et.where(_et.gt(self, 0), pos, neg), self)
     return _et.where(_et.isnan(self), nan_t, r)
 

@@ -414,6 +414,9 @@ struct Leaves {
   // the leaves that are Python ints in [2**63, 2**64): their bits, held as int64; only a
   // uint64 result takes them (PyTorch's rule), the others refuse them after the walk
   std::vector<size_t> above_int64;
+  // the leaves that are Python ints no 64-bit type holds (below -2**63, from 2**64): only a
+  // floating result takes them, as their nearest value (PyTorch's rule)
+  std::vector<std::pair<size_t, double>> beyond_64;
 };
 
 // A NumPy scalar's dtype (None for anything else).
@@ -448,12 +451,20 @@ void walk(py::handle obj, size_t depth, Leaves& L) {
   if (PyLong_CheckExact(obj.ptr()) && depth == L.shape.size()) {
     int overflow = 0;
     PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
-    if (overflow > 0) {
-      const unsigned long long u = PyLong_AsUnsignedLongLong(obj.ptr());
-      if (u == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
-        PyErr_Clear();  // above 2**64 - 1: no dtype holds it
+    const unsigned long long u = overflow > 0 ? PyLong_AsUnsignedLongLong(obj.ptr()) : 0;
+    if (overflow < 0 || (overflow > 0 && u == static_cast<unsigned long long>(-1) && PyErr_Occurred())) {
+      PyErr_Clear();  // below -2**63 or above 2**64 - 1: a float result only
+      const double wide = PyLong_AsDouble(obj.ptr());
+      if (wide == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
         throw std::runtime_error("value cannot be converted to a 64-bit integer without overflow");
       }
+      L.beyond_64.emplace_back(L.values.size(), wide);
+      L.dtype = L.dtype ? promote_types(*L.dtype, ScalarType::Int64) : ScalarType::Int64;
+      L.values.push_back(Scalar::from_int(0));
+      return;
+    }
+    if (overflow > 0) {
       L.above_int64.push_back(L.values.size());
       L.dtype = L.dtype ? promote_types(*L.dtype, ScalarType::Int64) : ScalarType::Int64;
       L.values.push_back(Scalar::from_int(static_cast<int64_t>(u)));
@@ -507,12 +518,15 @@ Tensor tensor_from_data(py::handle data, std::optional<ScalarType> dtype) {
   if (!is_complex(dt) && L.dtype && is_complex(*L.dtype)) {
     throw TypeError("must be real number, not complex");  // PyTorch: complex data, real dtype
   }
-  if (!L.above_int64.empty() && (is_floating(dt) || is_complex(dt))) {  // the nearest float, as PyTorch
+  if (is_floating(dt) || is_complex(dt)) {  // the nearest float, as PyTorch
     for (size_t i : L.above_int64) {
       L.values[i] = Scalar::from_double(static_cast<double>(static_cast<uint64_t>(L.values[i].to_int())));
     }
+    for (const auto& [i, wide] : L.beyond_64) L.values[i] = Scalar::from_double(wide);
     L.above_int64.clear();
+    L.beyond_64.clear();
   }
+  if (!L.beyond_64.empty()) throw std::runtime_error("value cannot be converted to a 64-bit integer without overflow");
   if (!L.above_int64.empty() && dt != ScalarType::UInt64) {
     throw std::runtime_error("value cannot be converted to a 64-bit integer without overflow");
   }
