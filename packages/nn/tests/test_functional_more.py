@@ -107,6 +107,8 @@ def test_gradcheck(name):
      (IndexError, "Dimension specified as -1 but tensor has no dimensions")),
     (lambda F, m: F.triplet_margin_loss(m.ones(2, 3), m.ones(2, 3), m.ones(2, 3), margin=0.0),
      (ValueError, "margin must be greater than 0, got 0.0")),
+    (lambda F, m: F.cosine_similarity(m.ones(2), m.ones(2), eps=-1.0),
+     (RuntimeError, "eps must be non-negative, got: -1")),
     (lambda F, m: F.rms_norm(m.ones(2, 3), []),
      (RuntimeError, "Expected normalized_shape to be at least 1-dimensional")),
     (lambda F, m: F.alpha_dropout(m.ones(3), float("nan"), True),

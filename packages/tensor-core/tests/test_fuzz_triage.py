@@ -433,3 +433,19 @@ def test_tensor_of_ints_no_64_bit_type_holds_takes_a_float_dtype(value):
     for lib in (et, torch):
         with pytest.raises((ValueError, RuntimeError)):
             lib.tensor([value])
+
+
+def test_more_checks_with_pytorchs_messages():
+    msg = "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied"
+    _raises_in_both(lambda lib: lib.unique(lib.ones(2, 0, 3), dim=0), RuntimeError, msg)
+    _raises_in_both(lambda lib: lib.unique_consecutive(lib.ones(2, 0, 3), dim=2), RuntimeError, msg)
+    _raises_in_both(
+        lambda lib: lib.diff(lib.ones(3), prepend=lib.ones(2, 1)),
+        RuntimeError,
+        "diff expects prepend or append to be the same dimension as input",
+    )
+    _raises_in_both(
+        lambda lib: lib.slice_scatter(lib.ones(4), lib.ones(2), step=0),
+        RuntimeError,
+        "slice step must be positive",
+    )

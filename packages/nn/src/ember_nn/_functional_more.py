@@ -75,6 +75,8 @@ def prelu(input, weight):
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     """sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)) along dim (broadcast): each vector
     normalized first, as PyTorch computes it."""
+    if eps < 0:
+        raise RuntimeError(f"eps must be non-negative, got: {eps:g}")
     x1, x2 = et.broadcast_tensors(x1, x2)
     n1 = et.clamp(et.linalg.vector_norm(x1, 2, dim, True), min=eps)
     n2 = et.clamp(et.linalg.vector_norm(x2, 2, dim, True), min=eps)

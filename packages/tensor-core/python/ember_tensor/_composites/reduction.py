@@ -365,6 +365,8 @@ def diff(self, n=1, dim=-1, prepend=None, append=None):
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     d = _wrap(dim, self.dim())
+    if any(t is not None and t.dim() != self.dim() for t in (prepend, append)):
+        raise RuntimeError("diff expects prepend or append to be the same dimension as input")
     parts = [t for t in (prepend, self, append) if t is not None]
     x = _et.cat(parts, d) if len(parts) > 1 else self
     for _ in range(n):

@@ -22,6 +22,9 @@ def _rows(self, dim):
     d = _wrap(dim, self.dim())
     moved = self.movedim(d, 0)
     rest = tuple(moved.shape[1:])
+    if 0 in rest:  # PyTorch's check: slices without elements cannot be told apart
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
+                           "cannot be applied")
     width = 1
     for n in rest:
         width *= n

@@ -467,6 +467,8 @@ def select_scatter(self, src, dim, index):
 
 def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
     """A copy of self with ``self[..., start:end:step, ...]`` (along dim) replaced by src."""
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
     out = self.clone()
     index = [slice(None)] * self.dim()
     index[dim] = slice(start, end, step)  # IndexError for a dim out of range
