@@ -7,7 +7,11 @@ Cases (issue 10's targets in brackets):
   (``empty`` then drop), per call [Ember under 1 us];
 - elementwise add at 256 MB per operand, as bandwidth (3 x 256 MB moved per call)
   [at least 90% of PyTorch's];
-- matmul 4096 x 4096 in float32, TF32 and bfloat16, as TFLOP/s [at least 0.95x].
+- matmul 4096 x 4096 in float32, TF32 and bfloat16, as TFLOP/s [at least 0.95x];
+- issue 25: complex64 matmul 4096 (8 n^3 flops) and elementwise complex multiply at 256 MB;
+  the FFTs of issue 25's list (1-D complex64 and float32 of 2^10 to 2^22 points, batched to
+  2^22 points a call, 1000 and 3^12 points; 2-D 512x512 and 2048x2048) through cuFFT, as
+  microseconds per call [at least 1.0x].
 
 Timing: CUDA events around `inner` calls on the current stream after a warm-up, median of
 `repeats`. ratio = torch time / ember time (above 1: Ember is faster). Results are compared
@@ -62,6 +66,85 @@ def host_time_us(fn, inner: int, repeats: int) -> float:
             fn()
         samples.append((time.perf_counter() - t0) / inner * 1e6)
     return statistics.median(samples)
+
+
+def complex_cases(et, torch, rng, repeats, report):
+    """Issue 25: complex matmul and multiply, and the FFTs, against torch on the same data."""
+
+    def pair(host):
+        e = et.from_numpy(host).cuda()
+        return e, (torch.from_numpy(host).cuda() if torch else None)
+
+    def close(e, t, rtol):
+        if t is None:
+            return True
+        g, w = e.cpu().numpy(), t.cpu().numpy()
+        return bool(np.abs(g - w).max() <= rtol * max(np.abs(w).max(), 1e-30))
+
+    m = 4096
+    a = (rng.standard_normal((m, m)) + 1j * rng.standard_normal((m, m))).astype(np.complex64)
+    (ea, ta), (eb, tb) = pair(a), pair(a.T.copy())
+    e_ms = time_ms(et, lambda: et.matmul(ea, eb), 5, repeats)
+    t_ms = time_ms(torch, lambda: torch.matmul(ta, tb), 5, repeats) if torch else None
+    flops = lambda ms: 8 * m**3 / (ms * 1e-3) / 1e12  # noqa: E731
+    ok = close(et.matmul(ea, eb), torch.matmul(ta, tb) if torch else None, 1e-3)
+    report("matmul 4096 complex64", "TFLOP/s", flops(e_ms), flops(t_ms) if t_ms else None, True, ok)
+
+    n = 256 * (1 << 20) // 8
+    z = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(np.complex64)
+    (ea, ta), (eb, tb) = pair(z), pair(z[::-1].copy())
+    e_ms = time_ms(et, lambda: et.mul(ea, eb), 5, repeats)
+    t_ms = time_ms(torch, lambda: torch.mul(ta, tb), 5, repeats) if torch else None
+    gbs = lambda ms: 3 * n * 8 / (ms * 1e-3) / 1e9  # noqa: E731
+    ok = close(et.mul(ea, eb), torch.mul(ta, tb) if torch else None, 1e-6)
+    report("mul 256 MB complex64", "GB/s", gbs(e_ms), gbs(t_ms) if t_ms else None, True, ok)
+
+    shapes = [(f"2^{k}", (max(1, (1 << 22) >> k), 1 << k)) for k in (10, 14, 18, 22)]
+    shapes += [("1000", (4096, 1000)), ("3^12", (8, 3**12))]
+    for label, shape in shapes:
+        for kind in ("fft c64", "rfft f32"):
+            x = rng.standard_normal(shape).astype(np.float32)
+            if kind.startswith("fft"):
+                x = (x + 1j * rng.standard_normal(shape)).astype(np.complex64)
+            ex, tx = pair(x)
+            fe, ft = (
+                (et.fft.fft, torch.fft.fft if torch else None)
+                if kind.startswith("fft")
+                else (et.fft.rfft, torch.fft.rfft if torch else None)
+            )
+            e_ms = time_ms(et, lambda f=fe, v=ex: f(v), 5, repeats)
+            t_ms = time_ms(torch, lambda f=ft, v=tx: f(v), 5, repeats) if torch else None
+            ok = close(fe(ex), ft(tx) if torch else None, 1e-4)
+            report(
+                f"{kind} {label} x{shape[0]}",
+                "us/call",
+                e_ms * 1e3,
+                t_ms * 1e3 if t_ms else None,
+                False,
+                ok,
+            )
+    for side in (512, 2048):
+        for kind in ("fft2 c64", "rfft2 f32"):
+            x = rng.standard_normal((side, side)).astype(np.float32)
+            if kind.startswith("fft2"):
+                x = (x + 1j * rng.standard_normal((side, side))).astype(np.complex64)
+            ex, tx = pair(x)
+            fe, ft = (
+                (et.fft.fft2, torch.fft.fft2 if torch else None)
+                if kind.startswith("fft2")
+                else (et.fft.rfft2, torch.fft.rfft2 if torch else None)
+            )
+            e_ms = time_ms(et, lambda f=fe, v=ex: f(v), 5, repeats)
+            t_ms = time_ms(torch, lambda f=ft, v=tx: f(v), 5, repeats) if torch else None
+            ok = close(fe(ex), ft(tx) if torch else None, 1e-4)
+            report(
+                f"{kind} {side}x{side}",
+                "us/call",
+                e_ms * 1e3,
+                t_ms * 1e3 if t_ms else None,
+                False,
+                ok,
+            )
 
 
 def main() -> int:
@@ -165,6 +248,8 @@ def main() -> int:
             ok,
         )
     et.backends.cuda.matmul.allow_tf32 = False
+
+    complex_cases(et, torch, rng, args.repeats, report)
 
     if args.json:
         with open(args.json, "w") as f:

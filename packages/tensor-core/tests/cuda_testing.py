@@ -93,9 +93,16 @@ def assert_close(got, want, scale=1.0, atol_scale=None):
     assert got.dtype == want.dtype
     assert tuple(got.shape) == tuple(want.shape)
     rtol, atol = tolerance(want.dtype, scale, atol_scale)
-    np.testing.assert_allclose(
-        host(got).astype(np.float64), host(want).astype(np.float64), rtol=rtol, atol=atol
-    )
+    np.testing.assert_allclose(parts(got), parts(want), rtol=rtol, atol=atol)
+
+
+def parts(t):
+    """t's values as float64, a complex t's as (real, imaginary) pairs (so that each part is
+    compared on its own, NaN and infinities included)."""
+    a = host(t)
+    if np.iscomplexobj(a):
+        return np.ascontiguousarray(a.astype(np.complex128)).view(np.float64)
+    return a.astype(np.float64)
 
 
 def assert_same_error(run):

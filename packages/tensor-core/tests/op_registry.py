@@ -634,13 +634,14 @@ def _special(name):
 
 def _sort_complex(m, w):
     """Complex values sorted by real then imaginary part, along the last dim (as a
-    NumPy-sorted copy in the library's tensor type)."""
-    arr = w.detach().resolve_conj().numpy() if m is torch else w.numpy()
+    NumPy-sorted copy in the library's tensor type, on w's device)."""
+    arr = w.detach().resolve_conj().numpy() if m is torch else w.cpu().numpy()
     # conjugate pairs have real parts equal up to rounding: sort by them rounded, then by
     # the imaginary part
     keys = (arr.imag, np.round(arr.real, 3))
     order = np.lexsort(keys, axis=-1)
-    return m.tensor(np.take_along_axis(arr, order, -1))
+    result = m.tensor(np.take_along_axis(arr, order, -1))
+    return result if m is torch else result.to(w.device)
 
 
 def _stft(m, x, n_fft, hop=None, win=None):
@@ -1281,7 +1282,8 @@ ROWS: list[Row] = [
         [1, 1], False, fixed(np.tile([[0, 2, 4], [12, 14, 16], [24, 26, 28]], (1, 2, 1, 1)))),
       fn=aten("max_pool2d_with_indices_backward"), grad=SH),
     R("avg_pool2d", S(a(2, 3, 6, 5), 2), S(a(1, 2, 7, 7, nc=True), 3, 2, 1, True, False),
-      S(a(1, 2, 6, 6), 2, 2, 0, False, True, 3), fn=aten("avg_pool2d"), grad=SH),
+      S(a(1, 2, 6, 6), 2, 2, 0, False, True, 3), fn=aten("avg_pool2d"), grad=SH,
+      cuda_refuses=("int64",)),  # PyTorch's CUDA kernel: floating types only
     R("avg_pool2d_backward", S(a(1, 2, 3, 3), a(1, 2, 6, 6), [2, 2], [2, 2], [0, 0], False, True,
                                None), fn=aten("avg_pool2d_backward"), grad=SH),
     R("adaptive_avg_pool2d", S(a(2, 3, 6, 5), (2, 3)), S(a(1, 2, 7, 7, nc=True), (3, 3)),

@@ -621,7 +621,7 @@ def test_fused_step_errors_match_cpu():
     def cases():
         yield lambda d: et._fused_sgd_(
             [p.to(d)],
-            [normal((2, 3)).t().to(d)],
+            [normal((2, 3)).to(d).t()],  # strided on the device (copies are contiguous)
             [],
             weight_decay=0.0,
             momentum=0.0,

@@ -112,7 +112,7 @@ class BackwardCFunction(FunctionCtx, Node):
         self._non_differentiable = ()
         self._saved = None  # [(tensor, version, output_nr or None)] once recorded
         self._inputs = ()  # per forward arg: (shape, dtype) of a tensor, None otherwise
-        self._outputs = ()  # per forward output: (shape, dtype) of a tensor, None otherwise
+        self._outputs = ()  # per forward output: (shape, dtype, device) of a tensor, None otherwise
         self._recorded = False
         self.materialize_grads = True
         self.needs_input_grad = ()
@@ -162,7 +162,7 @@ class BackwardCFunction(FunctionCtx, Node):
             if meta is None:
                 grads[i] = None  # a non-tensor output
             elif grads[i] is None and self.materialize_grads:
-                grads[i] = et.zeros(meta[0], dtype=meta[1])
+                grads[i] = et.zeros(meta[0], dtype=meta[1], device=meta[2])
         result = cls._backward_impl()(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
@@ -400,7 +400,7 @@ def _wrap_outputs(ctx, args, output, edges):
         if not isinstance(o, et.Tensor):
             out_meta.append(None)
             continue
-        out_meta.append((tuple(o.shape), o.dtype))
+        out_meta.append((tuple(o.shape), o.dtype, o.device))
         is_dirty = any(o is d for d in dirty)
         is_input = any(o is a for a in args)
         is_non_diff = any(o is n for n in non_diff)  # before an input becomes its alias

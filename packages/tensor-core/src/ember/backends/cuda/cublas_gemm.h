@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "ember/core/complex.h"
 #include "ember/core/tensor.h"
 
 namespace ember::cuda {
@@ -20,12 +21,14 @@ struct GemmOperand {
 //   C_b (m x n, row-major, leading dim ldc) = alpha * op(A_b) @ op(B_b) + beta * C_b
 // with A_b = a.data + b * stride_a elements (likewise B, C). dtype float16, bfloat16 (both
 // accumulating in float32), float32 (TF32 when ember.backends.cuda.matmul.allow_tf32 is set,
-// as mm) or float64; alpha and beta are rounded to the compute type. beta == 0 ignores C's
+// as mm), float64, complex64 or complex128; alpha and beta are rounded to the compute type
+// (their imaginary parts count only for the complex dtypes). beta == 0 ignores C's
 // values (NaN included). Needs k > 0 and alpha != 0 (callers scale C themselves otherwise);
 // nothing to do when m, n or batch is 0. NotImplementedError without cuBLAS in the build,
 // RuntimeError when it cannot be loaded or a size exceeds cuBLAS's int range.
-void gemm(const char* op, const Device& device, ScalarType dtype, int64_t m, int64_t n, int64_t k, double alpha,
-          const GemmOperand& a, int64_t stride_a, const GemmOperand& b, int64_t stride_b, double beta, void* c,
+void gemm(const char* op, const Device& device, ScalarType dtype, int64_t m, int64_t n, int64_t k,
+          Complex<double> alpha, const GemmOperand& a, int64_t stride_a, const GemmOperand& b, int64_t stride_b,
+          Complex<double> beta, void* c,
           int64_t ldc, int64_t stride_c, int64_t batch);
 
 // How a 2-d tensor (on the device) enters gemm without a copy: row-major or transposed, from

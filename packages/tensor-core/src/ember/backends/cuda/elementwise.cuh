@@ -92,7 +92,8 @@ template <typename F> void dispatch_device_type(ScalarType t, const char* op, F&
     case ScalarType::Float64: f(double{}); return;
     default: break;
   }
-  throw std::runtime_error(message(op, ": unsupported dtype on cuda"));
+  // PyTorch's CUDA build refuses such dtypes (its wide unsigned ones, say) alike
+  throw NotImplementedError(message(op, ": dtype ", dtype_name(t), " is not implemented on CUDA"));
 }
 
 // Every dtype, complex64/128 and uint16/32/64 included: for the kernels that only move or
@@ -106,6 +107,19 @@ template <typename F> void dispatch_device_any(ScalarType t, const char* op, F&&
     case ScalarType::UInt64: f(uint64_t{}); return;
     default: dispatch_device_type(t, op, f);
   }
+}
+// Calls f(Complex<float>{}) / f(Complex<double>{}) for complex64 / complex128.
+template <typename F> void dispatch_device_complex(ScalarType t, const char* op, F&& f) {
+  switch (t) {
+    case ScalarType::ComplexFloat: f(Complex<float>{}); return;
+    case ScalarType::ComplexDouble: f(Complex<double>{}); return;
+    default: throw std::runtime_error(message(op, ": expected a complex tensor, got ", dtype_name(t)));
+  }
+}
+// dispatch_device_type's dtypes and complex64/128.
+template <typename F> void dispatch_device_with_complex(ScalarType t, const char* op, F&& f) {
+  if (is_complex(t)) dispatch_device_complex(t, op, f);
+  else dispatch_device_type(t, op, f);
 }
 template <typename F> void dispatch_device_float(ScalarType t, const char* op, F&& f) {
   switch (t) {

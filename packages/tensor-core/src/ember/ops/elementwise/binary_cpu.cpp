@@ -15,7 +15,7 @@ Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha, const T
     const A al = alpha.to<A>();
     return [al, unit](A x, A y) -> A {
       if constexpr (std::is_same_v<A, bool>) return x || (y && al);
-      else return unit ? static_cast<A>(x + y) : static_cast<A>(x + unary_fn::wrapping_mul(al, y));
+      else return unary_fn::wrapping_add(x, unit ? y : unary_fn::wrapping_mul(al, y));
     };
   });
 }
@@ -30,7 +30,7 @@ Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha, const T
     const A al = alpha.to<A>();
     // alpha 1 subtracts the parts directly: (1 + 0i) * (inf + i) would make a NaN part
     return [al, unit](A x, A y) -> A {
-      return unit ? static_cast<A>(x - y) : static_cast<A>(x - unary_fn::wrapping_mul(al, y));
+      return unary_fn::wrapping_sub(x, unit ? y : unary_fn::wrapping_mul(al, y));
     };
   });
 }
@@ -128,7 +128,7 @@ Tensor pow(const Tensor& self, const Tensor& exponent, const Tensor& out) {
     return [](A x, A y) -> A {
       if constexpr (is_complex_v<A>) {
         if (y == A(2)) return x * x;
-        return complex_fn::from_std(std::pow(complex_fn::to_std(x), complex_fn::to_std(y)));
+        return complex_fn::Pow{}(x, y);
       } else if constexpr (std::is_floating_point_v<A>) {
         if (y == A(2)) return x * x;
         return std::pow(x, y);

@@ -24,6 +24,7 @@
 
 #include "ember/backends/cuda/elementwise.cuh"
 #include "ember/ops/elementwise/binary_meta.h"
+#include "ember/ops/elementwise/complex_functions.h"
 #include "ember/ops/elementwise/unary_functions.h"
 
 namespace ember::cuda_engine {
@@ -136,14 +137,40 @@ template <typename T> void compare_t(const char* op, Cmp kind, const Binary& P, 
   }
 }
 
+// Complex operands: equality and the logical ops (the orderings are refused before).
+template <typename T> void compare_complex(const char* op, Cmp kind, const Binary& P, const Tensor& res) {
+  switch (kind) {
+    case Cmp::Eq: run_binary<T, bool>(op, P, res, [] __device__(T x, T y) { return x == y; }); break;
+    case Cmp::Ne: run_binary<T, bool>(op, P, res, [] __device__(T x, T y) { return x != y; }); break;
+    case Cmp::And:
+      run_binary<T, bool>(op, P, res, [] __device__(T x, T y) { return x != T(0) && y != T(0); });
+      break;
+    case Cmp::Or:
+      run_binary<T, bool>(op, P, res, [] __device__(T x, T y) { return x != T(0) || y != T(0); });
+      break;
+    case Cmp::Xor:
+      run_binary<T, bool>(op, P, res, [] __device__(T x, T y) { return (x != T(0)) != (y != T(0)); });
+      break;
+    default: break;
+  }
+}
+
 // Comparisons and logical ops: operands promoted to result_type, a bool result.
 Tensor compare(const char* op, Cmp kind, const Tensor& self, const Tensor& other, const Tensor& out,
                Tensor (*cpu_kernel)(const Tensor&, const Tensor&, const Tensor&)) {
   if (is_on_cpu(self) && is_on_cpu(other)) return finish_out(op, out, cpu_kernel(self, other, Tensor()));
   const BinaryMeta M = binary_meta(op, self, other, true);
   Binary P = binary_args(op, self, other, M.dtype, M.shape);
+  if (is_complex(M.dtype) && kind != Cmp::Eq && kind != Cmp::Ne && kind != Cmp::And && kind != Cmp::Or &&
+      kind != Cmp::Xor) {  // complex numbers have no order: the CPU kernel's error
+    return finish_out(op, out, to_device(cpu_kernel(to_host(self), to_host(other), Tensor()), P.device));
+  }
   Tensor res = result_tensor(out, M.shape, M.result_dtype, P.device);
-  dispatch_device_type(M.dtype, op, [&](auto tag) { compare_t<decltype(tag)>(op, kind, P, res); });
+  if (is_complex(M.dtype)) {
+    dispatch_device_complex(M.dtype, op, [&](auto tag) { compare_complex<decltype(tag)>(op, kind, P, res); });
+  } else {
+    dispatch_device_type(M.dtype, op, [&](auto tag) { compare_t<decltype(tag)>(op, kind, P, res); });
+  }
   return finish_out(op, out, res);
 }
 
@@ -202,6 +229,14 @@ template <typename T> void pow_t(const Binary& P, const Tensor& res) {
       }
       return static_cast<A>(result);
     }
+  });
+}
+
+// complex: x * x for an exponent of 2 (as the CPU), else the principal value.
+template <typename T> void pow_complex(const Binary& P, const Tensor& res) {
+  run_binary<T, T>("pow", P, res, [] __device__(T x, T y) -> T {
+    if (y == T(2)) return x * x;
+    return complex_fn::Pow{}(x, y);
   });
 }
 
@@ -427,7 +462,16 @@ template <typename T, typename Fn> void classify_t(const char* op, const Tensor&
   }
 }
 
-template <typename Fn> Tensor classify(const char* op, const Tensor& self) {
+template <typename Fn> Tensor classify(const char* op, const Tensor& self, Tensor (*cpu_kernel)(const Tensor&)) {
+  if (is_complex(self->dtype())) {
+    if constexpr (std::is_same_v<Fn, unary_fn::SignBit>) {
+      return to_device(cpu_kernel(to_host(self)), self->device());  // the CPU's refusal of complex
+    } else {
+      Tensor res = ember::empty(self->sizes(), ScalarType::Bool, self->device());
+      dispatch_device_complex(self->dtype(), op, [&](auto tag) { classify_t<decltype(tag), Fn>(op, res, self); });
+      return res;
+    }
+  }
   Tensor res = ember::empty(self->sizes(), ScalarType::Bool, self->device());
   dispatch_device_type(self->dtype(), op, [&](auto tag) { classify_t<decltype(tag), Fn>(op, res, self); });
   return res;
@@ -471,7 +515,7 @@ Tensor logical_xor(const Tensor& self, const Tensor& other, const Tensor& out) {
 Tensor logical_not(const Tensor& self, const Tensor& out) {
   if (is_on_cpu(self)) return finish_out("logical_not", out, cpu::logical_not(self, Tensor()));  // out= on cuda
   Tensor res = result_tensor(out, self->sizes(), ScalarType::Bool, self->device());
-  dispatch_device_type(self->dtype(), "logical_not", [&](auto tag) { logical_not_t<decltype(tag)>(res, self); });
+  dispatch_device_with_complex(self->dtype(), "logical_not", [&](auto tag) { logical_not_t<decltype(tag)>(res, self); });
   return finish_out("logical_not", out, res);
 }
 
@@ -490,7 +534,8 @@ Tensor pow(const Tensor& self, const Tensor& exponent, const Tensor& out) {
   if (M.result) return finish_out("pow", out, M.result);
   Binary P = binary_args("pow", self, exponent, M.dtype, M.shape);
   Tensor res = result_tensor(out, M.shape, M.dtype, P.device);
-  dispatch_device_numeric(M.dtype, "pow", [&](auto tag) { pow_t<decltype(tag)>(P, res); });
+  if (is_complex(M.dtype)) dispatch_device_complex(M.dtype, "pow", [&](auto tag) { pow_complex<decltype(tag)>(P, res); });
+  else dispatch_device_numeric(M.dtype, "pow", [&](auto tag) { pow_t<decltype(tag)>(P, res); });
   return finish_out("pow", out, res);
 }
 
@@ -565,10 +610,10 @@ Tensor fmod(const Tensor& self, const Tensor& other, const Tensor& out) {
   return division("fmod", Div::Fmod, self, other, out, &cpu::fmod);
 }
 
-Tensor isnan(const Tensor& self) { return classify<unary_fn::IsNan>("isnan", self); }
-Tensor isinf(const Tensor& self) { return classify<unary_fn::IsInf>("isinf", self); }
-Tensor isfinite(const Tensor& self) { return classify<unary_fn::IsFinite>("isfinite", self); }
-Tensor signbit(const Tensor& self) { return classify<unary_fn::SignBit>("signbit", self); }
+Tensor isnan(const Tensor& self) { return classify<unary_fn::IsNan>("isnan", self, &cpu::isnan); }
+Tensor isinf(const Tensor& self) { return classify<unary_fn::IsInf>("isinf", self, &cpu::isinf); }
+Tensor isfinite(const Tensor& self) { return classify<unary_fn::IsFinite>("isfinite", self, &cpu::isfinite); }
+Tensor signbit(const Tensor& self) { return classify<unary_fn::SignBit>("signbit", self, &cpu::signbit); }
 
 }  // namespace ember::cuda
 

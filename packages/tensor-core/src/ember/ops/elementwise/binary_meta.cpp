@@ -29,7 +29,10 @@ BinaryMeta binary_meta(const char* op, const Tensor& self, const Tensor& other, 
 }
 
 Tensor square_of_bool(const Tensor& self) {
-  return self->dtype() == ScalarType::Bool ? to_dtype(self, ScalarType::Int64) : Tensor();
+  if (self->dtype() != ScalarType::Bool) return Tensor();
+  Tensor r = empty(self->sizes(), ScalarType::Int64, self->device());  // on self's device
+  ops::copy(r, self, false, r);
+  return r;
 }
 
 PowMeta pow_meta(const Tensor& self, const Tensor& exponent) {

@@ -6,11 +6,13 @@
 
 #include "ember/backends/cuda/elementwise.cuh"
 #include "ember/ops/elementwise/binary_meta.h"
+#include "ember/ops/elementwise/complex_functions.h"
 #include "ember/ops/elementwise/unary_functions.h"
 
 namespace ember::cuda_engine {
 
 double item_as_double(const Tensor& t);  // the value of a 0-d tensor on any device
+Complex<double> item_as_complex(const Tensor& t);  // the same, its imaginary part too
 Tensor clone(const Tensor& self);        // a contiguous copy on self's device
 
 void check_launch(const char* op) {
@@ -67,14 +69,20 @@ void fill_device(const Tensor& t, const Scalar& value) {
 
 // One operand of a binary op: a CUDA tensor, or a CPU 0-d tensor read as a host value.
 struct BinaryOperands {
-  Tensor a, b;              // CUDA tensors, expanded to the result shape (null: a scalar)
-  double sa = 0.0, sb = 0.0;  // the scalar values
+  Tensor a, b;                       // CUDA tensors, expanded to the result shape (null: a scalar)
+  Complex<double> sa = 0.0, sb = 0.0;  // the scalar values (the imaginary part 0 for real dtypes)
   Shape shape;
   ScalarType dtype;
   Device device;
 };
 
-double scalar_value(const Tensor& t) { return item_as_double(t); }
+Complex<double> scalar_value(const Tensor& t) { return item_as_complex(t); }
+
+// A scalar operand in the opmath type A (its real part for a real A).
+template <typename A> A scalar_as(Complex<double> v) {
+  if constexpr (is_complex_v<A>) return A(static_cast<real_t<A>>(v.re), static_cast<real_t<A>>(v.im));
+  else return static_cast<A>(v.re);
+}
 
 BinaryOperands binary_operands(const char* op, const Tensor& self, const Tensor& other, ScalarType dtype) {
   BinaryOperands r;
@@ -94,7 +102,7 @@ BinaryOperands binary_operands(const char* op, const Tensor& self, const Tensor&
 template <typename T, typename F>
 void run_binary(const char* op, const BinaryOperands& P, const Tensor& res, F f) {
   using A = opmath_t<T>;
-  const A sa = static_cast<A>(P.sa), sb = static_cast<A>(P.sb);
+  const A sa = scalar_as<A>(P.sa), sb = scalar_as<A>(P.sb);
   if (P.a && P.b) {
     launch_map<T, T, T>(op, res, P.a, P.b, [f] __device__(T x, T y) { return cvt<T>(f(cvt<A>(x), cvt<A>(y))); });
   } else if (P.a) {
@@ -145,16 +153,42 @@ void arith_t(const char* op, Arith kind, const BinaryOperands& P, const Tensor& 
   }
 }
 
+// The complex forms: alpha is complex too; alpha 1 adds the parts directly, as the CPU
+// ((1 + 0i) * (inf + i) would make a NaN part).
+template <typename T>
+void arith_complex(const char* op, Arith kind, const BinaryOperands& P, const Tensor& res, const Scalar& alpha) {
+  using R = real_t<T>;
+  const T a(static_cast<R>(alpha.to_double()), static_cast<R>(alpha.im));
+  const bool unit = alpha.to_double() == 1.0 && alpha.im == 0.0;
+  switch (kind) {
+    case Arith::Add:
+      if (unit) run_binary<T>(op, P, res, [] __device__(T x, T y) { return x + y; });
+      else run_binary<T>(op, P, res, [a] __device__(T x, T y) { return x + a * y; });
+      break;
+    case Arith::Sub:
+      if (unit) run_binary<T>(op, P, res, [] __device__(T x, T y) { return x - y; });
+      else run_binary<T>(op, P, res, [a] __device__(T x, T y) { return x - a * y; });
+      break;
+    case Arith::Mul: run_binary<T>(op, P, res, [] __device__(T x, T y) { return x * y; }); break;
+    case Arith::Div: run_binary<T>(op, P, res, [] __device__(T x, T y) { return x / y; }); break;
+    case Arith::ThresholdBackward: throw_dtype_unsupported(op, res->dtype(), "real"); break;
+  }
+}
+
 Tensor arith(const char* op, Arith kind, const Tensor& self, const Tensor& other, const Scalar& alpha,
              const Tensor& out) {
   ScalarType dt = result_type(self, other);
-  if (kind == Arith::Div && !is_floating(dt)) dt = default_float_dtype();
+  if (kind == Arith::Div && !is_floating(dt) && !is_complex(dt)) dt = default_float_dtype();
   if (kind == Arith::Sub) check_sub_operands(self, other);
   if (kind == Arith::Add || kind == Arith::Sub) check_alpha(op, dt, alpha);
   if (dt == ScalarType::Bool && kind == Arith::ThresholdBackward) throw_dtype_unsupported(op, dt, "numeric");
   BinaryOperands P = binary_operands(op, self, other, dt);
   Tensor res = result_for(op, out, P.shape, dt, P.device);
-  dispatch_device_type(dt, op, [&](auto tag) { arith_t<decltype(tag)>(op, kind, P, res, alpha, dt); });
+  if (is_complex(dt)) {
+    dispatch_device_complex(dt, op, [&](auto tag) { arith_complex<decltype(tag)>(op, kind, P, res, alpha); });
+  } else {
+    dispatch_device_type(dt, op, [&](auto tag) { arith_t<decltype(tag)>(op, kind, P, res, alpha, dt); });
+  }
   return finish_out(op, out, res);
 }
 
@@ -182,9 +216,73 @@ template <typename T, typename Fn, UnaryKind Kind> void unary_typed(const char* 
   if constexpr (kReachable) run_unary<T>(op, res, in, [] __device__(opmath_t<T> x) { return Fn{}(x); });
 }
 
-template <typename Fn, UnaryKind Kind> Tensor unary(const char* op, const Tensor& self, const Tensor& out) {
+// The complex form of a unary_fn function: complex_fn's of the same name, or the function
+// itself where it is plain arithmetic; void where the op takes no complex input.
+template <typename Fn> struct ComplexForm { using type = void; };
+#define EMBER_COMPLEX_FORM(NAME, CFN) \
+  template <> struct ComplexForm<unary_fn::NAME> { using type = CFN; };
+EMBER_COMPLEX_FORM(Neg, unary_fn::Neg)
+EMBER_COMPLEX_FORM(Square, unary_fn::Square)
+EMBER_COMPLEX_FORM(Exp, complex_fn::Exp)
+EMBER_COMPLEX_FORM(Log, complex_fn::Log)
+EMBER_COMPLEX_FORM(Log1p, complex_fn::Log1p)
+EMBER_COMPLEX_FORM(Expm1, complex_fn::Expm1)
+EMBER_COMPLEX_FORM(Sqrt, complex_fn::Sqrt)
+EMBER_COMPLEX_FORM(Rsqrt, complex_fn::Rsqrt)
+EMBER_COMPLEX_FORM(Sin, complex_fn::Sin)
+EMBER_COMPLEX_FORM(Cos, complex_fn::Cos)
+EMBER_COMPLEX_FORM(Tan, complex_fn::Tan)
+EMBER_COMPLEX_FORM(Tanh, complex_fn::Tanh)
+EMBER_COMPLEX_FORM(Sigmoid, complex_fn::Sigmoid)
+EMBER_COMPLEX_FORM(Log2, complex_fn::Log2)
+EMBER_COMPLEX_FORM(Log10, complex_fn::Log10)
+EMBER_COMPLEX_FORM(Atan, complex_fn::Atan)
+EMBER_COMPLEX_FORM(Asin, complex_fn::Asin)
+EMBER_COMPLEX_FORM(Acos, complex_fn::Acos)
+EMBER_COMPLEX_FORM(Sinh, complex_fn::Sinh)
+EMBER_COMPLEX_FORM(Cosh, complex_fn::Cosh)
+EMBER_COMPLEX_FORM(Asinh, complex_fn::Asinh)
+EMBER_COMPLEX_FORM(Acosh, complex_fn::Acosh)
+EMBER_COMPLEX_FORM(Atanh, complex_fn::Atanh)
+EMBER_COMPLEX_FORM(Reciprocal, complex_fn::Reciprocal)
+#undef EMBER_COMPLEX_FORM
+
+using CpuUnary = Tensor (*)(const Tensor&, const Tensor&);
+
+// A function of self's values (complex, or any dtype for the ops below) computed by the CPU
+// kernel: its result moved to self's device, or its error (the dtype an op refuses).
+Tensor via_host(const char* op, const Tensor& self, const Tensor& out, CpuUnary cpu_kernel) {
+  return finish_out(op, out, to_device(cpu_kernel(to_host(self), Tensor()), self->device()));
+}
+
+template <typename T, typename F>
+void map_complex_t(const char* op, const Tensor& res, const Tensor& self, bool real_result, F f) {
+  using R = real_t<T>;
+  if (real_result) launch_map<R, T>(op, res, self, [f] __device__(T z) { return static_cast<R>(f(z).re); });
+  else launch_map<T, T>(op, res, self, [f] __device__(T z) { return T(f(z)); });
+}
+
+// out = f(z) over a complex tensor, in its dtype or (real_result: the real part of f's value)
+// in the real dtype of it.
+template <typename F> Tensor map_complex(const char* op, const Tensor& self, const Tensor& out, bool real_result, F f) {
+  const ScalarType dt = self->dtype();
+  Tensor res = result_for(op, out, self->sizes(), real_result ? to_real(dt) : dt, self->device());
+  dispatch_device_complex(dt, op, [&](auto tag) { map_complex_t<decltype(tag)>(op, res, self, real_result, f); });
+  return finish_out(op, out, res);
+}
+
+template <typename Fn, UnaryKind Kind>
+Tensor unary(const char* op, const Tensor& self, const Tensor& out, CpuUnary cpu_kernel) {
   constexpr bool kBoolAllowed = kUnaryTakesBool<Fn>;
   ScalarType dt = self->dtype();
+  if (is_complex(dt)) {
+    using C = typename ComplexForm<Fn>::type;
+    if constexpr (std::is_void_v<C>) {
+      return via_host(op, self, out, cpu_kernel);  // the CPU's refusal of the dtype
+    } else {
+      return map_complex(op, self, out, false, [] __device__(auto z) { return C{}(z); });
+    }
+  }
   if (Kind == UnaryKind::RealFunction && !is_floating(dt)) dt = default_float_dtype();
   if (Kind == UnaryKind::Rounding && !is_floating(dt)) return finish_out(op, out, out == self ? self : clone(self));
   if (dt == ScalarType::Bool && std::is_same_v<Fn, unary_fn::Neg>) {
@@ -211,6 +309,10 @@ double item_as_double(const Tensor& t) {
     v = convert<double>(*reinterpret_cast<const H*>(h->data_ptr()));
   });
   return v;
+}
+
+Complex<double> item_as_complex(const Tensor& t) {
+  return *to_dtype(to_host(t), ScalarType::ComplexDouble)->data<Complex<double>>();
 }
 
 Tensor clone(const Tensor& self) {
@@ -334,101 +436,120 @@ Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const S
 }
 
 Tensor neg(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Neg, UnaryKind::KeepDtype>("neg", self, out);
+  return unary<unary_fn::Neg, UnaryKind::KeepDtype>("neg", self, out, &cpu::neg);
 }
 Tensor abs(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Abs, UnaryKind::KeepDtype>("abs", self, out);
+  if (is_complex(self->dtype())) {  // |z|, a real result
+    return map_complex("abs", self, out, true, [] __device__(auto z) { return decltype(z)(complex_abs(z)); });
+  }
+  return unary<unary_fn::Abs, UnaryKind::KeepDtype>("abs", self, out, &cpu::abs);
+}
+// z / |z| (0 at 0) for complex; sign for everything else, as PyTorch.
+Tensor sgn(const Tensor& self, const Tensor& out) {
+  if (!is_complex(self->dtype())) return ops::sign(self, out);
+  return map_complex("sgn", self, out, false, [] __device__(auto z) { return complex_fn::Sgn{}(z); });
+}
+// The argument of complex numbers; of reals (pi for negatives, 0 otherwise) on the host, where
+// the op is rare.
+Tensor angle(const Tensor& self, const Tensor& out) {
+  if (!is_complex(self->dtype())) return via_host("angle", self, out, &cpu::angle);
+  return map_complex("angle", self, out, true,
+                     [] __device__(auto z) { return decltype(z)(std::atan2(z.im, z.re)); });
+}
+Tensor conj_physical(const Tensor& self, const Tensor& out) {
+  if (!is_complex(self->dtype())) return finish_out("conj_physical", out, out == self ? self : clone(self));
+  return map_complex("conj_physical", self, out, false, [] __device__(auto z) { return complex_conj(z); });
 }
 Tensor relu(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Relu, UnaryKind::KeepDtype>("relu", self, out);
+  return unary<unary_fn::Relu, UnaryKind::KeepDtype>("relu", self, out, &cpu::relu);
 }
 Tensor square(const Tensor& self, const Tensor& out) {
   if (Tensor converted = square_of_bool(self)) return finish_out("square", out, converted);
-  return unary<unary_fn::Square, UnaryKind::KeepDtype>("square", self, out);
+  return unary<unary_fn::Square, UnaryKind::KeepDtype>("square", self, out, &cpu::square);
 }
 Tensor sign(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Sign, UnaryKind::KeepDtype>("sign", self, out);
+  return unary<unary_fn::Sign, UnaryKind::KeepDtype>("sign", self, out, &cpu::sign);
 }
 Tensor floor(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Floor, UnaryKind::Rounding>("floor", self, out);
+  return unary<unary_fn::Floor, UnaryKind::Rounding>("floor", self, out, &cpu::floor);
 }
 Tensor ceil(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Ceil, UnaryKind::Rounding>("ceil", self, out);
+  return unary<unary_fn::Ceil, UnaryKind::Rounding>("ceil", self, out, &cpu::ceil);
 }
 Tensor round(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Round, UnaryKind::Rounding>("round", self, out);
+  return unary<unary_fn::Round, UnaryKind::Rounding>("round", self, out, &cpu::round);
 }
 Tensor trunc(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Trunc, UnaryKind::Rounding>("trunc", self, out);
+  return unary<unary_fn::Trunc, UnaryKind::Rounding>("trunc", self, out, &cpu::trunc);
 }
 Tensor exp(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Exp, UnaryKind::RealFunction>("exp", self, out);
+  return unary<unary_fn::Exp, UnaryKind::RealFunction>("exp", self, out, &cpu::exp);
 }
 Tensor log(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Log, UnaryKind::RealFunction>("log", self, out);
+  return unary<unary_fn::Log, UnaryKind::RealFunction>("log", self, out, &cpu::log);
 }
 Tensor sqrt(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Sqrt, UnaryKind::RealFunction>("sqrt", self, out);
+  return unary<unary_fn::Sqrt, UnaryKind::RealFunction>("sqrt", self, out, &cpu::sqrt);
 }
 Tensor tanh(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Tanh, UnaryKind::RealFunction>("tanh", self, out);
+  return unary<unary_fn::Tanh, UnaryKind::RealFunction>("tanh", self, out, &cpu::tanh);
 }
 Tensor sigmoid(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Sigmoid, UnaryKind::RealFunction>("sigmoid", self, out);
+  return unary<unary_fn::Sigmoid, UnaryKind::RealFunction>("sigmoid", self, out, &cpu::sigmoid);
 }
 Tensor log1p(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Log1p, UnaryKind::RealFunction>("log1p", self, out);
+  return unary<unary_fn::Log1p, UnaryKind::RealFunction>("log1p", self, out, &cpu::log1p);
 }
 Tensor expm1(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Expm1, UnaryKind::RealFunction>("expm1", self, out);
+  return unary<unary_fn::Expm1, UnaryKind::RealFunction>("expm1", self, out, &cpu::expm1);
 }
 Tensor rsqrt(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Rsqrt, UnaryKind::RealFunction>("rsqrt", self, out);
+  return unary<unary_fn::Rsqrt, UnaryKind::RealFunction>("rsqrt", self, out, &cpu::rsqrt);
 }
 Tensor sin(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Sin, UnaryKind::RealFunction>("sin", self, out);
+  return unary<unary_fn::Sin, UnaryKind::RealFunction>("sin", self, out, &cpu::sin);
 }
 Tensor cos(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Cos, UnaryKind::RealFunction>("cos", self, out);
+  return unary<unary_fn::Cos, UnaryKind::RealFunction>("cos", self, out, &cpu::cos);
 }
 Tensor tan(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Tan, UnaryKind::RealFunction>("tan", self, out);
+  return unary<unary_fn::Tan, UnaryKind::RealFunction>("tan", self, out, &cpu::tan);
 }
 Tensor erf(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Erf, UnaryKind::RealFunction>("erf", self, out);
+  return unary<unary_fn::Erf, UnaryKind::RealFunction>("erf", self, out, &cpu::erf);
 }
 Tensor log2(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Log2, UnaryKind::RealFunction>("log2", self, out);
+  return unary<unary_fn::Log2, UnaryKind::RealFunction>("log2", self, out, &cpu::log2);
 }
 Tensor log10(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Log10, UnaryKind::RealFunction>("log10", self, out);
+  return unary<unary_fn::Log10, UnaryKind::RealFunction>("log10", self, out, &cpu::log10);
 }
 Tensor atan(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Atan, UnaryKind::RealFunction>("atan", self, out);
+  return unary<unary_fn::Atan, UnaryKind::RealFunction>("atan", self, out, &cpu::atan);
 }
 Tensor asin(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Asin, UnaryKind::RealFunction>("asin", self, out);
+  return unary<unary_fn::Asin, UnaryKind::RealFunction>("asin", self, out, &cpu::asin);
 }
 Tensor acos(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Acos, UnaryKind::RealFunction>("acos", self, out);
+  return unary<unary_fn::Acos, UnaryKind::RealFunction>("acos", self, out, &cpu::acos);
 }
 Tensor sinh(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Sinh, UnaryKind::RealFunction>("sinh", self, out);
+  return unary<unary_fn::Sinh, UnaryKind::RealFunction>("sinh", self, out, &cpu::sinh);
 }
 Tensor cosh(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Cosh, UnaryKind::RealFunction>("cosh", self, out);
+  return unary<unary_fn::Cosh, UnaryKind::RealFunction>("cosh", self, out, &cpu::cosh);
 }
 Tensor asinh(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Asinh, UnaryKind::RealFunction>("asinh", self, out);
+  return unary<unary_fn::Asinh, UnaryKind::RealFunction>("asinh", self, out, &cpu::asinh);
 }
 Tensor acosh(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Acosh, UnaryKind::RealFunction>("acosh", self, out);
+  return unary<unary_fn::Acosh, UnaryKind::RealFunction>("acosh", self, out, &cpu::acosh);
 }
 Tensor atanh(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Atanh, UnaryKind::RealFunction>("atanh", self, out);
+  return unary<unary_fn::Atanh, UnaryKind::RealFunction>("atanh", self, out, &cpu::atanh);
 }
 Tensor reciprocal(const Tensor& self, const Tensor& out) {
-  return unary<unary_fn::Reciprocal, UnaryKind::RealFunction>("reciprocal", self, out);
+  return unary<unary_fn::Reciprocal, UnaryKind::RealFunction>("reciprocal", self, out, &cpu::reciprocal);
 }
 
 }  // namespace ember::cuda
@@ -448,6 +569,9 @@ EMBER_REGISTER_CUDA_KERNEL(mul);
 EMBER_REGISTER_CUDA_KERNEL(div);
 EMBER_REGISTER_CUDA_KERNEL(neg);
 EMBER_REGISTER_CUDA_KERNEL(abs);
+EMBER_REGISTER_CUDA_KERNEL(sgn);
+EMBER_REGISTER_CUDA_KERNEL(angle);
+EMBER_REGISTER_CUDA_KERNEL(conj_physical);
 EMBER_REGISTER_CUDA_KERNEL(exp);
 EMBER_REGISTER_CUDA_KERNEL(log);
 EMBER_REGISTER_CUDA_KERNEL(sqrt);

@@ -133,14 +133,22 @@ template <typename A> EMBER_HOST_DEVICE A wrapping_neg(A x) {
     return static_cast<A>(-x);
   }
 }
+// x * y, x + y and x - y wrapping around for the integers (signed overflow is undefined in
+// C++; the machine wraps, and so do PyTorch's results): computed in an unsigned type at least
+// as wide as unsigned int (uint16 * uint16 would multiply as int).
+template <typename A> constexpr bool kWraps = std::is_integral_v<A> && !std::is_same_v<A, bool>;
+template <typename A> using wrap_t = std::common_type_t<std::make_unsigned_t<A>, unsigned>;
 template <typename A> EMBER_HOST_DEVICE A wrapping_mul(A x, A y) {
-  if constexpr (std::is_integral_v<A> && !std::is_same_v<A, bool>) {
-    // unsigned, and at least as wide as unsigned int: uint16 * uint16 would multiply as int
-    using U = std::common_type_t<std::make_unsigned_t<A>, unsigned>;
-    return static_cast<A>(static_cast<U>(x) * static_cast<U>(y));
-  } else {
-    return static_cast<A>(x * y);
-  }
+  if constexpr (kWraps<A>) return static_cast<A>(static_cast<wrap_t<A>>(x) * static_cast<wrap_t<A>>(y));
+  else return static_cast<A>(x * y);
+}
+template <typename A> EMBER_HOST_DEVICE A wrapping_add(A x, A y) {
+  if constexpr (kWraps<A>) return static_cast<A>(static_cast<wrap_t<A>>(x) + static_cast<wrap_t<A>>(y));
+  else return static_cast<A>(x + y);
+}
+template <typename A> EMBER_HOST_DEVICE A wrapping_sub(A x, A y) {
+  if constexpr (kWraps<A>) return static_cast<A>(static_cast<wrap_t<A>>(x) - static_cast<wrap_t<A>>(y));
+  else return static_cast<A>(x - y);
 }
 
 struct Neg {

@@ -138,6 +138,14 @@ Tensor scatter_source(const Tensor& src, const ScatterInto& t) {
 void scatter_accumulate(const char* op, const Shape& shape, int64_t d, const Tensor& dst, const Tensor& idx,
                         const Tensor& src, int64_t step, const Scalar& alpha) {
   if (shape_numel(shape) == 0) return;
+  if (is_complex(dst->dtype())) {
+    dispatch_device_complex(dst->dtype(), op, [&](auto tag) {
+      using T = decltype(tag);
+      const T al(static_cast<real_t<T>>(alpha.to_double()), static_cast<real_t<T>>(alpha.im));
+      scatter_columns(op, shape, d, dst, idx, src, step, AddScaled<T>{al, alpha.to_double() == 1.0 && alpha.im == 0.0});
+    });
+    return;
+  }
   dispatch_all(dst->dtype(), op, [&](auto host_tag) {
     using H = decltype(host_tag);
     using T = std::conditional_t<std::is_same_v<H, Half>, __half,
@@ -157,7 +165,10 @@ template <typename T> __device__ __forceinline__ T add_opmath(T a, T b) {
 }
 
 template <typename T> __device__ void atomic_accumulate(T* p, T v) {
-  if constexpr (std::is_same_v<T, bool>) {
+  if constexpr (is_complex_v<T>) {  // each part on its own (the sum of either is order-free alike)
+    atomicAdd(&p->re, v.re);
+    atomicAdd(&p->im, v.im);
+  } else if constexpr (std::is_same_v<T, bool>) {
     if (v) *p = true;  // every writer stores the same byte
   } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t>) {
     atomicAdd(p, v);
@@ -417,7 +428,7 @@ Tensor index_put(const Tensor& self, const std::vector<Tensor>& indices, const T
       launch_elementwise<3>(op, dev, A.shape, {P.target.get(), P.offsets.get(), v.get()}, PutValue<U>{step});
     });
   } else {
-    dispatch_device_type(target->dtype(), op, [&](auto tag) {
+    dispatch_device_with_complex(target->dtype(), op, [&](auto tag) {
       using T = decltype(tag);
       launch_elementwise<3>(op, dev, A.shape, {P.target.get(), P.offsets.get(), v.get()}, AccumulateValue<T>{step});
     });

@@ -188,7 +188,7 @@ Tensor nonzero(const Tensor& self) {
   }
   Tensor c = contiguous_in(self, self->dtype());
   Tensor out;
-  dispatch_device_type(self->dtype(), op, [&](auto tag) {
+  dispatch_device_with_complex(self->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     const NonzeroPred<T> pred{reinterpret_cast<const T*>(c->data_ptr())};
     const Compaction cc = compact_count(op, dev, c->numel(), pred);

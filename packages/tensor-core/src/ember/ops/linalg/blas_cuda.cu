@@ -124,7 +124,7 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const S
   // never read self where the result is being written, but through the same element
   if (init && init->storage() == res->storage() && !same_geometry(init, res)) init = ops::clone(init);
 
-  if (!is_floating(m.dtype)) {
+  if (!is_floating(m.dtype) && !is_complex(m.dtype)) {
     dispatch_device_type(m.dtype, op, [&](auto tag) {
       using T = decltype(tag);
       CurrentDevice guard(dev.index);
@@ -141,15 +141,21 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const S
 
   // C starts as self (when it enters), as the CPU's run_product lays it out
   if (init && !same_geometry(init, res)) ops::copy(res, init, false, res);
-  // alpha and beta as the compute type holds them (float32 for the 16-bit floats)
-  const bool f64 = m.dtype == ScalarType::Float64;
-  const double a = f64 ? m.alpha.to_double() : static_cast<double>(static_cast<float>(m.alpha.to_double()));
-  const double b = !init ? 0.0 : f64 ? m.beta.to_double() : static_cast<double>(static_cast<float>(m.beta.to_double()));
-  if (K == 0 || a == 0.0) {  // beta * C: zeros for beta == 0, whatever C holds
-    if (b == 0.0) {
+  // alpha and beta as the compute type holds them (float32 for the 16-bit floats and
+  // complex64; imaginary parts for the complex dtypes only)
+  const bool wide = m.dtype == ScalarType::Float64 || m.dtype == ScalarType::ComplexDouble;
+  auto in_compute = [&](const Scalar& v) {
+    const Complex<double> z(v.to_double(), is_complex(m.dtype) ? v.im : 0.0);
+    return wide ? z : Complex<double>(Complex<float>(z));
+  };
+  const Complex<double> zero(0.0), one(1.0);
+  const Complex<double> a = in_compute(m.alpha);
+  const Complex<double> b = init ? in_compute(m.beta) : zero;
+  if (K == 0 || a == zero) {  // beta * C: zeros for beta == 0, whatever C holds
+    if (b == zero) {
       ops::zero(res, res);
-    } else if (b != 1.0) {
-      ops::mul(res, wrapped_scalar(Scalar::from_double(b)), res);
+    } else if (b != one) {
+      ops::mul(res, wrapped_scalar(is_complex(m.dtype) ? Scalar::from_complex(b.re, b.im) : Scalar::from_double(b.re)), res);
     }
     return finish_out(op, out, res);
   }
@@ -161,6 +167,9 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const S
 Tensor dot(const Tensor& self, const Tensor& tensor, const Tensor& out) {
   const char* op = "dot";
   const ScalarType dt = dot_meta(op, self, tensor, out);
+  if (is_complex(dt)) {  // the sum of the products (no conjugate), on the complex elementwise kernels
+    return finish_out(op, out, ops::sum(ops::mul(self, tensor, Tensor()), std::nullopt, false, std::nullopt, Tensor()));
+  }
   const Device dev = self->device();
   Tensor res = product_result(out, {}, dt, dev, {&self, &tensor});
   const int64_t n = self->numel();

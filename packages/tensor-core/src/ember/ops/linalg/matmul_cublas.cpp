@@ -31,8 +31,9 @@ namespace {
     throw std::runtime_error(message(op, ": expected both operands to have the same dtype, but got ",
                                      dtype_name(a->dtype()), " and ", dtype_name(b->dtype())));
   }
-  if (!is_floating(a->dtype())) {
-    throw NotImplementedError(message(op, ": CUDA matrix products support float16, bfloat16, float32 and float64, ",
+  if (!is_floating(a->dtype()) && !is_complex(a->dtype())) {
+    throw NotImplementedError(message(op, ": CUDA matrix products support float16, bfloat16, float32, float64, ",
+                                      "complex64 and complex128, ",
                                       "got ", dtype_name(a->dtype())));
   }
 }
@@ -101,6 +102,8 @@ cudaDataType data_type(ScalarType t) {
     case ScalarType::Float16: return CUDA_R_16F;
     case ScalarType::BFloat16: return CUDA_R_16BF;
     case ScalarType::Float64: return CUDA_R_64F;
+    case ScalarType::ComplexFloat: return CUDA_C_32F;
+    case ScalarType::ComplexDouble: return CUDA_C_64F;
     default: return CUDA_R_32F;
   }
 }
@@ -141,8 +144,9 @@ Tensor batched_product(const char* op, const Tensor& a, const Tensor& b, int64_t
 
 }  // namespace
 
-void gemm(const char* op, const Device& device, ScalarType dtype, int64_t m, int64_t n, int64_t k, double alpha,
-          const GemmOperand& a, int64_t stride_a, const GemmOperand& b, int64_t stride_b, double beta, void* c,
+void gemm(const char* op, const Device& device, ScalarType dtype, int64_t m, int64_t n, int64_t k,
+          Complex<double> alpha, const GemmOperand& a, int64_t stride_a, const GemmOperand& b, int64_t stride_b,
+          Complex<double> beta, void* c,
           int64_t ldc, int64_t stride_c, int64_t batch) {
   if (m == 0 || n == 0 || batch == 0) return;
 #ifdef EMBER_HAVE_CUBLAS_HEADERS
@@ -157,13 +161,14 @@ void gemm(const char* op, const Device& device, ScalarType dtype, int64_t m, int
   cublasHandle_t h = handle_for(device.index, stream, op);
   const cudaDataType type = data_type(dtype);
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
-  if (dtype == ScalarType::Float64) {
+  if (dtype == ScalarType::Float64 || dtype == ScalarType::ComplexDouble) {
     compute = CUBLAS_COMPUTE_64F;
   } else if (dtype == ScalarType::Float32 && allow_tf32()) {
     compute = CUBLAS_COMPUTE_32F_FAST_TF32;
   }
-  const float alpha32 = static_cast<float>(alpha), beta32 = static_cast<float>(beta);
-  const bool f64 = dtype == ScalarType::Float64;
+  // alpha and beta in the compute type: a (real, imaginary) pair for the complex dtypes
+  const Complex<float> alpha32(alpha), beta32(beta);
+  const bool f64 = compute == CUBLAS_COMPUTE_64F;
   const void* pa = f64 ? static_cast<const void*>(&alpha) : &alpha32;
   const void* pb = f64 ? static_cast<const void*>(&beta) : &beta32;
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T; a row-major matrix is its

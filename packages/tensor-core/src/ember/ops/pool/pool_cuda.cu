@@ -257,7 +257,7 @@ Tensor avg_pool2d(const Tensor& self, const Shape& kernel_size, const Shape& str
                   bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override) {
   const PoolGeometry g = avg_pool_meta(self, kernel_size, stride, padding, ceil_mode, divisor_override);
   if (self->dtype() == ScalarType::Int64) {  // as PyTorch's CUDA kernel (the CPU one takes int64)
-    throw NotImplementedError("\"avg_pool2d\" not implemented for 'Long' on cuda (floating types only)");
+    throw NotImplementedError("\"avg_pool2d\" not implemented for 'Long' on CUDA (floating types only)");
   }
   Tensor src = ops::contiguous(self);
   Tensor out = ember::empty(pooled_shape(self, g.OH, g.OW), self->dtype(), self->device());

@@ -13,28 +13,20 @@ Tensor sum(const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
   check_cpu(self, "sum");
   // uint16/32/64 sum in int64 (PyTorch's result dtype; the same bits modulo 2^64)
   if (is_wide_unsigned(self->dtype())) return sum(to_dtype(self, ScalarType::Int64), dim, keepdim, dtype, out);
-  if (is_complex(self->dtype()) && dtype && !is_complex(*dtype)) {  // PyTorch: the real parts
-    return sum(to_dtype(self, *dtype), dim, keepdim, dtype, out);
-  }
-  if (is_complex(dtype.value_or(self->dtype()))) {
-    return complex_parts_result("sum", self, dim, dtype, out, [&](const Tensor& parts, const Shape& d) {
-      return sum(parts, d, keepdim, std::nullopt, Tensor());
-    });
-  }
+  auto real_sum = [&](const Tensor& x, const std::optional<Shape>& d, std::optional<ScalarType> t, const Tensor& o) {
+    return sum(x, d, keepdim, t, o);
+  };
+  if (auto z = complex_parts_route("sum", self, dim, dtype, out, real_sum)) return *z;
   return sum_or_prod<false>("sum", self, sum_meta(self, dim, keepdim, dtype), keepdim, out);
 }
 
 Tensor mean(const Tensor& self, const std::optional<Shape>& dim, bool keepdim,
             std::optional<ScalarType> dtype, const Tensor& out) {
   check_cpu(self, "mean");
-  if (is_complex(self->dtype()) && dtype && !is_complex(*dtype)) {  // PyTorch: the real parts
-    return mean(to_dtype(self, *dtype), dim, keepdim, dtype, out);
-  }
-  if (is_complex(dtype.value_or(self->dtype()))) {
-    return complex_parts_result("mean", self, dim, dtype, out, [&](const Tensor& parts, const Shape& d) {
-      return mean(parts, d, keepdim, std::nullopt, Tensor());
-    });
-  }
+  auto real_mean = [&](const Tensor& x, const std::optional<Shape>& d, std::optional<ScalarType> t, const Tensor& o) {
+    return mean(x, d, keepdim, t, o);
+  };
+  if (auto z = complex_parts_route("mean", self, dim, dtype, out, real_mean)) return *z;
   const AccumulateMeta M = mean_meta(self, dim, keepdim, dtype);
   Tensor x = to_dtype(self, M.input_dtype);
   Plan P = make_plan(x, M.dims, keepdim);

@@ -34,6 +34,7 @@
 
 #include "ember/backends/cpu/half_blocks.h"
 #include "ember/ops/ops_util.h"
+#include "ember/ops/reduce/complex_parts.h"
 #include "ember/runtime/parallel.h"
 #include "ember/ops/reduce/reduce_meta.h"
 #include "ember/ops/reduce/reduce_functions.h"
@@ -601,33 +602,6 @@ Tensor sum_or_prod(const char* op, const Tensor& self, const AccumulateMeta& M, 
     copy_into(res, wide);
   });
   return finish_out(op, out, res);
-}
-
-// The reductions of complex numbers that act on the real and imaginary parts separately (sum,
-// mean, var, the cumulative sum) reduce view_as_real(z): the same dims of a (..., 2) real
-// tensor whose last dim holds the parts. `dims` (nullopt or empty: every dim) is wrapped
-// against z's dims so that it never names the parts' dim. reduce(parts, dims) returns the
-// reduced real tensor.
-template <typename Reduce>
-Tensor reduce_complex_parts(const char* op, const Tensor& z, const std::optional<Shape>& dims, Reduce reduce) {
-  const int64_t nd = z->dim();
-  Shape wrapped;
-  if (dims && !dims->empty()) {
-    for (int64_t d : *dims) wrapped.push_back(wrap_dim(d, nd, op));
-  } else {
-    for (int64_t d = 0; d < nd; ++d) wrapped.push_back(d);
-  }
-  return reduce(ops::view_as_real(z), wrapped);
-}
-
-// The complex result of sum / mean / cumsum of self in complex dtype `dtype` (default: self's):
-// its parts reduced by reduce(parts, dims); a 0-d self is its own result.
-template <typename Reduce>
-Tensor complex_parts_result(const char* op, const Tensor& self, const std::optional<Shape>& dims,
-                            std::optional<ScalarType> dtype, const Tensor& out, Reduce reduce) {
-  const Tensor z = to_dtype(self, dtype.value_or(self->dtype()));
-  if (z->dim() == 0) return finish_out(op, out, z == self ? ops::clone(z) : z);
-  return finish_out(op, out, ops::view_as_complex(reduce_complex_parts(op, z, dims, reduce)));
 }
 
 // x made contiguous and seen as [O, K, I] around dim d (softmax, the scans).

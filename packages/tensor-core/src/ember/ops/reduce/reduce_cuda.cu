@@ -19,6 +19,7 @@
 #include <limits>
 
 #include "ember/backends/cuda/reduce.cuh"
+#include "ember/ops/reduce/complex_parts.h"
 #include "ember/ops/reduce/reduce_meta.h"
 #include "ember/ops/reduce/reduce_functions.h"
 
@@ -140,6 +141,15 @@ Tensor var_std(const char* op, const Tensor& self, const std::optional<Shape>& d
     run_reduce<T>(op, P, VarReducer<T>{{}, out_ptr<T>(res), M.dof, take_sqrt});
   });
   return finish_out(op, out, res);
+}
+
+Tensor var_std_any(const char* op, const Tensor& self, const std::optional<Shape>& dim, std::optional<bool> unbiased,
+                   bool keepdim, std::optional<Scalar> correction, const Tensor& out, bool take_sqrt) {
+  if (!is_complex(self->dtype())) return var_std(op, self, dim, unbiased, keepdim, correction, out, take_sqrt);
+  return complex_var_std(op, self, dim, take_sqrt, out,
+                         [&](const Tensor& x, const std::optional<Shape>& d, bool sq, const Tensor& o) {
+                           return var_std(op, x, d, unbiased, keepdim, correction, o, sq);
+                         });
 }
 
 Tensor norm_impl(const Tensor& self, const VectorNormMeta& M) {
@@ -362,18 +372,32 @@ namespace ember::cuda {
 
 using namespace ember::cuda_engine;
 
+// Complex sums, means, cumulative sums and variances reduce the real and imaginary parts
+// (complex_parts.h, shared with the CPU); complex products run on the host for now.
+
 Tensor sum(const Tensor& self, const std::optional<Shape>& dim, bool keepdim, std::optional<ScalarType> dtype,
            const Tensor& out) {
+  auto real_sum = [&](const Tensor& x, const std::optional<Shape>& d, std::optional<ScalarType> t, const Tensor& o) {
+    return sum(x, d, keepdim, t, o);
+  };
+  if (auto z = complex_parts_route("sum", self, dim, dtype, out, real_sum)) return *z;
   return sum_prod<false>("sum", self, sum_meta(self, dim, keepdim, dtype), out);
 }
 
 Tensor mean(const Tensor& self, const std::optional<Shape>& dim, bool keepdim, std::optional<ScalarType> dtype,
             const Tensor& out) {
+  auto real_mean = [&](const Tensor& x, const std::optional<Shape>& d, std::optional<ScalarType> t, const Tensor& o) {
+    return mean(x, d, keepdim, t, o);
+  };
+  if (auto z = complex_parts_route("mean", self, dim, dtype, out, real_mean)) return *z;
   return mean_impl(self, mean_meta(self, dim, keepdim, dtype), out);
 }
 
 Tensor prod(const Tensor& self, std::optional<int64_t> dim, bool keepdim, std::optional<ScalarType> dtype,
             const Tensor& out) {
+  if (is_complex(self->dtype()) || (dtype && is_complex(*dtype))) {
+    return finish_out("prod", out, to_device(cpu::prod(to_host(self), dim, keepdim, dtype, Tensor()), self->device()));
+  }
   return sum_prod<true>("prod", self, prod_meta(self, dim, keepdim, dtype), out);
 }
 
@@ -387,12 +411,12 @@ Tensor any(const Tensor& self, const std::optional<Shape>& dim, bool keepdim, co
 
 Tensor var(const Tensor& self, const std::optional<Shape>& dim, std::optional<bool> unbiased, bool keepdim,
            std::optional<Scalar> correction, const Tensor& out) {
-  return var_std("var", self, dim, unbiased, keepdim, correction, out, false);
+  return var_std_any("var", self, dim, unbiased, keepdim, correction, out, false);
 }
 
 Tensor std(const Tensor& self, const std::optional<Shape>& dim, std::optional<bool> unbiased, bool keepdim,
            std::optional<Scalar> correction, const Tensor& out) {
-  return var_std("std", self, dim, unbiased, keepdim, correction, out, true);
+  return var_std_any("std", self, dim, unbiased, keepdim, correction, out, true);
 }
 
 Tensor norm(const Tensor& self, const Scalar& p, const std::optional<Shape>& dim, bool keepdim,
@@ -405,6 +429,10 @@ Tensor logsumexp(const Tensor& self, const Shape& dim, bool keepdim, const Tenso
 }
 
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, const Tensor& out) {
+  auto real_cumsum = [](const Tensor& x, const std::optional<Shape>& d, std::optional<ScalarType> t, const Tensor& o) {
+    return cumsum(x, (*d)[0], t, o);
+  };
+  if (auto z = complex_parts_route("cumsum", self, Shape{dim}, dtype, out, real_cumsum)) return *z;
   return scan<false>("cumsum", self, dim, dtype, out);
 }
 

@@ -164,14 +164,10 @@ Tensor _cumextreme_indices(const Tensor& self, int64_t dim, bool maximum) {
 
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, const Tensor& out) {
   if (is_wide_unsigned(self->dtype())) return cumsum(to_dtype(self, ScalarType::Int64), dim, dtype, out);
-  if (is_complex(self->dtype()) && dtype && !is_complex(*dtype)) {  // PyTorch: the real parts
-    return cumsum(to_dtype(self, *dtype), dim, dtype, out);
-  }
-  if (is_complex(dtype.value_or(self->dtype()))) {
-    return complex_parts_result("cumsum", self, Shape{dim}, dtype, out, [&](const Tensor& parts, const Shape& d) {
-      return scan<false>("cumsum", parts, d[0], std::nullopt, Tensor());
-    });
-  }
+  auto real_cumsum = [](const Tensor& x, const std::optional<Shape>& d, std::optional<ScalarType> t, const Tensor& o) {
+    return cumsum(x, (*d)[0], t, o);
+  };
+  if (auto z = complex_parts_route("cumsum", self, Shape{dim}, dtype, out, real_cumsum)) return *z;
   return scan<false>("cumsum", self, dim, dtype, out);
 }
 

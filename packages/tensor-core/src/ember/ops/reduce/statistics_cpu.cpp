@@ -14,13 +14,10 @@ Tensor var_std(const char* op, const Tensor& self, const std::optional<Shape>& d
                const Tensor& out, bool take_sqrt) {
   check_cpu(self, op);
   if (is_complex(self->dtype())) {
-    // the mean squared distance from the mean: the parts' variances added (a real result)
-    if (self->dim() == 0) return var_std(op, ops::real(self), dim, unbiased, keepdim, correction, out, take_sqrt);
-    Tensor v = reduce_complex_parts(op, self, dim, [&](const Tensor& parts, const Shape& d) {
-      return var_std(op, parts, d, unbiased, keepdim, correction, Tensor(), false);
-    });
-    v = ops::sum(v, Shape{-1}, false, std::nullopt, Tensor());
-    return finish_out(op, out, take_sqrt ? ops::sqrt(v, Tensor()) : v);
+    return complex_var_std(op, self, dim, take_sqrt, out,
+                           [&](const Tensor& x, const std::optional<Shape>& d, bool sq, const Tensor& o) {
+                             return var_std(op, x, d, unbiased, keepdim, correction, o, sq);
+                           });
   }
   const VarStdMeta M = var_std_meta(op, self, dim, unbiased, keepdim, correction);
   Plan P = make_plan(self, M.dims, keepdim);
