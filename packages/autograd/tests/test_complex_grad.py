@@ -120,6 +120,8 @@ TO_REAL = {
     "var": lambda m, z: m.var(z, dim=1),
     "std": lambda m, z: m.std(z),
     "abs_squared": lambda m, z: (z * z.conj()).real,
+    "norm": lambda m, z: m.norm(z),
+    "norm_3_dim": lambda m, z: z.norm(3, dim=1),
 }
 
 

@@ -515,3 +515,19 @@ def test_unsigned_sorts_scans_and_predicates_match_torch(dt):
     assert r.dtype == getattr(et, dt) and set(r.tolist()) == set(range(3, 9))
     with pytest.raises(RuntimeError, match=f"from is out of bounds for {dt}"):
         et.randint(-1, 5, (2,), dtype=getattr(et, dt))
+
+
+@pytest.mark.parametrize("p", [2, 1, 3, 0, float("inf"), float("-inf"), "fro"])
+@pytest.mark.parametrize("dim", [None, 1])
+def test_norm_of_complex_tensors_is_the_norm_of_the_moduli(p, dim):
+    rng = np.random.default_rng(3)
+    z = (rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))).astype(np.complex64)
+    z[0, 1] = 0
+    got = et.norm(et.tensor(z), p, dim=dim)
+    want = torch.norm(torch.tensor(z), p, dim=dim)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1] == "float32"
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=2e-6)
+    got = et.tensor(z).norm(p, dim=dim, dtype=et.complex128)
+    want = torch.tensor(z).norm(p, dim=dim, dtype=torch.complex128)
+    assert got.dtype == et.float64 and want.dtype == torch.float64
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)

@@ -26,6 +26,9 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     elif isinstance(p, str) and p != "fro":
         raise RuntimeError(f"norm(): p must be a number, 'fro' or 'nuc', got '{p}'")
     else:
+        if input.is_complex():  # the norm of the moduli: a real result, as PyTorch's
+            input = input.abs() if dtype is None else input.to(dtype).abs()
+            dtype = None
         result = _C.norm(input, 2 if p == "fro" else p, dim, keepdim, dtype=dtype)
     if out is not None:
         out.copy_(result)
