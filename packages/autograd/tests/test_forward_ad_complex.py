@@ -1,7 +1,8 @@
 """Forward-mode AD through complex tensors: the tangents of the ops whose forward rules are
 right for complex numbers (``complex_forward`` in derivatives.yaml: the linear ops, the
-element-wise ones through their conjugated backward formulas, and the product rules) equal
-PyTorch's; the others refuse complex tangents with NotImplementedError."""
+element-wise ones through their conjugated backward formulas, sgn's own rule, the product
+rules, powers and the reductions) equal PyTorch's; the others (the decompositions) refuse
+complex tangents with NotImplementedError."""
 
 from __future__ import annotations
 
@@ -58,6 +59,13 @@ OPS = {
     "mul": (lambda m, a, b: a * b, 2), "div": (lambda m, a, b: a / b, 2),
     "add_sub": (lambda m, a, b: (a + b * 2) - a * 1j, 2), "matmul": (lambda m, a, b: a @ b.mT, 2),
     "where": (lambda m, a, b: m.where(a.real > 0.5, a, b), 2),
+    # element-wise, not holomorphic; powers; reductions with complex and real results
+    "sgn": (lambda m, z: m.sgn(z), 1), "pow_number": (lambda m, z: z**2.5, 1),
+    "pow_complex_number": (lambda m, z: z ** (0.5 - 1j), 1),
+    "pow_tensors": (lambda m, a, b: a**b, 2), "number_pow": (lambda m, z: (1.5 + 1j) ** z, 1),
+    "prod": (lambda m, z: z.prod(), 1), "prod_dim": (lambda m, z: z.prod(1), 1),
+    "var": (lambda m, z: z.var(1), 1), "std": (lambda m, z: z.std(), 1),
+    "addmm": (lambda m, a, b: m.addmm(a, a, b, beta=0.5 - 1j, alpha=2j), 2),
     "inv": (lambda m, a: m.linalg.inv(a + 2 * m.eye(3, dtype=a.dtype)), 1),
     "det": (lambda m, a: m.linalg.det(a + 2 * m.eye(3, dtype=a.dtype)), 1),
     "solve": (lambda m, a, b: m.linalg.solve(a + 2 * m.eye(3, dtype=a.dtype), b), 2),
@@ -89,11 +97,14 @@ def test_a_real_tangent_into_complex_ops_matches_torch():
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("fn", [lambda z: z.sgn(), lambda z: z ** 2.5, lambda z: z.prod()],
-                         ids=["sgn", "pow", "prod"])
+@pytest.mark.parametrize(
+    "fn",
+    [lambda z: et.linalg.qr(z)[0], lambda z: et.linalg.svdvals(z), lambda z: et.linalg.eigh(z)[0]],
+    ids=["qr", "svdvals", "eigh"],
+)
 def test_ops_without_complex_forward_rules_refuse(fn):
     with fwAD.dual_level():
-        z = fwAD.make_dual(et.tensor(_complex((3,))), et.tensor(_complex((3,))))
+        z = fwAD.make_dual(et.tensor(_complex((3, 3))), et.tensor(_complex((3, 3))))
         with pytest.raises(NotImplementedError, match="forward-mode AD of complex tensors is "
                                                       "not implemented in Ember for this op"):
             fn(z)

@@ -47,6 +47,8 @@ __all__ = [
     "clamp_backward_self",
     "clamp_jvp",
     "angle_backward",
+    "maybe_scale",
+    "sgn_jvp",
     "fft_c2r_backward",
     "fft_r2c_backward",
     "conjugate",
@@ -127,6 +129,14 @@ def maybe_multiply(t, s):
     return t * conjugate(s)
 
 
+def maybe_scale(t, s):
+    """``t * s`` for the scalar factor ``s`` of an op (alpha, beta) in a forward rule (no
+    conjugate), skipping the product for ``s == 1``."""
+    if isinstance(s, (int, float)) and not isinstance(s, bool) and s == 1:
+        return t
+    return t * s
+
+
 def any_complex(*tensors) -> bool:
     """Whether one of the tensors (None: absent) is complex."""
     return any(t is not None and t.is_complex() for t in tensors)
@@ -185,6 +195,15 @@ def sgn_backward(grad, self, result):
     if not self.dtype.is_complex:
         return zeros_like(grad)
     g = (grad - grad.conj() * result * result) / (2 * self.abs())
+    return et.where(self == 0, 0, g)
+
+
+def sgn_jvp(self_t, self, result):
+    """Tangent of ``sgn(z) = z / |z|``: zero for real input; for complex,
+    ``(t - sgn(z) re(conj(sgn(z)) t)) / |z|`` (the change of the angle only), zero at 0."""
+    if not self.dtype.is_complex:
+        return zeros_like(self_t)
+    g = (self_t - result * (result.conj() * self_t).real) / self.abs()
     return et.where(self == 0, 0, g)
 
 
@@ -250,10 +269,14 @@ def mean_backward(grad, shape, dim, keepdim: bool):
     return sum_backward(grad, shape, dim, keepdim) / reduced_numel(shape, dim)
 
 
-def reduce_jvp(coeff, self_t, dim, keepdim: bool):
+def reduce_jvp(coeff, self_t, dim, keepdim: bool, result=None):
     """Tangent of a reduction whose gradient is ``grad * coeff`` (grad broadcast over the
-    reduced dims): the reduced sum of ``coeff * self_t``."""
-    prod = coeff * self_t
+    reduced dims): the reduced sum of ``conj(coeff) * self_t`` (a complex input's gradient
+    is conjugated, PyTorch's convention; a holomorphic reduction's tangent is not), its real
+    part when ``result`` is given and real (var / std of complex input)."""
+    prod = conjugate(coeff) * self_t
+    if result is not None and prod.dtype.is_complex and not result.dtype.is_complex:
+        prod = prod.real
     ndim = prod.dim()
     if ndim == 0:
         return prod
