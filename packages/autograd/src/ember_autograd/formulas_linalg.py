@@ -116,6 +116,12 @@ def _diagonal(x):
     return x.diagonal(0, -2, -1)
 
 
+def _real(x):
+    """The real part of a complex tensor (eigen- and singular values' tangents); x itself
+    when real."""
+    return x.real if x.is_complex() else x
+
+
 def _trace_of_product(a, b):
     """``trace(a^H b)`` per matrix of the batch: ``sum(conj(a) * b)`` over the last two
     dims (the pairing of a gradient ``a`` with a tangent ``b``)."""
@@ -217,8 +223,12 @@ def slogdet_backward(grads, A, sign):
 
 
 def slogdet_jvp(A_t, A, sign):
-    """(0, trace(A^{-1} dA)) for real A."""
-    return et.zeros_like(sign), _trace_of_product(_inv_adjoint_or_nan(A, sign), A_t)
+    """d log det = trace(A^{-1} dA) = d logabsdet + i dθ (sign = e^{iθ}): the logabsdet's
+    tangent is its real part, the sign's ``i sign im(...)`` (zero for real A)."""
+    d = _trace_of_product(_inv_adjoint_or_nan(A, sign), A_t)
+    if not d.is_complex():
+        return et.zeros_like(sign), d
+    return sign * (1j * d.imag), d.real
 
 
 # ----------------------------------------------------------------------------- solve
@@ -364,7 +374,10 @@ def _qr_jvp_tall(dA, Q, R):
     dA_Rinv = et.linalg.solve_triangular(R, dA, upper=True, left=False)
     C = _mH(Q).matmul(dA_Rinv)
     low = C.tril(-1)
-    upper_part = C - (low - _mH(low))
+    omega = low - _mH(low)
+    if C.is_complex():  # Ω's diagonal is imaginary (R's stays real): C's imaginary diagonal
+        omega = omega + _diag_embed(_diagonal(C).imag * 1j)
+    upper_part = C - omega
     return dA_Rinv - Q.matmul(upper_part), upper_part.matmul(R)
 
 
@@ -422,7 +435,7 @@ def eigh_jvp(A_t, eigenvalues, eigenvectors):
     n = V.shape[-1]
     P = _mH(V).matmul(A_t).matmul(V)
     off = P * (1 - _eye(n, P)) / _eig_gaps(eigenvalues)
-    return _diagonal(P), V.matmul(off)
+    return _real(_diagonal(P)), V.matmul(off)
 
 
 def eigvalsh_backward(grad, A, UPLO: str):
@@ -433,7 +446,7 @@ def eigvalsh_backward(grad, A, UPLO: str):
 
 def eigvalsh_jvp(A_t, A, UPLO: str):
     V = et.linalg.eigh(A, UPLO).eigenvectors
-    return _diagonal(_mH(V).matmul(A_t).matmul(V))
+    return _real(_diagonal(_mH(V).matmul(A_t).matmul(V)))
 
 
 # ----------------------------------------------------------------------------- svd
@@ -495,7 +508,8 @@ def svd_backward(grads, U, S, Vh, full_matrices: bool):
 def svd_jvp(A_t, U, S, Vh, full_matrices: bool):
     """P = U^T dA V: dS = diag(P); dU = U Ω_U + (I - U U^T) dA V S^{-1},
     dV = V Ω_V + (I - V V^T) dA^T U S^{-1} with (Ω_U)_jk = (P_jk S_k + P_kj S_j) / E_jk,
-    (Ω_V)_jk = (S_j P_jk + S_k P_kj) / E_jk, E_jk = S_k^2 - S_j^2 (zero diagonals).
+    (Ω_V)_jk = (S_j P_jk + S_k P_kj) / E_jk, E_jk = S_k^2 - S_j^2 (zero diagonals; for
+    complex A, ±i im(P_jj) / (2 S_j) on them, PyTorch's choice of phases).
     full_matrices with m != n: the extra columns of U (rows of Vh), which A does not
     determine, get a zero tangent (as in PyTorch)."""
     k = S.shape[-1]
@@ -511,6 +525,10 @@ def svd_jvp(A_t, U, S, Vh, full_matrices: bool):
     omega_V = (S.unsqueeze(-1) * P + S.unsqueeze(-2) * Pt) * off / E
     dU = Uk.matmul(omega_U)
     dV = Vk.matmul(omega_V)
+    if P.is_complex():  # the phases: i im(P_jj) / S_j split evenly, as PyTorch's gauge
+        half = (_diagonal(P).imag / (2 * S) * 1j).unsqueeze(-2)
+        dU = dU + Uk * half
+        dV = dV - Vk * half
     if m > k:
         dU = dU + (A_t.matmul(Vk) - Uk.matmul(P)) / S.unsqueeze(-2)
     if n > k:
@@ -519,7 +537,7 @@ def svd_jvp(A_t, U, S, Vh, full_matrices: bool):
         dU = et.cat([dU, et.zeros_like(U.narrow(-1, k, m - k))], -1)
     if full_matrices and Vh.shape[-2] != k:
         dV = et.cat([dV, et.zeros_like(_mH(Vh.narrow(-2, k, n - k)))], -1)
-    return dU, _diagonal(P), _mH(dV)
+    return dU, _real(_diagonal(P)), _mH(dV)
 
 
 def svdvals_backward(grad, A):
@@ -530,7 +548,7 @@ def svdvals_backward(grad, A):
 
 def svdvals_jvp(A_t, A):
     U, _, Vh = et.linalg.svd(A, full_matrices=False)
-    return _diagonal(_mH(U).matmul(A_t).matmul(_mH(Vh)))
+    return _real(_diagonal(_mH(U).matmul(A_t).matmul(_mH(Vh))))
 
 
 def eig_backward(grads, eigenvalues, eigenvectors):
