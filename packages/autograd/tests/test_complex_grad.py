@@ -217,6 +217,8 @@ REDUCE_AND_SHAPE = {
     "prod": lambda m, z: z.prod(1),
     "prod_all": lambda m, z: z.prod(),
     "cumsum": lambda m, z: z.cumsum(1),
+    "cumprod": lambda m, z: z.cumprod(1),
+    "cumprod_with_zero": lambda m, z: (z * m.tensor([1.0, 0.0, 1.0])).cumprod(1),
     "reshape": lambda m, z: z.reshape(3, 2) * 1,
     "transpose": lambda m, z: z.transpose(0, 1) * 1,
     "permute_t": lambda m, z: z.permute(1, 0).t() * 1,

@@ -79,6 +79,7 @@ OPS = {
     "pow_complex_number": (lambda m, z: z ** (0.5 - 1j), 1),
     "pow_tensors": (lambda m, a, b: a**b, 2), "number_pow": (lambda m, z: (1.5 + 1j) ** z, 1),
     "prod": (lambda m, z: z.prod(), 1), "prod_dim": (lambda m, z: z.prod(1), 1),
+    "cumprod": (lambda m, z: z.cumprod(1), 1),
     "var": (lambda m, z: z.var(1), 1), "std": (lambda m, z: z.std(), 1),
     "addmm": (lambda m, a, b: m.addmm(a, a, b, beta=0.5 - 1j, alpha=2j), 2),
     # decompositions (outputs that do not depend on the eigen- / singular vectors' phases)

@@ -531,3 +531,17 @@ def test_norm_of_complex_tensors_is_the_norm_of_the_moduli(p, dim):
     want = torch.tensor(z).norm(p, dim=dim, dtype=torch.complex128)
     assert got.dtype == et.float64 and want.dtype == torch.float64
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dt", ["complex64", "complex128"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cumprod_of_complex_tensors_matches_torch(dt, dim):
+    rng = np.random.default_rng(4)
+    z = (rng.standard_normal((3, 5)) + 1j * rng.standard_normal((3, 5))).astype(dt)
+    z[1, 2] = 0
+    got = et.cumprod(et.tensor(z), dim)
+    want = torch.cumprod(torch.tensor(z), dim)
+    assert str(got.dtype) == "ember." + dt
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6 if dt == "complex64" else 1e-14)
+    got = et.linalg.vander(et.tensor(z[0]))
+    np.testing.assert_allclose(got.numpy(), torch.linalg.vander(torch.tensor(z[0])).numpy(), rtol=1e-5)

@@ -376,16 +376,16 @@ def _sum_over_dropped(x, d: int, term):
 
 
 def cumprod_backward(grad, self, result, dim: int):
-    """Gradient of ``cumprod`` along ``dim``; exact with zeros in the input (then
-    quadratic in the size of ``dim``)."""
+    """Gradient of ``cumprod`` along ``dim`` (the partial products conjugated for complex
+    input); exact with zeros in the input (then quadratic in the size of ``dim``)."""
     if self.dim() == 0:
         return grad
     d = dim % self.dim()
     if not (self == 0).any().item():
-        return reversed_cumsum(grad * result, d) / self
+        return reversed_cumsum(grad * conjugate(result), d) / conjugate(self)
 
     def term(at_k, from_k, c):
-        contrib = et.where(from_k, grad * c, 0).sum(d, keepdim=True)
+        contrib = et.where(from_k, grad * conjugate(c), 0).sum(d, keepdim=True)
         return et.where(at_k, contrib, 0)
 
     return _sum_over_dropped(self, d, term)

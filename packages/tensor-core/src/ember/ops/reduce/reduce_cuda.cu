@@ -437,6 +437,9 @@ Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, 
 }
 
 Tensor cumprod(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, const Tensor& out) {
+  if (is_complex(self->dtype()) || (dtype && is_complex(*dtype))) {  // on the host, as prod
+    return finish_out("cumprod", out, to_device(cpu::cumprod(to_host(self), dim, dtype, Tensor()), self->device()));
+  }
   return scan<true>("cumprod", self, dim, dtype, out);
 }
 

@@ -11,10 +11,13 @@ namespace cpu {
 namespace {
 
 // Scan accumulator, as PyTorch's CPU kernels: double for float32/float64, float for the 16-bit
-// floats, int64 for integers.
-template <typename T>
-using scan_acc_t = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float,
-                                      std::conditional_t<is_float_v<T>, double, int64_t>>;
+// floats, int64 for integers, complex128 for the complex types (cumprod).
+template <typename T> struct ScanAcc {
+  using type = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float,
+                                  std::conditional_t<is_float_v<T>, double, int64_t>>;
+};
+template <typename R> struct ScanAcc<Complex<R>> { using type = Complex<double>; };
+template <typename T> using scan_acc_t = typename ScanAcc<T>::type;
 
 // Calls f(Out{}) with Out the C++ type of `out_dtype`, which is T or int64.
 template <typename T, typename F> void with_out_type(ScalarType out_dtype, F&& f) {
@@ -74,13 +77,16 @@ Tensor scan(const char* op, const Tensor& self, int64_t dim, std::optional<Scala
   DimLayout L = dim_layout(x, M.dim);
   Tensor res = result_for(op, self, out, x->sizes(), out_dt);
   if (res->numel() > 0) {
-    dispatch_all(x->dtype(), op, [&](auto tag) {
+    auto run = [&](auto tag) {
       using T = decltype(tag);
       with_out_type<T>(out_dt, [&](auto otag) {
         using Out = decltype(otag);
         scan_kernel<T, Out, Prod>(L.src->data<T>(), res->data<Out>(), L.O, L.K, L.I);
       });
-    });
+    };
+    // complex products (cumprod; cumsum adds the parts apart, complex_parts.h)
+    if (Prod && is_complex(x->dtype())) dispatch_complex(x->dtype(), op, run);
+    else dispatch_all(x->dtype(), op, run);
   }
   return finish_out(op, out, res);
 }
