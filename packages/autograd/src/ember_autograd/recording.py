@@ -139,7 +139,7 @@ def hook(op, kind, args, result):
             streams.remember_result(result)
     elif kind == "pre_out":
         name = op.split(".")[0]
-        if name in _NO_GRAD_RESULTS:  # nothing to differentiate: PyTorch writes out= freely
+        if name in _no_grad_results():  # nothing to differentiate: PyTorch writes out= freely
             return
         listed = (t for a in args for t in (a if isinstance(a, (list, tuple)) else (a,)))
         if any(isinstance(t, et.Tensor) and t.requires_grad for t in listed):  # cat's lists
@@ -150,9 +150,19 @@ def hook(op, kind, args, result):
         _check_inplace(result)
 
 
-# Ops whose results never carry a gradient (PyTorch's output_differentiability: False); their
-# in-place forms still follow the leaf rules and record zero gradients.
-_NO_GRAD_RESULTS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
+_NO_GRAD_RESULTS: frozenset | None = None
+
+
+def _no_grad_results() -> frozenset:
+    """The ops whose results never carry a gradient (every output_differentiability false in
+    derivatives.yaml, as PyTorch's); their in-place forms still follow the leaf rules and
+    record zero gradients."""
+    global _NO_GRAD_RESULTS
+    if _NO_GRAD_RESULTS is None:
+        from ._generated.forward import OUTPUT_DIFF
+
+        _NO_GRAD_RESULTS = frozenset(k for k, v in OUTPUT_DIFF.items() if not any(v))
+    return _NO_GRAD_RESULTS
 
 # PyTorch's names of the integer types, as its autograd errors spell them
 _TORCH_TYPE = {
