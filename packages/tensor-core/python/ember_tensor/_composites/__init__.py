@@ -86,19 +86,15 @@ def _dtype_check(name: str, dtypes: tuple):
     return check
 
 
-_INT64 = (-(2**63), 2**63)
-
-
 def _as_int(name: str, arg: str, v, where: str = ""):
-    # as the bindings' IntArg: an int, a NumPy integer or a 0-d integer tensor, never a bool
-    refused = isinstance(v, (bool, float)) or type(v).__name__ == "bool_" or (
-        isinstance(v, _C.Tensor) and (v.dim() != 0 or v.dtype.is_floating_point
-                                      or v.dtype.is_complex or v.dtype == _C.bool))
-    if refused or not hasattr(type(v), "__index__"):
+    # the bindings' own rule (IntArg: an int, a NumPy integer or a 0-d integer tensor, never a
+    # bool), with the op and argument named in its errors
+    try:
+        i = _C._int_arg(v)
+    except OverflowError:
+        raise OverflowError(f"{name}(): argument '{arg}' is out of the range of int64: {v}") from None
+    if i is None:
         raise TypeError(f"{name}(): argument '{arg}' must be int{where}, not {type(v).__name__}")
-    i = v.__index__()
-    if not _INT64[0] <= i < _INT64[1]:
-        raise OverflowError(f"{name}(): argument '{arg}' is out of the range of int64: {i}")
     return i
 
 

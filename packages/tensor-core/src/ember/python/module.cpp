@@ -553,6 +553,13 @@ void bind_module_functions(py::module_& m) {
      "Writes an op's result into out= as the bindings do: out's memory is checked against itself "
      "and the op's tensor inputs (check_written), an empty out is resized, the result's dtype must "
      "cast to out's, the shapes must match (RuntimeError naming op otherwise).");
+  m.def("_int_arg", [](py::handle v) -> py::object {
+    int64_t i = 0;
+    if (int_arg_from_python(v, i)) return py::int_(i);
+    return py::none();
+  }, py::arg("value"),
+     "value as the bindings read an int argument (IntArg: an int, a NumPy integer or a 0-d integer "
+     "tensor; never a bool), or None when they refuse it; OverflowError beyond int64.");
   m.def("_autograd_hook_installed", []() { return autograd_hook_installed(); },
         "Whether ops run by this thread are shown to the autograd provider now (a provider is "
         "installed and grad mode is on, or forced).");
