@@ -92,7 +92,8 @@ def _as_int(name: str, arg: str, v, where: str = ""):
     try:
         i = _C._int_arg(v)
     except OverflowError:
-        raise OverflowError(f"{name}(): argument '{arg}' is out of the range of int64: {v}") from None
+        why = f"{name}(): argument '{arg}' is out of the range of int64: {v}"
+        raise OverflowError(why) from None
     if i is None:
         raise TypeError(f"{name}(): argument '{arg}' must be int{where}, not {type(v).__name__}")
     return i
