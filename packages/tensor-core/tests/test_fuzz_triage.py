@@ -449,3 +449,49 @@ def test_more_checks_with_pytorchs_messages():
         RuntimeError,
         "slice step must be positive",
     )
+
+
+NUMBER_SELF = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder",
+               "multiply", "subtract", "divide", "bitwise_and", "bitwise_or", "bitwise_xor"]
+
+
+@pytest.mark.parametrize("name", NUMBER_SELF)
+@pytest.mark.parametrize("number", [2, 2.5, True])
+def test_a_number_stands_for_self_as_in_pytorch(name, number):
+    """torch.add(2, x): PyTorch's parser lets a number be the tensor of these ops."""
+    bitwise = name.startswith("bitwise")
+    if bitwise and isinstance(number, float):
+        return
+
+    def call(lib):
+        return getattr(lib, name)(number, lib.tensor([1, 3] if bitwise else [1.5, -3.0]))
+
+    if number is True and name in ("sub", "subtract"):  # both refuse a bool minuend
+        _raises_in_both(call, RuntimeError, "Subtraction, the `-` operator, with a bool tensor")
+        return
+    got, want = _both(call)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize(
+    "name, a, b",
+    [("add", 2, 3), ("add", 2.5, 3), ("mul", True, 3), ("div", 1, 2), ("sub", 2, 1),
+     ("floor_divide", 7, 2), ("true_divide", 1, 2), ("add", 1 + 2j, 1)],
+)
+def test_two_numbers_make_a_tensor_where_pytorch_makes_one(name, a, b):
+    got, want = _both(lambda lib: getattr(lib, name)(a, b))
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    assert got.item() == want.item()
+
+
+def test_number_self_keeps_the_ops_keywords_and_refuses_what_pytorch_refuses():
+    got, want = _both(lambda lib: lib.sub(3, lib.tensor([1.0, 2.0]), alpha=2))
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    got, want = _both(lambda lib: lib.div(7, lib.tensor([2.0, -2.0]), rounding_mode="floor"))
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    for lib in (et, torch):
+        with pytest.raises(TypeError):
+            lib.remainder(7, 3)
+        with pytest.raises(TypeError):
+            lib.bitwise_and(1, 3)
