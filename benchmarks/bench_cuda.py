@@ -99,52 +99,25 @@ def complex_cases(et, torch, rng, repeats, report):
     ok = close(et.mul(ea, eb), torch.mul(ta, tb) if torch else None, 1e-6)
     report("mul 256 MB complex64", "GB/s", gbs(e_ms), gbs(t_ms) if t_ms else None, True, ok)
 
-    shapes = [(f"2^{k}", (max(1, (1 << 22) >> k), 1 << k)) for k in (10, 14, 18, 22)]
-    shapes += [("1000", (4096, 1000)), ("3^12", (8, 3**12))]
-    for label, shape in shapes:
-        for kind in ("fft c64", "rfft f32"):
-            x = rng.standard_normal(shape).astype(np.float32)
-            if kind.startswith("fft"):
-                x = (x + 1j * rng.standard_normal(shape)).astype(np.complex64)
-            ex, tx = pair(x)
-            fe, ft = (
-                (et.fft.fft, torch.fft.fft if torch else None)
-                if kind.startswith("fft")
-                else (et.fft.rfft, torch.fft.rfft if torch else None)
-            )
-            e_ms = time_ms(et, lambda f=fe, v=ex: f(v), 5, repeats)
-            t_ms = time_ms(torch, lambda f=ft, v=tx: f(v), 5, repeats) if torch else None
-            ok = close(fe(ex), ft(tx) if torch else None, 1e-4)
-            report(
-                f"{kind} {label} x{shape[0]}",
-                "us/call",
-                e_ms * 1e3,
-                t_ms * 1e3 if t_ms else None,
-                False,
-                ok,
-            )
+    # (name, transform, shape): complex64 input for the complex transforms, float32 for rfft*
+    cases = []
+    sizes = [(f"2^{k}", (max(1, (1 << 22) >> k), 1 << k)) for k in (10, 14, 18, 22)]
+    for label, shape in sizes + [("1000", (4096, 1000)), ("3^12", (8, 3**12))]:
+        cases += [(f"fft c64 {label} x{shape[0]}", "fft", shape)]
+        cases += [(f"rfft f32 {label} x{shape[0]}", "rfft", shape)]
     for side in (512, 2048):
-        for kind in ("fft2 c64", "rfft2 f32"):
-            x = rng.standard_normal((side, side)).astype(np.float32)
-            if kind.startswith("fft2"):
-                x = (x + 1j * rng.standard_normal((side, side))).astype(np.complex64)
-            ex, tx = pair(x)
-            fe, ft = (
-                (et.fft.fft2, torch.fft.fft2 if torch else None)
-                if kind.startswith("fft2")
-                else (et.fft.rfft2, torch.fft.rfft2 if torch else None)
-            )
-            e_ms = time_ms(et, lambda f=fe, v=ex: f(v), 5, repeats)
-            t_ms = time_ms(torch, lambda f=ft, v=tx: f(v), 5, repeats) if torch else None
-            ok = close(fe(ex), ft(tx) if torch else None, 1e-4)
-            report(
-                f"{kind} {side}x{side}",
-                "us/call",
-                e_ms * 1e3,
-                t_ms * 1e3 if t_ms else None,
-                False,
-                ok,
-            )
+        cases += [(f"fft2 c64 {side}x{side}", "fft2", (side, side))]
+        cases += [(f"rfft2 f32 {side}x{side}", "rfft2", (side, side))]
+    for name, transform, shape in cases:
+        x = rng.standard_normal(shape).astype(np.float32)
+        if not transform.startswith("r"):
+            x = (x + 1j * rng.standard_normal(shape)).astype(np.complex64)
+        ex, tx = pair(x)
+        fe, ft = getattr(et.fft, transform), getattr(torch.fft, transform) if torch else None
+        e_ms = time_ms(et, lambda f=fe, v=ex: f(v), 5, repeats)
+        t_ms = time_ms(torch, lambda f=ft, v=tx: f(v), 5, repeats) if torch else None
+        ok = close(fe(ex), ft(tx) if torch else None, 1e-4)
+        report(name, "us/call", e_ms * 1e3, t_ms * 1e3 if t_ms else None, False, ok)
 
 
 def main() -> int:
