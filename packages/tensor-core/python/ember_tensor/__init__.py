@@ -75,7 +75,7 @@ def _cuda_ipc_export(tensor):
     from .cuda.streams import Event
 
     owned = Event(interprocess=True)  # destroys the event when dropped
-    owned._handle, owned._device_index = int(event), int(device)
+    owned._handle, owned._device_index = _builtins.int(event), _builtins.int(device)
     return device, mem_handle, segment_size, offset, nbytes, owned, event_handle
 
 
