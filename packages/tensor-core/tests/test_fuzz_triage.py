@@ -495,3 +495,43 @@ def test_number_self_keeps_the_ops_keywords_and_refuses_what_pytorch_refuses():
             lib.remainder(7, 3)
         with pytest.raises(TypeError):
             lib.bitwise_and(1, 3)
+
+
+OVERFLOWING_NUMBERS = [
+    ("clamp_max bfloat16 1e39", lambda lib: lib.ones(2, dtype=lib.bfloat16).clamp_max(1e39)),
+    ("clamp_max bfloat16 3.5e38", lambda lib: lib.ones(2, dtype=lib.bfloat16).clamp_max(3.5e38)),
+    ("clamp half min 1e5", lambda lib: lib.clamp(lib.ones(2, dtype=lib.half), min=1e5)),
+    ("clamp float max 1e39", lambda lib: lib.clamp(lib.ones(2), max=1e39)),
+    ("clamp uint8 300", lambda lib: lib.clamp(lib.ones(2, dtype=lib.uint8), max=300)),
+    ("clamp_ int8 -300", lambda lib: lib.ones(2, dtype=lib.int8).clamp_(min=-300)),
+    ("threshold half value 1e5", lambda lib: lib.threshold(lib.ones(2, dtype=lib.half), 0, 1e5)),
+    ("threshold float 1e39", lambda lib: lib.threshold(lib.ones(2), 1e39, 0)),
+    ("threshold int32 2**40", lambda lib: lib.threshold(lib.ones(2, dtype=lib.int32), 0, 2**40)),
+    ("addcmul uint8 300", lambda lib: lib.addcmul(*[lib.ones(2, dtype=lib.uint8)] * 3, value=300)),
+    ("addcdiv half 1e39", lambda lib: lib.addcdiv(*[lib.ones(2, dtype=lib.half)] * 3, value=1e39)),
+]
+
+
+@pytest.mark.parametrize("case", OVERFLOWING_NUMBERS, ids=[c[0] for c in OVERFLOWING_NUMBERS])
+def test_number_arguments_are_converted_with_pytorchs_overflow_check(case):
+    got = want = None
+    for lib in (et, torch):
+        with pytest.raises(RuntimeError, match="without overflow") as error:
+            case[1](lib)
+        got, want = want, str(error.value)
+    assert got == want
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.clamp_max(lib.ones(2, dtype=lib.bfloat16), 1e38),
+        lambda lib: lib.clamp(lib.ones(2, dtype=lib.half), max=float("inf")),
+        lambda lib: lib.clamp(lib.ones(2, dtype=lib.uint8), min=-1),
+        lambda lib: lib.threshold(lib.ones(2, dtype=lib.half), 1e5, 0),
+        lambda lib: lib.addcmul(*[lib.ones(2, dtype=lib.half)] * 3, value=1e5),
+    ],
+)
+def test_numbers_the_compute_type_holds_pass(call):
+    got, want = _both(call)
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())

@@ -62,6 +62,14 @@ def _bodies() -> dict:
     return found
 
 
+def _check_scalar(dtype, value) -> None:
+    """PyTorch's checked conversion of an op's number argument to the type its kernel
+    computes in (float32 for the 16-bit floats, the dtype itself otherwise): RuntimeError
+    "value cannot be converted to type <T> without overflow"."""
+    halves = (_C.float16, _C.bfloat16)
+    _C._check_scalar(_C.float32 if dtype in halves else dtype, value)
+
+
 def _dtype_name(dtype) -> str:
     return str(dtype).rpartition(".")[2]  # "float32"
 

@@ -22,6 +22,8 @@ import math
 
 import ember_tensor as _et
 
+from . import _check_scalar
+
 __all__ = [
     "binary_cross_entropy",
     "celu",
@@ -56,25 +58,14 @@ def _tensor(op: str, value, name: str = "input", position: int = 1) -> None:
         )
 
 
-_INTEGER_RANGES = {
-    "uint8": (0, 2**8 - 1),
-    "int8": (-(2**7), 2**7 - 1),
-    "int16": (-(2**15), 2**15 - 1),
-    "int32": (-(2**31), 2**31 - 1),
-    "int64": (-(2**63), 2**63 - 1),
-}
-
-
 def _integral_scalars(self, *values):
     """The scalar arguments as an integer ``self`` takes them: truncated towards zero, as
     PyTorch converts them to the tensor's dtype (with its error for a value out of its
     range)."""
-    name = str(self.dtype).rpartition(".")[2]
-    lo, hi = _INTEGER_RANGES[name]
     for v in values:
-        if not lo <= v <= hi:
-            raise RuntimeError(f"value cannot be converted to type {name}_t without overflow")
+        _et._C._check_scalar(self.dtype, v)
     return tuple(int(v) for v in values)
+
 
 
 _HALVES = frozenset({_et.float16, _et.bfloat16})
@@ -135,6 +126,9 @@ def threshold(self, threshold, value):
     _tensor("threshold", self)
     if not self.is_floating_point():
         threshold, value = _integral_scalars(self, threshold, value)
+    else:  # PyTorch's kernel: the threshold in the compute type, the value in the dtype
+        _check_scalar(self.dtype, threshold)
+        _et._C._check_scalar(self.dtype, value)
     return _et.where(self <= threshold, value, self)  # NaN stays NaN, as in PyTorch
 
 
@@ -193,6 +187,8 @@ def softplus(self, beta=1, threshold=20):
     """``log(1 + exp(beta * self)) / beta``, and ``self`` itself where ``beta * self >
     threshold``."""
     _tensor("softplus", self)
+    for v in (beta, threshold):  # converted to the compute type, as PyTorch's kernel
+        _check_scalar(self.dtype, v)
     x, dt = _compute(self)
     z = x * beta
     smooth = _et.log1p(_et.exp(z.clamp(max=threshold))) / beta

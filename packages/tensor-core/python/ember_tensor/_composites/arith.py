@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ember_tensor as _et
 
+from . import _check_scalar
 from . import _dtype_name as _name
 
 __all__ = [
@@ -63,6 +64,7 @@ def addcmul(self, tensor1, tensor2, *, value=1):
     """self + value * tensor1 * tensor2 (broadcast, promoted); for integer results value is
     truncated to an int, as PyTorch does."""
     dt = _common_dtype(self, tensor1, tensor2)
+    _check_scalar(dt, value)
     if not (dt.is_floating_point or dt.is_complex):
         value = int(value)
     self, tensor1, tensor2 = self.to(dt), tensor1.to(dt), tensor2.to(dt)
@@ -84,6 +86,7 @@ def addcdiv(self, tensor1, tensor2, *, value=1):
             "float inputs. The future addcdiv behavior is just the latter implementation: "
             "(input + value * tensor1 / tensor2), for all dtypes.")
     dt = _common_dtype(self, tensor1, tensor2)
+    _check_scalar(dt, value)
     self, tensor1, tensor2 = self.to(dt), tensor1.to(dt), tensor2.to(dt)
     # PyTorch's order of operations: (value * tensor1) / tensor2
     scaled = tensor1 if value == 1 else _et.mul(tensor1, value)

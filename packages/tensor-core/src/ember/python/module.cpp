@@ -553,6 +553,10 @@ void bind_module_functions(py::module_& m) {
      "Writes an op's result into out= as the bindings do: out's memory is checked against itself "
      "and the op's tensor inputs (check_written), an empty out is resized, the result's dtype must "
      "cast to out's, the shapes must match (RuntimeError naming op otherwise).");
+  m.def("_check_scalar", [](ScalarType dtype, const Scalar& value) { check_fill_value(dtype, value); },
+        py::arg("dtype"), py::arg("value"),
+        "RuntimeError 'value cannot be converted to type <T> without overflow' when dtype cannot hold "
+        "value: PyTorch's checked conversion of an op's Scalar argument.");
   m.def("_int_arg", [](py::handle v) -> py::object {
     int64_t i = 0;
     if (int_arg_from_python(v, i)) return py::int_(i);

@@ -74,6 +74,10 @@ ClampMeta clamp_meta(const Tensor& self, const Tensor& min, const Tensor& max, c
     throw std::runtime_error(message("clamp_: result type ", dtype_name(t),
                                      " can't be cast to the desired output type ", dtype_name(self->dtype())));
   }
+  // a Python number for a bound is converted to the result dtype with PyTorch's overflow check
+  for (const Tensor* bound : {&min, &max}) {
+    if (*bound && (*bound)->wrapped_number) check_fill_value(t, scalar_of(*bound));
+  }
   Shape shape = self->sizes();
   if (min) shape = broadcast_shapes(shape, min->sizes(), "clamp");
   if (max) shape = broadcast_shapes(shape, max->sizes(), "clamp");
