@@ -6,9 +6,8 @@
 // - a batch of at least as many transforms as threads: whole transforms per thread;
 // - an n-D transform of a small batch: one pass per dim, each pass's 1-D transforms (rows,
 //   or strided columns) split between the threads;
-// - one long 1-D complex transform whose length has a factor r up to 7: split into r
-//   transforms of length n / r (one radix-r stage of a decimation in frequency), which the
-//   threads compute side by side.
+// - one long 1-D complex transform of a length that is not prime: n1 * n2 short transforms
+//   (the four-step FFT, four_step below), each step shared by the threads.
 //
 // Descriptors are committed once per thread and layout (a thread-local cache): committing one
 // costs more than a small transform, and a thread never shares one with another.
@@ -27,6 +26,7 @@
 
 #include "ember/ops/fft/fft_engine.h"
 #include "ember/runtime/parallel.h"
+#include "ember/runtime/simd.h"
 
 namespace ember::fft::mkl {
 namespace {
@@ -40,7 +40,8 @@ void check(MKL_LONG status, const char* what) {
 }
 
 // One batched transform: `howmany` signals of sizes n. For C2C of one dim, `stride` and `dist`
-// (elements) place the signals anywhere (columns of a matrix: stride = row length, dist = 1);
+// (elements) place the signals anywhere (columns of a matrix: stride = row length, dist = 1),
+// and `ostride` / `odist` the results where they differ (0: as the input);
 // otherwise the signals are contiguous, one after the other.
 struct Layout {
   Kind kind;
@@ -51,7 +52,9 @@ struct Layout {
   int64_t dist;
   bool inplace;
   double scale;
-  auto key() const { return std::tie(kind, dbl, n, howmany, stride, dist, inplace, scale); }
+  int64_t ostride = 0;
+  int64_t odist = 0;
+  auto key() const { return std::tie(kind, dbl, n, howmany, stride, dist, inplace, scale, ostride, odist); }
   bool operator<(const Layout& o) const { return key() < o.key(); }
 };
 
@@ -75,11 +78,14 @@ class Descriptor {
     if (L.kind == Kind::C2C) {
       const MKL_LONG dist = static_cast<MKL_LONG>(L.dist > 0 ? L.dist : real_total);
       check(DftiSetValue(h_, DFTI_INPUT_DISTANCE, dist), "DftiSetValue");
-      check(DftiSetValue(h_, DFTI_OUTPUT_DISTANCE, dist), "DftiSetValue");
-      if (L.stride != 1) {
+      check(DftiSetValue(h_, DFTI_OUTPUT_DISTANCE, L.odist > 0 ? static_cast<MKL_LONG>(L.odist) : dist),
+            "DftiSetValue");
+      const int64_t ostride = L.ostride > 0 ? L.ostride : L.stride;
+      if (L.stride != 1 || ostride != 1) {
         MKL_LONG strides[2] = {0, static_cast<MKL_LONG>(L.stride)};
+        MKL_LONG ostrides[2] = {0, static_cast<MKL_LONG>(ostride)};
         check(DftiSetValue(h_, DFTI_INPUT_STRIDES, strides), "DftiSetValue");
-        check(DftiSetValue(h_, DFTI_OUTPUT_STRIDES, strides), "DftiSetValue");
+        check(DftiSetValue(h_, DFTI_OUTPUT_STRIDES, ostrides), "DftiSetValue");
       }
     } else {
       check(DftiSetValue(h_, DFTI_CONJUGATE_EVEN_STORAGE, DFTI_COMPLEX_COMPLEX), "DftiSetValue");
@@ -187,91 +193,137 @@ template <typename R> void scale_by(Complex<R>* x, int64_t count, R scale) {
   });
 }
 
-// The smallest prime factor of n if it is at most 7, else 0.
-int64_t small_radix(int64_t n) {
-  for (int64_t p : {2, 3, 5, 7}) {
-    if (n % p == 0) return p;
+// The four-step split of a length n = n1 * n2 (n1 the largest divisor of n up to sqrt(n)):
+// 1 if n is prime (nothing to split).
+int64_t four_step_rows(int64_t n) {
+  for (auto d = static_cast<int64_t>(std::sqrt(static_cast<double>(n))); d > 1; --d) {
+    if (n % d == 0) return d;
   }
-  return 0;
+  return 1;
 }
 
-// w_n^(j s) for s in [1, r) and j in [0, n / r), s-major: the twiddles of radix_split,
-// computed once per (n, r, direction, precision) in double and kept.
-template <typename R>
-std::shared_ptr<const std::vector<Complex<R>>> split_twiddles(int64_t n, int64_t r, bool forward) {
+// What four_step needs for one (n, direction, precision), computed in double once and kept:
+// the twiddles w_n^e for e in [0, n) as lo[e % S] * hi[e / S] (S a power of two about
+// sqrt(n)), so that no n-long table is streamed through, and w_n^(k1 d) for the columns d
+// of one block, per row k1 (`block`, n1 x kBlock).
+template <typename R> struct FourStepPlan {
+  // columns (rows) per piece: 256 bytes of each row, which MKL vectorises across
+  static constexpr int64_t kBlock = 256 / static_cast<int64_t>(sizeof(Complex<R>));
+  // scratch rows are padded by one cache line: a power-of-two row length would map a column
+  // onto a handful of cache sets
+  static constexpr int64_t kPad = 64 / static_cast<int64_t>(sizeof(Complex<R>));
+  int64_t n1, n2;
+  int shift;
+  std::vector<Complex<R>> lo, hi, block;
+  Complex<R> root(int64_t e) const {
+    return lo[static_cast<size_t>(e & ((int64_t{1} << shift) - 1))] * hi[static_cast<size_t>(e >> shift)];
+  }
+};
+
+template <typename R> std::shared_ptr<const FourStepPlan<R>> four_step_plan(int64_t n, bool forward) {
   static std::mutex mu;
-  static std::map<std::tuple<int64_t, int64_t, bool>, std::shared_ptr<const std::vector<Complex<R>>>> cache;
-  const auto key = std::make_tuple(n, r, forward);
+  static std::map<std::pair<int64_t, bool>, std::shared_ptr<const FourStepPlan<R>>> cache;
+  const auto key = std::make_pair(n, forward);
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
   }
-  const int64_t m = n / r;
-  const double sign = forward ? -1.0 : 1.0;
-  auto tw = std::make_shared<std::vector<Complex<R>>>(static_cast<size_t>((r - 1) * m));
-  parallel_for(0, m, 4096, [&](int64_t b, int64_t e) {
-    for (int64_t s = 1; s < r; ++s) {
-      for (int64_t j = b; j < e; ++j) {
-        const double a = sign * 2.0 * M_PI * static_cast<double>((j * s) % n) / static_cast<double>(n);
-        (*tw)[static_cast<size_t>((s - 1) * m + j)] = Complex<R>(static_cast<R>(std::cos(a)), static_cast<R>(std::sin(a)));
-      }
-    }
-  });
+  auto plan = std::make_shared<FourStepPlan<R>>();
+  plan->n1 = four_step_rows(n);
+  plan->n2 = n / plan->n1;
+  plan->shift = 0;
+  while ((int64_t{1} << (2 * plan->shift)) < n) ++plan->shift;
+  const int64_t S = int64_t{1} << plan->shift;
+  const double sign = forward ? -2.0 * M_PI / static_cast<double>(n) : 2.0 * M_PI / static_cast<double>(n);
+  auto exact = [&](int64_t e) {
+    const double a = sign * static_cast<double>(e % n);
+    return Complex<R>(static_cast<R>(std::cos(a)), static_cast<R>(std::sin(a)));
+  };
+  for (int64_t e = 0; e < S; ++e) plan->lo.push_back(exact(e));
+  for (int64_t e = 0; e * S < n; ++e) plan->hi.push_back(exact(e * S));
+  constexpr int64_t W = FourStepPlan<R>::kBlock;
+  for (int64_t k1 = 0; k1 < plan->n1; ++k1) {
+    for (int64_t d = 0; d < W; ++d) plan->block.push_back(exact(k1 * d));
+  }
   std::lock_guard<std::mutex> lock(mu);
-  if (cache.size() >= 8) cache.clear();
-  cache[key] = tw;
-  return tw;
+  if (cache.size() >= 16) cache.clear();
+  cache[key] = plan;
+  return plan;
 }
 
-// One long 1-D transform split into r independent ones of length m = n / r (the first stage
-// of a decimation in frequency): y_s[j] = w_n^(j s) sum_q x[j + q m] w_r^(q s) for each s < r,
-// Y_s = DFT_m(y_s) on the threads side by side, and X[r k + s] = Y_s[k].
+// dst[k1 * ld + d] = src[k1 * w + d] * w_n^(k1 (c0 + d)) for k1 < n1, d < w: step 2 of
+// four_step on one block of columns, written from the scratch block into B.
 template <typename R>
-void radix_split(const Complex<R>* in, Complex<R>* out, int64_t n, int64_t r, bool forward, R scale) {
+void twiddle_block(const FourStepPlan<R>& plan, const Complex<R>* src, int64_t w, int64_t c0, Complex<R>* dst,
+                   int64_t ld) {
+  constexpr int64_t W = FourStepPlan<R>::kBlock;
+  simd_dispatch([&] {
+    for (int64_t k1 = 0; k1 < plan.n1; ++k1) {
+      const Complex<R> base = plan.root(k1 * c0);
+      const R br = base.re, bi = base.im;
+      const R* s = reinterpret_cast<const R*>(src + k1 * w);
+      const R* t = reinterpret_cast<const R*>(plan.block.data() + k1 * W);
+      R* o = reinterpret_cast<R*>(dst + k1 * ld);
+      for (int64_t d = 0; d < w; ++d) {
+        const R tr = br * t[2 * d] - bi * t[2 * d + 1], ti = br * t[2 * d + 1] + bi * t[2 * d];
+        const R sr = s[2 * d], si = s[2 * d + 1];
+        o[2 * d] = sr * tr - si * ti;
+        o[2 * d + 1] = sr * ti + si * tr;
+      }
+    }
+  });
+}
+
+// dst[r + ld * k] = src[r * src_ld + k] for r < rows, k < cols: step 3's results, transposed
+// (at the CPU's best SIMD level: its gathers beat plain moves here, measured).
+template <typename R>
+void transpose_rows(const Complex<R>* src, int64_t src_ld, int64_t rows, int64_t cols, Complex<R>* dst, int64_t ld) {
+  simd_dispatch([&] {
+    for (int64_t k = 0; k < cols; ++k) {
+      Complex<R>* o = dst + ld * k;
+      for (int64_t r = 0; r < rows; ++r) o[r] = src[r * src_ld + k];
+    }
+  });
+}
+
+// One long 1-D transform as n1 * n2 short ones (Bailey's four steps), the threads sharing
+// each step. With A[j1][j2] = in[j1 n2 + j2] (n1 rows, n2 columns):
+//   1. B = the length-n1 transforms of A's columns, in blocks of kBlock columns per MKL call;
+//   2. B[k1][j2] *= w_n^(k1 j2), on each block while it is in cache;
+//   3. out[k1 + n1 k2] = the length-n2 transform of B's row k1, kBlock rows per MKL call,
+//      each piece transposed into out from cache.
+// The data cross the memory twice (in to B, B to out), in pieces that fit in a core's cache.
+template <typename R>
+void four_step(const Complex<R>* in, Complex<R>* out, int64_t n, bool forward, R scale) {
+  using Plan = FourStepPlan<R>;
   const bool dbl = std::is_same_v<R, double>;
-  const int64_t m = n / r;
-  const auto tw_holder = split_twiddles<R>(n, r, forward);
-  const Complex<R>* tw = tw_holder->data();
-  // scratch from the core's allocator, which reuses its blocks (a fresh std::vector would
+  const auto plan_holder = four_step_plan<R>(n, forward);
+  const Plan& plan = *plan_holder;
+  const int64_t n1 = plan.n1, n2 = plan.n2;
+  // B from the core's allocator, which reuses its blocks (a fresh std::vector would
   // page-fault through n elements on every call)
   const Tensor scratch = empty({n}, dbl ? ScalarType::ComplexDouble : ScalarType::ComplexFloat);
-  Complex<R>* y = scratch->data<Complex<R>>();
-  Complex<R> wr[49];  // w_r^(q s)
-  const double sign = forward ? -1.0 : 1.0;
-  for (int64_t q = 0; q < r; ++q) {
-    for (int64_t t = 0; t < r; ++t) {
-      const double a = sign * 2.0 * M_PI * static_cast<double>((q * t) % r) / static_cast<double>(r);
-      wr[q * r + t] = Complex<R>(static_cast<R>(std::cos(a)), static_cast<R>(std::sin(a)));
-    }
-  }
-  parallel_for(0, m, 8192, [&](int64_t b, int64_t e) {
-    if (r == 2) {
-      const Complex<R>* x0 = in;
-      const Complex<R>* x1 = in + m;
-      for (int64_t j = b; j < e; ++j) {
-        const Complex<R> u = x0[j], v = x1[j];
-        y[j] = u + v;
-        y[m + j] = (u - v) * tw[j];
-      }
-      return;
-    }
-    for (int64_t s = 0; s < r; ++s) {
-      for (int64_t j = b; j < e; ++j) {
-        Complex<R> acc = in[j];
-        for (int64_t q = 1; q < r; ++q) acc = acc + in[j + q * m] * wr[q * r + s];
-        y[s * m + j] = s == 0 ? acc : acc * tw[(s - 1) * m + j];
-      }
+  Complex<R>* B = scratch->data<Complex<R>>();
+  parallel_for(0, (n2 + Plan::kBlock - 1) / Plan::kBlock, 1, [&](int64_t b, int64_t e) {
+    thread_local std::vector<Complex<R>> piece;
+    piece.resize(static_cast<size_t>(n1 * Plan::kBlock));
+    for (int64_t blk = b; blk < e; ++blk) {
+      const int64_t c0 = blk * Plan::kBlock, w = std::min(Plan::kBlock, n2 - c0);
+      compute({Kind::C2C, dbl, {n1}, w, n2, 1, false, 1.0, w, 1}, forward, const_cast<Complex<R>*>(in + c0),
+              piece.data());
+      twiddle_block(plan, piece.data(), w, c0, B + c0, n2);
     }
   });
-  parallel_for(0, r, 1, [&](int64_t b, int64_t e) {
-    for (int64_t s = b; s < e; ++s) {
-      compute({Kind::C2C, dbl, {m}, 1, 1, 0, true, static_cast<double>(scale)}, forward, y + s * m, nullptr);
-    }
-  });
-  parallel_for(0, m, 8192, [&](int64_t b, int64_t e) {
-    for (int64_t k = b; k < e; ++k) {
-      for (int64_t s = 0; s < r; ++s) out[r * k + s] = y[s * m + k];
+  parallel_for(0, (n1 + Plan::kBlock - 1) / Plan::kBlock, 1, [&](int64_t b, int64_t e) {
+    thread_local std::vector<Complex<R>> piece;
+    const int64_t ld = n2 + Plan::kPad;
+    piece.resize(static_cast<size_t>(ld * Plan::kBlock));
+    for (int64_t blk = b; blk < e; ++blk) {
+      const int64_t r0 = blk * Plan::kBlock, h = std::min(Plan::kBlock, n1 - r0);
+      compute({Kind::C2C, dbl, {n2}, h, 1, n2, false, static_cast<double>(scale), 1, ld}, forward, B + r0 * n2,
+              piece.data());
+      transpose_rows(piece.data(), ld, h, n2, out + r0, n1);
     }
   });
 }
@@ -282,23 +334,19 @@ template <typename R>
 void c2c(const Complex<R>* in, Complex<R>* out, int64_t batch, const Shape& n, bool forward, R scale) {
   const bool dbl = std::is_same_v<R, double>;
   const int64_t per = numel(n), threads = threads_for(batch * per);
-  if (threads == 1 || batch >= threads) {
+  // one long 1-D signal (or fewer than threads) of a length that is not prime: four_step;
+  // below 1 MB, MKL alone on one thread is faster (measured, docs/fft.md)
+  const bool four = n.size() == 1 && per * static_cast<int64_t>(sizeof(Complex<R>)) >= (int64_t{1} << 20) &&
+                    four_step_rows(per) > 1;
+  if (threads == 1 || batch >= threads || (n.size() == 1 && !four)) {
     split(batch, threads, [&](int64_t first, int64_t count) {
       compute({Kind::C2C, dbl, n, count, 1, 0, false, static_cast<double>(scale)}, forward,
               const_cast<Complex<R>*>(in + first * per), out + first * per);
     });
     return;
   }
-  if (n.size() == 1) {  // one or a few long signals
-    const int64_t r = small_radix(n[0]);
-    for (int64_t b = 0; b < batch; ++b) {
-      if (r > 0) {
-        radix_split(in + b * per, out + b * per, n[0], r, forward, scale);
-      } else {  // no factor up to 7 (a large prime, say): MKL alone
-        compute({Kind::C2C, dbl, n, 1, 1, 0, false, static_cast<double>(scale)}, forward,
-                const_cast<Complex<R>*>(in + b * per), out + b * per);
-      }
-    }
+  if (four) {
+    for (int64_t b = 0; b < batch; ++b) four_step(in + b * per, out + b * per, per, forward, scale);
     return;
   }
   // an n-D signal: one pass per dim, in place in out
