@@ -6,8 +6,8 @@
 // - a batch of at least as many transforms as threads: whole transforms per thread;
 // - an n-D transform of a small batch: one pass per dim, each pass's 1-D transforms (rows,
 //   or strided columns) split between the threads;
-// - one long 1-D complex transform of a length that is not prime: n1 * n2 short transforms
-//   (the four-step FFT, four_step below), each step shared by the threads.
+// - one long 1-D complex transform (from 1 MB) of a length that is not prime: n1 * n2 short
+//   transforms (the four-step FFT, four_step below), each step shared by the threads.
 //
 // Descriptors are committed once per thread and layout (a thread-local cache): committing one
 // costs more than a small transform, and a thread never shares one with another.
@@ -203,18 +203,14 @@ int64_t four_step_rows(int64_t n) {
 }
 
 // What four_step needs for one (n, direction, precision), computed in double once and kept:
-// the twiddles w_n^e for e in [0, n) as lo[e % S] * hi[e / S] (S a power of two about
-// sqrt(n)), so that no n-long table is streamed through, and w_n^(k1 d) for the columns d
-// of one block, per row k1 (`block`, n1 x kBlock).
+// the split n = n1 * n2, and the twiddles w_n^(k1 j2) without an n-long table to stream
+// through: root(e) = lo[e % S] * hi[e / S] (S a power of two about sqrt(n)) gives w_n^e, and
+// run[k1][d] = w_n^(k1 d) for d < kRun, so that w_n^(k1 (c + d)) = root(k1 c) * run[k1][d].
 template <typename R> struct FourStepPlan {
-  // columns (rows) per piece: 256 bytes of each row, which MKL vectorises across
-  static constexpr int64_t kBlock = 256 / static_cast<int64_t>(sizeof(Complex<R>));
-  // scratch rows are padded by one cache line: a power-of-two row length would map a column
-  // onto a handful of cache sets
-  static constexpr int64_t kPad = 64 / static_cast<int64_t>(sizeof(Complex<R>));
+  static constexpr int64_t kRun = 512 / static_cast<int64_t>(sizeof(Complex<R>));
   int64_t n1, n2;
   int shift;
-  std::vector<Complex<R>> lo, hi, block;
+  std::vector<Complex<R>> lo, hi, run;
   Complex<R> root(int64_t e) const {
     return lo[static_cast<size_t>(e & ((int64_t{1} << shift) - 1))] * hi[static_cast<size_t>(e >> shift)];
   }
@@ -242,9 +238,8 @@ template <typename R> std::shared_ptr<const FourStepPlan<R>> four_step_plan(int6
   };
   for (int64_t e = 0; e < S; ++e) plan->lo.push_back(exact(e));
   for (int64_t e = 0; e * S < n; ++e) plan->hi.push_back(exact(e * S));
-  constexpr int64_t W = FourStepPlan<R>::kBlock;
   for (int64_t k1 = 0; k1 < plan->n1; ++k1) {
-    for (int64_t d = 0; d < W; ++d) plan->block.push_back(exact(k1 * d));
+    for (int64_t d = 0; d < FourStepPlan<R>::kRun; ++d) plan->run.push_back(exact(k1 * d));
   }
   std::lock_guard<std::mutex> lock(mu);
   if (cache.size() >= 16) cache.clear();
@@ -252,24 +247,50 @@ template <typename R> std::shared_ptr<const FourStepPlan<R>> four_step_plan(int6
   return plan;
 }
 
-// dst[k1 * ld + d] = src[k1 * w + d] * w_n^(k1 (c0 + d)) for k1 < n1, d < w: step 2 of
-// four_step on one block of columns, written from the scratch block into B.
+// [first, first + count) ranges covering [0, items): one contiguous share per thread (so
+// that two threads meet at one place only), each cut into pieces of at most `most`.
+std::vector<std::vector<std::pair<int64_t, int64_t>>> shares(int64_t items, int64_t most, int64_t threads) {
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> out(static_cast<size_t>(threads));
+  for (int64_t t = 0; t < threads; ++t) {
+    const int64_t begin = items * t / threads, end = items * (t + 1) / threads;
+    const int64_t pieces = (end - begin + most - 1) / most;
+    for (int64_t p = 0; p < pieces; ++p) {
+      const int64_t b = begin + (end - begin) * p / pieces, e = begin + (end - begin) * (p + 1) / pieces;
+      out[static_cast<size_t>(t)].emplace_back(b, e - b);
+    }
+  }
+  return out;
+}
+
+// piece[r][j2] = B[k0 + r][j2] * w_n^((k0 + r) j2) for r < rows, j2 < n2 (piece rows ld
+// apart), from B held in column pieces (those of `columns`: the piece of columns c0.. of width
+// w holds B[k1][c0 + d] at Bc[c0 n1 + k1 w + d]): step 2 of four_step, as the rows are
+// gathered into cache for step 3.
 template <typename R>
-void twiddle_block(const FourStepPlan<R>& plan, const Complex<R>* src, int64_t w, int64_t c0, Complex<R>* dst,
-                   int64_t ld) {
-  constexpr int64_t W = FourStepPlan<R>::kBlock;
+void gather_twiddled(const FourStepPlan<R>& plan, const Complex<R>* Bc,
+                     const std::vector<std::pair<int64_t, int64_t>>& columns, int64_t k0, int64_t rows,
+                     Complex<R>* piece, int64_t ld) {
+  constexpr int64_t W = FourStepPlan<R>::kRun;
   simd_dispatch([&] {
-    for (int64_t k1 = 0; k1 < plan.n1; ++k1) {
-      const Complex<R> base = plan.root(k1 * c0);
-      const R br = base.re, bi = base.im;
-      const R* s = reinterpret_cast<const R*>(src + k1 * w);
-      const R* t = reinterpret_cast<const R*>(plan.block.data() + k1 * W);
-      R* o = reinterpret_cast<R*>(dst + k1 * ld);
-      for (int64_t d = 0; d < w; ++d) {
-        const R tr = br * t[2 * d] - bi * t[2 * d + 1], ti = br * t[2 * d + 1] + bi * t[2 * d];
-        const R sr = s[2 * d], si = s[2 * d + 1];
-        o[2 * d] = sr * tr - si * ti;
-        o[2 * d + 1] = sr * ti + si * tr;
+    for (const auto& [c0, w] : columns) {
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t k1 = k0 + r;
+        const R* src = reinterpret_cast<const R*>(Bc + c0 * plan.n1 + k1 * w);
+        R* dst = reinterpret_cast<R*>(piece + r * ld + c0);
+        const R* t = reinterpret_cast<const R*>(plan.run.data() + k1 * W);
+        for (int64_t c = 0; c < w; c += W) {
+          const Complex<R> base = plan.root(k1 * (c0 + c));
+          const R br = base.re, bi = base.im;
+          const R* s = src + 2 * c;
+          R* o = dst + 2 * c;
+          const int64_t m = std::min(W, w - c);
+          for (int64_t d = 0; d < m; ++d) {
+            const R tr = br * t[2 * d] - bi * t[2 * d + 1], ti = br * t[2 * d + 1] + bi * t[2 * d];
+            const R sr = s[2 * d], si = s[2 * d + 1];
+            o[2 * d] = sr * tr - si * ti;
+            o[2 * d + 1] = sr * ti + si * tr;
+          }
+        }
       }
     }
   });
@@ -289,41 +310,50 @@ void transpose_rows(const Complex<R>* src, int64_t src_ld, int64_t rows, int64_t
 
 // One long 1-D transform as n1 * n2 short ones (Bailey's four steps), the threads sharing
 // each step. With A[j1][j2] = in[j1 n2 + j2] (n1 rows, n2 columns):
-//   1. B = the length-n1 transforms of A's columns, in blocks of kBlock columns per MKL call;
-//   2. B[k1][j2] *= w_n^(k1 j2), on each block while it is in cache;
-//   3. out[k1 + n1 k2] = the length-n2 transform of B's row k1, kBlock rows per MKL call,
-//      each piece transposed into out from cache.
-// The data cross the memory twice (in to B, B to out), in pieces that fit in a core's cache.
+//   1. B = the length-n1 transforms of A's columns: MKL on a few dozen columns at a time,
+//      each piece of B written contiguous;
+//   2. B[k1][j2] *= w_n^(k1 j2), as a few dozen rows of B are gathered into cache;
+//   3. the length-n2 transforms of those rows, in cache, written transposed into
+//      out[k1 + n1 k2].
+// The data cross the memory twice (in to B, B to out). The pieces in cache have their rows
+// padded by a cache line: a power-of-two row length would map a column onto a handful of
+// cache sets.
 template <typename R>
 void four_step(const Complex<R>* in, Complex<R>* out, int64_t n, bool forward, R scale) {
-  using Plan = FourStepPlan<R>;
   const bool dbl = std::is_same_v<R, double>;
   const auto plan_holder = four_step_plan<R>(n, forward);
-  const Plan& plan = *plan_holder;
-  const int64_t n1 = plan.n1, n2 = plan.n2;
+  const FourStepPlan<R>& plan = *plan_holder;
+  const int64_t n1 = plan.n1, n2 = plan.n2, threads = get_num_threads();
+  const int64_t ld = n2 + 64 / static_cast<int64_t>(sizeof(Complex<R>));
+  // columns (rows) per MKL call: 512 bytes of each, in a piece of at most 512 KB, which
+  // stays in a core's cache (measured: the sizes matter little, the piece's bound does)
+  const int64_t size = static_cast<int64_t>(sizeof(Complex<R>)), most = 512 / size, bytes = int64_t{512} << 10;
+  const int64_t columns_most = std::clamp<int64_t>(bytes / (n1 * size), 1, most);
+  const int64_t rows_most = std::clamp<int64_t>(bytes / (ld * size), 1, most);
+  const auto column_shares = shares(n2, columns_most, threads), row_shares = shares(n1, rows_most, threads);
+  std::vector<std::pair<int64_t, int64_t>> columns;
+  for (const auto& share : column_shares) columns.insert(columns.end(), share.begin(), share.end());
   // B from the core's allocator, which reuses its blocks (a fresh std::vector would
-  // page-fault through n elements on every call)
+  // page-fault through it on every call)
   const Tensor scratch = empty({n}, dbl ? ScalarType::ComplexDouble : ScalarType::ComplexFloat);
-  Complex<R>* B = scratch->data<Complex<R>>();
-  parallel_for(0, (n2 + Plan::kBlock - 1) / Plan::kBlock, 1, [&](int64_t b, int64_t e) {
-    thread_local std::vector<Complex<R>> piece;
-    piece.resize(static_cast<size_t>(n1 * Plan::kBlock));
-    for (int64_t blk = b; blk < e; ++blk) {
-      const int64_t c0 = blk * Plan::kBlock, w = std::min(Plan::kBlock, n2 - c0);
-      compute({Kind::C2C, dbl, {n1}, w, n2, 1, false, 1.0, w, 1}, forward, const_cast<Complex<R>*>(in + c0),
-              piece.data());
-      twiddle_block(plan, piece.data(), w, c0, B + c0, n2);
+  Complex<R>* Bc = scratch->data<Complex<R>>();
+  parallel_for(0, threads, 1, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      for (const auto& [c0, w] : column_shares[static_cast<size_t>(t)]) {
+        compute({Kind::C2C, dbl, {n1}, w, n2, 1, false, 1.0, w, 1}, forward, const_cast<Complex<R>*>(in + c0),
+                Bc + c0 * n1);
+      }
     }
   });
-  parallel_for(0, (n1 + Plan::kBlock - 1) / Plan::kBlock, 1, [&](int64_t b, int64_t e) {
-    thread_local std::vector<Complex<R>> piece;
-    const int64_t ld = n2 + Plan::kPad;
-    piece.resize(static_cast<size_t>(ld * Plan::kBlock));
-    for (int64_t blk = b; blk < e; ++blk) {
-      const int64_t r0 = blk * Plan::kBlock, h = std::min(Plan::kBlock, n1 - r0);
-      compute({Kind::C2C, dbl, {n2}, h, 1, n2, false, static_cast<double>(scale), 1, ld}, forward, B + r0 * n2,
-              piece.data());
-      transpose_rows(piece.data(), ld, h, n2, out + r0, n1);
+  parallel_for(0, threads, 1, [&](int64_t b, int64_t e) {
+    const Tensor holder = empty({ld * rows_most}, scratch->dtype());
+    Complex<R>* piece = holder->data<Complex<R>>();
+    for (int64_t t = b; t < e; ++t) {
+      for (const auto& [r0, h] : row_shares[static_cast<size_t>(t)]) {
+        gather_twiddled(plan, Bc, columns, r0, h, piece, ld);
+        compute({Kind::C2C, dbl, {n2}, h, 1, ld, true, static_cast<double>(scale)}, forward, piece, nullptr);
+        transpose_rows(piece, ld, h, n2, out + r0, n1);
+      }
     }
   });
 }
