@@ -164,13 +164,16 @@ template <typename F> void split(int64_t items, int64_t parts, F&& f) {
 }
 
 // 1-D transforms of length len along the middle dim of data viewed as [outer, len, inner],
-// in place, split between the threads by (outer, column block).
+// times scale, split between the threads by (outer, column block): in place, or, for
+// contiguous rows (inner == 1), from `in` when that is another buffer.
 template <typename R>
-void columns_c2c(Complex<R>* data, int64_t outer, int64_t len, int64_t inner, bool forward, int64_t threads) {
+void columns_c2c(const Complex<R>* in, Complex<R>* data, int64_t outer, int64_t len, int64_t inner, bool forward,
+                 int64_t threads, R scale) {
+  const bool dbl = std::is_same_v<R, double>;
   if (inner == 1) {  // contiguous rows
     split(outer, threads, [&](int64_t first, int64_t count) {
-      compute({Kind::C2C, std::is_same_v<R, double>, {len}, count, 1, len, true, 1.0}, forward, data + first * len,
-              nullptr);
+      compute({Kind::C2C, dbl, {len}, count, 1, len, in == data, static_cast<double>(scale)}, forward,
+              const_cast<Complex<R>*>(in + first * len), data + first * len);
     });
     return;
   }
@@ -180,16 +183,9 @@ void columns_c2c(Complex<R>* data, int64_t outer, int64_t len, int64_t inner, bo
   parallel_for(0, outer * blocks, 1, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
       const int64_t o = t / blocks, first = (t % blocks) * width, count = std::min(width, inner - first);
-      compute({Kind::C2C, std::is_same_v<R, double>, {len}, count, inner, 1, true, 1.0}, forward,
+      compute({Kind::C2C, dbl, {len}, count, inner, 1, true, static_cast<double>(scale)}, forward,
               data + o * len * inner + first, nullptr);
     }
-  });
-}
-
-template <typename R> void scale_by(Complex<R>* x, int64_t count, R scale) {
-  if (scale == R(1)) return;
-  parallel_for(0, count, kParallelGrain, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) x[i] = Complex<R>(x[i].re * scale, x[i].im * scale);
   });
 }
 
@@ -379,14 +375,13 @@ void c2c(const Complex<R>* in, Complex<R>* out, int64_t batch, const Shape& n, b
     for (int64_t b = 0; b < batch; ++b) four_step(in + b * per, out + b * per, per, forward, scale);
     return;
   }
-  // an n-D signal: one pass per dim, in place in out
-  if (in != out) {
-    parallel_for(0, batch * per, kParallelGrain, [&](int64_t b, int64_t e) { std::copy(in + b, in + e, out + b); });
+  // an n-D signal: one pass per dim, the last dim's rows from in to out, the others in place
+  // in out; the scale in the last pass
+  const size_t k = n.size();
+  columns_c2c(in, out, batch * per / n[k - 1], n[k - 1], 1, forward, threads, R(1));
+  for (size_t i = k - 1; i-- > 0;) {
+    columns_c2c<R>(out, out, batch * numel(n, 0, i), n[i], numel(n, i + 1), forward, threads, i == 0 ? scale : R(1));
   }
-  for (size_t i = n.size(); i-- > 0;) {
-    columns_c2c(out, batch * numel(n, 0, i), n[i], numel(n, i + 1), forward, threads);
-  }
-  scale_by(out, batch * per, scale);
 }
 
 template <typename R> void r2c(const R* in, Complex<R>* out, int64_t batch, const Shape& n, R scale) {
@@ -409,7 +404,7 @@ template <typename R> void r2c(const R* in, Complex<R>* out, int64_t batch, cons
   Shape cn(n.begin(), n.end() - 1);
   cn.push_back(half);
   for (size_t i = cn.size() - 1; i-- > 0;) {
-    columns_c2c(out, batch * numel(cn, 0, i), cn[i], numel(cn, i + 1), true, threads);
+    columns_c2c<R>(out, out, batch * numel(cn, 0, i), cn[i], numel(cn, i + 1), true, threads, R(1));
   }
 }
 
