@@ -77,8 +77,13 @@ def test_n_trims_or_pads_and_dim_picks_the_axis(library, name):
 @pytest.mark.parametrize("norm", [None, "ortho", "forward"])
 @pytest.mark.parametrize("name", TWO_D + N_D)
 def test_multi_dimensional_transforms(library, name, norm):
-    cases = [((4, 6), {}), ((3, 5, 7), {}), ((2, 8, 9), {"dim": (0, 2)}),
-             ((6, 5, 4), {"s": (4, 7)}), ((3, 4, 5), {"s": (5, 3), "dim": (2, 0)})]
+    cases = [
+        ((4, 6), {}),
+        ((3, 5, 7), {}),
+        ((2, 8, 9), {"dim": (0, 2)}),
+        ((6, 5, 4), {"s": (4, 7)}),
+        ((3, 4, 5), {"s": (5, 3), "dim": (2, 0)}),
+    ]
     if name in N_D:
         cases += [((3, 4, 5), {"dim": (1,)}), ((2, 3, 4), {"s": (3, 3, 6)})]
     for shape, kw in cases:
@@ -88,8 +93,9 @@ def test_multi_dimensional_transforms(library, name, norm):
             _compare(got, getattr(torch.fft, name)(torch.tensor(x), norm=norm, **kw), dtype)
 
 
-@pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft", "fft2", "rfftn", "irfftn",
-                                  "hfft", "ihfft"])
+@pytest.mark.parametrize(
+    "name", ["fft", "ifft", "rfft", "irfft", "fft2", "rfftn", "irfftn", "hfft", "ihfft"]
+)
 def test_agrees_with_numpy(library, name):
     x = _inputs(name, (6, 10), "float64" if name in REAL_ONLY else "complex128")
     got = getattr(et.fft, name)(et.tensor(x)).numpy()
@@ -107,7 +113,7 @@ def two_threads():
 def test_large_and_awkward_lengths(library, two_threads):
     """Long signals take the threaded paths (from 1 MB a four-step split into transforms of
     about sqrt(n) computed side by side; a large prime length in one piece)."""
-    for n in [2 ** 14, 2 ** 16, 3 ** 10, 5 ** 7, 7 ** 6, 65537, 2 * 3 * 5 * 7 * 11 * 13]:
+    for n in [2**14, 2**16, 3**10, 5**7, 7**6, 65537, 2 * 3 * 5 * 7 * 11 * 13]:
         x = _inputs("fft", (n,), "complex128")
         _compare(et.fft.fft(et.tensor(x)), torch.fft.fft(torch.tensor(x)), "complex128")
         r = x.real.copy()
@@ -115,16 +121,19 @@ def test_large_and_awkward_lengths(library, two_threads):
 
 
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
-@pytest.mark.parametrize("n", [2 ** 17, 2 ** 20, 3 ** 12, 5 ** 8, 2 * 16 * 7919, 2 * 65537, 1000 ** 2])
+@pytest.mark.parametrize("n", [2**17, 2**20, 3**12, 5**8, 2 * 16 * 7919, 2 * 65537, 1000**2])
 def test_four_step_lengths(library, two_threads, n, dtype):
     """The four-step split of one long signal (n1 x n2 columns then rows, twiddled between,
     written transposed): forward and inverse, every norm, in place through out=, and a batch
     smaller than the threads; against numpy.fft in double precision (MKL's own transform of
     2 * 16 * 7919 in single precision, torch.fft's, is 100 times less accurate)."""
-    if library == "builtin" and n > 2 ** 17:
+    if library == "builtin" and n > 2**17:
         pytest.skip("the built-in FFT has no four-step path; one long size is enough for it")
+
     def reference(name, x, norm=None):
-        return torch.from_numpy(getattr(np.fft, name)(x.astype(np.complex128), norm=norm).astype(dtype))
+        return torch.from_numpy(
+            getattr(np.fft, name)(x.astype(np.complex128), norm=norm).astype(dtype)
+        )
 
     x = _inputs("fft", (n,), dtype)
     for name, norm in [("fft", None), ("ifft", None), ("fft", "ortho"), ("ifft", "forward")]:
@@ -132,7 +141,7 @@ def test_four_step_lengths(library, two_threads, n, dtype):
     y = et.tensor(x)
     et.fft.fft(y, out=y)
     _compare(y, reference("fft", x), dtype)
-    if n <= 2 ** 17:  # a batch of 3 signals on 4 threads: each signal split on its own
+    if n <= 2**17:  # a batch of 3 signals on 4 threads: each signal split on its own
         before = et.get_num_threads()
         et.set_num_threads(4)
         try:
@@ -147,14 +156,21 @@ def test_large_multi_dimensional_transforms(library, two_threads):
     for shape, dim in [((256, 256), (0, 1)), ((1, 96, 80, 12), (1, 2, 3)), ((2, 300, 200), (2, 1))]:
         for dtype in ("complex64", "complex128", "float32", "float64"):
             x = _inputs("fftn", shape, dtype)
-            _compare(et.fft.fftn(et.tensor(x), dim=dim), torch.fft.fftn(torch.tensor(x), dim=dim),
-                     dtype)
+            _compare(
+                et.fft.fftn(et.tensor(x), dim=dim), torch.fft.fftn(torch.tensor(x), dim=dim), dtype
+            )
             if dtype.startswith("float"):
-                _compare(et.fft.rfftn(et.tensor(x), dim=dim),
-                         torch.fft.rfftn(torch.tensor(x), dim=dim), dtype)
+                _compare(
+                    et.fft.rfftn(et.tensor(x), dim=dim),
+                    torch.fft.rfftn(torch.tensor(x), dim=dim),
+                    dtype,
+                )
             else:
-                _compare(et.fft.irfftn(et.tensor(x), dim=dim),
-                         torch.fft.irfftn(torch.tensor(x), dim=dim), dtype)
+                _compare(
+                    et.fft.irfftn(et.tensor(x), dim=dim),
+                    torch.fft.irfftn(torch.tensor(x), dim=dim),
+                    dtype,
+                )
 
 
 def test_integer_and_bool_inputs_use_the_default_float_dtype(library):
@@ -167,8 +183,11 @@ def test_integer_and_bool_inputs_use_the_default_float_dtype(library):
 def test_non_contiguous_and_batched_inputs(library):
     x = _inputs("fft", (8, 6, 10), "complex128")
     e, t = et.tensor(x), torch.tensor(x)
-    _compare(et.fft.fft(e.transpose(0, 2)[:, ::2], dim=1),
-             torch.fft.fft(t.transpose(0, 2)[:, ::2], dim=1), "complex128")
+    _compare(
+        et.fft.fft(e.transpose(0, 2)[:, ::2], dim=1),
+        torch.fft.fft(t.transpose(0, 2)[:, ::2], dim=1),
+        "complex128",
+    )
     _compare(et.fft.rfft2(e.real[..., ::3]), torch.fft.rfft2(t.real[..., ::3]), "float64")
 
 
@@ -194,10 +213,14 @@ def test_round_trips(library):
     x = _inputs("fft", (3, 7, 10), "complex128")
     e = et.tensor(x)
     for norm in NORMS:
-        np.testing.assert_allclose(et.fft.ifftn(et.fft.fftn(e, norm=norm), norm=norm).numpy(), x,
-                                   atol=1e-12)
-        np.testing.assert_allclose(et.fft.hfft(et.fft.ihfft(e.real, norm=norm), n=10,
-                                               norm=norm).numpy(), x.real, atol=1e-12)
+        np.testing.assert_allclose(
+            et.fft.ifftn(et.fft.fftn(e, norm=norm), norm=norm).numpy(), x, atol=1e-12
+        )
+        np.testing.assert_allclose(
+            et.fft.hfft(et.fft.ihfft(e.real, norm=norm), n=10, norm=norm).numpy(),
+            x.real,
+            atol=1e-12,
+        )
 
 
 def test_empty_dim_list_is_a_complex_copy():
@@ -220,8 +243,11 @@ def test_frequencies_and_shifts():
     for n, d in [(1, 1.0), (8, 1.0), (9, 0.1), (10, 2.5)]:
         _compare(et.fft.fftfreq(n, d), torch.fft.fftfreq(n, d), "float32")
         _compare(et.fft.rfftfreq(n, d), torch.fft.rfftfreq(n, d), "float32")
-        _compare(et.fft.fftfreq(n, d, dtype=et.float64),
-                 torch.fft.fftfreq(n, d, dtype=torch.float64), "float64")
+        _compare(
+            et.fft.fftfreq(n, d, dtype=et.float64),
+            torch.fft.fftfreq(n, d, dtype=torch.float64),
+            "float64",
+        )
     x = torch.arange(30.0).reshape(5, 6)
     e = et.tensor(x.numpy())
     for dim in (None, 0, 1, (0, 1), -1):
@@ -232,25 +258,49 @@ def test_frequencies_and_shifts():
 
 ERRORS = [
     (lambda m, x, z: m.fft.fft(x, norm="bad"), RuntimeError, 'Invalid normalization mode: "bad"'),
-    (lambda m, x, z: m.fft.rfft(z), RuntimeError,
-     "rfft expects a real input tensor, but got ComplexFloat"),
-    (lambda m, x, z: m.fft.ihfft(z), RuntimeError,
-     "ihfft expects a real input tensor, but got ComplexFloat"),
+    (
+        lambda m, x, z: m.fft.rfft(z),
+        RuntimeError,
+        "rfft expects a real input tensor, but got ComplexFloat",
+    ),
+    (
+        lambda m, x, z: m.fft.ihfft(z),
+        RuntimeError,
+        "ihfft expects a real input tensor, but got ComplexFloat",
+    ),
     (lambda m, x, z: m.fft.fft(x, n=0), RuntimeError, r"Invalid number of data points \(0\)"),
     (lambda m, x, z: m.fft.irfft(z[:1]), RuntimeError, r"Invalid number of data points \(0\)"),
     (lambda m, x, z: m.fft.fft(x.half()), RuntimeError, "Unsupported dtype Half"),
-    (lambda m, x, z: m.fft.fftn(x.reshape(2, 2), dim=(0, 0)), RuntimeError,
-     "FFT dims must be unique"),
-    (lambda m, x, z: m.fft.fft(x, dim=2), IndexError,
-     r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 2\)"),
-    (lambda m, x, z: m.fft.fft(x[0]), IndexError,
-     "Dimension specified as -1 but tensor has no dimensions"),
-    (lambda m, x, z: m.fft.fftn(x, s=(2, 2)), RuntimeError,
-     "Got shape with 2 values but input tensor only has 1 dimensions."),
-    (lambda m, x, z: m.fft.fftn(x.reshape(2, 2), s=(2,), dim=(0, 1)), RuntimeError,
-     "When given, dim and shape arguments must have the same length"),
-    (lambda m, x, z: m.fft.rfftn(x, dim=()), RuntimeError,
-     "rfftn must transform at least one axis"),
+    (
+        lambda m, x, z: m.fft.fftn(x.reshape(2, 2), dim=(0, 0)),
+        RuntimeError,
+        "FFT dims must be unique",
+    ),
+    (
+        lambda m, x, z: m.fft.fft(x, dim=2),
+        IndexError,
+        r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 2\)",
+    ),
+    (
+        lambda m, x, z: m.fft.fft(x[0]),
+        IndexError,
+        "Dimension specified as -1 but tensor has no dimensions",
+    ),
+    (
+        lambda m, x, z: m.fft.fftn(x, s=(2, 2)),
+        RuntimeError,
+        "Got shape with 2 values but input tensor only has 1 dimensions.",
+    ),
+    (
+        lambda m, x, z: m.fft.fftn(x.reshape(2, 2), s=(2,), dim=(0, 1)),
+        RuntimeError,
+        "When given, dim and shape arguments must have the same length",
+    ),
+    (
+        lambda m, x, z: m.fft.rfftn(x, dim=()),
+        RuntimeError,
+        "rfftn must transform at least one axis",
+    ),
 ]
 
 
@@ -282,8 +332,7 @@ def test_mkl_is_reported():
             _C._fft_set_library("mkl")
 
 
-WINDOWS = ["hann_window", "hamming_window", "blackman_window", "bartlett_window",
-           "kaiser_window"]
+WINDOWS = ["hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window"]
 
 
 @pytest.mark.parametrize("name", WINDOWS)
@@ -302,16 +351,22 @@ def test_windows(name):
 
 def test_window_parameters():
     for alpha, beta in ((0.5, 0.5), (0.54, 0.46), (0.6, 0.3)):
-        _compare(et.hamming_window(9, False, alpha, beta, dtype=et.float64),
-                 torch.hamming_window(9, False, alpha, beta, dtype=torch.float64), "float64")
+        _compare(
+            et.hamming_window(9, False, alpha, beta, dtype=et.float64),
+            torch.hamming_window(9, False, alpha, beta, dtype=torch.float64),
+            "float64",
+        )
     for beta in (0.0, 1.0, 8.6, 30.0):
-        _compare(et.kaiser_window(11, True, beta, dtype=et.float64),
-                 torch.kaiser_window(11, True, beta, dtype=torch.float64), "float64")
+        _compare(
+            et.kaiser_window(11, True, beta, dtype=et.float64),
+            torch.kaiser_window(11, True, beta, dtype=torch.float64),
+            "float64",
+        )
 
 
-
-@pytest.mark.parametrize("beta", [-9223372036854775809, -800.0, 1e6, 713.5, float("nan"),
-                                  float("inf")])
+@pytest.mark.parametrize(
+    "beta", [-9223372036854775809, -800.0, 1e6, 713.5, float("nan"), float("inf")]
+)
 def test_kaiser_window_of_huge_or_non_finite_beta_matches_torch_without_hanging(beta):
     """The power series of I0 needs ~|beta| / 2 terms: beyond float64's range (|x| > 714) it
     is infinite, and a NaN or infinite beta gives NaN, as in PyTorch (this hung before)."""
@@ -322,12 +377,21 @@ def test_kaiser_window_of_huge_or_non_finite_beta_matches_torch_without_hanging(
 
 def test_window_float_parameters_take_python_ints_of_any_size():
     big = -9223372036854775809
-    _compare(et.hamming_window(3, False, 1, big, dtype=et.float64),
-             torch.hamming_window(3, False, 1, big, dtype=torch.float64), "float64")
+    _compare(
+        et.hamming_window(3, False, 1, big, dtype=et.float64),
+        torch.hamming_window(3, False, 1, big, dtype=torch.float64),
+        "float64",
+    )
+
+
 STFT_CASES = [
-    dict(n_fft=64), dict(n_fft=64, hop_length=10, win_length=50), dict(n_fft=32, center=False),
-    dict(n_fft=64, normalized=True), dict(n_fft=64, onesided=False),
-    dict(n_fft=16, pad_mode="constant"), dict(n_fft=16, pad_mode="replicate"),
+    dict(n_fft=64),
+    dict(n_fft=64, hop_length=10, win_length=50),
+    dict(n_fft=32, center=False),
+    dict(n_fft=64, normalized=True),
+    dict(n_fft=64, onesided=False),
+    dict(n_fft=16, pad_mode="constant"),
+    dict(n_fft=16, pad_mode="replicate"),
     dict(n_fft=16, pad_mode="circular"),
 ]
 
@@ -359,21 +423,32 @@ def test_stft_of_complex_signals_and_real_views():
     _compare(se, st, "complex128")
     x = RNG.standard_normal(80)
     real = et.stft(et.tensor(x), 16, window=et.tensor(w.numpy()), return_complex=False)
-    _compare(real, torch.view_as_real(torch.stft(torch.tensor(x), 16, window=w,
-                                                 return_complex=True)), "float64")
+    _compare(
+        real,
+        torch.view_as_real(torch.stft(torch.tensor(x), 16, window=w, return_complex=True)),
+        "float64",
+    )
     ie = et.istft(se, 16, window=et.tensor(w.numpy()), return_complex=True, onesided=False)
     _compare(ie, torch.istft(st, 16, window=w, return_complex=True, onesided=False), "complex128")
 
 
 STFT_ERRORS = [
     (lambda m, x, w: m.stft(x, 16, window=w), "stft requires the return_complex parameter"),
-    (lambda m, x, w: m.stft(x, 16, window=w[:8], return_complex=True),
-     "expected a 1D window tensor of size equal to win_length=16"),
+    (
+        lambda m, x, w: m.stft(x, 16, window=w[:8], return_complex=True),
+        "expected a 1D window tensor of size equal to win_length=16",
+    ),
     (lambda m, x, w: m.stft(x, 0, window=w, return_complex=True), "n_fft"),
-    (lambda m, x, w: m.stft(x.reshape(1, 2, 20), 16, window=w, return_complex=True),
-     "expected a 1D or 2D tensor"),
-    (lambda m, x, w: m.istft(m.stft(x, 16, window=w, return_complex=True), 16, window=w,
-                             center=False, hop_length=16), "window overlap add min"),
+    (
+        lambda m, x, w: m.stft(x.reshape(1, 2, 20), 16, window=w, return_complex=True),
+        "expected a 1D or 2D tensor",
+    ),
+    (
+        lambda m, x, w: m.istft(
+            m.stft(x, 16, window=w, return_complex=True), 16, window=w, center=False, hop_length=16
+        ),
+        "window overlap add min",
+    ),
 ]
 
 

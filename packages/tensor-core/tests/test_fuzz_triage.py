@@ -451,8 +451,21 @@ def test_more_checks_with_pytorchs_messages():
     )
 
 
-NUMBER_SELF = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder",
-               "multiply", "subtract", "divide", "bitwise_and", "bitwise_or", "bitwise_xor"]
+NUMBER_SELF = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "true_divide",
+    "floor_divide",
+    "remainder",
+    "multiply",
+    "subtract",
+    "divide",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+]
 
 
 @pytest.mark.parametrize("name", NUMBER_SELF)
@@ -476,8 +489,16 @@ def test_a_number_stands_for_self_as_in_pytorch(name, number):
 
 @pytest.mark.parametrize(
     "name, a, b",
-    [("add", 2, 3), ("add", 2.5, 3), ("mul", True, 3), ("div", 1, 2), ("sub", 2, 1),
-     ("floor_divide", 7, 2), ("true_divide", 1, 2), ("add", 1 + 2j, 1)],
+    [
+        ("add", 2, 3),
+        ("add", 2.5, 3),
+        ("mul", True, 3),
+        ("div", 1, 2),
+        ("sub", 2, 1),
+        ("floor_divide", 7, 2),
+        ("true_divide", 1, 2),
+        ("add", 1 + 2j, 1),
+    ],
 )
 def test_two_numbers_make_a_tensor_where_pytorch_makes_one(name, a, b):
     got, want = _both(lambda lib: getattr(lib, name)(a, b))
@@ -535,3 +556,124 @@ def test_number_arguments_are_converted_with_pytorchs_overflow_check(case):
 def test_numbers_the_compute_type_holds_pass(call):
     got, want = _both(call)
     np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        lambda lib, x: x.mul(70000.0),
+        lambda lib, x: 70000.0 * x,
+        lambda lib, x: x.clone().mul_(3.5e38),
+        lambda lib, x: lib.div(x, 1e-40),
+        lambda lib, x: x // 1e-40,
+        lambda lib, x: lib.div(x, 1.0001, rounding_mode="trunc"),
+        lambda lib, x: lib.div(x, 1.0001, rounding_mode="floor"),
+        lambda lib, x: x / 3.0001,
+        lambda lib, x: x * 70001,
+        lambda lib, x: x + 70000.0,  # add rounds the number to the dtype first, as PyTorch
+        lambda lib, x: x - 1e-3,
+    ],
+)
+def test_16_bit_float_mul_and_div_read_a_python_number_in_float(dtype, expr):
+    """PyTorch's CPU mul / div kernels take a Python number operand of a float16 / bfloat16
+    op at float precision: 0 * 70000 is 0 (not 0 * inf), x // 1e-40 is not x // 0."""
+    values = [0.0, 1.0, -1.0, 3.0, 0.3, 2.0, -65000.0]
+    got, want = _both(lambda lib: expr(lib, lib.tensor(values, dtype=getattr(lib, dtype))))
+    assert str(got.dtype).split(".")[-1] == dtype
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+@pytest.mark.parametrize("self_dtype", ["float16", "float32", "int64"])
+def test_reflected_division_is_pytorchs_reciprocal_times_other(self_dtype):
+    """other / self is self.reciprocal() * other in PyTorch (Tensor.__rdiv__): a float16 self
+    takes its reciprocal in float16 before the float32 product."""
+    got, want = _both(
+        lambda lib: lib.tensor([3, -1, 7, 9], dtype=getattr(lib, self_dtype)).__rtruediv__(
+            lib.tensor([[-5.005]])
+        )
+    )
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    got, want = _both(
+        lambda lib: 2.0 / lib.tensor([3.0, 7.0, 11.0], dtype=getattr(lib, self_dtype))
+    )
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+    assert et.tensor([1.0]).__rtruediv__("a") is NotImplemented
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_addcmul_addcdiv_of_16_bit_floats_round_once(dtype):
+    """PyTorch computes self + value * t1 / t2 (and * t2) in float for float16 / bfloat16 and
+    rounds the result once: value * t1 may exceed float16's range on the way."""
+
+    def run(lib):
+        a = lib.tensor([-0.5, 2.0, -1.0, 3.0], dtype=getattr(lib, dtype)).reshape(2, 2)
+        b = lib.tensor([0.688, 5.449, -1.156, -3.088], dtype=getattr(lib, dtype)).reshape(2, 2)
+        c = lib.tensor([1.0, 2.0, 2.0, -0.5], dtype=getattr(lib, dtype)).reshape(2, 2)
+        return lib.cat(
+            [
+                a.clone().addcdiv_(b, c, value=65504).flatten(),
+                lib.addcmul(a, b, c, value=30000.0).flatten(),
+                lib.addcmul(a, b, c, value=1.001).flatten(),
+            ]
+        )
+
+    got, want = _both(run)
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("decimals", [5, 3, 1, -1, -5])
+def test_round_decimals_of_16_bit_floats_scales_in_float(dtype, decimals):
+    """PyTorch scales by 10^decimals in float for float16 / bfloat16 and rounds once: 2 * 10^5
+    does not overflow float16 on the way."""
+    values = [2.0, 3.0, 1.0, -2.0, 0.5, 1.2345, 65000.0, 0.125]
+    got, want = _both(
+        lambda lib: lib.tensor(values, dtype=getattr(lib, dtype)).round(decimals=decimals)
+    )
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+@pytest.mark.parametrize(
+    "value, kwargs",
+    [
+        ([[1e30], [2e30]], dict(dim=1)),
+        ([[1e30], [2e30]], dict(ord=3, dim=1)),
+        ([[1e30], [2e30]], dict(ord=0.5, dim=1)),
+        ([[1e30], [2e30]], dict(dim=0)),  # two elements: the square overflows in both
+        ([[1e30, 1e30]], dict(dim=0)),
+        ([3.0, 0.0], dict(ord=1e-5)),
+        ([2.0], dict(ord=1e-5)),
+        ([-3.0], dict(ord=0)),
+        ([0.0], dict(ord=0)),
+        ([-3.0], dict(ord=-2)),
+        ([-3.0], dict(ord=float("inf"))),
+        (5.0, {}),
+    ],
+)
+def test_norms_of_single_elements_are_their_absolute_values(value, kwargs):
+    """Where every result reduces one element, PyTorch's norms give |x| (x != 0 for p = 0)
+    without squaring: the 2-norm of 1e30 in float32 is 1e30, not inf."""
+    got, want = _both(lambda lib: lib.linalg.vector_norm(lib.tensor(value), **kwargs))
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    got, want = _both(lambda lib: lib.tensor(value, dtype=lib.float16).norm(p=2**63 - 1))
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+def test_addr_multiplies_the_vectors_in_the_result_dtype():
+    """int16 vectors of a float32 self: the outer product is float32 (PyTorch's), not an
+    int16 product that wraps around."""
+
+    def run(lib):
+        self = lib.tensor([3.0, -0.0, 0.5, 2.0, -3.0])
+        v1 = lib.tensor([1, -32767, 32766, -32767, 32766], dtype=lib.int16)
+        v2 = lib.tensor([0, 2, 2, 2, -3], dtype=lib.int16)
+        return lib.cat(
+            [
+                self.addr(v1, v2, alpha=-2.0).flatten(),
+                lib.addr(self.double(), v1.int(), v2.half(), beta=-2).flatten(),
+            ]
+        )
+
+    got, want = _both(run)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

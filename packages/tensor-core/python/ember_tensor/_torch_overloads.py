@@ -105,16 +105,25 @@ def zero_(input):
 _BOUND_SCATTER_ = _C.Tensor.scatter_
 
 
+def _rtruediv(self, other):
+    """other / self as PyTorch computes it: self.reciprocal() * other (rounded twice, so not
+    always other's division's last bit; a float16 self takes its reciprocal in float16)."""
+    try:
+        return self.reciprocal() * other
+    except TypeError:
+        return NotImplemented
+
+
 def install(tensor_class) -> None:
     """The methods: Tensor.norm, scatter and scatter_ with PyTorch's extra forms, the complex
-    conversions cfloat / cdouble, __rdiv__ (PyTorch's name for the reflected division),
+    conversions cfloat / cdouble, __rtruediv__ / __rdiv__ (PyTorch's reflected division),
     slice (aten.slice's view), and the legacy type / nbytes / apply_ / map_."""
     tensor_class.norm = _norm_method
     tensor_class.scatter = _scatter_method
     tensor_class.scatter_ = _scatter_inplace
     tensor_class.cfloat = lambda self, *, memory_format=None: self.to(_C.complex64)
     tensor_class.cdouble = lambda self, *, memory_format=None: self.to(_C.complex128)
-    tensor_class.__rdiv__ = tensor_class.__rtruediv__
+    tensor_class.__rtruediv__ = tensor_class.__rdiv__ = _rtruediv
     tensor_class.slice = _slice
     tensor_class.type = _type
     tensor_class.nbytes = property(lambda self: self.numel() * self.element_size(),

@@ -60,6 +60,12 @@ def _common_dtype(*tensors):
     return dt
 
 
+def _opmath(dt):
+    """The dtype PyTorch's CPU kernels compute dt in: float32 for float16 and bfloat16 (the
+    result rounded once), dt itself otherwise."""
+    return _et.float32 if dt in (_et.float16, _et.bfloat16) else dt
+
+
 def addcmul(self, tensor1, tensor2, *, value=1):
     """self + value * tensor1 * tensor2 (broadcast, promoted); for integer results value is
     truncated to an int, as PyTorch does."""
@@ -67,10 +73,11 @@ def addcmul(self, tensor1, tensor2, *, value=1):
     _check_scalar(dt, value)
     if not (dt.is_floating_point or dt.is_complex):
         value = int(value)
-    self, tensor1, tensor2 = self.to(dt), tensor1.to(dt), tensor2.to(dt)
+    work = _opmath(dt)
+    self, tensor1, tensor2 = self.to(work), tensor1.to(work), tensor2.to(work)
     # PyTorch's order of operations: (value * tensor1) * tensor2
     scaled = tensor1 if value == 1 else _et.mul(tensor1, value)
-    return _et.add(self, _et.mul(scaled, tensor2))
+    return _et.add(self, _et.mul(scaled, tensor2)).to(dt)
 
 
 def addcdiv(self, tensor1, tensor2, *, value=1):
@@ -87,10 +94,11 @@ def addcdiv(self, tensor1, tensor2, *, value=1):
             "(input + value * tensor1 / tensor2), for all dtypes.")
     dt = _common_dtype(self, tensor1, tensor2)
     _check_scalar(dt, value)
-    self, tensor1, tensor2 = self.to(dt), tensor1.to(dt), tensor2.to(dt)
+    work = _opmath(dt)
+    self, tensor1, tensor2 = self.to(work), tensor1.to(work), tensor2.to(work)
     # PyTorch's order of operations: (value * tensor1) / tensor2
     scaled = tensor1 if value == 1 else _et.mul(tensor1, value)
-    return _et.add(self, _et.div(scaled, tensor2))
+    return _et.add(self, _et.div(scaled, tensor2)).to(dt)
 
 
 def lerp(self, end, weight):

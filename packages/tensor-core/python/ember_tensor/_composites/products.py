@@ -81,8 +81,8 @@ def addr(self, vec1, vec2, *, beta=1, alpha=1):
                                    "floating point number.")
     if vec1.dtype == _et.bool and vec2.dtype == _et.bool:
         outer = _et.logical_and(vec1.unsqueeze(1), vec2.unsqueeze(0))
-    else:
-        outer = _et.mul(vec1.unsqueeze(1), vec2.unsqueeze(0))
+    else:  # in the result's dtype: int16 vectors of a float32 self do not wrap around
+        outer = _et.mul(vec1.to(dt).unsqueeze(1), vec2.to(dt).unsqueeze(0))
     return _scaled_sum("addr", self, outer, beta, alpha)
 
 

@@ -309,8 +309,9 @@ void fill_with(const Tensor& dst, const Scalar& value) {
 
 Tensor to_dtype(const Tensor& t, ScalarType dtype) {
   if (t->dtype() == dtype) return t;
-  Tensor out = empty(t->sizes(), dtype);
-  copy_into(out, t);
+  Tensor out = empty(t->sizes(), dtype, t->device());
+  if (t->device().type == DeviceType::CPU) copy_into(out, t);
+  else ops::copy(out, t, false, out);  // the device's copy kernel
   return out;
 }
 

@@ -17,7 +17,7 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 // A view of t broadcast to shape (t's dims align to the right); RuntimeError names the op.
 Tensor expand_to(const Tensor& t, const Shape& shape, const char* op);
 
-// t converted to dtype (t itself when it already has it).
+// t converted to dtype, on t's device, contiguous (t itself when it already has the dtype).
 Tensor to_dtype(const Tensor& t, ScalarType dtype);
 // t if C-contiguous, else a contiguous copy.
 Tensor as_contiguous(const Tensor& t);

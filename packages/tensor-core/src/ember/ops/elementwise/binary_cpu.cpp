@@ -1,6 +1,9 @@
 // CPU kernels of the arithmetic binary ops (add, sub, mul, div, floor_divide, remainder, pow,
 // fmod) and threshold_backward.
 #include "ember/ops/elementwise/binary_cpu.h"
+
+#include <optional>
+
 #include "ember/ops/elementwise/complex_functions.h"
 #include "ember/ops/elementwise/unary_functions.h"  // wrapping_neg
 
@@ -35,15 +38,53 @@ Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha, const T
   });
 }
 
+namespace {
+
+// A Python number operand of a float16 / bfloat16 mul or div: PyTorch's CPU kernels read it at
+// float precision (opmath) instead of rounding it to the 16-bit type first, so that 0 * 70000
+// is 0 in float16 (not 0 * inf) and x // 1e-40 is not x // 0.
+struct ReducedFloatNumber {
+  Tensor tensor;       // the other operand, in the result dtype
+  float value;         // the number
+  bool number_first;   // number op tensor (else tensor op number)
+};
+std::optional<ReducedFloatNumber> reduced_float_number(const Tensor& self, const Tensor& other) {
+  const ScalarType t = result_type(self, other);
+  if ((t != ScalarType::Float16 && t != ScalarType::BFloat16) || self->wrapped_number == other->wrapped_number) {
+    return std::nullopt;
+  }
+  const Tensor& number = self->wrapped_number ? self : other;
+  const Tensor& tensor = self->wrapped_number ? other : self;
+  const double v = to_dtype(number, ScalarType::Float64)->data<double>()[0];
+  return ReducedFloatNumber{to_dtype(tensor, t), static_cast<float>(v), static_cast<bool>(self->wrapped_number)};
+}
+
+// map_binary's result when one operand is such a number: f(x, number) or f(number, x) over the
+// tensor operand, computed in float.
+template <typename MakeF>
+Tensor map_with_number(const char* op, const ReducedFloatNumber& n, const Tensor& out, MakeF make_f) {
+  const ScalarType t = n.tensor->dtype();
+  return map_unary(op, n.tensor, out, t, DispatchFloat{}, [&](auto tag) {
+    using A = opmath_t<decltype(tag)>;
+    auto f = make_f(tag);
+    const A v = static_cast<A>(n.value);
+    return [f, v, first = n.number_first](A x) -> A { return first ? f(v, x) : f(x, v); };
+  });
+}
+
+}  // namespace
+
 Tensor mul(const Tensor& self, const Tensor& other, const Tensor& out) {
-  auto P = promote(self, other);
-  return map_binary("mul", P.a, P.b, out, P.dtype, DispatchAny{}, [](auto tag) {
+  auto make_f = [](auto tag) {
     using A = opmath_t<decltype(tag)>;
     return [](A x, A y) -> A {
       if constexpr (std::is_same_v<A, bool>) return x && y;
       else return unary_fn::wrapping_mul(x, y);
     };
-  });
+  };
+  if (auto n = reduced_float_number(self, other)) return map_with_number("mul", *n, out, make_f);
+  auto P = promote(self, other);
+  return map_binary("mul", P.a, P.b, out, P.dtype, DispatchAny{}, make_f);
 }
 
 Tensor div(const Tensor& self, const Tensor& other, const std::optional<std::string>& rounding_mode,
@@ -53,19 +94,21 @@ Tensor div(const Tensor& self, const Tensor& other, const std::optional<std::str
                                     *rounding_mode, "'"));
   }
   ScalarType t = result_type(self, other);
+  const auto number = reduced_float_number(self, other);
   if (!rounding_mode) {
     if (!is_floating(t) && !is_complex(t)) t = default_float_dtype();
-    Tensor a = to_dtype(self, t), b = to_dtype(other, t);
-    return map_binary("div", a, b, out, t, WithComplex<DispatchFloat>{}, [](auto tag) {
+    auto make_f = [](auto tag) {
       using A = opmath_t<decltype(tag)>;
       return [](A x, A y) -> A { return x / y; };
-    });
+    };
+    if (number) return map_with_number("div", *number, out, make_f);
+    Tensor a = to_dtype(self, t), b = to_dtype(other, t);
+    return map_binary("div", a, b, out, t, WithComplex<DispatchFloat>{}, make_f);
   }
   const bool floor_mode = *rounding_mode == "floor";
   const char* op = floor_mode ? "floor_divide" : "div";
   division_meta(op, self, other);
-  Tensor a = to_dtype(self, t), b = to_dtype(other, t);
-  return map_binary(op, a, b, out, t, WithUnsigned<DispatchNumeric>{}, [floor_mode](auto tag) {
+  auto make_f = [floor_mode](auto tag) {
     using A = opmath_t<decltype(tag)>;
     return [floor_mode](A x, A y) -> A {
       if constexpr (std::is_floating_point_v<A>) {
@@ -90,7 +133,10 @@ Tensor div(const Tensor& self, const Tensor& other, const std::optional<std::str
         return q;
       }
     };
-  });
+  };
+  if (number) return map_with_number(op, *number, out, make_f);
+  Tensor a = to_dtype(self, t), b = to_dtype(other, t);
+  return map_binary(op, a, b, out, t, WithUnsigned<DispatchNumeric>{}, make_f);
 }
 
 Tensor floor_divide(const Tensor& self, const Tensor& other, const Tensor& out) {

@@ -30,14 +30,6 @@
 namespace ember::cuda_engine {
 namespace {
 
-// t (on a CUDA device) converted to dtype on its device (t itself when it has it).
-Tensor device_as(const Tensor& t, ScalarType dtype) {
-  if (t->dtype() == dtype) return t;
-  Tensor r = ember::empty(t->sizes(), dtype, t->device());
-  ops::copy(r, t, false, r);
-  return r;
-}
-
 // The value of a CPU 0-d tensor converted to dtype (T's) the CPU way, in T's opmath type.
 template <typename T> opmath_t<T> host_value(const Tensor& t, ScalarType dtype) {
   using H = typename HostOf<T>::type;
@@ -92,9 +84,9 @@ Binary binary_args(const char* op, const Tensor& self, const Tensor& other, Scal
   r.device = is_on_cpu(self) ? other->device() : self->device();
   r.shape = shape;
   if (is_on_cpu(self)) r.ha = self;
-  else r.a = expand_to(device_as(self, dtype), r.shape, op);
+  else r.a = expand_to(to_dtype(self, dtype), r.shape, op);
   if (is_on_cpu(other)) r.hb = other;
-  else r.b = expand_to(device_as(other, dtype), r.shape, op);
+  else r.b = expand_to(to_dtype(other, dtype), r.shape, op);
   if (!r.a) r.a = r.b;
   if (!r.b) r.b = r.a;
   return r;
@@ -548,8 +540,8 @@ Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other, 
   if (res->numel() > 0) {
     Tensor c = expand_to(to_device(condition, device), shape, "where");
     const bool sa = is_on_cpu(input), sb = is_on_cpu(other);
-    Tensor a = sa ? c : expand_to(device_as(input, dt), shape, "where");
-    Tensor b = sb ? c : expand_to(device_as(other, dt), shape, "where");
+    Tensor a = sa ? c : expand_to(to_dtype(input, dt), shape, "where");
+    Tensor b = sb ? c : expand_to(to_dtype(other, dt), shape, "where");
     dispatch_itemsize(itemsize(dt), [&](auto tag) {
       using U = decltype(tag);
       const U va = sa ? host_bits<U>(input, dt) : U(0), vb = sb ? host_bits<U>(other, dt) : U(0);
@@ -564,7 +556,7 @@ Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max, const Ten
   const ScalarType t = M.dtype;
   const Shape& shape = M.shape;
   const Device device = op_device({&self, &min, &max}, out);
-  Tensor x = device_as(to_device(self, device), t);
+  Tensor x = to_dtype(to_device(self, device), t);
   Tensor res = result_tensor(out, shape, t, device);
   if (res->numel() > 0) {
     Tensor ex = expand_to(x, shape, "clamp");
@@ -572,7 +564,7 @@ Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max, const Ten
       Bound b;
       b.present = static_cast<bool>(v);
       if (v && is_on_cpu(v)) b.host = v;
-      b.dev = v && !is_on_cpu(v) ? expand_to(device_as(v, t), shape, "clamp") : ex;
+      b.dev = v && !is_on_cpu(v) ? expand_to(to_dtype(v, t), shape, "clamp") : ex;
       return b;
     };
     const Bound lo = bound(min), hi = bound(max);

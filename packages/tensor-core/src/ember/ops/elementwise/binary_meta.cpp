@@ -29,10 +29,7 @@ BinaryMeta binary_meta(const char* op, const Tensor& self, const Tensor& other, 
 }
 
 Tensor square_of_bool(const Tensor& self) {
-  if (self->dtype() != ScalarType::Bool) return Tensor();
-  Tensor r = empty(self->sizes(), ScalarType::Int64, self->device());  // on self's device
-  ops::copy(r, self, false, r);
-  return r;
+  return self->dtype() == ScalarType::Bool ? to_dtype(self, ScalarType::Int64) : Tensor();
 }
 
 PowMeta pow_meta(const Tensor& self, const Tensor& exponent) {

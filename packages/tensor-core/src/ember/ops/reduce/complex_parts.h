@@ -10,14 +10,6 @@
 
 namespace ember {
 
-// t's values in dtype, on t's device (t itself when it has the dtype).
-inline Tensor cast_on_device(const Tensor& t, ScalarType dtype) {
-  if (t->dtype() == dtype) return t;
-  Tensor r = empty(t->sizes(), dtype, t->device());
-  ops::copy(r, t, false, r);
-  return r;
-}
-
 // reduce(parts, dims) of view_as_real(z): `dims` (nullopt or empty: every dim) wrapped against
 // z's dims, so that it never names the parts' dim.
 template <typename Reduce>
@@ -41,10 +33,10 @@ template <typename Kernel>
 std::optional<Tensor> complex_parts_route(const char* op, const Tensor& self, const std::optional<Shape>& dims,
                                           std::optional<ScalarType> dtype, const Tensor& out, Kernel kernel) {
   if (is_complex(self->dtype()) && dtype && !is_complex(*dtype)) {
-    return kernel(cast_on_device(self, *dtype), dims, dtype, out);
+    return kernel(to_dtype(self, *dtype), dims, dtype, out);
   }
   if (!is_complex(dtype.value_or(self->dtype()))) return std::nullopt;
-  const Tensor z = cast_on_device(self, dtype.value_or(self->dtype()));
+  const Tensor z = to_dtype(self, dtype.value_or(self->dtype()));
   if (z->dim() == 0) return finish_out(op, out, z == self ? ops::clone(z) : z);
   const Tensor parts = reduce_complex_parts(op, z, dims, [&](const Tensor& p, const Shape& d) {
     return kernel(p, std::optional<Shape>(d), std::optional<ScalarType>(), Tensor());

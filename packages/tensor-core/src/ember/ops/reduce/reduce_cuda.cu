@@ -82,7 +82,6 @@ template <typename T> struct LogSumExpReducer : reducer::LogSumExp<opmath_t<T>> 
 // the reductions
 
 // self in dtype t (itself when it has it).
-Tensor converted(const Tensor& self, ScalarType t) { return self->dtype() == t ? self : contiguous_in(self, t); }
 
 template <typename Out> Out* out_ptr(const Tensor& t) { return reinterpret_cast<Out*>(t->data_ptr()); }
 
@@ -94,7 +93,7 @@ template <typename T, typename F> void with_result_type(ScalarType result, Scala
 }
 
 template <bool Prod> Tensor sum_prod(const char* op, const Tensor& self, const AccumulateMeta& M, const Tensor& out) {
-  const Tensor x = converted(self, M.input_dtype);
+  const Tensor x = to_dtype(self, M.input_dtype);
   const ReducePlan P = plan_reduce(x, M.dims, true);
   Tensor res = reduction_result(self, out, M.shape, M.dtype);
   dispatch_device_type(x->dtype(), op, [&](auto tag) {
@@ -108,7 +107,7 @@ template <bool Prod> Tensor sum_prod(const char* op, const Tensor& self, const A
 }
 
 Tensor mean_impl(const Tensor& self, const AccumulateMeta& M, const Tensor& out) {
-  const Tensor x = converted(self, M.input_dtype);
+  const Tensor x = to_dtype(self, M.input_dtype);
   const ReducePlan P = plan_reduce(x, M.dims, true);
   Tensor res = reduction_result(self, out, M.shape, M.dtype);
   dispatch_device_float(M.dtype, "mean", [&](auto tag) {
@@ -153,7 +152,7 @@ Tensor var_std_any(const char* op, const Tensor& self, const std::optional<Shape
 }
 
 Tensor norm_impl(const Tensor& self, const VectorNormMeta& M) {
-  const Tensor x = converted(self, M.dtype);
+  const Tensor x = to_dtype(self, M.dtype);
   const ReducePlan P = plan_reduce(x, M.dims, true);
   Tensor res = ember::empty(M.shape, M.dtype, self->device());
   dispatch_device_float(M.dtype, "norm", [&](auto tag) {
@@ -177,7 +176,7 @@ Tensor norm_impl(const Tensor& self, const VectorNormMeta& M) {
 }
 
 Tensor logsumexp_impl(const Tensor& self, const AccumulateMeta& M, const Tensor& out) {
-  const Tensor x = converted(self, M.input_dtype);
+  const Tensor x = to_dtype(self, M.input_dtype);
   const ReducePlan P = plan_reduce(x, M.dims, true);
   Tensor res = reduction_result(self, out, M.shape, M.dtype);
   dispatch_device_float(M.dtype, "logsumexp", [&](auto tag) {
@@ -421,7 +420,9 @@ Tensor std(const Tensor& self, const std::optional<Shape>& dim, std::optional<bo
 
 Tensor norm(const Tensor& self, const Scalar& p, const std::optional<Shape>& dim, bool keepdim,
             std::optional<ScalarType> dtype) {
-  return norm_impl(self, vector_norm_meta(self, p, dim, keepdim, dtype));
+  const VectorNormMeta M = vector_norm_meta(self, p, dim, keepdim, dtype);
+  if (auto single = norm_of_single_elements(self, M)) return *single;
+  return norm_impl(self, M);
 }
 
 Tensor logsumexp(const Tensor& self, const Shape& dim, bool keepdim, const Tensor& out) {

@@ -109,6 +109,9 @@ struct VectorNormMeta {
 // infinite (no identity) RuntimeError when the reduction is empty.
 VectorNormMeta vector_norm_meta(const Tensor& self, const Scalar& p, const std::optional<Shape>& dim, bool keepdim,
                                 std::optional<ScalarType> dtype);
+// The norm where every result reduces one element (norm_generic.cpp): |x| in M.dtype (x != 0
+// for p = 0), as PyTorch's norms give it; nullopt for any other reduction.
+std::optional<Tensor> norm_of_single_elements(const Tensor& self, const VectorNormMeta& M);
 
 struct ScanMeta {
   int64_t dim;             // wrapped; 0 for a 0-d self

@@ -9,6 +9,7 @@ Tensor norm(const Tensor& self, const Scalar& p, const std::optional<Shape>& dim
             std::optional<ScalarType> dtype) {
   check_cpu(self, "norm");
   const VectorNormMeta M = vector_norm_meta(self, p, dim, keepdim, dtype);
+  if (auto single = norm_of_single_elements(self, M)) return *single;
   Tensor x = to_dtype(self, M.dtype);
   const double pv = M.p;
   Plan P = make_plan(x, M.dims, keepdim);
