@@ -615,6 +615,10 @@ def test_addcmul_addcdiv_of_16_bit_floats_round_once(dtype):
                 a.clone().addcdiv_(b, c, value=65504).flatten(),
                 lib.addcmul(a, b, c, value=30000.0).flatten(),
                 lib.addcmul(a, b, c, value=1.001).flatten(),
+                # an int64 self beyond float16's range is inf in the result dtype: inf - inf
+                lib.tensor([2**63 - 2, 1])
+                .addcdiv(a[0, :1], lib.tensor([[0, -2], [0, 1]]))
+                .flatten(),
             ]
         )
 

@@ -74,7 +74,8 @@ def addcmul(self, tensor1, tensor2, *, value=1):
     if not (dt.is_floating_point or dt.is_complex):
         value = int(value)
     work = _opmath(dt)
-    self, tensor1, tensor2 = self.to(work), tensor1.to(work), tensor2.to(work)
+    # each operand rounded to the result dtype first (an int64 beyond float16 is inf there)
+    self, tensor1, tensor2 = (t.to(dt).to(work) for t in (self, tensor1, tensor2))
     # PyTorch's order of operations: (value * tensor1) * tensor2
     scaled = tensor1 if value == 1 else _et.mul(tensor1, value)
     return _et.add(self, _et.mul(scaled, tensor2)).to(dt)
@@ -95,7 +96,8 @@ def addcdiv(self, tensor1, tensor2, *, value=1):
     dt = _common_dtype(self, tensor1, tensor2)
     _check_scalar(dt, value)
     work = _opmath(dt)
-    self, tensor1, tensor2 = self.to(work), tensor1.to(work), tensor2.to(work)
+    # each operand rounded to the result dtype first (an int64 beyond float16 is inf there)
+    self, tensor1, tensor2 = (t.to(dt).to(work) for t in (self, tensor1, tensor2))
     # PyTorch's order of operations: (value * tensor1) / tensor2
     scaled = tensor1 if value == 1 else _et.mul(tensor1, value)
     return _et.add(self, _et.div(scaled, tensor2)).to(dt)
