@@ -681,3 +681,54 @@ def test_addr_multiplies_the_vectors_in_the_result_dtype():
 
     got, want = _both(run)
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.diff(lib.tensor([1, 4, 9]), 0, prepend=lib.tensor([5])),
+        lambda lib: lib.zeros(4, 1, 0, dtype=lib.int64).diff(0, append=lib.ones(4, 1, 3)),
+        lambda lib: lib.bincount(lib.tensor([], dtype=lib.uint8), lib.tensor([])),
+        lambda lib: lib.bincount(lib.tensor([], dtype=lib.uint8), minlength=3),
+        lambda lib: lib.repeat_interleave(lib.tensor([3, 2], dtype=lib.int32)),
+        lambda lib: lib.inner(lib.ones(2, 0), lib.ones(3, 0)),
+        lambda lib: lib.inner(lib.ones(0), lib.ones(0)),
+        lambda lib: lib.tensordot(lib.ones(2, 0, 3), lib.ones(0, 3, 4), 2),
+        lambda lib: lib.ldexp(
+            lib.tensor([5.5], dtype=lib.float64), lib.tensor([-0.5], dtype=lib.float16)
+        ),
+        lambda lib: lib.renorm(lib.tensor([[-65504.0, 1.0, 10000.0]], dtype=lib.float16), 2, 0, 3),
+        lambda lib: lib.hypot(lib.tensor([3, 5]), lib.tensor([4.0, 12.0])),
+        lambda lib: lib.logaddexp(lib.tensor([1.0, 2.0]), lib.tensor([1, 2], dtype=lib.int8)),
+        lambda lib: lib.logaddexp2(lib.tensor([1, 2], dtype=lib.int16), lib.tensor([1.0, 2.0])),
+        lambda lib: lib.nextafter(lib.tensor([1, 2], dtype=lib.int32), lib.tensor([0.0, 3.0])),
+        lambda lib: lib.dist(lib.tensor([1], dtype=lib.int8), lib.tensor(-0.5, dtype=lib.bfloat16)),
+    ],
+)
+def test_fuzz_value_and_dtype_findings_match_torch(call):
+    """Divergences the differential fuzzer found (values, dtypes, shapes), each PyTorch's:
+    diff's zeroth difference ignores prepend/append, bincount of nothing is int64 zeros even
+    with weights, repeat_interleave keeps int32 counts, inner/tensordot over an empty dim,
+    ldexp rounds 2**other to other's float dtype, renorm's float16 norm in float32, the float
+    binary ops on integer operands promote first."""
+    got, want = _both(call)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+@pytest.mark.parametrize("name", ["hypot", "logaddexp", "logaddexp2", "nextafter"])
+def test_float_binary_ops_refuse_two_integer_operands(name):
+    """Promotion first: two integer operands still have no float kernel (PyTorch's
+    NotImplementedError there; Ember's RuntimeError names the op and dtype)."""
+    with pytest.raises(RuntimeError, match=f"{name}: dtype int64 is not supported"):
+        getattr(et, name)(et.tensor([1, 2]), et.tensor([3, 4]))
+    with pytest.raises(NotImplementedError):
+        getattr(torch, name)(torch.tensor([1, 2]), torch.tensor([3, 4]))
+
+
+def test_repeat_interleave_counts_of_other_integer_dtypes_raise():
+    with pytest.raises(NotImplementedError, match="repeat_interleave_cpu.*Short"):
+        et.repeat_interleave(et.tensor([1, 2], dtype=et.int16))
+    with pytest.raises(NotImplementedError, match="repeat_interleave_cpu.*Short"):
+        torch.repeat_interleave(torch.tensor([1, 2], dtype=torch.int16))

@@ -108,6 +108,21 @@ def _no_elements(result) -> bool:
     return bool(parts) and all(hasattr(p, "numel") and p.numel() == 0 for p in parts)
 
 
+#: Ember's words when an op refuses its input's dtype
+_DTYPE_REFUSALS = ("is not supported (supported:", "Expected a floating point",
+                   "not implemented for dtype", "not implemented for '")
+
+
+def _dtype_refusal(exc) -> bool:
+    return isinstance(exc, (RuntimeError, NotImplementedError)) and any(
+        words in str(exc) for words in _DTYPE_REFUSALS)
+
+
+def _empty_input(env) -> bool:
+    """Whether one of the call's tensors has no elements."""
+    return any(hasattr(v, "numel") and v.numel() == 0 for v in env.values())
+
+
 def _negative_step(recipe) -> bool:
     if isinstance(recipe, Lit) and isinstance(recipe.value, slice):
         return recipe.value.step is not None and recipe.value.step < 0
@@ -124,9 +139,12 @@ def explain(call, e_exc, t_exc, t_result, e_env) -> str | None:
             out = e_env[dest.var]  # PyTorch may have resized its twin
             message = str(e_exc).lower()
             given_out = call.target.style == "out" or "out" in dict(call.kwargs)
-            if given_out and hasattr(t_result, "shape"):
-                if out.numel() and tuple(out.shape) != tuple(t_result.shape):
+            if given_out and hasattr(t_result, "shape") and out.numel():
+                # PyTorch resized out, or kept its shape where the element counts agree
+                if tuple(out.shape) != tuple(t_result.shape) or "match the result shape" in message:
                     return OUT_SHAPE
+            if given_out and "can't be cast to the desired output type" in message:
+                return OUT_DTYPE  # Ember's one can_cast rule, where PyTorch's op truncates
             if "overlap" in message or "share" in message or "memory" in message:
                 shared = isinstance(dest, Ref) or any(isinstance(r, Ref) for _, r in call.kwargs)
                 if shared or _internal_overlap(out):
@@ -134,6 +152,8 @@ def explain(call, e_exc, t_exc, t_result, e_env) -> str | None:
     if e_exc is not None and t_exc is None and _no_elements(t_result):
         if isinstance(e_exc, (RuntimeError, ValueError, IndexError, NotImplementedError)):
             return EMPTY_RESULT
+    if e_exc is not None and t_exc is None and _dtype_refusal(e_exc) and _empty_input(e_env):
+        return EMPTY_RESULT  # a dtype check PyTorch's kernel skips for an input without elements
     if t_exc is not None and e_exc is None and isinstance(t_exc, NotImplementedError):
         if "not implemented for '" in str(t_exc):
             return DTYPE_SUPERSET

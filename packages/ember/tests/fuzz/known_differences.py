@@ -95,6 +95,23 @@ _SPARSE_CLASS = (
     "differences-from-pytorch.md, 'Sparse tensors are COO matrices for products'"
 )
 
+_INTEGER_WRAP = ("PyTorch computes this float result's intermediate steps in the integer input "
+                 "type, where they wrap (or negates alpha=-2**63 in int64, or truncates an "
+                 "int64 exponent to 32 bits); Ember's answer is the mathematical one "
+                 "(differences-from-pytorch.md: Integer arithmetic inside float results)")
+_SINGULAR = ("a singular or rank-deficient matrix: the parts of the factorisation it does not "
+             "determine are LAPACK's (OpenBLAS in Ember, MKL in PyTorch) "
+             "(differences-from-pytorch.md: Singular and rank-deficient matrices)")
+_WIDER_TYPE = ("PyTorch computes this in the narrow type and overflows or rounds; Ember in a "
+               "wider type (differences-from-pytorch.md: Statistics in a wider type)")
+_TORCH_WRONG = ("PyTorch 2.13 returns a wrong result here (differences-from-pytorch.md: Calls "
+                "PyTorch answers wrongly)")
+_UNDEFINED = ("the call's result is undefined (decreasing bin edges, an overlapping "
+              "destination view, NaN into an integer dtype): differences-from-pytorch.md: "
+              "Undefined inputs")
+_LAST_BITS = ("float32 transcendental functions differ in the last bit "
+              "(differences-from-pytorch.md: Last bits of float32 math)")
+
 KNOWN: dict[tuple[str, str], str] = {
     ("Tensor.to_sparse", "structure-mismatch"): _SPARSE_CLASS,
     ("Tensor.to_sparse", "raises-only-in-ember"): _SPARSE_CLASS,
@@ -223,4 +240,48 @@ KNOWN: dict[tuple[str, str], str] = {
     ("linalg_eigvals", "value-mismatch"): _GEEV_ORDER,
     ("linalg.eig", "value-mismatch"): _GEEV_ORDER,
     ("linalg.eigvals", "value-mismatch"): _GEEV_ORDER,
+    ("gradient", "value-mismatch"): _INTEGER_WRAP,
+    ("cumulative_trapezoid", "value-mismatch"): _INTEGER_WRAP,
+    ("allclose", "value-mismatch"): _INTEGER_WRAP,
+    ("corrcoef", "value-mismatch"): _INTEGER_WRAP,
+    ("Tensor.sub_", "value-mismatch"): _INTEGER_WRAP,
+    ("Tensor.ldexp_", "value-mismatch"): _INTEGER_WRAP,
+    ("Tensor.lu", "value-mismatch"): _SINGULAR,
+    ("Tensor.qr", "value-mismatch"): _SINGULAR,
+    ("qr", "value-mismatch"): _SINGULAR,
+    ("Tensor.geqrf", "value-mismatch"): _SINGULAR,
+    ("linalg_pinv", "value-mismatch"): _SINGULAR,
+    ("Tensor.logdet", "value-mismatch"): _SINGULAR,
+    ("F.group_norm", "value-mismatch"): _WIDER_TYPE,
+    ("linalg.matrix_exp", "value-mismatch"): _WIDER_TYPE,
+    ("F.pairwise_distance", "value-mismatch"): _WIDER_TYPE,
+    ("gelu(out=)", "value-mismatch"): _TORCH_WRONG,
+    ("slice_scatter", "value-mismatch"): _TORCH_WRONG,
+    ("F.multilabel_margin_loss", "value-mismatch"): _TORCH_WRONG,
+    ("conv2d", "shape-mismatch"): _TORCH_WRONG,
+    ("linalg.lstsq", "shape-mismatch"): _TORCH_WRONG,
+    ("pow#1", "value-mismatch"): _TORCH_WRONG,
+    ("Tensor.histogram", "value-mismatch"): _UNDEFINED,
+    ("as_strided_scatter", "value-mismatch"): _UNDEFINED,
+    ("logspace", "value-mismatch"): _UNDEFINED,
+    ("erf(out=)", "value-mismatch"): _LAST_BITS,
+    ("Tensor.igamma", "value-mismatch"): _SPECIAL_ACCURACY,
+    ("igamma", "value-mismatch"): _SPECIAL_ACCURACY,
+    ("special_zeta", "value-mismatch"): ("zeta(s, q) for s beyond float32's integers (2**63): "
+                                         "every term underflows and Ember gives the limit 0; "
+                                         "PyTorch (as SciPy's Cephes) NaN "
+                                         "(differences-from-pytorch.md: Special functions)"),
+    ("special_bessel_j0(out=)", "value-mismatch"): _SPECIAL_ACCURACY,
+    ("special_bessel_j1(out=)", "value-mismatch"): _SPECIAL_ACCURACY,
+    ("special_bessel_y0", "value-mismatch"): _SPECIAL_ACCURACY,
+    ("special_bessel_y0(out=)", "value-mismatch"): _SPECIAL_ACCURACY,
+    ("special_bessel_y1", "value-mismatch"): _SPECIAL_ACCURACY,
+    ("special_i0e(out=)", "value-mismatch"): _SPECIAL_ACCURACY,
+    ("special_modified_bessel_k1(out=)", "value-mismatch"): _SPECIAL_ACCURACY,
+    ("Tensor.fill_", "raises-only-in-ember"): ("fill_ / full of one float16 or bfloat16 element "
+                                               "with a number beyond its range: PyTorch's "
+                                               "one-element path skips the overflow check its "
+                                               "kernel makes for more (inf vs the error); Ember "
+                                               "checks at every size (differences-from-pytorch.md:"
+                                               " Calls PyTorch answers wrongly)"),
 }

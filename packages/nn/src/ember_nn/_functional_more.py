@@ -87,7 +87,7 @@ def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool =
     """||x1 - x2 + eps||_p over the last dim."""
     nd = max(x1.dim(), x2.dim())
     dim = -1 if nd else 0
-    diff = x1 - x2 + eps
+    diff = x1 - x2 + float(eps)  # a float: integer inputs give a float distance
     if diff.dim() == 0:
         return et.linalg.vector_norm(diff.reshape(1), p, 0, keepdim).reshape(())
     return et.linalg.vector_norm(diff, p, dim, keepdim)
@@ -260,7 +260,9 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     loss = -(target * et.log_sigmoid(input) + (1 - target) * et.log_sigmoid(-input))
     if weight is not None:
         loss = loss * weight
-    loss = et.mean(loss, (input.dim() - 1,))
+    # summed over the classes and divided by input's class count, as PyTorch (a target that
+    # broadcasts the class dim away sums to 0, not a mean of nothing)
+    loss = et.sum(loss, (input.dim() - 1,)) / input.size(-1)
     return _reduction.reduce(loss, reduction)
 
 
@@ -290,7 +292,7 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
     if isinstance(var, (int, float)):
         if var < 0:
             raise ValueError("var has negative entry/entries")
-        var = et.full_like(input, float(var))
+        var = float(var) * et.ones_like(input)  # as PyTorch: float even for integer input
     elif bool(et.any(et.lt(var, 0)).item()):
         raise ValueError("var has negative entry/entries")
     if var.shape != input.shape:

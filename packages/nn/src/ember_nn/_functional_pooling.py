@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import operator
+
 import ember_tensor as et
 
 __all__ = [
@@ -40,13 +42,20 @@ __all__ = [
 ]
 
 
+def _int(value) -> int:
+    """One int of a size argument: a bool or a float is PyTorch's TypeError, not truncated."""
+    if isinstance(value, (bool, float)):
+        raise TypeError(f"argument must be tuple of ints, not {type(value).__name__}")
+    return operator.index(value)
+
+
 def _ints(value) -> list[int]:
     """An int argument, or a sequence of them, as a list (None: empty)."""
     if value is None:
         return []
     if isinstance(value, (list, tuple)):
-        return [int(v) for v in value]
-    return [int(value)]
+        return [_int(v) for v in value]
+    return [_int(value)]
 
 
 def _one(name: str, arg: str, value, allow_none: bool = False) -> int:

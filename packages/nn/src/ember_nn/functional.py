@@ -90,6 +90,16 @@ def _check_float_pair(name: str, input, target) -> None:
         )
 
 
+def _difference(name: str, input, target):
+    """``input - target`` as the regression losses' kernels form it: in the promoted float
+    dtype (a bool operand is a number there, not the `-` operator's error)."""
+    _check_float_pair(name, input, target)
+    if input.dtype == et.bool or target.dtype == et.bool:
+        dtype = et.result_type(input, target)
+        input, target = input.to(dtype), target.to(dtype)
+    return input - target
+
+
 def _softplus0(z):
     """log(1 + exp(z)), exact and finite everywhere, gradient included:
     ``m + log(exp(-m) + exp(z - m))`` holds for any constant ``m``; ``m = max(z, 0)``
@@ -378,10 +388,10 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
     _warn_size(input, target)
     if size_average is not None or reduce is not None:
         reduction = _reduction.legacy_get_string(size_average, reduce)
-    _check_float_pair("mse_loss", input, target)
-    loss = (input - target).square()
-    if weight is not None:
+    if weight is not None:  # PyTorch's weighted path is plain arithmetic: integers too
+        loss = (input - target).square()
         return _weighted(loss, weight, input, reduction, mean_by_weight=True)
+    loss = _difference("mse_loss", input, target).square()
     return _reduction.reduce(loss, _reduction.check(reduction))
 
 
@@ -408,8 +418,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     reduction = _reduction.check(reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    _check_float_pair("smooth_l1_loss", input, target)
-    d = input - target
+    d = _difference("smooth_l1_loss", input, target)
     ad = d.abs()
     if beta == 0:
         return _reduction.reduce(ad, reduction)
@@ -425,10 +434,15 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
         reduction = _reduction.check(reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    _check_float_pair("huber_loss", input, target)
-    d = input - target
+    d = _difference("huber_loss", input, target)
     ad = d.abs()
     loss = et.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
+    # the losses in input's dtype, as PyTorch's kernel writes them (float16 input, float32
+    # target: a float16 loss; an integer or bool input: its error)
+    if not et.can_cast(loss.dtype, input.dtype):
+        raise RuntimeError(f"result type {loss.dtype._scalar_type_name} can't be cast to the "
+                           f"desired output type {input.dtype._scalar_type_name}")
+    loss = loss.to(input.dtype)
     if weight is not None:
         return _weighted(loss, weight, input, reduction, mean_by_weight=False)
     return _reduction.reduce(loss, reduction)

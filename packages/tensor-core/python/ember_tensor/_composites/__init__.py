@@ -62,33 +62,49 @@ def _bodies() -> dict:
     return found
 
 
+def _opmath(dtype):
+    """The dtype PyTorch's CPU kernels compute ``dtype`` in: float32 for float16 and bfloat16
+    (the result rounded once), the dtype itself otherwise."""
+    return _C.float32 if dtype in (_C.float16, _C.bfloat16) else dtype
+
+
 def _check_scalar(dtype, value) -> None:
     """PyTorch's checked conversion of an op's number argument to the type its kernel
-    computes in (float32 for the 16-bit floats, the dtype itself otherwise): RuntimeError
-    "value cannot be converted to type <T> without overflow"."""
-    halves = (_C.float16, _C.bfloat16)
-    _C._check_scalar(_C.float32 if dtype in halves else dtype, value)
+    computes in (``_opmath``): RuntimeError "value cannot be converted to type <T> without
+    overflow"."""
+    _C._check_scalar(_opmath(dtype), value)
 
 
 def _dtype_name(dtype) -> str:
     return str(dtype).rpartition(".")[2]  # "float32"
 
 
-def _dtype_check(name: str, dtypes: tuple):
+def _dtype_check(name: str, dtypes: tuple, binary: bool = False):
     """check(args): the bindings' check of the first tensor argument against the entry's
-    dtypes (empty: every dtype, no check), with their message; None when there is none."""
+    dtypes (empty: every dtype, no check), with their message; None when there is none.
+    ``binary`` (an op of ``(Tensor self, Tensor other, ...)``): the dtype checked is the two
+    operands' promoted one, as PyTorch's kernels see it (``hypot(int_t, float_t)`` computes
+    in float)."""
     if not dtypes:
         return None
     allowed = frozenset(getattr(_C, d) for d in dtypes)
 
+    def refuse(dtype) -> None:
+        raise RuntimeError(
+            f"{name}: dtype {_dtype_name(dtype)} is not supported (supported: {', '.join(dtypes)})"
+        )
+
     def check(args: tuple) -> None:
+        if binary and len(args) > 1 and isinstance(args[1], _C.Tensor):
+            if isinstance(args[0], _C.Tensor):
+                dtype = _C.result_type(args[0], args[1])
+                if dtype not in allowed:
+                    refuse(dtype)
+                return
         for a in args:
             if isinstance(a, _C.Tensor):
                 if a.dtype not in allowed:
-                    raise RuntimeError(
-                        f"{name}: dtype {_dtype_name(a.dtype)} is not supported "
-                        f"(supported: {', '.join(dtypes)})"
-                    )
+                    refuse(a.dtype)
                 return
 
     return check
@@ -229,9 +245,9 @@ def _binder(name: str, body):
     return bind, call
 
 
-def _function(name: str, body, dtypes: tuple, with_out: bool, convert=None):
+def _function(name: str, body, dtypes: tuple, with_out: bool, convert=None, binary=False):
     bind, call = _binder(name, body)
-    check = _dtype_check(name, dtypes) or (lambda args: None)
+    check = _dtype_check(name, dtypes, binary) or (lambda args: None)
     convert = convert or (lambda args, kwargs: (args, kwargs))
 
     def run(args, kwargs):
@@ -305,7 +321,7 @@ def _check_inplace_result(name: str, self, result, body=None) -> None:
 
 def _inplace(name: str, body, dtypes: tuple, convert=None):
     bind, call = _binder(name, body)
-    check = _dtype_check(name, dtypes) or (lambda args: None)
+    check = _dtype_check(name, dtypes) or (lambda args: None)  # self's dtype: it is written
     convert = convert or (lambda args, kwargs: (args, kwargs))
 
     def method(self, *args, **kwargs):
@@ -391,10 +407,11 @@ def install(namespace: dict, tensor_class) -> None:
         convert = _arg_converter(name, arg_names, types, varargs)
         if fields:
             body = _named_results(name, body, fields)
+        binary = arg_names[:2] == ("self", "other") and types[:2] == ("Tensor", "Tensor")
         if "function" in variants:
-            namespace[name] = _function(name, body, dtypes, "out" in variants, convert)
+            namespace[name] = _function(name, body, dtypes, "out" in variants, convert, binary)
         if "method" in variants:
-            setattr(tensor_class, name, _function(name, body, dtypes, False, convert))
+            setattr(tensor_class, name, _function(name, body, dtypes, False, convert, binary))
         if "inplace" in variants:
             setattr(tensor_class, f"{name}_", _inplace(name, body, dtypes, convert))
         for dunder, kind in operators.items():

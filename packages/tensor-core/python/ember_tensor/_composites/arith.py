@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ember_tensor as _et
 
-from . import _check_scalar
+from . import _check_scalar, _opmath
 from . import _dtype_name as _name
 
 __all__ = [
@@ -58,12 +58,6 @@ def _common_dtype(*tensors):
         if not t.dim() and dims:
             dt = _et.result_type(_et.empty(1, dtype=dt), t)
     return dt
-
-
-def _opmath(dt):
-    """The dtype PyTorch's CPU kernels compute dt in: float32 for float16 and bfloat16 (the
-    result rounded once), dt itself otherwise."""
-    return _et.float32 if dt in (_et.float16, _et.bfloat16) else dt
 
 
 def addcmul(self, tensor1, tensor2, *, value=1):
@@ -269,6 +263,8 @@ def ldexp(self, other):
     dt = _et.result_type(self, other)
     if not (dt.is_floating_point or dt.is_complex):
         dt = _et.get_default_dtype()
+    if other.is_floating_point():  # as PyTorch: 2 ** other rounded to other's dtype first
+        return _et.mul(self.to(dt), _et.pow(2.0, other).to(dt))
     return _et.mul(self.to(dt), _et.pow(2.0, other.to(dt)))
 
 

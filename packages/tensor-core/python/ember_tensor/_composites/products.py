@@ -154,8 +154,13 @@ def tensordot(a, b, dims=2):
     k = 1
     for d in da:
         k *= a.size(d)
-    left = a.permute(free_a + da).reshape(-1, k)
-    right = b.permute(db + free_b).reshape(k, -1)
+    m = n = 1  # the free sizes' products (not -1: with k = 0 the reshape would be ambiguous)
+    for d in free_a:
+        m *= a.size(d)
+    for d in free_b:
+        n *= b.size(d)
+    left = a.permute(free_a + da).reshape(m, k)
+    right = b.permute(db + free_b).reshape(k, n)
     return _et.mm(left, right).reshape([a.size(d) for d in free_a] +
                                        [b.size(d) for d in free_b])
 

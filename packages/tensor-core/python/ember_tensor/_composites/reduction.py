@@ -11,6 +11,7 @@ import math
 import ember_tensor as _et
 
 from . import _dtype_name as _name
+from . import _opmath
 
 __all__ = [
     "aminmax",
@@ -367,6 +368,8 @@ def diff(self, n=1, dim=-1, prepend=None, append=None):
     d = _wrap(dim, self.dim())
     if any(t is not None and t.dim() != self.dim() for t in (prepend, append)):
         raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    if n == 0:  # PyTorch's zeroth difference is self, prepend and append left out
+        return self.clone()
     parts = [t for t in (prepend, self, append) if t is not None]
     x = _et.cat(parts, d) if len(parts) > 1 else self
     for _ in range(n):
@@ -375,7 +378,7 @@ def diff(self, n=1, dim=-1, prepend=None, append=None):
             break
         hi, lo = x.narrow(d, 1, size - 1), x.narrow(d, 0, size - 1)
         x = _et.logical_xor(hi, lo) if x.dtype == _et.bool else _et.sub(hi, lo)
-    return x if n else x.clone()
+    return x
 
 
 def _trapezoid_args(op: str, y, x, dim: int):
@@ -442,7 +445,9 @@ def renorm(self, p, dim, maxnorm):
                            f"dimensions")
     d = _wrap(dim, self.dim())
     others = tuple(i for i in range(self.dim()) if i != d)
-    norm = _et.linalg.vector_norm(self, p, others, True)
+    # the norm of float16 / bfloat16 in float32, as PyTorch (beyond float16's range it is
+    # finite); the factor is then rounded to self's dtype
+    norm = _et.linalg.vector_norm(self, p, others, True, dtype=_opmath(self.dtype))
     factor = _et.where(_et.gt(norm, maxnorm), maxnorm / _et.add(norm, 1e-7), 1.0)
     return _et.mul(self, factor.to(self.dtype) if not self.is_complex() else factor)
 
@@ -464,7 +469,7 @@ def bincount(self, weights=None, minlength=0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     size = max(minlength, int(_et.amax(self, (0,)).item()) + 1 if self.numel() else 0)
     idx = self.to(_et.int64)
-    if weights is None:
+    if weights is None or not self.numel():  # PyTorch: no input, int64 zeros, weights or not
         return _et.zeros(size, dtype=_et.int64, device=self.device).index_add(
             0, idx, _et.ones_like(idx))
     wdt = _et.float32 if weights.dtype == _et.float32 else _et.float64  # as PyTorch

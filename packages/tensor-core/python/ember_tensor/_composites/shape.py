@@ -677,7 +677,11 @@ def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
     one count per element); with only a tensor of counts, the indices repeated by them."""
     if repeats is None:  # repeat_interleave(counts): arange(len) repeated by counts
         counts = self
-        return repeat_interleave(_et.arange(counts.numel(), device=counts.device), counts, 0)
+        if counts.dtype not in (_et.int32, _et.int64):
+            raise NotImplementedError(
+                f'"repeat_interleave_cpu" not implemented for \'{counts.dtype._scalar_type_name}\'')
+        positions = _et.arange(counts.numel(), dtype=counts.dtype, device=counts.device)
+        return repeat_interleave(positions, counts, 0)
     x = self.reshape(-1) if dim is None else self
     d = 0 if dim is None else _wrap(dim, x.dim())
     n = x.size(d) if x.dim() else 1

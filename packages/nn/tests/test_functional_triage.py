@@ -1,0 +1,105 @@
+"""Divergences from PyTorch that the differential fuzzer found in nn.functional, each
+checked against PyTorch on the same call."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import ember_nn.functional as F
+import ember_tensor as et
+
+
+def _same(got, want):
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(got.double().numpy(), want.double().numpy(), rtol=1e-6)
+
+
+def test_huber_loss_is_in_the_input_dtype():
+    for a, b in [("float16", "float32"), ("float32", "float16"), ("float16", "float64")]:
+        x, y = [-1.5, 3.0, -1.5], [0.0, -2.0, 0.5]
+        got = F.huber_loss(
+            et.tensor(x, dtype=getattr(et, a)), et.tensor(y, dtype=getattr(et, b)), delta=0.5
+        )
+        want = TF.huber_loss(
+            torch.tensor(x, dtype=getattr(torch, a)),
+            torch.tensor(y, dtype=getattr(torch, b)),
+            delta=0.5,
+        )
+        _same(got, want)
+
+
+def test_gaussian_nll_loss_of_integers_has_a_float_variance():
+    x, t = [[3], [-3]], [[2, 2], [0, 2]]
+    got = F.gaussian_nll_loss(et.tensor(x, dtype=et.int16), et.tensor(t), 1.5)
+    want = TF.gaussian_nll_loss(torch.tensor(x, dtype=torch.int16), torch.tensor(t), 1.5)
+    _same(got, want)
+
+
+def test_multilabel_soft_margin_loss_sums_over_classes():
+    """A target that broadcasts the class dim away: the sum over no classes is 0 (PyTorch
+    sums and divides by the class count; a mean of nothing would be NaN)."""
+    got = F.multilabel_soft_margin_loss(
+        et.tensor([2.0], dtype=et.float16), et.zeros(0, dtype=et.int64)
+    )
+    want = TF.multilabel_soft_margin_loss(
+        torch.tensor([2.0], dtype=torch.float16), torch.zeros(0, dtype=torch.int64)
+    )
+    _same(got, want)
+    x, y = [[0.5, -1.0, 2.0], [1.5, 0.0, -0.5]], [[1, 0, 1], [0, 0, 1]]
+    _same(F.multilabel_soft_margin_loss(et.tensor(x), et.tensor(y)),
+          TF.multilabel_soft_margin_loss(torch.tensor(x), torch.tensor(y)))  # fmt: skip
+
+
+def test_pairwise_distance_of_integers_with_an_int_eps():
+    a, b = [[2, 1], [0, 254]], 254
+    got = F.pairwise_distance(et.tensor(a, dtype=et.uint8), et.tensor(b, dtype=et.uint8), eps=1)
+    want = TF.pairwise_distance(
+        torch.tensor(a, dtype=torch.uint8), torch.tensor(b, dtype=torch.uint8), eps=1
+    )
+    _same(got, want)
+
+
+def test_regression_losses_promote_a_bool_operand():
+    for name in ("smooth_l1_loss", "huber_loss", "mse_loss"):
+        got = getattr(F, name)(et.tensor([0.5, 0.25]), et.tensor([True, False]))
+        want = getattr(TF, name)(torch.tensor([0.5, 0.25]), torch.tensor([True, False]))
+        _same(got, want)
+    for name in ("smooth_l1_loss", "mse_loss"):
+        got = getattr(F, name)(et.tensor([True, False]), et.tensor([0.5, 0.25]))
+        want = getattr(TF, name)(torch.tensor([True, False]), torch.tensor([0.5, 0.25]))
+        _same(got, want)
+    with pytest.raises(NotImplementedError, match="huber_loss"):
+        F.huber_loss(et.tensor([True]), et.tensor([True]))
+    # huber_loss writes input's dtype: a float loss into a bool or integer input is an error
+    for x in ([True, False], [1, 0]):
+        with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+            TF.huber_loss(torch.tensor(x), torch.tensor([0.5, 0.25]))
+        with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+            F.huber_loss(et.tensor(x), et.tensor([0.5, 0.25]))
+
+
+def test_weighted_mse_loss_takes_integers():
+    x, t, w = [1, 2], [1, 5], [1, -3]
+    got = F.mse_loss(
+        et.tensor(x, dtype=et.int16), et.tensor(t), weight=et.tensor(w, dtype=et.int16)
+    )
+    want = TF.mse_loss(
+        torch.tensor(x, dtype=torch.int16),
+        torch.tensor(t),
+        weight=torch.tensor(w, dtype=torch.int16),
+    )
+    _same(got, want)
+    with pytest.raises(NotImplementedError):
+        F.mse_loss(et.tensor(x), et.tensor(t))
+
+
+@pytest.mark.parametrize("name", ["avg_pool2d", "max_pool2d", "avg_pool3d"])
+@pytest.mark.parametrize("kernel", [True, 2.0, [2, 2.5]])
+def test_pooling_sizes_refuse_bools_and_floats(name, kernel):
+    dims = 5 if name.endswith("3d") else 4
+    with pytest.raises(TypeError):
+        getattr(TF, name)(torch.ones(*[1] * (dims - 2), 4, 4), kernel)
+    with pytest.raises(TypeError, match="must be tuple of ints"):
+        getattr(F, name)(et.ones(*[1] * (dims - 2), 4, 4), kernel)
