@@ -103,3 +103,26 @@ def test_pooling_sizes_refuse_bools_and_floats(name, kernel):
         getattr(TF, name)(torch.ones(*[1] * (dims - 2), 4, 4), kernel)
     with pytest.raises(TypeError, match="must be tuple of ints"):
         getattr(F, name)(et.ones(*[1] * (dims - 2), 4, 4), kernel)
+
+
+def test_soft_margin_loss_writes_the_input_dtype():
+    x, y = [1, 2], [1, -1]
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Char"):
+        TF.soft_margin_loss(torch.tensor(x, dtype=torch.int8), torch.tensor(y, dtype=torch.int8))
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Char"):
+        F.soft_margin_loss(et.tensor(x, dtype=et.int8), et.tensor(y, dtype=et.int8))
+    _same(F.soft_margin_loss(et.tensor([1.0, 2.0]), et.tensor(y)),
+          TF.soft_margin_loss(torch.tensor([1.0, 2.0]), torch.tensor(y)))  # fmt: skip
+
+
+def test_bce_with_logits_takes_log_sigmoid_in_the_input_dtype():
+    """PyTorch forms log_sigmoid(input) in input's dtype: a float16 input rounds it before
+    the float32 target is mixed in."""
+    x, t = [1.0, 2.0, -0.7], [1.0, 0.0, 0.25]
+    got = F.binary_cross_entropy_with_logits(
+        et.tensor(x, dtype=et.float16), et.tensor(t), reduction="none"
+    )
+    want = TF.binary_cross_entropy_with_logits(
+        torch.tensor(x, dtype=torch.float16), torch.tensor(t), reduction="none"
+    )
+    _same(got, want)

@@ -732,3 +732,11 @@ def test_repeat_interleave_counts_of_other_integer_dtypes_raise():
         et.repeat_interleave(et.tensor([1, 2], dtype=et.int16))
     with pytest.raises(NotImplementedError, match="repeat_interleave_cpu.*Short"):
         torch.repeat_interleave(torch.tensor([1, 2], dtype=torch.int16))
+
+
+@pytest.mark.parametrize("x, n", [([1.0], None), (2.0, None), ([1.0, 2.0], 1)])
+def test_vander_of_one_column_is_an_error(x, n):
+    with pytest.raises(RuntimeError, match="N must be greater than 1"):
+        torch.linalg.vander(torch.tensor(x), N=n)
+    with pytest.raises(RuntimeError, match="N must be greater than 1"):
+        et.linalg.vander(et.tensor(x), N=n)

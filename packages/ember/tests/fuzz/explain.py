@@ -31,7 +31,13 @@ _EXACT_OUT_DTYPE = ("Found dtype", "Expected out tensor to have dtype",
 #: ("argument 'dim' must be int, not bool") is not among them: Ember refuses those as well.
 _ARRANGEMENT_ERRORS = ("received an invalid combination of arguments",
                        "missing 1 required positional", "missing 2 required positional",
-                       "got an unexpected keyword argument")
+                       "got an unexpected keyword argument",
+                       # a keyword-only argument given by position (gelu's approximate)
+                       "positional argument but", "positional arguments but",
+                       # None for an argument that only another overload lacks (median's dim)
+                       "must be int, not NoneType", "must be bool, not NoneType",
+                       # tensors as one list where PyTorch takes them one by one
+                       "expected Tensor as element 0 in argument 0, but got list")
 OVERLAP = "Writes into overlapping memory"
 NEGATIVE_STEP = "Negative slice steps and NumPy operands"
 #: Not in the docs: C++ leaves the conversion of a float outside an integer type's range

@@ -10,6 +10,7 @@ import math
 import ember_tensor as et
 
 from . import _reduction
+from .functional import _in_input_dtype
 
 __all__ = [
     "channel_shuffle",
@@ -242,12 +243,10 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
     """log(1 + exp(-target * input)), reduced; of the input's dtype (as PyTorch's kernel
-    writes it) when the input is floating-point."""
+    writes it: an integer input is its error)."""
     reduction = _reduction.resolve(size_average, reduce, reduction)
     loss = et.log1p(et.exp(-input * target))  # PyTorch's order: -input refuses a bool input
-    if input.is_floating_point() and loss.dtype != input.dtype:
-        loss = loss.to(input.dtype)
-    return _reduction.reduce(loss, reduction)
+    return _reduction.reduce(_in_input_dtype(loss, input), reduction)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,

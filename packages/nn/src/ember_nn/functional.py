@@ -90,6 +90,16 @@ def _check_float_pair(name: str, input, target) -> None:
         )
 
 
+def _in_input_dtype(loss, input):
+    """loss as the kernels of PyTorch that write into ``empty_like(input)`` return it: in
+    input's dtype, and their error when the loss's dtype cannot be cast to it (a float loss
+    of an integer or bool input)."""
+    if not et.can_cast(loss.dtype, input.dtype):
+        raise RuntimeError(f"result type {loss.dtype._scalar_type_name} can't be cast to the "
+                           f"desired output type {input.dtype._scalar_type_name}")
+    return loss.to(input.dtype)
+
+
 def _difference(name: str, input, target):
     """``input - target`` as the regression losses' kernels form it: in the promoted float
     dtype (a bool operand is a number there, not the `-` operator's error)."""
@@ -98,14 +108,6 @@ def _difference(name: str, input, target):
         dtype = et.result_type(input, target)
         input, target = input.to(dtype), target.to(dtype)
     return input - target
-
-
-def _softplus0(z):
-    """log(1 + exp(z)), exact and finite everywhere, gradient included:
-    ``m + log(exp(-m) + exp(z - m))`` holds for any constant ``m``; ``m = max(z, 0)``
-    keeps both exponentials at most 1."""
-    m = z.detach().clamp(min=0)
-    return m + et.log(et.exp(-m) + et.exp(z - m))
 
 
 # ----------------------------------------------------------------------------- linear
@@ -436,13 +438,8 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     d = _difference("huber_loss", input, target)
     ad = d.abs()
-    loss = et.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
-    # the losses in input's dtype, as PyTorch's kernel writes them (float16 input, float32
-    # target: a float16 loss; an integer or bool input: its error)
-    if not et.can_cast(loss.dtype, input.dtype):
-        raise RuntimeError(f"result type {loss.dtype._scalar_type_name} can't be cast to the "
-                           f"desired output type {input.dtype._scalar_type_name}")
-    loss = loss.to(input.dtype)
+    # float16 input, float32 target: a float16 loss
+    loss = _in_input_dtype(et.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta)), input)
     if weight is not None:
         return _weighted(loss, weight, input, reduction, mean_by_weight=False)
     return _reduction.reduce(loss, reduction)
@@ -472,7 +469,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         raise ValueError(
             f"Target size ({target.shape}) must be the same as input size ({input.shape})"
         )
-    neg_log_sigmoid = _softplus0(-input)  # -log(sigmoid(input))
+    # in input's dtype, as PyTorch's (a float16 input rounds it; an integer one is refused)
+    neg_log_sigmoid = -et.log_sigmoid(input)
     if pos_weight is not None:
         log_weight = (pos_weight - 1) * target + 1
         loss = (1 - target) * input + log_weight * neg_log_sigmoid

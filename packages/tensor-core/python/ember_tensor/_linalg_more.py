@@ -270,7 +270,7 @@ def vander(x, *, N=None):
     if x.dim() == 0:  # a single point: one row
         x = x.reshape(1)
     n = x.shape[-1] if N is None else N
-    if n < 1:
+    if n <= 1:  # PyTorch's bound, N = 1 (one column of ones) included
         raise RuntimeError("N must be greater than 1.")
     if x.dtype in (_C.bool, _C.float16, _C.bfloat16):
         raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, "
