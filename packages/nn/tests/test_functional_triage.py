@@ -126,3 +126,14 @@ def test_bce_with_logits_takes_log_sigmoid_in_the_input_dtype():
         torch.tensor(x, dtype=torch.float16), torch.tensor(t), reduction="none"
     )
     _same(got, want)
+
+
+def test_bool_arguments_of_losses_and_dropout_are_checked():
+    with pytest.raises(TypeError, match=r"'log_input' (\(position 3\) )?must be bool, not float"):
+        TF.poisson_nll_loss(torch.ones(2), torch.ones(2), 1.5)
+    with pytest.raises(TypeError, match=r"'log_input' (\(position 3\) )?must be bool, not float"):
+        F.poisson_nll_loss(et.ones(2), et.ones(2), 1.5)
+    with pytest.raises(TypeError, match=r"'train' \(position 3\) must be bool, not int"):
+        TF.alpha_dropout(torch.ones(3), 0.5, 1)
+    with pytest.raises(TypeError, match=r"'train' \(position 3\) must be bool, not int"):
+        F.alpha_dropout(et.ones(3), 0.5, 1)

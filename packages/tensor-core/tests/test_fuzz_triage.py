@@ -740,3 +740,29 @@ def test_vander_of_one_column_is_an_error(x, n):
         torch.linalg.vander(torch.tensor(x), N=n)
     with pytest.raises(RuntimeError, match="N must be greater than 1"):
         et.linalg.vander(et.tensor(x), N=n)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.ones(2).requires_grad_(1.0),
+        lambda lib: lib.isclose(lib.ones(2), lib.ones(2), equal_nan=None),
+        lambda lib: lib.resolve_neg(1.0),
+        lambda lib: lib.linalg.multi_dot(lib.ones(2, 2, 2)),
+    ],
+)
+def test_arguments_of_the_wrong_type_are_type_errors(call):
+    """A bool argument takes True or False, a tensor argument a tensor, a sequence of
+    tensors is not one tensor (its rows): PyTorch's TypeError in each."""
+    with pytest.raises(TypeError):
+        call(torch)
+    with pytest.raises(TypeError):
+        call(et)
+
+
+def test_diff_checks_prepend_shapes_even_for_the_zeroth_difference():
+    for lib in (torch, et):
+        with pytest.raises(
+            RuntimeError, match=r"input.size\(0\) = 2, but got tensor.size\(0\) = 1"
+        ):
+            lib.diff(lib.ones(2, 4, 3, dtype=lib.bool), n=0, append=lib.ones(1, 4, 1))

@@ -112,6 +112,20 @@ _UNDEFINED = ("the call's result is undefined (decreasing bin edges, an overlapp
 _LAST_BITS = ("float32 transcendental functions differ in the last bit "
               "(differences-from-pytorch.md: Last bits of float32 math)")
 
+_TORCH_INTERNAL_ERROR = ("PyTorch fails inside its own implementation on a call whose meaning is "
+                         "clear (kron / take_along_dim view a non-contiguous intermediate, "
+                         "index_put with a None index trips an internal assert or reads a mask "
+                         "of undefined dtype); Ember computes it (differences-from-pytorch.md: "
+                         "Calls PyTorch answers wrongly)")
+_LU_NO_PIVOT = ("LU without pivoting on the CPU: PyTorch's CPU build has none (RuntimeError), "
+                "Ember computes it (Doolittle, as PyTorch's CUDA build): a superset "
+                "(differences-from-pytorch.md: Dtypes PyTorch's CPU kernels lack)")
+_SCALAR_WHERE_OUT = ("where(cond, number, number, out=): PyTorch's out= overload takes tensors "
+                     "only; Ember's one signature takes numbers in every variant "
+                     "(differences-from-pytorch.md: Signatures)")
+_ARRAY_COPY = ("Tensor.__array__(dtype, copy): NumPy 2's protocol passes copy; PyTorch's "
+               "__array__ takes dtype only (a superset)")
+
 KNOWN: dict[tuple[str, str], str] = {
     ("Tensor.to_sparse", "structure-mismatch"): _SPARSE_CLASS,
     ("Tensor.to_sparse", "raises-only-in-ember"): _SPARSE_CLASS,
@@ -284,4 +298,18 @@ KNOWN: dict[tuple[str, str], str] = {
                                                "kernel makes for more (inf vs the error); Ember "
                                                "checks at every size (differences-from-pytorch.md:"
                                                " Calls PyTorch answers wrongly)"),
+    ("kron", "raises-only-in-torch"): _TORCH_INTERNAL_ERROR,
+    ("Tensor.kron", "raises-only-in-torch"): _TORCH_INTERNAL_ERROR,
+    ("take_along_dim", "raises-only-in-torch"): _TORCH_INTERNAL_ERROR,
+    ("Tensor.take_along_dim", "raises-only-in-torch"): _TORCH_INTERNAL_ERROR,
+    ("index_put", "raises-only-in-torch"): _TORCH_INTERNAL_ERROR,
+    ("Tensor.index_put", "raises-only-in-torch"): _TORCH_INTERNAL_ERROR,
+    ("Tensor.index_put_", "raises-only-in-torch"): _TORCH_INTERNAL_ERROR,
+    ("lu", "raises-only-in-torch"): _LU_NO_PIVOT,
+    ("Tensor.lu", "raises-only-in-torch"): _LU_NO_PIVOT,
+    ("linalg.lu", "raises-only-in-torch"): _LU_NO_PIVOT,
+    ("linalg.lu_factor", "raises-only-in-torch"): _LU_NO_PIVOT,
+    ("linalg.lu_factor_ex", "raises-only-in-torch"): _LU_NO_PIVOT,
+    ("where#1(out=)", "raises-only-in-torch"): _SCALAR_WHERE_OUT,
+    ("Tensor.__array__", "raises-only-in-torch"): _ARRAY_COPY,
 }

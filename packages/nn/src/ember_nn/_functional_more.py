@@ -10,7 +10,7 @@ import math
 import ember_tensor as et
 
 from . import _reduction
-from .functional import _in_input_dtype
+from .functional import _bool_arg, _in_input_dtype
 
 __all__ = [
     "channel_shuffle",
@@ -270,6 +270,8 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False,
                      reduction: str = "mean"):
     """exp(input) - target * input (log_input) or input - target * log(input + eps), plus
     Stirling's term for target > 1 with full, reduced."""
+    _bool_arg("poisson_nll_loss", "log_input", log_input)
+    _bool_arg("poisson_nll_loss", "full", full)
     reduction = _reduction.resolve(size_average, reduce, reduction)
     if log_input:
         loss = et.exp(input) - target * input

@@ -12,6 +12,8 @@ import warnings
 
 import ember_tensor as et
 
+from .functional import _bool_arg
+
 __all__ = [
     "alpha_dropout",
     "dropout",
@@ -56,10 +58,8 @@ def _dropout(input, p: float, training: bool, inplace: bool, feature: bool, alph
     of SELU activations (Klambauer et al. 2017). ``training`` must be a bool (PyTorch's
     ``TypeError`` otherwise, naming its aten op)."""
     inplace = bool(inplace)
-    if not isinstance(training, bool):
-        op = ("feature_" if feature else "") + ("alpha_" if alpha else "") + "dropout"
-        raise TypeError(f"{op}(): argument 'train' (position 3) must be bool, not "
-                        f"{type(training).__name__}")
+    op = ("feature_" if feature else "") + ("alpha_" if alpha else "") + "dropout"
+    _bool_arg(op, "train", training, 3)  # PyTorch's words name the aten op's argument
     if not training or p == 0 or input.numel() == 0:
         return input
     if p == 1:  # times a zero of the input's dtype: NaN stays NaN, bool stays bool
@@ -165,9 +165,7 @@ def feature_alpha_dropout(input, p: float = 0.5, training: bool = False,
 
 
 def _rrelu_slopes(name: str, input, lower: float, upper: float, training: bool):
-    if not isinstance(training, bool):
-        raise TypeError(f"{name}(): argument 'training' must be bool, not "
-                        f"{type(training).__name__}")
+    _bool_arg(name, "training", training)
     for bound, value in (("lower", lower), ("upper", upper)):
         if not math.isfinite(value):
             raise RuntimeError(f"rrelu: {bound} bound must be finite, got {value}")

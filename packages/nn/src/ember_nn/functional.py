@@ -90,6 +90,15 @@ def _check_float_pair(name: str, input, target) -> None:
         )
 
 
+def _bool_arg(op: str, arg: str, value, position: int | None = None) -> bool:
+    """A bool argument as PyTorch's parser takes it: True or False, else TypeError."""
+    if not isinstance(value, bool):
+        where = f" (position {position})" if position else ""
+        raise TypeError(
+            f"{op}(): argument '{arg}'{where} must be bool, not {type(value).__name__}")
+    return value
+
+
 def _in_input_dtype(loss, input):
     """loss as the kernels of PyTorch that write into ``empty_like(input)`` return it: in
     input's dtype, and their error when the loss's dtype cannot be cast to it (a float loss

@@ -169,6 +169,9 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
             f"isclose(): argument 'input' and 'other' must be Tensors, got "
             f"{type(input).__name__} and {type(other).__name__}"
         )
+    if equal_nan is not True and equal_nan is not False:  # (bool is the dtype in this module)
+        raise TypeError(f"isclose(): argument 'equal_nan' must be bool, not "
+                        f"{type(equal_nan).__name__}")
     if input.dtype != other.dtype:
         names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
                  "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",

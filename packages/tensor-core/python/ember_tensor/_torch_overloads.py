@@ -94,6 +94,9 @@ def fill(input, value):
 
 def resolve_neg(input):
     """input itself: no Ember tensor carries a lazy negative bit to resolve."""
+    if not isinstance(input, _C.Tensor):
+        raise TypeError(f"resolve_neg(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
     return input
 
 

@@ -438,6 +438,9 @@ def vecdot(x, y, *, dim=-1):
 def multi_dot(tensors):
     """The product of a sequence of matrices (the first may be 1-d: a row vector; the last
     1-d: a column vector), multiplied in the order that needs the fewest operations."""
+    if isinstance(tensors, _C.Tensor):  # not a sequence of its rows, as PyTorch's parser says
+        raise TypeError("linalg_multi_dot(): argument 'tensors' (position 1) must be tuple of "
+                        "Tensors, not Tensor")
     ts = list(tensors)
     if len(ts) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")

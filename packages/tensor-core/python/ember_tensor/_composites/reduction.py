@@ -368,6 +368,13 @@ def diff(self, n=1, dim=-1, prepend=None, append=None):
     d = _wrap(dim, self.dim())
     if any(t is not None and t.dim() != self.dim() for t in (prepend, append)):
         raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    for t in (prepend, append):
+        for i in range(self.dim()):
+            if t is not None and i != d and t.size(i) != self.size(i):
+                raise RuntimeError(
+                    "diff expects the shape of tensor to prepend or append to match that of input "
+                    f"except along the differencing dimension; input.size({i}) = {self.size(i)}, "
+                    f"but got tensor.size({i}) = {t.size(i)}")
     if n == 0:  # PyTorch's zeroth difference is self, prepend and append left out
         return self.clone()
     parts = [t for t in (prepend, self, append) if t is not None]

@@ -236,7 +236,7 @@ void bind_tensor_class(py::module_& m, TensorClass& cls) {
                       }
                       set_requires_grad(t, v);
                     })
-      .def("requires_grad_", [](py::object self, bool v) {
+      .def("requires_grad_", [](py::object self, BoolArg v) {  // True or False, as PyTorch
         Tensor t = self.cast<Tensor>();
         if (!v && t->grad_fn.get()) throw std::runtime_error("you can only change requires_grad flags of leaf variables.");
         set_requires_grad(t, v);
