@@ -766,3 +766,33 @@ def test_diff_checks_prepend_shapes_even_for_the_zeroth_difference():
             RuntimeError, match=r"input.size\(0\) = 2, but got tensor.size\(0\) = 1"
         ):
             lib.diff(lib.ones(2, 4, 3, dtype=lib.bool), n=0, append=lib.ones(1, 4, 1))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.isclose(
+            lib.tensor([-3e38, 1.0], dtype=lib.float64),
+            lib.tensor([3.0, 1.0], dtype=lib.float64),
+            1,
+            10**20,
+        ),
+        lambda lib: lib.trapz(
+            lib.arange(16.0).reshape(2, 2, 2, 2), lib.tensor([[1.0, 3.0], [2.0, 7.0]])
+        ),
+        lambda lib: lib.cumulative_trapezoid(
+            lib.arange(16.0).reshape(2, 2, 2, 2), lib.tensor([[1.0, 3.0], [2.0, 7.0]])
+        ),
+        lambda lib: lib.linalg.matrix_exp(lib.tensor([[-1.79e308]], dtype=lib.float64)),
+        lambda lib: lib.linalg.matrix_exp(
+            lib.tensor([[-1e300, 1.0], [0.0, -2.0]], dtype=lib.float64)
+        ),
+        lambda lib: lib.from_dlpack(lib.tensor([255, 0], dtype=lib.uint8), copy=lib.tensor([1])),
+    ],
+)
+def test_fuzz_findings_ember_refused_and_torch_computes(call):
+    """Calls PyTorch computes that Ember refused: a tolerance beyond int64 (a float for
+    PyTorch's parser), sample points of fewer dims than y (leading dims of 1), matrix_exp of
+    a norm near the float64 range (the scaling 2**-s as a float), DLPack's copy by truth."""
+    got, want = _both(call)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=0)

@@ -43,6 +43,8 @@ NEGATIVE_STEP = "Negative slice steps and NumPy operands"
 #: Not in the docs: C++ leaves the conversion of a float outside an integer type's range
 #: undefined, and the two libraries' kernels produce different (arbitrary) values.
 FLOAT_TO_INT = "float to integer conversion out of range (undefined in C++)"
+OUT_GRAD = "`out=` with an input that requires grad"
+_OUT_GRAD_WORDS = "functions with out=... arguments don't support automatic differentiation"
 INT_LIMITS = {"uint8": 255, "int8": 127, "int16": 2**15 - 1, "int32": 2**31 - 1, "int64": 2**63 - 1}
 
 
@@ -158,6 +160,8 @@ def explain(call, e_exc, t_exc, t_result, e_env) -> str | None:
     if e_exc is not None and t_exc is None and _no_elements(t_result):
         if isinstance(e_exc, (RuntimeError, ValueError, IndexError, NotImplementedError)):
             return EMPTY_RESULT
+    if e_exc is not None and t_exc is None and _OUT_GRAD_WORDS in str(e_exc):
+        return OUT_GRAD  # Ember's one rule; PyTorch refuses it only in ops with autograd kernels
     if e_exc is not None and t_exc is None and _dtype_refusal(e_exc) and _empty_input(e_env):
         return EMPTY_RESULT  # a dtype check PyTorch's kernel skips for an input without elements
     if t_exc is not None and e_exc is None and isinstance(t_exc, NotImplementedError):

@@ -183,6 +183,8 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     for name, tol in (("rtol", rtol), ("atol", atol)):
         if not tol >= 0:  # NaN too
             raise RuntimeError(f"{name} must be greater than or equal to zero, but got {tol}")
+    # floats, as PyTorch's parser reads them (2**70 too; float is the dtype in this module)
+    rtol, atol = _builtins.float(rtol), _builtins.float(atol)
     exact = _C.eq(input, other)  # bools too are compared by value (True - False is 1)
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         input, other = input.to(_C.float64), other.to(_C.float64)

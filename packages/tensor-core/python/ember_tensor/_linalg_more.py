@@ -349,7 +349,7 @@ def matrix_exp(A):
     # (a non-finite norm: no scaling; the NaNs and infinities flow through as in PyTorch)
     scaled = math.isfinite(norm) and norm > theta13
     s = max(0, math.ceil(math.log2(norm / theta13))) if scaled else 0
-    X = A / (2 ** s)
+    X = A * math.ldexp(1.0, -s)  # a float: 2 ** s reaches 2 ** 1022 (an int no Scalar holds)
     b = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
          129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
          40840800.0, 960960.0, 16380.0, 182.0, 1.0)

@@ -396,6 +396,8 @@ def _trapezoid_args(op: str, y, x, dim: int):
         shape = [1] * y.dim()
         shape[d] = -1
         x = x.reshape(shape)
+    elif x is not None and x.dim() < y.dim():  # leading dims of 1, as PyTorch views it
+        x = x.reshape([1] * (y.dim() - x.dim()) + list(x.shape))
     # other sample points: their differences along y's dim (PyTorch's; then broadcast)
     return d, None if x is None else diff(x, 1, d)
 

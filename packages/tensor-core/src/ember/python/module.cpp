@@ -375,7 +375,8 @@ void bind_tensor_class(py::module_& m, TensorClass& cls) {
       const Device want = concrete_device(parse_device(device));
       if (want != t->device()) return to_device(t, want);  // a copy to the device asked for
     }
-    return (!copy.is_none() && copy.cast<bool>()) ? ops::clone(t) : t;
+    // copy is read as Python truth, as PyTorch's from_dlpack does (a 1-element tensor too)
+    return (!copy.is_none() && py::bool_(copy)) ? ops::clone(t) : t;
   }, py::arg("ext_tensor"), py::kw_only(), py::arg("device") = py::none(), py::arg("copy") = py::none(),
         "A tensor sharing memory with any object that implements __dlpack__ (or a DLPack capsule).");
   m.def("_detach", &detach);
