@@ -137,3 +137,10 @@ def test_bool_arguments_of_losses_and_dropout_are_checked():
         TF.alpha_dropout(torch.ones(3), 0.5, 1)
     with pytest.raises(TypeError, match=r"'train' \(position 3\) must be bool, not int"):
         F.alpha_dropout(et.ones(3), 0.5, 1)
+
+
+def test_cosine_similarity_promotes_to_the_common_float_dtype():
+    got = F.cosine_similarity(et.tensor([[True, False]]), et.tensor([[1.0, 1.0]]))
+    _same(got, TF.cosine_similarity(torch.tensor([[True, False]]), torch.tensor([[1.0, 1.0]])))
+    with pytest.raises(RuntimeError, match="common dtype is Long"):
+        F.cosine_similarity(et.tensor([[1, 0]]), et.tensor([[1, 1]]))

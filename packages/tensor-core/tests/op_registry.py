@@ -1178,7 +1178,9 @@ ROWS: list[Row] = [
     R("lu_solve", S(a(4, 2), _well_conditioned(4)), fn=_lu_solve, grad=LA),
     R("lu_unpack", S(_well_conditioned(4)), fn=_lu_unpack, grad=LA),
     R("matrix_exp", S(_distinct(4, 4, scale=1 / 8)), S(_distinct(2, 3, 3, scale=1 / 9)),
-      grad=LA),
+      grad=LA, dtypes=("float32", "float64", "complex64", "complex128"),
+      dtypes_why="PyTorch 2.13's float16/bfloat16 matrix_exp is wrong (exp(I) = -20896 I); "
+                 "test_fuzz_triage.py compares those with SciPy"),
     R("linalg_cholesky", S(_spd(4)), S(_spd(3, (2,)), upper=True), fn=_linalg("cholesky"),
       grad=LA),
     R("linalg_qr", S(_well_conditioned(4)), S(_well_conditioned(3, (2,)), "complete"),

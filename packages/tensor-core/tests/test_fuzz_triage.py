@@ -796,3 +796,18 @@ def test_fuzz_findings_ember_refused_and_torch_computes(call):
     a norm near the float64 range (the scaling 2**-s as a float), DLPack's copy by truth."""
     got, want = _both(call)
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_matrix_exp_of_16_bit_floats_is_computed_wide(dtype):
+    """PyTorch 2.13's matrix_exp of float16 / bfloat16 is wrong (-20896 for exp(I)); Ember's
+    is the float64 result rounded once, compared here with SciPy's expm."""
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    a = np.array([[0.5, -1.0, 0.25], [2.0, 0.0, -0.5], [0.125, 1.5, -1.0]])
+    x = et.tensor(a.tolist(), dtype=getattr(et, dtype))
+    want = scipy_linalg.expm(x.double().numpy())
+    for got in (et.matrix_exp(x), x.matrix_exp(), et.linalg.matrix_exp(x)):
+        assert got.dtype == x.dtype
+        np.testing.assert_allclose(
+            got.double().numpy(), want, rtol=1e-2 if dtype == "bfloat16" else 2e-3, atol=1e-3
+        )

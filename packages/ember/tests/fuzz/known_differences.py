@@ -312,4 +312,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("linalg.lu_factor_ex", "raises-only-in-torch"): _LU_NO_PIVOT,
     ("where#1(out=)", "raises-only-in-torch"): _SCALAR_WHERE_OUT,
     ("Tensor.__array__", "raises-only-in-torch"): _ARRAY_COPY,
+    ("matrix_exp", "value-mismatch"): _TORCH_WRONG,
+    ("Tensor.matrix_exp", "value-mismatch"): _TORCH_WRONG,
 }

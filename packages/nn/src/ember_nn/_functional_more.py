@@ -78,7 +78,11 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     normalized first, as PyTorch computes it."""
     if eps < 0:
         raise RuntimeError(f"eps must be non-negative, got: {eps:g}")
-    x1, x2 = et.broadcast_tensors(x1, x2)
+    common = et.result_type(x1, x2)  # both in the promoted float dtype, as PyTorch
+    if not common.is_floating_point:
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                           f"{common._scalar_type_name}")
+    x1, x2 = et.broadcast_tensors(x1.to(common), x2.to(common))
     n1 = et.clamp(et.linalg.vector_norm(x1, 2, dim, True), min=eps)
     n2 = et.clamp(et.linalg.vector_norm(x2, 2, dim, True), min=eps)
     return et.sum((x1 / n1) * (x2 / n2), (dim,))
