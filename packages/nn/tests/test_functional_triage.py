@@ -144,3 +144,12 @@ def test_cosine_similarity_promotes_to_the_common_float_dtype():
     _same(got, TF.cosine_similarity(torch.tensor([[True, False]]), torch.tensor([[1.0, 1.0]])))
     with pytest.raises(RuntimeError, match="common dtype is Long"):
         F.cosine_similarity(et.tensor([[1, 0]]), et.tensor([[1, 1]]))
+    # a float16 operand is normalized in float16 beside a float64 one, as PyTorch does
+    x, y = [[-2.0, 1.0, -0.5], [2.0, -1.5, 0.0]], [[1.0, -0.5, -0.5], [0.0, -0.5, 3.0]]
+    got = F.cosine_similarity(
+        et.tensor(x, dtype=et.float16), et.tensor(y, dtype=et.float64), eps=0.0
+    )
+    want = TF.cosine_similarity(
+        torch.tensor(x, dtype=torch.float16), torch.tensor(y, dtype=torch.float64), eps=0.0
+    )
+    _same(got, want)

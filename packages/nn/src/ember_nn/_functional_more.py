@@ -78,11 +78,14 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     normalized first, as PyTorch computes it."""
     if eps < 0:
         raise RuntimeError(f"eps must be non-negative, got: {eps:g}")
-    common = et.result_type(x1, x2)  # both in the promoted float dtype, as PyTorch
+    common = et.result_type(x1, x2)
     if not common.is_floating_point:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
                            f"{common._scalar_type_name}")
-    x1, x2 = et.broadcast_tensors(x1.to(common), x2.to(common))
+    # an integer or bool operand in the common dtype; a float one keeps its own, as PyTorch
+    # normalizes it (a float16 x1 beside a float64 x2 is divided by its norm in float16)
+    x1, x2 = (x if x.is_floating_point() else x.to(common) for x in (x1, x2))
+    x1, x2 = et.broadcast_tensors(x1, x2)
     n1 = et.clamp(et.linalg.vector_norm(x1, 2, dim, True), min=eps)
     n2 = et.clamp(et.linalg.vector_norm(x2, 2, dim, True), min=eps)
     return et.sum((x1 / n1) * (x2 / n2), (dim,))
