@@ -811,3 +811,18 @@ def test_matrix_exp_of_16_bit_floats_is_computed_wide(dtype):
         np.testing.assert_allclose(
             got.double().numpy(), want, rtol=1e-2 if dtype == "bfloat16" else 2e-3, atol=1e-3
         )
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+def test_ldexp_of_integer_exponents_scales_exactly(dtype):
+    """C's ldexp, as NumPy's: no 2**n that overflows on the way (ldexp(1e-300, 2000) is
+    finite, ldexp(0, 2**31 - 2) is 0, not 0 * inf = NaN)."""
+    x = np.array([0.0, 1e-300, -1.5, 3.0, 1e300, 5e-324, 7.0, 0.75])
+    n = np.array([2**31 - 2, 2000, 3, -1074, -2000, 1074, 0, -3])
+    with np.errstate(over="ignore"):
+        x = x.astype(dtype)
+    got = et.ldexp(et.tensor(x), et.tensor(n))
+    assert got.dtype == getattr(et, dtype)
+    with np.errstate(over="ignore"):  # 1e300 beyond float16 and float32: inf, as Ember's
+        want = np.ldexp(x.astype(np.float64), n).astype(dtype)
+    np.testing.assert_array_equal(got.numpy(), want)

@@ -126,6 +126,9 @@ _SCALAR_WHERE_OUT = ("where(cond, number, number, out=): PyTorch's out= overload
 _ARRAY_COPY = ("Tensor.__array__(dtype, copy): NumPy 2's protocol passes copy; PyTorch's "
                "__array__ takes dtype only (a superset)")
 
+_OVERFLOW = ("an input near the dtype's range: whether inf or NaN comes out depends on the order "
+             "of the arithmetic (differences-from-pytorch.md: Infinities and NaN from overflow)")
+
 KNOWN: dict[tuple[str, str], str] = {
     ("Tensor.to_sparse", "structure-mismatch"): _SPARSE_CLASS,
     ("Tensor.to_sparse", "raises-only-in-ember"): _SPARSE_CLASS,
@@ -314,4 +317,26 @@ KNOWN: dict[tuple[str, str], str] = {
     ("Tensor.__array__", "raises-only-in-torch"): _ARRAY_COPY,
     ("matrix_exp", "value-mismatch"): _TORCH_WRONG,
     ("Tensor.matrix_exp", "value-mismatch"): _TORCH_WRONG,
+    ("rsub", "value-mismatch"): _INTEGER_WRAP,
+    ("special_scaled_modified_bessel_k0(out=)", "value-mismatch"): _SPECIAL_ACCURACY,
+    ("special_scaled_modified_bessel_k1(out=)", "value-mismatch"): _SPECIAL_ACCURACY,
+    ("special_i1(out=)", "value-mismatch"): _SPECIAL_ACCURACY,
+    ("special_modified_bessel_k0(out=)", "value-mismatch"): _SPECIAL_ACCURACY,
+    ("Tensor.igamma_", "value-mismatch"): _SPECIAL_ACCURACY,
+    ("lu", "value-mismatch"): _SINGULAR,
+    ("linalg.lu", "value-mismatch"): _SINGULAR,
+    ("linalg.lu_factor_ex", "value-mismatch"): _SINGULAR,
+    ("linalg_slogdet", "value-mismatch"): _SINGULAR,
+    ("logdet", "value-mismatch"): _SINGULAR,
+    ("pinverse", "value-mismatch"): _SINGULAR,
+    ("Tensor.pinverse", "value-mismatch"): _SINGULAR,
+    ("hardswish(out=)", "value-mismatch"): _OVERFLOW,
+    ("F.linear", "value-mismatch"): _OVERFLOW,
+    ("narrow_copy(out=)", "value-mismatch"): _TORCH_WRONG,
+    ("Tensor.slice_scatter", "value-mismatch"): _TORCH_WRONG,
+    ("histogram", "value-mismatch"): _UNDEFINED,
+    ("Tensor.as_strided_scatter", "value-mismatch"): _UNDEFINED,
+    ("put", "value-mismatch"): _UNDEFINED,
+    ("Tensor.put", "value-mismatch"): _UNDEFINED,
+    ("Tensor.put_", "value-mismatch"): _UNDEFINED,
 }

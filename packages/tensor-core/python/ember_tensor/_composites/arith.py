@@ -265,7 +265,17 @@ def ldexp(self, other):
         dt = _et.get_default_dtype()
     if other.is_floating_point():  # as PyTorch: 2 ** other rounded to other's dtype first
         return _et.mul(self.to(dt), _et.pow(2.0, other).to(dt))
-    return _et.mul(self.to(dt), _et.pow(2.0, other.to(dt)))
+    if other.is_complex():
+        return _et.mul(self.to(dt), _et.pow(2.0, other.to(dt)))
+    # an integer exponent scales exactly, as C's ldexp: in double, by three powers of two of at
+    # most 2**1000 each (2 ** n alone overflows for n > 1023: ldexp(1e-300, 2000) is finite,
+    # ldexp(0, 2**31) is 0, not 0 * inf); beyond +-3000 every result is 0 or inf anyway
+    n = _et.clamp(other.to(_et.int64), -3000, 3000)
+    third = _et.floor_divide(n, 3)
+    wide = _et.complex128 if dt.is_complex else _et.float64
+    step = _et.pow(2.0, third.to(_et.float64))
+    rest = _et.pow(2.0, _et.sub(n, _et.mul(third, 2)).to(_et.float64))
+    return _et.mul(_et.mul(_et.mul(self.to(wide), step), step), rest).to(dt)
 
 
 def frexp(self):
