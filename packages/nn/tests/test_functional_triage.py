@@ -153,3 +153,28 @@ def test_cosine_similarity_promotes_to_the_common_float_dtype():
         torch.tensor(x, dtype=torch.float16), torch.tensor(y, dtype=torch.float64), eps=0.0
     )
     _same(got, want)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda F, L: F.binary_cross_entropy_with_logits(L.tensor([-2.0, 0.0]), L.tensor([1, 2])),
+        lambda F, L: F.binary_cross_entropy_with_logits(
+            L.tensor([-2.0, 0.0]), L.tensor([True, False])
+        ),
+        lambda F, L: F.binary_cross_entropy(L.tensor([0.5, 0.2]), L.tensor([1, 0])),
+        lambda F, L: F.binary_cross_entropy(
+            L.tensor([0.5, 0.2]), L.tensor([1.0, 0.0], dtype=L.float64)
+        ),
+        lambda F, L: F.soft_margin_loss(L.tensor([3.0]), L.tensor([[1]])),
+    ],
+)
+def test_loss_operands_pytorch_refuses(call):
+    """Integer or bool targets of the BCE losses, a target of another dtype for
+    binary_cross_entropy, a target that broadcasts soft_margin_loss's input: PyTorch's
+    errors, word for word."""
+    with pytest.raises(RuntimeError) as want:
+        call(TF, torch)
+    with pytest.raises(RuntimeError) as got:
+        call(F, et)
+    assert str(got.value) == str(want.value)

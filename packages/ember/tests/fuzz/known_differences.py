@@ -129,6 +129,10 @@ _ARRAY_COPY = ("Tensor.__array__(dtype, copy): NumPy 2's protocol passes copy; P
 _OVERFLOW = ("an input near the dtype's range: whether inf or NaN comes out depends on the order "
              "of the arithmetic (differences-from-pytorch.md: Infinities and NaN from overflow)")
 
+_NO_MEMORY_FORMAT = ("Ember has no memory_format objects yet: a memory_format= argument is accepted "
+                     "and not checked, PyTorch refuses a value that is not one "
+                     "(differences-from-pytorch.md: Copies are contiguous)")
+
 KNOWN: dict[tuple[str, str], str] = {
     ("Tensor.to_sparse", "structure-mismatch"): _SPARSE_CLASS,
     ("Tensor.to_sparse", "raises-only-in-ember"): _SPARSE_CLASS,
@@ -339,4 +343,10 @@ KNOWN: dict[tuple[str, str], str] = {
     ("put", "value-mismatch"): _UNDEFINED,
     ("Tensor.put", "value-mismatch"): _UNDEFINED,
     ("Tensor.put_", "value-mismatch"): _UNDEFINED,
+    ("Tensor.cfloat", "raises-only-in-torch"): _NO_MEMORY_FORMAT,
+    ("Tensor.cdouble", "raises-only-in-torch"): _NO_MEMORY_FORMAT,
+    ("Tensor.is_contiguous", "raises-only-in-torch"): _NO_MEMORY_FORMAT,
+    ("logsumexp", "raises-only-in-torch"): _TORCH_INTERNAL_ERROR,
+    ("Tensor.logsumexp", "raises-only-in-torch"): _TORCH_INTERNAL_ERROR,
+    ("logsumexp(out=)", "raises-only-in-torch"): _TORCH_INTERNAL_ERROR,
 }

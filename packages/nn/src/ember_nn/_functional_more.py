@@ -253,6 +253,9 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
     writes it: an integer input is its error)."""
     reduction = _reduction.resolve(size_average, reduce, reduction)
     loss = et.log1p(et.exp(-input * target))  # PyTorch's order: -input refuses a bool input
+    if loss.shape != input.shape:  # PyTorch writes into a tensor of input's shape
+        raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast "
+                           f"shape {list(loss.shape)}")
     return _reduction.reduce(_in_input_dtype(loss, input), reduction)
 
 

@@ -478,6 +478,13 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         raise ValueError(
             f"Target size ({target.shape}) must be the same as input size ({input.shape})"
         )
+    if input.is_floating_point() and not (target.is_floating_point() or target.is_complex()):
+        # PyTorch forms (1 - target) in target's dtype and multiplies input into it in place
+        if target.dtype == et.bool:
+            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                               "supported. Use the `^` or `logical_xor()` operator instead.")
+        raise RuntimeError(f"result type {et.result_type(input, target)._scalar_type_name} can't "
+                           f"be cast to the desired output type {target.dtype._scalar_type_name}")
     # in input's dtype, as PyTorch's (a float16 input rounds it; an integer one is refused)
     neg_log_sigmoid = -et.log_sigmoid(input)
     if pos_weight is not None:

@@ -260,6 +260,9 @@ def binary_cross_entropy(self, target, weight=None, reduction=1):
         raise RuntimeError(
             f"{op}: reduction must be 0 ('none'), 1 ('mean') or 2 ('sum'), but got {reduction}"
         )
+    if target.dtype != self.dtype:  # PyTorch's kernel wants one dtype for both
+        raise RuntimeError(f"Found dtype {target.dtype._scalar_type_name} but expected "
+                           f"{self.dtype._scalar_type_name}")
     if bool(_et.logical_or(self < 0, self > 1).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
     if bool(_et.logical_or(target < 0, target > 1).any()):
