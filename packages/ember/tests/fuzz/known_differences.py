@@ -129,8 +129,8 @@ _ARRAY_COPY = ("Tensor.__array__(dtype, copy): NumPy 2's protocol passes copy; P
 _OVERFLOW = ("an input near the dtype's range: whether inf or NaN comes out depends on the order "
              "of the arithmetic (differences-from-pytorch.md: Infinities and NaN from overflow)")
 
-_NO_MEMORY_FORMAT = ("Ember has no memory_format objects yet: a memory_format= argument is accepted "
-                     "and not checked, PyTorch refuses a value that is not one "
+_NO_MEMORY_FORMAT = ("Ember has no memory_format objects yet: a memory_format= argument is "
+                     "accepted and not checked, PyTorch refuses a value that is not one "
                      "(differences-from-pytorch.md: Copies are contiguous)")
 
 KNOWN: dict[tuple[str, str], str] = {
