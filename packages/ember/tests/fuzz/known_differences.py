@@ -133,6 +133,10 @@ _NO_MEMORY_FORMAT = ("Ember has no memory_format objects yet: a memory_format= a
                      "accepted and not checked, PyTorch refuses a value that is not one "
                      "(differences-from-pytorch.md: Copies are contiguous)")
 
+_SVD_NONFINITE = ("svd of a matrix with inf or NaN: Ember checks before LAPACK and raises "
+                  "PyTorch's own error for it; PyTorch's MKL returns NaNs silently "
+                  "(differences-from-pytorch.md: Singular and rank-deficient matrices)")
+
 KNOWN: dict[tuple[str, str], str] = {
     ("Tensor.to_sparse", "structure-mismatch"): _SPARSE_CLASS,
     ("Tensor.to_sparse", "raises-only-in-ember"): _SPARSE_CLASS,
@@ -349,4 +353,12 @@ KNOWN: dict[tuple[str, str], str] = {
     ("logsumexp", "raises-only-in-torch"): _TORCH_INTERNAL_ERROR,
     ("Tensor.logsumexp", "raises-only-in-torch"): _TORCH_INTERNAL_ERROR,
     ("logsumexp(out=)", "raises-only-in-torch"): _TORCH_INTERNAL_ERROR,
+    ("svd", "raises-only-in-ember"): _SVD_NONFINITE,
+    ("Tensor.svd", "raises-only-in-ember"): _SVD_NONFINITE,
+    ("linalg_svd", "raises-only-in-ember"): _SVD_NONFINITE,
+    ("linalg_svdvals", "raises-only-in-ember"): _SVD_NONFINITE,
+    ("linalg_pinv", "raises-only-in-ember"): _SVD_NONFINITE,
+    ("pinverse", "raises-only-in-ember"): _SVD_NONFINITE,
+    ("Tensor.pinverse", "raises-only-in-ember"): _SVD_NONFINITE,
+    ("linalg.cond", "raises-only-in-ember"): _SVD_NONFINITE,
 }
