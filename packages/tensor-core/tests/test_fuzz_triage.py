@@ -826,3 +826,22 @@ def test_ldexp_of_integer_exponents_scales_exactly(dtype):
     with np.errstate(over="ignore"):  # 1e300 beyond float16 and float32: inf, as Ember's
         want = np.ldexp(x.astype(np.float64), n).astype(dtype)
     np.testing.assert_array_equal(got.numpy(), want)
+
+
+@pytest.mark.parametrize(
+    "factor",
+    [
+        [[[1.0, 0.0], [2.0, 3.0]], [[1.0, 0.0], [2.0, 0.0]]],
+        [[0.0, 0.0], [2.0, 1.0]],
+        [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]],
+        [1.0, 2.0],
+    ],
+)
+def test_cholesky_inverse_of_a_singular_factor_is_an_error(factor):
+    """PyTorch's errors, word for word: a zero on a factor's diagonal (LinAlgError), a
+    factor that is not a batch of square matrices."""
+    with pytest.raises(RuntimeError) as want:
+        torch.cholesky_inverse(torch.tensor(factor))
+    with pytest.raises(RuntimeError) as got:
+        et.cholesky_inverse(et.tensor(factor))
+    assert str(got.value) == str(want.value)

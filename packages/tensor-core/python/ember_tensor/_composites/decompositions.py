@@ -45,8 +45,22 @@ def cholesky_solve(self, input2, upper=False):
 
 
 def cholesky_inverse(self, upper=False):
-    """The inverse of A = L Lᴴ (or Uᴴ U with upper) given its Cholesky factor self."""
+    """The inverse of A = L Lᴴ (or Uᴴ U with upper) given its Cholesky factor self.
+    LinAlgError, PyTorch's, where a factor has a zero on its diagonal (A is singular)."""
+    if self.dim() < 2:
+        raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 dimensions.")
     n = self.shape[-1]
+    if self.shape[-2] != n:
+        raise RuntimeError(f"cholesky_inverse: A must be batches of square matrices, but they "
+                           f"are {self.shape[-2]} by {n} matrices")
+    if self.numel():
+        zero = _et.eq(self.diagonal(0, -2, -1), 0).reshape(-1, n)
+        if bool(zero.any()):
+            b, i = divmod(int(_et.nonzero(zero.reshape(-1))[0].item()), n)
+            where = f"(Batch element {b}): " if self.dim() > 2 else ""
+            raise _et.linalg.LinAlgError(
+                f"cholesky_inverse: {where}The diagonal element {i + 1} is zero, the inversion "
+                "could not be completed because the input matrix is singular.")
     eye = _et.eye(n, dtype=self.dtype, device=self.device).expand(self.shape)
     return cholesky_solve(eye, self, upper)
 
