@@ -845,3 +845,16 @@ def test_cholesky_inverse_of_a_singular_factor_is_an_error(factor):
     with pytest.raises(RuntimeError) as got:
         et.cholesky_inverse(et.tensor(factor))
     assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize(
+    "shapes",
+    [((2, 3, 3), (2, 2, 3)), ((2, 3, 3), (3, 2)), ((2, 3, 3), (2,)), ((3,), (1,))],
+)
+def test_householder_product_checks_tau_as_pytorch(shapes):
+    a, t = shapes
+    with pytest.raises(RuntimeError) as want:
+        torch.linalg.householder_product(torch.ones(a), torch.ones(t))
+    with pytest.raises(RuntimeError) as got:
+        et.linalg.householder_product(et.ones(a), et.ones(t))
+    assert str(got.value) == str(want.value)

@@ -297,7 +297,6 @@ UNTRIAGED: frozenset[tuple[str, str]] = frozenset(
         ("lerp(out=)", "raises-only-in-torch"),
         ("linalg.cholesky_ex", "raises-only-in-ember"),
         ("linalg.cross", "raises-only-in-torch"),
-        ("linalg.householder_product", "raises-only-in-torch"),
         ("linalg.inv_ex", "raises-only-in-torch"),
         ("linalg.ldl_factor", "raises-only-in-torch"),
         ("linalg.lstsq", "raises-only-in-torch"),

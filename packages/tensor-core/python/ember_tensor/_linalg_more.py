@@ -314,14 +314,30 @@ def tensorsolve(A, B, dims=None):
 def householder_product(A, tau):
     """The product of the Householder reflectors H_i = I - tau_i v_i v_iᴴ (v_i: column i of A
     below the diagonal, 1 on it), the first n columns: LAPACK's orgqr/ungqr."""
+    op = "torch.linalg.householder_product"
+    for arg, t in (("input", A), ("tau", tau)):
+        if not isinstance(t, _C.Tensor):
+            raise TypeError(f"linalg_householder_product(): argument '{arg}' must be Tensor, not "
+                            f"{type(t).__name__}")
+    if A.dim() < 2:
+        raise RuntimeError(f"{op}: input must have at least 2 dimensions.")
     m, n = A.shape[-2], A.shape[-1]
-    k = tau.shape[-1]
+    k = tau.shape[-1] if tau.dim() else 1
     if n > m:
         raise RuntimeError("torch.linalg.householder_product: input.shape[-2] must be greater "
                            "than or equal to input.shape[-1]")
     if k > n:
         raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater "
                            "than or equal to tau.shape[-1]")
+    if A.dim() - tau.dim() != 1:
+        raise RuntimeError(f"{op}: Expected tau to have one dimension less than input, but got "
+                           f"tau.ndim equal to {tau.dim()} and input.ndim is equal to {A.dim()}")
+    if tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
+        raise RuntimeError(f"{op}: Expected batch dimensions of tau to be equal to "
+                           f"input.shape[:-2], but got {list(tau.shape[:-1])}")
+    if tau.dtype != A.dtype:
+        raise RuntimeError(f"{op}: tau dtype {tau.dtype._scalar_type_name} does not match input "
+                           f"dtype {A.dtype._scalar_type_name}")
     eye = _C.eye(m, n, dtype=A.dtype, device=A.device)
     # (+ an empty sum of A: exactly zero, so that Q hangs from A in the graph even for k = 0)
     Q = eye.expand(*A.shape[:-2], m, n) + _C.sum(A[..., :0, :], (-2,), True)
