@@ -858,3 +858,13 @@ def test_householder_product_checks_tau_as_pytorch(shapes):
     with pytest.raises(RuntimeError) as got:
         et.linalg.householder_product(et.ones(a), et.ones(t))
     assert str(got.value) == str(want.value)
+
+
+def test_lu_unpack_wants_int32_pivots():
+    for lib in (torch, et):
+        with pytest.raises(RuntimeError, match="LU_pivots is expected to be a contiguous tensor"):
+            lib.lu_unpack(lib.eye(3), lib.tensor([1, 2, 3]))
+        assert lib.lu_unpack(lib.eye(3), lib.tensor([1, 2, 3]), unpack_pivots=False)[1].shape == (
+            3,
+            3,
+        )

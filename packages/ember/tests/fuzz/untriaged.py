@@ -329,7 +329,6 @@ UNTRIAGED: frozenset[tuple[str, str]] = frozenset(
         ("lu_solve", "raises-only-in-torch"),
         ("lu_solve(out=)", "raises-only-in-torch"),
         ("lu_unpack", "raises-only-in-ember"),
-        ("lu_unpack", "raises-only-in-torch"),
         ("masked_select(out=)", "raises-only-in-torch"),
         ("matmul(out=)", "raises-only-in-torch"),
         ("matrix_exp", "raises-only-in-torch"),

@@ -230,6 +230,11 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     else:
         L = U = _C.empty(0, dtype=LU_data.dtype, device=LU_data.device)
     if unpack_pivots:
+        if LU_pivots.dtype != _C.int32:  # lu_factor's pivots, as PyTorch insists
+            raise RuntimeError(
+                "torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 "
+                "dtype.\nNote: this function is intended to be used with the output produced by "
+                "torch.linalg.lu_factor")
         perm = _permutation(LU_pivots, m)
         # P @ L @ U = A: P's column perm[i] ... P[perm[i], i] = 1
         eye = _C.eye(m, dtype=LU_data.dtype, device=LU_data.device)
