@@ -178,3 +178,10 @@ def test_loss_operands_pytorch_refuses(call):
     with pytest.raises(RuntimeError) as got:
         call(F, et)
     assert str(got.value) == str(want.value)
+
+
+def test_prelu_weight_of_another_dtype_is_an_error():
+    with pytest.raises(RuntimeError, match="Type promoting not supported. Got Float and Int"):
+        TF.prelu(torch.ones(2, 3), torch.tensor([1], dtype=torch.int32))
+    with pytest.raises(RuntimeError, match="Type promoting not supported. Got Float and Int"):
+        F.prelu(et.ones(2, 3), et.tensor([1], dtype=et.int32))

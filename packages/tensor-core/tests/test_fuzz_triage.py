@@ -868,3 +868,22 @@ def test_lu_unpack_wants_int32_pivots():
             3,
             3,
         )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.ones(2, 3).addr(lib.ones(2), lib.ones(3), alpha=True),
+        lambda lib: lib.ones(2, 3).addr(lib.ones(2), lib.ones(3), beta=False),
+        lambda lib: lib.cross(lib.ones(3, dtype=lib.int32), lib.ones(3, dtype=lib.int64)),
+        lambda lib: lib.linalg.cross(lib.ones(3), lib.ones(3, dtype=lib.float64)),
+    ],
+)
+def test_operands_pytorch_refuses_without_promotion(call):
+    """A bool alpha or beta for a result that is not bool; cross of two dtypes (PyTorch's
+    kernel takes one): PyTorch's errors, word for word."""
+    with pytest.raises(RuntimeError) as want:
+        call(torch)
+    with pytest.raises(RuntimeError) as got:
+        call(et)
+    assert str(got.value) == str(want.value)

@@ -57,6 +57,9 @@ def softshrink(input, lambd: float = 0.5):
 
 def prelu(input, weight):
     """max(0, x) + weight * min(0, x), weight one value or one per channel (dim 1)."""
+    if weight.dtype != input.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got "
+                           f"{input.dtype._scalar_type_name} and {weight.dtype._scalar_type_name}")
     if weight.dim() > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
                            f"ndim = {weight.dim()}")

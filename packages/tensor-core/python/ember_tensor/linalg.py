@@ -405,6 +405,9 @@ def cross(input, other, *, dim=-1):
     _check_tensor("cross", "other", other)
     if input.dim() != other.dim():
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    if input.dtype != other.dtype:  # PyTorch's kernel takes one dtype, without promotion
+        raise RuntimeError(f"expected scalar type {input.dtype._scalar_type_name} but found "
+                           f"{other.dtype._scalar_type_name}")
     nd = input.dim()
     d = dim + nd if dim < 0 else dim
     if not 0 <= d < nd:

@@ -74,6 +74,10 @@ def addr(self, vec1, vec2, *, beta=1, alpha=1):
         if v.dim() != 1:
             raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.dim()}-D")
     dt = _et.promote_types(self.dtype, _et.promote_types(vec1.dtype, vec2.dtype))
+    if dt != _et.bool:
+        for name, v in (("beta", beta), ("alpha", alpha)):
+            if v is True or v is False:
+                raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
     if not (dt.is_floating_point or dt.is_complex):
         for name, v in (("beta", beta), ("alpha", alpha)):
             if isinstance(v, float):
