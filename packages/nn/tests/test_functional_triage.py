@@ -185,3 +185,26 @@ def test_prelu_weight_of_another_dtype_is_an_error():
         TF.prelu(torch.ones(2, 3), torch.tensor([1], dtype=torch.int32))
     with pytest.raises(RuntimeError, match="Type promoting not supported. Got Float and Int"):
         F.prelu(et.ones(2, 3), et.tensor([1], dtype=et.int32))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda F, L: F.conv2d(L.ones(1, 1, 5, 5), L.ones(1, 1, 2, 2), stride=[1, 1, 1]),
+        lambda F, L: F.conv1d(L.ones(1, 1, 5), L.ones(1, 1, 2), padding=[1, 1]),
+        lambda F, L: F.conv_transpose1d(L.ones(1, 1, 5), L.ones(1, 1, 2), output_padding=[0, 0]),
+        lambda F, L: F.conv3d(L.ones(1, 1, 5, 5, 5), L.ones(1, 1, 2, 2, 2), padding=[1, 1]),
+        lambda F, L: F.unfold(L.ones(1, 1, 4, 4), 2, dilation=[1]),
+        lambda F, L: F.fold(L.ones(1, 4, 9), 4, 2, dilation=[1]),
+        lambda F, L: F.multi_margin_loss(L.ones(3, 2), L.zeros(3, 1, dtype=L.int64)),
+        lambda F, L: F.multi_margin_loss(L.ones(2), L.zeros(2, dtype=L.int64)),
+    ],
+)
+def test_argument_lengths_and_target_shapes_pytorch_checks(call):
+    """A convolution's stride/padding/dilation/output_padding of 1 or n values (fold and
+    unfold: exactly 2), multi_margin_loss's one target per sample: PyTorch's errors."""
+    with pytest.raises(RuntimeError) as want:
+        call(TF, torch)
+    with pytest.raises(RuntimeError) as got:
+        call(F, et)
+    assert str(got.value) == str(want.value)

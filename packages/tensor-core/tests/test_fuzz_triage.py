@@ -887,3 +887,32 @@ def test_operands_pytorch_refuses_without_promotion(call):
     with pytest.raises(RuntimeError) as got:
         call(et)
     assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.ones(3).histogram(0),
+        lambda lib: lib.zeros(0, dtype=lib.float64).histogram(
+            lib.tensor([-2.0], dtype=lib.float64)
+        ),
+        lambda lib: lib.histogram(lib.ones(3, dtype=lib.float16), lib.tensor([0.0, 1.0, 2.0])),
+        lambda lib: lib.ones(3).repeat_interleave(lib.ones(1, 1, dtype=lib.int64)),
+        lambda lib: lib.trapezoid(lib.ones(3), lib.tensor([True, False, True])),
+        lambda lib: lib.cumulative_trapezoid(lib.ones(3), lib.tensor([True, False, True])),
+    ],
+)
+def test_arguments_pytorch_checks(call):
+    """histogram's bin count and bin-edge dtype, repeats of more than one dim, bool sample
+    points: PyTorch's errors, word for word."""
+    with pytest.raises(RuntimeError) as want:
+        call(torch)
+    with pytest.raises(RuntimeError) as got:
+        call(et)
+    assert str(got.value) == str(want.value)
+
+
+def test_dist_of_a_number_is_a_type_error():
+    for lib in (torch, et):
+        with pytest.raises(TypeError, match=r"argument 'other' \(position 2\) must be Tensor"):
+            lib.dist(lib.ones(2), 1.0)

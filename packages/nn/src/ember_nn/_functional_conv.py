@@ -49,12 +49,22 @@ __all__ = [
 _KERNEL_DIMS = {1: "kL", 2: "kH, kW", 3: "kD, kH, kW"}
 
 
-def _ntuple(value, n: int, name: str = "argument") -> tuple:
+def _ntuple(value, n: int, name: str) -> tuple:
+    """A convolution's stride, padding, dilation or output_padding for n spatial dims: an
+    int, or a list of 1 (repeated) or n ints; PyTorch's error otherwise."""
     if isinstance(value, (list, tuple)):
-        if len(value) == 1 and n > 1:
-            return tuple(value) * n
-        return tuple(value)
+        if len(value) not in (1, n):
+            raise RuntimeError(
+                f"expected {name} to be a single integer value or a list of {n} values to "
+                f"match the convolution dimensions, but got {name}={list(value)}")
+        return tuple(value) * n if len(value) == 1 else tuple(value)
     return (value,) * n
+
+
+def _pair(value) -> tuple:
+    """fold/unfold's arguments: an int (repeated) or a sequence taken as it is (its length
+    checked against 2 by the caller, as PyTorch's im2col does)."""
+    return tuple(value) if isinstance(value, (list, tuple)) else (value, value)
 
 
 def _shape(t) -> list[int]:
@@ -94,8 +104,8 @@ def _conv_nd(op: str, nd: int, input, weight, bias, stride, padding, dilation, g
         )
     unbatched = input.dim() == nd + 1
     x = input.unsqueeze(0) if unbatched else input
-    stride = _ntuple(stride, nd)
-    dilation = _ntuple(dilation, nd)
+    stride = _ntuple(stride, nd, "stride")
+    dilation = _ntuple(dilation, nd, "dilation")
     kernel = tuple(weight.shape[2:])
     if isinstance(padding, str):
         if padding == "valid":
@@ -112,7 +122,7 @@ def _conv_nd(op: str, nd: int, input, weight, bias, stride, padding, dilation, g
             padding = tuple(left)
         else:
             raise RuntimeError(f"Invalid padding string: {padding!r}")
-    padding = _ntuple(padding, nd)
+    padding = _ntuple(padding, nd, "padding")
     if nd == 1:
         out = _conv2d(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, stride[0]),
                       (0, padding[0]), (1, dilation[0]), groups).squeeze(2)
@@ -264,8 +274,9 @@ def _conv_transpose_nd(op, nd, input, weight, bias, stride, padding, output_padd
         )
     unbatched = input.dim() == nd + 1
     x = input.unsqueeze(0) if unbatched else input
-    stride, padding = _ntuple(stride, nd), _ntuple(padding, nd)
-    output_padding, dilation = _ntuple(output_padding, nd), _ntuple(dilation, nd)
+    stride, padding = _ntuple(stride, nd, "stride"), _ntuple(padding, nd, "padding")
+    output_padding = _ntuple(output_padding, nd, "output_padding")
+    dilation = _ntuple(dilation, nd, "dilation")
     if nd == 1:
         out = _conv_transpose2d(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, stride[0]),
                                 (0, padding[0]), (0, output_padding[0]), groups,
@@ -325,7 +336,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
             f"non-zero dimensions for input, but got: {_shape(input)}"
         )
     _check_fold_dtype("im2col", input)
-    args = [_ntuple(a, 2) for a in (kernel_size, dilation, padding, stride)]
+    args = [_pair(a) for a in (kernel_size, dilation, padding, stride)]
     for name, a in zip(("kernel_size", "dilation", "padding", "stride"), args):
         if len(a) != 2:
             raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(a)}")
@@ -343,7 +354,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
             f"non-zero dimensions for input, but got: {_shape(input)}"
         )
     _check_fold_dtype("col2im", input)
-    args = [_ntuple(a, 2) for a in (output_size, kernel_size, dilation, padding, stride)]
+    args = [_pair(a) for a in (output_size, kernel_size, dilation, padding, stride)]
     for name, a in zip(("output_size", "kernel_size", "dilation", "padding", "stride"), args):
         if len(a) != 2:
             raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(a)}")

@@ -375,6 +375,12 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
     reduction = _reduction.resolve(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
+    frames = input.shape[0] if input.dim() > 1 else 1
+    if target.dim() > 1 or target.numel() != frames:
+        raise RuntimeError(
+            "multi_margin_loss: target tensor should be 1-D with size equal to the number of "
+            f"input samples (batch size). Expected target size [{frames}], but got "
+            f"{list(target.shape)}. Input has shape {list(input.shape)}.")
     x = input if input.dim() > 1 else input.reshape(1, -1)
     t = target.reshape(-1)
     c = x.shape[-1]

@@ -221,6 +221,9 @@ def _permutation(pivots, m: int):
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     """(P, L, U) from lu_factor's packed result: A = P @ L @ U."""
+    for arg, t in (("LU_data", LU_data), ("LU_pivots", LU_pivots)):
+        if not isinstance(t, _C.Tensor):
+            raise TypeError(f"lu_unpack(): argument '{arg}' must be Tensor, not {type(t).__name__}")
     m, n = LU_data.shape[-2], LU_data.shape[-1]
     k = min(m, n)
     if unpack_data:

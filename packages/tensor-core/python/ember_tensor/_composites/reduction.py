@@ -121,6 +121,9 @@ def aminmax(self, *, dim=None, keepdim=False):
 
 def dist(self, other, p=2):
     """The p-norm of self - other (broadcast)."""
+    if not isinstance(other, _et.Tensor):
+        raise TypeError(f"dist(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
     return _et.linalg.vector_norm(_et.sub(self, other), p)
 
 
@@ -391,6 +394,9 @@ def diff(self, n=1, dim=-1, prepend=None, append=None):
 def _trapezoid_args(op: str, y, x, dim: int):
     if y.dtype == _et.bool:
         raise RuntimeError(f"{op}: received a bool input for `y`, but bool is not supported")
+    if x is not None and x.dtype == _et.bool:
+        raise RuntimeError(f"{op}: received a bool input for `x` or `y`, but bool is not "
+                           "supported")
     d = _wrap(dim, y.dim())
     if x is not None and x.dim() == 1:  # the sample points of dim: their spacing, broadcast
         shape = [1] * y.dim()
@@ -719,6 +725,12 @@ def histogramdd(self, bins, *, range=None, weight=None, density=False):  # noqa:
     return hist, edges
 
 
+def _c10_name(dtype) -> str:
+    """The C++ type name PyTorch's histogram messages give a dtype ('float', 'c10::Half')."""
+    return {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16"}.get(_name(dtype), _name(dtype))
+
+
 def histogram(self, bins, *, range=None, weight=None, density=False):  # noqa: A002
     """(hist, bin_edges) of self's elements as NumPy's histogram: bins equal-width bins over
     range (self's min and max by default) or the given 1-d edges; each bin holds its left
@@ -729,8 +741,19 @@ def histogram(self, bins, *, range=None, weight=None, density=False):  # noqa: A
                            f"same dtype, but got input {self.dtype._scalar_type_name}")
     x = self.reshape(-1)
     if isinstance(bins, _et.Tensor):
-        edges = bins.to(self.dtype)
+        if bins.dtype != self.dtype:
+            raise RuntimeError(
+                "torch.histogramdd: input tensor and bins tensors should have the same dtype, "
+                f"but got input with dtype {_c10_name(self.dtype)} and bins for dimension 0 "
+                f"with dtype {_c10_name(bins.dtype)}")
+        edges = bins
+        if bins.numel() < 2:  # fewer than two edges: no bin
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got "
+                               f"{max(bins.numel() - 1, 0)} for dimension 0")
     else:
+        if bins <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
+                               "dimension 0")
         edges = _equal_width_edges(x, bins, range, self.dtype, self.device)
     n = edges.shape[0] - 1
     idx, inside = _bin_of(x, edges)

@@ -685,9 +685,9 @@ def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
     x = self.reshape(-1) if dim is None else self
     d = 0 if dim is None else _wrap(dim, x.dim())
     n = x.size(d) if x.dim() else 1
+    if isinstance(repeats, _et.Tensor) and repeats.dim() > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
     if isinstance(repeats, _et.Tensor) and repeats.numel() != 1:
-        if repeats.dim() > 1:
-            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
         if repeats.numel() != n:
             raise RuntimeError("repeats must have the same size as input along dim, but got "
                                f"repeats.size(0) = {repeats.numel()} and input.size({d}) = {n}")
