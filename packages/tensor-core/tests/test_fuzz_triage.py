@@ -864,10 +864,10 @@ def test_lu_unpack_wants_int32_pivots():
     for lib in (torch, et):
         with pytest.raises(RuntimeError, match="LU_pivots is expected to be a contiguous tensor"):
             lib.lu_unpack(lib.eye(3), lib.tensor([1, 2, 3]))
-        assert lib.lu_unpack(lib.eye(3), lib.tensor([1, 2, 3]), unpack_pivots=False)[1].shape == (
-            3,
-            3,
-        )
+        unpacked = lib.lu_unpack(lib.eye(3), lib.tensor([1, 2, 3]), unpack_pivots=False)
+        assert unpacked[1].shape == (3, 3)
+        with pytest.raises(TypeError, match="argument 'LU_pivots' must be Tensor, not tuple"):
+            lib.lu_unpack(lib.eye(3), (), unpack_data=False, unpack_pivots=False)
 
 
 @pytest.mark.parametrize(
