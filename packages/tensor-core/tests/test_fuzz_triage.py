@@ -866,7 +866,9 @@ def test_lu_unpack_wants_int32_pivots():
             lib.lu_unpack(lib.eye(3), lib.tensor([1, 2, 3]))
         unpacked = lib.lu_unpack(lib.eye(3), lib.tensor([1, 2, 3]), unpack_pivots=False)
         assert unpacked[1].shape == (3, 3)
-        with pytest.raises(TypeError, match=r"argument 'LU_pivots' (\(position 2\) )?must be Tensor, not tuple"):
+        with pytest.raises(
+            TypeError, match=r"argument 'LU_pivots' (\(position 2\) )?must be Tensor, not tuple"
+        ):
             lib.lu_unpack(lib.eye(3), (), unpack_data=False, unpack_pivots=False)
 
 
