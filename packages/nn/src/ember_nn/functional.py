@@ -79,17 +79,6 @@ def _check_float(name: str, input) -> None:
         )
 
 
-def _check_float_pair(name: str, input, target) -> None:
-    """The regression losses compute in the dtype input and target promote to; PyTorch has
-    no integer or bool kernel for them (NotImplementedError), so neither does Ember."""
-    dtype = et.result_type(input, target)
-    if not dtype.is_floating_point:
-        raise NotImplementedError(
-            f"{name}: not implemented for dtype {_dtype_name(dtype)} (expected "
-            "floating point input and target)"
-        )
-
-
 def _bool_arg(op: str, arg: str, value, position: int | None = None) -> bool:
     """A bool argument as PyTorch's parser takes it: True or False, else TypeError."""
     if not isinstance(value, bool):
@@ -110,11 +99,17 @@ def _in_input_dtype(loss, input):
 
 
 def _difference(name: str, input, target):
-    """``input - target`` as the regression losses' kernels form it: in the promoted float
-    dtype (a bool operand is a number there, not the `-` operator's error)."""
-    _check_float_pair(name, input, target)
+    """``input - target`` as the regression losses' kernels form it: in the dtype input and
+    target promote to (a bool operand is a number there, not the `-` operator's error).
+    PyTorch has no integer or bool kernel for these losses (NotImplementedError), so neither
+    does Ember."""
+    dtype = et.result_type(input, target)
+    if not dtype.is_floating_point:
+        raise NotImplementedError(
+            f"{name}: not implemented for dtype {_dtype_name(dtype)} (expected "
+            "floating point input and target)"
+        )
     if input.dtype == et.bool or target.dtype == et.bool:
-        dtype = et.result_type(input, target)
         input, target = input.to(dtype), target.to(dtype)
     return input - target
 

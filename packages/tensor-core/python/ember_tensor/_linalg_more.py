@@ -11,6 +11,7 @@ import collections
 import math
 
 from . import _C
+from ._composites import _tensor_arg
 
 _named = {}
 
@@ -221,9 +222,8 @@ def _permutation(pivots, m: int):
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     """(P, L, U) from lu_factor's packed result: A = P @ L @ U."""
-    for arg, t in (("LU_data", LU_data), ("LU_pivots", LU_pivots)):
-        if not isinstance(t, _C.Tensor):
-            raise TypeError(f"lu_unpack(): argument '{arg}' must be Tensor, not {type(t).__name__}")
+    _tensor_arg("lu_unpack", LU_data, "LU_data", 1)
+    _tensor_arg("lu_unpack", LU_pivots, "LU_pivots", 2)
     m, n = LU_data.shape[-2], LU_data.shape[-1]
     k = min(m, n)
     if unpack_data:
@@ -323,10 +323,8 @@ def householder_product(A, tau):
     """The product of the Householder reflectors H_i = I - tau_i v_i v_iᴴ (v_i: column i of A
     below the diagonal, 1 on it), the first n columns: LAPACK's orgqr/ungqr."""
     op = "torch.linalg.householder_product"
-    for arg, t in (("input", A), ("tau", tau)):
-        if not isinstance(t, _C.Tensor):
-            raise TypeError(f"linalg_householder_product(): argument '{arg}' must be Tensor, not "
-                            f"{type(t).__name__}")
+    _tensor_arg("linalg_householder_product", A, "input", 1)
+    _tensor_arg("linalg_householder_product", tau, "tau", 2)
     if A.dim() < 2:
         raise RuntimeError(f"{op}: input must have at least 2 dimensions.")
     m, n = A.shape[-2], A.shape[-1]

@@ -7,6 +7,7 @@ they call); autograd records the ops they call."""
 from __future__ import annotations
 
 from . import _C
+from ._composites import _tensor_arg
 
 __all__ = ["fill", "norm", "resolve_neg", "scatter", "zero_"]
 
@@ -94,9 +95,7 @@ def fill(input, value):
 
 def resolve_neg(input):
     """input itself: no Ember tensor carries a lazy negative bit to resolve."""
-    if not isinstance(input, _C.Tensor):
-        raise TypeError(f"resolve_neg(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+    _tensor_arg("resolve_neg", input)
     return input
 
 

@@ -68,6 +68,14 @@ def _opmath(dtype):
     return _C.float32 if dtype in (_C.float16, _C.bfloat16) else dtype
 
 
+def _tensor_arg(op: str, value, name: str = "input", position: int = 1) -> None:
+    """PyTorch's TypeError for an argument that is not a tensor: "<op>(): argument '<name>'
+    (position <position>) must be Tensor, not <type>"."""
+    if not isinstance(value, _C.Tensor):
+        raise TypeError(f"{op}(): argument '{name}' (position {position}) must be Tensor, "
+                        f"not {type(value).__name__}")
+
+
 def _check_scalar(dtype, value) -> None:
     """PyTorch's checked conversion of an op's number argument to the type its kernel
     computes in (``_opmath``): RuntimeError "value cannot be converted to type <T> without

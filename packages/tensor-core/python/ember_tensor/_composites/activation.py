@@ -23,6 +23,7 @@ import math
 import ember_tensor as _et
 
 from . import _check_scalar
+from . import _tensor_arg as _tensor
 
 __all__ = [
     "binary_cross_entropy",
@@ -47,15 +48,6 @@ __all__ = [
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 _SQRT1_2 = 1 / math.sqrt(2)
-
-
-def _tensor(op: str, value, name: str = "input", position: int = 1) -> None:
-    """PyTorch's TypeError for an operand that is not a tensor."""
-    if not isinstance(value, _et.Tensor):
-        raise TypeError(
-            f"{op}(): argument '{name}' (position {position}) must be Tensor, "
-            f"not {type(value).__name__}"
-        )
 
 
 def _integral_scalars(self, *values):

@@ -11,7 +11,7 @@ import math
 import ember_tensor as _et
 
 from . import _dtype_name as _name
-from . import _opmath
+from . import _opmath, _tensor_arg
 
 __all__ = [
     "aminmax",
@@ -121,9 +121,7 @@ def aminmax(self, *, dim=None, keepdim=False):
 
 def dist(self, other, p=2):
     """The p-norm of self - other (broadcast)."""
-    if not isinstance(other, _et.Tensor):
-        raise TypeError(f"dist(): argument 'other' (position 2) must be Tensor, not "
-                        f"{type(other).__name__}")
+    _tensor_arg("dist", other, "other", 2)
     return _et.linalg.vector_norm(_et.sub(self, other), p)
 
 
