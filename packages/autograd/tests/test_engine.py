@@ -64,6 +64,23 @@ def test_backward_with_gradient_argument():
     same(both(run))
 
 
+def test_backward_casts_a_real_gradient_of_another_dtype():
+    """PyTorch's engine casts the gradient given to the output's dtype (an int8 gradient of a
+    bfloat16 output, a float64 one of a float32 output)."""
+
+    def run(lib, ag):
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.bfloat16, requires_grad=True)
+        (x * 2).backward(lib.tensor([1, -2, 3], dtype=lib.int8))
+        y = lib.tensor([1.0, 2.0], requires_grad=True)
+        (y * y).backward(lib.tensor([0.5, 1.5], dtype=lib.float64))
+        return x.grad, y.grad
+
+    (gt, ht), (ge, he) = both(run)
+    assert str(ge.dtype).split(".")[-1] == str(gt.dtype).split(".")[-1] == "bfloat16"
+    np.testing.assert_array_equal(ge.float().numpy(), gt.float().numpy())
+    np.testing.assert_array_equal(he.numpy(), ht.numpy())
+
+
 def test_non_scalar_backward_needs_gradient():
     mt, me = messages(lambda lib, ag: (lib.tensor([1.0, 2.0], requires_grad=True) * 2).backward())
     assert me == mt == "grad can be implicitly created only for scalar outputs"

@@ -208,3 +208,90 @@ def test_argument_lengths_and_target_shapes_pytorch_checks(call):
     with pytest.raises(RuntimeError) as got:
         call(F, et)
     assert str(got.value) == str(want.value)
+
+
+NN = {et: F, torch: TF}
+
+
+def _both_nn(fn):
+    return fn(et), fn(torch)
+
+
+def test_linear_of_expanded_input_without_features():
+    got, want = _both_nn(
+        lambda lib: NN[lib].linear(lib.zeros(1, 1, 0).expand(2, 1, 0), lib.zeros(1, 0))
+    )
+    assert tuple(got.shape) == tuple(want.shape) == (2, 1, 1)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize(
+    "shape, size", [((3, 0, 2), [1, 1]), ((1, 3, 2, 0), [1, 1]), ((0, 3, 2), [2, 1])]
+)
+def test_adaptive_avg_pool_of_empty_planes_to_one_by_one(shape, size):
+    """PyTorch averages to 1x1 as a mean over the plane: NaN for an empty plane."""
+    got, want = _both_nn(lambda lib: NN[lib].adaptive_avg_pool2d(lib.zeros(shape), size))
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    for lib in (et, torch):
+        with pytest.raises(RuntimeError, match="non-zero size for non-batch dimensions"):
+            NN[lib].adaptive_avg_pool2d(lib.zeros(3, 0, 2), [0, 1])
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_nll_loss_of_an_unbatched_input_with_a_target_of_one_element(reduction):
+    x = [0.7, -5.0, -5.2]
+    got, want = _both_nn(
+        lambda lib: NN[lib].cross_entropy(
+            lib.tensor(x), lib.tensor([1]), weight=lib.tensor([1.0, 2.0, 3.0]), reduction=reduction
+        )
+    )
+    assert tuple(got.shape) == tuple(want.shape) == ()
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    xe = et.tensor(x, requires_grad=True)
+    F.nll_loss(xe, et.tensor([1]), reduction=reduction).backward()
+    xt = torch.tensor(x, requires_grad=True)
+    torch.nn.functional.nll_loss(xt, torch.tensor(1), reduction=reduction).backward()
+    np.testing.assert_array_equal(xe.grad.numpy(), xt.grad.numpy())
+    for lib in (et, torch):
+        with pytest.raises(ValueError, match="For 1D input, 1D target must have size 1"):
+            NN[lib].nll_loss(lib.tensor(x), lib.tensor([1, 2]))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: NN[lib].huber_loss(lib.tensor([1.0, -1.5]), lib.tensor([1, 1]), delta=10**20),
+        lambda lib: NN[lib].pairwise_distance(
+            lib.tensor([[0, 1], [4, 4]], dtype=lib.uint8),
+            lib.tensor([[5, 0], [1, 3]], dtype=lib.uint8),
+            p=-(2**63) - 1,
+        ),
+        lambda lib: NN[lib].poisson_nll_loss(
+            lib.tensor([2.9, 3.2, 1.3]), lib.tensor(2.0), False, False, eps=10**20
+        ),
+        lambda lib: NN[lib].triplet_margin_loss(
+            lib.tensor([[1.0]]), lib.tensor([[2.0]]), lib.tensor([[-3.0]]), margin=2**70, p=10**20
+        ),
+        lambda lib: NN[lib].bilinear(
+            lib.ones(3, 2, 2), lib.ones(3, 2, 2), lib.ones(3, 2, 2), lib.ones(3, 1, 3)
+        ),
+    ],
+)
+def test_float_arguments_take_any_int_and_bias_broadcasts(call):
+    """float arguments given ints beyond int64 (PyTorch's parser converts them to double);
+    bilinear checks only the bias's first dim, then broadcasts it."""
+    got, want = call(et), call(torch)
+    _same(got, want)
+
+
+def test_float_argument_of_another_type_and_bilinear_bias_checks():
+    for lib in (et, torch):
+        with pytest.raises(TypeError, match="argument 'delta'.* must be float, not str"):
+            NN[lib].huber_loss(lib.ones(2), lib.ones(2), delta="a")
+        with pytest.raises(
+            RuntimeError, match="bias size does not match weight size: got 4 but expected 3"
+        ):
+            NN[lib].bilinear(lib.ones(2, 3), lib.ones(2, 3), lib.ones(3, 3, 3), lib.ones(4, 3))
+        with pytest.raises(IndexError):
+            NN[lib].bilinear(lib.ones(2, 3), lib.ones(2, 3), lib.ones(3, 3, 3), lib.tensor(1.0))

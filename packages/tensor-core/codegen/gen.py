@@ -110,7 +110,11 @@ KEYS = {
     "autocast",
     "overlap",
     "number_self",
+    "dtypes_of",
 }
+# dtypes_of: promoted -- `dtypes` is checked on PyTorch's result_type of the tensor arguments
+#   (and numbers given for Tensor|Scalar ones) instead of on the first tensor: ops whose kernel
+#   computes in the common dtype (addcmul of a bool self with int tensors runs in int).
 # number_self: the function also takes a Python number for self (torch.add(2, x): PyTorch's
 #   parser lets numbers stand for the tensors of these ops): a second overload, registered
 #   after the tensor one, so that calls with a tensor first never reach it.
@@ -174,6 +178,7 @@ class Op:
     body: str = ""  # a composite's body: "cpp" or "python" (see COMPOSITE_BODIES)
     overlap_allowed: bool = False  # the `overlap: allowed` key
     number_self: str = ""  # the `number_self` key: "", "true" or "with_tensor"
+    dtypes_promoted: bool = False  # the `dtypes_of: promoted` key
 
     @property
     def has_kernels(self) -> bool:
@@ -350,6 +355,9 @@ def parse_op(entry: dict, seen: set[str]) -> Op:
         raise SchemaError(f"overlap must be 'allowed' when given, got {overlap!r}")
     if overlap and not ({"inplace", "out"} & set(variants)):
         raise SchemaError("overlap: allowed needs an inplace or out variant")
+    dtypes_of = entry.get("dtypes_of")
+    if dtypes_of not in (None, "promoted"):
+        raise SchemaError(f"dtypes_of must be 'promoted' when given, got {dtypes_of!r}")
     return Op(
         name,
         args,
@@ -368,6 +376,7 @@ def parse_op(entry: dict, seen: set[str]) -> Op:
         autocast=autocast,
         overlap_allowed=overlap == "allowed",
         number_self=parse_number_self(entry.get("number_self")),
+        dtypes_promoted=dtypes_of == "promoted",
     )
 
 
@@ -578,11 +587,23 @@ def written_check(op: Op, variant: str, bound: list[Arg]) -> str:
     return f'  if (out) check_written("{op.name}", out->get(), {{{", ".join(inputs)}}});\n'
 
 
+def none_is_default(arg: Arg) -> bool:
+    """An int[] argument whose default is [] takes None for it, as PyTorch's parser does
+    (``amax(x, None)``, ``roll(x, 1, None)``)."""
+    return arg.type == "int[]" and arg.default == "[]"
+
+
 def binding_type(arg: Arg) -> str:
     """The C++ type of the binding's parameter for arg (it converts to the op's type)."""
     if arg.name == "requires_grad" and arg.type == "bool":
         return "FlagArg"  # PyTorch's factories take requires_grad=None as False
+    if none_is_default(arg):
+        return "std::optional<Shape>"
     return TYPES[arg.type][1]
+
+
+def takes_none(arg: Arg) -> bool:
+    return arg.type.endswith("?") or binding_type(arg) == "FlagArg" or none_is_default(arg)
 
 
 def unwrap(arg: Arg) -> str:
@@ -597,6 +618,8 @@ def unwrap(arg: Arg) -> str:
         return f"unwrap_optionals({arg.name})"
     if arg.type == "bool?":  # std::optional<bool> takes no std::optional<BoolArg>
         return f"unwrap_bool({arg.name})"
+    if none_is_default(arg):
+        return f"({arg.name} ? *{arg.name} : Shape{{}})"
     return arg.name
 
 
@@ -693,12 +716,19 @@ def emit_lambda(op: Op, variant: str, swap: bool = False, operator: bool = False
         )
     first = op.tensor_args[0] if op.tensor_args else None
     # pybind11 lets None through for holder types: reject it for required tensors
+    # an operator given None for its other tensor returns NotImplemented, as for any other
+    # operand it cannot take (pybind11 tries the next overload on reference_cast_error)
     check = "".join(
-        f'  check_not_none("{op.name}", "{a.name}", {a.name});\n'
+        f"  if (!{a.name}) throw py::reference_cast_error();\n"
+        if operator and a.type == "Tensor" and a is not bound[0]
+        else f'  check_not_none("{op.name}", "{a.name}", {a.name});\n'
         for a in bound
         if a.type in ("Tensor", "Tensor[]")
     )
-    if first is not None and first.type == "Tensor" and len(op.dtypes) < len(ALL_DTYPES):
+    if op.dtypes_promoted and len(op.dtypes) < len(ALL_DTYPES):
+        impls = ", ".join(IMPL_EXPR[a.type].format(n=a.name) for a in bound if a.type in IMPL_EXPR)
+        check += f'  check_dtypes("{op.name}", result_type({{{impls}}}), {dtype_mask(op)}u);\n'
+    elif first is not None and first.type == "Tensor" and len(op.dtypes) < len(ALL_DTYPES):
         check += f'  check_dtypes("{op.name}", {first.name}, {dtype_mask(op)}u);\n'
     check += written_check(op, variant, bound)
     ret = cpp_return(op)
@@ -775,7 +805,7 @@ def emit_args(op: Op, variant: str, skip_self: bool) -> str:
             out.append("py::kw_only()")
             kw = True
         s = f'py::arg("{a.name}")'
-        if a.type.endswith("?") or binding_type(a) == "FlagArg":
+        if takes_none(a):
             s += ".none(true)"
         if a.default is not None:
             s += f" = {py_default(a)}"
@@ -816,8 +846,7 @@ def emit_varargs_args(op: Op, variant: str, skip_self: bool) -> str:
     idx = next(i for i, a in enumerate(op.args) if a.name == op.varargs)
     out = [f'py::arg("{a.name}")' for a in op.args[:idx]][(1 if skip_self else 0) :]
     for a in op.args[idx + 1 :]:
-        s = f'py::arg("{a.name}")' + (
-            ".none(true)" if a.type.endswith("?") or binding_type(a) == "FlagArg" else "")
+        s = f'py::arg("{a.name}")' + (".none(true)" if takes_none(a) else "")
         out.append(s + (f" = {py_default(a)}" if a.default is not None else ""))
     if variant == "out":
         out.append('py::arg("out").none(true) = py::none()')
@@ -1001,7 +1030,7 @@ def stub_params(op: Op, skip_self: bool, with_out: bool) -> str:
         if a.kwonly and not kw:
             parts.append("*")
             kw = True
-        t = TYPES[a.type][2]
+        t = TYPES[a.type][2] + (" | None" if none_is_default(a) else "")
         name = a.name + "_" if keyword.iskeyword(a.name) else a.name  # uniform_(from=...)
         parts.append(f"{name}: {t}" + (f" = {a.default}" if a.default is not None else ""))
     if with_out:
@@ -1200,15 +1229,17 @@ def emit_composite_table(ops: list[Op]) -> str:
         f"    ({op.name!r}, {tuple(op.variants)!r}, {tuple(a.name for a in op.args)!r}, "
         f"{tuple(op.dtypes) if len(op.dtypes) < len(ALL_DTYPES) else ()!r}, "
         f"{dict(sorted(op.operators.items()))!r}, {tuple(a.type for a in op.args)!r}, "
-        f"{op.varargs!r}, {tuple(r[1] for r in op.returns) if op.returns[0][1] else None!r}),"
+        f"{op.varargs!r}, {tuple(r[1] for r in op.returns) if op.returns[0][1] else None!r}, "
+        f"{op.dtypes_promoted!r}),"
         for op in ops
         if op.body == "python"
     ]
     return (
         "# Generated by packages/tensor-core/codegen/gen.py from ops.yaml. Do not edit.\n"
         "# (name, variants, argument names, dtypes or () for all, operators, argument types, the\n"
-        "# argument also taken as *args or None, the names of the results or None) of every op\n"
-        "# whose body is Python (composite: python).\n"
+        "# argument also taken as *args or None, the names of the results or None, whether dtypes\n"
+        "# are checked on the operands' promoted dtype) of every op whose body is Python\n"
+        "# (composite: python).\n"
         "OPS = [\n" + "\n".join(rows) + ("\n" if rows else "") + "]\n"
     )
 

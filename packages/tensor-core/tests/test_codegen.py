@@ -67,6 +67,19 @@ def test_malformed_entry_names_the_entry(tmp_path, line, problem):
     assert problem in proc.stderr
 
 
+def test_dtypes_of_promoted_checks_the_operands_result_type(tmp_path):
+    text = GOOD.replace('"(Tensor self, *, Scalar alpha=2) -> Tensor"',
+                        '"(Tensor self, Tensor|Scalar other) -> Tensor"')
+    out = tmp_path / "gen"
+    promoted = text.replace("  dtypes: float\n", "  dtypes: float\n  dtypes_of: promoted\n")
+    proc = run_gen(tmp_path, promoted, "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    binding = "".join(p.read_text() for p in out.glob("bind_ops_*.cpp"))
+    assert 'check_dtypes("twice", result_type({self.get(), other.t.get()}), ' in binding
+    proc = run_gen(tmp_path, promoted.replace("promoted", "all"), "--out", str(out))
+    assert proc.returncode != 0 and "dtypes_of must be 'promoted'" in proc.stderr
+
+
 def test_invalid_yaml_is_a_clear_error(tmp_path):
     proc = run_gen(tmp_path, GOOD + "  - [unbalanced\n")
     assert proc.returncode != 0

@@ -240,7 +240,7 @@ def test_composite_out_errors_match_the_bindings():
 
 def test_every_python_composite_is_installed_with_its_variants():
     assert composite_ops.OPS, "ops.yaml declares Python composites"
-    for name, variants, _args, _dtypes, operators, _types, _varargs, _fields in composite_ops.OPS:
+    for name, variants, _args, _dtypes, operators, *_ in composite_ops.OPS:
         assert hasattr(et, name) == ("function" in variants), name
         assert hasattr(et.Tensor, name) == ("method" in variants), name
         assert hasattr(et.Tensor, name + "_") == ("inplace" in variants), name
@@ -371,7 +371,7 @@ def test_composite_variants_are_pytorchs():
     has the method; an
     in-place variant where torch has ``<name>_`` (a Tensor method, or a function of torch or
     torch._C._nn: Ember's form of an in-place op is the Tensor method)."""
-    for name, variants, _args, _dtypes, _operators, _types, _varargs, _fields in composite_ops.OPS:
+    for name, variants, *_ in composite_ops.OPS:
         function_mods = (torch, torch._C._nn) + (() if name == "unfold" else (TF,))  # F.unfold:
         if name.startswith("linalg_"):  # im2col, not Tensor.unfold; linalg_x is torch.linalg.x
             function_mods, name_there = (torch.linalg,), name.removeprefix("linalg_")

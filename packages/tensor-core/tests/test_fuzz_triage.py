@@ -918,3 +918,134 @@ def test_dist_of_a_number_is_a_type_error():
     for lib in (torch, et):
         with pytest.raises(TypeError, match=r"argument 'other' \(position 2\) must be Tensor"):
             lib.dist(lib.ones(2), 1.0)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.tensor([-1, -2], dtype=lib.int8).hypot(
+            other=lib.tensor([1.5, -1.5], dtype=lib.float16)
+        ),
+        lambda lib: lib.logaddexp(lib.tensor([3], dtype=lib.int8), lib.tensor([0.5, -2.0])),
+        lambda lib: lib.logaddexp2(lib.tensor(3, dtype=lib.int64), lib.tensor([0.5, -2.0])),
+        lambda lib: lib.nextafter(
+            lib.tensor(-1, dtype=lib.int16), lib.tensor([-0.5, 2.0], dtype=lib.float64)
+        ),
+        lambda lib: lib.tensor([True, False, True]).addcmul(
+            lib.tensor([2], dtype=lib.int32), lib.tensor([-3], dtype=lib.int32), value=1.5
+        ),
+        lambda lib: lib.tensor([True, False]).addcdiv(
+            lib.tensor([3.0, 2.0], dtype=lib.bfloat16), lib.tensor([True, True])
+        ),
+        lambda lib: lib.addcmul(
+            lib.tensor([1, 2]), lib.tensor(2.5), lib.tensor(2.5, dtype=lib.float64)
+        ),
+        lambda lib: lib.clamp(lib.tensor([True, False, True]), min=0),
+        lambda lib: lib.bucketize(-2, lib.tensor([False, True]), out_int32=True),
+        lambda lib: lib.searchsorted(
+            lib.tensor([False, True]), lib.tensor([-2, 1], dtype=lib.int32)
+        ),
+        lambda lib: lib.lerp(
+            lib.tensor([3, -2], dtype=lib.int32),
+            lib.tensor([1, 5], dtype=lib.int32),
+            lib.tensor(1.5, dtype=lib.float64),
+        ),
+        lambda lib: lib.lerp(
+            lib.tensor([3.0, -2.0], dtype=lib.float16),
+            lib.tensor([1.0, 5.0], dtype=lib.float16),
+            lib.tensor(1, dtype=lib.int16),
+        ),
+        lambda lib: lib.dist(
+            lib.tensor([3, -2], dtype=lib.int32), lib.tensor(-0.5, dtype=lib.float64)
+        ),
+    ],
+)
+def test_dtype_checked_on_the_promoted_operands(call):
+    """Ops whose kernels compute in the operands' common dtype check that dtype (ops.yaml
+    ``dtypes_of: promoted``), not the first tensor's: PyTorch's result and dtype."""
+    got, want = call(et), call(torch)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(got.double().numpy(), want.double().numpy(), rtol=1e-3)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.hypot(lib.tensor([1], dtype=lib.int8), lib.tensor([2], dtype=lib.int8)),
+        lambda lib: lib.lerp(
+            lib.tensor([3, -2], dtype=lib.int32), lib.tensor([3, -2], dtype=lib.int32), 0.5
+        ),
+        lambda lib: lib.lerp(
+            lib.tensor([3.0], dtype=lib.float16),
+            lib.tensor([3.0], dtype=lib.float16),
+            lib.tensor([0.5], dtype=lib.float32),
+        ),
+        lambda lib: lib.tensor([1, -2], dtype=lib.int8).lerp_(
+            lib.tensor([1, -2], dtype=lib.int8), lib.tensor(0.5, dtype=lib.float64)
+        ),
+        lambda lib: lib.addcmul(lib.tensor([True]), lib.tensor([True]), lib.tensor([True])),
+    ],
+)
+def test_dtype_refusals_on_the_promoted_operands(call):
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        call(torch)
+    with pytest.raises(RuntimeError):
+        call(et)
+
+
+def test_matmul_operator_with_none_is_not_implemented():
+    for lib in (et, torch):
+        assert lib.ones(2).__matmul__(None) is NotImplemented
+        assert lib.ones(2).__rmatmul__(None) is NotImplemented
+        with pytest.raises(TypeError, match="unsupported operand"):
+            lib.ones(2) @ None
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.ones(3).amax(None),
+        lambda lib: lib.ones(2, 3).amin(None, True),
+        lambda lib: lib.roll(lib.arange(4), 1, None),
+        lambda lib: lib.ones(3).copy_(1.5),
+        lambda lib: lib.ones(3, dtype=lib.int32).copy_(True),
+        lambda lib: lib.ones(1, 1, 3).cross(other=lib.arange(27.0).reshape(3, 3, 3)),
+        lambda lib: lib.tensor([1, 2, 3, 4]).diff(n=0, dim=1),
+        lambda lib: lib.bincount(
+            lib.tensor([], dtype=lib.int16), lib.tensor([0], dtype=lib.int16), 1
+        ),
+        lambda lib: lib.ones(3, 4).tile(lib.tensor([[2]], dtype=lib.uint8)),
+        lambda lib: lib.arange(12.0).reshape(3, 4).unfold(0, 2, 2**62),
+        lambda lib: lib.tensor([-0.5, float("nan"), float("inf")], dtype=lib.float16).nan_to_num(
+            -(2**63) - 1, posinf=1e10
+        ),
+        lambda lib: lib.tensor([-0.5, 2.0], dtype=lib.float16).xlogy(65536.0),
+        lambda lib: lib.xlogy(65536.0, lib.tensor([-0.5, 2.0], dtype=lib.float16)),
+        lambda lib: lib.linspace(-1e300, -1, 1, out=lib.tensor([0.5], dtype=lib.float16)),
+        lambda lib: lib.linalg.vector_norm(lib.tensor([1.0, 2.0]), float("nan")),
+        lambda lib: lib.bitwise_left_shift(True, lib.tensor([1, 2], dtype=lib.uint8)),
+        lambda lib: lib.bitwise_right_shift(-300, lib.tensor([1, 2], dtype=lib.int16)),
+        lambda lib: lib.histogramdd(lib.zeros(4, 0, dtype=lib.float64), 1, density=True)[0],
+        lambda lib: lib.tensor([[2.0, 1.0], [1.0, 3.0]]).lu(get_infos=[1])[2],
+        lambda lib: lib.ones(2).map_(lib.tensor([1.0, 2.0]), callable=lambda x, y: x + 2 * y),
+    ],
+)
+def test_calls_pytorch_takes(call):
+    """None for an int[] argument with an empty default, a number for copy_'s source,
+    cross's default dim from self, a one-element tensor for a list of sizes, a single
+    window's stride, replacement values and numbers rounded to the dtype, p = NaN, a number
+    as the shifts' first operand, points of no dims, get_infos by truthiness, map_'s
+    callable by keyword: PyTorch's results."""
+    got, want = call(et), call(torch)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_gradient_of_a_0d_bool_tensor_is_empty():
+    assert et.gradient(et.tensor(True)) == torch.gradient(torch.tensor(True)) == ()
+
+
+def test_linspace_still_checks_when_it_computes_a_step():
+    for lib in (et, torch):
+        with pytest.raises(RuntimeError, match="without overflow"):
+            lib.linspace(-1, -1e300, 2, out=lib.tensor([0.5], dtype=lib.float16))

@@ -42,10 +42,8 @@ def _make_grads(outputs, grad_outputs, create_graph: bool) -> list:
                 f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and "
                 f"output[{i}] has a dtype of {out.dtype}"
             )
-        if g.dtype.is_floating_point != out.dtype.is_floating_point and not g.dtype.is_complex:
-            raise TypeError(
-                f"For output[{i}] of dtype {out.dtype}, the gradient given has dtype {g.dtype}"
-            )
+        if g.dtype != out.dtype:  # PyTorch's engine casts a real gradient to the output's dtype
+            g = g.to(out.dtype)
         grads.append(g if create_graph else g.detach())
     return grads
 

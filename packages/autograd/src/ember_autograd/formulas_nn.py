@@ -370,6 +370,8 @@ def nll_loss_backward(grad, self_shape, target, weight, reduction: int, ignore_i
     at each target's class along the class dimension; zero elsewhere and for ignored targets."""
     cdim = 0 if len(self_shape) == 1 else 1
     t = target.long()
+    if len(self_shape) == 1:  # an unbatched input's target: 0-d, or of one element
+        t = t.reshape(())
     valid = t != ignore_index
     t = et.where(valid, t, 0)
     if weight is not None:

@@ -10,7 +10,7 @@ import math
 import ember_tensor as et
 
 from . import _reduction
-from .functional import _bool_arg, _in_input_dtype
+from .functional import _bool_arg, _float_arg, _in_input_dtype
 
 __all__ = [
     "channel_shuffle",
@@ -96,6 +96,8 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
 
 def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
     """||x1 - x2 + eps||_p over the last dim."""
+    p = _float_arg("pairwise_distance", "p", p)
+    eps = _float_arg("pairwise_distance", "eps", eps)
     nd = max(x1.dim(), x2.dim())
     dim = -1 if nd else 0
     diff = x1 - x2 + float(eps)  # a float: integer inputs give a float distance
@@ -285,6 +287,7 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False,
     Stirling's term for target > 1 with full, reduced."""
     _bool_arg("poisson_nll_loss", "log_input", log_input)
     _bool_arg("poisson_nll_loss", "full", full)
+    eps = _float_arg("poisson_nll_loss", "eps", eps)
     reduction = _reduction.resolve(size_average, reduce, reduction)
     if log_input:
         loss = et.exp(input) - target * input
@@ -331,6 +334,7 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
     """max(d(a, p) - d(a, n) + margin, 0) with d the pairwise p-distance (and the swap of
     Balntas et al.), reduced."""
     reduction = _reduction.resolve(size_average, reduce, reduction)
+    margin = _float_arg("triplet_margin_loss", "margin", margin)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
     nd = anchor.dim()

@@ -88,6 +88,17 @@ def _bool_arg(op: str, arg: str, value, position: int | None = None) -> bool:
     return value
 
 
+def _float_arg(op: str, arg: str, value) -> float:
+    """A float argument as PyTorch's parser takes it: a Python or NumPy number of any size (an
+    int beyond int64 too), or a 0-d tensor that does not require grad; TypeError otherwise."""
+    if isinstance(value, et.Tensor) and value.dim() == 0 and not value.requires_grad:
+        return float(value.item())
+    if isinstance(value, (int, float)) or (hasattr(type(value), "__float__")
+                                           and not isinstance(value, (str, et.Tensor))):
+        return float(value)
+    raise TypeError(f"{op}(): argument '{arg}' must be float, not {type(value).__name__}")
+
+
 def _in_input_dtype(loss, input):
     """loss as the kernels of PyTorch that write into ``empty_like(input)`` return it: in
     input's dtype, and their error when the loss's dtype cannot be cast to it (a float loss
@@ -150,11 +161,12 @@ def bilinear(input1, input2, weight, bias=None):
             "bilinear(): input2 size does not match weight size: got "
             f"{input2.shape[-1]} but expected {weight.shape[2]}"
         )
-    if bias is not None and (bias.dim() != 1 or bias.shape[0] != weight.shape[0]):
-        got = bias.shape[0] if bias.dim() else "a 0-d tensor"
-        raise RuntimeError(
-            f"bilinear(): bias size does not match weight size: got {got} but expected "
-            f"{weight.shape[0]}"
+    if bias is not None and bias.dim() == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    if bias is not None and bias.shape[0] != weight.shape[0]:  # PyTorch checks dim 0 only,
+        raise RuntimeError(  # then broadcasts the sum
+            f"bilinear(): bias size does not match weight size: got {bias.shape[0]} but "
+            f"expected {weight.shape[0]}"
         )
     # (..., 1, 1, in1) @ (out, in1, in2) -> (..., out, 1, in2)
     left = input1.unsqueeze(-2).unsqueeze(-3).matmul(weight).squeeze(-2)
@@ -436,6 +448,7 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     """``0.5 * d**2`` where ``|d| < delta``, ``delta * (|d| - 0.5 * delta)`` elsewhere;
     with ``weight``, the weighted losses reduced (``'mean'`` is their plain mean)."""
     _warn_size(input, target)
+    delta = _float_arg("huber_loss", "delta", delta)
     if weight is None:
         reduction = _reduction.check(reduction)
     if delta <= 0:

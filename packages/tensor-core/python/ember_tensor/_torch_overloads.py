@@ -177,7 +177,7 @@ def _apply_(self, callable, /):  # noqa: A002 - PyTorch's argument name
     return self
 
 
-def _map_(self, tensor, callable, /):  # noqa: A002 - PyTorch's argument name
+def _map_(self, tensor, /, callable):  # noqa: A002 - PyTorch's argument name
     """Replaces each element (CPU tensors only) with callable(element, other's element),
     tensor broadcast to self's shape, in place."""
     if self.device.type != "cpu" or tensor.device.type != "cpu":

@@ -87,12 +87,36 @@ def _dtype_name(dtype) -> str:
     return str(dtype).rpartition(".")[2]  # "float32"
 
 
-def _dtype_check(name: str, dtypes: tuple, binary: bool = False):
-    """check(args): the bindings' check of the first tensor argument against the entry's
-    dtypes (empty: every dtype, no check), with their message; None when there is none.
-    ``binary`` (an op of ``(Tensor self, Tensor other, ...)``): the dtype checked is the two
-    operands' promoted one, as PyTorch's kernels see it (``hypot(int_t, float_t)`` computes
-    in float)."""
+def _category(dtype) -> int:
+    return 3 if dtype.is_complex else 2 if dtype.is_floating_point else int(dtype != _C.bool)
+
+
+def _result_type(values: list):
+    """PyTorch's result_type of any number of tensors and Python numbers: tensors with
+    dimensions, then 0-d tensors, then numbers, a weaker tier counting only where it is of a
+    higher category (bool < integer < floating < complex)."""
+    tiers = [None, None, None]
+    for v in values:
+        if isinstance(v, _C.Tensor):
+            tier, dtype = (0 if v.dim() else 1), v.dtype
+        else:
+            tier = 2
+            dtype = (_C.int64 if isinstance(v, int) else _C.get_default_dtype()
+                     if isinstance(v, float) else _C.get_default_dtype().to_complex())
+        tiers[tier] = dtype if tiers[tier] is None else _C.promote_types(tiers[tier], dtype)
+    result = None
+    for dtype in tiers:
+        if dtype is not None and (result is None or _category(dtype) > _category(result)):
+            result = dtype if result is None else _C.promote_types(result, dtype)
+    return result
+
+
+def _dtype_check(name: str, dtypes: tuple, operands: dict | None = None):
+    """check(args, kwargs): the bindings' check of the first tensor argument against the
+    entry's dtypes (empty: every dtype, no check), with their message; None when there is none.
+    ``operands`` (the entry's ``dtypes_of: promoted``: its tensor arguments, name -> position):
+    the dtype checked is PyTorch's result_type of those given, tensors and numbers (never
+    bools), as the op's kernels see it (``hypot(int_t, float_t)`` computes in float)."""
     if not dtypes:
         return None
     allowed = frozenset(getattr(_C, d) for d in dtypes)
@@ -102,10 +126,14 @@ def _dtype_check(name: str, dtypes: tuple, binary: bool = False):
             f"{name}: dtype {_dtype_name(dtype)} is not supported (supported: {', '.join(dtypes)})"
         )
 
-    def check(args: tuple) -> None:
-        if binary and len(args) > 1 and isinstance(args[1], _C.Tensor):
-            if isinstance(args[0], _C.Tensor):
-                dtype = _C.result_type(args[0], args[1])
+    def check(args: tuple, kwargs: dict | None = None) -> None:
+        if operands is not None:
+            kwargs = kwargs or {}
+            given = [args[i] if i < len(args) else kwargs.get(n) for n, i in operands.items()]
+            values = [v for v in given if isinstance(v, (_C.Tensor, int, float, complex))
+                      and not isinstance(v, bool)]
+            if any(isinstance(v, _C.Tensor) for v in values):
+                dtype = _result_type(values)
                 if dtype not in allowed:
                     refuse(dtype)
                 return
@@ -142,8 +170,10 @@ def _as_int_list(name: str, arg: str, v):
         return tuple(out)
     if isinstance(v, _C.Tensor) and v.dim() == 1 and not v.is_floating_point():
         return _as_int_list(name, arg, v.tolist())  # as tensor_split's indices
-    if isinstance(v, _C.Tensor) and v.dim() != 0:
+    if isinstance(v, _C.Tensor) and v.numel() != 1:  # one element: one size (PyTorch's
         raise TypeError(f"{name}(): argument '{arg}' must be tuple of ints, not Tensor")
+    if isinstance(v, _C.Tensor) and v.dim():  # SymInt[] reads it through __index__)
+        v = v.reshape(())
     return _as_int(name, arg, v, " or tuple of ints")  # one int stays one (a count, for some)
 
 
@@ -164,15 +194,18 @@ def _as_float(name: str, arg: str, v):
 _CONVERTERS = {"int": _as_int, "int[]": _as_int_list, "bool": _as_bool, "float": _as_float}
 
 
-def _arg_converter(name: str, arg_names: tuple, types: tuple, varargs):
+def _arg_converter(name: str, arg_names: tuple, types: tuple, varargs, defaults: dict):
     """convert(args, kwargs) -> (args, kwargs): the arguments past the ``varargs`` one's
     position packed into it (``x.tile(2, 2)``, ``atleast_1d(x, y)``), then the integer
-    arguments converted (see the module's docstring); None when there is nothing to do."""
+    arguments converted (see the module's docstring); None when there is nothing to do.
+    An optional argument, or an int[] one whose default (in ``defaults``) is empty, takes
+    None as its default (PyTorch's parser: ``roll(x, 1, None)``)."""
     plan = {}
     for i, (arg, t) in enumerate(zip(arg_names, types)):
         conv = _CONVERTERS.get(t.removesuffix("?"))
         if conv is not None:
-            plan[arg] = (i, conv, t.endswith("?"))
+            empty_list = t == "int[]" and defaults.get(arg, None) in ((), [])
+            plan[arg] = (i, conv, t.endswith("?") or empty_list)
     spread = arg_names.index(varargs) if varargs else None
     if not plan and spread is None:
         return None
@@ -186,11 +219,15 @@ def _arg_converter(name: str, arg_names: tuple, types: tuple, varargs):
             for i, (arg, conv, opt) in by_pos.items():
                 if i < len(args) and not (opt and args[i] is None):
                     args[i] = conv(name, arg, args[i])
+                elif i < len(args) and arg in defaults:  # None for an empty int[] default
+                    args[i] = defaults[arg]
             args = tuple(args)
         for k in kwargs.keys() & plan.keys():
             _, conv, opt = plan[k]
             if not (opt and kwargs[k] is None):
                 kwargs = {**kwargs, k: conv(name, k, kwargs[k])}
+            elif k in defaults:
+                kwargs = {**kwargs, k: defaults[k]}
         return args, kwargs
 
     return convert
@@ -253,9 +290,9 @@ def _binder(name: str, body):
     return bind, call
 
 
-def _function(name: str, body, dtypes: tuple, with_out: bool, convert=None, binary=False):
+def _function(name: str, body, dtypes: tuple, with_out: bool, convert=None, operands=None):
     bind, call = _binder(name, body)
-    check = _dtype_check(name, dtypes, binary) or (lambda args: None)
+    check = _dtype_check(name, dtypes, operands) or (lambda args, kwargs: None)
     convert = convert or (lambda args, kwargs: (args, kwargs))
 
     def run(args, kwargs):
@@ -271,7 +308,7 @@ def _function(name: str, body, dtypes: tuple, with_out: bool, convert=None, bina
         @functools.wraps(body)
         def fn(*args, **kwargs):
             args, kwargs = convert(args, kwargs)
-            check(args)
+            check(args, kwargs)
             return run(args, kwargs)
 
         return fn
@@ -279,7 +316,7 @@ def _function(name: str, body, dtypes: tuple, with_out: bool, convert=None, bina
     @functools.wraps(body)
     def fn_out(*args, out=None, **kwargs):
         args, kwargs = convert(args, kwargs)
-        check(args)
+        check(args, kwargs)
         if out is None:
             return run(args, kwargs)
         hook = _C._get_autograd_hook()
@@ -398,7 +435,8 @@ def install(namespace: dict, tensor_class) -> None:
     """Binds every Python composite's variants into ``namespace`` (ember_tensor's globals) and
     onto ``tensor_class``."""
     bodies = _bodies()
-    for name, variants, arg_names, dtypes, operators, types, varargs, fields in _table.OPS:
+    for row in _table.OPS:
+        name, variants, arg_names, dtypes, operators, types, varargs, fields, promoted = row
         body = bodies.get(name)
         if body is None:
             raise ImportError(
@@ -412,14 +450,20 @@ def install(namespace: dict, tensor_class) -> None:
                 f"{code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]}, but ops.yaml "
                 f"declares the arguments {arg_names}"
             )
-        convert = _arg_converter(name, arg_names, types, varargs)
+        empty_defaults = {
+            p.name: p.default for p in inspect.signature(body).parameters.values()
+            if p.default in ((), []) and not isinstance(p.default, bool)}
+        convert = _arg_converter(name, arg_names, types, varargs, empty_defaults)
         if fields:
             body = _named_results(name, body, fields)
-        binary = arg_names[:2] == ("self", "other") and types[:2] == ("Tensor", "Tensor")
+        operands = None
+        if promoted:
+            operands = {n: i for i, (n, t) in enumerate(zip(arg_names, types, strict=True))
+                        if t in ("Tensor", "Tensor?", "Tensor|Scalar", "Tensor|Scalar?")}
         if "function" in variants:
-            namespace[name] = _function(name, body, dtypes, "out" in variants, convert, binary)
+            namespace[name] = _function(name, body, dtypes, "out" in variants, convert, operands)
         if "method" in variants:
-            setattr(tensor_class, name, _function(name, body, dtypes, False, convert, binary))
+            setattr(tensor_class, name, _function(name, body, dtypes, False, convert, operands))
         if "inplace" in variants:
             setattr(tensor_class, f"{name}_", _inplace(name, body, dtypes, convert))
         for dunder, kind in operators.items():

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ember_tensor as _et
 
-from . import _check_scalar, _opmath
+from . import _check_scalar, _opmath, _result_type
 from . import _dtype_name as _name
 
 __all__ = [
@@ -46,24 +46,10 @@ def _tensor(x, like):
     return _et.full((), x, dtype=_et.result_type(like, x), device=like.device)
 
 
-
-def _common_dtype(*tensors):
-    """The dtype PyTorch computes a three-operand op in: the promotion of the operands with
-    dims, 0-d ones counting only where they are of a higher category (as result_type)."""
-    dims = [t for t in tensors if t.dim()]
-    dt = None
-    for t in dims or tensors:
-        dt = t.dtype if dt is None else _et.promote_types(dt, t.dtype)
-    for t in tensors:
-        if not t.dim() and dims:
-            dt = _et.result_type(_et.empty(1, dtype=dt), t)
-    return dt
-
-
 def addcmul(self, tensor1, tensor2, *, value=1):
     """self + value * tensor1 * tensor2 (broadcast, promoted); for integer results value is
     truncated to an int, as PyTorch does."""
-    dt = _common_dtype(self, tensor1, tensor2)
+    dt = _result_type([self, tensor1, tensor2])
     _check_scalar(dt, value)
     if not (dt.is_floating_point or dt.is_complex):
         value = int(value)
@@ -87,7 +73,7 @@ def addcdiv(self, tensor1, tensor2, *, value=1):
             ".to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
             "float inputs. The future addcdiv behavior is just the latter implementation: "
             "(input + value * tensor1 / tensor2), for all dtypes.")
-    dt = _common_dtype(self, tensor1, tensor2)
+    dt = _result_type([self, tensor1, tensor2])
     _check_scalar(dt, value)
     work = _opmath(dt)
     # each operand rounded to the result dtype first (an int64 beyond float16 is inf there)
@@ -99,12 +85,22 @@ def addcdiv(self, tensor1, tensor2, *, value=1):
 
 def lerp(self, end, weight):
     """self + weight * (end - self), computed as end - (end - self) * (1 - weight) where
-    |weight| >= 0.5 (exact at weight 1). end (and a tensor weight) must have self's dtype."""
+    |weight| >= 0.5 (exact at weight 1). end, and a weight tensor with dimensions, must have
+    self's dtype; a 0-d weight takes part in type promotion (PyTorch's rules: an int32 self
+    with a float64 0-d weight gives float64). RuntimeError for a result that is not floating
+    point or complex."""
+    promoted = isinstance(weight, _et.Tensor) and weight.dim() == 0
     for arg, t in (("end", end), ("weight", weight)):
-        if isinstance(t, _et.Tensor) and t.dtype != self.dtype:
+        if isinstance(t, _et.Tensor) and t.dtype != self.dtype and not (
+                arg == "weight" and promoted):
             raise RuntimeError(f"expected dtype {_name(self.dtype)} for `{arg}` but got dtype "
                                f"{_name(t.dtype)}")
-    dt = self.dtype
+    dt = _et.result_type(self, weight) if promoted else self.dtype
+    if not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError(f"lerp: dtype {_name(dt)} is not supported (supported: float16, "
+                           "bfloat16, float32, float64, complex64, complex128)")
+    if dt != self.dtype:
+        self, end = self.to(dt), end.to(dt)
     if dt in (_et.float16, _et.bfloat16):  # in float64 (exact, as PyTorch's fused multiply-
         self, end = self.to(_et.float64), end.to(_et.float64)  # add in float32), rounded once
         weight = weight.to(_et.float64) if isinstance(weight, _et.Tensor) else weight
@@ -212,9 +208,13 @@ def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
     if not self.is_floating_point():
         return self.clone()
     big = _FLOAT_MAX[self.dtype]
-    pos = _et.full((), big if posinf is None else posinf, dtype=self.dtype, device=self.device)
-    neg = _et.full((), -big if neginf is None else neginf, dtype=self.dtype, device=self.device)
-    nan_t = _et.full((), 0.0 if nan is None else nan, dtype=self.dtype, device=self.device)
+
+    def value(v):  # rounded to self's dtype as PyTorch casts it: beyond its range, inf
+        return _et.full((), float(v), dtype=_et.float64, device=self.device).to(self.dtype)
+
+    pos = value(big if posinf is None else posinf)
+    neg = value(-big if neginf is None else neginf)
+    nan_t = value(0.0 if nan is None else nan)
     r = _et.where(_et.isinf(self), _et.where(_et.gt(self, 0), pos, neg), self)
     return _et.where(_et.isnan(self), nan_t, r)
 

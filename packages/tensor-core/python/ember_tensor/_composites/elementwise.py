@@ -152,8 +152,16 @@ def _shift_operands(op, self, other):
     cast to the result dtype as PyTorch's kernels read them; integer dtypes only (uint64
     travels as its bits)."""
     if not isinstance(self, _et.Tensor):
-        raise TypeError(f"bitwise_{op}_shift(): argument 'input' (position 1) must be Tensor, "
-                        f"not {type(self).__name__}")
+        if not (isinstance(other, _et.Tensor) and isinstance(self, (int, float))):
+            raise TypeError(f"bitwise_{op}_shift(): argument 'input' (position 1) must be "
+                            f"Tensor, not {type(self).__name__}")
+        # a number first (PyTorch's Scalar-self overload): a weak operand, read in the dtype
+        # the two promote to
+        dt = _et.result_type(self, other)
+        if dt not in _BITS:
+            raise NotImplementedError(
+                f'"{op[0]}shift_cpu" not implemented for \'{dt._scalar_type_name}\'')
+        self = _et.full((), self, dtype=dt, device=other.device)
     if isinstance(other, int) and not isinstance(other, bool):
         if not -(2**63) <= other < 2**64:
             raise OverflowError("int too big to convert")
@@ -284,10 +292,11 @@ def _xlog(op: str, self, other, log):
         dt = _et.get_default_dtype()
     cdt = _et.float32 if dt in _HALVES else dt
     # the operands rounded to the result dtype first, then computed in cdt
-    x = self.to(dt) if isinstance(self, _et.Tensor) else _et.full((), self, dtype=dt,
-                                                                   device=like.device)
-    y = other.to(dt) if isinstance(other, _et.Tensor) else _et.full((), other, dtype=dt,
-                                                                     device=like.device)
+    # (a number is rounded as PyTorch's wrapped operand is: beyond the dtype's range, inf)
+    x = self.to(dt) if isinstance(self, _et.Tensor) else _et.full(
+        (), self, dtype=_et.float64, device=like.device).to(dt)
+    y = other.to(dt) if isinstance(other, _et.Tensor) else _et.full(
+        (), other, dtype=_et.float64, device=like.device).to(dt)
     x, y = x.to(cdt), y.to(cdt)
     r = _et.mul(x, log(y))
     zero = _et.logical_and(_et.eq(x, 0), _et.logical_not(_et.isnan(y)))

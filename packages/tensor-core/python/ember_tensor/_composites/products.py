@@ -195,11 +195,10 @@ def chain_matmul(matrices):
 
 
 def cross(self, other, dim=None):
-    """The cross product of 3-vectors along dim (the first dim of size 3 of the broadcast
-    shape when None, as PyTorch's deprecated default)."""
+    """The cross product of 3-vectors along dim (when None, self's first dim of size 3, as
+    PyTorch's deprecated default)."""
     if dim is None:
-        shape = _et.broadcast_shapes(self.shape, other.shape)
-        dim = next((i for i, n in enumerate(shape) if n == 3), None)
+        dim = next((i for i, n in enumerate(self.shape) if n == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
     return _et.linalg.cross(self, other, dim=dim)

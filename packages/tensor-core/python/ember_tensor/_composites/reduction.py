@@ -366,6 +366,8 @@ def diff(self, n=1, dim=-1, prepend=None, append=None):
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
+    if n == 0 and prepend is None and append is None:  # PyTorch returns before wrapping dim
+        return self.clone()
     d = _wrap(dim, self.dim())
     if any(t is not None and t.dim() != self.dim() for t in (prepend, append)):
         raise RuntimeError("diff expects prepend or append to be the same dimension as input")
@@ -476,7 +478,8 @@ def bincount(self, weights=None, minlength=0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
-    if weights is not None and (weights.dim() != 1 or weights.size(0) != self.size(0)):
+    if weights is not None and self.numel() and (weights.dim() != 1 or
+                                                 weights.size(0) != self.size(0)):
         raise RuntimeError("weights should be 1-d and have the same length as input")
     if self.numel() and _et.amin(self, (0,)).item() < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
@@ -502,7 +505,7 @@ def histc(self, bins=100, min=0, max=0):
     if lo == hi and self.numel():
         lo, hi = _et.amin(self, ()).item(), _et.amax(self, ()).item()
     if lo == hi:
-        lo, hi = lo - 1, hi + 1
+        lo, hi = lo - 1, hi + 1  # (no wider beyond 2**53: then every element is in bin 0)
     if lo > hi:
         raise RuntimeError(f"torch.histc: max must be larger than min, but got min {lo} max "
                            f"{hi}")
@@ -510,7 +513,7 @@ def histc(self, bins=100, min=0, max=0):
         raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite")
     x = self.reshape(-1).to(_et.float64)
     inside = _et.logical_and(_et.ge(x, lo), _et.le(x, hi))
-    b = _et.floor(_et.mul(_et.sub(x, lo), bins / (hi - lo))).to(_et.int64)
+    b = _et.floor(_et.mul(_et.sub(x, lo), bins / (hi - lo) if hi > lo else 0.0)).to(_et.int64)
     b = _et.clamp(b, 0, bins - 1)
     counts = _et.zeros(bins, dtype=self.dtype, device=self.device)
     return counts.index_add(0, b, inside.to(self.dtype))
@@ -673,6 +676,9 @@ def histogramdd(self, bins, *, range=None, weight=None, density=False):  # noqa:
         raise NotImplementedError(f'"histogramdd" not implemented for '
                                   f"'{self.dtype._scalar_type_name}'")
     n_dims = self.shape[-1]
+    if n_dims == 0:  # points of no dims: a 0-d histogram (0, NaN with density), no edges
+        hist = _et.full((), math.nan if density else 0.0, dtype=self.dtype, device=self.device)
+        return hist, []
     points = self.reshape(-1, n_dims)
     if isinstance(bins, (bool, _et.Tensor)):
         raise TypeError("histogramdd(): argument 'bins' must be an int, a sequence of ints or "
@@ -825,7 +831,7 @@ def gradient(self, *, spacing=1, dim=None, edge_order=1):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
     if self.dtype == _et.uint8:
         raise RuntimeError("torch.gradient does not support uint8 input.")
-    if self.dtype == _et.bool:
+    if self.dtype == _et.bool and self.dim():  # (a 0-d input has no gradient: an empty tuple)
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
     if dim is None:

@@ -542,7 +542,8 @@ def unfold(self, dimension, size, step):
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
     shape[d], last = (shape[d] - size) // step + 1, strides[d]
-    strides[d] *= step
+    if shape[d] > 1:  # one window: its stride is never used (a huge step would overflow it)
+        strides[d] *= step
     if self.dim() == 0:
         return self.as_strided([size], [1], self.storage_offset())
     return self.as_strided(shape + [size], strides + [last], self.storage_offset())

@@ -156,6 +156,8 @@ bool run_kernel_override(const char* op, const py::tuple& args, const Tensor* ou
 }
 
 void check_dtypes(const char* op, const Tensor& t, uint32_t mask);
+// the same check on a dtype: PyTorch's result_type of the arguments (ops.yaml `dtypes_of: promoted`)
+void check_dtypes(const char* op, ScalarType dtype, uint32_t mask);
 // TypeError for a None passed where a tensor (or a sequence of tensors) is required.
 void check_not_none(const char* op, const char* arg, const Tensor& t);
 void check_not_none(const char* op, const char* arg, const std::vector<Tensor>& ts);

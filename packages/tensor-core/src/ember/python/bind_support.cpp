@@ -284,13 +284,15 @@ void set_autograd_provider_loader(py::object loader) {
 
 py::object get_autograd_hook() { return g_autograd_hook ? *g_autograd_hook : py::none(); }
 
-void check_dtypes(const char* op, const Tensor& t, uint32_t mask) {
-  if (!(mask & (1u << static_cast<int>(t->dtype())))) {
+void check_dtypes(const char* op, const Tensor& t, uint32_t mask) { check_dtypes(op, t->dtype(), mask); }
+
+void check_dtypes(const char* op, ScalarType dtype, uint32_t mask) {
+  if (!(mask & (1u << static_cast<int>(dtype)))) {
     std::string allowed;
     for (int i = 0; i < kNumScalarTypes; ++i) {
       if (mask & (1u << i)) allowed += (allowed.empty() ? "" : ", ") + std::string(dtype_name(static_cast<ScalarType>(i)));
     }
-    std::string msg = message(op, ": dtype ", dtype_name(t->dtype()), " is not supported (supported: ", allowed, ")");
+    std::string msg = message(op, ": dtype ", dtype_name(dtype), " is not supported (supported: ", allowed, ")");
     // PyTorch raises TypeError for ~ on floating point tensors
     if (std::strcmp(op, "bitwise_not") == 0) throw TypeError(msg);
     throw std::runtime_error(msg);

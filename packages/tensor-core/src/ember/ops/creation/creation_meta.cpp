@@ -82,8 +82,12 @@ LinspaceMeta linspace_meta(const Scalar& start, const Scalar& end, int64_t steps
                            std::optional<ScalarType> dtype, const Tensor& out) {
   if (steps < 0) throw std::runtime_error(message("linspace: number of steps must be non-negative, got ", steps));
   const ScalarType t = dtype.value_or(out ? out->dtype() : default_float_dtype());
-  check_fill_value(t, start);
-  check_fill_value(t, end);
+  // PyTorch checks the range only when it computes a step; a single float value is rounded (to inf
+  // beyond the dtype's range). An integer dtype is always checked: that conversion would be undefined.
+  if (steps > 1 || !is_floating(t)) {
+    check_fill_value(t, start);
+    check_fill_value(t, end);
+  }
   double a = start.to_double(), b = end.to_double();
   if (is_integral(t, false)) {
     a = std::trunc(a);

@@ -747,7 +747,9 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
     Tensor out = matmul(input, weight, Tensor());
     return bias ? add(out, bias, Scalar::from_int(1), Tensor()) : out;
   }
-  const int64_t in = weight->size(1), rows = input->numel() / std::max<int64_t>(input->size(-1), 1);
+  const int64_t in = weight->size(1);
+  int64_t rows = 1;  // the leading dims' product (not numel / in: in may be 0)
+  for (int64_t d = 0; d + 1 < input->dim(); ++d) rows *= input->size(d);
   if (input->size(-1) != in) throw_cannot_multiply("linear", {rows, input->size(-1)}, {in, weight->size(0)});
   Tensor wt = t(weight);
   if (input->dim() == 2) {

@@ -82,7 +82,10 @@ NllLossMeta nll_loss_meta(const Tensor& self, const Tensor& target, const Tensor
   m.N = nd == 1 ? 1 : self->size(0);
   if (nd <= 2) {
     if (target->dim() > 1) throw std::runtime_error("0D or 1D target tensor expected, multi-target not supported");
-    const bool ok = nd == 1 ? target->dim() == 0 : target->dim() == 1 && target->size(0) == m.N;
+    if (nd == 1 && target->dim() == 1 && target->size(0) != 1) {  // PyTorch takes a target of one element
+      throw ValueError(message("For 1D input, 1D target must have size 1, but got target size: ", target->size(0)));
+    }
+    const bool ok = nd == 1 || (target->dim() == 1 && target->size(0) == m.N);
     if (!ok) {
       throw std::runtime_error(message("size mismatch (got input: ", shape_str(self->sizes()), ", target: ",
                                        shape_str(target->sizes()), ")"));
@@ -110,7 +113,7 @@ NllLossMeta nll_loss_meta(const Tensor& self, const Tensor& target, const Tensor
   }
   m.S = nd <= 2 ? 1 : self->numel() / std::max<int64_t>(m.N * m.C, 1);
   m.T = target->numel();  // N * S
-  m.out_shape = reduction == 0 ? target->sizes() : Shape{};
+  m.out_shape = reduction == 0 && nd > 1 ? target->sizes() : Shape{};
   return m;
 }
 

@@ -441,6 +441,10 @@ Tensor adaptive_avg_pool2d(const Tensor& self, const Shape& output_size) {
   auto [OH, OW] = adaptive_pool_meta(op, self, output_size, false);
   const int64_t H = self->size(-2), W = self->size(-1);
   Tensor src = as_contiguous(self);
+  if (H == 0 || W == 0) {  // the mean of an empty plane: NaN, as PyTorch's
+    return ops::full(pooled_shape(self, OH, OW), Scalar::from_double(NAN), self->dtype(), self->device(), false,
+                     Tensor());
+  }
   Tensor out = empty(pooled_shape(self, OH, OW), self->dtype());
   if (out->numel() == 0) return out;
   dispatch_float(self->dtype(), op, [&](auto tag) {

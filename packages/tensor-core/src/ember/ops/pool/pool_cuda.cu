@@ -288,6 +288,10 @@ Tensor adaptive_avg_pool2d(const Tensor& self, const Shape& output_size) {
   const auto out_size = adaptive_pool_meta("adaptive_avg_pool2d", self, output_size, false);
   const int64_t OH = out_size.first, OW = out_size.second;
   const int64_t H = self->size(-2), W = self->size(-1);
+  if (H == 0 || W == 0) {  // the mean of an empty plane: NaN, as PyTorch's
+    return ops::full(pooled_shape(self, OH, OW), Scalar::from_double(NAN), self->dtype(), self->device(), false,
+                     Tensor());
+  }
   Tensor src = ops::contiguous(self);
   Tensor out = ember::empty(pooled_shape(self, OH, OW), self->dtype(), self->device());
   dispatch_pool_float(self->dtype(), "adaptive_avg_pool2d", [&](auto tag) {

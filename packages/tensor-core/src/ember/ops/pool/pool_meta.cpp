@@ -125,7 +125,10 @@ std::pair<int64_t, int64_t> adaptive_output(const char* op, const Tensor& input,
     throw std::runtime_error(message(op, "(): Expected 3D or 4D tensor, but got", max ? ": " : " ",
                                      shape_str(input->sizes())));
   }
-  for (int64_t i = 1; i < nd; ++i) {
+  // PyTorch averages to 1x1 as a mean over the plane, which takes empty planes (the mean of no element
+  // is NaN); every other adaptive pooling refuses them
+  const bool plane_mean = !max && output_size[0] == 1 && output_size[1] == 1;
+  for (int64_t i = 1; !plane_mean && i < nd; ++i) {
     if (input->size(i) == 0) {
       throw std::runtime_error(message(op, "(): Expected input to have non-zero size for non-batch dimensions, but "
                                        "input has sizes ", shape_str(input->sizes()), " with dimension ", i,

@@ -191,7 +191,7 @@ VectorNormMeta vector_norm_meta(const Tensor& self, const Scalar& p, const std::
                                      "dtype (", dtype_name(*dtype), ")"));
   }
   const double pv = p.to_double();
-  if (std::isnan(pv)) throw std::runtime_error("linalg.vector_norm: p must not be nan");
+  // p = NaN takes the general p-norm's path: NaN, as PyTorch's
   VectorNormMeta M;
   M.p = pv;
   M.kind = pv == 2 ? NormKind::L2
