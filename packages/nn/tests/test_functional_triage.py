@@ -295,3 +295,24 @@ def test_float_argument_of_another_type_and_bilinear_bias_checks():
             NN[lib].bilinear(lib.ones(2, 3), lib.ones(2, 3), lib.ones(3, 3, 3), lib.ones(4, 3))
         with pytest.raises(IndexError):
             NN[lib].bilinear(lib.ones(2, 3), lib.ones(2, 3), lib.ones(3, 3, 3), lib.tensor(1.0))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: NN[lib].hinge_embedding_loss(
+            lib.tensor([[2.0, -1.5], [-0.5, -2.0]]), lib.tensor([[1], [0]]), margin=True
+        ),
+        lambda lib: NN[lib].margin_ranking_loss(
+            lib.tensor([1.0, 2.0]), lib.tensor([2.0, 1.0]), lib.tensor([1.0, -1.0]), margin=10**20
+        ),
+        lambda lib: NN[lib].cosine_embedding_loss(
+            lib.tensor([[1.0, 2.0]]), lib.tensor([[2.0, 1.0]]), lib.tensor([-1.0]), margin=False
+        ),
+        lambda lib: NN[lib].multi_margin_loss(
+            lib.tensor([[1.0, 2.0, 0.5]]), lib.tensor([1]), margin=2
+        ),
+    ],
+)
+def test_margins_are_float_arguments(call):
+    _same(call(et), call(torch))

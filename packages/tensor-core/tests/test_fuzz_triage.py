@@ -1049,3 +1049,54 @@ def test_linspace_still_checks_when_it_computes_a_step():
     for lib in (et, torch):
         with pytest.raises(RuntimeError, match="without overflow"):
             lib.linspace(-1, -1e300, 2, out=lib.tensor([0.5], dtype=lib.float16))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.index_copy(
+            lib.tensor(1.0, dtype=lib.float64),
+            0,
+            lib.tensor([0, 0, 0]),
+            lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64),
+        ),
+        lambda lib: (
+            lib.linalg.cholesky_ex(
+                lib.tensor([3.75, 1.25, -1.0, 1.75, 0.5, -0.25]).reshape(3, 2, 1).expand(3, 2, 2),
+                upper=True,
+            ).info
+        ),
+        lambda lib: lib.linalg.matrix_rank(lib.zeros(2, 3, 0), hermitian=True),
+        lambda lib: lib.linalg.solve_triangular(
+            lib.tensor([[-0.5]], dtype=lib.float64),
+            lib.tensor([[-1.5]], dtype=lib.float16),
+            upper=True,
+        ),
+        lambda lib: lib.linalg.solve_triangular(lib.tensor([[2.0]]), lib.tensor([[3]]), upper=True),
+        lambda lib: lib.lu_unpack(
+            lib.tensor([[1.0, 2], [3, 4]], dtype=lib.bfloat16), lib.tensor([1, 2], dtype=lib.int32)
+        )[1],
+        lambda lib: lib.norm(lib.tensor([2.0, 3.0]), None, dim=[0]),
+        lambda lib: lib.pow(1.5, lib.tensor([2.0, 3.0]), out=lib.empty(2)),
+        lambda lib: lib.special.zeta(2.0, lib.tensor([1.0, 2.0])),
+        lambda lib: lib.triu_indices(2**50, 2),
+        lambda lib: lib.view_copy(lib.tensor([[3.0, 2.0], [-2.0, 3.0]]).t(), [-1]),
+    ],
+)
+def test_linear_algebra_and_factories_pytorch_takes(call):
+    """A 0-d index_copy target, cholesky_ex's info of the upper triangle, the rank of empty
+    non-square matrices, B cast to A's dtype in solve_triangular, lu_unpack of any dtype,
+    norm's p=None, pow of a number with out=, zeta of a number, a triangle's indices of a
+    huge matrix with few columns, view_copy of a transpose: PyTorch's results."""
+    got, want = call(et), call(torch)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(got.double().numpy(), want.double().numpy(), rtol=1e-6)
+
+
+def test_randint_float_bounds_are_the_dtypes_range_and_beyond_exact_integers_a_warning():
+    with pytest.warns(UserWarning, match="out of bounds"):
+        r = et.randint(2**40, [2], dtype=et.bfloat16)
+    assert r.dtype == et.bfloat16
+    for lib in (et, torch):
+        with pytest.raises(RuntimeError, match="to - 1 is out of bounds for"):
+            lib.randint(0, 2**40, [2], dtype=lib.float16)

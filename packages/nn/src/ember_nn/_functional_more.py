@@ -238,7 +238,8 @@ def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
                            f"but got sizes: input1: {list(input1.shape)}, input2: "
                            f"{list(input2.shape)}, target: {list(target.shape)} ")
-    loss = et.clamp(-target * (input1 - input2) + float(margin), min=0)
+    margin = _float_arg("margin_ranking_loss", "margin", margin)
+    loss = et.clamp(-target * (input1 - input2) + margin, min=0)
     return _reduction.reduce(loss, reduction)
 
 
@@ -246,6 +247,7 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, 
                          reduction: str = "mean"):
     """input where target == 1, max(0, margin - input) where target == -1, reduced."""
     reduction = _reduction.resolve(size_average, reduce, reduction)
+    margin = _float_arg("hinge_embedding_loss", "margin", margin)
     zeros = et.zeros_like(input)
     margin_clamp = et.clamp(margin - input, min=0)
     loss = et.where(et.ne(target, 1), margin_clamp, zeros) + et.where(et.ne(target, -1),
@@ -377,6 +379,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
     """sum over classes i != y of max(0, margin - x[y] + x[i])**p / C (weighted by
     weight[y]), reduced over the batch."""
     reduction = _reduction.resolve(size_average, reduce, reduction)
+    margin = _float_arg("multi_margin_loss", "margin", margin)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
     frames = input.shape[0] if input.dim() > 1 else 1

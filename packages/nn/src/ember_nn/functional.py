@@ -545,6 +545,7 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_averag
     ``target == -1`` (cosine over the last dimension of 2-d inputs, or of 1-d inputs with a
     0-d target)."""
     reduction = _reduction.resolve(size_average, reduce, reduction)
+    margin = _float_arg("cosine_embedding_loss", "margin", margin)
     if target.dim() not in (0, 1):
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if target.dim() == 1 and (input1.dim() != 2 or input2.dim() != 2):

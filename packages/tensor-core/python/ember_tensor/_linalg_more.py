@@ -97,7 +97,9 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
     """(L, info): the Cholesky factor of each Hermitian positive-definite matrix (upper: Lᴴ),
     info positive (and NaN) for a matrix that is not."""
     _square("cholesky_ex", A)
-    L, info = _ex(lambda M: _C.linalg_cholesky(M, upper=upper), A, check_errors, _potrf_info)
+    # upper reads A's upper triangle: the lower one of A's conjugate transpose
+    L, info = _ex(lambda M: _C.linalg_cholesky(M, upper=upper), A, check_errors,
+                  lambda M: _potrf_info(M.mH if upper else M))
     return _result("linalg_cholesky_ex", "L info", L, info)
 
 

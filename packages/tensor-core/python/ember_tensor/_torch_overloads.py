@@ -16,7 +16,7 @@ _SCATTER_REDUCE = {"add": "sum", "multiply": "prod"}
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """PyTorch's torch.norm: p a number (the vector p-norm over dim, every element if None;
-    inf, -inf and 0 included), 'fro' (the Frobenius norm: the 2-norm over dim) or 'nuc' (the
+    inf, -inf and 0 included), 'fro' or None (the Frobenius norm: the 2-norm over dim) or 'nuc' (the
     nuclear norm of the matrices over the two dims of dim, the last two by default)."""
     if p == "nuc":
         from . import linalg
@@ -30,7 +30,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         if input.is_complex():  # the norm of the moduli: a real result, as PyTorch's
             input = input.abs() if dtype is None else input.to(dtype).abs()
             dtype = None
-        result = _C.norm(input, 2 if p == "fro" else p, dim, keepdim, dtype=dtype)
+        result = _C.norm(input, 2 if p is None or p == "fro" else p, dim, keepdim, dtype=dtype)
     if out is not None:
         out.copy_(result)
         return out

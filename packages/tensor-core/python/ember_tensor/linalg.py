@@ -338,9 +338,9 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     """Number of singular values (absolute eigenvalues when ``hermitian``) above
     ``max(atol, rtol * largest)``, as int64; 0 for matrices without elements."""
     _matrix("matrix_rank", A)
-    s = eigvalsh(A).abs() if hermitian else svdvals(A)
-    if A.numel() == 0:
+    if A.numel() == 0:  # (before eigvalsh, which would refuse a non-square empty matrix)
         return _C.zeros(list(A.shape)[:-2], dtype=_C.int64, device=A.device)
+    s = eigvalsh(A).abs() if hermitian else svdvals(A)
     return (s > _tolerance(A, s, atol, rtol)).sum(-1)
 
 

@@ -193,8 +193,8 @@ def index_copy(self, dim, index, source):
             raise IndexError(f"index_copy_(): index {int(idx[bad][0])} is out of bounds for "
                              f"dimension {dim} with size {size}")
     out = self.clone()
-    if self.dim() == 0:
-        out.copy_(source.reshape(()))
+    if self.dim() == 0:  # every index is 0: the last source element written stays
+        out.copy_(source.reshape(-1)[-1] if source.numel() else out)
         return out
     out[_slices(dim, idx)] = source
     return out

@@ -604,8 +604,9 @@ def unsqueeze_copy(self, dim):
 
 
 def view_copy(self, size):
-    """A copy of ``self.view(size)``."""
-    return self.view(size).clone()
+    """A copy of self with shape ``size``: what ``self.view(size)`` would hold, also where
+    self's strides admit no such view (PyTorch's view_copy copies, as reshape does)."""
+    return self.reshape(size).clone()
 
 
 def unfold_copy(self, dimension, size, step):
@@ -630,12 +631,14 @@ def _triangle_indices(row, col, offset, dtype, device, lower: bool):
     if row < 0 or col < 0:
         raise RuntimeError(f"row must be non-negative, got{row}" if row < 0
                            else f"col must be non-negative, got{col}")
-    # the lower triangle never reaches past column row + offset - 1: only those are built
+    # the lower triangle never reaches past column row + offset - 1, the upper one past row
+    # col - offset - 1: only those are built (triu_indices(2**50, 2) has three elements)
     width = min(col, max(0, row + offset)) if lower else col
-    r = _et.arange(row, device=device).unsqueeze(1)
+    height = row if lower else min(row, max(0, col - offset))
+    r = _et.arange(height, device=device).unsqueeze(1)
     c = _et.arange(width, device=device).unsqueeze(0)
     keep = _et.le(c - r, offset) if lower else _et.ge(c - r, offset)
-    idx = _et.nonzero(keep.expand(row, width)).t()
+    idx = _et.nonzero(keep.expand(height, width)).t()
     return idx.to(_et.int64 if dtype is None else dtype)
 
 

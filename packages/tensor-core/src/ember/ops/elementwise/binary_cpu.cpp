@@ -225,8 +225,8 @@ Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const S
 }  // namespace ember::cpu
 
 namespace ember::ops {
-Tensor pow_scalar(const Scalar& self, const Tensor& exponent) {
-  return pow(wrapped_scalar(self), exponent, Tensor());
+Tensor pow_scalar(const Scalar& self, const Tensor& exponent, const Tensor& out) {
+  return pow(wrapped_scalar(self), exponent, out);
 }
 Tensor where_method(const Tensor& self, const Tensor& condition, const Tensor& other) {
   return where(condition, self, other, Tensor());

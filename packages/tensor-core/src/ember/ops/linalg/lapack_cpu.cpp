@@ -739,9 +739,13 @@ Tensor linalg_det(const Tensor& A) { return std::get<0>(lu_det("linalg.det", A, 
 
 std::tuple<Tensor, Tensor> linalg_slogdet(const Tensor& A) { return lu_det("linalg.slogdet", A, true); }
 
-Tensor linalg_solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left, bool unitriangular) {
+Tensor linalg_solve_triangular(const Tensor& A, const Tensor& B_in, bool upper, bool left, bool unitriangular) {
   const char* op = "linalg.solve_triangular";
   check_matrix(op, A, true);
+  // PyTorch's kernel solves in A's dtype, B cast to it; a complex B with a real A stays an error (PyTorch drops
+  // the imaginary part with a warning)
+  const bool castable = is_complex(A->dtype()) || !is_complex(B_in->dtype());
+  const Tensor B = B_in->dtype() != A->dtype() && castable ? to_dtype(B_in, A->dtype()) : B_in;
   check_matrix(op, B, false, "B");
   check_same_dtype(op, A, B);
   const int64_t n = A->size(-1);

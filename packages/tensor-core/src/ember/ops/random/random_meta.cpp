@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 #include <string>
+#include <utility>
 
 #include "ember/ops/index/indexing.h"
 #include "ember/ops/ops_util.h"
@@ -51,6 +52,7 @@ void check_sampler_dtype(const char* op, ScalarType t) {
 
 void check_random_bounds(ScalarType t, int64_t low, int64_t high) {
   double lo, hi;  // inclusive limits
+  double exact = 0;  // floats: the largest magnitude up to which every integer is exact
   switch (t) {
     case ScalarType::Bool: lo = 0; hi = 1; break;
     case ScalarType::UInt8: lo = 0; hi = 255; break;
@@ -61,10 +63,11 @@ void check_random_bounds(ScalarType t, int64_t low, int64_t high) {
     case ScalarType::UInt16: lo = 0; hi = 65535; break;
     case ScalarType::UInt32: lo = 0; hi = 4294967295.0; break;
     case ScalarType::UInt64: lo = 0; hi = 18446744073709551615.0; break;  // bounds are int64s
-    case ScalarType::Float16: lo = -2048; hi = 2048; break;
-    case ScalarType::BFloat16: lo = -256; hi = 256; break;
-    case ScalarType::Float32: lo = -16777216.0; hi = 16777216.0; break;
-    case ScalarType::Float64: lo = -9007199254740992.0; hi = 9007199254740992.0; break;
+    // floats: PyTorch refuses bounds beyond the dtype's range and warns beyond its exact integers
+    case ScalarType::Float16: lo = -65504; hi = 65504; exact = 2048; break;
+    case ScalarType::BFloat16: lo = -3.3895313892515355e38; hi = 3.3895313892515355e38; exact = 256; break;
+    case ScalarType::Float32: lo = -3.4028234663852886e38; hi = 3.4028234663852886e38; exact = 16777216.0; break;
+    case ScalarType::Float64: lo = -1.7976931348623157e308; hi = 1.7976931348623157e308; exact = 9007199254740992.0; break;
     default: throw_dtype_unsupported("randint", t, "any");
   }
   if (static_cast<double>(low) < lo || static_cast<double>(low) > hi) {
@@ -72,6 +75,13 @@ void check_random_bounds(ScalarType t, int64_t low, int64_t high) {
   }
   if (static_cast<double>(high - 1) < lo || static_cast<double>(high - 1) > hi) {
     throw std::runtime_error(message("randint: to - 1 is out of bounds for ", dtype_name(t), " (to=", high, ")"));
+  }
+  for (const auto& [name, v] : {std::pair<const char*, double>{"from", static_cast<double>(low)},
+                                {"to - 1", static_cast<double>(high - 1)}}) {
+    if (exact && std::abs(v) > exact) {
+      warn_user(message("randint: ", name, " is out of bounds [-", exact, ", ", exact, "], where every integer is "
+                        "exact in ", dtype_name(t), ": the values drawn are rounded to ", dtype_name(t)));
+    }
   }
 }
 
