@@ -1100,3 +1100,46 @@ def test_randint_float_bounds_are_the_dtypes_range_and_beyond_exact_integers_a_w
     for lib in (et, torch):
         with pytest.raises(RuntimeError, match="to - 1 is out of bounds for"):
             lib.randint(0, 2**40, [2], dtype=lib.float16)
+
+
+def _nn_op(lib, name):
+    return getattr(lib, name) if lib is et else getattr(torch._C._nn, name)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.tensor([1, 2]).clamp(2**63),
+        lambda lib: lib.tensor([1, 2], dtype=lib.int32).where(
+            lib.tensor([True, False]), other=3 * 10**9
+        ),
+        lambda lib: lib.tensor([1, 2], dtype=lib.uint8).__ipow__(256),
+        lambda lib: lib.tensor([[1, 2]], dtype=lib.uint8).addmm(
+            lib.tensor([[1], [2]], dtype=lib.uint8),
+            lib.tensor([[1, 2]], dtype=lib.uint8),
+            beta=-0.5,
+        ),
+        lambda lib: lib.addr(
+            lib.zeros(2, 2, dtype=lib.int16),
+            lib.tensor([1, 2], dtype=lib.int16),
+            lib.tensor([1, 2], dtype=lib.int16),
+            alpha=65504,
+        ),
+        lambda lib: lib.baddbmm(
+            lib.zeros(1, 1, 1, dtype=lib.int8),
+            lib.ones(1, 1, 1, dtype=lib.int8),
+            lib.ones(1, 1, 1, dtype=lib.int8),
+            beta=65504,
+        ),
+        lambda lib: _nn_op(lib, "hardtanh")(lib.tensor([1, 2]), -1, 2**63),
+        lambda lib: _nn_op(lib, "elu")(lib.tensor([1.0, -2.0]), -1e300),
+        lambda lib: _nn_op(lib, "leaky_relu")(lib.tensor([1.0, -2.0]), -1e300),
+    ],
+)
+def test_numbers_out_of_the_computing_dtypes_range_are_errors(call):
+    """A Python number converted to the dtype an op computes in (a clamp bound, where's
+    operand, an integer power's exponent, addmm's beta, an activation's parameter): PyTorch's
+    overflow error, never a wrapped or saturated value."""
+    for lib in (et, torch):
+        with pytest.raises(RuntimeError, match="without overflow"):
+            call(lib)

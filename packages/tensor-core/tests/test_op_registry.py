@@ -39,7 +39,7 @@ AUTOGRAD_TESTS = TESTS.parents[1] / "autograd" / "tests"  # in a checkout of the
 # raise them here, in review, with its reason in its row.
 SKIPPED_ROWS = 2
 SHAPE_ONLY_ROWS = 11
-EXPECTED_FAILURES = 6
+EXPECTED_FAILURES = 5
 
 
 # ---------------------------------------------------------------------------------------------

@@ -82,6 +82,8 @@ def _destination(call):
     method = call.target.ember
     if method.startswith("Tensor.") and (method.endswith("_") or method.startswith("Tensor.__i")):
         return call.args[0] if call.args else None
+    if method.startswith("ember.nn.functional.") and method.endswith("_"):  # F.relu_(x)
+        return call.args[0] if call.args else None
     if call.args and _inplace_flag(call):
         return call.args[0]
     return None
@@ -192,11 +194,12 @@ OVERLAP_ORDER = "Writes into overlapping memory (order undefined in both)"
 #: a computation in a wider type), which differs between the libraries' kernels.
 NON_FINITE = "Infinities and NaN from overflow"
 _FINITE_MAX = {"float16": 65504.0, "bfloat16": 3.3895e38, "float32": 3.4028e38,
-               "float64": 1.7977e308}
+               "float64": 1.7976931348623157e308}  # (1.7977e308 would be inf)
 
 
 def _extreme(v: float, dtype: str) -> bool:
-    return v != v or abs(v) == float("inf") or abs(v) >= _FINITE_MAX.get(dtype, 1.7977e308) ** 0.5
+    largest = _FINITE_MAX.get(dtype, _FINITE_MAX["float64"])
+    return v != v or abs(v) == float("inf") or abs(v) >= largest**0.5
 
 
 def _non_finite_side(detail: str) -> bool:
@@ -217,8 +220,30 @@ def _extreme_inputs(call) -> bool:
                for r in literals)
 
 
+#: In the docs' "`out=` of another dtype": integer inputs written into a float64 out=: PyTorch
+#: computes in the default float dtype, then widens; Ember computes in out's dtype.
+WIDER_OUT = "`out=` of another dtype (integer inputs computed in out's wider float dtype)"
+
+
+def _computed_in_wider_out(call, detail: str) -> bool:
+    out = dict(call.kwargs).get("out")
+    if not isinstance(out, TensorRecipe) or out.dtype not in ("float64", "complex128"):
+        return False
+    inputs = [t for t in call.tensor_recipes() if t.var != out.var]
+    if not inputs or any(t.dtype.startswith(("float", "bfloat", "complex")) for t in inputs):
+        return False
+    values = detail.rpartition(": ember ")[2].split(" vs torch ")
+    try:
+        e, t = (float(v) for v in values)
+    except ValueError:
+        return False
+    return math.isfinite(e) and math.isfinite(t) and abs(e - t) <= 1e-6 * max(abs(e), abs(t))
+
+
 def explain_values(call, kind: str, detail: str, e_env=None) -> str | None:
     """The reason two results may differ in value by construction, or None."""
+    if kind == "value" and _computed_in_wider_out(call, detail):
+        return WIDER_OUT
     dest = _destination(call)
     if e_env is not None and isinstance(dest, (TensorRecipe, Ref)):
         written = e_env.get(dest.var)

@@ -97,6 +97,7 @@ def hardtanh(self, min_val=-1, max_val=1):
         min_val, max_val = int(min_val), int(max_val)
         if self.dtype == _et.uint8 and (min_val < 0 or max_val < 0):
             raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+        min_val, max_val = _integral_scalars(self, min_val, max_val)
     return self.clamp(min_val, max_val)
 
 
@@ -109,6 +110,7 @@ def relu6(self):
 def leaky_relu(self, negative_slope=0.01):
     """``self`` where positive, ``negative_slope * self`` elsewhere."""
     _tensor("leaky_relu", self)
+    _check_scalar(self.dtype, negative_slope)  # PyTorch's overflow check in the compute type
     return _et.where(self > 0, self, self * negative_slope)
 
 
@@ -146,6 +148,8 @@ def elu(self, alpha=1, scale=1, input_scale=1):
     """``scale * self`` where positive, ``scale * alpha * (exp(input_scale * self) - 1)``
     elsewhere."""
     _tensor("elu", self)
+    for v in (alpha, scale, input_scale):  # PyTorch's overflow check in the compute type
+        _check_scalar(self.dtype, v)
     x, dt = _compute(self)
     neg = x.clamp(max=0)
     if input_scale != 1:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ember_tensor as _et
 
+from . import _check_scalar
+
 __all__ = [
     "addbmm",
     "addmv",
@@ -34,6 +36,9 @@ def _scaled_sum(op: str, self, product, beta, alpha):
     if shape is None or tuple(shape) != tuple(product.shape):
         raise RuntimeError(f"{op}: the input of shape {list(self.shape)} does not broadcast to "
                            f"the product's shape {list(product.shape)}")
+    for factor in (beta, alpha):  # in the result dtype, with PyTorch's overflow check
+        if product.dtype != _et.bool:
+            _check_scalar(product.dtype, factor)
     if not (product.is_floating_point() or product.is_complex()):
         beta, alpha = int(beta), int(alpha)  # integer results take integer factors
     if product.dtype == _et.bool:  # bool: or / and, as PyTorch's kernels

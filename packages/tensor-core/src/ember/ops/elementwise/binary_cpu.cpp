@@ -215,6 +215,7 @@ Tensor fmod(const Tensor& self, const Tensor& other, const Tensor& out) {
 // PyTorch's rule: self <= threshold gives 0, anything else (NaN included) passes the gradient.
 Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold) {
   auto P = promote(grad_output, self);
+  check_fill_value(P.dtype, threshold);  // PyTorch's overflow check (uint8 and -2.0: RuntimeError)
   return map_binary("threshold_backward", P.a, P.b, Tensor(), P.dtype, DispatchNumeric{}, [&](auto tag) {
     using A = opmath_t<decltype(tag)>;
     const A th = threshold.to<A>();

@@ -48,6 +48,7 @@ PowMeta pow_meta(const Tensor& self, const Tensor& exponent) {
     if (exponent->numel() == 1 && to_dtype(exponent, ScalarType::Int64)->data<int64_t>()[0] < 0) {
       throw std::runtime_error("pow: Integers to negative integer powers are not allowed.");
     }
+    check_fill_value(M.dtype, scalar_of(exponent));  // uint8 ** 256: PyTorch's overflow error
   }
   M.shape = broadcast_pair("pow", self, exponent);
   return M;
@@ -59,6 +60,10 @@ WhereMeta where_meta(const Tensor& condition, const Tensor& input, const Tensor&
                                      dtype_name(condition->dtype())));
   }
   const ScalarType t = result_type(input, other);
+  // a Python number is converted to the result dtype with PyTorch's overflow check
+  for (const Tensor* operand : {&input, &other}) {
+    if ((*operand)->wrapped_number) check_fill_value(t, scalar_of(*operand));
+  }
   Shape shape = broadcast_shapes(condition->sizes(), input->sizes(), "where");
   shape = broadcast_shapes(shape, other->sizes(), "where");
   return {t, shape};

@@ -432,6 +432,7 @@ Tensor div(const Tensor& self, const Tensor& other, const std::optional<std::str
 }
 
 Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold) {
+  check_fill_value(result_type(grad_output, self), threshold);  // PyTorch's overflow check
   return arith("threshold_backward", Arith::ThresholdBackward, grad_output, self, threshold, Tensor());
 }
 

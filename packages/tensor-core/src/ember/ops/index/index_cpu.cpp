@@ -461,6 +461,7 @@ Scalar scalar_of(const Tensor& t) {
     if constexpr (std::is_same_v<T, bool>) s = Scalar::from_bool(v);
     else if constexpr (is_complex_v<T>) s = Scalar::from_complex(v.re, v.im);
     else if constexpr (is_float_v<T>) s = Scalar::from_double(static_cast<double>(static_cast<opmath_t<T>>(v)));
+    else if constexpr (std::is_same_v<T, uint64_t>) s = Scalar::from_uint64(v);  // not wrapped to int64
     else s = Scalar::from_int(static_cast<int64_t>(v));
   });
   return s;

@@ -117,8 +117,11 @@ AddmmMeta addmm_meta(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
   if (mat1->size(1) != mat2->size(0)) cpu::throw_cannot_multiply("addmm", mat1->sizes(), mat2->sizes());
   const Shape shape{mat1->size(0), mat2->size(1)};
   expand_to(self, shape, "addmm");  // validates the broadcast
-  // integer products take alpha and beta truncated to integers, as PyTorch does; complex
-  // products keep them whole
+  // alpha and beta converted to the product's dtype with PyTorch's overflow check (uint8 and beta -0.5:
+  // RuntimeError); integer products take them truncated to integers, as PyTorch does; complex products
+  // keep them whole
+  check_fill_value(dt, alpha);
+  check_fill_value(dt, beta);
   auto coefficient = [dt](const Scalar& s) {
     if (is_complex(dt)) return s;
     return is_floating(dt) ? Scalar::from_double(s.to_double()) : Scalar::from_int(s.to_int());
