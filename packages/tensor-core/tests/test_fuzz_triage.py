@@ -1143,3 +1143,34 @@ def test_numbers_out_of_the_computing_dtypes_range_are_errors(call):
     for lib in (et, torch):
         with pytest.raises(RuntimeError, match="without overflow"):
             call(lib)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.linspace(-1e300, 255, 1),
+        lambda lib: lib.logspace(lib.tensor(1.0, dtype=lib.float64), -1e300, steps=4),
+        lambda lib: lib.histc(lib.tensor([3.2, -3.1], dtype=lib.float16), min=-(2**63), max=-2),
+        lambda lib: lib.tensor(5, dtype=lib.uint8).index_fill(-1, lib.tensor(0), lib.tensor(-2.3)),
+        lambda lib: lib.tensor([5, 6], dtype=lib.uint8).index_add(
+            0, lib.tensor([0]), lib.tensor([1], dtype=lib.uint8), alpha=-2.0
+        ),
+        lambda lib: lib.tensor([2.5, -4.5], dtype=lib.bfloat16).pow(-1e300),
+        lambda lib: lib.tensor([-1, 2], dtype=lib.int16).pow(65504),
+        lambda lib: lib.tensor([2, 3]).pow(2**63),
+        lambda lib: lib.tensor([1, 0]).clamp_max_(2**63),
+    ],
+)
+def test_more_numbers_out_of_range_are_errors(call):
+    for lib in (et, torch):
+        with pytest.raises(RuntimeError, match="without overflow"):
+            call(lib)
+
+
+def test_single_16_bit_float_linspace_value_and_float32_powers_round_to_inf():
+    for call in (
+        lambda lib: lib.linspace(-1e300, 255, 1, dtype=lib.bfloat16),
+        lambda lib: lib.tensor([2.5]).pow(1e300),
+    ):
+        got, want = _both(call)
+        np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())

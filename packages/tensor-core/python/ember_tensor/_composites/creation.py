@@ -28,6 +28,10 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     _check_0d_ends("logspace", start, end)
+    dt = dtype if dtype is not None else _et.get_default_dtype()
+    if not (dt.is_floating_point or dt.is_complex) or steps > 1:  # as linspace: PyTorch's
+        for v in (start, end):  # overflow check of the ends in the result dtype
+            _et._C._check_scalar(dt, _number(v))
     exponents = _et.linspace(_number(start), _number(end), steps, dtype=_et.float64,
                              device=device)
     values = _et.pow(float(base), exponents)

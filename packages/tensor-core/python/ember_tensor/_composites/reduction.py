@@ -501,6 +501,8 @@ def histc(self, bins=100, min=0, max=0):
             f"\"histogram_cpu\" not implemented for '{self.dtype._scalar_type_name}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histc: bins must be > 0, but got {bins} for bins")
+    for v in (min, max):  # in self's dtype, with PyTorch's overflow check
+        _et._C._check_scalar(self.dtype, v)
     lo, hi = float(min), float(max)
     if lo == hi and self.numel():
         lo, hi = _et.amin(self, ()).item(), _et.amax(self, ()).item()

@@ -82,11 +82,15 @@ LinspaceMeta linspace_meta(const Scalar& start, const Scalar& end, int64_t steps
                            std::optional<ScalarType> dtype, const Tensor& out) {
   if (steps < 0) throw std::runtime_error(message("linspace: number of steps must be non-negative, got ", steps));
   const ScalarType t = dtype.value_or(out ? out->dtype() : default_float_dtype());
-  // PyTorch checks the range only when it computes a step; a single float value is rounded (to inf
-  // beyond the dtype's range). An integer dtype is always checked: that conversion would be undefined.
+  // PyTorch checks both ends in the result dtype when it computes a step; a single value only its start,
+  // and a single 16-bit float value not at all (rounded, to inf beyond the range). An integer dtype is
+  // always checked: that conversion would be undefined.
+  const bool half = t == ScalarType::Float16 || t == ScalarType::BFloat16;
   if (steps > 1 || !is_floating(t)) {
     check_fill_value(t, start);
     check_fill_value(t, end);
+  } else if (steps == 1 && !half) {
+    check_fill_value(t, start);
   }
   double a = start.to_double(), b = end.to_double();
   if (is_integral(t, false)) {

@@ -41,6 +41,10 @@ PowMeta pow_meta(const Tensor& self, const Tensor& exponent) {
     M.result = *exponent->data<bool>() ? ops::clone(self) : ops::ones_like(self, std::nullopt, std::nullopt, false);
     return M;
   }
+  // a Python-number exponent in the result dtype, with PyTorch's overflow check for integer and 16-bit
+  // float results (uint8 ** 256, bfloat16 ** -1e300: RuntimeError; float32 ** 1e300 is inf)
+  const bool checked = !is_floating(M.dtype) || M.dtype == ScalarType::Float16 || M.dtype == ScalarType::BFloat16;
+  if (exponent->wrapped_number && checked && !is_complex(M.dtype)) check_fill_value(M.dtype, scalar_of(exponent));
   if (!is_floating(M.dtype) && !is_complex(M.dtype) && !is_wide_unsigned(M.dtype) && exponent->wrapped_number) {
     // like PyTorch: a negative Python-number exponent of an integer tensor is an error (read
     // as the number it is, before an unsigned tensor's type would wrap it); negative tensor
@@ -48,7 +52,6 @@ PowMeta pow_meta(const Tensor& self, const Tensor& exponent) {
     if (exponent->numel() == 1 && to_dtype(exponent, ScalarType::Int64)->data<int64_t>()[0] < 0) {
       throw std::runtime_error("pow: Integers to negative integer powers are not allowed.");
     }
-    check_fill_value(M.dtype, scalar_of(exponent));  // uint8 ** 256: PyTorch's overflow error
   }
   M.shape = broadcast_pair("pow", self, exponent);
   return M;

@@ -601,6 +601,7 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Ten
   check_cpu(self, "index_add");
   check_cpu(index, "index_add");
   const int64_t d = index_add_meta(self, dim, index, source);
+  check_fill_value(self->dtype(), alpha);  // PyTorch's overflow check (uint8 and alpha -2.0: RuntimeError)
   Tensor res = out == self ? self : ops::clone(self);
   if (index_add_is_noop(self, index, source, alpha)) return res;
   Tensor r1 = at_least_1d(res);

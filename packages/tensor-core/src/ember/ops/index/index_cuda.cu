@@ -382,6 +382,7 @@ Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const T
 Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha,
                  const Tensor& out) {
   const int64_t d = index_add_meta(self, dim, index, source);
+  check_fill_value(self->dtype(), alpha);  // PyTorch's overflow check (uint8 and alpha -2.0: RuntimeError)
   const Device dev = self->device();
   Tensor res = out == self ? self : ops::clone(self);
   if (index_add_is_noop(self, index, source, alpha)) return res;
