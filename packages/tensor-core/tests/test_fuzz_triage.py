@@ -1174,3 +1174,23 @@ def test_single_16_bit_float_linspace_value_and_float32_powers_round_to_inf():
     ):
         got, want = _both(call)
         np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.arange(3.0, False, 0.25, dtype=lib.int32),
+        lambda lib: lib.arange(0.25, False, out=lib.tensor([], dtype=lib.uint8)),
+        lambda lib: lib.arange(2**63),
+        lambda lib: lib.bartlett_window(2**63 - 1),
+    ],
+)
+def test_arange_checks_the_step_sign_before_truncating_and_refuses_bounds_beyond_int64(call):
+    """(Ember's window of 2**63 - 1 points used to be empty: arange's end wrapped around.)"""
+    for lib in (et, torch):
+        with pytest.raises(RuntimeError):
+            call(lib)
+    with pytest.raises(
+        RuntimeError, match="upper bound and lower bound inconsistent|without overflow"
+    ):
+        call(et)

@@ -30,6 +30,7 @@ _EXACT_OUT_DTYPE = ("Found dtype", "Expected out tensor to have dtype",
 #: argument that only another overload has, or a missing one); a wrong *type* for an argument
 #: ("argument 'dim' must be int, not bool") is not among them: Ember refuses those as well.
 _ARRANGEMENT_ERRORS = ("received an invalid combination of arguments",
+                       "missing 3 required positional",
                        "missing 1 required positional", "missing 2 required positional",
                        "got an unexpected keyword argument",
                        # a keyword-only argument given by position (gelu's approximate)
@@ -44,6 +45,13 @@ NEGATIVE_STEP = "Negative slice steps and NumPy operands"
 #: undefined, and the two libraries' kernels produce different (arbitrary) values.
 FLOAT_TO_INT = "float to integer conversion out of range (undefined in C++)"
 OUT_GRAD = "`out=` with an input that requires grad"
+UINT_PROMOTION = "Promotion of uint16, uint32 and uint64"
+_UINT_PROMOTION_WORDS = "Promotion for uint16, uint32, uint64 types is not supported"
+INT64_MIN = "int64's minimum as a size"
+_SYMINT_WORDS = ("cannot be represented as a SymInt",
+                 "SymIntArrayRef expected to contain only concrete")
+BIG_INTS = "Python ints beyond int64 as numbers"
+_SHARED_WORDS = "refer to a single memory location"
 _OUT_GRAD_WORDS = "functions with out=... arguments don't support automatic differentiation"
 INT_LIMITS = {"uint8": 255, "int8": 127, "int16": 2**15 - 1, "int32": 2**31 - 1, "int64": 2**63 - 1}
 
@@ -133,6 +141,15 @@ def _empty_input(env) -> bool:
     return any(hasattr(v, "numel") and v.numel() == 0 for v in env.values())
 
 
+def _big_int_literal(call) -> bool:
+    """Whether a Python int beyond int64 is among the call's number arguments."""
+    def big(r):
+        if isinstance(r, Lit) and isinstance(r.value, int) and not isinstance(r.value, bool):
+            return not -(2**63) <= r.value < 2**63
+        return isinstance(r, Seq) and any(big(i) for i in r.items)
+    return any(big(r) for r in (*call.args, *(r for _, r in call.kwargs)))
+
+
 def _negative_step(recipe) -> bool:
     if isinstance(recipe, Lit) and isinstance(recipe.value, slice):
         return recipe.value.step is not None and recipe.value.step < 0
@@ -175,6 +192,22 @@ def explain(call, e_exc, t_exc, t_result, e_env) -> str | None:
     if t_exc is not None and e_exc is None and type(t_exc) is TypeError:
         if any(words in str(t_exc) for words in _ARRANGEMENT_ERRORS):
             return MERGED_OVERLOADS
+    if t_exc is not None and e_exc is None and isinstance(t_exc, RuntimeError):
+        message = str(t_exc)
+        if _UINT_PROMOTION_WORDS in message:
+            return UINT_PROMOTION  # Ember promotes them as the array API standard's table
+        if any(words in message for words in _SYMINT_WORDS):
+            return INT64_MIN  # PyTorch's SymInt cannot hold -2**63; Ember's int64 sizes can
+        dest = _destination(call)
+        shared = isinstance(dest, Ref) or any(isinstance(r, Ref) for r in call.args)
+        if _SHARED_WORDS in message and shared:
+            return ALIASED_INPUT  # Ember computes from the inputs as given, then writes
+        if "doesn't match the broadcast shape" in message and isinstance(dest, Ref):
+            out = e_env.get(dest.var)
+            if out is not None and "out" in dict(call.kwargs):
+                return OUT_SHAPE  # an empty out= that is also an input, resized by Ember
+    if isinstance(t_exc, OverflowError) and e_exc is None and _big_int_literal(call):
+        return BIG_INTS  # PyTorch's Scalar refuses them; Ember reads them as floats
     if t_exc is not None and e_exc is None and isinstance(t_exc, ValueError):
         if call.target.ember == "Tensor.__getitem__" or call.target.ember == "Tensor.__setitem__":
             if len(call.args) > 1 and _negative_step(call.args[1]):

@@ -137,6 +137,35 @@ _SVD_NONFINITE = ("svd of a matrix with inf or NaN: Ember checks before LAPACK a
                   "PyTorch's own error for it; PyTorch's MKL returns NaNs silently "
                   "(differences-from-pytorch.md: Singular and rank-deficient matrices)")
 
+
+_NLL_PRIVATE = ("PyTorch's private binding torch._C._nn.nll_loss defaults reduction to 'none' and "
+                "takes any other int as one; Ember's nll_loss op follows the schema: 'mean' by "
+                "default, RuntimeError for a reduction that is not 0, 1 or 2")
+_BOOL_KERNELS = ("Ember's kernels of this op have no bool dtype; PyTorch's answer a few bool calls "
+                 "(a 0-d or single-step call that runs no kernel, a bool bound of a bool clamp, "
+                 "a bool dtype= for cumsum): Ember refuses them as an unsupported dtype")
+_MEDIAN_EMPTY_INT = ("the median of an integer tensor without elements: PyTorch returns an "
+                     "arbitrary value (NaN converted to the integer type), Ember raises PyTorch's "
+                     "overflow error for that conversion")
+_INT32_PARAMS = ("PyTorch's pooling kernels hold sizes, strides and dilations as 32-bit ints "
+                 "(RuntimeError beyond); Ember's as int64")
+_INPLACE_RESIZE = ("PyTorch's addbmm_ resizes a self of another shape; Ember's in-place ops never "
+                   "change self's shape (RuntimeError, as PyTorch's other in-place ops)")
+_DLPACK_ARGS = ("from_dlpack / __dlpack__ given a tensor for copy or dl_device: Ember reads copy "
+                "as Python truth (an ambiguous one is an error) and indexes dl_device; PyTorch "
+                "passes them on unread or refuses the type")
+_PRIVATE_EMPTY = ("a private op (_unsafe_masked_index) on a tensor without elements: PyTorch "
+                  "clamps the indices into an empty dim, Ember checks them")
+_NUMBER_OUT = ("a number given as out=: PyTorch's parser turns it into a 0-d tensor and resizes "
+               "that; Ember refuses it (TypeError or RuntimeError)")
+_CORE_UNBATCHED = ("the core ops adaptive_avg_pool2d / conv_transpose2d take batched or 3-d "
+                   "input only; ember.nn.functional takes unbatched input as PyTorch's does")
+_BOOL_SUPERSET = "Ember's kernel takes bool where PyTorch's CPU kernel does not (a superset)"
+_AS_STRIDED_SCATTER = ("as_strided_scatter with a view reaching beyond self's storage: PyTorch "
+                       "refuses it; Ember writes the view's positions that are elements of self")
+_SPLIT_TENSOR = ("a float or multi-dim one-element tensor as a size: PyTorch's parser reads it "
+                 "through __index__ in some places; Ember takes integer tensors of one element")
+
 KNOWN: dict[tuple[str, str], str] = {
     ("Tensor.to_sparse", "structure-mismatch"): _SPARSE_CLASS,
     ("Tensor.to_sparse", "raises-only-in-ember"): _SPARSE_CLASS,
@@ -361,4 +390,68 @@ KNOWN: dict[tuple[str, str], str] = {
     ("pinverse", "raises-only-in-ember"): _SVD_NONFINITE,
     ("Tensor.pinverse", "raises-only-in-ember"): _SVD_NONFINITE,
     ("linalg.cond", "raises-only-in-ember"): _SVD_NONFINITE,
+    ("nll_loss", "shape-mismatch"): _NLL_PRIVATE,
+    ("nll_loss", "value-mismatch"): _NLL_PRIVATE,
+    ("nll_loss", "raises-only-in-ember"): _NLL_PRIVATE,
+    ("clamp", "raises-only-in-ember"): _BOOL_KERNELS,
+    ("clamp(out=)", "raises-only-in-ember"): _BOOL_KERNELS,
+    ("Tensor.clamp", "raises-only-in-ember"): _BOOL_KERNELS,
+    ("Tensor.clamp_", "raises-only-in-ember"): _BOOL_KERNELS,
+    ("clip", "raises-only-in-ember"): _BOOL_KERNELS,
+    ("Tensor.clip", "raises-only-in-ember"): _BOOL_KERNELS,
+    ("clip(out=)", "raises-only-in-ember"): _BOOL_KERNELS,
+    ("Tensor.clip_", "raises-only-in-ember"): _BOOL_KERNELS,
+    ("cumsum", "raises-only-in-ember"): _BOOL_KERNELS,
+    ("cumprod", "raises-only-in-ember"): _BOOL_KERNELS,
+    ("cumsum(out=)", "raises-only-in-ember"): _BOOL_KERNELS,
+    ("Tensor.cumsum", "raises-only-in-ember"): _BOOL_KERNELS,
+    ("Tensor.cumprod", "raises-only-in-ember"): _BOOL_KERNELS,
+    ("Tensor.cumsum_", "raises-only-in-ember"): _BOOL_KERNELS,
+    ("Tensor.cumprod_", "raises-only-in-ember"): _BOOL_KERNELS,
+    ("linspace", "raises-only-in-ember"): _BOOL_KERNELS,
+    ("linspace(out=)", "raises-only-in-ember"): _BOOL_KERNELS,
+    ("inner", "raises-only-in-ember"): _BOOL_KERNELS,
+    ("Tensor.inner", "raises-only-in-ember"): _BOOL_KERNELS,
+    ("median", "raises-only-in-ember"): _MEDIAN_EMPTY_INT,
+    ("nanmedian", "raises-only-in-ember"): _MEDIAN_EMPTY_INT,
+    ("Tensor.median", "raises-only-in-ember"): _MEDIAN_EMPTY_INT,
+    ("Tensor.nanmedian", "raises-only-in-ember"): _MEDIAN_EMPTY_INT,
+    ("max_pool2d_with_indices", "raises-only-in-torch"): _INT32_PARAMS,
+    ("F.max_pool2d", "raises-only-in-torch"): _INT32_PARAMS,
+    ("F.lp_pool2d", "raises-only-in-torch"): _INT32_PARAMS,
+    ("F.max_pool2d_with_indices", "raises-only-in-torch"): _INT32_PARAMS,
+    ("Tensor.addbmm_", "raises-only-in-ember"): _INPLACE_RESIZE,
+    ("from_dlpack", "raises-only-in-ember"): _DLPACK_ARGS,
+    ("Tensor.__dlpack__", "raises-only-in-ember"): _DLPACK_ARGS,
+    ("Tensor.__dlpack__", "raises-only-in-torch"): _DLPACK_ARGS,
+    ("_unsafe_masked_index", "raises-only-in-ember"): _PRIVATE_EMPTY,
+    ("_unsafe_masked_index", "shape-mismatch"): _PRIVATE_EMPTY,
+    ("F.normalize", "raises-only-in-ember"): _NUMBER_OUT,
+    ("adaptive_avg_pool2d", "raises-only-in-ember"): _CORE_UNBATCHED,
+    ("conv_transpose2d", "raises-only-in-ember"): _CORE_UNBATCHED,
+    ("linalg.vecdot", "raises-only-in-ember"): _TORCH_WRONG,
+    ("Tensor.diagonal_scatter", "value-mismatch"): _TORCH_WRONG,
+    ("diagonal_scatter", "value-mismatch"): _TORCH_WRONG,
+    ("cov", "mutation-mismatch"): _COV_MUTATES,
+    ("isclose", "value-mismatch"): _INTEGER_WRAP,
+    ("cov", "value-mismatch"): _INTEGER_WRAP,
+    ("Tensor.cov", "value-mismatch"): _INTEGER_WRAP,
+    ("Tensor.corrcoef", "value-mismatch"): _INTEGER_WRAP,
+    ("ldexp", "value-mismatch"): _INTEGER_WRAP,
+    ("Tensor.ldexp", "value-mismatch"): _INTEGER_WRAP,
+    ("geqrf", "value-mismatch"): _OVERFLOW,
+    ("linalg.lu_factor", "raises-only-in-ember"): _SINGULAR,
+    ("linalg.solve_ex", "raises-only-in-ember"): _SINGULAR,
+    ("linalg.ldl_factor", "raises-only-in-ember"): _SINGULAR,
+    ("gelu_backward", "raises-only-in-torch"): _TORCH_INTERNAL_ERROR,
+    ("gelu(out=)", "raises-only-in-torch"): _TORCH_INTERNAL_ERROR,
+    ("linalg.tensorinv", "raises-only-in-torch"): _TORCH_INTERNAL_ERROR,
+    ("ldexp(out=)", "raises-only-in-torch"): _TORCH_INTERNAL_ERROR,
+    ("isin", "raises-only-in-torch"): _BOOL_SUPERSET,
+    ("isin(out=)", "raises-only-in-torch"): _BOOL_SUPERSET,
+    ("F.gaussian_nll_loss", "raises-only-in-torch"): _INTEGER_LOSS,
+    ("Tensor.as_strided_scatter", "raises-only-in-torch"): _AS_STRIDED_SCATTER,
+    ("Tensor.split#1", "raises-only-in-ember"): _SPLIT_TENSOR,
+    ("Tensor.unsafe_split", "raises-only-in-ember"): _SPLIT_TENSOR,
+    ("Tensor.hsplit", "raises-only-in-ember"): _SPLIT_TENSOR,
 }

@@ -20,6 +20,9 @@ ArangeMeta arange_meta(const Scalar& start, std::optional<Scalar> end, const Sca
   Scalar lo = end ? start : Scalar::from_int(0);
   Scalar hi = end ? *end : start;
   Scalar st = step;
+  for (const Scalar* v : {&lo, &hi, &st}) {  // a Python int beyond int64: PyTorch's error, not a wrapped bound
+    if (v->unsigned64) check_fill_value(ScalarType::Int64, *v);
+  }
   ArangeMeta M;
   M.all_int = !lo.is_float() && !hi.is_float() && !st.is_float();
   M.dtype = dtype.value_or(out ? out->dtype() : (M.all_int ? ScalarType::Int64 : default_float_dtype()));
@@ -29,6 +32,13 @@ ArangeMeta arange_meta(const Scalar& start, std::optional<Scalar> end, const Sca
   }
   // PyTorch's length of a non-integer range with an integer dtype: from the given values for
   // the narrow integer dtypes, from the truncated ones (below) for int64
+  // the step's sign against the bounds as given (before an integer dtype truncates them), as PyTorch's
+  {
+    const double s0 = st.to_double(), a0 = lo.to_double(), b0 = hi.to_double();
+    if ((s0 > 0 && b0 < a0) || (s0 < 0 && b0 > a0)) {
+      throw std::runtime_error("upper bound and lower bound inconsistent with step sign");
+    }
+  }
   const double fractional_length = std::ceil((hi.to_double() - lo.to_double()) / st.to_double());
   const bool narrow = !M.all_int && !is_floating(M.dtype) && M.dtype != ScalarType::Bool;
   if (narrow) {
@@ -41,10 +51,6 @@ ArangeMeta arange_meta(const Scalar& start, std::optional<Scalar> end, const Sca
     M.all_int = true;  // (a narrower dtype with a step truncated to 0 repeats start, as PyTorch)
   }
   const double s = st.to_double(), a = lo.to_double(), b = hi.to_double();
-  if ((s > 0 && b < a) || (s < 0 && b > a)) {
-    throw std::runtime_error(message("arange: upper bound and larger bound inconsistent with step sign (start=", a,
-                                     ", end=", b, ", step=", s, ")"));
-  }
   int64_t n;
   if (narrow && M.dtype != ScalarType::Int64) {
     if (!(fractional_length < 4.6e18)) throw std::runtime_error("arange: the range has too many elements");
