@@ -1,6 +1,8 @@
 """Divergences from PyTorch that the differential fuzzer found in nn.functional, each
 checked against PyTorch on the same call."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -316,3 +318,49 @@ def test_float_argument_of_another_type_and_bilinear_bias_checks():
 )
 def test_margins_are_float_arguments(call):
     _same(call(et), call(torch))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: NN[lib].l1_loss(
+            lib.tensor([1], dtype=lib.uint8), lib.tensor(0), reduction="none"
+        ),
+        lambda lib: NN[lib].mse_loss(
+            lib.tensor(2.0), lib.tensor([1.0], dtype=lib.float16).expand(3)
+        ),
+        lambda lib: NN[lib].smooth_l1_loss(
+            lib.tensor([-1.5], dtype=lib.float16), lib.tensor(-1.0, dtype=lib.bfloat16)
+        ),
+        lambda lib: NN[lib].bilinear(
+            lib.tensor([[[3]]], dtype=lib.uint8),
+            lib.tensor([[[4]]], dtype=lib.uint8),
+            lib.tensor([[[2]]], dtype=lib.uint8),
+            lib.tensor([[[0]]], dtype=lib.uint8),
+        ),
+    ],
+)
+def test_losses_broadcast_before_promoting_and_bilinear_keeps_integers(call):
+    """A 0-d target of a wider dtype promotes once the operands are broadcast, as in
+    PyTorch's losses; an integer bilinear stays in its dtype."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _same(call(et), call(torch))
+
+
+def test_threshold_reads_a_0d_tensor_as_a_number():
+    for value in (lambda lib: lib.tensor(2.0, dtype=lib.float16), lambda lib: 2):
+        _same(
+            F.threshold(et.tensor(-2.125, dtype=et.bfloat16), 0.1, value(et)),
+            TF.threshold(torch.tensor(-2.125, dtype=torch.bfloat16), 0.1, value(torch)),
+        )
+    for lib, fn in ((et, F.threshold), (torch, TF.threshold)):
+        with pytest.raises(TypeError, match="argument 'value'.* must be Number, not Tensor"):
+            fn(lib.tensor([-2.0]), 0.1, lib.tensor([2.0]))
+
+
+def test_cosine_similarity_eps_is_a_float_argument():
+    _same(
+        F.cosine_similarity(et.ones(2, 3), et.ones(2, 3), eps=10**20),
+        TF.cosine_similarity(torch.ones(2, 3), torch.ones(2, 3), eps=10**20),
+    )

@@ -383,6 +383,8 @@ def test_addmm_matches_cpu(dtype):
     for self_shape in [(5, 4), (4,), (1, 4), (5, 1), ()]:
         s = values(self_shape, dtype, 33, special=not exact)
         for beta, alpha in ADDMM_SCALARS:
+            if dtype == et.uint8 and min(beta, alpha) < 0:  # not a uint8: PyTorch's overflow error
+                continue
             want = et.addmm(s, a, b, beta=beta, alpha=alpha)
             check(et.addmm(on(s), on(a), on(b), beta=beta, alpha=alpha), want)
     s = values((), dtype, 34)  # a CPU 0-d self joins the CUDA product

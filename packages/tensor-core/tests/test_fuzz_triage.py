@@ -1,6 +1,8 @@
 """Regression tests of divergences from PyTorch that the differential fuzzer found
 (packages/ember/tests/fuzz), each against PyTorch on the fuzzer's call."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -1194,3 +1196,157 @@ def test_arange_checks_the_step_sign_before_truncating_and_refuses_bounds_beyond
         RuntimeError, match="upper bound and lower bound inconsistent|without overflow"
     ):
         call(et)
+
+
+def test_triangular_solve_copies_A_to_the_broadcast_batch_and_empty_histograms_span_0_to_1():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got, want = _both(
+            lambda lib: lib.triangular_solve(
+                lib.ones(3, 1, 1, dtype=lib.float64),
+                lib.tensor([[-0.9]], dtype=lib.float64),
+                upper=False,
+            )
+        )
+    for g, w in zip(got, want, strict=True):
+        assert tuple(g.shape) == tuple(w.shape)
+        np.testing.assert_allclose(g.numpy(), w.numpy())
+    for call in (
+        lambda lib: lib.histogram(lib.zeros(0, dtype=lib.float64), 2)[1],
+        lambda lib: lib.histogramdd(lib.zeros(3, 0, 2, dtype=lib.float64), 2)[1][0],
+    ):
+        got, want = _both(call)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("name", ["trapezoid", "cumulative_trapezoid"])
+def test_trapezoid_refuses_a_bool_dx(name):
+    for lib in (et, torch):
+        with pytest.raises(RuntimeError, match="we only support dx as a real number"):
+            getattr(lib, name)(lib.ones(3), dx=True)
+    got, want = _both(lambda lib: lib.trapz(lib.ones(3), dx=True))  # a float there: 1.0
+    assert got.item() == want.item()
+
+
+def test_repeat_interleave_checks_output_size():
+    for lib in (et, torch):
+        with pytest.raises(RuntimeError, match="Invalid output_size, expected 3 but got 1"):
+            lib.ones(5, 3).repeat_interleave(1, dim=-1, output_size=1)
+    got, want = _both(lambda lib: lib.ones(5, 3).repeat_interleave(2, dim=-1, output_size=6))
+    assert tuple(got.shape) == tuple(want.shape)
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda lib: lib.renorm(lib.ones(2, 2), 2, 0, float("nan")), "expected maxnorm to be >= 0"),
+        (
+            lambda lib: lib.searchsorted(
+                lib.tensor([1.0, 2, 3]), lib.tensor([2.0]), sorter=lib.tensor([0, 1])
+            ),
+            "boundary and sorter must have",
+        ),
+        (
+            lambda lib: lib.cov(lib.tensor([[1.0, 2, 3]]), aweights=lib.tensor([0.0, 0, 0])),
+            "weights sum to zero",
+        ),
+        (
+            lambda lib: lib.index_copy(lib.zeros(3), 0, lib.tensor([True]), lib.tensor([1.0])),
+            "Expected a long tensor for index, but got Bool",
+        ),
+    ],
+)
+def test_argument_checks_pytorch_makes(call, match):
+    for lib in (et, torch):
+        with pytest.raises(RuntimeError, match=match):
+            call(lib)
+
+
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        (
+            lambda lib: lib.trapezoid(lib.tensor([4.0, 3.0]), lib.tensor([6.0]), dim=0),
+            RuntimeError,
+            "There must be one `x` value for each sample point",
+        ),
+        (
+            lambda lib: lib.stft(
+                lib.ones(3, 4),
+                n_fft=1,
+                hop_length=2,
+                pad_mode="bogus",
+                window=lib.ones(1),
+                return_complex=True,
+            ),
+            NotImplementedError,
+            "Unrecognised padding mode bogus",
+        ),
+        (
+            lambda lib: lib.index_copy(lib.tensor(-2.0), 0, lib.tensor(0), lib.ones(1, 5)),
+            RuntimeError,
+            "must have same slice shapes",
+        ),
+        (
+            lambda lib: lib.tensor([1.0, float("nan")]).nan_to_num(neginf="inf"),
+            TypeError,
+            "argument 'neginf' must be float, not str",
+        ),
+    ],
+)
+def test_more_argument_checks_pytorch_makes(call, exc, match):
+    for lib in (et, torch):
+        with pytest.raises(exc, match=match):
+            call(lib)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.bitwise_left_shift(300, lib.tensor([1, 2], dtype=lib.int8)),
+        lambda lib: lib.bitwise_right_shift(-(2**40), lib.tensor([1, 2], dtype=lib.int32)),
+        lambda lib: lib.linalg.matrix_rank(lib.eye(3), atol=10**20),
+        lambda lib: lib.trapz(lib.tensor([[[3]]]), dx=-(2**63) - 1, dim=1),
+        lambda lib: lib.histogram(lib.tensor([1.0, 3.0]), 2)[1],
+    ],
+)
+def test_numbers_read_as_pytorch_reads_them(call):
+    """A number first in a shift wraps to the tensor's dtype; float arguments take ints of any
+    size."""
+    got, want = _both(call)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_histogram_of_infinite_data_is_refused():
+    for lib in (et, torch):
+        with pytest.raises(RuntimeError, match="range .* is not finite"):
+            lib.histogram(lib.tensor([-float("inf"), 1.0, 3e38]), 1)
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda lib: lib.narrow(lib.ones(2), 0, 1, 2**63 - 1), "exceeds dimension size"),
+        (lambda lib: lib.movedim(lib.tensor(1), [0, -1, 0], [0, 0, 0]), "repeated dim in `source`"),
+        (
+            lambda lib: lib.linalg.solve(
+                lib.ones(2, 2, 2, 2) + lib.eye(2), lib.ones(2, 2, 2), left=False
+            ),
+            r"equation XA = B \(2x2 and 2x1\)",
+        ),
+    ],
+)
+def test_shape_checks_pytorch_makes(call, match):
+    """(narrow's start + length wrapped around int64 and asked for a huge list; a 0-d movedim
+    took repeated dims; solve(left=False) took a batch of vectors for matrices.)"""
+    for lib in (et, torch):
+        with pytest.raises(RuntimeError, match=match):
+            call(lib)
+
+
+def test_where_rounds_a_float_number_and_checks_an_integer_one():
+    got, want = _both(
+        lambda lib: lib.tensor([1.0, 2.0], dtype=lib.float16).where(lib.tensor([True, False]), 1e30)
+    )
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())

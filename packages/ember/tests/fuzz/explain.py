@@ -38,7 +38,8 @@ _ARRANGEMENT_ERRORS = ("received an invalid combination of arguments",
                        # None for an argument that only another overload lacks (median's dim)
                        "must be int, not NoneType", "must be bool, not NoneType",
                        # tensors as one list where PyTorch takes them one by one
-                       "expected Tensor as element 0 in argument 0, but got list")
+                       "expected Tensor as element 0 in argument 0, but got list",
+                       "expected Tensor as element 0 in argument 0, but got tuple")
 OVERLAP = "Writes into overlapping memory"
 NEGATIVE_STEP = "Negative slice steps and NumPy operands"
 #: Not in the docs: C++ leaves the conversion of a float outside an integer type's range
@@ -51,6 +52,10 @@ INT64_MIN = "int64's minimum as a size"
 _SYMINT_WORDS = ("cannot be represented as a SymInt",
                  "SymIntArrayRef expected to contain only concrete")
 BIG_INTS = "Python ints beyond int64 as numbers"
+TENSOR_ARGS = "Tensors as numbers and sizes"
+_TENSOR_ARG_WORDS = tuple(f"must be {kind}, not Tensor" for kind in (
+    "float", "Number", "tuple of ints", "bool", "int", "torch.dtype")) + tuple(
+    f"must be Tensor, not {kind}" for kind in ("float", "int", "bool"))
 _SHARED_WORDS = "refer to a single memory location"
 _OUT_GRAD_WORDS = "functions with out=... arguments don't support automatic differentiation"
 INT_LIMITS = {"uint8": 255, "int8": 127, "int16": 2**15 - 1, "int32": 2**31 - 1, "int64": 2**63 - 1}
@@ -77,7 +82,8 @@ def _inplace_flag(call) -> bool:
         given = dict(call.kwargs).get("inplace")
         if given is None and pos < len(call.args):
             given = call.args[pos]
-        return isinstance(given, Lit) and given.value is True
+        # by truth, as the functions read it (F.leaky_relu(x, 0.5, [1]) is in place)
+        return isinstance(given, Lit) and bool(given.value)
     return False
 
 
@@ -192,6 +198,8 @@ def explain(call, e_exc, t_exc, t_result, e_env) -> str | None:
     if t_exc is not None and e_exc is None and type(t_exc) is TypeError:
         if any(words in str(t_exc) for words in _ARRANGEMENT_ERRORS):
             return MERGED_OVERLOADS
+        if any(words in str(t_exc) for words in _TENSOR_ARG_WORDS):
+            return TENSOR_ARGS  # Ember computes with the tensor given for a number or a size
     if t_exc is not None and e_exc is None and isinstance(t_exc, RuntimeError):
         message = str(t_exc)
         if _UINT_PROMOTION_WORDS in message:
@@ -248,14 +256,19 @@ def _extreme_inputs(call) -> bool:
     for t in call.tensor_recipes():
         if t.dtype in _FINITE_MAX and any(_extreme(v, t.dtype) for v in t.values):
             return True
+    for t in call.tensor_recipes():  # int64 values no float but float64 holds exactly
+        if t.dtype in ("int64", "uint64") and any(abs(v) >= 2**62 for v in t.values):
+            return True
     literals = [r for _, r in call.kwargs] + list(call.args)
-    return any(isinstance(r, Lit) and isinstance(r.value, float) and _extreme(r.value, "float64")
-               for r in literals)
+    return any(isinstance(r, Lit) and (
+        (isinstance(r.value, float) and _extreme(r.value, "float64"))
+        or (isinstance(r.value, int) and not isinstance(r.value, bool) and abs(r.value) >= 2**62))
+        for r in literals)
 
 
-#: In the docs' "`out=` of another dtype": integer inputs written into a float64 out=: PyTorch
-#: computes in the default float dtype, then widens; Ember computes in out's dtype.
-WIDER_OUT = "`out=` of another dtype (integer inputs computed in out's wider float dtype)"
+#: In the docs' "`out=` of another dtype": inputs of a narrower dtype written into a float64
+#: out=: PyTorch computes in the inputs' result dtype, then widens; Ember computes in out's.
+WIDER_OUT = "`out=` of another dtype (inputs computed in out's wider float dtype)"
 
 
 def _computed_in_wider_out(call, detail: str) -> bool:
@@ -263,7 +276,7 @@ def _computed_in_wider_out(call, detail: str) -> bool:
     if not isinstance(out, TensorRecipe) or out.dtype not in ("float64", "complex128"):
         return False
     inputs = [t for t in call.tensor_recipes() if t.var != out.var]
-    if not inputs or any(t.dtype.startswith(("float", "bfloat", "complex")) for t in inputs):
+    if not inputs or any(t.dtype in ("float64", "complex64", "complex128") for t in inputs):
         return False
     values = detail.rpartition(": ember ")[2].split(" vs torch ")
     try:

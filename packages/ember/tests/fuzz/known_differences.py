@@ -166,6 +166,53 @@ _AS_STRIDED_SCATTER = ("as_strided_scatter with a view reaching beyond self's st
 _SPLIT_TENSOR = ("a float or multi-dim one-element tensor as a size: PyTorch's parser reads it "
                  "through __index__ in some places; Ember takes integer tensors of one element")
 
+_EXPONENT_PRECISION = ("a Python-number exponent of a float32 result: PyTorch's kernel reads it as "
+                       "a double (a subnormal 5e-324 stays non-zero), Ember at float32 (it is 0)")
+_SUBNORMAL = ("a subnormal float32 operand: PyTorch's kernel (or its LAPACK) flushes it to zero "
+              "or keeps it in a different step than Ember's, so a quotient or remainder of it "
+              "differs (1e-7 / 1e-40: 1e33 or inf; fmod(1, 1e-40): NaN or the remainder)")
+_OUT_KEPT_EMPTY = ("an out= without elements of another shape than an empty result: PyTorch "
+                   "keeps out's shape, Ember resizes it to the result's (differences-from-"
+                   "pytorch.md: `out=` with the wrong shape)")
+
+_INDEX_EMPTY = ("index_add into a 1-d tensor without elements: PyTorch's kernel checks the "
+                "indices, Ember's writes nothing and checks none (no element can be written)")
+_OUT_IS_INPUT = ("out= that is also the (empty) input: PyTorch resizes out first and then reads "
+                 "the resized tensor as the input; Ember computes from the input as given, then "
+                 "writes (differences-from-pytorch.md: Writes into overlapping memory)")
+_TENSORDOT_ONE = ("tensordot contracting a dim of size 1 with one of size 0: PyTorch's size check "
+                  "lets a 1 pass (a broadcast); Ember wants equal sizes")
+_FLAGS_BY_TRUTH = ("a flag or option given a value of another type (an int for requires_grad, a "
+                   "float for check_errors, None for bernoulli's p, a tuple for a dtype): "
+                   "PyTorch's parser refuses it, Ember reads it (by truth, or as its default)")
+_EMPTY_WEIGHTS = ("a convolution or pooling with an empty weight or a kernel larger than the "
+                  "input: PyTorch refuses it, Ember returns the empty result")
+
+_LOW_PRECISION = ("Ember computes float16/bfloat16 here (in float32) where PyTorch's CPU kernel "
+                  "takes float32/float64 only (a superset)")
+_PROMOTES = ("operands of different dtypes: PyTorch's kernel wants one dtype (RuntimeError); "
+             "Ember promotes them as its other binary ops do (a superset)")
+
+_CAST_B = ("B of another dtype than A: solved in A's dtype, B cast to it, as PyTorch's "
+           "linalg.solve_triangular does; PyTorch's cholesky_solve and triangular_solve refuse it")
+_CAST_SOURCE = ("x[index] = value of another dtype: Ember casts value to x's dtype, as the other "
+                "setitem forms (and index_put_ with accumulate=False in PyTorch's Python) do; "
+                "PyTorch's advanced-index kernel refuses it")
+
+_OUT_LEAF = ("out= that is a leaf requiring grad: Ember refuses the write for every op (its "
+             "one rule); PyTorch refuses it only for ops with an autograd formula (histc has none)")
+_BIG_ALPHA = ("alpha of 2**63 or more for an int64 op: PyTorch wraps it to int64, Ember raises "
+              "PyTorch's overflow error (the value is not an int64)")
+_SPARSE_DENSE = ("Ember's sparse tensors have no dense dimensions: values must be 1-d "
+                 "(differences-from-pytorch.md: Sparse tensors are COO matrices for products)")
+
+_SIZE_FORMS = ("a size given in a form PyTorch's parser refuses (an element that is a 0-d "
+               "tensor or a NumPy number of another kind): Ember reads its value")
+
+_INT_TO_HALF = ("a number beyond float16's range for a float16 fill (full, full_like, "
+                "scalar_tensor): PyTorch's factories round it to inf, Ember raises the overflow "
+                "error PyTorch's other ops raise for it (add's alpha, uniform_'s bounds)")
+
 KNOWN: dict[tuple[str, str], str] = {
     ("Tensor.to_sparse", "structure-mismatch"): _SPARSE_CLASS,
     ("Tensor.to_sparse", "raises-only-in-ember"): _SPARSE_CLASS,
@@ -454,4 +501,68 @@ KNOWN: dict[tuple[str, str], str] = {
     ("Tensor.split#1", "raises-only-in-ember"): _SPLIT_TENSOR,
     ("Tensor.unsafe_split", "raises-only-in-ember"): _SPLIT_TENSOR,
     ("Tensor.hsplit", "raises-only-in-ember"): _SPLIT_TENSOR,
+    ("triu_indices", "shape-mismatch"): _TORCH_WRONG,
+    ("triu_indices", "raises-only-in-torch"): _TORCH_INTERNAL_ERROR,
+    ("F.pixel_unshuffle", "shape-mismatch"): _TORCH_WRONG,
+    ("Tensor.mean", "value-mismatch"): _OVERFLOW,
+    ("Tensor.pow#1", "value-mismatch"): _EXPONENT_PRECISION,
+    ("Tensor.triangular_solve", "value-mismatch"): _SUBNORMAL,
+    ("fmod", "value-mismatch"): _SUBNORMAL,
+    ("ldexp(out=)", "value-mismatch"): _INTEGER_WRAP,
+    ("linalg.matrix_rank", "value-mismatch"): _SINGULAR,
+    ("linspace(out=)", "shape-mismatch"): _OUT_KEPT_EMPTY,
+    ("lu_unpack", "shape-mismatch"): _UNDEFINED,
+    ("Tensor.hsplit", "structure-mismatch"): _SPLIT_TENSOR,
+    ("gelu_backward", "value-mismatch"): _WIDER_TYPE,
+    ("F.triplet_margin_loss", "value-mismatch"): _OVERFLOW,
+    ("Tensor.atan2", "value-mismatch"): _OVERFLOW,
+    ("Tensor.__rfloordiv__", "value-mismatch"): _OVERFLOW,
+    ("Tensor.index_add", "raises-only-in-torch"): _INDEX_EMPTY,
+    ("Tensor.index_add_", "raises-only-in-torch"): _INDEX_EMPTY,
+    ("amax(out=)", "raises-only-in-torch"): _OUT_IS_INPUT,
+    ("histc(out=)", "raises-only-in-torch"): _OUT_IS_INPUT,
+    ("matmul(out=)", "raises-only-in-torch"): _TORCH_INTERNAL_ERROR,
+    ("tensordot", "raises-only-in-ember"): _TENSORDOT_ONE,
+    ("Tensor.histc", "raises-only-in-torch"): _HISTC_16,
+    ("histc", "raises-only-in-torch"): _HISTC_16,
+    ("as_strided_scatter", "raises-only-in-torch"): _AS_STRIDED_SCATTER,
+    ("Tensor.new_tensor", "raises-only-in-torch"): _FLAGS_BY_TRUTH,
+    ("Tensor.new_empty", "raises-only-in-torch"): _FLAGS_BY_TRUTH,
+    ("Tensor.new_ones", "raises-only-in-torch"): _FLAGS_BY_TRUTH,
+    ("Tensor.bernoulli#1", "raises-only-in-torch"): _FLAGS_BY_TRUTH,
+    ("linalg.inv_ex", "raises-only-in-torch"): _FLAGS_BY_TRUTH,
+    ("F.dropout", "raises-only-in-torch"): _FLAGS_BY_TRUTH,
+    ("Tensor.type", "raises-only-in-torch"): _FLAGS_BY_TRUTH,
+    ("Tensor.bernoulli_#2", "raises-only-in-torch"): _TORCH_INTERNAL_ERROR,
+    ("Tensor.bernoulli_#3", "raises-only-in-torch"): _TORCH_INTERNAL_ERROR,
+    ("native_batch_norm_backward", "raises-only-in-torch"): _TORCH_INTERNAL_ERROR,
+    ("threshold_backward", "raises-only-in-torch"): _TORCH_INTERNAL_ERROR,
+    ("F.conv_transpose2d", "raises-only-in-torch"): _EMPTY_WEIGHTS,
+    ("conv2d", "raises-only-in-torch"): _EMPTY_WEIGHTS,
+    ("F.avg_pool3d", "raises-only-in-torch"): _EMPTY_WEIGHTS,
+    ("linalg_eigh", "raises-only-in-torch"): _SINGULAR,
+    ("linalg_eigvalsh", "raises-only-in-torch"): _SINGULAR,
+    ("linalg.lstsq", "raises-only-in-ember"): _SVD_NONFINITE,
+    ("linalg.matrix_rank", "raises-only-in-torch"): _LOW_PRECISION,
+    ("linalg.matrix_norm", "raises-only-in-torch"): _LOW_PRECISION,
+    ("std#1(out=)", "raises-only-in-torch"): _LOW_PRECISION,
+    ("var#1(out=)", "raises-only-in-torch"): _LOW_PRECISION,
+    ("cdist", "raises-only-in-torch"): _PROMOTES,
+    ("heaviside(out=)", "raises-only-in-torch"): _PROMOTES,
+    ("baddbmm", "raises-only-in-torch"): _PROMOTES,
+    ("baddbmm(out=)", "raises-only-in-torch"): _PROMOTES,
+    ("Tensor.baddbmm_", "raises-only-in-torch"): _PROMOTES,
+    ("addbmm", "raises-only-in-torch"): _PROMOTES,
+    ("F.bilinear", "raises-only-in-torch"): _PROMOTES,
+    ("cholesky_solve", "raises-only-in-torch"): _CAST_B,
+    ("triangular_solve", "raises-only-in-torch"): _CAST_B,
+    ("Tensor.triangular_solve", "raises-only-in-torch"): _CAST_B,
+    ("Tensor.__setitem__", "raises-only-in-torch"): _CAST_SOURCE,
+    ("Tensor.map_", "raises-only-in-torch"): _PROMOTES,
+    ("histc(out=)", "raises-only-in-ember"): _OUT_LEAF,
+    ("rsub", "raises-only-in-ember"): _BIG_ALPHA,
+    ("sparse_coo_tensor", "raises-only-in-ember"): _SPARSE_DENSE,
+    ("sparse_coo_tensor", "raises-only-in-torch"): _SIZE_FORMS,
+    ("full_like", "raises-only-in-ember"): _INT_TO_HALF,
+    ("scalar_tensor", "raises-only-in-ember"): _INT_TO_HALF,
 }

@@ -79,6 +79,7 @@ def prelu(input, weight):
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     """sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)) along dim (broadcast): each vector
     normalized first, as PyTorch computes it."""
+    eps = _float_arg("cosine_similarity", "eps", eps)
     if eps < 0:
         raise RuntimeError(f"eps must be non-negative, got: {eps:g}")
     common = et.result_type(x1, x2)

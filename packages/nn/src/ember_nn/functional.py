@@ -114,6 +114,10 @@ def _difference(name: str, input, target):
     target promote to (a bool operand is a number there, not the `-` operator's error).
     PyTorch has no integer or bool kernel for these losses (NotImplementedError), so neither
     does Ember."""
+    # broadcast first, as PyTorch's losses do: a 0-d target of a wider dtype then promotes
+    # (l1_loss of uint8 input and an int64 0-d target is int64)
+    if input.shape != target.shape:
+        input, target = et.broadcast_tensors(input, target)
     dtype = et.result_type(input, target)
     if not dtype.is_floating_point:
         raise NotImplementedError(
@@ -170,7 +174,8 @@ def bilinear(input1, input2, weight, bias=None):
         )
     # (..., 1, 1, in1) @ (out, in1, in2) -> (..., out, 1, in2)
     left = input1.unsqueeze(-2).unsqueeze(-3).matmul(weight).squeeze(-2)
-    out = (left * input2.unsqueeze(-2)).sum(-1)
+    prod = left * input2.unsqueeze(-2)
+    out = prod.sum(-1, dtype=prod.dtype)  # integers stay in their dtype, as PyTorch's
     if bias is not None:
         out = out + bias
     return out
@@ -420,7 +425,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mea
     _warn_size(input, target)
     if size_average is not None or reduce is not None:
         reduction = _reduction.legacy_get_string(size_average, reduce)
-    loss = (input - target).abs()
+    a, b = et.broadcast_tensors(input, target) if input.shape != target.shape else (input, target)
+    loss = (a - b).abs()  # (broadcast first: a 0-d target of a wider dtype promotes)
     if weight is not None:
         return _weighted(loss, weight, input, reduction, mean_by_weight=True)
     return _reduction.reduce(loss, _reduction.check(reduction))

@@ -80,8 +80,6 @@ def value_of(like, value, refusal: str):
     if isinstance(value, _C.Tensor):
         if value.dim() != 0:
             raise RuntimeError(refusal.format(dim=value.dim()))
-        if value.device.type == "cpu":  # read as a number, with PyTorch's overflow check
-            _C._check_scalar(like.dtype, value.item())
         return value.to(like.dtype)
     return _C.full((), value, dtype=like.dtype, device=like.device)
 

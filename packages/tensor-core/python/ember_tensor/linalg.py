@@ -322,6 +322,8 @@ def _tolerance(A, s, atol, rtol):
         rtol = 0.0 if atol is not None else _eps(s.dtype) * builtins.max(A.shape[-2], A.shape[-1])
     if atol is None:
         atol = 0.0
+    # float arguments: an int of any size is its float, as PyTorch's parser reads it
+    atol, rtol = (float(v) if isinstance(v, int) else v for v in (atol, rtol))
     smax = s.amax(-1, keepdim=True)
     rtol_t = rtol if not isinstance(rtol, _C.Tensor) else rtol.unsqueeze(-1)
     atol_t = atol if not isinstance(atol, _C.Tensor) else atol.unsqueeze(-1)

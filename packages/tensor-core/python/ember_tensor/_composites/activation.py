@@ -50,6 +50,16 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 _SQRT1_2 = 1 / math.sqrt(2)
 
 
+def _number_arg(op: str, name: str, v):
+    """A Number argument as PyTorch's parser reads it: a 0-d tensor that does not require grad
+    is its value; any other tensor is a TypeError."""
+    if isinstance(v, _et.Tensor):
+        if v.dim() or v.requires_grad:
+            raise TypeError(f"{op}(): argument '{name}' must be Number, not Tensor")
+        return v.item()
+    return v
+
+
 def _integral_scalars(self, *values):
     """The scalar arguments as an integer ``self`` takes them: truncated towards zero, as
     PyTorch converts them to the tensor's dtype (with its error for a value out of its
@@ -118,6 +128,9 @@ def threshold(self, threshold, value):
     """``value`` where ``self <= threshold``, ``self`` elsewhere (NaN included). Integer
     inputs keep their dtype (``threshold`` and ``value`` truncated to integers)."""
     _tensor("threshold", self)
+    # numbers: a 0-d tensor that does not require grad is read as one, as PyTorch's parser does
+    threshold, value = (_number_arg("threshold", name, v)
+                        for name, v in (("threshold", threshold), ("value", value)))
     if not self.is_floating_point():
         threshold, value = _integral_scalars(self, threshold, value)
     else:  # PyTorch's kernel: the threshold in the compute type, the value in the dtype

@@ -202,6 +202,10 @@ def heaviside(self, values):
 def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
     """self with NaN replaced by nan, +inf by posinf and -inf by neginf (default: the dtype's
     largest and lowest finite values); complex: each part; integers and bool unchanged."""
+    for name, v in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
+        if v is not None and not isinstance(v, (int, float, _et.Tensor)):  # ("inf" is no float)
+            raise TypeError(f"nan_to_num(): argument '{name}' must be float, not "
+                            f"{type(v).__name__}")
     if self.is_complex():
         real = nan_to_num(self.real, nan, posinf, neginf)
         return _et.complex(real, nan_to_num(self.imag, nan, posinf, neginf))

@@ -115,7 +115,9 @@ def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
     M = A.mT if transpose else A
     X = _et.linalg.solve_triangular(M, self, upper=upper != transpose,
                                     unitriangular=unitriangular)
-    return X, A.clone()
+    # the copy of A has the batch dims A and self broadcast to, as PyTorch's
+    batch = tuple(X.shape[:-2])
+    return X, A.expand(*batch, *A.shape[-2:]).clone()
 
 
 def lu(self, pivot=True, get_infos=False):

@@ -161,7 +161,12 @@ def _shift_operands(op, self, other):
         if dt not in _BITS:
             raise NotImplementedError(
                 f'"{op[0]}shift_cpu" not implemented for \'{dt._scalar_type_name}\'')
-        self = _et.full((), self, dtype=dt, device=other.device)
+        if isinstance(self, int):  # its low 64 bits in dt, wrapping as PyTorch's scalar does
+            v = self & (2**64 - 1)
+            self = _et.tensor(v - 2**64 if v >= 2**63 else v, dtype=_et.int64,
+                              device=other.device).to(dt)
+        else:
+            self = _et.full((), self, dtype=dt, device=other.device)
     if isinstance(other, int) and not isinstance(other, bool):
         if not -(2**63) <= other < 2**64:
             raise OverflowError("int too big to convert")

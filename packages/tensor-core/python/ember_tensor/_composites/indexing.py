@@ -142,6 +142,8 @@ def index_fill(self, dim, index, value):
         if bool(bad.any()):
             raise IndexError(f"index {int(idx[bad][0])} is out of bounds for dimension {dim} "
                              f"with size {size}")
+    if isinstance(value, _et.Tensor) and value.dim() == 0 and value.device.type == "cpu":
+        _et._C._check_scalar(self.dtype, value.item())  # read as a number, as PyTorch's
     value = value_of(self, value, "index_fill_ only supports a 0-dimensional value tensor, "
                                   "but got tensor with {dim} dimension(s).")
     # the filled positions as a mask along dim: a where() differentiable in self and value
@@ -162,6 +164,9 @@ def index_copy(self, dim, index, source):
     """A copy of self with source's slices along dim written at the positions index (1-d)
     names (PyTorch's index_copy)."""
     dim = _wrap(dim, self.dim())
+    if index.dtype != _et.int64:
+        raise RuntimeError("index_copy_(): Expected a long tensor for index, but got "
+                           f"{index.dtype._scalar_type_name}")
     if index.dim() > 1:
         raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.dim()})")
     if source.dtype != self.dtype:
@@ -194,6 +199,10 @@ def index_copy(self, dim, index, source):
                              f"dimension {dim} with size {size}")
     out = self.clone()
     if self.dim() == 0:  # every index is 0: the last source element written stays
+        if source.numel() != idx.numel():
+            raise RuntimeError("index_copy_(): Source/destination tensor must have same slice "
+                               f"shapes. Destination slice shape:  at dimension 0 and source "
+                               f"slice shape: {source.numel()} at dimension 0.")
         out.copy_(source.reshape(-1)[-1] if source.numel() else out)
         return out
     out[_slices(dim, idx)] = source

@@ -398,6 +398,8 @@ def _trapezoid_args(op: str, y, x, dim: int):
         raise RuntimeError(f"{op}: received a bool input for `x` or `y`, but bool is not "
                            "supported")
     d = _wrap(dim, y.dim())
+    if x is not None and x.dim() == 1 and x.size(0) != y.size(d):
+        raise RuntimeError(f"{op}: There must be one `x` value for each sample point")
     if x is not None and x.dim() == 1:  # the sample points of dim: their spacing, broadcast
         shape = [1] * y.dim()
         shape[d] = -1
@@ -413,10 +415,16 @@ def _pair_sums(y, d: int):
     return _et.add(y.narrow(d, 1, n - 1), y.narrow(d, 0, n - 1))  # in y's dtype, as PyTorch
 
 
+def _real_dx(op: str, dx) -> None:
+    if isinstance(dx, (bool, complex)):  # PyTorch's check (a bool is not a real number there)
+        raise RuntimeError(f"{op}: Currently, we only support dx as a real number.")
+
+
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The trapezoid rule along dim: sum((y[i] + y[i + 1]) / 2 * spacing), spacing from the
-    sample points x or the constant dx (1 by default). PyTorch's formulas, integer arithmetic
-    included: sum(y) - (y[0] + y[-1]) / 2 for a constant spacing."""
+    sample points x or the constant dx (1 by default; a real number). PyTorch's formulas,
+    integer arithmetic included: sum(y) - (y[0] + y[-1]) / 2 for a constant spacing."""
+    _real_dx("trapezoid", dx)
     d, h = _trapezoid_args("trapezoid", y, x, dim)
     if y.size(d) == 0:  # zeros of y's dtype, as PyTorch
         return _et.zeros([n for i, n in enumerate(y.shape) if i != d], dtype=y.dtype,
@@ -429,13 +437,14 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
 
 
 def trapz(y, x=None, *, dx=None, dim=-1):
-    """trapezoid (PyTorch's older name)."""
-    return trapezoid(y, x, dx=dx, dim=dim)
+    """trapezoid (PyTorch's older name, whose dx is a float: True is 1.0, any int its float)."""
+    return trapezoid(y, x, dx=float(dx) if isinstance(dx, int) else dx, dim=dim)
 
 
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoid rule along dim (one element shorter than y there); PyTorch's
     formulas, integer arithmetic included."""
+    _real_dx("cumulative_trapezoid", dx)
     d, h = _trapezoid_args("cumulative_trapezoid", y, x, dim)
     if y.size(d) == 0:
         return y.to(_et.get_default_dtype()) if not (y.is_floating_point() or y.is_complex()) \
@@ -453,7 +462,7 @@ def renorm(self, p, dim, maxnorm):
                            f"{self.dtype._scalar_type_name}")
     if p <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
-    if maxnorm < 0:
+    if not maxnorm >= 0:  # (NaN too, as PyTorch)
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
     if self.dim() < 2:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {self.dim()} "
@@ -536,6 +545,10 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         right = side == "right"
     seq = sorted_sequence
     if sorter is not None:
+        if tuple(sorter.shape) != tuple(seq.shape):
+            raise RuntimeError(
+                "torch.searchsorted(): boundary and sorter must have the same size, but got "
+                f"boundary tensor {list(seq.shape)}and got sorter tensor {list(sorter.shape)}")
         seq = _et.gather(seq, -1, sorter)
     scalar = not isinstance(input, _et.Tensor)
     values = _et.tensor(input, device=seq.device) if scalar else input
@@ -607,6 +620,8 @@ def cov(self, *, correction=1, fweights=None, aweights=None):
     else:
         w = w.to(x.dtype)
         total = w.sum()
+        if w.device.type == "cpu" and bool(_et.eq(total, 0).item()):
+            raise RuntimeError("cov(): weights sum to zero, can't be normalized")
         mean = _et.div(_et.mul(x, w).sum(1, keepdim=True), total)
     if w is None:
         factor = total - correction
@@ -647,14 +662,17 @@ def _bin_of(x, edges):
 
 
 def _equal_width_edges(x, bins: int, lo_hi, dtype, device):
-    """bins + 1 equal-width edges over lo_hi (x's min and max when None; widened by 1/2 on
-    each side when they are equal, as NumPy)."""
+    """bins + 1 equal-width edges over lo_hi (x's min and max when None, [0, 1] without data;
+    widened by 1/2 on each side when they are equal, as NumPy)."""
     if lo_hi is not None:
         lo, hi = float(lo_hi[0]), float(lo_hi[1])
     elif x.numel():
         lo, hi = float(x.min()), float(x.max())
     else:
-        lo, hi = 0.0, 0.0
+        lo, hi = 0.0, 1.0
+    if not (math.isfinite(lo) and math.isfinite(hi)):  # (histogram's message is histogramdd's)
+        raise RuntimeError(f"torch.histogramdd: dimension 0's range [{lo:g}, {hi:g}] is not "
+                           "finite")
     if lo == hi:
         lo, hi = lo - 0.5, hi + 0.5
     return _et.linspace(lo, hi, bins + 1, dtype=dtype, device=device)

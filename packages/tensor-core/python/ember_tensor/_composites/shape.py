@@ -685,7 +685,7 @@ def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
             raise NotImplementedError(
                 f'"repeat_interleave_cpu" not implemented for \'{counts.dtype._scalar_type_name}\'')
         positions = _et.arange(counts.numel(), dtype=counts.dtype, device=counts.device)
-        return repeat_interleave(positions, counts, 0)
+        return repeat_interleave(positions, counts, 0, output_size=output_size)
     x = self.reshape(-1) if dim is None else self
     d = 0 if dim is None else _wrap(dim, x.dim())
     n = x.size(d) if x.dim() else 1
@@ -707,6 +707,9 @@ def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
         if r < 0:
             raise RuntimeError("repeats can not be negative")
         index = _et.arange(n, device=self.device).unsqueeze(1).expand(n, r).reshape(-1)
+    if output_size is not None and output_size != index.numel():  # PyTorch's check of the hint
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {index.numel()} "
+                           f"but got {output_size}")
     return x.index_select(d, index)
 
 

@@ -247,6 +247,8 @@ def stft(self, n_fft, hop_length=None, win_length=None, window=None, center=True
     if not batched:
         x = x.unsqueeze(0)
     if center:
+        if pad_mode not in ("constant", "reflect", "replicate", "circular"):
+            raise NotImplementedError(f"Unrecognised padding mode {pad_mode}")  # PyTorch's
         x = _pad_1d(x, n_fft // 2, n_fft // 2, pad_mode)
     length = x.shape[-1]
     if not 0 < n_fft <= length:

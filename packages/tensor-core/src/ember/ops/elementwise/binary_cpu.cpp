@@ -215,7 +215,9 @@ Tensor fmod(const Tensor& self, const Tensor& other, const Tensor& out) {
 // PyTorch's rule: self <= threshold gives 0, anything else (NaN included) passes the gradient.
 Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold) {
   auto P = promote(grad_output, self);
-  check_fill_value(P.dtype, threshold);  // PyTorch's overflow check (uint8 and -2.0: RuntimeError)
+  // PyTorch's overflow check in the compute type (uint8 and -2.0: RuntimeError; float16 in float32)
+  const bool half = P.dtype == ScalarType::Float16 || P.dtype == ScalarType::BFloat16;
+  check_fill_value(half ? ScalarType::Float32 : P.dtype, threshold);
   return map_binary("threshold_backward", P.a, P.b, Tensor(), P.dtype, DispatchNumeric{}, [&](auto tag) {
     using A = opmath_t<decltype(tag)>;
     const A th = threshold.to<A>();

@@ -63,9 +63,10 @@ WhereMeta where_meta(const Tensor& condition, const Tensor& input, const Tensor&
                                      dtype_name(condition->dtype())));
   }
   const ScalarType t = result_type(input, other);
-  // a Python number is converted to the result dtype with PyTorch's overflow check
+  // a Python number is converted to an integer result dtype with PyTorch's overflow check (a float
+  // result rounds it, to inf beyond the range, as PyTorch's)
   for (const Tensor* operand : {&input, &other}) {
-    if ((*operand)->wrapped_number) check_fill_value(t, scalar_of(*operand));
+    if ((*operand)->wrapped_number && !is_floating(t) && !is_complex(t)) check_fill_value(t, scalar_of(*operand));
   }
   Shape shape = broadcast_shapes(condition->sizes(), input->sizes(), "where");
   shape = broadcast_shapes(shape, other->sizes(), "where");

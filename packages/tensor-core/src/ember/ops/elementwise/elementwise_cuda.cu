@@ -432,7 +432,8 @@ Tensor div(const Tensor& self, const Tensor& other, const std::optional<std::str
 }
 
 Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold) {
-  check_fill_value(result_type(grad_output, self), threshold);  // PyTorch's overflow check
+  const ScalarType t = result_type(grad_output, self);  // PyTorch's overflow check in the compute type
+  check_fill_value(t == ScalarType::Float16 || t == ScalarType::BFloat16 ? ScalarType::Float32 : t, threshold);
   return arith("threshold_backward", Arith::ThresholdBackward, grad_output, self, threshold, Tensor());
 }
 

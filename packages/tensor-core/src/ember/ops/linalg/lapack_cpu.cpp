@@ -654,6 +654,13 @@ Tensor linalg_solve(const Tensor& A, const Tensor& B, bool left) {
   }
   check_same_dtype(op, A, B);
   const int64_t n = A->size(-1);
+  // B is a batch of vectors when it is 1-d or has exactly A's batch shape plus n (PyTorch's rule)
+  Shape a_vec(A->sizes().begin(), A->sizes().end() - 1);
+  const bool vector_case = B->dim() == 1 || (B->dim() == A->dim() - 1 && B->sizes() == a_vec);
+  if (!left && vector_case && B->dim() > 1) {  // a column n x 1 on the right of X A: PyTorch's error
+    throw std::runtime_error(message(op, ": Incompatible shapes of A and B for the equation XA = B (", n, "x", n,
+                                     " and ", n, "x1)"));
+  }
   if (!left) {  // X A = B  <=>  A^T X^T = B^T
     if (B->dim() < 2) {
       throw std::runtime_error(message(op, ": with left=False, B must be a (batch of) matrices, got shape ",
@@ -665,9 +672,6 @@ Tensor linalg_solve(const Tensor& A, const Tensor& B, bool left) {
     }
     return transpose(gesv_batched(op, transpose(A, -2, -1), transpose(B, -2, -1), false), -2, -1);
   }
-  // B is a batch of vectors when it is 1-d or has exactly A's batch shape plus n (PyTorch's rule)
-  Shape a_vec(A->sizes().begin(), A->sizes().end() - 1);
-  const bool vector_case = B->dim() == 1 || (B->dim() == A->dim() - 1 && B->sizes() == a_vec);
   Tensor Bm = vector_case ? unsqueeze(B, -1) : B;
   if (Bm->size(-2) != n) {
     throw std::runtime_error(message(op, ": Incompatible shapes of A and B for the equation AX = B (", n, "x", n,

@@ -323,7 +323,7 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
                              "], but got ", start, ")"));
   }
   if (start < 0) start += size;
-  if (start + length > size) {
+  if (length > size - start) {  // (start + length could overflow int64)
     throw std::runtime_error(message("narrow(): start (", start, ") + length (", length, ") exceeds dimension size (", size,
                                      ")."));
   }

@@ -45,10 +45,13 @@ Tensor movedim(const Tensor& self, const Shape& source, const Shape& destination
                                      " dims) should contain the same number of dims as destination (",
                                      shape_str(destination), " dims)"));
   }
-  if (nd == 0) {  // a 0-d tensor: dims 0 and -1 name its only (virtual) dim
+  if (nd == 0) {  // a 0-d tensor: dims 0 and -1 name its only (virtual) dim, at most once
     for (size_t i = 0; i < source.size(); ++i) {
       wrap_dim(source[i], nd, "movedim");
       wrap_dim(destination[i], nd, "movedim");
+    }
+    if (source.size() > 1) {
+      throw std::runtime_error(message("movedim: repeated dim in `source` (", shape_str(source), ")"));
     }
     return ops::permute(self, {});
   }
