@@ -1350,3 +1350,27 @@ def test_where_rounds_a_float_number_and_checks_an_integer_one():
         lambda lib: lib.tensor([1.0, 2.0], dtype=lib.float16).where(lib.tensor([True, False]), 1e30)
     )
     np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda lib: lib.renorm(lib.ones(2, 2), float("nan"), 0, 1.0), "non-positive-norm"),
+        (
+            lambda lib: lib.searchsorted(
+                lib.tensor([1.0, 2]), lib.tensor([1.5]), sorter=lib.tensor([0.0, 1])
+            ),
+            "sorter must be a tensor of long",
+        ),
+        (
+            lambda lib: lib.constant_pad_nd(lib.tensor([1.0, 2, 3]), [-4, 2], 0),
+            "length must be non-negative",
+        ),
+    ],
+)
+def test_last_argument_checks_pytorch_makes(call, match):
+    for lib in (et, torch):
+        with pytest.raises(RuntimeError, match=match):
+            call(lib)
+    got, want = _both(lambda lib: lib.constant_pad_nd(lib.tensor([1.0, 2, 3]), [-2, 1], 0))
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -460,7 +460,7 @@ def renorm(self, p, dim, maxnorm):
     if not (self.is_floating_point() or self.is_complex()):
         raise RuntimeError(f"renorm: expected a floating point or complex tensor as input. Got "
                            f"{self.dtype._scalar_type_name}")
-    if p <= 0:
+    if not p > 0:  # (NaN too, as PyTorch)
         raise RuntimeError("renorm: non-positive-norm not supported")
     if not maxnorm >= 0:  # (NaN too, as PyTorch)
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
@@ -545,6 +545,9 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         right = side == "right"
     seq = sorted_sequence
     if sorter is not None:
+        if sorter.dtype != _et.int64:
+            raise RuntimeError("torch.searchsorted(): sorter must be a tensor of long dtype but "
+                               f"got dtype {sorter.dtype._scalar_type_name}")
         if tuple(sorter.shape) != tuple(seq.shape):
             raise RuntimeError(
                 "torch.searchsorted(): boundary and sorter must have the same size, but got "

@@ -767,6 +767,8 @@ def constant_pad_nd(self, pad, value=0):
         d = self.dim() - 1 - i
         before, after = pad[2 * i], pad[2 * i + 1]
         size = shape[d] + before + after
+        if shape[d] + min(before, 0) + min(after, 0) < 0:  # PyTorch crops first: more than
+            raise RuntimeError("narrow(): length must be non-negative.")  # the dim is an error
         if size < 0:
             raise RuntimeError(f"The input size {shape[d]}, plus negative padding {before} and "
                                f"{after} resulted in a negative output size, which is invalid. "
