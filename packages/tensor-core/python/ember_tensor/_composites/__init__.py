@@ -204,8 +204,7 @@ def _arg_converter(name: str, arg_names: tuple, types: tuple, varargs, defaults:
     for i, (arg, t) in enumerate(zip(arg_names, types)):
         conv = _CONVERTERS.get(t.removesuffix("?"))
         if conv is not None:
-            empty_list = t == "int[]" and defaults.get(arg, None) in ((), [])
-            plan[arg] = (i, conv, t.endswith("?") or empty_list)
+            plan[arg] = (i, conv, t.endswith("?") or (t == "int[]" and arg in defaults))
     spread = arg_names.index(varargs) if varargs else None
     if not plan and spread is None:
         return None
@@ -450,9 +449,10 @@ def install(namespace: dict, tensor_class) -> None:
                 f"{code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]}, but ops.yaml "
                 f"declares the arguments {arg_names}"
             )
-        empty_defaults = {
-            p.name: p.default for p in inspect.signature(body).parameters.values()
-            if p.default in ((), []) and not isinstance(p.default, bool)}
+        empty_defaults = {}  # (read only where an int[] argument may have one: import time)
+        if "int[]" in types:
+            empty_defaults = {p.name: p.default for p in inspect.signature(body).parameters.values()
+                              if p.default in ((), [])}
         convert = _arg_converter(name, arg_names, types, varargs, empty_defaults)
         if fields:
             body = _named_results(name, body, fields)
