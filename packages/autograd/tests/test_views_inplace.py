@@ -787,3 +787,28 @@ def test_an_integer_dtype_result_of_a_tensor_that_requires_grad_is_pytorchs_erro
         with _no_grad(m):
             assert not call(m, x).requires_grad
         assert call(m, x.detach()).tolist() == call(torch, torch.tensor([1.5, 2.5])).tolist()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, v: m.ones(3, dtype=m.int8).masked_fill(m.tensor(True), v),
+        lambda m, v: m.index_fill(m.ones(3, 3, dtype=m.bool), -1, m.tensor(0), v),
+        lambda m, v: m.fill(m.ones(2, dtype=m.int64), v),
+    ],
+    ids=["masked_fill", "index_fill", "fill"],
+)
+def test_a_float_value_requiring_grad_into_an_integer_self_is_pytorchs_error(call):
+    """masked_fill(int8, mask, float value that requires grad) gave an int8 tensor with a
+    grad_fn; index_fill dropped the value's gradient silently."""
+    for m in (torch, et):
+        v = m.tensor(-0.6, dtype=m.float64, requires_grad=True)
+        with pytest.raises(RuntimeError, match="Autograd not support dtype: (Char|Bool|Long)"):
+            call(m, v)
+    # a float self keeps the value's gradient, as PyTorch's
+    grads = []
+    for m in (torch, et):
+        v = m.tensor(2.0, dtype=m.float64, requires_grad=True)
+        m.ones(2, 3, dtype=m.float64).index_fill(1, m.tensor([0, 2]), v).sum().backward()
+        grads.append(v.grad.item())
+    assert grads[0] == grads[1] == 4.0

@@ -364,3 +364,318 @@ def test_cosine_similarity_eps_is_a_float_argument():
         F.cosine_similarity(et.ones(2, 3), et.ones(2, 3), eps=10**20),
         TF.cosine_similarity(torch.ones(2, 3), torch.ones(2, 3), eps=10**20),
     )
+
+
+def _same_error(call, kind=RuntimeError):
+    """call(lib) raises ``kind`` with PyTorch's message, word for word."""
+    with pytest.raises(kind) as want:
+        call(torch)
+    with pytest.raises(kind) as got:
+        call(et)
+    assert str(got.value) == str(want.value)
+
+
+_ADAPTIVE = [f"adaptive_{k}_pool{d}d" for k in ("avg", "max") for d in (1, 2, 3)] + [
+    f"adaptive_max_pool{d}d_with_indices" for d in (1, 2, 3)
+]
+
+
+@pytest.mark.parametrize("name", _ADAPTIVE)
+@pytest.mark.parametrize("size", [None, True, False, "bool entry"])
+def test_adaptive_pools_refuse_none_and_bool_output_sizes(name, size):
+    nd = int(name.split("pool")[1][0])
+    if size == "bool entry":
+        size = (True,) + (1,) * (nd - 1)
+    _same_error(lambda lib: getattr(NN[lib], name)(lib.ones(*[2] * (nd + 1)), size), TypeError)
+
+
+@pytest.mark.parametrize("name", [n for n in _ADAPTIVE if "1d" not in n])
+def test_adaptive_pools_keep_none_entries(name):
+    nd = int(name.split("pool")[1][0])
+    got, want = _both_nn(
+        lambda lib: getattr(NN[lib], name)(lib.ones(*[2] * (nd + 1)), (None,) * nd)
+    )
+    got, want = (got[0], want[0]) if isinstance(got, tuple) else (got, want)
+    _same(got, want)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4), (2, 3, 4, 2)])
+def test_local_response_norm_size_is_an_int(shape):
+    _same_error(
+        lambda lib: NN[lib].local_response_norm(lib.ones(shape), True, 1.0, -1.0, -1.0), TypeError
+    )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: NN[lib].fractional_max_pool2d_with_indices(
+            lib.ones(2, 2, 2, dtype=lib.float64),
+            [2, 2],
+            output_size=[1],
+            _random_samples=lib.full((2, 2, 2), 0.5, dtype=lib.float64),
+        ),
+        lambda lib: NN[lib].fractional_max_pool2d(lib.ones(2, 4, 4), (2,), output_size=2),
+        lambda lib: NN[lib].fractional_max_pool3d(lib.ones(2, 4, 4, 4), 2, output_size=(1,)),
+        lambda lib: NN[lib].fractional_max_pool3d(lib.ones(2, 4, 4, 4), [2], output_size=1),
+    ],
+)
+def test_fractional_max_pool_sizes_are_one_int_or_n(call):
+    _same_error(call)
+
+
+@pytest.mark.parametrize(
+    "nd, shape",
+    [
+        (3, (2, 2, 2)),
+        (3, (1, 1, 2, 2, 2, 2)),
+        (2, (2, 2)),
+        (2, (1, 1, 1, 2, 2)),
+        (1, (2,)),
+        (1, (1, 1, 1, 2)),
+    ],
+)
+def test_max_unpool_input_ranks(nd, shape):
+    def call(lib):
+        x = lib.zeros(shape, dtype=lib.uint8 if nd == 3 else lib.float32)
+        fn = getattr(NN[lib], f"max_unpool{nd}d")
+        return fn(x, lib.zeros(shape, dtype=lib.int64), [2] * nd, [1] + [2] * (nd - 1))
+
+    _same_error(call)
+
+
+def test_max_unpool1d_indices_shape_message_is_the_2d_ops():
+    _same_error(lambda lib: NN[lib].max_unpool1d(lib.zeros(1, 2, 2), lib.zeros(1, 2, 3).long(), 2))
+
+
+@pytest.mark.parametrize("weight", [(), (1,), (1, 3), (4,)])
+def test_rms_norm_weight_has_the_normalized_shape(weight):
+    _same_error(
+        lambda lib: NN[lib].rms_norm(
+            lib.ones(3, 3, dtype=lib.float64),
+            [3],
+            weight=lib.ones(weight, dtype=lib.float64),
+            eps=-1.0,
+        )
+    )
+    for arg in ("weight", "bias"):
+        _same_error(
+            lambda lib, arg=arg: NN[lib].layer_norm(lib.ones(3, 3), [3], **{arg: lib.ones(weight)})
+        )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda F, L: F.batch_norm(
+            L.zeros(1, 0, dtype=L.float64), L.zeros(4, dtype=L.float64), "abc", None, momentum=0.1
+        ),
+        lambda F, L: F.batch_norm(L.ones(2, 4), 1, L.ones(4)),
+        lambda F, L: F.batch_norm(L.ones(2, 4), None, None, 2.0, training=True),
+        lambda F, L: F.batch_norm(L.ones(2, 4), None, None, None, [1.0], training=True),
+        lambda F, L: F.instance_norm(L.ones(2, 4, 3), "a"),
+        lambda F, L: F.instance_norm(L.ones(2, 4, 3), None, None, None, 1.0),
+        lambda F, L: F.layer_norm(L.ones(2, 3), [3], 1),
+        lambda F, L: F.layer_norm(L.ones(2, 3), [3], None, "b"),
+        lambda F, L: F.group_norm(L.ones(2, 4, 3), 2, "w"),
+        lambda F, L: F.group_norm(L.ones(2, 4, 3), 2, None, 0),
+        lambda F, L: F.rms_norm(L.ones(2, 3), [3], "w"),
+    ],
+)
+def test_norm_tensor_arguments_refuse_other_types(call):
+    _same_error(lambda lib: call(NN[lib], lib), TypeError)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda F, L: F.batch_norm(
+            L.zeros(3, 5, 0, dtype=L.bool)[:, :, ::2],
+            L.zeros(3, 3, dtype=L.bool),
+            L.zeros(3, 3, dtype=L.bool),
+            training=True,
+            momentum=1,
+        ),
+        lambda F, L: F.batch_norm(
+            L.zeros(3, 5, 0, dtype=L.bool),
+            None,
+            None,
+            L.ones(5, dtype=L.bool),
+            L.ones(5, dtype=L.bool),
+        ),
+        lambda F, L: F.batch_norm(
+            L.zeros(3, 5, 0, dtype=L.int8), None, None, L.ones(5, dtype=L.int64), training=True
+        ),
+        lambda F, L: F.batch_norm(L.zeros(3, 5, 0, dtype=L.int32), None, None, L.ones(5)),
+        lambda F, L: F.batch_norm(L.zeros(0, 5), L.zeros(5), L.ones(5), L.ones(5, dtype=L.float64)),
+        lambda F, L: F.batch_norm(L.zeros(0), None, None, L.ones(3)),
+        lambda F, L: F.instance_norm(L.ones(0, 4, 2, dtype=L.bool)),
+    ],
+)
+def test_batch_norm_of_an_empty_input_is_its_clone_times_weight_0_plus_bias_0(call):
+    _same(*_both_nn(lambda lib: call(NN[lib], lib)))
+
+
+@pytest.mark.parametrize(
+    "call, kind",
+    [
+        (
+            lambda F, L: F.batch_norm(L.ones(3, 5, 2, dtype=L.bool), None, None, training=True),
+            NotImplementedError,
+        ),
+        (
+            lambda F, L: F.batch_norm(L.ones(3, 5, 2, dtype=L.int32), L.zeros(5), L.ones(5)),
+            NotImplementedError,
+        ),
+        (lambda F, L: F.instance_norm(L.ones(3, 5, 2, dtype=L.uint8)), NotImplementedError),
+        (
+            lambda F, L: F.batch_norm(L.ones(3, 5, 2, dtype=L.int32), L.ones(4), L.ones(4)),
+            RuntimeError,
+        ),
+        (lambda F, L: F.batch_norm(L.ones(3, 5, 2, dtype=L.int64), None, None), RuntimeError),
+        (lambda F, L: F.batch_norm(L.ones(3, 5, 2), None, L.ones(4), L.ones(4)), RuntimeError),
+        (lambda F, L: F.batch_norm(L.zeros(3, 5, 0), None, None, L.tensor(2.0)), IndexError),
+    ],
+)
+def test_batch_norm_checks_sizes_then_refuses_integers(call, kind):
+    """PyTorch checks the statistics' and parameters' sizes (and that eval mode has running
+    statistics), then its float-only kernel refuses bool and integer inputs."""
+    if kind is IndexError:  # PyTorch's select() words, not Ember's indexing's
+        for lib in (et, torch):
+            with pytest.raises(IndexError):
+                call(NN[lib], lib)
+        return
+    _same_error(lambda lib: call(NN[lib], lib), kind)
+
+
+@pytest.mark.parametrize("name, shape", [("dropout1d", (2, 5)), ("dropout3d", (2, 5, 3, 2))])
+@pytest.mark.parametrize("training", [False, True])
+def test_unbatched_channel_dropout_in_place_refuses_a_leaf(name, shape, training):
+    """PyTorch gives an unbatched input its batch dim in place (unsqueeze_), training or
+    not: a leaf that requires grad, or a view of one, is refused."""
+    for view in (False, True):
+
+        def call(lib, view=view):
+            x = lib.randn(*shape, dtype=lib.float16).requires_grad_(True)
+            return getattr(NN[lib], name)(x[:] if view else x, training=training, inplace=True)
+
+        _same_error(call)
+    for lib in (et, torch):  # batched input, or no leaf: the identity when not training
+        x = lib.randn(1, *shape, dtype=lib.float16).requires_grad_(True)
+        assert getattr(NN[lib], name)(x, training=False, inplace=True) is x
+        y = lib.randn(*shape) * 2
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert getattr(NN[lib], name)(y, 0.0, training=training, inplace=True).shape == shape
+
+
+@pytest.mark.parametrize(
+    "size, mode",
+    [
+        ([9223372036854775808, 1], "nearest"),
+        (2**63, "bilinear"),
+        ([1, -(2**63) - 1], "area"),
+        ([2**64, 1], "nearest-exact"),
+        ([True, 1], "nearest"),
+        (1.5, "bilinear"),
+        ([1.5, 1], "nearest"),
+    ],
+)
+def test_interpolate_sizes_must_be_int64s(size, mode):
+    for lib in (et, torch):
+        with pytest.raises(
+            TypeError, match="Overflow when unpacking long long|expected size|invalid combination"
+        ):
+            NN[lib].interpolate(lib.randn(1, 2, 2, 2, dtype=lib.float64), size, mode=mode)
+    for lib in (et, torch):  # computed from scale_factor
+        with pytest.raises(RuntimeError, match="cannot be converted to type int64_t"):
+            NN[lib].interpolate(lib.randn(1, 2, 2, 2), scale_factor=1e19)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: NN[lib].multilabel_margin_loss(
+            lib.tensor(1.47), lib.tensor([-1]), reduce=lib.tensor([-2], dtype=lib.int32)
+        ),
+        lambda lib: NN[lib].multilabel_margin_loss(lib.tensor(1.47), lib.tensor([0])),
+        lambda lib: NN[lib].multilabel_margin_loss(lib.tensor([0.5]), lib.tensor(0)),
+        lambda lib: NN[lib].multilabel_margin_loss(
+            lib.tensor([0.5, -1.0]), lib.tensor([1, -1]), reduction="none"
+        ),
+    ],
+)
+def test_multilabel_margin_loss_reads_a_0d_input_as_one_frame_of_one_class(call):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _same(call(et), call(torch))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: NN[lib].multilabel_margin_loss(lib.tensor(1.0), lib.tensor([[0]])),
+        lambda lib: NN[lib].multilabel_margin_loss(lib.tensor(1.0), lib.tensor([1])),
+        lambda lib: NN[lib].multilabel_margin_loss(lib.zeros(2, 0), lib.zeros(2, 0).long()),
+        lambda lib: NN[lib].multilabel_margin_loss(lib.ones(1, 1, 2), lib.zeros(1, 1, 2).long()),
+        lambda lib: NN[lib].multilabel_margin_loss(lib.ones(2), lib.zeros(2, dtype=lib.int32)),
+    ],
+)
+def test_multilabel_margin_loss_shape_and_target_checks(call):
+    _same_error(call)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: NN[lib].smooth_l1_loss(
+            lib.tensor([-3, 2]), target=lib.tensor(-1), size_average=(), beta=0.0
+        ),
+        lambda lib: NN[lib].smooth_l1_loss(
+            lib.tensor([1], dtype=lib.uint8),
+            lib.tensor([-4], dtype=lib.int8),
+            reduction="none",
+            beta=0,
+        ),
+        lambda lib: NN[lib].smooth_l1_loss(
+            lib.tensor([1.5, 2.0], dtype=lib.float16), lib.tensor(0.5), beta=0
+        ),
+    ],
+)
+def test_smooth_l1_loss_with_beta_0_is_l1_loss(call):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _same(call(et), call(torch))
+    with pytest.raises(NotImplementedError):  # other betas have float kernels only
+        F.smooth_l1_loss(et.tensor([-3, 2]), et.tensor(-1), beta=1.0)
+
+
+@pytest.mark.parametrize("name", ["softshrink", "hardshrink"])
+@pytest.mark.parametrize("lambd", [True, False, 1, lambda lib: lib.tensor(0.5)])
+def test_shrink_lambd_is_a_number(name, lambd):
+    def call(lib):
+        value = lambd(lib) if callable(lambd) else lambd
+        return getattr(NN[lib], name)(lib.tensor([[1.484375, -0.3]], dtype=lib.bfloat16), value)
+
+    _same(call(et), call(torch))
+    for lib in (et, torch):
+        with pytest.raises(TypeError, match="argument 'lambd'"):
+            getattr(NN[lib], name)(lib.ones(2), "a")
+        with pytest.raises(OverflowError):
+            getattr(NN[lib], name)(lib.ones(2), 2**70)
+        with pytest.raises(NotImplementedError):
+            getattr(NN[lib], name)(lib.ones(2, dtype=lib.int64), 1)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+@pytest.mark.parametrize(
+    "shape,pad",
+    [((0, 3), [1, 1]), ((2, 0, 3), [1, 1]), ((0, 3, 3), [1, 1, 1, 1]), ((1, 2, 0, 3, 3), [1] * 6)],
+)
+def test_edge_padding_wants_every_dim_but_the_batch(mode, shape, pad):
+    for lib in (et, torch):
+        with pytest.raises(RuntimeError, match="other non-zero dimensions for input, but got"):
+            NN[lib].pad(lib.zeros(*shape), pad, mode=mode)
+    # an empty batch is fine
+    got, want = (NN[lib].pad(lib.zeros(0, 2, 3), [1, 1], mode=mode) for lib in (et, torch))
+    assert tuple(got.shape) == tuple(want.shape)

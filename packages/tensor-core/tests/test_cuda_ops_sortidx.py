@@ -263,7 +263,7 @@ def test_index_put_matches_cpu(dtype):
     for acc in [False, True]:
         put_both(x, [et.tensor([0, -1, 3, 2])], values((4, 5), dtype, 21), acc)
         put_both(x, [et.tensor([0, -1, 3, 2])], values((5,), dtype, 22), acc)  # broadcast values
-        put_both(x, [et.tensor([4]).to(et.int32)], values((1, 1, 5), dtype, 23), acc)
+        put_both(x, [et.tensor([4]).to(et.int32)], values((1, 5), dtype, 23), acc)
         put_both(x, [et.tensor([[0], [2]]), et.tensor([1, -2, 4])], values((2, 3), dtype, 24), acc)
         put_both(x, [None, et.tensor([4, 0])], values((6, 2), dtype, 25), acc)
         put_both(

@@ -1374,3 +1374,296 @@ def test_last_argument_checks_pytorch_makes(call, match):
             call(lib)
     got, want = _both(lambda lib: lib.constant_pad_nd(lib.tensor([1.0, 2, 3]), [-2, 1], 0))
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+# --------------------------------------------------------------------- stop 51 (issue 30)
+
+
+def _same(got, want):
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+@pytest.mark.parametrize("method", ["size", "stride"])
+def test_size_and_stride_refuse_a_bool_dim(method):
+    _raises_in_both(lambda lib: getattr(lib.ones(2, 3), method)(True), TypeError)
+
+
+def test_strides_of_a_shape_without_elements_can_overflow():
+    _raises_in_both(
+        lambda lib: lib.zeros(2).new_zeros(0, 2**63 - 1, 2, 3), RuntimeError, "Stride calculation"
+    )
+
+
+def test_arange_of_an_integer_dtype_refuses_an_infinite_step():
+    _raises_in_both(
+        lambda lib: lib.arange(-1.0, 3, float("inf"), dtype=lib.int8),
+        RuntimeError,
+        "value cannot be converted to type int64_t without overflow",
+    )
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_scans_into_a_wider_out_compute_in_its_dtype(op):
+    def call(lib):
+        x = lib.tensor([1.0009765625, 1e-4, 1e-4, 1e-4, 3.0], dtype=lib.float16)
+        return getattr(lib, op)(x, 0, out=lib.zeros(5, dtype=lib.float64))
+
+    _same(*_both(call))
+
+
+def test_repeat_interleave_of_0_d_repeats_and_0_d_input_along_a_dim():
+    _raises_in_both(lambda lib: lib.repeat_interleave(lib.tensor(3)), RuntimeError, "1D vector")
+    _raises_in_both(
+        lambda lib: lib.tensor(False).repeat_interleave(lib.tensor(True), dim=0),
+        IndexError,
+        "Dimension specified as 0 but tensor has no dimensions",
+    )
+    _same(*_both(lambda lib: lib.tensor(5).repeat_interleave(2)))
+
+
+def test_norm_fro_over_more_than_two_dims_is_matrix_norms_error():
+    _raises_in_both(
+        lambda lib: lib.norm(lib.ones(3, 2, 3, 2), dim=[0, 2, 3]),
+        RuntimeError,
+        "linalg.matrix_norm: dim must be a 2-tuple",
+    )
+    _raises_in_both(lambda lib: lib.ones(2, 3, 3).norm("nuc"), RuntimeError, "2-tuple")
+    got, want = _both(lambda lib: lib.arange(12.0).reshape(3, 4).norm("nuc"))
+    np.testing.assert_allclose(got.item(), want.item(), rtol=1e-6)
+
+
+def test_gradient_takes_a_0_d_integer_tensor_as_its_dim():
+    got, want = _both(
+        lambda lib: lib.gradient(lib.arange(6.0).reshape(2, 3) ** 2, dim=lib.tensor(-1))
+    )
+    _same(got[0], want[0])
+
+
+@pytest.mark.parametrize(
+    "a,tau,c,left",
+    [
+        ((4, 2), (1,), (4, 2), True),
+        ((4, 2), (2,), (4, 2), True),
+        ((4, 3), (2,), (2, 4), False),
+        ((3, 3, 3, 3), (1, 3, 3), (3, 3, 3, 3), True),
+        ((1, 3, 3, 3), (1, 3, 3), (3, 3, 3, 3), True),
+        ((2, 4, 4), (2, 4), (4, 4), True),
+        ((2, 5, 3), (2, 3), (2, 3, 5), False),
+    ],
+)
+def test_ormqr_shape_checks_as_pytorchs(a, tau, c, left):
+    def call(lib):
+        g = lib.Generator().manual_seed(0)
+        args = (lib.randn(*s, generator=g, dtype=lib.float64) for s in (a, tau, c))
+        return lib.ormqr(*args, left=left)
+
+    try:
+        want = call(torch)
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError) as got:
+            call(et)
+        assert str(got.value) == str(e)
+        return
+    assert tuple(call(et).shape) == tuple(want.shape)
+
+
+def test_cumulative_trapezoid_of_an_empty_y_checks_that_x_broadcasts():
+    _raises_in_both(
+        lambda lib: lib.cumulative_trapezoid(lib.zeros(3, 0, 2, 3), lib.zeros(2, 2), dim=-3),
+        RuntimeError,
+        "3.*2.*dimension 3",
+    )
+
+
+@pytest.mark.parametrize(
+    "a,b,db",
+    [
+        ((3,), (3,), "float64"),
+        ((1, 1, 1, 1), (1,), "float64"),
+        ((3, 3), (4,), "float64"),
+        ((3, 3), (4, 2), "float64"),
+        ((3, 3), (3, 2), "float32"),
+        ((2, 3, 3), (3,), "float64"),
+    ],
+)
+def test_lstsq_argument_checks_as_pytorchs(a, b, db):
+    def call(lib):
+        return lib.linalg.lstsq(
+            lib.ones(*a, dtype=lib.float64), lib.ones(*b, dtype=getattr(lib, db))
+        )
+
+    with pytest.raises(RuntimeError) as want:
+        call(torch)
+    with pytest.raises(RuntimeError) as got:
+        call(et)
+    assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (2, 0), (0,)])
+def test_stft_reflect_padding_of_an_empty_signal_is_pytorchs_error(shape):
+    def call(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return lib.stft(lib.zeros(*shape, dtype=lib.float64), 3, 3, return_complex=True)
+
+    _raises_in_both(call, RuntimeError, "other non-zero dimensions for input")
+
+
+def test_index_put_of_one_mask_and_one_value_of_another_dtype_is_a_masked_fill():
+    mask = [[True, False, True], [False, False, True]]
+
+    def call(lib, value):
+        x = lib.zeros(2, 3, dtype=lib.int32)
+        return x.index_put_((lib.tensor(mask),), value(lib))
+
+    for value in (lambda lib: lib.tensor(2.7), lambda lib: lib.tensor([5.5])):
+        _same(*_both(lambda lib, value=value: call(lib, value)))
+    _raises_in_both(lambda lib: call(lib, lambda lib: lib.tensor(3e10)), RuntimeError, "overflow")
+    _raises_in_both(  # integer indices keep the dtype rule
+        lambda lib: lib.zeros(3, dtype=lib.float16).index_put_(
+            (lib.tensor([0, 1]),), lib.tensor(True)
+        ),
+        RuntimeError,
+    )
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put_keeps_leading_size_1_dims_of_the_values(accumulate):
+    def put(lib):
+        x = lib.zeros(3, 2)
+        return x.index_put_((lib.tensor([1]),), lib.ones(1, 1, 2), accumulate=accumulate)
+
+    _raises_in_both(put, RuntimeError, "shape mismatch: value tensor of shape")
+
+    # assignment drops them, as NumPy's and PyTorch's
+    def assign(lib):
+        x = lib.zeros(3, 2)
+        x[lib.tensor([1])] = lib.ones(1, 1, 2)
+        return x
+
+    _same(*_both(assign))
+
+
+def test_new_factories_refuse_a_device_that_is_not_one():
+    _raises_in_both(lambda lib: lib.ones(2).new_full([2], 2.0, device=()), TypeError)
+    _same(*_both(lambda lib: lib.ones(2, dtype=lib.int32).new_zeros(3)))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.ones(2).flip(),
+        lambda lib: lib.flip(lib.ones(2), dims=None),
+        lambda lib: lib.tensor(1.0).permute(),
+        lambda lib: lib.ones(2).permute(dims=None),
+        lambda lib: lib.ones(2).view(),
+        lambda lib: lib.ones(2).repeat(),
+        lambda lib: lib.zeros(),
+    ],
+)
+def test_varargs_sizes_are_required(call):
+    _raises_in_both(call, TypeError)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.ones(2, 5, 0).pinverse(rcond=[1, 2]),
+        lambda lib: lib.ones(2, 3).numpy(force=5),
+        lambda lib: lib.ones(2, 3).histogram(True),
+    ],
+)
+def test_arguments_of_the_wrong_type(call):
+    _raises_in_both(call, TypeError)
+
+
+def test_hardtanh_refuses_none_bounds():
+    def call(lib):
+        hardtanh = lib.hardtanh if lib is et else torch._C._nn.hardtanh
+        return hardtanh(lib.ones(2, 3), -3, None)
+
+    _raises_in_both(call, TypeError)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.tensor([2**63], dtype=lib.bool),
+        lambda lib: lib.tensor(True).new_tensor(-(2**63) - 1),
+        lambda lib: lib.bucketize(2**63, boundaries=lib.tensor([1.0, 2.0])),
+        lambda lib: lib.isin(lib.tensor([1.0, 0.0]), 2**63),
+        lambda lib: lib.searchsorted(lib.tensor([1.0, 2.0]), 2**63),
+    ],
+)
+def test_python_ints_beyond_int64_with_float_or_bool_data(call):
+    _same(*_both(call))
+
+
+def test_tensordot_refuses_dims_out_of_range():
+    _raises_in_both(lambda lib: lib.tensordot(lib.ones(1), lib.ones(1), ([1], [0])), IndexError)
+    _raises_in_both(lambda lib: lib.tensordot(lib.ones(1), lib.ones(1), [[1], [2]]), IndexError)
+
+
+def _nn(lib):
+    """The functional namespace: the core's own ops, or torch.nn.functional."""
+    return lib if lib is et else torch.nn.functional
+
+
+def test_linear_adds_a_bias_of_another_dtype_as_pytorchs_in_place_add():
+    def mixed(lib):
+        x = lib.arange(18.0).reshape(2, 3, 3).to(lib.bfloat16)
+        bias = lib.tensor(0.5, dtype=lib.float64)
+        return _nn(lib).linear(x, lib.ones(3, 3, dtype=lib.bfloat16), bias)
+
+    _same(*_both(mixed))
+
+    def refused(lib):
+        x, w = lib.tensor([3], dtype=lib.uint8), lib.tensor([2], dtype=lib.uint8)
+        return _nn(lib).linear(x, w, lib.tensor(0.77, dtype=lib.float16))
+
+    _raises_in_both(refused, RuntimeError, "can't be cast to the desired output type")
+
+
+def _im2col(lib, x, kernel, stride):
+    if lib is et:
+        return et.im2col(x, kernel, [1, 1], [0, 0], stride)
+    return torch.nn.functional.unfold(x, kernel, stride=stride)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: _nn(lib).conv2d(lib.ones(1, 1, 1, 1), lib.ones(1, 1, 2, 1), stride=2),
+        lambda lib: _im2col(lib, lib.zeros(1, 1, 1, 1), [2, 1], [2, 3]),
+        lambda lib: _im2col(lib, lib.zeros(1, 1, 3, 3), [4, 4], [3, 3]),
+    ],
+)
+def test_a_window_larger_than_the_input_by_less_than_a_stride_has_no_block(call):
+    # (the block count is floor division: truncating toward zero counted one block and read
+    # past the input)
+    _raises_in_both(call, RuntimeError)
+
+
+def test_native_group_norm_takes_any_shape_of_n_c_hxw_elements():
+    got, want = _both(
+        lambda lib: lib.native_group_norm(lib.tensor([1.0, 3.0]), None, None, 2, 1, 1, 1, 0.0)
+    )
+    for g, w in zip(got, want):
+        _same(g, w)
+
+
+def test_nll_loss_of_a_batch_wants_a_1_d_weight():
+    _raises_in_both(
+        lambda lib: _nn(lib).nll_loss(lib.zeros(2, 1), lib.tensor([0, 0]), weight=lib.tensor(1.0)),
+        RuntimeError,
+        "weight tensor should be defined either for all 1 classes",
+    )
+    _same(
+        *_both(
+            lambda lib: _nn(lib).nll_loss(
+                lib.ones(2, 1, 3), lib.zeros(2, 3, dtype=lib.int64), weight=lib.tensor(2.0)
+            )
+        )
+    )

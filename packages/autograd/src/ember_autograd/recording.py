@@ -118,6 +118,8 @@ def hook(op, kind, args, result):
         if rule.fast:  # the common case, inline
             node = rule.record(args, result, None)
             if node is not None:
+                if result.dtype not in _DIFF:  # self's integer dtype, a float value (masked_fill)
+                    raise RuntimeError(f"Autograd not support dtype: {_torch_type(result.dtype)}")
                 result._set_grad_fn(node)
                 if not result.is_cpu:
                     streams.remember(node, result.device)
@@ -164,15 +166,11 @@ def _no_grad_results() -> frozenset:
         _NO_GRAD_RESULTS = frozenset(k for k, v in OUTPUT_DIFF.items() if not any(v))
     return _NO_GRAD_RESULTS
 
-# PyTorch's names of the integer types, as its autograd errors spell them
-_TORCH_TYPE = {
-    et.bool: "Bool",
-    et.uint8: "Byte",
-    et.int8: "Char",
-    et.int16: "Short",
-    et.int32: "Int",
-    et.int64: "Long",
-}
+
+def _torch_type(dtype) -> str:
+    """PyTorch's name of a dtype as its autograd errors spell it ("Long", "Char")."""
+    return dtype._scalar_type_name
+
 
 _LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
 _VIEW_OF_LEAF_MSG = (
@@ -214,7 +212,7 @@ def _record_function(rule: Rule, op: str, args, result) -> None:
     if type(result) is et.Tensor:
         if result.dtype not in _DIFF:
             if rule.takes_dtype:
-                raise RuntimeError(f"Autograd not support dtype: {_TORCH_TYPE[result.dtype]}")
+                raise RuntimeError(f"Autograd not support dtype: {_torch_type(result.dtype)}")
             return
         node = rule.record(args, result, None)
         if node is None:

@@ -25,7 +25,8 @@ _EXACT_OUT_DTYPE = ("Found dtype", "Expected out tensor to have dtype",
                     "does not match dtype of out", "Expected the dtype for input and out to match",
                     "should be same as input",
                     "out tensor must be same dtype", "hist tensor should have the same dtype",
-                    "Expected self.dtype() == output.dtype()", "expected scalar type")
+                    "Expected self.dtype() == output.dtype()", "expected scalar type",
+                    "expected scalar_type", "provided dtype must match dtype of result")
 #: PyTorch's argument parser's words when no overload takes the arguments' arrangement (an
 #: argument that only another overload has, or a missing one); a wrong *type* for an argument
 #: ("argument 'dim' must be int, not bool") is not among them: Ember refuses those as well.

@@ -213,6 +213,52 @@ _INT_TO_HALF = ("a number beyond float16's range for a float16 fill (full, full_
                 "scalar_tensor): PyTorch's factories round it to inf, Ember raises the overflow "
                 "error PyTorch's other ops raise for it (add's alpha, uniform_'s bounds)")
 
+_CONSTANT_TOLERANCE = ("pinv's atol / rtol given as tensors that require grad: PyTorch refuses "
+                       "them (not differentiable with respect to atol); Ember reads them as "
+                       "constants")
+_BCE_LOGITS_DTYPE = ("binary_cross_entropy_with_logits of mixed float dtypes: PyTorch's result has "
+                     "the target's dtype (its kernel accumulates in place into (1 - target)); "
+                     "Ember's the promoted dtype, as every other loss "
+                     "(differences-from-pytorch.md: Calls PyTorch answers wrongly)")
+_MATRIX_EXP_VIEW = ("matrix_exp of a non-contiguous batch: PyTorch fails inside its own kernel "
+                    "('view size is not compatible'); Ember computes it "
+                    "(differences-from-pytorch.md: Calls PyTorch answers wrongly)")
+_NUMPY_AXES = ("tensordot's dims as [int, int] (NumPy's axes form: one dim of each), and "
+               "histogramdd's bins as lists of edges (NumPy's form): Ember takes them, PyTorch's "
+               "parser wants tuples of ints / tensors (a superset)")
+_PAIR_ARG = ("im2col / col2im take one int for a pair argument (dilation=[2]), as F.unfold / "
+             "F.fold do; PyTorch's internal op wants exactly two (a superset)")
+_NON_FINITE_SVD = ("svd-based ops of a matrix holding inf: Ember refuses every non-finite input "
+                   "with the error PyTorch raises for NaN; PyTorch's MKL LAPACK returns NaN for "
+                   "some inf inputs (which it does depends on the LAPACK build)")
+_ONE_WINDOW = ("unfold with a step whose stride product overflows int64: PyTorch's wrapped stride "
+               "is negative (its as_strided error); Ember's result has one window and never "
+               "uses that stride")
+_BOOL_TENSORS_AS_INTS = ("a bool tensor as an int of a list: PyTorch's parser takes it for int[] "
+                         "arguments (flip's dims, roll's shifts, as 0 / 1) but refuses it for sizes "
+                         "(repeat, expand, ones: 'Expected scalar.isIntegral(false)'); Ember takes "
+                         "it in both (True is 1), and refuses one of 2 or more dims for roll")
+_RETAIN_GRAPH_TENSOR = ("backward(retain_graph=tensor): PyTorch's engine refuses a tensor for the "
+                        "flag; Ember reads its truth value (a superset)")
+_CLAMP_OVERLOAD = ("clamp(x, number, max=0-d tensor): PyTorch's parser picks its Scalar overload "
+                   "and reads the 0-d tensor as a number (x's dtype); Ember's one clamp promotes "
+                   "with the tensor bound (differences-from-pytorch.md: Signatures: one signature "
+                   "for PyTorch's overloads)")
+_REDUCTION_ENUM = ("a reduction enum outside 0..2: PyTorch's kernel does not check it; Ember "
+                   "raises")
+_COV_LEAF_VIEW = ("cov of a 0-d input that requires grad: PyTorch writes in place into a view of "
+                  "it inside its own composite and fails; Ember computes it")
+_INTEGER_TENSOR_LIST = ("an int[] argument given as an integer tensor other than int64 "
+                        "(tensor_split's indices): Ember takes any 1-d integer tensor "
+                        "(differences-from-pytorch.md: Tensors as numbers and sizes)")
+_ISIN_WRAP = ("isin(int tensor, a Python int beyond int64): PyTorch wraps the int to the tensor's "
+              "dtype (2**63 matches 0); Ember raises the overflow error "
+              "(differences-from-pytorch.md: Calls PyTorch answers wrongly)")
+
+_ONE_ELEMENT_INT = ("a one-element integer tensor of 1 or more dims as an int argument: PyTorch's "
+                    "parser takes it for some ops (tril's diagonal, eye's n, randint's high) and "
+                    "refuses it for others (unsqueeze, diag, cumsum); Ember takes 0-d tensors only")
+
 KNOWN: dict[tuple[str, str], str] = {
     ("Tensor.to_sparse", "structure-mismatch"): _SPARSE_CLASS,
     ("Tensor.to_sparse", "raises-only-in-ember"): _SPARSE_CLASS,
@@ -565,4 +611,27 @@ KNOWN: dict[tuple[str, str], str] = {
     ("sparse_coo_tensor", "raises-only-in-torch"): _SIZE_FORMS,
     ("full_like", "raises-only-in-ember"): _INT_TO_HALF,
     ("scalar_tensor", "raises-only-in-ember"): _INT_TO_HALF,
+    ("linalg_pinv", "raises-only-in-torch"): _CONSTANT_TOLERANCE,
+    ("F.binary_cross_entropy_with_logits", "dtype-mismatch"): _BCE_LOGITS_DTYPE,
+    ("Tensor.matrix_exp", "raises-only-in-torch"): _MATRIX_EXP_VIEW,
+    ("matrix_exp", "raises-only-in-torch"): _MATRIX_EXP_VIEW,
+    ("tensordot", "raises-only-in-torch"): _NUMPY_AXES,
+    ("histogramdd", "raises-only-in-torch"): _NUMPY_AXES,
+    ("im2col", "raises-only-in-torch"): _PAIR_ARG,
+    ("linalg.matrix_rank", "raises-only-in-ember"): _NON_FINITE_SVD,
+    ("Tensor.unfold", "raises-only-in-torch"): _ONE_WINDOW,
+    ("unfold_copy", "raises-only-in-torch"): _ONE_WINDOW,
+    ("Tensor.roll", "raises-only-in-ember"): _BOOL_TENSORS_AS_INTS,
+    ("Tensor.repeat", "raises-only-in-torch"): _BOOL_TENSORS_AS_INTS,
+    ("Tensor.expand", "raises-only-in-torch"): _BOOL_TENSORS_AS_INTS,
+    ("ones", "raises-only-in-torch"): _BOOL_TENSORS_AS_INTS,
+    ("Tensor.backward", "raises-only-in-torch"): _RETAIN_GRAPH_TENSOR,
+    ("Tensor.clamp", "dtype-mismatch"): _CLAMP_OVERLOAD,
+    ("binary_cross_entropy(out=)", "raises-only-in-ember"): _REDUCTION_ENUM,
+    ("cov", "raises-only-in-torch"): _COV_LEAF_VIEW,
+    ("tensor_split", "raises-only-in-torch"): _INTEGER_TENSOR_LIST,
+    ("isin", "raises-only-in-ember"): _ISIN_WRAP,
+    ("eye(out=)", "raises-only-in-ember"): _ONE_ELEMENT_INT,
+    ("tril", "raises-only-in-ember"): _ONE_ELEMENT_INT,
+    ("randint#1", "raises-only-in-ember"): _ONE_ELEMENT_INT,
 }

@@ -506,6 +506,12 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
                     f"{size}. Please provide input tensor in (N, C, d1, d2, ...,dK) format "
                     "and output size in (o1, o2, ...,oK) format."
                 )
+            if not all(hasattr(type(s), "__index__") for s in size):
+                raise TypeError(
+                    "expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                    "Tuple[int, int, int], but got size with types "
+                    f"{[type(s) for s in size]}"
+                )
             output_size = [int(s) for s in size]
         else:
             output_size = [int(size)] * dim
@@ -554,6 +560,21 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
         )
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not implemented in Ember")
+    # what PyTorch's parser refuses in the size it passes to the op: a bool or float, an int
+    # beyond int64 (never an attempt to compute with it)
+    op = {"nearest-exact": "_upsample_nearest_exact", "area": "adaptive_avg_pool"}.get(
+        mode, f"upsample_{mode}") + f"{dim}d"
+    given = list(size) if isinstance(size, (list, tuple)) else [size]
+    if size is not None and any(isinstance(s, bool) or not hasattr(type(s), "__index__")
+                                for s in given):
+        raise TypeError(f"{op}() received an invalid combination of arguments: output_size "
+                        f"must be a tuple of ints, got {size!r}")
+    for i, o in enumerate(output_size):
+        if not -(2**63) <= o < 2**63:
+            if size is None:  # computed from scale_factor
+                raise RuntimeError("value cannot be converted to type int64_t without overflow")
+            raise TypeError(f"{op}(): argument 'output_size' failed to unpack the object at pos "
+                            f"{i + 1} with error \"Overflow when unpacking long long\"")
     if any(o <= 0 for o in output_size) or any(n <= 0 for n in spatial):
         names = "DHW"[3 - dim:]
         ins = ", ".join(f"{c}: {n}" for c, n in zip(names, spatial))

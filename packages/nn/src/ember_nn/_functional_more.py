@@ -10,7 +10,7 @@ import math
 import ember_tensor as et
 
 from . import _reduction
-from .functional import _bool_arg, _float_arg, _in_input_dtype
+from .functional import _bool_arg, _check_float, _float_arg, _in_input_dtype, _tensor_args
 
 __all__ = [
     "channel_shuffle",
@@ -41,14 +41,26 @@ __all__ = [
 # --------------------------------------------------------------------- activations
 
 
+def _lambd(op: str, value) -> float:
+    """``lambd`` as PyTorch's parser reads a Scalar: a bool is 0 or 1, an int must fit
+    int64."""
+    if isinstance(value, int) and not -(2**63) <= value < 2**63:
+        raise OverflowError("int too big to convert")
+    return _float_arg(op, "lambd", value)
+
+
 def hardshrink(input, lambd: float = 0.5):
     """0 where -lambd <= input <= lambd, else input (NaN stays NaN)."""
+    lambd = _lambd("hardshrink", lambd)
+    _check_float("hardshrink", input)  # PyTorch has no integer kernel (a float lambd promotes)
     inside = et.logical_and(et.ge(input, -lambd), et.le(input, lambd))
     return et.where(inside, et.zeros_like(input), input)
 
 
 def softshrink(input, lambd: float = 0.5):
     """input - lambd above lambd, input + lambd below -lambd, else 0."""
+    lambd = _lambd("softshrink", lambd)
+    _check_float("softshrink", input)
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     return et.where(et.gt(input, lambd), input - lambd,
@@ -191,6 +203,11 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if not shape:
         raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
                            "containing at least one element, but got normalized_shape = []")
+    _tensor_args("rms_norm", ("weight", 3, weight))
+    if weight is not None and tuple(weight.shape) != shape:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got "
+                           f"weight of shape {list(weight.shape)} and normalized_shape = "
+                           f"{list(shape)}")
     if tuple(input.shape[input.dim() - len(shape):]) != shape:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[*, {', '.join(map(str, shape))}], but got input of size"
@@ -213,6 +230,10 @@ def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.7
                          "dimensions)")
     if input.numel() == 0:
         return input
+    if isinstance(size, bool):  # PyTorch pools with kernel (size, 1[, 1]): a bool is refused
+        raise TypeError(f"avg_pool{2 if input.dim() == 3 else 3}d(): argument 'kernel_size' "
+                        "(position 2) must be tuple of ints, but found element of type bool at "
+                        "pos 0")
     sq = (input * input).unsqueeze(1)  # (N, 1, C, *)
     pad_lo, pad_hi = size // 2, (size - 1) // 2
     zeros = lambda n: et.zeros(*sq.shape[:2], n, *sq.shape[3:], dtype=sq.dtype,  # noqa: E731
@@ -411,13 +432,20 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None,
     ``target`` (int64, the shape of ``input``: ``(C,)`` or ``(N, C)``) lists each sample's
     classes, ended by the first -1."""
     reduction = _reduction.resolve(size_average, reduce, reduction)
-    if input.dim() > 2 or tuple(target.shape) != tuple(input.shape) or (
-            input.dim() == 0 and target.numel() != 1):
+    nd = input.dim()
+    if not (nd == 0 or (nd in (1, 2) and input.shape[-1] != 0)):
+        raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, "
+                           f"but got: {list(input.shape)}")
+    # one frame of C classes (a 0-d input: of 1) takes a target of C elements, 0-d or 1-d
+    if (target.dim() > 1 or target.numel() != input.numel()) if nd < 2 else (
+            tuple(target.shape) != tuple(input.shape)):
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
                            f"{list(input.shape)}")
     if not input.is_floating_point():
         raise NotImplementedError('"multilabel_margin_loss_forward_out_frame" not implemented '
                                   f"for '{input.dtype._scalar_type_name}'")
+    if target.dtype != et.int64:
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype._scalar_type_name}")
     x = input.reshape(1, -1) if input.dim() < 2 else input
     t = target.reshape(x.shape)
     c = x.shape[1]

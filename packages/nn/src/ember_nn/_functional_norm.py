@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import ember_tensor as et
 
+from .functional import _tensor_args
+
 __all__ = ["batch_norm", "group_norm", "instance_norm", "layer_norm"]
 
 
@@ -28,14 +30,36 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     and leaves the running statistics alone, as in PyTorch."""
     if training:
         _verify_batch_size(input.shape)
-    if input.numel() == 0 and input.dim() >= 2:
-        shape = [1, -1] + [1] * (input.dim() - 2)
-        out = input * 1
+    _tensor_args("batch_norm", ("weight", 2, weight), ("bias", 3, bias),
+                 ("running_mean", 4, running_mean), ("running_var", 5, running_var))
+    return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """``native_batch_norm``'s output with what PyTorch's batch_norm does around its kernel.
+    An empty input is cloned, times ``weight[0]``, plus ``bias[0]``: 0-d operands, so a bool
+    or integer input keeps its dtype beside a tensor of its kind, and the shapes and the
+    running statistics go unchecked. Otherwise the statistics' and parameters' sizes are
+    checked in PyTorch's order, then its float-only kernel refuses any other dtype."""
+    if input.numel() == 0:
+        out = input.clone()
         if weight is not None:
-            out = out * weight.reshape(shape)
+            out = out * weight[0]
         if bias is not None:
-            out = out + bias.reshape(shape)
+            out = out + bias[0]
         return out
+    if input.dim() >= 2:
+        c = input.shape[1]
+        for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                        ("weight", weight), ("bias", bias)):
+            if t is not None:
+                if t.numel() != c:
+                    raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+            elif not training and name.startswith("running"):
+                raise RuntimeError(f"{name} must be defined in evaluation mode")
+        if not input.is_floating_point():
+            raise NotImplementedError(
+                f"\"batch_norm\" not implemented for '{input.dtype._scalar_type_name}'")
     return et.native_batch_norm(input, weight, bias, running_mean, running_var, training,
                                 momentum, eps)[0]
 
@@ -43,6 +67,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
     """Normalizes over the last ``len(normalized_shape)`` dimensions (which must be
     ``normalized_shape``), then ``* weight + bias`` elementwise."""
+    _tensor_args("layer_norm", ("weight", 3, weight), ("bias", 4, bias))
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     return et.native_layer_norm(input, list(normalized_shape), weight, bias, eps)[0]
@@ -58,6 +83,7 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
     shape = tuple(input.shape)
     n, c = shape[0], shape[1]
     _verify_batch_size([n * c // num_groups, num_groups, *shape[2:]])
+    _tensor_args("group_norm", ("weight", 3, weight), ("bias", 4, bias))
     hxw = 1
     for s in shape[2:]:
         hxw *= s
@@ -79,13 +105,15 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
                 "Expected more than 1 spatial element when training, got input size "
                 f"{input.shape}"
             )
+    _tensor_args("instance_norm", ("weight", 2, weight), ("bias", 3, bias),
+                 ("running_mean", 4, running_mean), ("running_var", 5, running_var))
     n, c = input.shape[0], input.shape[1]
     x = input.reshape(1, n * c, *input.shape[2:])
     rm = None if running_mean is None else running_mean.repeat(n)
     rv = None if running_var is None else running_var.repeat(n)
     w = None if weight is None else weight.repeat(n)
     b = None if bias is None else bias.repeat(n)
-    out = et.native_batch_norm(x, w, b, rm, rv, use_input_stats, momentum, eps)[0]
+    out = _batch_norm(x, w, b, rm, rv, use_input_stats, momentum, eps)
     if use_input_stats and running_mean is not None:
         with _no_grad():
             running_mean.copy_(rm.view(n, c).mean(0))

@@ -100,29 +100,45 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
                          count_include_pad, divisor_override)
 
 
-def _adaptive_size(input, output_size, dims: int) -> list[int]:
+def _output_size_ints(name: str, sizes) -> list[int]:
+    """``output_size`` entries as PyTorch's parser reads a tuple of ints: a bool, a float or
+    None is its TypeError (not truncated, nor read as 1)."""
+    for i, s in enumerate(sizes):
+        if isinstance(s, bool) or not hasattr(type(s), "__index__"):
+            raise TypeError(f"{name}(): argument 'output_size' (position 2) must be tuple of ints, "
+                            f"but found element of type {type(s).__name__} at pos {i}")
+    return [operator.index(s) for s in sizes]
+
+
+def _adaptive_size(name: str, input, output_size, dims: int) -> list[int]:
     """``output_size`` as ``dims`` ints, a None entry taking the input's size."""
+    if isinstance(output_size, bool):
+        raise TypeError(f"{name}(): argument 'output_size' (position 2) must be tuple of ints, "
+                        "not bool")
     if isinstance(output_size, (list, tuple)):
         sizes = list(output_size)
-    elif isinstance(output_size, int) or output_size is None:
+    elif isinstance(output_size, int):
         sizes = [output_size] * dims
-    else:  # PyTorch's _list_with_default takes len() of anything but an int
+    else:  # PyTorch's _list_with_default takes len() of anything but an int (None too)
         raise TypeError(f"object of type '{type(output_size).__name__}' has no len()")
-    if len(sizes) != dims:
-        return [int(s) for s in sizes]  # the core names the op and the expected length
+    if len(sizes) != dims:  # the core names the op and the expected length
+        return _output_size_ints(name, sizes)
     shape = tuple(input.shape)
-    return [shape[len(shape) - dims + i] if s is None else int(s) for i, s in enumerate(sizes)]
+    return _output_size_ints(
+        name, [shape[len(shape) - dims + i] if s is None else s for i, s in enumerate(sizes)])
 
 
 def adaptive_avg_pool2d(input, output_size):
     """Average pooling onto an ``output_size`` grid (an int, or a pair whose None entries
     keep the input's size)."""
-    return et.adaptive_avg_pool2d(input, _adaptive_size(input, output_size, 2))
+    return et.adaptive_avg_pool2d(input,
+                                  _adaptive_size("adaptive_avg_pool2d", input, output_size, 2))
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices: bool = False):
     """Max pooling onto an ``output_size`` grid, and the flat index of each maximum."""
-    return et.adaptive_max_pool2d(input, _adaptive_size(input, output_size, 2))
+    return et.adaptive_max_pool2d(input,
+                                  _adaptive_size("adaptive_max_pool2d", input, output_size, 2))
 
 
 def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
@@ -178,14 +194,14 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
 
 
 def _adaptive_1d_size(name: str, output_size) -> int:
-    if isinstance(output_size, float):
-        raise TypeError(f"{name}(): argument 'output_size' (position 2) must be tuple of ints, "
-                        "not float")
     if isinstance(output_size, (list, tuple)):
         if len(output_size) != 1:
             raise RuntimeError(f"{name}: output_size must be 1")
-        output_size = output_size[0]
-    return int(output_size)
+        return _output_size_ints(name, output_size)[0]
+    if isinstance(output_size, bool) or not hasattr(type(output_size), "__index__"):
+        raise TypeError(f"{name}(): argument 'output_size' (position 2) must be tuple of ints, "
+                        f"not {type(output_size).__name__}")
+    return operator.index(output_size)
 
 
 def adaptive_avg_pool1d(input, output_size):
@@ -340,7 +356,7 @@ def _avg_divisors(size: int, out: int, k: int, s: int, p: int, count_include_pad
 
 def _adaptive_3d(name: str, input, output_size):
     x, unbatched = _batched_5d(name, input)
-    return x, unbatched, _adaptive_size(x, output_size, 3)
+    return x, unbatched, _adaptive_size(name, x, output_size, 3)
 
 
 def adaptive_avg_pool3d(input, output_size):
@@ -410,15 +426,23 @@ def _unpool_size(nd: int, input, kernel_size, stride, padding, output_size) -> l
 
 def _max_unpool(nd: int, input, indices, kernel_size, stride, padding, output_size):
     """Scatters each value of ``input`` to the flat ``indices`` of its (N, C) plane in a
-    zeroed output of the unpooled size; the gradient gathers from the same places."""
-    if indices.dtype != et.int64:
-        raise RuntimeError("elements in indices should be type int64 but got: "
-                           f"{indices.dtype._scalar_type_name}")
-    if tuple(indices.shape) != tuple(input.shape):
-        raise RuntimeError("Expected shape of indices to be same as that of the input tensor "
-                           f"({list(input.shape)}) but got indices tensor with shape: "
-                           f"{list(indices.shape)}")
+    zeroed output of the unpooled size; the gradient gathers from the same places. Checked
+    in PyTorch's order: the output size, then the indices' dtype, the rank (a 1-D unpooling
+    is a 2-D one of ``input.unsqueeze(-1)``), the indices' shape."""
     size = _unpool_size(nd, input, kernel_size, stride, padding, output_size)
+    if indices.dtype != et.int64:
+        raise RuntimeError("elements in indices should be type int64" + (
+            "" if nd == 3 else f" but got: {indices.dtype._scalar_type_name}"))
+    rank, shape, idx_shape = input.dim(), list(input.shape), list(indices.shape)
+    if nd == 1:
+        rank, shape, idx_shape = rank + 1, shape + [1], idx_shape + [1]
+    if rank not in (max(nd, 2) + 1, max(nd, 2) + 2):
+        raise RuntimeError(f"Input to max_unpooling{max(nd, 2)}d should be a {max(nd, 2) + 1}d "
+                           f"or {max(nd, 2) + 2}d Tensor, but got a tensor with {rank} "
+                           "dimensions.")
+    if idx_shape != shape:
+        raise RuntimeError("Expected shape of indices to be same as that of the input tensor "
+                           f"({shape}) but got indices tensor with shape: {idx_shape}")
     if nd == 1:  # PyTorch unpools a 1-D input as an (L, 1) image
         size = [size[0], 1]
     volume = 1
@@ -524,6 +548,18 @@ def _window_starts(sample, size: int, out: int, pool: int):
     return et.cat([starts, last], -1)
 
 
+def _fractional_arg(name: str, arg: str, value, nd: int) -> list[int]:
+    """A fractional pooling size: one int for every dim, or a sequence of ``nd`` of them (a
+    sequence of one is refused, as PyTorch's)."""
+    v = _ints(value)
+    if not isinstance(value, (list, tuple)) and len(v) == 1:
+        v = v * nd
+    if len(v) != nd:
+        raise RuntimeError(f"{name}: {arg} must either be a single Int or tuple of "
+                           f"{'three ' if nd == 3 else ''}Ints")
+    return v
+
+
 def _fractional_max_pool(nd: int, input, kernel_size, output_size, output_ratio,
                          _random_samples):
     """(values, indices) of fractional max pooling over the last ``nd`` dims of a batched
@@ -535,7 +571,7 @@ def _fractional_max_pool(nd: int, input, kernel_size, output_size, output_ratio,
     if output_size is None and output_ratio is None:
         raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
     sizes = list(input.shape[-nd:])
-    kernel = _ints(kernel_size) * (nd if len(_ints(kernel_size)) == 1 else 1)
+    kernel = _fractional_arg(name, "kernel_size", kernel_size, nd)
     if output_size is None:
         ratio = list(output_ratio) if isinstance(output_ratio, (list, tuple)) else \
             [output_ratio] * nd
@@ -546,9 +582,7 @@ def _fractional_max_pool(nd: int, input, kernel_size, output_size, output_ratio,
                              "tuple of Ints.")
         out = [int(s * r) for s, r in zip(sizes, ratio)]
     else:
-        out = _ints(output_size) * (nd if len(_ints(output_size)) == 1 else 1)
-    if len(kernel) != nd or len(out) != nd:
-        raise RuntimeError(f"{name}: kernel_size and output_size must have {nd} values")
+        out = _fractional_arg(name, "output_size", output_size, nd)
     for axis, (s, k, o) in enumerate(zip(sizes, kernel, out)):
         if o + k - 1 > s:
             raise RuntimeError(f"{name}(): pool size {k} too large relative to input size {s} "

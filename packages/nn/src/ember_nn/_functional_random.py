@@ -75,8 +75,27 @@ def _dropout(input, p: float, training: bool, inplace: bool, feature: bool, alph
     return input.mul_(noise) if inplace else input * noise
 
 
+def _check_unsqueeze_(input) -> None:
+    """PyTorch's dropout1d/3d give an unbatched input its batch dim in place
+    (``input.unsqueeze_(0)``) when ``inplace``, training or not: autograd's error for an
+    in-place op on a leaf that requires grad, or on a view of one."""
+    from ember_autograd import is_grad_enabled
+
+    if not is_grad_enabled():
+        return
+    base = input._base
+    if base is not None and base.requires_grad and base.grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+    if base is None and input.requires_grad and input.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+
+
 def _channel_dropout(input, p: float, training: bool, inplace: bool, unbatched: bool):
     """Feature dropout of ``input`` seen with a batch dim of 1 when ``unbatched``."""
+    if inplace and unbatched:
+        _check_unsqueeze_(input)
     x = input.unsqueeze(0) if unbatched else input
     out = _dropout(x, p, training, inplace, feature=True, alpha=False)
     if inplace or out is x:

@@ -88,6 +88,15 @@ def _bool_arg(op: str, arg: str, value, position: int | None = None) -> bool:
     return value
 
 
+def _tensor_args(op: str, *args) -> None:
+    """Tensor-or-None arguments, given as ``(name, position, value)``, as PyTorch's parser
+    takes them: anything else is its TypeError."""
+    for arg, position, value in args:
+        if value is not None and not isinstance(value, et.Tensor):
+            raise TypeError(f"{op}(): argument '{arg}' (position {position}) must be Tensor, "
+                            f"not {type(value).__name__}")
+
+
 def _float_arg(op: str, arg: str, value) -> float:
     """A float argument as PyTorch's parser takes it: a Python or NumPy number of any size (an
     int beyond int64 too), or a 0-d tensor that does not require grad; TypeError otherwise."""
@@ -440,12 +449,14 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     if size_average is not None or reduce is not None:
         reduction = _reduction.legacy_get_string(size_average, reduce)
     reduction = _reduction.check(reduction)
+    if beta == 0:  # PyTorch's l1_loss then, which takes integers too
+        a, b = et.broadcast_tensors(input, target) if input.shape != target.shape else (
+            input, target)
+        return _reduction.reduce((a - b).abs(), reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     d = _difference("smooth_l1_loss", input, target)
     ad = d.abs()
-    if beta == 0:
-        return _reduction.reduce(ad, reduction)
     loss = et.where(ad < beta, 0.5 * d * d / beta, ad - 0.5 * beta)
     return _reduction.reduce(loss, reduction)
 
@@ -661,6 +672,13 @@ def pad(input, pad, mode: str = "constant", value=None):
                 "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
                 "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
                 "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
+            )
+        # reflect and replicate read an edge: every dim but the batch's must have one
+        first = 1 if input.dim() == n + 2 else 0
+        if mode in ("reflect", "replicate") and 0 in tuple(input.shape)[first:]:
+            raise RuntimeError(
+                f"Expected {n + 1}D or {n + 2}D (batch mode) tensor with possibly 0 batch size and "
+                f"other non-zero dimensions for input, but got: {list(input.shape)}"
             )
     out = input
     shape = tuple(input.shape)

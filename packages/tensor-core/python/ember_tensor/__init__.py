@@ -319,7 +319,8 @@ def _format(self, spec):
 
 def _new_factory(fn):
     def method(self, *size, dtype=None, device=None, requires_grad=False, **kw):
-        return fn(*size, dtype=dtype or self.dtype, device=device or self.device,
+        return fn(*size, dtype=self.dtype if dtype is None else dtype,
+                  device=self.device if device is None else device,
                   requires_grad=requires_grad, **kw)
 
     method.__name__ = "new_" + fn.__name__
@@ -327,12 +328,13 @@ def _new_factory(fn):
 
 
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
-    return _C.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
-                   requires_grad=requires_grad)
+    return _C.full(size, fill_value, dtype=self.dtype if dtype is None else dtype,
+                   device=self.device if device is None else device, requires_grad=requires_grad)
 
 
 def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
-    return _C.tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    return _C.tensor(data, dtype=self.dtype if dtype is None else dtype, device=device,
+                     requires_grad=requires_grad)
 
 
 def _type_as(self, other):

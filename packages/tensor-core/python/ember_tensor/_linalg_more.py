@@ -397,7 +397,21 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, "
                            "gelsy, gelsd, gelss)")
+    if A.dim() < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if B.dim() < 1:
+        raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
+    if A.dtype != B.dtype:
+        raise RuntimeError("torch.linalg.lstsq: Expected input and other to have the same dtype, "
+                           f"but got input's dtype {A.dtype._scalar_type_name} and other's dtype "
+                           f"{B.dtype._scalar_type_name}")
+    if not 0 <= A.dim() - B.dim() <= 1:
+        raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to "
+                           "other.dim() and (input.dim() - other.dim()) <= 1")
     vector = B.dim() == A.dim() - 1
+    if B.shape[-1 if vector else -2] != A.shape[-2]:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match "
+                           f"other.size({-1 if vector else -2})")
     Bm = B.unsqueeze(-1) if vector else B
     from . import linalg as _la
     pinv = _la.pinv(A, rtol=rcond) if rcond is not None and rcond >= 0 else _la.pinv(A)

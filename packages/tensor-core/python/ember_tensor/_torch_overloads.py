@@ -17,13 +17,15 @@ _SCATTER_REDUCE = {"add": "sum", "multiply": "prod"}
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """PyTorch's torch.norm: p a number (the vector p-norm over dim, every element if None;
     inf, -inf and 0 included), 'fro' or None (the Frobenius norm: the 2-norm over dim) or 'nuc' (the
-    nuclear norm of the matrices over the two dims of dim, the last two by default)."""
-    if p == "nuc":
+    nuclear norm of the matrix over the two dims of dim, every dim by default). 'fro' over
+    more than two dims is, as in PyTorch, linalg.matrix_norm's error."""
+    many_dims = dim is not None and not isinstance(dim, int) and len(dim) > 2
+    if p == "nuc" or (p == "fro" and many_dims):
         from . import linalg
 
         x = input if dtype is None else input.to(dtype)
-        dims = (-2, -1) if dim is None else tuple(dim)
-        result = linalg.matrix_norm(x, "nuc", dim=dims, keepdim=keepdim)
+        dims = tuple(range(input.dim())) if dim is None else tuple(dim)
+        result = linalg.matrix_norm(x, p, dim=dims, keepdim=keepdim)
     elif isinstance(p, str) and p != "fro":
         raise RuntimeError(f"norm(): p must be a number, 'fro' or 'nuc', got '{p}'")
     else:
@@ -73,24 +75,20 @@ def _scatter_inplace(self, dim, index, src=None, *, value=None, reduce=None):
     return self.scatter_reduce_(dim, index, src, how)
 
 
-def value_of(like, value, refusal: str):
-    """value (a number, or a 0-d tensor) as a 0-d tensor of like's dtype and device (fill's
-    and index_fill's value); RuntimeError refusal (formatted with the {dim}) for a tensor of
-    more dimensions."""
-    if isinstance(value, _C.Tensor):
-        if value.dim() != 0:
-            raise RuntimeError(refusal.format(dim=value.dim()))
-        return value.to(like.dtype)
-    return _C.full((), value, dtype=like.dtype, device=like.device)
+def check_fill_value(value, refusal: str) -> None:
+    """RuntimeError refusal (formatted with the {dim}) for a value tensor of more than 0 dims
+    (fill's and index_fill's value: a number or a 0-d tensor)."""
+    if isinstance(value, _C.Tensor) and value.dim() != 0:
+        raise RuntimeError(refusal.format(dim=value.dim()))
 
 
 def fill(input, value):
     """A new tensor of input's shape and dtype holding value (a number, or a 0-d tensor whose
     gradient is the sum of the result's)."""
-    value = value_of(input, value, "fill only supports 0-dimension value tensor but got tensor "
-                                   "with {dim} dimensions.")
-    # a where() keeps input in the graph (with a zero gradient), as PyTorch's fill does
-    return _C.where(_C.ones_like(input, dtype=_C.bool), value, input)
+    check_fill_value(value, "fill only supports 0-dimension value tensor but got tensor with {dim} "
+                           "dimensions.")
+    # a masked_fill keeps input in the graph (with a zero gradient), as PyTorch's fill does
+    return _C.masked_fill(input, _C.ones_like(input, dtype=_C.bool), value)
 
 
 def resolve_neg(input):

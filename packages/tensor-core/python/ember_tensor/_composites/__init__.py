@@ -76,6 +76,16 @@ def _tensor_arg(op: str, value, name: str = "input", position: int = 1) -> None:
                         f"not {type(value).__name__}")
 
 
+def _number_operand(value, like):
+    """A number given where a tensor operand goes, as a 0-d tensor on like's device: its own
+    dtype (int64, float64 ...), except that a Python int beyond int64 next to float or complex
+    data is that float (docs: Python ints beyond int64 as numbers)."""
+    big = isinstance(value, int) and not -2**63 <= value < 2**63
+    if big and (like.is_floating_point() or like.is_complex()):
+        return _C.tensor(value, dtype=like.dtype, device=like.device)
+    return _C.tensor(value, device=like.device)
+
+
 def _check_scalar(dtype, value) -> None:
     """PyTorch's checked conversion of an op's number argument to the type its kernel
     computes in (``_opmath``): RuntimeError "value cannot be converted to type <T> without
@@ -188,6 +198,8 @@ def _as_bool(name: str, arg: str, v):
 def _as_float(name: str, arg: str, v):
     if isinstance(v, int):  # a bool or an int of any size, as PyTorch's parser reads a float
         return float(v)
+    if not hasattr(type(v), "__float__"):  # (a tensor or a NumPy number computes as given)
+        raise TypeError(f"{name}(): argument '{arg}' must be float, not {type(v).__name__}")
     return v
 
 

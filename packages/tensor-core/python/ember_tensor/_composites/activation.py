@@ -103,6 +103,9 @@ def hardtanh(self, min_val=-1, max_val=1):
     beyond the bounds (derivatives.yaml). Integer inputs keep their dtype (the bounds
     truncated to integers, as PyTorch converts them)."""
     _tensor("hardtanh", self)
+    for name, bound in (("min_val", min_val), ("max_val", max_val)):
+        if bound is None:  # (clamp would read None as no bound)
+            raise TypeError(f"hardtanh(): argument '{name}' must be Number, not NoneType")
     if not self.is_floating_point():
         min_val, max_val = int(min_val), int(max_val)
         if self.dtype == _et.uint8 and (min_val < 0 or max_val < 0):

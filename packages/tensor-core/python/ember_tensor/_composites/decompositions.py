@@ -170,10 +170,19 @@ def ormqr(self, input2, input3, left=True, transpose=False):
         raise RuntimeError("torch.ormqr: Expected tau to have one dimension less than input, but "
                            f"got tau.ndim equal to {tau.dim()} and input.ndim is equal to "
                            f"{a.dim()}")
+    if c.dim() != a.dim():
+        raise RuntimeError("torch.ormqr: Expected other to have the same number of dimensions as "
+                           f"input, but got other.ndim equal to {c.dim()} and input.ndim is "
+                           f"equal to {a.dim()}")
     k = tau.shape[-1]
-    if k > a.shape[-1] or k > m:
-        raise RuntimeError("torch.ormqr: tau.shape[-1] must be less than or equal to "
-                           "input.shape[-1]")
+    side = -2 if left else -1
+    if k != min(c.shape[side], a.shape[-1]):  # every reflector of a's QR, as PyTorch asks
+        raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be equal to min(other.shape[{side}], "
+                           "input.shape[-1])")
+    for name, t in (("tau", tau.shape[:-1]), ("other", c.shape[:-2])):
+        if tuple(t) != tuple(a.shape[:-2]):
+            raise RuntimeError(f"torch.ormqr: Expected batch dimensions of {name} to be equal to "
+                               f"input.shape[:-2], but got {list(t)}")
     unit = _et.eye(m, dtype=a.dtype, device=a.device)
     below = _et.tril(a, -1)
     order = range(k) if left == transpose else reversed(range(k))

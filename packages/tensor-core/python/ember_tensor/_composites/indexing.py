@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ember_tensor as _et
 
-from .._torch_overloads import value_of
+from .._torch_overloads import check_fill_value
 from .reduction import _wrap
 
 __all__ = [
@@ -144,9 +144,10 @@ def index_fill(self, dim, index, value):
                              f"with size {size}")
     if isinstance(value, _et.Tensor) and value.dim() == 0 and value.device.type == "cpu":
         _et._C._check_scalar(self.dtype, value.item())  # read as a number, as PyTorch's
-    value = value_of(self, value, "index_fill_ only supports a 0-dimensional value tensor, "
-                                  "but got tensor with {dim} dimension(s).")
-    # the filled positions as a mask along dim: a where() differentiable in self and value
+    check_fill_value(value, "index_fill_ only supports a 0-dimensional value tensor, "
+                            "but got tensor with {dim} dimension(s).")
+    # the filled positions as a mask along dim: a masked_fill differentiable in self and value
+    # (whose autograd refuses a value requiring grad for an integer self, as PyTorch's)
     mask = _et.zeros(size, dtype=_et.bool, device=self.device)
     if idx.numel():
         mask = _et.index_put(mask, (_et.remainder(idx, size),),
@@ -157,7 +158,7 @@ def index_fill(self, dim, index, value):
         mask = mask.reshape(view)
     else:
         mask = mask.reshape(())
-    return _et.where(mask, value, self)
+    return _et.masked_fill(self, mask, value)
 
 
 def index_copy(self, dim, index, source):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ember_tensor as _et
 
 from . import _check_scalar
+from .reduction import _wrap
 
 __all__ = [
     "addbmm",
@@ -145,8 +146,8 @@ def tensordot(a, b, dims=2):
     if len(da) != len(db):
         raise RuntimeError(f"both dimension lists should have same length, but got {len(da)} "
                            f"and {len(db)}")
-    da = [d % a.dim() if a.dim() else d for d in da]
-    db = [d % b.dim() if b.dim() else d for d in db]
+    da = [_wrap(d, a.dim()) if a.dim() else d for d in da]  # out of range: IndexError
+    db = [_wrap(d, b.dim()) if b.dim() else d for d in db]
     for x, y in zip(da, db):  # a contracted dim of size 1 broadcasts, as in PyTorch
         if a.size(x) != b.size(y) and 1 in (a.size(x), b.size(y)):
             n = max(a.size(x), b.size(y))

@@ -11,7 +11,7 @@ import math
 import ember_tensor as _et
 
 from . import _dtype_name as _name
-from . import _opmath, _tensor_arg
+from . import _number_operand, _opmath, _tensor_arg
 
 __all__ = [
     "aminmax",
@@ -447,6 +447,8 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     _real_dx("cumulative_trapezoid", dx)
     d, h = _trapezoid_args("cumulative_trapezoid", y, x, dim)
     if y.size(d) == 0:
+        if h is not None:  # the spacings must still broadcast against y, as PyTorch's
+            _et.broadcast_shapes(tuple(h.shape), tuple(y.shape))
         return y.to(_et.get_default_dtype()) if not (y.is_floating_point() or y.is_complex()) \
             else y.clone()
     if h is not None:
@@ -554,7 +556,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                 f"boundary tensor {list(seq.shape)}and got sorter tensor {list(sorter.shape)}")
         seq = _et.gather(seq, -1, sorter)
     scalar = not isinstance(input, _et.Tensor)
-    values = _et.tensor(input, device=seq.device) if scalar else input
+    values = _number_operand(input, seq) if scalar else input
     if seq.dim() > 1 and tuple(seq.shape[:-1]) != tuple(values.shape[:-1]):
         raise RuntimeError(
             "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
@@ -763,6 +765,8 @@ def histogram(self, bins, *, range=None, weight=None, density=False):  # noqa: A
     range (self's min and max by default) or the given 1-d edges; each bin holds its left
     edge, the last one both; elements outside are not counted. weight: each element's weight;
     density: normalised to integrate to 1. Floating inputs only."""
+    if isinstance(bins, bool):  # a count, never True / False
+        raise TypeError("histogram(): argument 'bins' (position 1) must be int, not bool")
     if not self.is_floating_point():
         raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the "
                            f"same dtype, but got input {self.dtype._scalar_type_name}")
@@ -859,8 +863,8 @@ def gradient(self, *, spacing=1, dim=None, edge_order=1):
                            "supported. Use the `^` or `logical_xor()` operator instead.")
     if dim is None:
         dims = list(range(self.dim()))
-    elif isinstance(dim, int):
-        dims = [_wrap(dim, self.dim())]
+    elif isinstance(dim, int) or (isinstance(dim, _et.Tensor) and dim.dim() == 0):
+        dims = [_wrap(dim.__index__(), self.dim())]  # a 0-d integer tensor is one dim too
     else:
         dims = [_wrap(d, self.dim()) for d in dim]
     x = self if (self.is_floating_point() or self.is_complex()) else \

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ember_tensor as _et
 
+from . import _number_operand
 from .reduction import _wrap
 
 __all__ = ["isin", "unique", "unique_consecutive"]
@@ -173,9 +174,9 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     invert=True negates. The result has elements' shape, bool."""
     like = elements if isinstance(elements, _et.Tensor) else test_elements
     if not isinstance(elements, _et.Tensor):
-        elements = _et.tensor(elements, device=like.device)
+        elements = _number_operand(elements, like)
     if not isinstance(test_elements, _et.Tensor):
-        test_elements = _et.tensor(test_elements, device=like.device)
+        test_elements = _number_operand(test_elements, like)
     dt = _et.result_type(elements, test_elements)
     x, t = elements.to(dt), test_elements.to(dt).reshape(-1)
     if t.numel() == 0:

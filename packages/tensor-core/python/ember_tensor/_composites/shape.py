@@ -681,11 +681,15 @@ def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
     one count per element); with only a tensor of counts, the indices repeated by them."""
     if repeats is None:  # repeat_interleave(counts): arange(len) repeated by counts
         counts = self
+        if counts.dim() != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
         if counts.dtype not in (_et.int32, _et.int64):
             raise NotImplementedError(
                 f'"repeat_interleave_cpu" not implemented for \'{counts.dtype._scalar_type_name}\'')
         positions = _et.arange(counts.numel(), dtype=counts.dtype, device=counts.device)
         return repeat_interleave(positions, counts, 0, output_size=output_size)
+    if dim is not None and self.dim() == 0:  # no dim of a 0-d tensor to repeat along
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     x = self.reshape(-1) if dim is None else self
     d = 0 if dim is None else _wrap(dim, x.dim())
     n = x.size(d) if x.dim() else 1

@@ -249,6 +249,11 @@ def stft(self, n_fft, hop_length=None, win_length=None, window=None, center=True
     if center:
         if pad_mode not in ("constant", "reflect", "replicate", "circular"):
             raise NotImplementedError(f"Unrecognised padding mode {pad_mode}")  # PyTorch's
+        if pad_mode in ("reflect", "replicate") and n_fft // 2 and 0 in x.shape:
+            # PyTorch pads the signals as one (1, B, L) batch: no dim of it may be empty
+            raise RuntimeError("Expected 2D or 3D (batch mode) tensor with possibly 0 batch size "
+                               "and other non-zero dimensions for input, but got: "
+                               f"{[1, *x.shape]}")
         x = _pad_1d(x, n_fft // 2, n_fft // 2, pad_mode)
     length = x.shape[-1]
     if not 0 < n_fft <= length:

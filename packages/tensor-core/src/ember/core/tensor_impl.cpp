@@ -117,7 +117,10 @@ Shape contiguous_strides(const Shape& sizes) {
   int64_t acc = 1;
   for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
     st[d] = acc;
-    acc *= std::max<int64_t>(sizes[d], 1);
+    // the strides of a shape without elements can still overflow: PyTorch's error
+    if (d > 0 && __builtin_mul_overflow(acc, std::max<int64_t>(sizes[d], 1), &acc)) {
+      throw std::runtime_error("Stride calculation overflowed");
+    }
   }
   return st;
 }

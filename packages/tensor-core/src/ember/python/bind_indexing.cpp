@@ -500,6 +500,16 @@ bool masked_assign(const Tensor& self, PyObject* key, const Tensor& val) {
   return true;
 }
 
+// value without its leading size-1 dims: x[key] = value ignores them, as NumPy and PyTorch
+// assignment do (broadcasting puts back the ones the target needs); index_put_ keeps them
+Tensor without_leading_ones(const Tensor& value) {
+  int64_t drop = 0;
+  while (drop < value->dim() && value->sizes()[drop] == 1) ++drop;
+  if (drop == 0) return value;
+  return make_view(value, Shape(value->sizes().begin() + drop, value->sizes().end()),
+                   Shape(value->strides().begin() + drop, value->strides().end()), value->offset());
+}
+
 void setitem(py::object py_self, py::handle key, py::handle value) {
   profiler::RecordScope rec_("ember::__setitem__", "__setitem__", profiler::Kind::Op);
   const Tensor self = py_self.cast<Tensor>();
@@ -511,7 +521,7 @@ void setitem(py::object py_self, py::handle key, py::handle value) {
   }
   const bool hooked = autograd_hook_installed() && (needs_grad(self) || needs_grad(val));
   if (hooked) call_autograd_hook("__setitem__", "pre_inplace", py::make_tuple(py_self, key, py::cast(val)), py_self);
-  const Tensor value_t = value_on(val, self);  // (the hooks see val itself)
+  const Tensor value_t = without_leading_ones(value_on(val, self));  // (the hooks see val itself)
   const bool host = on_cpu(self) && on_cpu(value_t);
   Tensor view;
   Parsed P;
@@ -530,15 +540,7 @@ void setitem(py::object py_self, py::handle key, py::handle value) {
       // result then holds exactly in a Scalar), filled in without a transfer
       ops::fill(view, scalar_of(to_dtype(value_t, view->dtype())), view);
     } else {
-      // leading size-1 dims of the value are ignored; the rest must broadcast to the view
-      Tensor v = value_t;
-      int64_t drop = 0;
-      while (v->dim() - drop > view->dim() && v->sizes()[drop] == 1) ++drop;
-      if (drop > 0) {
-        v = make_view(v, Shape(v->sizes().begin() + drop, v->sizes().end()),
-                      Shape(v->strides().begin() + drop, v->strides().end()), v->offset());
-      }
-      v = ops::expand(v, view->sizes());
+      Tensor v = ops::expand(value_t, view->sizes());
       if (!P.flips.empty()) {
         v = ops::flip(v, P.flips);
       } else if (v->storage() == view->storage()) {

@@ -518,7 +518,7 @@ Tensor tensor_from_data(py::handle data, std::optional<ScalarType> dtype) {
   if (!is_complex(dt) && L.dtype && is_complex(*L.dtype)) {
     throw TypeError("must be real number, not complex");  // PyTorch: complex data, real dtype
   }
-  if (is_floating(dt) || is_complex(dt)) {  // the nearest float, as PyTorch
+  if (is_floating(dt) || is_complex(dt) || dt == ScalarType::Bool) {  // the nearest float, as PyTorch (bool: its truth)
     for (size_t i : L.above_int64) {
       L.values[i] = Scalar::from_double(static_cast<double>(static_cast<uint64_t>(L.values[i].to_int())));
     }

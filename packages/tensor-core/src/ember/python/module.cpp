@@ -155,13 +155,13 @@ void bind_tensor_class(py::module_& m, TensorClass& cls) {
   // storage and version counter). The Python layer wraps it with PyTorch's legacy
   // constructor (Tensor([1, 2]), Tensor(2, 3)) and uses it for subclass instances.
   cls.def(py::init([](const Tensor& data) { return detach(data); }), py::arg("data"));
-  cls.def("size", [](const Tensor& t, py::object dim) -> py::object {
-        if (dim.is_none()) return make_size(t->sizes());
-        return py::int_(t->sizes()[dim_arg(t, dim.cast<int64_t>(), "size")]);
+  cls.def("size", [](const Tensor& t, std::optional<IntArg> dim) -> py::object {
+        if (!dim) return make_size(t->sizes());
+        return py::int_(t->sizes()[dim_arg(t, *dim, "size")]);
       }, py::arg("dim") = py::none())
-      .def("stride", [](const Tensor& t, py::object dim) -> py::object {
-        if (dim.is_none()) return py::cast(t->strides());
-        return py::int_(t->strides()[dim_arg(t, dim.cast<int64_t>(), "stride")]);
+      .def("stride", [](const Tensor& t, std::optional<IntArg> dim) -> py::object {
+        if (!dim) return py::cast(t->strides());
+        return py::int_(t->strides()[dim_arg(t, *dim, "stride")]);
       }, py::arg("dim") = py::none())
       .def_property_readonly("is_cpu", [](const Tensor& t) { return t->device().type == DeviceType::CPU; })
       .def_property_readonly("is_cuda", [](const Tensor& t) { return t->device().type == DeviceType::CUDA; })
@@ -327,7 +327,8 @@ void bind_tensor_class(py::module_& m, TensorClass& cls) {
          "the work queued on that stream so far has completed.")
       .def("item", &item)
       .def("tolist", &tolist)
-      .def("numpy", &to_numpy, py::kw_only(), py::arg("force") = false)
+      .def("numpy", [](const Tensor& t, BoolArg force) { return to_numpy(t, force); }, py::kw_only(),
+           py::arg("force") = false)
       .def("__dlpack__", &to_dlpack, py::kw_only(), py::arg("stream") = py::none(),
            py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
       .def("__dlpack_device__", [](const Tensor& t) {

@@ -14,8 +14,13 @@ namespace ember {
 // A 2-D sliding window: kernel, dilation, padding and stride per spatial dim.
 struct ConvGeometry {
   int64_t kh, kw, dh, dw, ph, pw, sh, sw;
-  int64_t oh(int64_t h) const { return (h + 2 * ph - dh * (kh - 1) - 1) / sh + 1; }
-  int64_t ow(int64_t w) const { return (w + 2 * pw - dw * (kw - 1) - 1) / sw + 1; }
+  // floor division, as PyTorch's div_rtn: a window larger than the padded input by less than
+  // a stride gives 0 blocks (truncation toward zero would give 1, reading past the input)
+  static int64_t blocks(int64_t span, int64_t stride) {
+    return (span >= 0 ? span / stride : -((-span + stride - 1) / stride)) + 1;
+  }
+  int64_t oh(int64_t h) const { return blocks(h + 2 * ph - dh * (kh - 1) - 1, sh); }
+  int64_t ow(int64_t w) const { return blocks(w + 2 * pw - dw * (kw - 1) - 1, sw); }
 };
 
 // A 2-element int[] argument (one int stands for both), each >= min; RuntimeError naming op

@@ -43,7 +43,9 @@ ArangeMeta arange_meta(const Scalar& start, std::optional<Scalar> end, const Sca
   const bool narrow = !M.all_int && !is_floating(M.dtype) && M.dtype != ScalarType::Bool;
   if (narrow) {
     // an integer dtype: start, end and step are truncated to integers first, as PyTorch (and
-    // NumPy) do (0, 3.5, 1.5 -> 0, 3, 1: [0, 1, 2])
+    // NumPy) do (0, 3.5, 1.5 -> 0, 3, 1: [0, 1, 2]); a value beyond int64 (an infinite step)
+    // is PyTorch's overflow error, never an undefined conversion
+    for (const Scalar* v : {&lo, &hi, &st}) check_fill_value(ScalarType::Int64, *v);
     lo = Scalar::from_int(lo.to_int());
     hi = Scalar::from_int(hi.to_int());
     st = Scalar::from_int(st.to_int());

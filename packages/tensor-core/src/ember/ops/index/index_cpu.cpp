@@ -791,9 +791,10 @@ Tensor _index(const Tensor& self, const std::vector<Tensor>& indices) {
 // self[indices] = values (+= with accumulate; repeated indices add up). indices: one entry per
 // leading dim of self, an index tensor, a bool mask (covering as many dims as it has) or a null
 // tensor (None, a full slice). In place when out is self, else on a copy.
-Tensor index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate,
-                 const Tensor& out) {
+Tensor index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& given_values,
+                 bool accumulate, const Tensor& out) {
   Tensor target = out ? out : ops::clone(self);
+  const Tensor values = index_put_values(target, indices, given_values, accumulate);
   const std::vector<Tensor> adv = index_put_indices(target, indices, values);
   bool any = false;
   for (const Tensor& t : adv) any |= static_cast<bool>(t);

@@ -401,12 +401,13 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Ten
   return res;
 }
 
-Tensor index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate,
-                 const Tensor& out) {
+Tensor index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& given_values,
+                 bool accumulate, const Tensor& out) {
   const char* op = "index_put";
   if (is_on_cpu(self)) throw_indices_on_device(op, "indices and values", self);  // a CPU 0-d self
   const Device dev = self->device();
   Tensor target = out ? out : ops::clone(self);
+  const Tensor values = index_put_values(target, indices, given_values, accumulate);
   const std::vector<Tensor> adv = index_put_indices(target, indices, values);
   const Tensor vals = to_device(values, dev);
   bool any = false;

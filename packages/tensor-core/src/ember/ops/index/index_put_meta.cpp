@@ -87,18 +87,8 @@ void throw_advanced_index_out_of_bounds(int64_t bad, int64_t dim, int64_t size) 
 }
 
 Tensor advanced_index_values(const Tensor& values, const Shape& shape) {
-  Tensor v = values;
-  // leading size-1 dims of the value are ignored, as in NumPy/PyTorch assignment
-  if (v->dim() > static_cast<int64_t>(shape.size())) {
-    int64_t drop = 0;
-    while (v->dim() - drop > static_cast<int64_t>(shape.size()) && v->sizes()[drop] == 1) ++drop;
-    if (drop > 0) {
-      v = make_view(v, Shape(v->sizes().begin() + drop, v->sizes().end()),
-                    Shape(v->strides().begin() + drop, v->strides().end()), v->offset());
-    }
-  }
   try {
-    return expand_to(v, shape, "index_put_");
+    return expand_to(values, shape, "index_put_");
   } catch (const std::runtime_error&) {
     throw std::runtime_error(message("shape mismatch: value tensor of shape ", shape_str(values->sizes()),
                                      " cannot be broadcast to indexing result of shape ", shape_str(shape)));
@@ -112,6 +102,23 @@ std::vector<Tensor> index_put_indices(const Tensor& target, const std::vector<Te
                                      " for the source."));
   }
   return advanced_indices("index_put", target, indices);
+}
+
+Tensor index_put_values(const Tensor& target, const std::vector<Tensor>& indices, const Tensor& values,
+                        bool accumulate) {
+  if (accumulate || values->dtype() == target->dtype() || values->numel() != 1 ||
+      values->device().type != DeviceType::CPU) {
+    return values;
+  }
+  int64_t masks = 0;
+  for (const Tensor& t : indices) {
+    if (!t) continue;
+    if (t->dtype() != ScalarType::Bool && t->dtype() != ScalarType::UInt8) return values;
+    ++masks;
+  }
+  if (masks != 1) return values;
+  check_fill_value(target->dtype(), scalar_of(values));
+  return to_dtype(values, target->dtype());
 }
 
 std::vector<Tensor> advanced_indices(const char* op, const Tensor& target, const std::vector<Tensor>& indices) {

@@ -40,9 +40,9 @@ AdvancedMeta advanced_index_meta(const Tensor& self, const std::vector<Tensor>& 
 // "... for dimension with size 0").
 [[noreturn]] void throw_advanced_index_out_of_bounds(int64_t bad, int64_t dim, int64_t size);
 
-// values seen with the advanced index result's shape: leading size-1 dims beyond the
-// shape's rank dropped (as in NumPy/PyTorch assignment), then broadcast ("shape mismatch:
-// value tensor of shape ... cannot be broadcast to indexing result of shape ...").
+// values broadcast to the advanced index result's shape ("shape mismatch: value tensor of
+// shape ... cannot be broadcast to indexing result of shape ..."); as in PyTorch's index_put_,
+// no leading size-1 dims are dropped (x[key] = value drops them before, bind_indexing.cpp).
 Tensor advanced_index_values(const Tensor& values, const Shape& shape);
 
 // index_put's checks and its indices normalised: values of target's dtype; each entry of
@@ -51,6 +51,13 @@ Tensor advanced_index_values(const Tensor& values, const Shape& shape);
 // the columns of its nonzero()), or an int64/int32 index tensor; no more dims indexed than
 // target has (IndexError). The result has one entry per leading dim of target it indexes.
 std::vector<Tensor> index_put_indices(const Tensor& target, const std::vector<Tensor>& indices, const Tensor& values);
+
+// index_put's values as written: converted to target's dtype (after PyTorch's overflow check of
+// the value) where PyTorch's index_put_ becomes a masked_fill_ of value.item(), which takes any
+// dtype: one element on the CPU, not accumulated, one bool/uint8 mask the only index. Otherwise
+// values as given (index_put_indices then wants target's dtype).
+Tensor index_put_values(const Tensor& target, const std::vector<Tensor>& indices, const Tensor& values,
+                        bool accumulate);
 
 // masked_select's checks: a bool mask, out (if given) of self's dtype, self and mask
 // broadcastable. Returns the broadcast shape; the result is 1-d, the entries of self (seen

@@ -735,6 +735,13 @@ namespace ember::ops {
 
 using cpu::throw_cannot_multiply;
 
+// out + bias as PyTorch's linear adds a bias it cannot fold into addmm: output.add_(bias), so
+// the product keeps its dtype and a bias of another dtype must cast to it ("result type ...
+// can't be cast to the desired output type ...")
+static Tensor add_bias(const Tensor& out, const Tensor& bias) {
+  return add(out, bias, Scalar::from_int(1), bias->dtype() == out->dtype() ? Tensor() : out);
+}
+
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   if (input->dim() == 0 || weight->dim() == 0 || weight->dim() > 2) {
     throw std::runtime_error(message("linear: expected input of at least 1 dimension and a weight of 1 or 2, got ",
@@ -745,7 +752,7 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
     // PyTorch adds a bias of 1 or more dims through addmm, which wants a matrix
     if (bias && bias->dim() > 0) throw std::runtime_error("linear: mat2 must be a matrix, got 1-D tensor");
     Tensor out = matmul(input, weight, Tensor());
-    return bias ? add(out, bias, Scalar::from_int(1), Tensor()) : out;
+    return bias ? add_bias(out, bias) : out;
   }
   const int64_t in = weight->size(1);
   int64_t rows = 1;  // the leading dims' product (not numel / in: in may be 0)
@@ -760,6 +767,7 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   Shape out_shape = input->sizes();
   out_shape.back() = weight->size(0);
   Tensor flat = reshape(input, {rows, in});
+  if (bias && bias->dtype() != input->dtype()) return add_bias(reshape(mm(flat, wt, Tensor()), out_shape), bias);
   Tensor res = bias ? addmm(bias, flat, wt, Scalar::from_int(1), Scalar::from_int(1), Tensor())
                     : mm(flat, wt, Tensor());
   return reshape(res, out_shape);

@@ -102,7 +102,8 @@ NllLossMeta nll_loss_meta(const Tensor& self, const Tensor& target, const Tensor
   if (tt != ScalarType::Int64 && tt != ScalarType::UInt8) {
     throw std::runtime_error(message("expected target dtype to be Long or Byte, but got ", scalar_type_name(tt)));
   }
-  if (weight && weight->numel() != m.C) {
+  // (PyTorch's kernel of 1-d and 2-d inputs wants a 1-d weight, its nll_loss2d any shape)
+  if (weight && (weight->numel() != m.C || (nd <= 2 && weight->dim() != 1))) {
     throw std::runtime_error(message("weight tensor should be defined either for all ", m.C,
                                      " classes or no classes but got weight tensor of shape: ",
                                      shape_str(weight->sizes())));

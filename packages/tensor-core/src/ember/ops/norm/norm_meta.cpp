@@ -193,9 +193,12 @@ void native_group_norm_meta(const Tensor& input, const Tensor& weight, const Ten
                                      "input, but got bias of shape ", shape_str(bias->sizes()),
                                      " and input of shape ", shape_str(input->sizes())));
   }
-  if (input->dim() < 2 || input->size(0) != N || input->size(1) != C || input->numel() != N * C * HxW) {
-    throw std::runtime_error(message(op, ": expected an input of shape (N, C, *) with N * C * HxW = ", N, " * ", C,
-                                     " * ", HxW, " elements, but got input of size ", shape_str(input->sizes())));
+  int64_t NC = 0, NCH = 0;
+  const bool fits = N >= 0 && C >= 0 && HxW >= 0 && !__builtin_mul_overflow(N, C, &NC) &&
+                    !__builtin_mul_overflow(NC, HxW, &NCH);
+  if (!fits || input->numel() != NCH) {  // (any shape holding them: the kernel reads (N, C, HxW))
+    throw std::runtime_error(message(op, ": expected an input of N * C * HxW = ", N, " * ", C, " * ", HxW,
+                                     " elements, but got input of size ", shape_str(input->sizes())));
   }
   check_norm_param_dtype(input, weight);
   check_norm_param_dtype(input, bias);

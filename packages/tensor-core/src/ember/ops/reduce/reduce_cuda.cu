@@ -351,7 +351,7 @@ void run_scan(const char* name, const Tensor& x, const Tensor& res, const DimSpl
 
 template <bool Prod>
 Tensor scan(const char* op, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, const Tensor& out) {
-  const ScanMeta M = scan_meta(op, self, dim, dtype);
+  const ScanMeta M = scan_meta(op, self, dim, dtype, out);
   const Tensor x = contiguous_in(self, M.input_dtype);
   const DimSplit L = split_around_dim(x->sizes(), M.dim);
   Tensor res = reduction_result(self, out, x->sizes(), M.dtype);

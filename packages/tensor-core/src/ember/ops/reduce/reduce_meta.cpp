@@ -224,8 +224,15 @@ VectorNormMeta vector_norm_meta(const Tensor& self, const Scalar& p, const std::
   return M;
 }
 
-ScanMeta scan_meta(const char* op, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+ScanMeta scan_meta(const char* op, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype,
+                   const Tensor& out) {
   const int64_t d = wrap_dim(dim, self->dim(), op);
+  // a real float out= without dtype= is the dtype the scan runs in, as PyTorch's (no rounding
+  // to the input's narrower dtype first); can_cast still refuses a float result into an int out=
+  if (!dtype && out && is_floating(out->dtype()) && !is_complex(self->dtype()) &&
+      can_cast(summed_dtype(self, std::nullopt), out->dtype())) {
+    dtype = out->dtype();
+  }
   const ScalarType t = summed_dtype(self, dtype);
   if (t == ScalarType::Bool) {
     throw NotImplementedError(message(op, ": not implemented for dtype bool"));

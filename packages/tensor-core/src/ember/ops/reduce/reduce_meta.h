@@ -119,8 +119,9 @@ struct ScanMeta {
   ScalarType input_dtype;  // dtype= when given, else self's: self is converted to it
 };
 // cumsum / cumprod (op): dim wrapped (IndexError naming op), then NotImplementedError for a
-// bool result.
-ScanMeta scan_meta(const char* op, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype);
+// bool result. A real float out= without dtype= sets the dtype the scan runs in.
+ScanMeta scan_meta(const char* op, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype,
+                   const Tensor& out);
 
 
 // ---------------------------------------------------------------------------------------------

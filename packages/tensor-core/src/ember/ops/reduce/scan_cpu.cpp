@@ -71,7 +71,7 @@ template <bool Prod>
 Tensor scan(const char* op, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype,
             const Tensor& out) {
   check_cpu(self, op);
-  const ScanMeta M = scan_meta(op, self, dim, dtype);
+  const ScanMeta M = scan_meta(op, self, dim, dtype, out);
   const ScalarType out_dt = M.dtype;
   Tensor x = to_dtype(self, M.input_dtype);
   DimLayout L = dim_layout(x, M.dim);
