@@ -679,3 +679,22 @@ def test_edge_padding_wants_every_dim_but_the_batch(mode, shape, pad):
     # an empty batch is fine
     got, want = (NN[lib].pad(lib.zeros(0, 2, 3), [1, 1], mode=mode) for lib in (et, torch))
     assert tuple(got.shape) == tuple(want.shape)
+
+
+def test_instance_norm_running_statistics_as_pytorchs():
+    for lib in (et, torch):
+        with pytest.raises(RuntimeError, match="to be defined when use_input_stats is false"):
+            NN[lib].instance_norm(lib.zeros(0, 3), lib.ones(1), use_input_stats=False)
+        with pytest.raises(RuntimeError, match=r"shape '\[2, 3\]' is invalid"):
+            NN[lib].instance_norm(
+                lib.zeros(2, 3, 0, dtype=lib.bool), running_var=lib.tensor(False), momentum=0.5
+            )
+        with pytest.raises(ValueError, match="must either both be None or neither be None"):
+            NN[lib].batch_norm(lib.ones(2, 3), None, lib.ones(3), training=True)
+
+
+def test_inplace_dropout1d_of_a_leaf_view_made_before_it_required_grad():
+    for lib in (et, torch):
+        x = lib.ones(10, dtype=lib.float16).reshape((2, 5)).requires_grad_(True)
+        with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+            NN[lib].dropout1d(x, training=False, inplace=True)

@@ -1554,22 +1554,6 @@ def test_new_factories_refuse_a_device_that_is_not_one():
 @pytest.mark.parametrize(
     "call",
     [
-        lambda lib: lib.ones(2).flip(),
-        lambda lib: lib.flip(lib.ones(2), dims=None),
-        lambda lib: lib.tensor(1.0).permute(),
-        lambda lib: lib.ones(2).permute(dims=None),
-        lambda lib: lib.ones(2).view(),
-        lambda lib: lib.ones(2).repeat(),
-        lambda lib: lib.zeros(),
-    ],
-)
-def test_varargs_sizes_are_required(call):
-    _raises_in_both(call, TypeError)
-
-
-@pytest.mark.parametrize(
-    "call",
-    [
         lambda lib: lib.ones(2, 5, 0).pinverse(rcond=[1, 2]),
         lambda lib: lib.ones(2, 3).numpy(force=5),
         lambda lib: lib.ones(2, 3).histogram(True),

@@ -55,7 +55,7 @@ _SYMINT_WORDS = ("cannot be represented as a SymInt",
 BIG_INTS = "Python ints beyond int64 as numbers"
 TENSOR_ARGS = "Tensors as numbers and sizes"
 _TENSOR_ARG_WORDS = tuple(f"must be {kind}, not Tensor" for kind in (
-    "float", "Number", "tuple of ints", "bool", "int", "torch.dtype")) + tuple(
+    "float", "Number", "tuple of ints", "tuple of floats", "bool", "int", "torch.dtype")) + tuple(
     f"must be Tensor, not {kind}" for kind in ("float", "int", "bool"))
 _SHARED_WORDS = "refer to a single memory location"
 _OUT_GRAD_WORDS = "functions with out=... arguments don't support automatic differentiation"

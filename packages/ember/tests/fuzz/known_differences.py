@@ -234,10 +234,11 @@ _NON_FINITE_SVD = ("svd-based ops of a matrix holding inf: Ember refuses every n
 _ONE_WINDOW = ("unfold with a step whose stride product overflows int64: PyTorch's wrapped stride "
                "is negative (its as_strided error); Ember's result has one window and never "
                "uses that stride")
-_BOOL_TENSORS_AS_INTS = ("a bool tensor as an int of a list: PyTorch's parser takes it for int[] "
-                         "arguments (flip's dims, roll's shifts, as 0 / 1) but refuses it for sizes "
-                         "(repeat, expand, ones: 'Expected scalar.isIntegral(false)'); Ember takes "
-                         "it in both (True is 1), and refuses one of 2 or more dims for roll")
+_BOOL_TENSORS_AS_INTS = ("a bool tensor as an int of a list: PyTorch's parser takes it for "
+                         "int[] arguments (flip's dims, roll's shifts, as 0 / 1) but refuses it "
+                         "for sizes (repeat, expand, ones: 'Expected scalar.isIntegral(false)'); "
+                         "Ember takes it in both (True is 1), and refuses one of 2 or more dims "
+                         "for roll")
 _RETAIN_GRAPH_TENSOR = ("backward(retain_graph=tensor): PyTorch's engine refuses a tensor for the "
                         "flag; Ember reads its truth value (a superset)")
 _CLAMP_OVERLOAD = ("clamp(x, number, max=0-d tensor): PyTorch's parser picks its Scalar overload "
@@ -258,6 +259,14 @@ _ISIN_WRAP = ("isin(int tensor, a Python int beyond int64): PyTorch wraps the in
 _ONE_ELEMENT_INT = ("a one-element integer tensor of 1 or more dims as an int argument: PyTorch's "
                     "parser takes it for some ops (tril's diagonal, eye's n, randint's high) and "
                     "refuses it for others (unsqueeze, diag, cumsum); Ember takes 0-d tensors only")
+
+_VARARGS_NONE = ("a varargs int[] argument given by keyword as None (flip(x, dims=None), "
+                 "x.permute(dims=None)) reads as not given, an empty list; PyTorch's parser "
+                 "refuses None (TypeError)")
+
+_STATISTICS_GRAD = ("batch_norm's running statistics given as tensors that require grad: "
+                    "PyTorch refuses them (native_batch_norm is not differentiable with respect "
+                    "to running_mean); Ember reads them as constants, as pinv's tolerances")
 
 KNOWN: dict[tuple[str, str], str] = {
     ("Tensor.to_sparse", "structure-mismatch"): _SPARSE_CLASS,
@@ -634,4 +643,11 @@ KNOWN: dict[tuple[str, str], str] = {
     ("eye(out=)", "raises-only-in-ember"): _ONE_ELEMENT_INT,
     ("tril", "raises-only-in-ember"): _ONE_ELEMENT_INT,
     ("randint#1", "raises-only-in-ember"): _ONE_ELEMENT_INT,
+    ("flip", "raises-only-in-torch"): _VARARGS_NONE,
+    ("permute", "raises-only-in-torch"): _VARARGS_NONE,
+    ("Tensor.permute", "raises-only-in-torch"): _VARARGS_NONE,
+    ("F.batch_norm", "raises-only-in-torch"): _STATISTICS_GRAD,
+    ("nanmean(out=)", "raises-only-in-torch"): "an out= that is the input: PyTorch's nanmean "
+                                               "clears out before reading it (a shape error "
+                                               "for an empty one); Ember averages the input",
 }

@@ -57,6 +57,9 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
                     raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
             elif not training and name.startswith("running"):
                 raise RuntimeError(f"{name} must be defined in evaluation mode")
+        if (running_mean is None) != (running_var is None):
+            raise ValueError("running_mean and running_var must either both be None or neither "
+                             "be None")
         if not input.is_floating_point():
             raise NotImplementedError(
                 f"\"batch_norm\" not implemented for '{input.dtype._scalar_type_name}'")
@@ -107,6 +110,9 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
             )
     _tensor_args("instance_norm", ("weight", 2, weight), ("bias", 3, bias),
                  ("running_mean", 4, running_mean), ("running_var", 5, running_var))
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when "
+                           "use_input_stats is false")
     n, c = input.shape[0], input.shape[1]
     x = input.reshape(1, n * c, *input.shape[2:])
     rm = None if running_mean is None else running_mean.repeat(n)
@@ -114,10 +120,11 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     w = None if weight is None else weight.repeat(n)
     b = None if bias is None else bias.repeat(n)
     out = _batch_norm(x, w, b, rm, rv, use_input_stats, momentum, eps)
-    if use_input_stats and running_mean is not None:
+    if use_input_stats:  # each given statistic, the mean over the batch (its view checks it)
         with _no_grad():
-            running_mean.copy_(rm.view(n, c).mean(0))
-            running_var.copy_(rv.view(n, c).mean(0))
+            for stat, repeated in ((running_mean, rm), (running_var, rv)):
+                if stat is not None:
+                    stat.copy_(repeated.view(n, c).mean(0))
     return out.view(tuple(input.shape))
 
 

@@ -84,12 +84,11 @@ def _check_unsqueeze_(input) -> None:
     if not is_grad_enabled():
         return
     base = input._base
-    if base is not None and base.requires_grad and base.grad_fn is None:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+    leaf = input.requires_grad and input.grad_fn is None  # (a view made before it required grad)
+    if leaf or (base is not None and base.requires_grad and base.grad_fn is None):
+        view = "a view of " if base is not None else ""
+        raise RuntimeError(f"{view}a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
-    if base is None and input.requires_grad and input.grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
 
 
 def _channel_dropout(input, p: float, training: bool, inplace: bool, unbatched: bool):

@@ -87,6 +87,8 @@ def fill(input, value):
     gradient is the sum of the result's)."""
     check_fill_value(value, "fill only supports 0-dimension value tensor but got tensor with {dim} "
                            "dimensions.")
+    if isinstance(value, _C.Tensor) and not value.requires_grad:
+        value = value.to(input.dtype)  # converted as copy_ converts (wrapping), as PyTorch's
     # a masked_fill keeps input in the graph (with a zero gradient), as PyTorch's fill does
     return _C.masked_fill(input, _C.ones_like(input, dtype=_C.bool), value)
 

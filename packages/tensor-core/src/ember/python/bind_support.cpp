@@ -329,9 +329,6 @@ Shape shape_from_varargs(const char* op, const char* arg, const py::args& args, 
     if (args.size() > 0) throw TypeError(message(op, "() got multiple values for argument '", arg, "'"));
     return conv(keyword);
   }
-  if (args.size() == 0) {  // (dims=None reads as not given: a required argument either way)
-    throw TypeError(message(op, "() missing 1 required positional arguments: \"", arg, "\""));
-  }
   if (args.size() == 1 && !PyLong_Check(args[0].ptr())) return conv(args[0]);
   Shape out;
   for (auto a : args) {
