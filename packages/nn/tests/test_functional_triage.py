@@ -643,11 +643,11 @@ def test_multilabel_margin_loss_shape_and_target_checks(call):
     ],
 )
 def test_smooth_l1_loss_with_beta_0_is_l1_loss(call):
-    with warnings.catch_warnings():
+    with warnings.catch_warnings():  # (both warn of the broadcast target)
         warnings.simplefilter("ignore")
         _same(call(et), call(torch))
-    with pytest.raises(NotImplementedError):  # other betas have float kernels only
-        F.smooth_l1_loss(et.tensor([-3, 2]), et.tensor(-1), beta=1.0)
+        with pytest.raises(NotImplementedError):  # other betas have float kernels only
+            F.smooth_l1_loss(et.tensor([-3, 2]), et.tensor(-1), beta=1.0)
 
 
 @pytest.mark.parametrize("name", ["softshrink", "hardshrink"])
