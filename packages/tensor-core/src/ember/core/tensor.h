@@ -226,7 +226,12 @@ struct Scalar {
     s.unsigned64 = true;
     return s;
   }
-  static Scalar from_double(double v) { Scalar s; s.kind = Kind::Float; s.d = v; s.i = static_cast<int64_t>(v); return s; }
+  // double -> int64 by truncation, defined for every double: NaN and values beyond int64 give
+  // int64's minimum (x86's result; C++ leaves the conversion undefined, UBSan reports it)
+  static int64_t trunc_to_int64(double v) {
+    return v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? static_cast<int64_t>(v) : INT64_MIN;
+  }
+  static Scalar from_double(double v) { Scalar s; s.kind = Kind::Float; s.d = v; s.i = trunc_to_int64(v); return s; }
   static Scalar from_complex(double re, double imag) {
     Scalar s = from_double(re);
     s.kind = Kind::Complex;
@@ -238,7 +243,7 @@ struct Scalar {
   bool is_complex() const { return kind == Kind::Complex; }
   bool is_bool() const { return kind == Kind::Bool; }
   double to_double() const { return is_float() || unsigned64 ? d : static_cast<double>(i); }
-  int64_t to_int() const { return is_float() ? static_cast<int64_t>(d) : i; }
+  int64_t to_int() const { return is_float() ? trunc_to_int64(d) : i; }
   // The dtype a tensor made from this number would have (float -> default float dtype).
   ScalarType natural_dtype() const;
   template <typename T> T to() const {
