@@ -51,8 +51,14 @@ template <typename A, bool Prod> struct Sum {
   using acc_t = A;
   EMBER_HOST_DEVICE static A identity() { return A(Prod ? 1 : 0); }
   EMBER_HOST_DEVICE static A combine(A a, A b) {
-    if constexpr (Prod) return a * b;
-    else return a + b;
+    if constexpr (std::is_integral_v<A>) {  // integers wrap around, as PyTorch's: in unsigned
+      using U = std::make_unsigned_t<A>;    // arithmetic, where that is defined (UBSan)
+      return static_cast<A>(Prod ? static_cast<U>(a) * static_cast<U>(b) : static_cast<U>(a) + static_cast<U>(b));
+    } else if constexpr (Prod) {
+      return a * b;
+    } else {
+      return a + b;
+    }
   }
   EMBER_HOST_DEVICE static A step(A a, A x) { return combine(a, x); }
   // mean: the sum divided by the element count in double (divisor 0: a plain sum)
