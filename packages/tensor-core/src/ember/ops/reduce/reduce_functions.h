@@ -46,20 +46,24 @@ template <bool Max, typename A> EMBER_HOST_DEVICE inline A nan_extreme(A a, A b)
 // the integers.
 template <typename A> using sum_acc_t = std::conditional_t<std::is_floating_point_v<A>, A, int64_t>;
 
+// a + b (Prod false) or a * b; integers wrap around, as PyTorch's, computed in unsigned
+// arithmetic where C++ defines the wrap (signed overflow is undefined: UBSan reports it)
+template <bool Prod, typename A> EMBER_HOST_DEVICE A sum_or_product(A a, A b) {
+  if constexpr (std::is_integral_v<A>) {
+    using U = std::make_unsigned_t<A>;
+    return static_cast<A>(Prod ? static_cast<U>(a) * static_cast<U>(b) : static_cast<U>(a) + static_cast<U>(b));
+  } else if constexpr (Prod) {
+    return a * b;
+  } else {
+    return a + b;
+  }
+}
+
 // sum (Prod false) or product.
 template <typename A, bool Prod> struct Sum {
   using acc_t = A;
   EMBER_HOST_DEVICE static A identity() { return A(Prod ? 1 : 0); }
-  EMBER_HOST_DEVICE static A combine(A a, A b) {
-    if constexpr (std::is_integral_v<A>) {  // integers wrap around, as PyTorch's: in unsigned
-      using U = std::make_unsigned_t<A>;    // arithmetic, where that is defined (UBSan)
-      return static_cast<A>(Prod ? static_cast<U>(a) * static_cast<U>(b) : static_cast<U>(a) + static_cast<U>(b));
-    } else if constexpr (Prod) {
-      return a * b;
-    } else {
-      return a + b;
-    }
-  }
+  EMBER_HOST_DEVICE static A combine(A a, A b) { return sum_or_product<Prod>(a, b); }
   EMBER_HOST_DEVICE static A step(A a, A x) { return combine(a, x); }
   // mean: the sum divided by the element count in double (divisor 0: a plain sum)
   EMBER_HOST_DEVICE static double mean(A a, double divisor) { return static_cast<double>(a) / divisor; }

@@ -28,10 +28,7 @@ template <typename T, typename F> void with_out_type(ScalarType out_dtype, F&& f
 template <typename T, typename Out, bool Prod>
 void scan_kernel(const T* in, Out* out, int64_t O, int64_t K, int64_t I) {
   using A = scan_acc_t<T>;
-  auto op = [](A a, A b) -> A {
-    if constexpr (Prod) return a * b;
-    else return a + b;
-  };
+  auto op = [](A a, A b) -> A { return reducer::sum_or_product<Prod>(a, b); };
   const A init = A(Prod ? 1 : 0);
   if (I == 1) {
     parallel_for(0, O, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(K, 1)),
