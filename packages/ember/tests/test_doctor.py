@@ -34,7 +34,8 @@ def test_healthy_installation(plugins):
     assert "host allocator: ember caching allocator; kernel overrides: none" in out
     for slot, module in [("autograd", "ember_autograd"), ("data", "ember_data"),
                          ("mp", "ember_mp"), ("nn", "ember_nn"), ("optim", "ember_optim"),
-                         ("distributions", "ember_distributions")]:
+                         ("distributions", "ember_distributions"),
+                         ("distributed", "ember_distributed")]:
         dist = module.replace("_", "-")
         row = re.search(rf"^{slot} +ember +{dist} \S+ +1 \(needs 1\) +the default +{module} ",
                         out, re.M)

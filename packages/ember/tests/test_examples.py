@@ -160,3 +160,25 @@ def test_examples_import_without_running(name):
         pytest.skip(f"{name} is not in this checkout")
     module = load_example(name)
     assert callable(module.main) and module.__doc__
+
+
+def test_ddp_train_through_the_launcher(tmp_path):
+    """Two processes started by ``python -m ember.distributed.run``: the loss falls, rank 0's
+    checkpoint loads on every rank identical to the replicas."""
+    pytest.importorskip("mpi4py")
+    script = EXAMPLES / "ddp_train.py"
+    result = subprocess.run(
+        [sys.executable, "-W", "error", "-m", "ember.distributed.run", "--nproc-per-node", "2",
+         "--standalone", str(script), "--epochs", "3"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    losses = [float(v) for v in re.findall(r"loss ([\d.]+) over 2048 samples on 2 processes",
+                                           result.stdout)]
+    assert len(losses) == 3 and losses[-1] < losses[0] / 10, result.stdout
+    assert "loaded on every rank: identical to the replicas" in result.stdout
+    assert number(r"accuracy (\d\.\d+)", result.stdout) > 0.95
+    assert (tmp_path / "ddp_checkpoint.safetensors").exists()
+    alone = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=120)
+    assert alone.returncode != 0 and "python -m ember.distributed.run" in alone.stderr

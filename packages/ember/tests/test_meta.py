@@ -7,6 +7,7 @@ import importlib
 import json
 import subprocess
 import sys
+import textwrap
 
 import pytest
 
@@ -14,7 +15,7 @@ import ember
 import ember_tensor
 
 COMPONENT_MODULES = ("ember_autograd", "ember_nn", "ember_optim", "ember_data", "ember_mp",
-                     "ember_distributions")
+                     "ember_distributions", "ember_distributed")
 
 
 def test_core_defines_all() -> None:
@@ -542,19 +543,44 @@ def test_func_functional_call_matches_torch():
 
 def test_distributed_imports_without_its_component() -> None:
     # as torch.distributed in a PyTorch built without distributed support: programs that
-    # guard their distributed code with is_available() / is_initialized() run on one process
-    import importlib.util
+    # guard their distributed code with is_available() / is_initialized() run on one process.
+    # In a child where the slot has no provider (as without ember-distributed installed).
+    code = textwrap.dedent("""
+        import ember
+        def missing(slot, _real=ember._resolve):
+            if slot == "distributed":
+                raise ModuleNotFoundError("not installed")
+            return _real(slot)
+        ember._resolve = missing
+        import ember.distributed as dist
+        from ember import distributed
+        assert distributed is dist
+        assert dist.is_available() is False and dist.is_initialized() is False
+        try:
+            dist.init_process_group("gloo")
+        except AttributeError as e:
+            print(e)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "init_process_group needs the ember-distributed" in proc.stdout
 
-    assert ember.distributed.is_available() in (False, True)  # no import needed, as in torch
+
+def test_distributed_is_the_default_provider_and_ddp_is_in_nn_parallel() -> None:
     import ember.distributed as dist
-    from ember import distributed
+    import ember_distributed
+    from ember_distributed.parallel import DistributedDataParallel
 
-    assert distributed is dist
-    if importlib.util.find_spec("ember_distributed") is not None:
-        pytest.skip("ember-distributed is installed: ember.distributed is that component")
-    assert dist.is_available() is False and dist.is_initialized() is False
-    with pytest.raises(AttributeError, match="init_process_group needs the ember-distributed"):
-        dist.init_process_group("gloo")
+    assert dist is ember_distributed and ember.distributed is ember_distributed
+    assert ember.nn.parallel.DistributedDataParallel is DistributedDataParallel
+    from ember.nn.parallel import DistributedDataParallel as D
+
+    assert D is DistributedDataParallel
+    with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
+        ember.nn.parallel.Nope  # noqa: B018
+    proc = subprocess.run([sys.executable, "-m", "ember.distributed.run", "--help"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "--nproc-per-node" in proc.stdout, proc.stderr
 
 
 # ----------------------------------------------------------------------------- distributions slot

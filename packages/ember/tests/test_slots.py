@@ -78,7 +78,7 @@ def test_use_checks_the_slot_name():
     import ember
 
     with pytest.raises(ValueError, match="ember.use: unknown slot 'optimizer'; the slots are "
-                                         "autograd, data, distributions, mp, "
+                                         "autograd, data, distributed, distributions, mp, "
                                          "nn, optim"):
         ember.use(optimizer="x")
 

@@ -216,6 +216,20 @@ def _register_hook(self, hook):
     return RemovableHandle(hooks, hook)
 
 
+def _register_post_accumulate_grad_hook(self, hook):
+    """``hook(tensor)`` runs after a backward pass has accumulated this leaf's gradient into
+    ``.grad`` (it returns nothing). Returns a handle whose ``remove()`` unregisters it."""
+    if not self.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    meta = graph.meta_of(self)
+    if meta.post_accumulate_hooks is None:
+        meta.post_accumulate_hooks = []
+    meta.post_accumulate_hooks.append(hook)
+    return RemovableHandle(meta.post_accumulate_hooks, hook)
+
+
 def _retain_grad(self) -> None:
     """Makes this non-leaf tensor keep its gradient in ``.grad`` during backward."""
     if not self.requires_grad:
@@ -242,6 +256,7 @@ def _retains_grad(self) -> bool:
 
 et.Tensor.backward = _tensor_backward
 et.Tensor.register_hook = _register_hook
+et.Tensor.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook
 et.Tensor.retain_grad = _retain_grad
 et.Tensor.retains_grad = property(_retains_grad)
 

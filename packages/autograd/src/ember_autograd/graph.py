@@ -26,6 +26,7 @@ class TensorMeta:
     __slots__ = (
         "output_nr",
         "hooks",
+        "post_accumulate_hooks",
         "accumulator",
         "retains_grad",
         "base",
@@ -38,6 +39,7 @@ class TensorMeta:
     def __init__(self) -> None:
         self.output_nr = 0
         self.hooks = None  # leaf tensor hooks: list of callables grad -> grad | None
+        self.post_accumulate_hooks = None  # leaf hooks run with the leaf once .grad is updated
         self.accumulator = None  # weakref to the leaf's AccumulateGrad
         self.retains_grad = False
         self.base = None  # the root tensor this one views (None: not a tracked view)
@@ -195,6 +197,9 @@ class AccumulateGrad(Node):
             grad = run_tensor_hooks(meta.hooks, grad)
             owned = False
         accumulate_into_grad(leaf, grad, owned and grad._storage_use_count() == 1)
+        if meta is not None and meta.post_accumulate_hooks:
+            for hook in list(meta.post_accumulate_hooks):
+                hook(leaf)
         return ()
 
 

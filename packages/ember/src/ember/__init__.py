@@ -115,13 +115,14 @@ _SLOTS: dict[str, tuple[str, str, str]] = {
     "utils": ("data", "ember_data", "ember-data"),  # ember.utils.data
     "multiprocessing": ("mp", "ember_mp", "ember-mp"),
     "distributions": ("distributions", "ember_distributions", "ember-distributions"),
+    "distributed": ("distributed", "ember_distributed", "ember-distributed"),
 }
 
 # The slots this version resolves, with the interface version their providers must declare
 # (``INTERFACE_VERSION`` in the provider's module). Attributes of a resolved slot other than
 # its own name (``ember.no_grad``) are the provider's attributes of the same name.
 _INTERFACES: dict[str, int] = {"autograd": 1, "nn": 1, "optim": 1, "mp": 1, "data": 1,
-                               "distributions": 1}
+                               "distributions": 1, "distributed": 1}
 # ember.<module> -> the slot whose provider it is (``ember.multiprocessing`` is slot "mp")
 _MODULE_SLOTS: dict[str, str] = {"autograd": "autograd", "nn": "nn", "optim": "optim",
                                  "multiprocessing": "mp", "data": "data", "utils.data": "data",
@@ -263,7 +264,34 @@ def _resolve(slot: str) -> object:
     _providers[slot] = provider
     _active_names[slot] = name
     _active_dists[slot] = dist
+    if slot == "nn":
+        _compose_nn(provider)
     return provider
+
+
+def _compose_nn(nn_provider) -> None:
+    """``ember.nn.parallel.DistributedDataParallel``, where PyTorch programs look for it: the
+    distributed slot's, resolved when first asked for (nn itself cannot depend on
+    distributed)."""
+    parallel = getattr(nn_provider, "parallel", None)
+    if parallel is None or "DistributedDataParallel" in vars(parallel) or \
+            "__getattr__" in vars(parallel):
+        return
+
+    def __getattr__(name: str):
+        if name != "DistributedDataParallel":
+            raise AttributeError(f"module {parallel.__name__!r} has no attribute {name!r}")
+        from importlib import import_module
+
+        try:
+            provider = _resolve("distributed")
+        except ModuleNotFoundError as exc:
+            raise AttributeError(str(exc)) from None
+        value = import_module(f"{provider.__name__}.parallel").DistributedDataParallel
+        setattr(parallel, name, value)
+        return value
+
+    parallel.__getattr__ = __getattr__
 
 
 def __getattr__(name: str) -> object:

@@ -1,13 +1,13 @@
 """``ember.distributed``: PyTorch's ``torch.distributed`` API (process groups, collectives,
 ``DistributedDataParallel``), provided by the ``ember-distributed`` component.
 
-When that component is installed, ``ember.distributed`` *is* its module ``ember_distributed``.
-Without it (the component does not exist yet: multi-machine training is still to come), the
-module imports all the same, as ``torch.distributed`` does in a PyTorch built without
-distributed support, so that programs that guard their distributed code run on one process:
+When that component is installed, ``ember.distributed`` *is* the provider of the
+``distributed`` slot (``ember_distributed`` by default). Without it, the module imports all
+the same, as ``torch.distributed`` does in a PyTorch built without distributed support, so
+that programs that guard their distributed code run on one process:
 
 >>> import ember.distributed as dist
->>> dist.is_available() or dist.is_initialized()
+>>> dist.is_available() or dist.is_initialized()  # doctest: +SKIP
 False
 
 Every other name is an ``AttributeError`` that says what is missing. Single-machine
@@ -17,12 +17,16 @@ collectives between local processes).
 
 from __future__ import annotations
 
-import importlib.util as _importlib_util
 import sys as _sys
 
-if _importlib_util.find_spec("ember_distributed") is not None:  # the component: use it whole
-    import ember_distributed as _provider
+import ember as _ember
 
+try:
+    _provider = _ember._resolve("distributed")
+except ModuleNotFoundError:  # not installed (a provider that fails to import: SlotError)
+    _provider = None
+
+if _provider is not None:  # the component: use it whole
     _sys.modules[__name__] = _provider
 else:
     __all__ = ["is_available", "is_initialized"]
