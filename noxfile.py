@@ -361,6 +361,7 @@ SESSION_MINUTES = {
     "models": 1,
     "tests_data": 0.8,
     "tests_distributions": 0.5,
+    "tests_distributed": 0.6,
 }
 LANES_DIR = ROOT / ".nox" / "_lanes"
 

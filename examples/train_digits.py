@@ -74,10 +74,8 @@ def conv_block(inputs: int, outputs: int) -> nn.Sequential:
     )
 
 
-def load_data(batch_size: int, seed: int) -> tuple[DataLoader, DataLoader]:
-    """Train and test loaders over a fixed stratified 80/20 split of the digits (the split
-    does not depend on ``seed``, so runs with different seeds are scored on the same test
-    set; ``seed`` only drives the shuffling)."""
+def load_datasets() -> tuple[TensorDataset, TensorDataset]:
+    """Train and test sets: a fixed stratified 80/20 split of the digits."""
     images, labels = load_digits(return_X_y=True)
     images = (images / 16.0).astype(np.float32).reshape(-1, 1, 8, 8)  # pixels are 0..16
     labels = labels.astype(np.int64)
@@ -86,6 +84,14 @@ def load_data(batch_size: int, seed: int) -> tuple[DataLoader, DataLoader]:
     )
     train_set = TensorDataset(ember.from_numpy(x_train), ember.from_numpy(y_train))
     test_set = TensorDataset(ember.from_numpy(x_test), ember.from_numpy(y_test))
+    return train_set, test_set
+
+
+def load_data(batch_size: int, seed: int) -> tuple[DataLoader, DataLoader]:
+    """Train and test loaders over ``load_datasets`` (the split does not depend on ``seed``,
+    so runs with different seeds are scored on the same test set; ``seed`` only drives the
+    shuffling)."""
+    train_set, test_set = load_datasets()
     shuffle = ember.Generator().manual_seed(seed)
     train = DataLoader(train_set, batch_size=batch_size, shuffle=True, generator=shuffle)
     test = DataLoader(test_set, batch_size=256)

@@ -197,3 +197,69 @@ report(**out)
     got = _ok(run_ranks(body, 1))[0]
     assert "Default process group has not been initialized" in got["no_group"]
     assert "doesn't have any parameter that requires a gradient" in got["no_params"]
+
+
+SYNC_BN = """
+import ember_autograd, ember_nn as nn
+dist.init_process_group("gloo")
+rng = np.random.default_rng(5)
+full = rng.standard_normal((8, 3, 4)) * 2 + 1
+sizes = [3, 5]
+lo = sum(sizes[:rank])
+x = et.tensor(full[lo:lo + sizes[rank]], dtype=et.float64, requires_grad=True)
+bn = nn.SyncBatchNorm(3, momentum=0.3).double()
+with ember_autograd.no_grad():
+    bn.weight.copy_(et.tensor([1.0, 2.0, -0.5], dtype=et.float64))
+    bn.bias.copy_(et.tensor([0.1, 0.0, 0.3], dtype=et.float64))
+y = bn(x)
+coef = et.tensor(np.arange(y.numel()).reshape(y.shape) % 7 + lo, dtype=et.float64)
+(y * coef).sum().backward()
+report(y=y.detach().numpy().tolist(), gx=x.grad.numpy().tolist(),
+       gw=bn.weight.grad.numpy().tolist(), gb=bn.bias.grad.numpy().tolist(),
+       rm=bn.running_mean.numpy().tolist(), rv=bn.running_var.numpy().tolist())
+"""
+
+
+def test_sync_batch_norm_matches_batch_norm_over_all_ranks_batches():
+    got = _ok(run_ranks(SYNC_BN, 2))
+    rng = np.random.default_rng(5)
+    full = torch.tensor(rng.standard_normal((8, 3, 4)) * 2 + 1, requires_grad=True)
+    bn = torch.nn.BatchNorm1d(3, momentum=0.3).double()
+    with torch.no_grad():
+        bn.weight.copy_(torch.tensor([1.0, 2.0, -0.5], dtype=torch.float64))
+        bn.bias.copy_(torch.tensor([0.1, 0.0, 0.3], dtype=torch.float64))
+    y = bn(full)
+    coefs = []
+    for lo, n in ((0, 3), (3, 5)):
+        coefs.append(torch.tensor(np.arange(n * 12).reshape(n, 3, 4) % 7 + lo, dtype=torch.float64))
+    (y * torch.cat(coefs)).sum().backward()
+    for r, lo, n in ((0, 0, 3), (1, 3, 5)):
+        np.testing.assert_allclose(got[r]["y"], y[lo : lo + n].detach().numpy(), rtol=1e-10)
+        np.testing.assert_allclose(got[r]["gx"], full.grad[lo : lo + n].numpy(), rtol=1e-9)
+        np.testing.assert_allclose(got[r]["rm"], bn.running_mean.numpy(), rtol=1e-10)
+        np.testing.assert_allclose(got[r]["rv"], bn.running_var.numpy(), rtol=1e-10)
+    # each rank's parameter gradient is its own loss's: together, the whole batch's
+    np.testing.assert_allclose(
+        np.add(got[0]["gw"], got[1]["gw"]), bn.weight.grad.numpy(), rtol=1e-9
+    )
+    np.testing.assert_allclose(np.add(got[0]["gb"], got[1]["gb"]), bn.bias.grad.numpy(), rtol=1e-9)
+
+
+def test_differentiable_collectives():
+    body = """
+import ember_autograd
+from ember_distributed.nn.functional import all_gather, all_reduce
+dist.init_process_group("gloo")
+x = et.full((2,), float(rank + 1), requires_grad=True)
+parts = all_gather(x)
+loss = sum((k + 1) * p.sum() for k, p in enumerate(parts)) + (all_reduce(x * x)).sum()
+loss.backward()
+report(parts=[p.tolist() for p in parts], grad=x.grad.tolist())
+"""
+    got = _ok(run_ranks(body, 3))
+    for r, g in enumerate(got):
+        assert g["parts"] == [[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]]
+        # every rank's loss takes (r + 1) * x_r from the gather and sum_k x_k^2 from the
+        # reduce: summed over the 3 losses, d/dx_r = 3 (r + 1) + 3 * 2 x_r
+        x = r + 1.0
+        assert g["grad"] == [3 * (r + 1) + 6 * x] * 2

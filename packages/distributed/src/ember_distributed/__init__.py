@@ -8,6 +8,8 @@ PyTorch's ``torch.distributed`` API) on the communication engines clusters alrea
   first use;
 - rendezvous stores (``TCPStore``, ``HashStore``, ``PrefixStore``): ``store``;
 - ``DistributedDataParallel``: ``parallel`` (also ``ember.nn.parallel``);
+- ``SyncBatchNorm`` synchronised across ranks (``sync_batch_norm``) and differentiable
+  collectives (``nn.functional``);
 - the launcher: ``python -m ember.distributed.run`` (torchrun's flags): ``run``.
 
 >>> import ember_distributed as dist
@@ -17,6 +19,7 @@ PyTorch's ``torch.distributed`` API) on the communication engines clusters alrea
 
 from __future__ import annotations
 
+from . import nn, sync_batch_norm  # noqa: F401  (SyncBatchNorm's statistics across ranks)
 from .distributed_c10d import *  # noqa: F403
 from .distributed_c10d import __all__ as _c10d_all
 from .store import DistStoreError, HashStore, PrefixStore, Store, TCPStore

@@ -21,7 +21,6 @@ import datetime
 import enum
 import io
 import os
-import threading
 
 import numpy as np
 
@@ -109,11 +108,21 @@ class ProcessGroup:
     def __repr__(self) -> str:
         return f"ProcessGroup({self._name!r}, backend={self._backend}, ranks={self._ranks})"
 
+
     def _next(self) -> int:
         self._seq += 1
-        if self._store is not None:
-            _marker.mark(self._store, self._name, _rank_in_world(), self._seq)
         return self._seq
+
+    def mark_arrival(self) -> None:
+        """Records in the store that this rank has issued every operation of the group up to
+        the last one (called by a rank that has waited a second: the ranks that never record
+        an operation are the ones that did not reach it)."""
+        if self._store is None:
+            return
+        try:
+            self._store.set(f"arrived/{self._name}/{_rank_in_world()}", str(self._seq))
+        except Exception:
+            pass
 
     def missing(self, seq: int) -> list[int]:
         """Global ranks of the group that have not issued operation ``seq`` of it (empty
@@ -138,40 +147,6 @@ class ProcessGroup:
             return [r for r in self._store.dead_ranks() if r in self._ranks]
         except Exception:
             return [self._ranks[0]] if _rank_in_world() != self._ranks[0] else []
-
-
-class _Marker:
-    """Records, off the caller's thread, the last operation each group issued (what a
-    timed-out rank reads to name the ranks that did not arrive)."""
-
-    def __init__(self) -> None:
-        self._pending: dict[tuple, int] = {}
-        self._cond = threading.Condition()
-        self._thread = None
-
-    def mark(self, store: Store, group_name: str, rank: int, seq: int) -> None:
-        with self._cond:
-            self._pending[(id(store), group_name, rank)] = (store, seq)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, daemon=True,
-                                                name="ember-distributed-marks")
-                self._thread.start()
-            self._cond.notify()
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not self._pending:
-                    self._cond.wait()
-                pending, self._pending = self._pending, {}
-            for (_, group_name, rank), (store, seq) in pending.items():
-                try:
-                    store.set(f"arrived/{group_name}/{rank}", str(seq))
-                except Exception:
-                    pass
-
-
-_marker = _Marker()
 
 
 class _World:
@@ -325,7 +300,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size:
 
     if store is None and (init_method is None or init_method == "env://") and \
             _mpi_launched_without_env():
-        engine = _work.run(mpi.world_engine)
+        engine = _work.call(mpi.world_engine)
         rank, world_size = engine.rank(), engine.size()
         store = None
         if "MASTER_ADDR" in os.environ and "MASTER_PORT" in os.environ:
@@ -337,8 +312,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size:
                                                   timeout)
         elif rank < 0 or world_size < 0:
             raise ValueError("init_process_group: a store needs rank and world_size")
-        engine = _work.run(lambda: mpi.connect(PrefixStore("ember_mpi", store), rank,
-                                               world_size))
+        engine = _work.call(lambda: mpi.connect(PrefixStore("ember_mpi", store), rank,
+                                                world_size))
     _World.rank = rank
     _World.pg = ProcessGroup(engine, list(range(world_size)), name, store, timeout,
                              group_name or "default")
@@ -372,7 +347,7 @@ def destroy_process_group(group=None) -> None:
     for pg in pgs:
         _World.groups.pop(pg.name(), None)
         try:
-            _work.run(pg._engine.free)
+            _work.call(pg._engine.free)
         except Exception:
             pass
     if group is None or group is _World.pg:
@@ -398,7 +373,7 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
     name = str(_World.group_count)
     me = _World.rank
     member = me in ranks
-    sub = _work.run(lambda: pg._engine.split(0 if member else None, me))
+    sub = _work.call(lambda: pg._engine.split(0 if member else None, me))
     if not member:
         return GroupMember.NON_GROUP_MEMBER
     timeout = pg._timeout if timeout is None else timeout
@@ -500,10 +475,11 @@ def _reduce_plan(op_name: str, t, op) -> tuple:
     return d.numpy().reshape(-1), mpi_op, None
 
 
-def _launch(op_name: str, pg: ProcessGroup, fn, async_op: bool):
-    """Submits fn(engine) for ``pg``; waits unless ``async_op``."""
+def _launch(op_name: str, pg: ProcessGroup, start, async_op: bool, finish=None):
+    """Starts ``start(engine)`` for ``pg`` (``finish()`` after it completed); waits unless
+    ``async_op``."""
     seq = pg._next()
-    w = _work.submit(Work(op_name, pg, seq), lambda: fn(pg._engine))
+    w = _work.launch(op_name, pg, seq, lambda: start(pg._engine), finish, async_op)
     if async_op:
         return w
     w.wait()
@@ -534,14 +510,13 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     buf, mpi_op, finish = _reduce_plan("all_reduce", tensor, op)
     n = pg.size()
 
-    def fn(e):
-        e.all_reduce(buf, mpi_op)
+    def done():
         if op == ReduceOp.AVG:
             buf[...] /= n
         if finish is not None:
             finish()
 
-    return _launch("all_reduce", pg, fn, async_op)
+    return _launch("all_reduce", pg, lambda e: e.all_reduce(buf, mpi_op), async_op, done)
 
 
 def broadcast(tensor, src=None, group=None, async_op: bool = False, group_src=None):
@@ -569,14 +544,13 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op: bool = False
     n = pg.size()
     mine = pg.rank() == root
 
-    def fn(e):
-        e.reduce(buf, mpi_op, root)
+    def done():
         if mine and op == ReduceOp.AVG:
             buf[...] /= n
         if finish is not None:
             finish()
 
-    return _launch("reduce", pg, fn, async_op)
+    return _launch("reduce", pg, lambda e: e.reduce(buf, mpi_op, root), async_op, done)
 
 
 def _check_same(op: str, ref, others, arg: str) -> None:
@@ -606,12 +580,11 @@ def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
     recv = np.empty(send.size * pg.size(), np.uint8)
     targets = [_bytes(t) for t in outs]
 
-    def fn(e):
-        e.all_gather(send, recv)
+    def done():
         for r, t in enumerate(targets):
             t[:] = recv[r * send.size:(r + 1) * send.size]
 
-    return _launch("all_gather", pg, fn, async_op)
+    return _launch("all_gather", pg, lambda e: e.all_gather(send, recv), async_op, done)
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bool = False):
@@ -648,13 +621,12 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op: bool = Fals
     send = _bytes(tensor).copy()
     recv = np.empty(send.size * pg.size(), np.uint8) if mine else None
 
-    def fn(e):
-        e.gather(send, recv, root)
+    def done():
         if mine:
             for r, t in enumerate(targets):
                 t[:] = recv[r * send.size:(r + 1) * send.size]
 
-    return _launch("gather", pg, fn, async_op)
+    return _launch("gather", pg, lambda e: e.gather(send, recv, root), async_op, done)
 
 
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op: bool = False,
@@ -690,14 +662,14 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: 
     recv, _, finish = _reduce_plan("reduce_scatter_tensor", output, op)
     n = pg.size()
 
-    def fn(e):
-        e.reduce_scatter(send, recv, mpi_op)
+    def done():
         if op == ReduceOp.AVG:
             recv[...] /= n
         if finish is not None:
             finish()
 
-    return _launch("reduce_scatter_tensor", pg, fn, async_op)
+    return _launch("reduce_scatter_tensor", pg, lambda e: e.reduce_scatter(send, recv, mpi_op),
+                   async_op, done)
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bool = False):
@@ -762,14 +734,14 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool
     recv_counts = [t.size for t in targets]
     recv = np.empty(sum(recv_counts), np.uint8)
 
-    def fn(e):
-        e.all_to_all(send, send_counts, recv, recv_counts)
+    def done():
         pos = 0
         for t in targets:
             t[:] = recv[pos:pos + t.size]
             pos += t.size
 
-    return _launch("all_to_all", pg, fn, async_op)
+    return _launch("all_to_all", pg, lambda e: e.all_to_all(send, send_counts, recv, recv_counts),
+                   async_op, done)
 
 
 def _p2p(op: str, pg: ProcessGroup, peer, group_peer, arg: str):
@@ -799,7 +771,13 @@ def irecv(tensor, src=None, group=None, tag: int = 0, group_src=None) -> Work:
     _check_tensor("irecv", tensor)
     peer = _p2p("irecv", pg, src, group_src, "src")
     buf = _bytes(tensor)
-    return _launch("recv", pg, lambda e: e.recv(buf, peer, tag), True)
+    box = []
+
+    def start(e):
+        box.append(e.recv(buf, peer, tag))
+        return box[0]
+
+    return _launch("recv", pg, start, True, lambda: box[0].source)
 
 
 def send(tensor, dst=None, group=None, tag: int = 0, group_dst=None) -> None:

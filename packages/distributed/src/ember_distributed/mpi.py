@@ -16,7 +16,7 @@ MPI). The communicator comes from one of two places:
   (pmodels/mpich#7805), and Open MPI needs its own runtime for it: both are refused with a
   message that says what to do.
 
-Every function here runs on the communication thread (``work.py``).
+Every call into MPI is made under ``work.lock``.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ _MPI = None
 
 
 def load():
-    """The ``mpi4py.MPI`` module, initialised once (serialized threading: the communication
-    thread is the only caller; not finalized at exit while an operation is stuck)."""
+    """The ``mpi4py.MPI`` module, initialised once (serialized threading: every call is made
+    under ``work.lock``; not finalized at exit while an operation is stuck)."""
     global _MPI
     if _MPI is None:
         try:
@@ -112,13 +112,29 @@ def connect(store, rank: int, world_size: int) -> Engine:
     return Engine(ordered)
 
 
+class _Received:
+    """An ``Irecv`` request that keeps the status (the sender's rank, for ``src=None``)."""
+
+    def __init__(self, request, status) -> None:
+        self.request, self.status = request, status
+
+    def Test(self) -> bool:  # noqa: N802  (MPI's name, as the other requests)
+        return self.request.Test(self.status)
+
+    @property
+    def source(self) -> int:
+        return self.status.Get_source()
+
+
 class Engine:
     """The operations of one communicator on NumPy arrays (contiguous, in this process's
-    memory). Reductions take an MPI op name: SUM, PROD, MIN, MAX, BAND, BOR, BXOR."""
+    memory), each started without blocking: it returns the MPI request (``Test()``), or None
+    when there was nothing to do. Reductions take an MPI op name: SUM, PROD, MIN, MAX, BAND,
+    BOR, BXOR. The caller holds ``work.lock``."""
 
     name = "mpi"
 
-    def __init__(self, comm) -> None:  # on the communication thread
+    def __init__(self, comm) -> None:
         self.comm = comm
         self.MPI = load()
         self._rank, self._size = comm.Get_rank(), comm.Get_size()
@@ -132,60 +148,61 @@ class Engine:
     def _op(self, op: str):
         return getattr(self.MPI, op)
 
-    def all_reduce(self, buf, op: str) -> None:
-        if self.size() > 1 and buf.size:
-            self.comm.Allreduce(self.MPI.IN_PLACE, buf, op=self._op(op))
+    def all_reduce(self, buf, op: str):
+        if self._size == 1 or not buf.size:
+            return None
+        return self.comm.Iallreduce(self.MPI.IN_PLACE, buf, op=self._op(op))
 
-    def broadcast(self, buf, root: int) -> None:
-        if self.size() > 1 and buf.size:
-            self.comm.Bcast(buf, root=root)
+    def broadcast(self, buf, root: int):
+        if self._size == 1 or not buf.size:
+            return None
+        return self.comm.Ibcast(buf, root=root)
 
-    def reduce(self, buf, op: str, root: int) -> None:
-        if self.size() > 1 and buf.size:
-            if self.rank() == root:
-                self.comm.Reduce(self.MPI.IN_PLACE, buf, op=self._op(op), root=root)
-            else:
-                self.comm.Reduce(buf, None, op=self._op(op), root=root)
+    def reduce(self, buf, op: str, root: int):
+        if self._size == 1 or not buf.size:
+            return None
+        if self._rank == root:
+            return self.comm.Ireduce(self.MPI.IN_PLACE, buf, op=self._op(op), root=root)
+        return self.comm.Ireduce(buf, None, op=self._op(op), root=root)
 
-    def all_gather(self, send, recv) -> None:
+    def all_gather(self, send, recv):
         """recv: ``size()`` blocks of ``send.size`` elements."""
-        self.comm.Allgather(send, recv)
+        return self.comm.Iallgather(send, recv)
 
-    def gather(self, send, recv, root: int) -> None:
-        self.comm.Gather(send, recv, root=root)
+    def gather(self, send, recv, root: int):
+        return self.comm.Igather(send, recv, root=root)
 
-    def scatter(self, send, recv, root: int) -> None:
-        self.comm.Scatter(send, recv, root=root)
+    def scatter(self, send, recv, root: int):
+        return self.comm.Iscatter(send, recv, root=root)
 
-    def reduce_scatter(self, send, recv, op: str) -> None:
+    def reduce_scatter(self, send, recv, op: str):
         """send: ``size()`` blocks of ``recv.size`` elements; block r reduced into rank r."""
-        self.comm.Reduce_scatter_block(send, recv, op=self._op(op))
+        return self.comm.Ireduce_scatter_block(send, recv, op=self._op(op))
 
-    def all_to_all(self, send, send_counts, recv, recv_counts) -> None:
+    def all_to_all(self, send, send_counts, recv, recv_counts):
         """Block i of send (send_counts[i] elements) goes to rank i; recv holds the blocks
         received from each rank in rank order."""
         import numpy as np
 
         sd = np.concatenate([[0], np.cumsum(send_counts)[:-1]]).astype(np.int64)
         rd = np.concatenate([[0], np.cumsum(recv_counts)[:-1]]).astype(np.int64)
-        self.comm.Alltoallv([send, (list(send_counts), list(sd))],
-                            [recv, (list(recv_counts), list(rd))])
+        return self.comm.Ialltoallv([send, (list(send_counts), list(sd))],
+                                    [recv, (list(recv_counts), list(rd))])
 
-    def send(self, buf, dst: int, tag: int) -> None:
-        self.comm.Send(buf, dest=dst, tag=tag)
+    def send(self, buf, dst: int, tag: int):
+        return self.comm.Isend(buf, dest=dst, tag=tag)
 
-    def recv(self, buf, src: int | None, tag: int) -> int:
-        """Returns the rank the message came from (any rank when ``src`` is None)."""
-        status = self.MPI.Status()
+    def recv(self, buf, src: int | None, tag: int) -> _Received:
+        """Its ``source`` is the rank the message came from (any rank when ``src`` is None)."""
         source = self.MPI.ANY_SOURCE if src is None else src
-        self.comm.Recv(buf, source=source, tag=tag, status=status)
-        return status.Get_source()
+        return _Received(self.comm.Irecv(buf, source=source, tag=tag), self.MPI.Status())
 
-    def barrier(self) -> None:
-        self.comm.Barrier()
+    def barrier(self):
+        return self.comm.Ibarrier()
 
     def split(self, color: int | None, key: int):
-        """A sub-engine of the ranks that pass the same color (None: not a member)."""
+        """A sub-engine of the ranks that pass the same color (None: not a member);
+        blocking, collective over this engine's ranks."""
         sub = self.comm.Split(self.MPI.UNDEFINED if color is None else color, key)
         return None if sub == self.MPI.COMM_NULL else Engine(sub)
 

@@ -1,22 +1,26 @@
-"""Where collectives run: one communication thread per process, and the ``Work`` handle of
-each operation (``torch.distributed``'s ``Work``: what ``async_op=True``, ``isend`` and
-``irecv`` return).
+"""How operations run, and their ``Work`` handles (``torch.distributed``'s ``Work``: what
+``async_op=True``, ``isend`` and ``irecv`` return).
 
-Every operation of every group runs on the same thread, in the order this process issued
-them, so that all processes reach the engine's calls in one order (MPI requires it of
-collectives on a communicator) and the engine is entered by one thread at a time (MPI's
-``MPI_THREAD_SERIALIZED``). The engine's calls release the GIL, so a collective launched
-with ``async_op=True`` (DistributedDataParallel's gradient buckets) overlaps the Python
-thread's computation.
+Every operation is started as a non-blocking engine call (``MPI_Iallreduce``, ``MPI_Isend``,
+...) on the thread that issues it, in program order, so all processes start their
+collectives in one order. The engine is entered under one lock (MPI's
+``MPI_THREAD_SERIALIZED``). A synchronous operation then polls its request on the calling
+thread (polling alone for ~100 µs, then yielding the core between polls, and after 20 ms
+sleeping up to a millisecond between them, so that processes sharing a core do not starve
+each other); an asynchronous one is progressed by a background thread
+that polls the pending requests every ~100 µs until they complete (MPI progresses
+non-blocking collectives only inside its calls), so that DistributedDataParallel's buckets
+travel while backward computes.
 
-``Work.wait()`` waits for the operation; it raises the operation's own error, or, past the
-group's timeout, a ``DistBackendError`` naming the operation and the ranks that have not
-reached it, and at once if the store reports that a rank of the group died.
+Waiting raises the operation's own error, or, past the group's timeout, a
+``DistBackendError`` naming the operation and the ranks that have not reached it, and within
+about a second if the store reports that a rank of the group died. A rank that has waited a
+second records in the store how far it got, which is how the others name the missing ones.
 """
 
 from __future__ import annotations
 
-import queue
+import os
 import threading
 import time
 
@@ -31,100 +35,143 @@ class DistBackendError(DistError):
     """The communication engine failed, a rank died, or a collective timed out."""
 
 
-_queue: queue.SimpleQueue | None = None
-_thread: threading.Thread | None = None
-_start_lock = threading.Lock()
+lock = threading.RLock()  # held around every call into the engine
 stuck = False  # an operation never finished: the engine must not be finalized at exit
 
+_pending: list[Work] = []  # started asynchronous works, progressed in the background
+_pending_cond = threading.Condition(lock)
+_progress_thread: threading.Thread | None = None
+_POLL_S = 1e-4
 
-def _loop(q: queue.SimpleQueue) -> None:
+
+def _progress_loop() -> None:
     while True:
-        item = q.get()
-        if item is None:
-            return
-        work, fn = item
-        try:
-            work._result = fn()
-        except BaseException as e:  # handed to the waiting thread
-            work._exception = e
-        work._done.set()
+        with _pending_cond:
+            while not _pending:
+                _pending_cond.wait()
+            for w in list(_pending):
+                w._poll_locked()
+        time.sleep(_POLL_S)
 
 
-def submit(work: Work, fn) -> Work:
-    """Runs ``fn()`` on the communication thread after everything submitted before it; its
-    result becomes ``work.result()``."""
-    global _queue, _thread
-    if _thread is None:
-        with _start_lock:
-            if _thread is None:
-                _queue = queue.SimpleQueue()
-                _thread = threading.Thread(target=_loop, args=(_queue,), name="ember-distributed",
-                                           daemon=True)
-                _thread.start()
-    _queue.put((work, fn))
-    return work
+def _track(work: Work) -> None:
+    global _progress_thread
+    with _pending_cond:
+        _pending.append(work)
+        if _progress_thread is None:
+            _progress_thread = threading.Thread(target=_progress_loop, daemon=True,
+                                                name="ember-distributed-progress")
+            _progress_thread.start()
+        _pending_cond.notify()
 
 
-def run(fn):
-    """Runs ``fn()`` on the communication thread and returns its result (setup calls: the
-    engine is entered by that thread only)."""
-    w = Work("setup", None, 0)
-    submit(w, fn)
-    w._done.wait()
-    if w._exception is not None:
-        raise w._exception
-    return w._result
+def call(fn):
+    """Runs ``fn()`` (a blocking engine call: setup, splitting a group) under the lock."""
+    with lock:
+        return fn()
 
 
 class Work:
     """The handle of one operation: ``wait()``, ``is_completed()``, ``is_success()``,
-    ``exception()``, ``result()``, ``get_future()``."""
+    ``exception()``, ``result()``, ``get_future()``.
 
-    def __init__(self, op: str, group, seq: int, on_done=None) -> None:
+    ``start()`` returns the engine's request (an object with ``Test()`` returning whether it
+    completed) or None when it completed at once; ``finish()``, run once after completion,
+    gives the result (a copy back into a bfloat16 tensor, the division of an average)."""
+
+    def __init__(self, op: str, group, seq: int, finish=None) -> None:
         self._op, self._group, self._seq = op, group, seq
+        self._finish = finish
+        self._request = None
         self._done = threading.Event()
         self._result = None
         self._exception: BaseException | None = None
-        self._on_done = on_done  # runs once in the waiting thread (copies back into tensors)
-        self._finished = False
 
     def __repr__(self) -> str:
         state = "completed" if self._done.is_set() else "pending"
         return f"Work({self._op}, {state})"
 
+    def _start(self, start, asynchronous: bool) -> Work:
+        with lock:
+            try:
+                self._request = start()
+            except BaseException as e:
+                self._complete(e)
+                return self
+            if self._request is None:
+                self._complete(None)
+            elif asynchronous:
+                _track(self)
+        return self
+
+    def _complete(self, error) -> None:
+        if error is None and self._finish is not None:
+            try:
+                self._result = self._finish()
+            except BaseException as e:
+                error = e
+        self._exception = error
+        self._done.set()
+        if self in _pending:
+            _pending.remove(self)
+
+    def _poll_locked(self) -> bool:
+        """With the lock held: tests the request once; completes the work when it is done."""
+        if self._done.is_set():
+            return True
+        try:
+            finished = self._request.Test()
+        except BaseException as e:
+            self._complete(e)
+            return True
+        if finished:
+            self._complete(None)
+        return finished
+
     def is_completed(self) -> bool:
+        if not self._done.is_set():
+            with lock:
+                self._poll_locked()
         return self._done.is_set()
 
     def is_success(self) -> bool:
-        return self._done.is_set() and self._exception is None
+        return self.is_completed() and self._exception is None
 
     def exception(self):
         return self._exception
 
     def wait(self, timeout=None) -> bool:
-        """Waits for the operation (at most ``timeout`` — a ``timedelta`` or seconds —
-        else the group's timeout); raises its error, or ``DistBackendError`` when the time
-        passes or a rank of the group died."""
+        """Waits for the operation (at most ``timeout`` — a ``timedelta`` or seconds — else
+        the group's timeout); raises its error, or ``DistBackendError`` when the time passes
+        or a rank of the group died."""
         if not self._done.is_set():
             limit = self._group.timeout_s if timeout is None else _seconds(timeout)
-            self._wait_watching(limit)
+            self._wait_polling(limit)
         if self._exception is not None:
             raise self._exception
-        if not self._finished:
-            self._finished = True
-            if self._on_done is not None:
-                self._on_done()
         return True
 
-    def _wait_watching(self, limit: float) -> None:
-        deadline = time.monotonic() + limit
-        next_check = time.monotonic() + 1.0
-        while not self._done.wait(min(0.05, max(0.0, deadline - time.monotonic()))):
+    def _wait_polling(self, limit: float) -> None:
+        start = time.monotonic()
+        deadline, next_check = start + limit, start + 1.0
+        nap = 5e-5
+        while True:
+            with lock:
+                if self._poll_locked():
+                    return
             now = time.monotonic()
+            waited = now - start
+            if waited > 0.02:  # a long wait (a peer still computing): sleep in short naps
+                time.sleep(nap)
+                nap = min(nap * 2, 1e-3)
+            elif waited > 1e-4:  # past the first ~100 us: poll, but let others run first
+                os.sched_yield()
             if now >= deadline:
+                self._group.mark_arrival()
                 self._fail(f"timed out after {limit:g} seconds", self._group.missing(self._seq))
-            if now >= next_check and self._group is not None:
+            if now >= next_check:
                 next_check = now + 1.0
+                self._group.mark_arrival()
                 dead = self._group.dead_ranks()
                 if dead:
                     self._fail("stopped", dead, died=True)
@@ -147,23 +194,27 @@ class Work:
 
     def get_future(self):
         """A ``concurrent.futures.Future`` completed with ``result()`` once the operation
-        finished (its ``add_done_callback`` runs on the communication thread)."""
+        finished."""
         import concurrent.futures
 
         fut: concurrent.futures.Future = concurrent.futures.Future()
 
         def finish():
-            self._done.wait()
-            if self._exception is not None:
-                fut.set_exception(self._exception)
-            else:
-                fut.set_result(self._result)
+            try:
+                fut.set_result(self.result())
+            except BaseException as e:
+                fut.set_exception(e)
 
         threading.Thread(target=finish, daemon=True).start()
         return fut
 
     def synchronize(self) -> None:
         self.wait()
+
+
+def launch(op: str, group, seq: int, start, finish=None, asynchronous: bool = False) -> Work:
+    """Starts an operation (see ``Work``); the caller waits unless ``asynchronous``."""
+    return Work(op, group, seq, finish)._start(start, asynchronous)
 
 
 def _seconds(timeout) -> float:

@@ -116,13 +116,21 @@ class _NormBase(Module):
 
 
 class _BatchNorm(_NormBase):
-    def forward(self, input):
-        self._check_input_dim(input)
+    def _momentum_factor(self) -> float:
+        """Counts this training batch; the running statistics' update factor."""
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             self.num_batches_tracked.add_(1)
             if self.momentum is None:  # the cumulative moving average
                 factor = 1.0 / float(self.num_batches_tracked.item())
+        return factor
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        factor = self._momentum_factor()
+        return self._local_forward(input, factor)
+
+    def _local_forward(self, input, factor: float):
         # the batch's statistics in training, or when there are no running ones
         use_batch_stats = self.training or (self.running_mean is None and
                                             self.running_var is None)
@@ -163,11 +171,25 @@ class BatchNorm3d(_BatchNorm):
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
 
 
+# How SyncBatchNorm takes its statistics across processes, installed by the distributed
+# component (which depends on nn, not the reverse): fn(module, input, factor) -> the output,
+# or None where there is nothing to synchronise (no process group, a world of one).
+_cross_process_norm = None
+
+
+def set_cross_process_norm(fn) -> None:
+    """Installs ``fn(module, input, factor)``, SyncBatchNorm's training forward across
+    processes (None: every SyncBatchNorm normalizes over its own batch)."""
+    global _cross_process_norm
+    _cross_process_norm = fn
+
+
 class SyncBatchNorm(_BatchNorm):
-    """Batch normalization of ``(N, C, *)`` inputs whose statistics are meant to be taken
-    over the batches of every process of ``process_group``. Ember has no process groups yet
-    (``ember.distributed`` is not written): it normalizes over the local batch, which is
-    what PyTorch's does when no process group is initialized or the world has one process.
+    """Batch normalization of ``(N, C, *)`` inputs whose statistics, in training, are taken
+    over the batches of every process of ``process_group`` (default: the whole world of
+    ``ember.distributed``): mean and variance of all ranks' samples together, gradients
+    through them back to every rank. Without an initialized process group, or in a world of
+    one process, it normalizes over the local batch, as PyTorch's does.
     ``convert_sync_batchnorm`` swaps the ``BatchNorm*d`` layers of a model for it."""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
@@ -182,6 +204,15 @@ class SyncBatchNorm(_BatchNorm):
             raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
         if input.shape[1] == 0:
             raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        factor = self._momentum_factor()
+        if self.training and _cross_process_norm is not None:
+            out = _cross_process_norm(self, input, factor)
+            if out is not None:
+                return out
+        return self._local_forward(input, factor)
 
     @classmethod
     def convert_sync_batchnorm(cls, module, process_group=None):
