@@ -13,6 +13,8 @@ from ember_distributed._testing import describe, run_ranks
 pytest.importorskip("mpi4py")
 
 WORLD = 3
+# every launcher, with 2 and 4 processes
+JOBS = [("env", 3), ("run", 2), ("run", 4), ("mpiexec", 2), ("mpiexec", 4)]
 
 
 def inp(r, n=6):
@@ -50,7 +52,7 @@ z = et.tensor(inp(rank) + 1j * inp(rank + 1)).to(et.complex64)
 dist.all_reduce(z)
 out["complex64/SUM"] = [z.real.tolist(), z.imag.tolist()]
 m = et.tensor(inp(rank), dtype=et.float64).reshape(2, 3)
-dist.reduce(m, dst=2, op=dist.ReduceOp.MAX)
+dist.reduce(m, dst=world - 1, op=dist.ReduceOp.MAX)
 out["reduce"] = m.tolist()
 report(**out)
 dist.destroy_process_group()
@@ -65,9 +67,10 @@ def _cast(a, dt):
     return a.astype(dt)
 
 
-def test_all_reduce_every_op_and_dtype_matches_numpy():
-    got = _ok(run_ranks(INPUTS + REDUCTIONS, WORLD))
-    per_rank = [inp(r) for r in range(WORLD)]
+@pytest.mark.parametrize("launcher,world", JOBS)
+def test_all_reduce_every_op_and_dtype_matches_numpy(launcher, world):
+    got = _ok(run_ranks(INPUTS + REDUCTIONS, world, launcher=launcher))
+    per_rank = [inp(r) for r in range(world)]
     for key, value in got[0].items():
         for other in got[1:]:
             if key != "reduce":
@@ -99,28 +102,28 @@ def test_all_reduce_every_op_and_dtype_matches_numpy():
             tol = {"bfloat16": 2e-2, "float16": 2e-3}.get(dt, 1e-6)
             np.testing.assert_allclose(value, want, rtol=tol, atol=tol, err_msg=key)
     want = np.max(np.stack(per_rank), 0).reshape(2, 3)
-    np.testing.assert_array_equal(got[2]["reduce"], want)
+    np.testing.assert_array_equal(got[world - 1]["reduce"], want)
     # the other ranks' tensors are left as they were
     np.testing.assert_array_equal(got[0]["reduce"], inp(0).reshape(2, 3))
 
 
 MOVES = """
 dist.init_process_group("gloo")
-x = et.tensor(inp(rank), dtype=et.float32)
+x = et.tensor(inp(rank, 2 * world), dtype=et.float32)
 out = {}
 b = x.clone(); dist.broadcast(b, src=1); out["broadcast"] = b.tolist()
-h = et.tensor(inp(rank)).to(et.bfloat16)
-dist.broadcast(h, src=2)
+h = et.tensor(inp(rank, 2 * world)).to(et.bfloat16)
+dist.broadcast(h, src=world - 1)
 out["broadcast_bf16"] = h.float().tolist()
-lst = [et.zeros(6) for _ in range(world)]
+lst = [et.zeros(2 * world) for _ in range(world)]
 dist.all_gather(lst, x); out["all_gather"] = [t.tolist() for t in lst]
-flat = et.zeros(world * 6)
+flat = et.zeros(world * 2 * world)
 dist.all_gather_into_tensor(flat, x)
 out["agit"] = flat.tolist()
-stacked = et.zeros(world, 6)
+stacked = et.zeros(world, 2 * world)
 dist.all_gather_into_tensor(stacked, x)
 out["agit2"] = stacked.tolist()
-g = [et.zeros(6) for _ in range(world)] if rank == 1 else None
+g = [et.zeros(2 * world) for _ in range(world)] if rank == 1 else None
 dist.gather(x, g, dst=1); out["gather"] = None if g is None else [t.tolist() for t in g]
 s = et.zeros(2)
 parts = [et.full((2,), 10.0 * r + 7) for r in range(world)] if rank == 0 else None
@@ -138,8 +141,9 @@ out["a2as"] = recv.tolist()
 objs = [None] * world
 dist.all_gather_object(objs, {"rank": rank, "name": f"r{rank}", "t": et.ones(2) * rank})
 out["objects"] = [[o["rank"], o["name"], o["t"].tolist()] for o in objs]
-lst = ["a", 1, None] if rank == 2 else [None, None, None]
-dist.broadcast_object_list(lst, src=2); out["bol"] = lst
+lst = ["a", 1, None] if rank == world - 1 else [None, None, None]
+dist.broadcast_object_list(lst, src=world - 1)
+out["bol"] = lst
 w = dist.all_reduce(x.clone(), async_op=True)
 out["work"] = [w.wait(), w.is_completed(), w.is_success()]
 report(**out)
@@ -148,12 +152,14 @@ dist.destroy_process_group()
 """
 
 
-def test_data_movement_collectives_match_numpy():
-    got = _ok(run_ranks(INPUTS + MOVES, WORLD))
-    xs = [inp(r).astype(np.float32) for r in range(WORLD)]
+@pytest.mark.parametrize("launcher,world", JOBS)
+def test_data_movement_collectives_match_numpy(launcher, world):
+    got = _ok(run_ranks(INPUTS + MOVES, world, launcher=launcher))
+    xs = [inp(r, 2 * world).astype(np.float32) for r in range(world)]
     for r, res in enumerate(got):
         np.testing.assert_array_equal(res["broadcast"], xs[1])
-        np.testing.assert_array_equal(res["broadcast_bf16"], inp(2))  # small ints: exact
+        # small integers: exact in bfloat16
+        np.testing.assert_array_equal(res["broadcast_bf16"], inp(world - 1, 2 * world))
         np.testing.assert_array_equal(res["all_gather"], xs)
         np.testing.assert_array_equal(res["agit"], np.concatenate(xs))
         np.testing.assert_array_equal(res["agit2"], np.stack(xs))
@@ -165,12 +171,12 @@ def test_data_movement_collectives_match_numpy():
         np.testing.assert_array_equal(res["a2a"], [x[2 * r : 2 * r + 2] for x in xs])
         # rows rank j sent to r: its block r of (r + 1) rows, after the blocks for 0 .. r-1
         want = []
-        for j in range(WORLD):
-            rows = (np.arange(2 * sum(range(1, WORLD + 1))) + 100 * j).reshape(-1, 2)
+        for j in range(world):
+            rows = (np.arange(2 * sum(range(1, world + 1))) + 100 * j).reshape(-1, 2)
             start = sum(range(1, r + 1))
             want.extend(rows[start : start + r + 1].tolist())
         np.testing.assert_array_equal(res["a2as"], want)
-        assert res["objects"] == [[j, f"r{j}", [float(j)] * 2] for j in range(WORLD)]
+        assert res["objects"] == [[j, f"r{j}", [float(j)] * 2] for j in range(world)]
         assert res["bol"] == ["a", 1, None]
         assert res["work"] == [True, True, True]
     np.testing.assert_array_equal(got[1]["gather"], xs)

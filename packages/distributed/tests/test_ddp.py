@@ -59,7 +59,7 @@ def test_training_matches_one_process_on_the_whole_batch():
 ddp = DDP(model, bucket_cap_mb=0.0001)  # several buckets
 start = params(model)
 opt = optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
-for step in range(4):
+for step in range(20):
     opt.zero_grad()
     loss = ((ddp(shard(X)) - shard(Y)) ** 2).mean()
     loss.backward()
@@ -80,7 +80,7 @@ report(start=start, end=params(model), buckets=len(ddp._buckets),
     X, Y = _data()
     ref = _torch_model(got[0]["start"])
     opt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
-    for _ in range(4):
+    for _ in range(20):
         opt.zero_grad()
         ((ref(X) - Y) ** 2).mean().backward()  # equal shards: the mean of the ranks' means
         opt.step()

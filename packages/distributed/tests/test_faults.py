@@ -179,3 +179,156 @@ def test_programs_run_under_mpiexec(tmp_path):
     assert sorted(
         proc.stdout.count(f'"rank": {r}, "world": 3, "t": [6.0, 6.0, 6.0]') for r in range(3)
     ) == [1, 1, 1], proc.stdout
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    # a zombie not yet reaped by its parent is gone too
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().split(")")[-1].split()[0] == "Z"
+
+
+KILLED = """
+import datetime, signal, time
+report(pid=os.getpid())
+dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=30))
+dist.all_reduce(et.ones(2))
+if rank == 1:
+    os.kill(os.getpid(), signal.SIGKILL)
+dist.all_reduce(et.ones(2))
+time.sleep(60)
+"""
+
+MISSING = """
+import datetime, time
+report(pid=os.getpid())
+dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=3))
+if rank == world - 1:
+    time.sleep(600)
+dist.all_reduce(et.ones(2))
+"""
+
+
+@pytest.mark.parametrize("launcher", ["run", "mpiexec"])
+@pytest.mark.parametrize("case", ["killed", "missing"])
+def test_a_failed_job_ends_with_an_error_and_leaves_no_process(launcher, case):
+    if launcher == "mpiexec" and not os.path.exists(
+        os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    ):
+        pytest.skip("no mpiexec next to this Python")
+    t0 = time.monotonic()
+    ranks = run_ranks(KILLED if case == "killed" else MISSING, 4, launcher=launcher, timeout=90)
+    took = time.monotonic() - t0
+    assert ranks[0].returncode not in (0, None), describe(ranks)
+    assert took < 60
+    err = ranks[0].stderr
+    if launcher == "run":
+        if case == "killed":
+            assert "rank 1 (local rank 1, pid" in err and "killed by signal SIGKILL" in err, err
+        else:  # the others time out naming the sleeper; the launcher stops it
+            assert "timed out after 3 seconds; rank 3 did not reach it" in err, err
+    time.sleep(0.5)
+    pids = [r.results["pid"] for r in ranks]
+    assert all(_gone(p) for p in pids), (pids, err)
+
+
+def _netns_pair():
+    """Two network namespaces joined by a veth pair (10.231.x.1 and .2): two "machines" on this
+    host, or pytest.skip with the reason when namespaces cannot be made here."""
+    import shutil
+
+    if shutil.which("ip") is None or os.geteuid() != 0:
+        pytest.skip("network namespaces need iproute2's ip and root")
+    tag = f"{os.getpid() % 100000}"
+    a, b = f"embA{tag}", f"embB{tag}"
+    net = f"10.231.{os.getpid() % 250}"
+    steps = [
+        ["ip", "netns", "add", a], ["ip", "netns", "add", b],
+        ["ip", "link", "add", f"ea{tag}", "type", "veth", "peer", "name", f"eb{tag}"],
+        ["ip", "link", "set", f"ea{tag}", "netns", a],
+        ["ip", "link", "set", f"eb{tag}", "netns", b],
+        ["ip", "-n", a, "addr", "add", f"{net}.1/24", "dev", f"ea{tag}"],
+        ["ip", "-n", b, "addr", "add", f"{net}.2/24", "dev", f"eb{tag}"],
+        ["ip", "-n", a, "link", "set", f"ea{tag}", "up"],
+        ["ip", "-n", b, "link", "set", f"eb{tag}", "up"],
+        ["ip", "-n", a, "link", "set", "lo", "up"], ["ip", "-n", b, "link", "set", "lo", "up"],
+    ]  # fmt: skip
+    for step in steps:
+        proc = subprocess.run(step, capture_output=True, text=True)
+        if proc.returncode != 0:
+            for ns in (a, b):
+                subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+            pytest.skip(f"cannot make network namespaces here: {' '.join(step)}: {proc.stderr}")
+    return a, b, f"{net}.1"
+
+
+def test_two_machines_joined_over_tcp(tmp_path):
+    """Ranks in two network namespaces (two "machines"), each started by its own launcher with
+    --nnodes 2, meet through rank 0's address and train one DDP step together."""
+    a, b, master = _netns_pair()
+    try:
+        path = tmp_path / "job.py"
+        path.write_text(
+            script("""
+import ember_autograd, ember_nn as nn
+from ember_distributed.parallel import DistributedDataParallel as DDP
+dist.init_process_group("gloo")
+t = et.ones(3) * (dist.get_rank() + 1)
+dist.all_reduce(t)
+et.manual_seed(dist.get_rank())
+model = DDP(nn.Linear(4, 1))
+model(et.ones(2, 4) * (dist.get_rank() + 1)).sum().backward()
+with open(f"rank{dist.get_rank()}.json", "w") as f:
+    json.dump({"sum": t.tolist(), "world": dist.get_world_size(),
+               "grad": model.module.weight.grad.tolist(), "node": os.environ["GROUP_RANK"]}, f)
+""")
+        )
+        port = free_port()
+        # one host: the MPI library would see one machine and pick shared memory, which the
+        # namespaces' processes cannot set up between them; TCP is what two machines use
+        env = dict(os.environ, UCX_TLS="tcp,self", OMP_NUM_THREADS="1")
+        procs = [
+            subprocess.Popen(
+                [
+                    "ip",
+                    "netns",
+                    "exec",
+                    ns,
+                    sys.executable,
+                    "-m",
+                    "ember_distributed.run",
+                    "--nnodes",
+                    "2",
+                    "--node-rank",
+                    str(node),
+                    "--nproc-per-node",
+                    "2",
+                    "--master-addr",
+                    master,
+                    "--master-port",
+                    str(port),
+                    str(path),
+                ],
+                cwd=tmp_path,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )  # fmt: skip
+            for node, ns in enumerate((a, b))
+        ]
+        outs = [p.communicate(timeout=120) for p in procs]
+        assert all(p.returncode == 0 for p in procs), outs
+        import json
+
+        got = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(4)]
+        for r, g in enumerate(got):
+            assert g["sum"] == [10.0] * 3 and g["world"] == 4 and g["node"] == str(r // 2)
+            # mean over ranks of d(sum(W x))/dW = 2 (r + 1) per weight: 2 * 2.5 = 5
+            assert g["grad"] == [[5.0] * 4]
+    finally:
+        for ns in (a, b):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
