@@ -449,6 +449,9 @@ _MPI_OP = {ReduceOp.SUM: "SUM", ReduceOp.PRODUCT: "PROD", ReduceOp.MIN: "MIN",
            ReduceOp.AVG: "SUM"}
 
 
+_FLOAT16 = (et.bfloat16, et.float16)
+
+
 def _reduce_plan(op_name: str, t, op) -> tuple:
     """(array to reduce in place, engine op, finish()): bfloat16/float16 reduce in a float32
     copy, bool through uint8 with the logical form of the op; AVG divides afterwards."""
@@ -456,6 +459,8 @@ def _reduce_plan(op_name: str, t, op) -> tuple:
         raise TypeError(f"{op_name}: op must be a ReduceOp, not {type(op).__name__}")
     dt = t.dtype
     d = t.detach()
+    if op is ReduceOp.SUM and dt not in _FLOAT16 and dt != et.bool:  # the common case
+        return d.numpy().reshape(-1), "SUM", None
     if dt.is_complex and op in (ReduceOp.MIN, ReduceOp.MAX):
         raise TypeError(f"{op_name}: ReduceOp.{op.name} is not defined for complex tensors")
     bitwise = op in (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR)
@@ -469,7 +474,7 @@ def _reduce_plan(op_name: str, t, op) -> tuple:
     if dt == et.bool:
         mpi_op = {"SUM": "BOR", "MAX": "BOR", "PROD": "BAND", "MIN": "BAND"}.get(mpi_op, mpi_op)
         return d.numpy().reshape(-1).view(np.uint8), mpi_op, None
-    if dt in (et.bfloat16, et.float16):
+    if dt in _FLOAT16:
         wide = d.float()
         return wide.numpy().reshape(-1), mpi_op, lambda: d.copy_(wide)
     return d.numpy().reshape(-1), mpi_op, None
@@ -509,6 +514,9 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     _check_tensor("all_reduce", tensor)
     buf, mpi_op, finish = _reduce_plan("all_reduce", tensor, op)
     n = pg.size()
+
+    if op is not ReduceOp.AVG and finish is None:
+        return _launch("all_reduce", pg, lambda e: e.all_reduce(buf, mpi_op), async_op)
 
     def done():
         if op == ReduceOp.AVG:

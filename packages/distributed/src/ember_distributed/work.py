@@ -83,12 +83,12 @@ class Work:
         self._op, self._group, self._seq = op, group, seq
         self._finish = finish
         self._request = None
-        self._done = threading.Event()
+        self._done = False  # completed (set once, under the lock)
         self._result = None
         self._exception: BaseException | None = None
 
     def __repr__(self) -> str:
-        state = "completed" if self._done.is_set() else "pending"
+        state = "completed" if self._done else "pending"
         return f"Work({self._op}, {state})"
 
     def _start(self, start, asynchronous: bool) -> Work:
@@ -111,13 +111,13 @@ class Work:
             except BaseException as e:
                 error = e
         self._exception = error
-        self._done.set()
-        if self in _pending:
+        self._done = True
+        if _pending and self in _pending:
             _pending.remove(self)
 
     def _poll_locked(self) -> bool:
         """With the lock held: tests the request once; completes the work when it is done."""
-        if self._done.is_set():
+        if self._done:
             return True
         try:
             finished = self._request.Test()
@@ -129,10 +129,10 @@ class Work:
         return finished
 
     def is_completed(self) -> bool:
-        if not self._done.is_set():
+        if not self._done:
             with lock:
                 self._poll_locked()
-        return self._done.is_set()
+        return self._done
 
     def is_success(self) -> bool:
         return self.is_completed() and self._exception is None
@@ -144,7 +144,7 @@ class Work:
         """Waits for the operation (at most ``timeout`` — a ``timedelta`` or seconds — else
         the group's timeout); raises its error, or ``DistBackendError`` when the time passes
         or a rank of the group died."""
-        if not self._done.is_set():
+        if not self._done:
             limit = self._group.timeout_s if timeout is None else _seconds(timeout)
             self._wait_polling(limit)
         if self._exception is not None:
