@@ -503,12 +503,15 @@ SANITIZERS = "address,undefined"
 def sanitize(session: nox.Session) -> None:
     """The core built with AddressSanitizer and UndefinedBehaviorSanitizer (-O1, no LTO, no
     CUDA, its own build dir: about 20 minutes on 2 cores the first time, incremental after),
-    then its tests and the differential fuzzer's CI slice under them. Any report fails the run
-    (UBSan halts at its first finding; leaks are not checked: CPython keeps its objects).
-    pytest args after -- (e.g. ``nox -s sanitize -- -k overlap``)."""
+    then its tests (2 xdist workers: about 8 minutes) and the differential fuzzer's CI slice
+    under them. Any report fails the run (a sanitizer stops the process at its first
+    finding: the test fails with the report; leaks are not checked: CPython keeps its
+    objects). pytest args after -- (e.g. ``nox -s sanitize -- -k overlap``). Do not reuse the
+    environment with ``-R``: it skips installing the components the fuzz slice imports."""
     core = PACKAGES[CORE_NAME]
     pip_install(session, *core.build_requires, *BUILD_TOOLS)
-    pip_install(session, *_external_requirements([core], [CORE_NAME], tests=True))
+    pip_install(session, *_external_requirements([core], [CORE_NAME], tests=True),
+                "pytest-xdist>=3")
     SANITIZE_BUILD_DIR.mkdir(parents=True, exist_ok=True)
     session.run(
         "python",
@@ -539,11 +542,16 @@ def sanitize(session: nox.Session) -> None:
         "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1",
         "PYTHONMALLOC": "malloc",  # Python's own objects under ASan's allocator too
     }
+    # two workers; a worker that a sanitizer stops is replaced, so one run reports every
+    # finding (each a failed test with the report in its output)
     session.run(
         "pytest",
         "-p",
         "no:cacheprovider",
         "--capture=sys",  # a sanitizer's report is written to fd 2 just before it exits
+        "-n",
+        "2",
+        "--max-worker-restart=1000",
         str((CORE_DIR / "tests").relative_to(ROOT)),
         *session.posargs,
         env=env,

@@ -103,7 +103,7 @@ def test_an_empty_out_view_is_resized_in_its_own_storage(start, n_base, n_out):
     for lib in (et, torch):
         base = lib.arange(float(n_base))
         out = base[start:start]
-        lib.sin(lib.ones(n_out), out=out)
+        lib.neg(lib.ones(n_out), out=out)  # exact: the values are not the point
         results.append((base.tolist(), out.tolist(), out.storage_offset(), tuple(out.stride())))
     assert results[0][2:] == results[1][2:]
     np.testing.assert_allclose(results[0][0], results[1][0])
@@ -115,7 +115,7 @@ def test_an_empty_out_of_a_transposed_view_gets_contiguous_strides():
     for lib in (et, torch):
         a = lib.arange(6.0).reshape(2, 3)
         out = a.t()[:0]
-        lib.sin(lib.ones(2, 2), out=out)
+        lib.neg(lib.ones(2, 2), out=out)
         got.append((tuple(out.stride()), a.tolist()))
     assert got[0][0] == got[1][0]
     np.testing.assert_allclose(got[0][1], got[1][1])
@@ -1651,3 +1651,43 @@ def test_nll_loss_of_a_batch_wants_a_1_d_weight():
             )
         )
     )
+
+
+# ---------------------------------------------------------------- sizes near int64's end
+# (UBSan found each of these as a signed overflow under `nox -s sanitize`)
+
+
+def test_repeat_and_reshape_refuse_sizes_whose_product_overflows():
+    _raises_in_both(lambda lib: lib.arange(3).repeat(2**62), RuntimeError)
+    with pytest.raises(RuntimeError, match=r"repeat: the size of dimension 1, 3 \* "):
+        et.arange(6).reshape(2, 3).tile(2**63 - 1)
+    _raises_in_both(
+        lambda lib: lib.tensor([]).reshape(10**12, 2**63 - 1),
+        RuntimeError,
+        r"shape '\[1000000000000, 9223372036854775807\]' is invalid for input of size 0",
+    )
+
+
+@pytest.mark.parametrize("count", [2**63 - 1, 2**62 + 1, 7])
+def test_split_and_chunk_with_huge_counts_are_exact(count):
+    # ceil(size / count) without the overflow of (size + count - 1): the whole dim in one
+    # split, one row per chunk, as PyTorch for a count it can add to (7); PyTorch's own
+    # arithmetic overflows into "split_size=-1" for the others
+    x = et.arange(6.0).reshape(3, 2)
+    ref = torch.arange(6.0).reshape(3, 2)
+    assert [p.tolist() for p in x.split(count)] == [p.tolist() for p in ref.split(7)]
+    assert [p.tolist() for p in x.chunk(count)] == [p.tolist() for p in ref.chunk(7)]
+
+
+def test_chunks_of_an_empty_dim_beyond_memory_are_refused_before_allocating():
+    assert [tuple(p.shape) for p in et.zeros(0, 3).chunk(4)] == [
+        tuple(p.shape) for p in torch.zeros(0, 3).chunk(4)
+    ]
+    with pytest.raises(RuntimeError, match="chunk: 1000000000000 chunks of an empty dimension"):
+        et.zeros(0, 3).chunk(10**12)  # PyTorch allocates 10^12 sizes (and runs out of memory)
+
+
+def test_polygamma_of_the_largest_order_is_defined():
+    # n + 1 computed in double: no signed overflow; n! / x^(n+1) is beyond every float
+    # (PyTorch answers NaN: documented in differences-from-pytorch.md)
+    assert et.polygamma(2**63 - 1, et.tensor([1.5], dtype=et.float64)).item() == float("inf")

@@ -148,3 +148,38 @@ def test_unknown_capability_warns_and_is_ignored():
     assert done.returncode == 0, done.stderr
     assert "RuntimeWarning: EMBER_CPU_CAPABILITY=avx9000 is not one of" in done.stderr
     assert done.stdout.strip() in LEVELS
+
+
+# Integer sums and products of every length up to 300 (GCC 12 once miscompiled the AVX-512
+# lane folds of these: lengths 16, 24, 32, ... lost whole lanes), whole and along a dim.
+INTEGER_CHILD = r"""
+import json
+import numpy as np
+import ember_tensor as et
+
+bad = []
+for name in ["int8", "int16", "int32", "int64", "uint8"]:
+    for n in range(1, 301):
+        a = ((np.arange(n) * 7) % 11 - 5).astype(name)
+        p = ((np.arange(n) % 3) - 1 | 1).astype(name)  # -1 and 1: products stay small
+        t, tp = et.from_numpy(a), et.from_numpy(p)
+        total = int(a.astype(np.int64).sum())
+        checks = [
+            ("sum", t.sum().item(), total),
+            ("nansum", t.nansum().item(), total),
+            ("prod", tp.prod().item(), int(p.astype(np.int64).prod())),
+            ("rows", t.reshape(1, n).expand(3, n).sum(1).tolist(), [total] * 3),
+        ]
+        bad += [f"{name} n={n} {what}: {x} != {y}" for what, x, y in checks if x != y]
+print(json.dumps(bad[:20]))
+"""
+
+
+@pytest.mark.usefixtures("ember_only")
+@pytest.mark.parametrize("level", LEVELS)
+def test_integer_sums_and_products_of_every_length(level):
+    env = dict(os.environ, EMBER_CPU_CAPABILITY=level)
+    done = subprocess.run([sys.executable, "-c", INTEGER_CHILD], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [], f"at {level}"

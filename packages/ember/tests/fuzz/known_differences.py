@@ -19,6 +19,10 @@ _INTEGER_LOSS = (
     "for them (a superset, not yet in differences-from-pytorch.md)"
 )
 
+_HUGE_CHUNKS = ("chunks near int64's end: PyTorch's ceil(size / chunks) overflows into 'split_size "
+                "be non-negative, but got split_size=-1'; Ember computes it without the "
+                "overflow and gives one chunk per element (differences-from-pytorch.md: Calls "
+                "PyTorch answers wrongly)")
 _NO_COMPLEX32 = ("no complex32, and no autograd through complex tensors yet "
                  "(differences-from-pytorch.md: Complex numbers)")
 _GEEV_ORDER = ("eig's eigenvalue order and eigenvector phases are LAPACK's geev's, which differ "
@@ -650,4 +654,8 @@ KNOWN: dict[tuple[str, str], str] = {
     ("nanmean(out=)", "raises-only-in-torch"): "an out= that is the input: PyTorch's nanmean "
                                                "clears out before reading it (a shape error "
                                                "for an empty one); Ember averages the input",
+    ("chunk", "raises-only-in-torch"): _HUGE_CHUNKS,
+    ("Tensor.chunk", "raises-only-in-torch"): _HUGE_CHUNKS,
+    ("unsafe_chunk", "raises-only-in-torch"): _HUGE_CHUNKS,
+    ("Tensor.unsafe_chunk", "raises-only-in-torch"): _HUGE_CHUNKS,
 }

@@ -14,6 +14,8 @@ ScalarType result_type(std::initializer_list<const TensorImpl*> tensors);
 inline ScalarType result_type(const Tensor& a, const Tensor& b) { return result_type({a.get(), b.get()}); }
 
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+// ceil(a / b) for a >= 0, b > 0, without the overflow of (a + b - 1) / b near int64's end.
+constexpr int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 // A view of t broadcast to shape (t's dims align to the right); RuntimeError names the op.
 Tensor expand_to(const Tensor& t, const Shape& shape, const char* op);
 

@@ -148,7 +148,7 @@ EMBER_HOST_DEVICE inline double polygamma(int64_t n, double x) {
   double factorial = 1;
   for (int64_t k = 2; k <= n && factorial < inf_value(); ++k) factorial *= static_cast<double>(k);
   const double sign = n % 2 == 1 ? 1.0 : -1.0;
-  const double s = static_cast<double>(n + 1);
+  const double s = static_cast<double>(n) + 1.0;
   const double r = sign * factorial * zeta(s, x);
   if (is_nan(r) && x > 0) {
     // n! overflowed and zeta(n + 1, x) underflowed: their product from logarithms, with

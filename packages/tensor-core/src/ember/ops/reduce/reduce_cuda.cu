@@ -201,10 +201,7 @@ using scan_acc_t =
 
 template <typename A, bool Prod> struct ScanOp {
   static constexpr A identity() { return A(Prod ? 1 : 0); }
-  __device__ A operator()(A a, A b) const {
-    if constexpr (Prod) return a * b;
-    else return a + b;
-  }
+  __device__ A operator()(A a, A b) const { return reducer::sum_or_product<Prod>(a, b); }
 };
 
 constexpr int kScanThreads = 256;

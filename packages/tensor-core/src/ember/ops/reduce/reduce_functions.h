@@ -46,17 +46,13 @@ template <bool Max, typename A> EMBER_HOST_DEVICE inline A nan_extreme(A a, A b)
 // the integers.
 template <typename A> using sum_acc_t = std::conditional_t<std::is_floating_point_v<A>, A, int64_t>;
 
-// a + b (Prod false) or a * b; integers wrap around, as PyTorch's, computed in unsigned
-// arithmetic where C++ defines the wrap (signed overflow is undefined: UBSan reports it)
-template <bool Prod, typename A> EMBER_HOST_DEVICE A sum_or_product(A a, A b) {
-  if constexpr (std::is_integral_v<A>) {
-    using U = std::make_unsigned_t<A>;
-    return static_cast<A>(Prod ? static_cast<U>(a) * static_cast<U>(b) : static_cast<U>(a) + static_cast<U>(b));
-  } else if constexpr (Prod) {
-    return a * b;
-  } else {
-    return a + b;
-  }
+// a + b (Prod false) or a * b; integers wrap around, as PyTorch's. Written in the signed
+// type and exempted from UBSan's overflow check: GCC 12 miscompiles the unsigned form (what
+// C++ defines) in the AVX-512 lane folds of the CPU reductions, where sums and products of
+// 16, 24, 32... integers lost whole lanes (test_integer_reductions.py at every SIMD level).
+template <bool Prod, typename A> EMBER_HOST_DEVICE EMBER_WRAPS_SIGNED A sum_or_product(A a, A b) {
+  if constexpr (Prod) return a * b;
+  else return a + b;
 }
 
 // sum (Prod false) or product.

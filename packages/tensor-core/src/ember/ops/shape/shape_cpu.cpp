@@ -16,6 +16,10 @@
 namespace ember::ops {
 namespace {
 
+// The most tensors an op returns in a list (each tensor takes a few hundred bytes: 2^28 of
+// them exceed a large machine's memory).
+constexpr int64_t kMaxTensorListLength = int64_t(1) << 28;
+
 // A shape with one -1 resolved against numel (PyTorch's infer_size).
 Shape infer_size(const char* op, const Shape& shape, int64_t numel) {
   Shape res = shape;
@@ -26,7 +30,9 @@ Shape infer_size(const char* op, const Shape& shape, int64_t numel) {
       if (infer) throw std::runtime_error(message(op, ": only one dimension can be inferred"));
       infer = i;
     } else if (shape[i] >= 0) {
-      known *= shape[i];
+      if (__builtin_mul_overflow(known, shape[i], &known)) {
+        throw std::runtime_error(message(op, ": shape '", shape_str(shape), "' is invalid for input of size ", numel));
+      }
     } else {
       throw std::runtime_error(message(op, ": invalid shape dimension ", shape[i], " at index ", i, " of shape ",
                                        shape_str(shape)));
@@ -385,7 +391,7 @@ std::vector<Tensor> split_size(const Tensor& self, int64_t split_size, int64_t d
                                      size));
   }
   int64_t n = 1;
-  if (split_size != 0) n = std::max<int64_t>((size + split_size - 1) / split_size, 1);
+  if (split_size != 0) n = std::max<int64_t>(ceil_div(size, split_size), 1);
   Shape sizes(n, split_size);
   sizes[n - 1] = split_size - (split_size * n - size);
   return split_sections(self, sizes, d);
@@ -396,8 +402,16 @@ std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
   if (chunks <= 0) throw std::runtime_error(message("chunk expects `chunks` to be greater than 0, got: ", chunks));
   const int64_t d = wrap_dim(dim, self->dim(), "chunk");
   const int64_t size = self->sizes()[d];
-  const int64_t each = (size + chunks - 1) / chunks;
-  if (each == 0 && size == 0) return split_sections(self, Shape(chunks, 0), d);
+  const int64_t each = ceil_div(size, chunks);
+  if (each == 0 && size == 0) {
+    // PyTorch's `chunks` empty tensors; a count no list of tensors could hold is refused
+    // before its sizes are allocated
+    if (chunks > kMaxTensorListLength) {
+      throw std::runtime_error(message("chunk: ", chunks, " chunks of an empty dimension would be ", chunks,
+                                       " tensors, more than fit in memory"));
+    }
+    return split_sections(self, Shape(chunks, 0), d);
+  }
   return split_size(self, each, d);
 }
 
@@ -459,7 +473,12 @@ Tensor repeat(const Tensor& self, const Shape& repeats) {
     in_sz[n - nd + d] = self->sizes()[d];
     in_st[n - nd + d] = self->strides()[d];
   }
-  for (int64_t i = 0; i < n; ++i) shape[i] = in_sz[i] * repeats[i];
+  for (int64_t i = 0; i < n; ++i) {
+    if (__builtin_mul_overflow(in_sz[i], repeats[i], &shape[i])) {
+      throw std::runtime_error(message("repeat: the size of dimension ", i, ", ", in_sz[i], " * ", repeats[i],
+                                       ", overflows int64"));
+    }
+  }
   for (int64_t r : repeats) {
     if (r < 0) {
       throw std::runtime_error(message("repeat: Trying to create tensor with negative dimension ",
