@@ -48,7 +48,7 @@ def _job(mode: str, world: int, args) -> dict:
              *(["--quick"] if args.quick else [])],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     outs = [p.communicate(timeout=1800) for p in procs]
-    for p, (out, err) in zip(procs, outs):
+    for p, (_, err) in zip(procs, outs):
         if p.returncode != 0:
             raise SystemExit(f"{mode} worker failed:\n{err[-3000:]}")
     return json.loads(outs[0][0].strip().splitlines()[-1])
@@ -78,9 +78,8 @@ def worker_allreduce(kind: str, args) -> dict:
     out = {}
     repeats = 10 if args.quick else 30
     if kind in ("ember", "mpi4py"):
-        import ember_tensor as et
-
         import ember_distributed as dist
+        import ember_tensor as et
 
         dist.init_process_group("gloo")
         comm = dist.distributed_c10d._World.pg._engine.comm
@@ -114,11 +113,10 @@ def worker_ddp(kind: str, args) -> dict:
     world = int(os.environ["WORLD_SIZE"])
     if kind == "ember":
         import ember_autograd  # noqa: F401
+        import ember_distributed as dist
         import ember_nn as nn
         import ember_optim as optim
         import ember_tensor as lib
-
-        import ember_distributed as dist
         from ember_distributed.parallel import DistributedDataParallel as DDP
 
         dist.init_process_group("gloo")

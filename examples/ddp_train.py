@@ -22,13 +22,14 @@ import argparse
 import os
 import time
 
+from train_digits import DigitsCNN, evaluate, load_datasets
+
 import ember
 import ember.distributed as dist
 import ember.nn.functional as F
 from ember import nn
 from ember.nn.parallel import DistributedDataParallel as DDP
 from ember.utils.data import DataLoader, DistributedSampler
-from train_digits import DigitsCNN, evaluate, load_datasets
 
 
 def parse_args(argv=None):

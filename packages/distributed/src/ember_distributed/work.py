@@ -5,12 +5,11 @@ Every operation is started as a non-blocking engine call (``MPI_Iallreduce``, ``
 ...) on the thread that issues it, in program order, so all processes start their
 collectives in one order. The engine is entered under one lock (MPI's
 ``MPI_THREAD_SERIALIZED``). A synchronous operation then polls its request on the calling
-thread (polling alone for ~100 µs, then yielding the core between polls, and after 20 ms
-sleeping up to a millisecond between them, so that processes sharing a core do not starve
-each other); an asynchronous one is progressed by a background thread
-that polls the pending requests every ~100 µs until they complete (MPI progresses
-non-blocking collectives only inside its calls), so that DistributedDataParallel's buckets
-travel while backward computes.
+thread (alone for ~100 µs, then yielding the core between polls, so that processes sharing
+a core do not starve each other; never sleeping: MPI moves the data of a non-blocking
+collective only inside its calls); an asynchronous one is progressed by a background
+thread that polls the pending requests every ~100 µs until they complete, so that
+DistributedDataParallel's buckets travel while backward computes.
 
 Waiting raises the operation's own error, or, past the group's timeout, a
 ``DistBackendError`` naming the operation and the ranks that have not reached it, and within
@@ -154,18 +153,13 @@ class Work:
     def _wait_polling(self, limit: float) -> None:
         start = time.monotonic()
         deadline, next_check = start + limit, start + 1.0
-        nap = 5e-5
         while True:
             with lock:
                 if self._poll_locked():
                     return
             now = time.monotonic()
-            waited = now - start
-            if waited > 0.02:  # a long wait (a peer still computing): sleep in short naps
-                time.sleep(nap)
-                nap = min(nap * 2, 1e-3)
-            elif waited > 1e-4:  # past the first ~100 us: poll, but let others run first
-                os.sched_yield()
+            if now - start > 1e-4:  # past the first ~100 us: poll, but let others run first
+                os.sched_yield()  # (no sleep: the engine moves data only inside its calls)
             if now >= deadline:
                 self._group.mark_arrival()
                 self._fail(f"timed out after {limit:g} seconds", self._group.missing(self._seq))
