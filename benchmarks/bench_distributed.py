@@ -25,7 +25,7 @@ import subprocess
 import sys
 
 import numpy as np
-from timing import cpu_model
+from timing import cpu_model, median_seconds
 
 SIZES = [1 << k for k in range(10, 29, 2)]  # 1 KB .. 256 MB
 
@@ -54,22 +54,6 @@ def _job(mode: str, world: int, args) -> dict:
     return json.loads(outs[0][0].strip().splitlines()[-1])
 
 
-def _time(fn, repeats: int, budget: float = 2.0) -> float:
-    import time
-
-    for _ in range(3):
-        fn()
-    times = []
-    start = time.perf_counter()
-    while len(times) < repeats:
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-        if len(times) >= 5 and time.perf_counter() - start > budget:
-            break
-    return float(np.median(times))
-
-
 def _sizes(args) -> list[int]:
     return [s for s in SIZES if s <= args.max_mb * (1 << 20)]
 
@@ -93,7 +77,7 @@ def worker_allreduce(kind: str, args) -> dict:
                 a = np.ones(n, np.float32)
                 fn = lambda a=a: comm.Allreduce(MPI.IN_PLACE, a)  # noqa: E731
             dist.barrier()
-            out[nbytes] = _time(fn, repeats)
+            out[nbytes] = median_seconds(fn, repeats, 2.0, warmup=3)
     else:
         import torch
         import torch.distributed as tdist
@@ -103,7 +87,7 @@ def worker_allreduce(kind: str, args) -> dict:
         for nbytes in _sizes(args):
             t = torch.ones(nbytes // 4)
             tdist.barrier()
-            out[nbytes] = _time(lambda t=t: tdist.all_reduce(t), repeats)
+            out[nbytes] = median_seconds(lambda t=t: tdist.all_reduce(t), repeats, 2.0, warmup=3)
         tdist.destroy_process_group()
     return out
 
@@ -146,7 +130,7 @@ def worker_ddp(kind: str, args) -> dict:
         F.cross_entropy(ddp(x), y).backward()
         opt.step()
 
-    seconds = _time(step, steps, budget=10.0)
+    seconds = median_seconds(step, steps, 10.0, warmup=3)
     dist.destroy_process_group()
     return {"samples_per_s": 64 * world / seconds}
 

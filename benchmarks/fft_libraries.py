@@ -14,24 +14,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 import numpy as np
-from timing import cpu_model  # the CPU beside every table
-
-
-def _median(fn, repeats: int, budget: float = 1.5) -> float:
-    fn()
-    times = []
-    start = time.perf_counter()
-    while len(times) < repeats:
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-        if len(times) >= 5 and time.perf_counter() - start > budget:
-            break
-    return float(np.median(times))
-
+from timing import cpu_model, median_seconds  # the CPU beside every table
 
 # (name, shape, kind): kind c2c (complex64 fft over the last dim, or fft2 for 2-D shapes),
 # r2c (float32 rfft / rfft2); batched 1-D shapes transform their last dim
@@ -125,7 +110,7 @@ def main() -> int:
                 ref = out
             else:  # every library computes the same transform
                 np.testing.assert_allclose(out, ref, rtol=1e-3, atol=1e-3 * np.abs(ref).max())
-            times[n] = _median(lambda fn=fn, x=x: fn(x), args.repeats)
+            times[n] = median_seconds(lambda fn=fn, x=x: fn(x), args.repeats)
         t0 = times["torch"]
         cells = "".join(
             f"{times[n] * 1e3:9.3f}ms" + (f" {t0 / times[n]:4.2f}x" if n != "torch" else "      ")

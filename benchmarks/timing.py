@@ -46,6 +46,22 @@ def alternating_medians(fn, tfn, repeats: int, budget: float) -> tuple[float, fl
     return float(np.median(a)), float(np.median(b))
 
 
+def median_seconds(fn, repeats: int, budget: float = 1.5, warmup: int = 1) -> float:
+    """Median seconds of ``fn()`` over ``repeats`` timed calls (at least 5, fewer once
+    ``budget`` seconds have passed), after ``warmup`` untimed ones."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    start = time.perf_counter()
+    while len(times) < repeats:
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+        if len(times) >= 5 and time.perf_counter() - start > budget:
+            break
+    return float(np.median(times))
+
+
 def import_torch():
     """PyTorch, or None after saying so (the side-by-side scripts then exit with 2)."""
     try:
