@@ -82,6 +82,7 @@ class Work:
         self._op, self._group, self._seq = op, group, seq
         self._finish = finish
         self._request = None
+        self._keep = None
         self._done = False  # completed (set once, under the lock)
         self._result = None
         self._exception: BaseException | None = None
@@ -91,6 +92,9 @@ class Work:
         return f"Work({self._op}, {state})"
 
     def _start(self, start, asynchronous: bool) -> Work:
+        # the closure holds the operation's buffers (and through them its tensors): kept
+        # until the engine is done with them, as PyTorch's Work keeps its tensors
+        self._keep = start
         with lock:
             try:
                 self._request = start()
@@ -111,6 +115,7 @@ class Work:
                 error = e
         self._exception = error
         self._done = True
+        self._keep = None
         if _pending and self in _pending:
             _pending.remove(self)
 
