@@ -1691,3 +1691,12 @@ def test_polygamma_of_the_largest_order_is_defined():
     # n + 1 computed in double: no signed overflow; n! / x^(n+1) is beyond every float
     # (PyTorch answers NaN: documented in differences-from-pytorch.md)
     assert et.polygamma(2**63 - 1, et.tensor([1.5], dtype=et.float64)).item() == float("inf")
+
+
+def test_numpy_of_a_view_with_a_huge_step_has_no_stride_overflow():
+    # a slice with a step beyond the dim keeps one element with a huge stride (UBSan found
+    # the stride's byte count overflowing in numpy()); as PyTorch's value
+    x = et.tensor([1, 2, 3])
+    v = x.slice(step=2**64)
+    assert v.tolist() == [1] and v.numpy().tolist() == [1]
+    assert str(v) == "tensor([1])"

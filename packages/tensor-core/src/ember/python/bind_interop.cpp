@@ -398,7 +398,16 @@ py::object to_numpy(const Tensor& self, bool force) {
   py::dtype dt(numpy_typestr(self->dtype()));
   std::vector<py::ssize_t> shape(self->sizes().begin(), self->sizes().end());
   std::vector<py::ssize_t> strides;
-  for (int64_t s : self->strides()) strides.push_back(s * static_cast<int64_t>(self->itemsize()));
+  for (int64_t d = 0; d < self->dim(); ++d) {
+    // a dim of one element is never stepped along: its stride (which may be huge, from a
+    // slice with a huge step) is not multiplied into bytes
+    const int64_t s = self->sizes()[d] <= 1 ? 0 : self->strides()[d];
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(s, static_cast<int64_t>(self->itemsize()), &bytes)) {
+      throw std::runtime_error(message("numpy(): the stride ", s, " of dim ", d, " overflows in bytes"));
+    }
+    strides.push_back(bytes);
+  }
   return py::array(dt, shape, strides, self->data_ptr(), py::cast(self));
 }
 
