@@ -60,11 +60,6 @@ def _finalize() -> None:
         _MPI.Finalize()
 
 
-def launched_by_mpiexec() -> bool:
-    """Whether this process is one of several of an MPI world (started by ``mpiexec``)."""
-    return load().COMM_WORLD.Get_size() > 1
-
-
 def world_engine() -> Engine:
     return Engine(load().COMM_WORLD.Dup())
 
@@ -131,8 +126,6 @@ class Engine:
     memory), each started without blocking: it returns the MPI request (``Test()``), or None
     when there was nothing to do. Reductions take an MPI op name: SUM, PROD, MIN, MAX, BAND,
     BOR, BXOR. The caller holds ``work.lock``."""
-
-    name = "mpi"
 
     def __init__(self, comm) -> None:
         self.comm = comm
