@@ -19,7 +19,6 @@ same program with PyTorch (``--backend gloo``).
 from __future__ import annotations
 
 import argparse
-import os
 import time
 
 from train_digits import DigitsCNN, evaluate, load_datasets
@@ -45,7 +44,11 @@ def parse_args(argv=None):
 
 def main(argv=None) -> float:
     args = parse_args(argv)
-    dist.init_process_group(args.backend)
+    try:
+        dist.init_process_group(args.backend)
+    except ValueError as e:  # not started by a launcher: no RANK, WORLD_SIZE, ...
+        raise SystemExit(f"{e}\nstart it with: python -m ember.distributed.run "
+                         "--nproc-per-node 2 examples/ddp_train.py") from None
     rank, world = dist.get_rank(), dist.get_world_size()
     if args.batch_size % world:
         raise SystemExit(f"--batch-size {args.batch_size} is not divisible by {world} processes")
@@ -96,7 +99,4 @@ def main(argv=None) -> float:
 
 
 if __name__ == "__main__":
-    if not any(v in os.environ for v in ("RANK", "PMI_RANK", "OMPI_COMM_WORLD_RANK")):
-        raise SystemExit("start it with: python -m ember.distributed.run --nproc-per-node 2 "
-                         "examples/ddp_train.py")
     main()

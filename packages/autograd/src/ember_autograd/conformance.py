@@ -440,6 +440,40 @@ class TestAutogradConformance:
         with pytest.raises(RuntimeError):
             _t(X0).register_hook(lambda g: g)
 
+    def test_post_accumulate_grad_hook(self) -> None:
+        # what DistributedDataParallel launches its gradient buckets from
+        x = _t(X0, True)
+        seen = []
+        handle = x.register_post_accumulate_grad_hook(lambda p: seen.append(_np(p.grad)))
+        (x * 3).sum().backward()
+        (x * 2).sum().backward()
+        assert len(seen) == 2, "the hook runs once per backward, after accumulation"
+        np.testing.assert_allclose(seen[1], np.full(3, 5.0), err_msg="hook saw the sum")
+        handle.remove()
+        (x * 2).sum().backward()
+        assert len(seen) == 2, "the hook ran after its handle was removed"
+        with pytest.raises(RuntimeError):
+            (x * 2).register_post_accumulate_grad_hook(lambda p: None)
+
+    def test_graph_reaches_the_leaves(self) -> None:
+        # grad_fn.next_functions down to AccumulateGrad nodes and their .variable (PyTorch's
+        # graph API): how DistributedDataParallel finds the parameters a forward used
+        x, y, unused = _t(X0, True), _t(Y0, True), _t(Y0, True)
+        out = (x * y).sum() + x.exp().sum()
+        seen, stack, leaves = set(), [out.grad_fn], []
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in seen:
+                continue
+            seen.add(id(node))
+            if getattr(node, "variable", None) is not None:
+                leaves.append(node.variable)
+            stack.extend(nxt for nxt, _ in node.next_functions)
+        assert {id(v) for v in leaves} == {id(x), id(y)}, \
+            f"leaves reached: {len(leaves)} tensors (expected x and y, not unused)"
+        assert all(v is x or v is y for v in leaves)
+        assert unused.grad_fn is None and x.grad_fn is None
+
     def test_retain_grad(self) -> None:
         x = _t(X0, True)
         y = x * 2

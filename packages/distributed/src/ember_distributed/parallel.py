@@ -67,7 +67,9 @@ def _output_tensors(out, found: list) -> None:
 
 
 def _reached_leaves(outputs) -> set[int]:
-    """ids of the leaf tensors the outputs' graphs reach."""
+    """ids of the leaf tensors the outputs' graphs reach, through PyTorch's graph API
+    (``next_functions``, the ``variable`` of AccumulateGrad nodes), which the autograd slot's
+    conformance kit requires of every provider."""
     seen, leaves = set(), set()
     stack = [t.grad_fn for t in outputs if t.grad_fn is not None]
     while stack:
