@@ -26,6 +26,7 @@ import numpy as np
 
 import ember_tensor as et
 
+from . import nccl_collectives as _nc
 from . import work as _work
 from .store import PrefixStore, Store, TCPStore
 from .work import DistBackendError, DistError, Work
@@ -83,14 +84,52 @@ class ProcessGroup:
     """Ranks that run collectives together: ``rank()`` and ``size()`` within the group."""
 
     def __init__(self, engine, ranks: list[int], backend: str, store: Store | None,
-                 timeout: datetime.timedelta, name: str) -> None:
+                 timeout: datetime.timedelta, name: str, rank: int) -> None:
+        # engine: the MPI engine of CPU tensors (None for "nccl" alone); the NCCL
+        # communicator of CUDA tensors is made by the group's first CUDA collective
         self._engine, self._ranks, self._backend = engine, list(ranks), backend
         self._store, self._timeout, self._name = store, timeout, name
+        self._rank = rank
         self._seq = 0
+        self._device_comm = None
         self.timeout_s = timeout.total_seconds()
 
     def rank(self) -> int:
-        return self._engine.rank()
+        return self._rank
+
+    def device_comm(self, device_index: int):
+        """The group's NCCL communicator on CUDA device ``device_index`` (made on first use,
+        collectively: rank 0 draws the unique id and the others receive it through the
+        store, or through the CPU engine under mpiexec)."""
+        comm = self._device_comm
+        if comm is not None:
+            if comm.device_index != device_index:
+                raise RuntimeError(f"ember.distributed: {self.describe()} runs its CUDA "
+                                   f"collectives on cuda:{comm.device_index}, got a tensor on "
+                                   f"cuda:{device_index} (one device per process)")
+            return comm
+        from . import nccl
+
+        mine = nccl.unique_id() if self._rank == 0 else b""
+        if self._store is not None:
+            key = f"nccl_unique_id/{self._name}"
+            if self._rank == 0:
+                self._store.set(key, mine)
+            uid = self._store.get(key)
+        else:
+            box = [_byte_tensor(mine) if mine else et.zeros(128, dtype=et.uint8)]
+            broadcast(box[0], group=self, group_src=0)
+            uid = bytes(box[0].numpy())
+        self._device_comm = nccl.Communicator.create(uid, self.size(), self._rank,
+                                                     device_index)
+        return self._device_comm
+
+    def free(self) -> None:
+        if self._engine is not None:
+            _work.call(self._engine.free)
+        if self._device_comm is not None:
+            self._device_comm.free()
+            self._device_comm = None
 
     def size(self) -> int:
         return len(self._ranks)
@@ -210,8 +249,11 @@ def is_gloo_available() -> bool:
 
 
 def is_nccl_available() -> bool:
-    """False: the NCCL backend is not part of this version yet."""
-    return False
+    """Whether the NCCL library is installed (the ``nvidia-nccl-cu13`` wheel, or the
+    system's): the engine of the ``nccl`` backend (which also needs a GPU)."""
+    from . import nccl
+
+    return nccl.library_path() is not None
 
 
 def is_torchelastic_launched() -> bool:
@@ -223,19 +265,44 @@ def is_torchelastic_launched() -> bool:
 
 
 def _parse_backend(backend) -> str:
-    """The backend's name; RuntimeError for one this version cannot run (nccl)."""
+    """The backend's name (``"gloo"``, ``"mpi"``, ``"nccl"``, or PyTorch's per-device form
+    ``"cpu:gloo,cuda:nccl"``); None: gloo, with nccl for CUDA tensors when NCCL and a GPU
+    are there (PyTorch's default)."""
     if backend is None:
+        if is_nccl_available() and et.cuda.is_available():
+            return "cpu:gloo,cuda:nccl"
         return Backend.GLOO
     name = str(backend).lower()
-    if ":" in name:  # "cpu:gloo,cuda:nccl": the CPU entry (CUDA needs NCCL, below)
-        pairs = dict(p.split(":", 1) for p in name.split(","))
-        name = pairs.get("cpu", next(iter(pairs.values())))
-    name = Backend(name)
+    if ":" not in name:
+        return Backend(name)
+    pairs = {}
+    for part in name.split(","):
+        device, _, engine = part.partition(":")
+        if device not in ("cpu", "cuda") or Backend(engine) == Backend.UNDEFINED:
+            raise ValueError(f"Invalid backend: '{backend}'")
+        if (device == "cuda") != (engine == Backend.NCCL):
+            raise ValueError(f"Invalid backend: '{backend}' (CUDA tensors go to nccl, CPU "
+                             "tensors to gloo or mpi)")
+        pairs[device] = engine
+    return ",".join(f"{d}:{e}" for d, e in sorted(pairs.items()))
+
+
+def _cpu_backend(name: str) -> str | None:
+    """The backend of CPU tensors in a backend's name (None: nccl alone)."""
     if name == Backend.NCCL:
-        raise RuntimeError("ember.distributed: the 'nccl' backend is not available in this "
-                           "version (CUDA collectives are to come); use 'gloo' or 'mpi' with "
-                           "CPU tensors")
-    return name
+        return None
+    return name.split("cpu:")[1].split(",")[0] if "cpu:" in name else name
+
+
+def _nccl_ready(name: str) -> None:
+    """Whether a backend asking for nccl can have it: its library, and a GPU."""
+    if "nccl" not in name:
+        return
+    from . import nccl
+
+    nccl.load()
+    if not et.cuda.is_available():
+        raise RuntimeError("ProcessGroupNCCL is only supported with GPUs, no GPUs found!")
 
 
 def _env_int(name: str) -> int:
@@ -292,6 +359,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size:
     if _World.pg is not None:
         raise ValueError("trying to initialize the default process group twice!")
     name = _parse_backend(backend)
+    _nccl_ready(name)
     timeout = default_pg_timeout if timeout is None else timeout
     if not isinstance(timeout, datetime.timedelta):
         raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got "
@@ -312,11 +380,13 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size:
                                                   timeout)
         elif rank < 0 or world_size < 0:
             raise ValueError("init_process_group: a store needs rank and world_size")
-        engine = _work.call(lambda: mpi.connect(PrefixStore("ember_mpi", store), rank,
-                                                world_size))
+        engine = None
+        if _cpu_backend(name) is not None:
+            engine = _work.call(lambda: mpi.connect(PrefixStore("ember_mpi", store), rank,
+                                                    world_size))
     _World.rank = rank
     _World.pg = ProcessGroup(engine, list(range(world_size)), name, store, timeout,
-                             group_name or "default")
+                             group_name or "default", rank)
     _World.groups = {_World.pg.name(): _World.pg}
 
 
@@ -347,7 +417,7 @@ def destroy_process_group(group=None) -> None:
     for pg in pgs:
         _World.groups.pop(pg.name(), None)
         try:
-            _work.call(pg._engine.free)
+            pg.free()
         except Exception:
             pass
     if group is None or group is _World.pg:
@@ -369,16 +439,22 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
             raise ValueError(f"new_group: rank {r} is out of range for world_size {world}")
     if len(set(ranks)) != len(ranks):
         raise ValueError(f"new_group: duplicate ranks in {ranks}")
+    kind = pg._backend if backend is None else _parse_backend(backend)
+    _nccl_ready(kind)
     _World.group_count += 1
     name = str(_World.group_count)
     me = _World.rank
     member = me in ranks
-    sub = _work.call(lambda: pg._engine.split(0 if member else None, me))
+    sub = None
+    if pg._engine is not None:
+        sub = _work.call(lambda: pg._engine.split(0 if member else None, me))
     if not member:
         return GroupMember.NON_GROUP_MEMBER
     timeout = pg._timeout if timeout is None else timeout
-    child = ProcessGroup(sub, ranks, pg._backend if backend is None else _parse_backend(backend),
-                         pg._store, timeout, name)
+    if sub is not None and _cpu_backend(kind) is None:  # nccl alone: no CPU engine
+        _work.call(sub.free)
+        sub = None
+    child = ProcessGroup(sub, ranks, kind, pg._store, timeout, name, ranks.index(me))
     _World.groups[name] = child
     return child
 
@@ -423,11 +499,10 @@ def get_group_rank(group, global_rank: int) -> int:
 
 
 def _check_tensor(op: str, t, arg: str = "tensor") -> None:
+    """A contiguous tensor (whether the group's backend takes its device is checked when the
+    operation starts: ``_launch``, ``_on_device``)."""
     if not isinstance(t, et.Tensor):
         raise TypeError(f"{op}: {arg} must be a Tensor, not {type(t).__name__}")
-    if t.device.type != "cpu":
-        raise RuntimeError(f"{op}: the {_default()._backend} backend takes CPU tensors, got "
-                           f"{arg} on {t.device}")
     if not t.is_contiguous():
         raise ValueError(f"{op}: Tensors must be contiguous ({arg} of shape "
                          f"{tuple(t.shape)} has strides {t.stride()})")
@@ -483,8 +558,28 @@ def _reduce_plan(op_name: str, t, op) -> tuple:
 def _launch(op_name: str, pg: ProcessGroup, start, async_op: bool, finish=None):
     """Starts ``start(engine)`` for ``pg`` (``finish()`` after it completed); waits unless
     ``async_op``."""
+    if pg._engine is None:
+        raise RuntimeError(f"{op_name}: No backend type associated with device type cpu (the "
+                           f"{pg._backend} backend takes CUDA tensors; use backend="
+                           "'cpu:gloo,cuda:nccl' for both)")
     seq = pg._next()
     w = _work.launch(op_name, pg, seq, lambda: start(pg._engine), finish, async_op)
+    if async_op:
+        return w
+    w.wait()
+    return None
+
+
+def _on_device(op_name: str, pg: ProcessGroup, t, start, async_op: bool):
+    """Runs ``start(communicator)`` (a function of ``nccl_collectives``) for CUDA tensor
+    ``t``: queued on the current stream, not waited for (as PyTorch's NCCL backend)."""
+    if "nccl" not in pg._backend:
+        raise RuntimeError(f"{op_name}: the {pg._backend} backend takes CPU tensors, got a "
+                           f"tensor on {t.device} (use backend='nccl' or "
+                           "'cpu:gloo,cuda:nccl')")
+    comm = pg.device_comm(t.device.index if t.device.index is not None else
+                          et.cuda.current_device())
+    w = _work.launch(op_name, pg, pg._next(), lambda: start(comm), None, async_op)
     if async_op:
         return w
     w.wait()
@@ -512,6 +607,9 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """Reduces ``tensor`` over the group; every rank gets the result, in place."""
     pg = _resolve(group)
     _check_tensor("all_reduce", tensor)
+    if tensor.is_cuda:
+        return _on_device("all_reduce", pg, tensor, lambda c: _nc.all_reduce(c, tensor, op),
+                          async_op)
     buf, mpi_op, finish = _reduce_plan("all_reduce", tensor, op)
     n = pg.size()
 
@@ -532,6 +630,9 @@ def broadcast(tensor, src=None, group=None, async_op: bool = False, group_src=No
     pg = _resolve(group)
     root = _group_peer("broadcast", pg, src, group_src, "src")
     _check_tensor("broadcast", tensor)
+    if tensor.is_cuda:
+        return _on_device("broadcast", pg, tensor, lambda c: _nc.broadcast(c, tensor, root),
+                          async_op)
     buf = _bytes(tensor)
     return _launch("broadcast", pg, lambda e: e.broadcast(buf, root), async_op)
 
@@ -543,6 +644,9 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op: bool = False
     pg = _resolve(group)
     root = _group_peer("reduce", pg, dst, group_dst, "dst")
     _check_tensor("reduce", tensor)
+    if tensor.is_cuda:
+        return _on_device("reduce", pg, tensor, lambda c: _nc.reduce(c, tensor, op, root),
+                          async_op)
     if pg.rank() == root:
         buf, mpi_op, finish = _reduce_plan("reduce", tensor, op)
     else:  # the others send a copy: the engine may use their buffer as scratch
@@ -561,9 +665,18 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op: bool = False
     return _launch("reduce", pg, lambda e: e.reduce(buf, mpi_op, root), async_op, done)
 
 
+def _same_device(op: str, a, b) -> None:
+    if a.device != b.device:
+        raise ValueError(f"{op}: input and output must be on one device, got {a.device} and "
+                         f"{b.device}")
+
+
 def _check_same(op: str, ref, others, arg: str) -> None:
     for i, t in enumerate(others):
         _check_tensor(op, t, f"{arg}[{i}]")
+        if t.device != ref.device:
+            raise ValueError(f"{op}: {arg}[{i}] is on {t.device}, the input tensor on "
+                             f"{ref.device}")
         if t.dtype != ref.dtype or t.numel() != ref.numel():
             raise ValueError(f"{op}: {arg}[{i}] has dtype {t.dtype} and {t.numel()} elements; "
                              f"expected {ref.dtype} and {ref.numel()} (as the input tensor)")
@@ -584,6 +697,9 @@ def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
     _check_tensor("all_gather", tensor)
     outs = _list_of("all_gather", tensor_list, "tensor_list", pg.size())
     _check_same("all_gather", tensor, outs, "tensor_list")
+    if tensor.is_cuda:
+        return _on_device("all_gather", pg, tensor, lambda c: _nc.all_gather(c, outs, tensor),
+                          async_op)
     send = _bytes(tensor).copy()
     recv = np.empty(send.size * pg.size(), np.uint8)
     targets = [_bytes(t) for t in outs]
@@ -607,6 +723,11 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bo
                          f"({pg.size()}) times the input's {input_tensor.numel()} elements of "
                          f"dtype {input_tensor.dtype}, got {output_tensor.numel()} of "
                          f"{output_tensor.dtype}")
+    _same_device("all_gather_into_tensor", input_tensor, output_tensor)
+    if input_tensor.is_cuda:
+        return _on_device("all_gather_into_tensor", pg, input_tensor,
+                          lambda c: _nc.all_gather_into_tensor(c, output_tensor, input_tensor),
+                          async_op)
     send, recv = _bytes(input_tensor), _bytes(output_tensor)
     return _launch("all_gather_into_tensor", pg, lambda e: e.all_gather(send, recv), async_op)
 
@@ -626,6 +747,10 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op: bool = Fals
     elif gather_list:
         raise ValueError("gather: Argument ``gather_list`` must NOT be specified on non-"
                          "destination ranks.")
+    if tensor.is_cuda:
+        outs = outs if mine else None
+        return _on_device("gather", pg, tensor, lambda c: _nc.gather(c, tensor, outs, root),
+                          async_op)
     send = _bytes(tensor).copy()
     recv = np.empty(send.size * pg.size(), np.uint8) if mine else None
 
@@ -645,13 +770,18 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op: bool = Fa
     _check_tensor("scatter", tensor)
     mine = pg.rank() == root
     send = None
+    ins = None
     if mine:
         ins = _list_of("scatter", scatter_list, "scatter_list", pg.size())
         _check_same("scatter", tensor, ins, "scatter_list")
-        send = np.concatenate([_bytes(t) for t in ins]) if ins else np.empty(0, np.uint8)
     elif scatter_list:
         raise ValueError("scatter: Argument ``scatter_list`` must NOT be specified on non-"
                          "source ranks.")
+    if tensor.is_cuda:
+        return _on_device("scatter", pg, tensor, lambda c: _nc.scatter(c, tensor, ins, root),
+                          async_op)
+    if mine:
+        send = np.concatenate([_bytes(t) for t in ins]) if ins else np.empty(0, np.uint8)
     recv = _bytes(tensor)
     return _launch("scatter", pg, lambda e: e.scatter(send, recv, root), async_op)
 
@@ -666,6 +796,10 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: 
         raise ValueError(f"reduce_scatter_tensor: input must have world_size ({pg.size()}) "
                          f"times the output's {output.numel()} elements of dtype "
                          f"{output.dtype}, got {input.numel()} of {input.dtype}")
+    _same_device("reduce_scatter_tensor", input, output)
+    if input.is_cuda:
+        return _on_device("reduce_scatter_tensor", pg, input,
+                          lambda c: _nc.reduce_scatter_tensor(c, output, input, op), async_op)
     send, mpi_op, _ = _reduce_plan("reduce_scatter_tensor", input.detach().clone(), op)
     recv, _, finish = _reduce_plan("reduce_scatter_tensor", output, op)
     n = pg.size()
@@ -719,6 +853,10 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
 
     send_counts = counts(input_split_sizes, input, row_in or 1, "input")
     recv_counts = counts(output_split_sizes, output, row_out or 1, "output")
+    _same_device("all_to_all_single", input, output)
+    if input.is_cuda:
+        return _on_device("all_to_all_single", pg, input, lambda c: _nc.all_to_all_single(
+            c, output, input, send_counts, recv_counts), async_op)
     send, recv = _bytes(input), _bytes(output)
     return _launch("all_to_all_single", pg,
                    lambda e: e.all_to_all(send, send_counts, recv, recv_counts), async_op)
@@ -736,6 +874,11 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool
         _check_tensor("all_to_all", t, f"output_tensor_list[{i}]")
     if len({t.dtype for t in ins + outs}) > 1:
         raise ValueError("all_to_all: every input and output tensor must have the same dtype")
+    if ins and len({t.device for t in ins + outs}) > 1:
+        raise ValueError("all_to_all: every input and output tensor must be on one device")
+    if ins and ins[0].is_cuda:
+        return _on_device("all_to_all", pg, ins[0], lambda c: _nc.all_to_all(c, outs, ins),
+                          async_op)
     send = np.concatenate([_bytes(t) for t in ins]) if ins else np.empty(0, np.uint8)
     send_counts = [_bytes(t).size for t in ins]
     targets = [_bytes(t) for t in outs]
@@ -768,6 +911,8 @@ def isend(tensor, dst=None, group=None, tag: int = 0, group_dst=None) -> Work:
     peer = _p2p("isend", pg, dst, group_dst, "dst")
     if peer is None:
         raise ValueError("isend: dst or group_dst is required")
+    if tensor.is_cuda:
+        return _on_device("send", pg, tensor, lambda c: _nc.send(c, tensor, peer), True)
     buf = _bytes(tensor)
     return _launch("send", pg, lambda e: e.send(buf, peer, tag), True)
 
@@ -778,6 +923,8 @@ def irecv(tensor, src=None, group=None, tag: int = 0, group_src=None) -> Work:
     pg = _resolve(group)
     _check_tensor("irecv", tensor)
     peer = _p2p("irecv", pg, src, group_src, "src")
+    if tensor.is_cuda:
+        return _on_device("recv", pg, tensor, lambda c: _nc.recv(c, tensor, peer), True)
     buf = _bytes(tensor)
     box = []
 
@@ -796,12 +943,19 @@ def recv(tensor, src=None, group=None, tag: int = 0, group_src=None) -> int:
     """Receives into ``tensor``; returns the sender's global rank."""
     pg = _resolve(group)
     w = irecv(tensor, src, group, tag, group_src)
+    if tensor.is_cuda:  # from src (NCCL cannot receive from any rank)
+        w.wait()
+        return pg._ranks[_p2p("recv", pg, src, group_src, "src")]
     return pg._ranks[w.result()]
 
 
 def barrier(group=None, async_op: bool = False, device_ids=None):
     """Waits until every rank of the group has reached it."""
     pg = _resolve(group)
+    if pg._engine is None:  # nccl alone: on the current device, as PyTorch
+        index = et.cuda.current_device()
+        return _on_device("barrier", pg, et.empty(0, device=f"cuda:{index}"),
+                          lambda c: _nc.barrier(c), async_op)
     return _launch("barrier", pg, lambda e: e.barrier(), async_op)
 
 
@@ -844,14 +998,23 @@ def _decode(data: bytes):
 
 
 def _exchange_sizes(pg: ProcessGroup, n: int) -> list[int]:
-    mine = et.tensor([n], dtype=et.int64)
-    sizes = [et.zeros(1, dtype=et.int64) for _ in range(pg.size())]
+    dev = _object_device(pg)
+    mine = et.tensor([n], dtype=et.int64, device=dev)
+    sizes = [et.zeros(1, dtype=et.int64, device=dev) for _ in range(pg.size())]
     all_gather(sizes, mine, pg)
     return [int(s.item()) for s in sizes]
 
 
-def _byte_tensor(data: bytes):
-    return et.tensor(np.frombuffer(data, np.uint8).copy()) if data else et.empty(0, dtype=et.uint8)
+def _byte_tensor(data: bytes, dev="cpu"):
+    if not data:
+        return et.empty(0, dtype=et.uint8, device=dev)
+    return et.tensor(np.frombuffer(data, np.uint8).copy()).to(dev)
+
+
+def _object_device(pg: ProcessGroup) -> str:
+    """Where object collectives put their bytes: the CPU, or the current CUDA device when
+    the group has nccl alone (as PyTorch)."""
+    return "cpu" if pg._engine is not None else f"cuda:{et.cuda.current_device()}"
 
 
 def broadcast_object_list(object_list: list, src=None, group=None, device=None,
@@ -859,35 +1022,39 @@ def broadcast_object_list(object_list: list, src=None, group=None, device=None,
     """The entries of ``object_list`` on every rank become rank ``src``'s (same length on
     every rank), through Ember's checkpoint format: data and tensors, never code."""
     pg = _resolve(group)
+    dev = _object_device(pg)
     root = _group_peer("broadcast_object_list", pg, src, group_src, "src")
     mine = pg.rank() == root
     data = _encode(list(object_list)) if mine else b""
-    size = et.tensor([len(data)], dtype=et.int64)
+    size = et.tensor([len(data)], dtype=et.int64, device=dev)
     broadcast(size, group=pg, group_src=root)
-    buf = _byte_tensor(data) if mine else et.empty(int(size.item()), dtype=et.uint8)
+    buf = _byte_tensor(data, dev) if mine else et.empty(int(size.item()), dtype=et.uint8,
+                                                        device=dev)
     broadcast(buf, group=pg, group_src=root)
     if not mine:
-        values = _decode(bytes(buf.numpy()))
+        values = _decode(bytes(buf.cpu().numpy()))
         object_list[:] = values[:len(object_list)]
 
 
 def all_gather_object(object_list: list, obj, group=None) -> None:
     """``object_list[r]`` becomes rank r's ``obj`` on every rank."""
     pg = _resolve(group)
+    dev = _object_device(pg)
     _list_of("all_gather_object", object_list, "object_list", pg.size(), "entry")
     data = _encode(obj)
     sizes = _exchange_sizes(pg, len(data))
     width = max(sizes)
-    mine = _byte_tensor(data + bytes(width - len(data)))
-    outs = [et.empty(width, dtype=et.uint8) for _ in sizes]
+    mine = _byte_tensor(data + bytes(width - len(data)), dev)
+    outs = [et.empty(width, dtype=et.uint8, device=dev) for _ in sizes]
     all_gather(outs, mine, pg)
     for r, (t, n) in enumerate(zip(outs, sizes)):
-        object_list[r] = _decode(bytes(t.numpy()[:n]))
+        object_list[r] = _decode(bytes(t.cpu().numpy()[:n]))
 
 
 def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=None) -> None:
     """``object_gather_list[r]`` of rank ``dst`` becomes rank r's ``obj``."""
     pg = _resolve(group)
+    dev = _object_device(pg)
     root = _group_peer("gather_object", pg, dst, group_dst, "dst")
     mine = pg.rank() == root
     if mine:
@@ -895,11 +1062,11 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=
     data = _encode(obj)
     sizes = _exchange_sizes(pg, len(data))
     width = max(sizes)
-    outs = [et.empty(width, dtype=et.uint8) for _ in sizes] if mine else None
-    gather(_byte_tensor(data + bytes(width - len(data))), outs, group=pg, group_dst=root)
+    outs = [et.empty(width, dtype=et.uint8, device=dev) for _ in sizes] if mine else None
+    gather(_byte_tensor(data + bytes(width - len(data)), dev), outs, group=pg, group_dst=root)
     if mine:
         for r, (t, n) in enumerate(zip(outs, sizes)):
-            object_gather_list[r] = _decode(bytes(t.numpy()[:n]))
+            object_gather_list[r] = _decode(bytes(t.cpu().numpy()[:n]))
 
 
 def scatter_object_list(scatter_object_output_list: list, scatter_object_input_list=None,
@@ -907,6 +1074,7 @@ def scatter_object_list(scatter_object_output_list: list, scatter_object_input_l
     """``scatter_object_output_list[0]`` of rank r becomes ``scatter_object_input_list[r]``
     of rank ``src``."""
     pg = _resolve(group)
+    dev = _object_device(pg)
     root = _group_peer("scatter_object_list", pg, src, group_src, "src")
     mine = pg.rank() == root
     if mine:
@@ -915,13 +1083,13 @@ def scatter_object_list(scatter_object_output_list: list, scatter_object_input_l
         blobs = [_encode(o) for o in scatter_object_input_list]
     else:
         blobs = [b""] * pg.size()
-    width = et.tensor([max(len(b) for b in blobs)], dtype=et.int64)
+    width = et.tensor([max(len(b) for b in blobs)], dtype=et.int64, device=dev)
     broadcast(width, group=pg, group_src=root)
     w = int(width.item())
-    lens = et.tensor([len(b) for b in blobs], dtype=et.int64)
+    lens = et.tensor([len(b) for b in blobs], dtype=et.int64, device=dev)
     broadcast(lens, group=pg, group_src=root)
-    out = et.empty(w, dtype=et.uint8)
-    ins = [_byte_tensor(b + bytes(w - len(b))) for b in blobs] if mine else None
+    out = et.empty(w, dtype=et.uint8, device=dev)
+    ins = [_byte_tensor(b + bytes(w - len(b)), dev) for b in blobs] if mine else None
     scatter(out, ins, group=pg, group_src=root)
     n = int(lens[pg.rank()].item())
-    scatter_object_output_list[0] = _decode(bytes(out.numpy()[:n]))
+    scatter_object_output_list[0] = _decode(bytes(out.cpu().numpy()[:n]))

@@ -45,10 +45,10 @@ def _unflatten_into(flat, tensors) -> None:
 
 
 def _broadcast_coalesced(tensors, pg, src: int) -> None:
-    """Broadcasts ``tensors`` from group rank ``src``, one message per dtype."""
+    """Broadcasts ``tensors`` from group rank ``src``, one message per dtype and device."""
     by_dtype: dict = {}
     for t in tensors:
-        by_dtype.setdefault(t.dtype, []).append(t)
+        by_dtype.setdefault((t.dtype, t.device), []).append(t)
     for group in by_dtype.values():
         flat = _flatten(group)
         c10d.broadcast(flat, group=pg, group_src=src)
@@ -89,7 +89,8 @@ def _reached_leaves(outputs) -> set[int]:
 class _Bucket:
     def __init__(self, params) -> None:
         self.params = params
-        self.flat = et.zeros(sum(p.numel() for p in params), dtype=params[0].dtype)
+        self.flat = et.zeros(sum(p.numel() for p in params), dtype=params[0].dtype,
+                             device=params[0].device)
         self.offsets = []
         pos = 0
         for p in params:
@@ -104,8 +105,10 @@ class DistributedDataParallel(nn.Module):
     """``module`` replicated on every rank of ``process_group`` (default: the whole world),
     its gradients averaged across them during backward.
 
-    Accepted for PyTorch's signature and ignored on CPU: ``device_ids``, ``output_device``,
-    ``dim``, ``check_reduction``, ``gradient_as_bucket_view``, ``static_graph``. Errors:
+    Parameters on a CUDA device are averaged there (the nccl backend), in buckets of one
+    dtype and device. Accepted for PyTorch's signature and ignored: ``device_ids``,
+    ``output_device`` (the module stays where it is), ``dim``, ``check_reduction``,
+    ``gradient_as_bucket_view``, ``static_graph``. Errors:
     no process group (RuntimeError), a module without parameters that require grad."""
 
     def __init__(self, module, device_ids=None, output_device=None, dim: int = 0,
@@ -146,7 +149,8 @@ class DistributedDataParallel(nn.Module):
         buckets, current, size = [], [], 0
         for p in reversed(params):
             nbytes = p.numel() * p.element_size()
-            if current and (current[0].dtype != p.dtype or size + nbytes > self.bucket_bytes_cap):
+            if current and (current[0].dtype != p.dtype or current[0].device != p.device
+                            or size + nbytes > self.bucket_bytes_cap):
                 buckets.append(_Bucket(current))
                 current, size = [], 0
             current.append(p)
@@ -227,7 +231,8 @@ class DistributedDataParallel(nn.Module):
     def _finish(self) -> None:
         used = None
         if self.find_unused_parameters:  # which parameters some rank used this iteration
-            used = et.tensor([int(h) for b in self._buckets for h in b.had_grad], dtype=et.int32)
+            used = et.tensor([int(h) for b in self._buckets for h in b.had_grad],
+                             dtype=et.int32, device=self._params[0].device)
             c10d.all_reduce(used, c10d.ReduceOp.MAX, self.process_group)
             used = used.tolist()
         k = 0

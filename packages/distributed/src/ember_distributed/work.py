@@ -11,6 +11,10 @@ collective only inside its calls); an asynchronous one is progressed by a backgr
 thread that polls the pending requests every ~100 µs until they complete, so that
 DistributedDataParallel's buckets travel while backward computes.
 
+The NCCL engine's operations are queued on a CUDA stream instead: waiting for one only
+checks NCCL's errors (the work queued after it on the stream waits for it on the device);
+``is_completed`` says whether the device has done it.
+
 Waiting raises the operation's own error, or, past the group's timeout, a
 ``DistBackendError`` naming the operation and the ranks that have not reached it, and within
 about a second if the store reports that a rank of the group died. A rank that has waited a
@@ -103,7 +107,7 @@ class Work:
                 return self
             if self._request is None:
                 self._complete(None)
-            elif asynchronous:
+            elif asynchronous and not _stream_ordered(self._request):
                 _track(self)
         return self
 
@@ -148,6 +152,12 @@ class Work:
         """Waits for the operation (at most ``timeout`` — a ``timedelta`` or seconds — else
         the group's timeout); raises its error, or ``DistBackendError`` when the time passes
         or a rank of the group died."""
+        if not self._done and _stream_ordered(self._request):
+            # queued on the device's stream: work queued after it waits for it there, as
+            # with PyTorch's NCCL backend; only the engine's errors are the host's concern
+            with lock:
+                self._request.check()
+            return True
         if not self._done:
             limit = self._group.timeout_s if timeout is None else _seconds(timeout)
             self._wait_polling(limit)
@@ -214,6 +224,12 @@ class Work:
 def launch(op: str, group, seq: int, start, finish=None, asynchronous: bool = False) -> Work:
     """Starts an operation (see ``Work``); the caller waits unless ``asynchronous``."""
     return Work(op, group, seq, finish)._start(start, asynchronous)
+
+
+def _stream_ordered(request) -> bool:
+    """Whether a request is device work ordered by its stream (the NCCL engine's), which
+    the host does not wait for."""
+    return getattr(request, "stream_ordered", False)
 
 
 def _seconds(timeout) -> float:
