@@ -112,6 +112,9 @@ class StandIn:
             def Test(self):  # noqa: N802
                 return True
 
+            def abort(self):
+                pass
+
         return Done()
 
     def _array(self, address, count, dtype):
@@ -300,3 +303,48 @@ report(**out)
         assert errors[2].endswith("Cannot use ReduceOp.AVG with boolean inputs")
         assert "ReduceOp.MAX is not defined for complex tensors" in errors[3]
         assert "does not support recvAnysource" in errors[4]
+
+
+WATCHED = """
+import datetime, time
+from ember_distributed import work
+dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=3))
+class Stuck:  # device work that never completes (a peer that is gone)
+    stream_ordered = True
+    def check(self):
+        pass
+    def Test(self):
+        return False
+    def abort(self):
+        print("aborted", flush=True)
+pg = dist.group.WORLD
+if rank == 1:
+    time.sleep(1)
+    os._exit(0)  # leaves without a word
+start = time.monotonic()
+w = work.launch("all_reduce", pg, pg._next(), lambda: Stuck(), None, False)
+w.wait()  # stream-ordered: the host goes on
+report(returned=time.monotonic() - start)
+time.sleep(60)
+report(still_running=True)
+"""
+
+
+@pytest.mark.parametrize("world", [1, 2])
+def test_the_watchdog_ends_a_process_whose_device_work_is_stuck(world):
+    import time
+
+    start = time.monotonic()
+    ranks = run_ranks(WATCHED, world)
+    took = time.monotonic() - start
+    r0 = ranks[0]
+    assert r0.returncode == 1, describe(ranks)
+    assert r0.results["returned"] < 1.0 and "still_running" not in r0.results
+    assert "aborted" in r0.stdout
+    assert "ending this process (as PyTorch's NCCL watchdog)" in r0.stderr
+    if world == 1:  # the group's timeout (3 s), naming the operation
+        assert "all_reduce (operation 1 of process group 'default' of 1 ranks) timed out " \
+            "after 3 seconds" in r0.stderr
+    else:  # rank 1 died: named within about a second, before the timeout
+        assert "stopped: rank 1 died" in r0.stderr
+    assert took < 30

@@ -155,6 +155,10 @@ class _Completion:
         self.check()
         return self.event.query()
 
+    def abort(self) -> None:
+        """Ends the communicator (its stuck kernels return)."""
+        self.comm.abort()
+
 
 class Communicator:
     """One rank of an NCCL communicator on CUDA device ``device_index``."""

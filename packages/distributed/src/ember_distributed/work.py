@@ -68,6 +68,67 @@ def _track(work: Work) -> None:
         _pending_cond.notify()
 
 
+_watched: list[tuple[float, Work]] = []  # (start, work) of device work not done yet
+_watch_lock = threading.Lock()
+_watchdog: threading.Thread | None = None
+_WATCH_S = 1.0
+
+
+def _watch(work: Work) -> None:
+    """Device work (stream-ordered: nobody on the host waits for it) is watched by a thread,
+    as PyTorch's NCCL watchdog: past the group's timeout, on NCCL's asynchronous error, or
+    when a rank of the group died, it says which operation and ranks, aborts the engine and
+    ends the process (the device may have run later work on incomplete data)."""
+    global _watchdog
+    with _watch_lock:
+        _watched.append((time.monotonic(), work))
+        if _watchdog is None:
+            _watchdog = threading.Thread(target=_watch_loop, daemon=True,
+                                         name="ember-distributed-watchdog")
+            _watchdog.start()
+
+
+def _watch_loop() -> None:
+    while True:
+        time.sleep(_WATCH_S)
+        with _watch_lock:
+            watched = list(_watched)
+        if not watched:
+            continue
+        done = []
+        for start, w in watched:
+            try:
+                with lock:
+                    finished = w._request.Test()
+                if finished:
+                    done.append(w)
+                    continue
+                w._group.mark_arrival()
+                if time.monotonic() - start > w._group.timeout_s:
+                    w._fail(f"timed out after {w._group.timeout_s:g} seconds",
+                            w._group.missing(w._seq))
+                dead = w._group.dead_ranks()
+                if dead:
+                    w._fail("stopped", dead, died=True)
+            except BaseException as e:  # noqa: BLE001 - every failure ends the process
+                _tear_down(w, e)
+        with _watch_lock:
+            _watched[:] = [(t, w) for t, w in _watched if w not in done]
+
+
+def _tear_down(work: Work, error: BaseException) -> None:
+    import sys
+
+    sys.stderr.write(f"{error}\nember.distributed: the operations queued on the device may "
+                     "have run on incomplete data: ending this process (as PyTorch's NCCL "
+                     "watchdog)\n")
+    sys.stderr.flush()
+    try:
+        work._request.abort()
+    finally:
+        os._exit(1)
+
+
 def call(fn):
     """Runs ``fn()`` (a blocking engine call: setup, splitting a group) under the lock."""
     with lock:
@@ -107,7 +168,9 @@ class Work:
                 return self
             if self._request is None:
                 self._complete(None)
-            elif asynchronous and not _stream_ordered(self._request):
+            elif _stream_ordered(self._request):
+                _watch(self)
+            elif asynchronous:
                 _track(self)
         return self
 

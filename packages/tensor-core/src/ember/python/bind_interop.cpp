@@ -586,9 +586,12 @@ namespace {
 py::object tolist_rec(const Tensor& t, int64_t dim, const char* ptr) {
   if (dim == t->dim()) return element_to_python(t->dtype(), ptr);
   const int64_t n = t->sizes()[dim];
-  const int64_t step = t->strides()[dim] * static_cast<int64_t>(t->itemsize());
+  const int64_t stride = t->strides()[dim];
+  const auto itemsize = static_cast<int64_t>(t->itemsize());
   py::list out(n);
-  for (int64_t i = 0; i < n; ++i) out[i] = tolist_rec(t, dim + 1, ptr + i * step);
+  // (i * stride) * itemsize: a byte offset inside the tensor for every i < n; a one-element
+  // dim may carry any stride (a slice with a huge step), which is never multiplied out
+  for (int64_t i = 0; i < n; ++i) out[i] = tolist_rec(t, dim + 1, ptr + i * stride * itemsize);
   return std::move(out);
 }
 }  // namespace
