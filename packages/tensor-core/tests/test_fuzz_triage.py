@@ -1700,3 +1700,12 @@ def test_numpy_of_a_view_with_a_huge_step_has_no_stride_overflow():
     v = x.slice(step=2**64)
     assert v.tolist() == [1] and v.numpy().tolist() == [1]
     assert str(v) == "tensor([1])"
+    # on a dim with a stride > 1, stride * step overflows (UBSan, the sanitized fuzz slice)
+    m = et.arange(15).reshape(3, 5)
+    tm = torch.arange(15).reshape(3, 5)
+    for step in (2**62, 2**63 - 1, 2**64):
+        got = m.slice(step=step)
+        assert got.tolist() == [[0, 1, 2, 3, 4]] and got.stride()[1] == 1
+    assert m[::2**62].tolist() == tm[::2**62].tolist()
+    assert m[:, ::2**62].tolist() == tm[:, ::2**62].tolist()
+    assert m[::2**62, None].tolist() == tm[::2**62, None].tolist()

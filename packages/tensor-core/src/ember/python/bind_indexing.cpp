@@ -263,7 +263,14 @@ void apply_slice(View& v, int64_t d, PyObject* slice) {
   }
   v.offset += static_cast<int64_t>(start) * v.strides[d];
   v.sizes[d] = len;
-  v.strides[d] *= step;
+  int64_t stride = 0;
+  // a step beyond the dim keeps at most one element, whose stride is never used: keep the
+  // dim's own when stride * step does not fit (a slice with a huge step)
+  if (!__builtin_mul_overflow(v.strides[d], static_cast<int64_t>(step), &stride)) {
+    v.strides[d] = stride;
+  } else if (len > 1) {
+    throw IndexError(message("slice step ", step, " of dimension ", d, " overflows the stride"));
+  }
 }
 
 void insert_dim(View& v, int64_t d) {
