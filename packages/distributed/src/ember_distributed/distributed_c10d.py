@@ -525,17 +525,19 @@ _MPI_OP = {ReduceOp.SUM: "SUM", ReduceOp.PRODUCT: "PROD", ReduceOp.MIN: "MIN",
 
 
 _FLOAT16 = (et.bfloat16, et.float16)
+_NOT_PLAIN = frozenset([*_FLOAT16, et.bool])  # dtypes MPI cannot sum as they are
+_SUM = ReduceOp.SUM
 
 
 def _reduce_plan(op_name: str, t, op) -> tuple:
     """(array to reduce in place, engine op, finish()): bfloat16/float16 reduce in a float32
     copy, bool through uint8 with the logical form of the op; AVG divides afterwards."""
+    dt = t.dtype
+    if op is _SUM and dt not in _NOT_PLAIN:  # the common case: as fast as can be
+        return (t.detach() if t.requires_grad else t).numpy(), "SUM", None
     if not isinstance(op, ReduceOp):
         raise TypeError(f"{op_name}: op must be a ReduceOp, not {type(op).__name__}")
-    dt = t.dtype
     d = t.detach()
-    if op is ReduceOp.SUM and dt not in _FLOAT16 and dt != et.bool:  # the common case
-        return d.numpy().reshape(-1), "SUM", None
     if dt.is_complex and op in (ReduceOp.MIN, ReduceOp.MAX):
         raise TypeError(f"{op_name}: ReduceOp.{op.name} is not defined for complex tensors")
     bitwise = op in (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR)
@@ -562,11 +564,10 @@ def _launch(op_name: str, pg: ProcessGroup, start, async_op: bool, finish=None):
         raise RuntimeError(f"{op_name}: No backend type associated with device type cpu (the "
                            f"{pg._backend} backend takes CUDA tensors; use backend="
                            "'cpu:gloo,cuda:nccl' for both)")
-    seq = pg._next()
-    w = _work.launch(op_name, pg, seq, lambda: start(pg._engine), finish, async_op)
+    engine = pg._engine
     if async_op:
-        return w
-    w.wait()
+        return _work.launch(op_name, pg, pg._next(), lambda: start(engine), finish, True)
+    _work.run(op_name, pg, pg._next(), lambda: start(engine), finish)
     return None
 
 

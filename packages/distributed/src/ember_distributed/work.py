@@ -123,6 +123,11 @@ def _tear_down(work: Work, error: BaseException) -> None:
                      "have run on incomplete data: ending this process (as PyTorch's NCCL "
                      "watchdog)\n")
     sys.stderr.flush()
+    store = getattr(work._group, "_store", None)
+    if getattr(store, "_server", None) is not None:
+        # this process serves the rendezvous store, where the others read which rank died:
+        # serve it a little longer (they check every second), else they would name this one
+        time.sleep(2 * _WATCH_S + 0.5)
     try:
         work._request.abort()
     finally:
@@ -282,6 +287,30 @@ class Work:
 
     def synchronize(self) -> None:
         self.wait()
+
+
+_SPINS = 64  # polls of a synchronous operation before it gets a Work (and its timeouts)
+
+
+def run(op: str, group, seq: int, start, finish=None) -> None:
+    """Runs a synchronous operation: ``start()`` on this thread, then polls of its request;
+    most small collectives complete within the first few, without the cost of a ``Work``.
+    One that does not is waited for as ``Work.wait`` does (yielding the core, timeout, dead
+    ranks named)."""
+    with lock:  # held while spinning: one acquisition, not one per poll
+        request = start()
+        if request is not None:
+            for _ in range(_SPINS):
+                if request.Test():
+                    request = None
+                    break
+    if request is not None:
+        w = Work(op, group, seq, finish)
+        w._request, w._keep = request, start
+        w.wait()
+        return
+    if finish is not None:
+        finish()
 
 
 def launch(op: str, group, seq: int, start, finish=None, asynchronous: bool = False) -> Work:
