@@ -11,7 +11,8 @@
     python benchmarks/bench_distributed.py [--quick] [--max-mb 256]
 
 Every measurement runs in its own processes (started here with the rendezvous environment,
-one thread each), one after the other; each number is the median of repeats after warm-up.
+one thread each), one after the other; each number is the median of repeats after warm-up,
+a repeat of a small size being a loop of calls that moves about 1 MB.
 Needs mpi4py (pip install "ember-distributed[mpi]") and torch for the comparison.
 """
 
@@ -58,6 +59,18 @@ def _sizes(args) -> list[int]:
     return [s for s in SIZES if s <= args.max_mb * (1 << 20)]
 
 
+def _per_call(fn, nbytes: int, repeats: int) -> float:
+    """Seconds per call: the median of ``repeats`` samples, each a loop of calls moving
+    about 1 MB (a single microsecond-long call would time the ranks' skew, not the call)."""
+    inner = max(1, (1 << 20) // nbytes)
+
+    def loop():
+        for _ in range(inner):
+            fn()
+
+    return median_seconds(loop, repeats, 2.0, warmup=3) / inner
+
+
 def worker_allreduce(kind: str, args) -> dict:
     out = {}
     repeats = 10 if args.quick else 30
@@ -77,7 +90,7 @@ def worker_allreduce(kind: str, args) -> dict:
                 a = np.ones(n, np.float32)
                 fn = lambda a=a: comm.Allreduce(MPI.IN_PLACE, a)  # noqa: E731
             dist.barrier()
-            out[nbytes] = median_seconds(fn, repeats, 2.0, warmup=3)
+            out[nbytes] = _per_call(fn, nbytes, repeats)
     else:
         import torch
         import torch.distributed as tdist
@@ -87,7 +100,7 @@ def worker_allreduce(kind: str, args) -> dict:
         for nbytes in _sizes(args):
             t = torch.ones(nbytes // 4)
             tdist.barrier()
-            out[nbytes] = median_seconds(lambda t=t: tdist.all_reduce(t), repeats, 2.0, warmup=3)
+            out[nbytes] = _per_call(lambda t=t: tdist.all_reduce(t), nbytes, repeats)
         tdist.destroy_process_group()
     return out
 
