@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from ember_distributed import DistStoreError, HashStore, PrefixStore, TCPStore
+from ember_distributed import DistStoreError, FileStore, HashStore, PrefixStore, TCPStore
+from ember_distributed._testing import describe, run_ranks
 
 
 def _pair():
@@ -93,3 +94,44 @@ def test_master_waits_for_workers_and_clients_retry_connecting():
     assert "c" in got and master.add("__ember_store_workers", 0) == 2
     with pytest.raises(DistStoreError, match="could not connect"):
         TCPStore("127.0.0.1", free_port(), timeout=datetime.timedelta(seconds=0.3))
+
+
+def test_file_store_between_two_openers(tmp_path):
+    """Two FileStores on one file stand for two processes: what one writes the other reads."""
+    path = tmp_path / "store"
+    a, b = FileStore(str(path), 2, timeout=2), FileStore(str(path), 2, timeout=2)
+    a.set("k", "v")
+    assert b.get("k") == b"v" and b.check(["k"]) and not b.check(["k", "missing"])
+    assert a.add("n", 5) == 5 and b.add("n", -2) == 3 and a.get("n") == b"3"
+    assert b.compare_set("c", "", "first") == b"first"  # a missing key matches ""
+    assert a.compare_set("c", "wrong", "x") == b"first"
+    assert a.compare_set("c", "first", "second") == b"second" and b.get("c") == b"second"
+    assert a.compare_set("missing", "x", "y") == b"x"
+    assert b.num_keys() == 3
+    assert a.delete_key("k") and not b.delete_key("k") and not b.check(["k"])
+    with pytest.raises(DistStoreError, match=r"Timed out after 0.2 seconds .* keys \['k'\]"):
+        b.wait(["k"], datetime.timedelta(seconds=0.2))
+    a.close()
+    assert path.exists()  # one of the two processes still has it open
+    b.close()
+    assert not path.exists()  # the last one removed it
+
+
+FILE_RENDEZVOUS = """
+dist.init_process_group("gloo", init_method="file://" + os.environ["STORE_FILE"], rank=rank,
+                        world_size=world)
+t = et.full((3,), float(rank + 1))
+dist.all_reduce(t)
+report(t=t.tolist(), backend=dist.get_backend())
+dist.destroy_process_group()
+"""
+
+
+def test_file_rendezvous(tmp_path):
+    path = tmp_path / "rendezvous"
+    pytest.importorskip("mpi4py")
+    ranks = run_ranks(FILE_RENDEZVOUS, 3, env={"STORE_FILE": str(path)})
+    assert all(r.returncode == 0 for r in ranks), describe(ranks)
+    for r in ranks:
+        assert r.results == {"t": [6.0, 6.0, 6.0], "backend": "gloo"}
+    assert not path.exists()

@@ -6,7 +6,8 @@ PyTorch's ``torch.distributed`` API) on the communication engines clusters alrea
   object collectives, ...): ``distributed_c10d``;
 - the ``"mpi"`` backend (also ``"gloo"``): an MPI library through mpi4py (``mpi``), loaded on
   first use;
-- rendezvous stores (``TCPStore``, ``HashStore``, ``PrefixStore``): ``store``;
+- rendezvous stores (``TCPStore``, ``FileStore``, ``HashStore``, ``PrefixStore``):
+  ``store``;
 - ``DistributedDataParallel``: ``parallel`` (also ``ember.nn.parallel``);
 - ``SyncBatchNorm`` synchronised across ranks (``sync_batch_norm``) and differentiable
   collectives (``nn.functional``);
@@ -22,9 +23,10 @@ from __future__ import annotations
 from . import nn, sync_batch_norm  # noqa: F401  (SyncBatchNorm's statistics across ranks)
 from .distributed_c10d import *  # noqa: F403
 from .distributed_c10d import __all__ as _c10d_all
-from .store import DistStoreError, HashStore, PrefixStore, Store, TCPStore
+from .store import DistStoreError, FileStore, HashStore, PrefixStore, Store, TCPStore
 
 __version__ = "0.1.0"
 INTERFACE_VERSION = 1
 
-__all__ = list(_c10d_all) + ["Store", "TCPStore", "HashStore", "PrefixStore", "DistStoreError"]
+__all__ = list(_c10d_all) + ["Store", "TCPStore", "FileStore", "HashStore", "PrefixStore",
+                             "DistStoreError"]

@@ -28,7 +28,7 @@ import ember_tensor as et
 
 from . import nccl_collectives as _nc
 from . import work as _work
-from .store import PrefixStore, Store, TCPStore
+from .store import FileStore, PrefixStore, Store, TCPStore
 from .work import DistBackendError, DistError, Work
 
 __all__ = [
@@ -331,9 +331,19 @@ def _rendezvous(init_method: str, rank: int, world_size: int, timeout) -> tuple:
         if not addr or not port_s.isdigit():
             raise ValueError(f"init_process_group: cannot read host:port from {init_method!r}")
         addr, port = addr.strip("[]"), int(port_s)
+    elif init_method.startswith("file://"):
+        if world_size < 0:
+            raise ValueError("init_process_group: file:// rendezvous needs world_size")
+        if rank < 0:
+            rank = _env_int("RANK")
+        path = init_method[len("file://"):].split("?")[0]
+        if not 0 <= rank < world_size:
+            raise ValueError(f"init_process_group: rank {rank} is out of range for world_size "
+                             f"{world_size}")
+        return FileStore(path, world_size, timeout), rank, world_size
     else:
         raise ValueError(f"init_process_group: unsupported init_method {init_method!r} "
-                         "(env:// or tcp://, or pass store=)")
+                         "(env://, tcp:// or file://, or pass store=)")
     if not 0 <= rank < world_size:
         raise ValueError(f"init_process_group: rank {rank} is out of range for world_size "
                          f"{world_size}")
@@ -352,8 +362,9 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size:
     """Makes the default process group of ``world_size`` processes, this one ``rank``.
 
     ``backend``: ``"mpi"``, ``"gloo"`` (both the MPI engine) or ``"nccl"``; ``init_method``
-    ``"env://"`` (default: ``MASTER_ADDR``, ``MASTER_PORT``, ``RANK``, ``WORLD_SIZE``) or
-    ``"tcp://host:port"`` with ``rank`` and ``world_size``, or a ``store``. Under ``mpiexec``
+    ``"env://"`` (default: ``MASTER_ADDR``, ``MASTER_PORT``, ``RANK``, ``WORLD_SIZE``),
+    ``"tcp://host:port"`` or ``"file:///path"`` (a ``FileStore``) with ``rank`` and
+    ``world_size``, or a ``store``. Under ``mpiexec``
     (no ``RANK`` in the environment) the MPI world gives the ranks. ``timeout``: how long a
     collective may wait for the others (default 30 minutes)."""
     if _World.pg is not None:
@@ -423,7 +434,7 @@ def destroy_process_group(group=None) -> None:
     if group is None or group is _World.pg:
         store = _World.pg._store
         _World.pg, _World.rank = None, -1
-        if isinstance(store, TCPStore):
+        if isinstance(store, (TCPStore, FileStore)):
             store.close()
 
 

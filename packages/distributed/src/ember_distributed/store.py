@@ -1,6 +1,7 @@
 """Key-value stores through which the processes of a job meet (``torch.distributed``'s
-``Store`` API): ``TCPStore`` (one process serves it, every process connects), ``HashStore``
-(in one process) and ``PrefixStore`` (a namespace inside another store).
+``Store`` API): ``TCPStore`` (one process serves it, every process connects), ``FileStore`` (a
+file on a filesystem every process sees), ``HashStore`` (in one process) and ``PrefixStore``
+(a namespace inside another store).
 
 Values are bytes (a ``str`` is stored encoded as UTF-8). ``get`` and ``wait`` block until the
 keys exist or the store's timeout passes (``DistStoreError``, a ``RuntimeError``, naming the
@@ -20,12 +21,14 @@ b'3'
 from __future__ import annotations
 
 import datetime
+import fcntl
+import os
 import socket
 import struct
 import threading
 import time
 
-__all__ = ["Store", "TCPStore", "HashStore", "PrefixStore", "DistStoreError"]
+__all__ = ["Store", "TCPStore", "FileStore", "HashStore", "PrefixStore", "DistStoreError"]
 
 _DEFAULT_TIMEOUT = datetime.timedelta(seconds=300)
 
@@ -90,6 +93,14 @@ class Store:
         return []
 
 
+def _compare_set(current: bytes | None, expected: bytes, desired: bytes) -> tuple[bool, bytes]:
+    """PyTorch's compare_set: (whether the value becomes ``desired``, what the call returns).
+    A missing key counts as matching an empty ``expected``."""
+    if current is None:
+        return (True, desired) if expected == b"" else (False, expected)
+    return (True, desired) if current == expected else (False, current)
+
+
 class _Table:
     """The data of a store and the condition its waiters sleep on (shared by HashStore and
     the TCP server)."""
@@ -113,18 +124,11 @@ class _Table:
 
     def compare_set(self, key: str, expected: bytes, desired: bytes) -> bytes:
         with self.cond:
-            current = self.data.get(key)
-            if current is None:
-                if expected == b"":
-                    self.data[key] = desired
-                    self.cond.notify_all()
-                    return desired
-                return expected
-            if current == expected:
+            swap, result = _compare_set(self.data.get(key), expected, desired)
+            if swap:
                 self.data[key] = desired
                 self.cond.notify_all()
-                return desired
-            return current
+            return result
 
     def wait(self, keys: list[str], timeout: float) -> bool:
         deadline = time.monotonic() + timeout
@@ -405,6 +409,134 @@ class TCPStore(Store):
         if getattr(self, "_server", None) is not None:
             self._server.close()
             self._server = None
+
+    def __del__(self):
+        self.close()
+
+
+class FileStore(Store):
+    """A store in a file that every process opens (``torch.distributed.FileStore``; what
+    ``init_method="file:///path"`` makes): on one machine, or on a filesystem the machines
+    share that supports ``fcntl`` locks.
+
+    ``FileStore(file_name, world_size=-1, timeout=300 s)``. Every change is a record appended
+    under an exclusive lock; a process reads the records appended since its last read. With
+    ``world_size``, the last of that many processes to ``close()`` removes the file, so the
+    next job starts afresh (as PyTorch's). Which rank died is not known to a file
+    (``dead_ranks()`` is empty): a collective waiting for a dead rank ends at the group's
+    timeout."""
+
+    _SET, _DELETE = 1, 2
+    _USERS = "__ember_filestore_closed"
+
+    def __init__(self, file_name: str, world_size: int = -1, timeout=_DEFAULT_TIMEOUT) -> None:
+        super().__init__(timeout)
+        self.path, self.world_size = os.fspath(file_name), int(world_size)
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._data: dict[str, bytes] = {}
+        self._pos = 0
+        self._lock = threading.Lock()
+
+    def _locked(self, exclusive: bool):
+        store = self
+
+        class _Held:
+            def __enter__(self):
+                store._lock.acquire()
+                fcntl.flock(store._fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+                store._replay()
+
+            def __exit__(self, *exc):
+                fcntl.flock(store._fd, fcntl.LOCK_UN)
+                store._lock.release()
+
+        return _Held()
+
+    def _replay(self) -> None:
+        """Applies the records appended since the last read."""
+        end = os.fstat(self._fd).st_size
+        if end <= self._pos:
+            return
+        raw = os.pread(self._fd, end - self._pos, self._pos)
+        pos = 0
+        while pos + 13 <= len(raw):
+            op, klen, vlen = struct.unpack_from("!BIQ", raw, pos)
+            if pos + 13 + klen + vlen > len(raw):
+                break  # a record being written (never: writers hold the lock)
+            key = raw[pos + 13:pos + 13 + klen].decode()
+            value = raw[pos + 13 + klen:pos + 13 + klen + vlen]
+            if op == self._SET:
+                self._data[key] = value
+            else:
+                self._data.pop(key, None)
+            pos += 13 + klen + vlen
+        self._pos += pos
+
+    def _append(self, op: int, key: str, value: bytes = b"") -> None:
+        k = key.encode()
+        record = struct.pack("!BIQ", op, len(k), len(value)) + k + value
+        end = os.fstat(self._fd).st_size
+        os.pwrite(self._fd, record, end)
+        self._replay()
+
+    def set(self, key, value):
+        with self._locked(True):
+            self._append(self._SET, key, _as_bytes(value))
+
+    def get(self, key):
+        self.wait([key])
+        with self._locked(False):
+            return self._data[key]
+
+    def add(self, key, amount):
+        with self._locked(True):
+            value = int(self._data.get(key, b"0")) + int(amount)
+            self._append(self._SET, key, str(value).encode())
+            return value
+
+    def compare_set(self, key, expected_value, desired_value):
+        expected, desired = _as_bytes(expected_value), _as_bytes(desired_value)
+        with self._locked(True):
+            swap, result = _compare_set(self._data.get(key), expected, desired)
+            if swap:
+                self._append(self._SET, key, desired)
+            return result
+
+    def check(self, keys):
+        with self._locked(False):
+            return all(k in self._data for k in keys)
+
+    def wait(self, keys, timeout=None):
+        t = self._timeout if timeout is None else _seconds(timeout)
+        deadline = time.monotonic() + t
+        while not self.check(keys):
+            if time.monotonic() >= deadline:
+                raise _timeout_error(keys, t)
+            time.sleep(0.005)
+
+    def delete_key(self, key):
+        with self._locked(True):
+            if key not in self._data:
+                return False
+            self._append(self._DELETE, key)
+            return True
+
+    def num_keys(self):
+        with self._locked(False):
+            return sum(1 for k in self._data if k != self._USERS)
+
+    def close(self) -> None:
+        """Closes the file; with ``world_size``, the last process to close removes it."""
+        fd = getattr(self, "_fd", None)
+        if fd is None:
+            return
+        try:
+            if self.world_size > 0 and self.add(self._USERS, 1) >= self.world_size:
+                os.unlink(self.path)
+        except OSError:
+            pass
+        os.close(fd)
+        self._fd = None
 
     def __del__(self):
         self.close()
