@@ -239,7 +239,7 @@ def err(fn):
 out = {}
 out["uninit"] = err(lambda: dist.get_rank())
 out["backend"] = err(lambda: dist.Backend("fancy"))
-out["method"] = err(lambda: dist.init_process_group("gloo", init_method="file:///tmp/x",
+out["method"] = err(lambda: dist.init_process_group("gloo", init_method="udp://host:1",
                                                   rank=0, world_size=1))
 out["timeout_type"] = err(lambda: dist.init_process_group("gloo", timeout=5))
 dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
@@ -268,7 +268,7 @@ def test_errors_name_the_call_and_the_problem():
         "please make sure to call init_process_group.",
     ]
     assert got["backend"] == ["ValueError", "Invalid backend: 'fancy'"]
-    assert got["method"][0] == "ValueError" and "file:///tmp/x" in got["method"][1]
+    assert got["method"][0] == "ValueError" and "udp://host:1" in got["method"][1]
     assert got["timeout_type"][0] == "TypeError"
     assert got["twice"] == ["ValueError", "trying to initialize the default process group twice!"]
     assert got["noncontig"][0] == "ValueError"

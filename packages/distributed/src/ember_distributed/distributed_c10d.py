@@ -568,21 +568,22 @@ def _reduce_plan(op_name: str, t, op) -> tuple:
     return d.numpy().reshape(-1), mpi_op, None
 
 
-def _launch(op_name: str, pg: ProcessGroup, start, async_op: bool, finish=None):
+def _launch(op_name: str, pg: ProcessGroup, start, async_op: bool, finish=None, outputs=None):
     """Starts ``start(engine)`` for ``pg`` (``finish()`` after it completed); waits unless
-    ``async_op``."""
+    ``async_op`` (``outputs``: the tensors it writes, its future's value)."""
     if pg._engine is None:
         raise RuntimeError(f"{op_name}: No backend type associated with device type cpu (the "
                            f"{pg._backend} backend takes CUDA tensors; use backend="
                            "'cpu:gloo,cuda:nccl' for both)")
     engine = pg._engine
     if async_op:
-        return _work.launch(op_name, pg, pg._next(), lambda: start(engine), finish, True)
+        return _work.launch(op_name, pg, pg._next(), lambda: start(engine), finish, True,
+                            outputs)
     _work.run(op_name, pg, pg._next(), lambda: start(engine), finish)
     return None
 
 
-def _on_device(op_name: str, pg: ProcessGroup, t, start, async_op: bool):
+def _on_device(op_name: str, pg: ProcessGroup, t, start, async_op: bool, outputs=None):
     """Runs ``start(communicator)`` (a function of ``nccl_collectives``) for CUDA tensor
     ``t``: queued on the current stream, not waited for (as PyTorch's NCCL backend)."""
     if "nccl" not in pg._backend:
@@ -591,7 +592,7 @@ def _on_device(op_name: str, pg: ProcessGroup, t, start, async_op: bool):
                            "'cpu:gloo,cuda:nccl')")
     comm = pg.device_comm(t.device.index if t.device.index is not None else
                           et.cuda.current_device())
-    w = _work.launch(op_name, pg, pg._next(), lambda: start(comm), None, async_op)
+    w = _work.launch(op_name, pg, pg._next(), lambda: start(comm), None, async_op, outputs)
     if async_op:
         return w
     w.wait()
@@ -621,12 +622,13 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     _check_tensor("all_reduce", tensor)
     if tensor.is_cuda:
         return _on_device("all_reduce", pg, tensor, lambda c: _nc.all_reduce(c, tensor, op),
-                          async_op)
+                          async_op, [tensor])
     buf, mpi_op, finish = _reduce_plan("all_reduce", tensor, op)
     n = pg.size()
 
     if op is not ReduceOp.AVG and finish is None:
-        return _launch("all_reduce", pg, lambda e: e.all_reduce(buf, mpi_op), async_op)
+        return _launch("all_reduce", pg, lambda e: e.all_reduce(buf, mpi_op), async_op,
+                       outputs=[tensor])
 
     def done():
         if op == ReduceOp.AVG:
@@ -634,7 +636,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
         if finish is not None:
             finish()
 
-    return _launch("all_reduce", pg, lambda e: e.all_reduce(buf, mpi_op), async_op, done)
+    return _launch("all_reduce", pg, lambda e: e.all_reduce(buf, mpi_op), async_op, done,
+                   [tensor])
 
 
 def broadcast(tensor, src=None, group=None, async_op: bool = False, group_src=None):
@@ -644,9 +647,9 @@ def broadcast(tensor, src=None, group=None, async_op: bool = False, group_src=No
     _check_tensor("broadcast", tensor)
     if tensor.is_cuda:
         return _on_device("broadcast", pg, tensor, lambda c: _nc.broadcast(c, tensor, root),
-                          async_op)
+                          async_op, [tensor])
     buf = _bytes(tensor)
-    return _launch("broadcast", pg, lambda e: e.broadcast(buf, root), async_op)
+    return _launch("broadcast", pg, lambda e: e.broadcast(buf, root), async_op, outputs=[tensor])
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op: bool = False,

@@ -28,7 +28,7 @@ import ember_tensor as et
 
 from . import distributed_c10d as c10d
 
-__all__ = ["DistributedDataParallel"]
+__all__ = ["DistributedDataParallel", "GradBucket"]
 
 
 def _flatten(tensors):
@@ -97,8 +97,38 @@ class _Bucket:
             self.offsets.append(pos)
             pos += p.numel()
         self.pending = len(params)
-        self.work = None
+        self.work = None  # the averaging all_reduce, or the communication hook's future
         self.had_grad = [False] * len(params)
+
+
+class GradBucket:
+    """What a communication hook gets (``torch.distributed.GradBucket``): the flattened
+    gradients of some parameters (``buffer()``, ``gradients()`` as views of it,
+    ``parameters()``), ``index()`` (bucket 0 is filled last: buckets follow the parameters in
+    reverse), ``is_last()``; ``set_buffer(tensor)`` replaces the buffer's values."""
+
+    def __init__(self, index: int, bucket: _Bucket, last: bool) -> None:
+        self._index, self._bucket, self._last = index, bucket, last
+
+    def index(self) -> int:
+        return self._index
+
+    def buffer(self):
+        return self._bucket.flat
+
+    def gradients(self) -> list:
+        b = self._bucket
+        return [b.flat[o:o + p.numel()].view(p.shape) for o, p in zip(b.offsets, b.params)]
+
+    def parameters(self) -> list:
+        return list(self._bucket.params)
+
+    def is_last(self) -> bool:
+        return self._last
+
+    def set_buffer(self, tensor) -> None:
+        with autograd.no_grad():
+            self._bucket.flat.copy_(tensor)
 
 
 class DistributedDataParallel(nn.Module):
@@ -142,6 +172,7 @@ class DistributedDataParallel(nn.Module):
             for i, p in enumerate(b.params):
                 self._where[id(p)] = (b, i)
         self._hooks = [p.register_post_accumulate_grad_hook(self._on_grad) for p in params]
+        self._comm_hook = None  # (state, hook) of register_comm_hook
         self._expect_backward = False
         self._ready = 0
 
@@ -158,6 +189,19 @@ class DistributedDataParallel(nn.Module):
         if current:
             buckets.append(_Bucket(current))
         return buckets
+
+    def register_comm_hook(self, state, hook) -> None:
+        """Replaces the averaging of each bucket by ``hook(state, bucket)`` (a ``GradBucket``),
+        which returns a ``Future`` whose value is the bucket's new flattened gradients (e.g.
+        ``ember.distributed.algorithms.ddp_comm_hooks.default_hooks.fp16_compress_hook``).
+        Once, before the first backward (PyTorch's rules and errors)."""
+        if self._comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be "
+                               "called once.")
+        if not callable(hook):
+            raise TypeError(f"register_comm_hook: hook must be callable, not "
+                            f"{type(hook).__name__}")
+        self._comm_hook = (state, hook)
 
     @contextlib.contextmanager
     def no_sync(self):
@@ -223,8 +267,13 @@ class DistributedDataParallel(nn.Module):
         b.pending -= 1
         self._ready += 1
         if b.pending == 0:
-            b.work = c10d.all_reduce(b.flat, c10d.ReduceOp.AVG, self.process_group,
-                                     async_op=True)
+            if self._comm_hook is None:
+                b.work = c10d.all_reduce(b.flat, c10d.ReduceOp.AVG, self.process_group,
+                                         async_op=True)
+            else:
+                state, hook = self._comm_hook
+                i = self._buckets.index(b)
+                b.work = hook(state, GradBucket(i, b, i == len(self._buckets) - 1))
         if self._ready == len(self._params):
             self._finish()
 
@@ -237,7 +286,16 @@ class DistributedDataParallel(nn.Module):
             used = used.tolist()
         k = 0
         for b in self._buckets:
-            b.work.wait()
+            result = b.work.wait()
+            if self._comm_hook is not None:  # the hook's future: the new flat gradients
+                if not isinstance(result, et.Tensor) or result.numel() != b.flat.numel():
+                    raise RuntimeError(
+                        f"DDP communication hook must return a Future whose value is a tensor "
+                        f"of the bucket's {b.flat.numel()} elements, got "
+                        f"{type(result).__name__}")
+                if result is not b.flat:
+                    with autograd.no_grad():
+                        b.flat.copy_(result.reshape(-1))
             for i, p in enumerate(b.params):
                 avg = b.flat[b.offsets[i]:b.offsets[i] + p.numel()].view(p.shape)
                 if used is not None and not used[k]:

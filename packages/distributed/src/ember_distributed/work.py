@@ -148,9 +148,11 @@ class Work:
     completed) or None when it completed at once; ``finish()``, run once after completion,
     gives the result (a copy back into a bfloat16 tensor, the division of an average)."""
 
-    def __init__(self, op: str, group, seq: int, finish=None) -> None:
+    def __init__(self, op: str, group, seq: int, finish=None, outputs=None) -> None:
         self._op, self._group, self._seq = op, group, seq
         self._finish = finish
+        self._outputs = outputs  # the tensors the operation writes (its future's value)
+        self._future = None
         self._request = None
         self._keep = None
         self._done = False  # completed (set once, under the lock)
@@ -190,6 +192,14 @@ class Work:
         self._keep = None
         if _pending and self in _pending:
             _pending.remove(self)
+        if self._future is not None:
+            self._settle(self._future)
+
+    def _settle(self, future) -> None:
+        if self._exception is not None:
+            future.set_exception(self._exception)
+        else:
+            future.set_result(self._outputs if self._outputs is not None else self._result)
 
     def _poll_locked(self) -> bool:
         """With the lock held: tests the request once; completes the work when it is done."""
@@ -270,20 +280,22 @@ class Work:
         return self._result
 
     def get_future(self):
-        """A ``concurrent.futures.Future`` completed with ``result()`` once the operation
-        finished."""
-        import concurrent.futures
+        """A ``Future`` (``ember_distributed.futures``, PyTorch's ``torch.futures.Future``)
+        completed when the operation is: its value is the list of the tensors the operation
+        wrote (``[tensor]`` for ``all_reduce``), or ``result()`` for one without; its callbacks
+        (``then``) run in the thread that completes it. Device work is ordered by its stream:
+        its future is complete at once."""
+        from .futures import Future
 
-        fut: concurrent.futures.Future = concurrent.futures.Future()
-
-        def finish():
-            try:
-                fut.set_result(self.result())
-            except BaseException as e:
-                fut.set_exception(e)
-
-        threading.Thread(target=finish, daemon=True).start()
-        return fut
+        with lock:
+            if self._future is None:
+                self._future = Future()
+                if self._done:
+                    self._settle(self._future)
+                elif _stream_ordered(self._request):
+                    self._request.check()
+                    self._future.set_result(self._outputs)
+        return self._future
 
     def synchronize(self) -> None:
         self.wait()
@@ -313,9 +325,10 @@ def run(op: str, group, seq: int, start, finish=None) -> None:
         finish()
 
 
-def launch(op: str, group, seq: int, start, finish=None, asynchronous: bool = False) -> Work:
+def launch(op: str, group, seq: int, start, finish=None, asynchronous: bool = False,
+           outputs=None) -> Work:
     """Starts an operation (see ``Work``); the caller waits unless ``asynchronous``."""
-    return Work(op, group, seq, finish)._start(start, asynchronous)
+    return Work(op, group, seq, finish, outputs)._start(start, asynchronous)
 
 
 def _stream_ordered(request) -> bool:

@@ -1,0 +1,2 @@
+"""``torch.distributed.algorithms``: DistributedDataParallel's communication hooks
+(``ddp_comm_hooks``)."""
