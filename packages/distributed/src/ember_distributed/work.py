@@ -112,8 +112,9 @@ def _watch_loop() -> None:
                     w._fail("stopped", dead, died=True)
             except BaseException as e:  # noqa: BLE001 - every failure ends the process
                 _tear_down(w, e)
+        finished_ids = {id(w) for w in done}
         with _watch_lock:
-            _watched[:] = [(t, w) for t, w in _watched if w not in done]
+            _watched[:] = [(t, w) for t, w in _watched if id(w) not in finished_ids]
 
 
 def _tear_down(work: Work, error: BaseException) -> None:
