@@ -79,6 +79,10 @@ def noop(state, bucket):
     return f
 from ember_distributed.futures import Future
 out["noop"], _ = grads(noop)
+try:
+    grads(lambda state, bucket: 5)
+except RuntimeError as e:
+    out["not_future"] = str(e)
 report(**out)
 """
 
@@ -100,6 +104,7 @@ def test_communication_hooks():
         assert [s[1] for s in g["seen"] if s[0] == indices[-1]] == [True]
         assert all(s[3] for s in g["seen"])
         assert "can only be called once" in g["twice"]
+        assert "must return a Future (with wait()), got int" in g["not_future"]
     # a hook that sends nothing leaves each rank its own gradients
     assert got[0]["noop"] != got[1]["noop"]
 

@@ -274,6 +274,9 @@ class DistributedDataParallel(nn.Module):
                 state, hook = self._comm_hook
                 i = self._buckets.index(b)
                 b.work = hook(state, GradBucket(i, b, i == len(self._buckets) - 1))
+                if not callable(getattr(b.work, "wait", None)):
+                    raise RuntimeError(f"DDP communication hook must return a Future (with "
+                                       f"wait()), got {type(b.work).__name__}")
         if self._ready == len(self._params):
             self._finish()
 
