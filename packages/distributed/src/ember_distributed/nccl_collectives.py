@@ -98,34 +98,32 @@ def all_gather(comm, outs: list, t):
     return comm.completion(s)
 
 
-def gather(comm, t, outs: list | None, root: int):
+def _with_root(comm, t, blocks: list | None, root: int, gathering: bool):
+    """Rank ``root`` receives ``blocks[r]`` from (gathering) or sends it to (scattering)
+    every other rank r, whose side is ``t``; the root's own block is copied."""
     s = comm.current_stream()
     me = comm.rank()
+    at_root, elsewhere = (comm.recv, comm.send) if gathering else (comm.send, comm.recv)
     with comm.group():
         if me == root:
-            for r, o in enumerate(outs):
+            for r, b in enumerate(blocks):
                 if r != me:
-                    comm.recv(o.data_ptr(), _nbytes(o), _BYTES, r, s)
+                    at_root(b.data_ptr(), _nbytes(b), _BYTES, r, s)
         else:
-            comm.send(t.data_ptr(), _nbytes(t), _BYTES, root, s)
-    if me == root:
-        outs[me].copy_(t)
+            elsewhere(t.data_ptr(), _nbytes(t), _BYTES, root, s)
+    if me == root and gathering:
+        blocks[me].copy_(t)
+    elif me == root:
+        t.copy_(blocks[me])
     return comm.completion(s)
+
+
+def gather(comm, t, outs: list | None, root: int):
+    return _with_root(comm, t, outs, root, gathering=True)
 
 
 def scatter(comm, t, ins: list | None, root: int):
-    s = comm.current_stream()
-    me = comm.rank()
-    with comm.group():
-        if me == root:
-            for r, i in enumerate(ins):
-                if r != me:
-                    comm.send(i.data_ptr(), _nbytes(i), _BYTES, r, s)
-        else:
-            comm.recv(t.data_ptr(), _nbytes(t), _BYTES, root, s)
-    if me == root:
-        t.copy_(ins[me])
-    return comm.completion(s)
+    return _with_root(comm, t, ins, root, gathering=False)
 
 
 def reduce_scatter_tensor(comm, out, t, op):
