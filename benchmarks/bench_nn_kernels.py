@@ -1,6 +1,6 @@
 """The core's nn kernels and PyTorch's (CPU) side by side, in one run: pooling, batch /
-layer / group norm, embedding, cross entropy and depthwise convolution, forward alone and
-forward + backward.
+layer / group norm, embedding, cross entropy, depthwise and dense convolutions, forward alone
+and forward + backward.
 
     python benchmarks/bench_nn_kernels.py [--threads N] [--repeats N] [--filter SUBSTR] [--quick]
 
@@ -17,7 +17,10 @@ both alike; medians):
   MobileNetV2 at the Table 1 harness's CPU batch and image size (batch 8, 64x64 images: the
   layers of ``models/mobilenet_v2.py``, one case per distinct shape), each pass alone:
   ``fwd`` (``conv2d``), ``bwd-input`` and ``bwd-weight`` (``conv2d_backward_input`` /
-  ``_weight``, and ``aten.convolution_backward`` with one output).
+  ``_weight``, and ``aten.convolution_backward`` with one output);
+- ``conv ...``: the same three passes of dense convolutions (``DENSE_CONVS``: the shapes of
+  docs/conv-algorithms.md's study, LeNet's second layer and a ResNet-style stem), which run
+  through oneDNN when it is loaded (``EMBER_ONEDNN=0``: Ember's own kernels).
 
 The ``fwd`` rows time the op (``ember_tensor``'s, and PyTorch's ``torch.*``/aten one); the
 ``fwd+bwd`` rows the layer of ``ember.nn``/``torch.nn`` (or the ``F`` function) and a
@@ -111,6 +114,7 @@ def build_cases(et, nn, F, torch):
                                              lambda: TF.cross_entropy(tlx, torch.from_numpy(tg)),
                                              lx, tlx)
     cases.update(depthwise_cases(et, torch, rng))
+    cases.update(conv_cases(et, torch, rng, DENSE_CONVS))
     return cases
 
 
@@ -131,33 +135,54 @@ def mobilenet_depthwise_layers():
     return layers
 
 
+# (name, N, C, H, O, kernel, stride, padding, groups) of the dense convolutions: the study's
+# shapes (docs/conv-algorithms.md) and a ResNet-style stem.
+DENSE_CONVS = [
+    ("conv 64->64 32x32 3x3", 16, 64, 32, 64, 3, 1, 1, 1),
+    ("conv 16->32 32x32 3x3", 32, 16, 32, 32, 3, 1, 1, 1),
+    ("conv 128->128 14x14 3x3", 16, 128, 14, 128, 3, 1, 1, 1),
+    ("conv 32->32 32x32 3x3 s2", 32, 32, 32, 32, 3, 2, 1, 1),
+    ("conv 256->64 16x16 1x1", 16, 256, 16, 64, 1, 1, 0, 1),
+    ("conv lenet 6->16 12x12 5x5", 64, 6, 12, 16, 5, 1, 0, 1),
+    ("conv stem 3->64 64x64 7x7 s2", 8, 3, 64, 64, 7, 2, 3, 1),
+]
+
+
 def depthwise_cases(et, torch, rng):
     batch = 8  # models/mobilenet_v2.py DEFAULTS["cpu"]["batch_size"]
+    layers = [(f"depthwise {c} {h}x{h} s{s}", batch, c, h, c, 3, s, 1, c)
+              for c, h, s in mobilenet_depthwise_layers()]
+    return conv_cases(et, torch, rng, layers)
+
+
+def conv_cases(et, torch, rng, layers):
+    """Each pass of each convolution alone: ``fwd`` (``conv2d``), ``bwd-input`` and
+    ``bwd-weight`` (the core's backward ops, and ``aten.convolution_backward`` with one
+    output)."""
     cases = {}
-    for c, h, s in mobilenet_depthwise_layers():
-        oh = (h + 2 - 3) // s + 1
+    for name, batch, c, h, o, k, s, p, g in layers:
+        oh = (h + 2 * p - k) // s + 1
         x = rng.standard_normal((batch, c, h, h)).astype(np.float32)
-        w = rng.standard_normal((c, 1, 3, 3)).astype(np.float32)
-        gy = rng.standard_normal((batch, c, oh, oh)).astype(np.float32)
+        w = rng.standard_normal((o, c // g, k, k)).astype(np.float32)
+        gy = rng.standard_normal((batch, o, oh, oh)).astype(np.float32)
         ex, ew, egy = (et.from_numpy(a.copy()) for a in (x, w, gy))
         tx, tw, tgy = (torch.from_numpy(a.copy()) for a in (x, w, gy))
 
-        def torch_bwd(mask, tgy=tgy, tx=tx, tw=tw, s=s, c=c):
-            out = torch.ops.aten.convolution_backward(tgy, tx, tw, None, [s, s], [1, 1], [1, 1],
-                                                      False, [0, 0], c, mask)
+        def torch_bwd(mask, tgy=tgy, tx=tx, tw=tw, s=s, p=p, g=g):
+            out = torch.ops.aten.convolution_backward(tgy, tx, tw, None, [s, s], [p, p], [1, 1],
+                                                      False, [0, 0], g, mask)
             return out[0] if mask[0] else out[1]
 
-        name = f"depthwise {c} {h}x{h} s{s}"
         cases[f"{name} fwd"] = (
-            lambda ex=ex, ew=ew, s=s, c=c: et.conv2d(ex, ew, None, s, 1, 1, c),
-            lambda tx=tx, tw=tw, s=s, c=c: torch.conv2d(tx, tw, None, s, 1, 1, c))
+            lambda ex=ex, ew=ew, s=s, p=p, g=g: et.conv2d(ex, ew, None, s, p, 1, g),
+            lambda tx=tx, tw=tw, s=s, p=p, g=g: torch.conv2d(tx, tw, None, s, p, 1, g))
         cases[f"{name} bwd-input"] = (
-            lambda egy=egy, ew=ew, s=s, c=c, h=h: et.conv2d_backward_input(
-                egy, ew, [batch, c, h, h], s, 1, 1, c),
+            lambda egy=egy, ew=ew, s=s, p=p, g=g, shape=list(x.shape): et.conv2d_backward_input(
+                egy, ew, shape, s, p, 1, g),
             lambda f=torch_bwd: f([True, False, False]))
         cases[f"{name} bwd-weight"] = (
-            lambda egy=egy, ex=ex, s=s, c=c: et.conv2d_backward_weight(
-                egy, ex, [c, 1, 3, 3], s, 1, 1, c),
+            lambda egy=egy, ex=ex, s=s, p=p, g=g, shape=list(w.shape): et.conv2d_backward_weight(
+                egy, ex, shape, s, p, 1, g),
             lambda f=torch_bwd: f([False, True, False]))
     return cases
 

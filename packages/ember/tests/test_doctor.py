@@ -32,6 +32,10 @@ def test_healthy_installation(plugins):
     cuda = "CUDA: built for sm_" if core["cuda"] else "CUDA: not built; "
     assert f"BLAS: {core['blas']}; {cuda}" in out and f"SIMD: {core['simd']}" in out
     assert "host allocator: ember caching allocator; kernel overrides: none" in out
+    dnnl = ember._core._C._onednn_info()
+    conv = (f"CPU convolutions: oneDNN {dnnl['version']} ({dnnl['path']})" if dnnl["version"]
+            else f"CPU convolutions: Ember's kernels (oneDNN not loaded: {dnnl['reason']})")
+    assert conv in out
     for slot, module in [("autograd", "ember_autograd"), ("data", "ember_data"),
                          ("mp", "ember_mp"), ("nn", "ember_nn"), ("optim", "ember_optim"),
                          ("distributions", "ember_distributions"),

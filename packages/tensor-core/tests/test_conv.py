@@ -182,8 +182,9 @@ def test_conv2d_backward_ops_check_shapes(lib):
         lib.conv2d_backward_input(gy, w.double(), [2, 3, 5, 5])
 
 
-# Every CPU level (and the im2col path, EMBER_CONV_DIRECT=0) in a child process: conv2d and
-# both backward ops on the direct shapes, float32, against torch in float64 here.
+# Every CPU level (and the im2col path, EMBER_CONV_DIRECT=0), with oneDNN off, and with oneDNN on
+# (where it is available), in a child process: conv2d and both backward ops on the direct shapes,
+# float32, against torch in float64 here.
 LEVEL_CHILD = r"""
 import json, sys
 import numpy as np
@@ -200,8 +201,10 @@ print(json.dumps(out))
 
 
 @pytest.mark.usefixtures("ember_only")
-@pytest.mark.parametrize("env", [{"EMBER_CPU_CAPABILITY": v} for v in ("default", "avx2", "avx512")]
-                         + [{"EMBER_CONV_DIRECT": "0"}], ids=lambda e: "-".join(e.values()))
+@pytest.mark.parametrize("env", [{"EMBER_CPU_CAPABILITY": v, "EMBER_ONEDNN": "0"}
+                                 for v in ("default", "avx2", "avx512")]
+                         + [{"EMBER_CONV_DIRECT": "0", "EMBER_ONEDNN": "0"}, {}],
+                         ids=["default", "avx2", "avx512", "im2col", "onednn"])
 def test_conv2d_direct_shapes_at_every_cpu_level(rng, env):
     import json
     import os

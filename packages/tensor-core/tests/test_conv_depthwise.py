@@ -221,7 +221,8 @@ def test_depthwise_non_finite_values(lib, rng, dtype):
         np.testing.assert_allclose(got[fin], want[fin], rtol=1e-4, atol=1e-4)
 
 
-# Every CPU level, and the im2col path (EMBER_CONV_DEPTHWISE=0), in a child process: the three
+# Every CPU level, the im2col path (EMBER_CONV_DEPTHWISE=0 EMBER_ONEDNN=0) and oneDNN
+# (EMBER_CONV_DEPTHWISE=0 alone, where oneDNN loads), in a child process: the three
 # ops in float32 and float64 on a few shapes, against torch here.
 LEVEL_CHILD = r"""
 import json, sys
@@ -242,8 +243,8 @@ print(json.dumps(out))
 @pytest.mark.parametrize(
     "env",
     [{"EMBER_CPU_CAPABILITY": v} for v in ("default", "avx2", "avx512")]
-    + [{"EMBER_CONV_DEPTHWISE": "0"}],
-    ids=lambda e: "-".join(e.values()),
+    + [{"EMBER_CONV_DEPTHWISE": "0", "EMBER_ONEDNN": "0"}, {"EMBER_CONV_DEPTHWISE": "0"}],
+    ids=["default", "avx2", "avx512", "im2col", "onednn"],
 )
 def test_depthwise_at_every_cpu_level(rng, env):
     cases = [MOBILENET[1], MOBILENET[7], MOBILENET[8], ODD[2], ODD[3], ODD[9], ODD[15]]

@@ -42,6 +42,15 @@ def _cuda_summary(core, build: dict) -> str:
     return f"built for {archs}, {have} of {have + lack} ops with CUDA kernels, {devices}"
 
 
+def _conv_summary(core) -> str:
+    """oneDNN's version and library, or why Ember's own kernels run every convolution."""
+    info = core._C._onednn_info()
+    if not info["version"]:
+        return f"Ember's kernels (oneDNN not loaded: {info['reason']})"
+    state = "" if core._C._onednn_enabled() else ", switched off (backends.mkldnn.enabled)"
+    return f"oneDNN {info['version']} ({info['path']}){state}; Ember's kernels for the rest"
+
+
 def _core_lines(problems: list[str]) -> list[str]:
     core = ember._core
     build = core._C._build_info()
@@ -52,6 +61,7 @@ def _core_lines(problems: list[str]) -> list[str]:
         f"tensor core: {_dist_of('ember_tensor')}, {os.path.dirname(core.__file__)}",
         f"  BLAS: {build['blas']}; CUDA: {_cuda_summary(core, build)}; "
         f"SIMD: {build['simd']}; threads: {core.get_num_threads()}; compiler: {build['compiler']}",
+        f"  CPU convolutions: {_conv_summary(core)}",
         f"  C API: {major}.{level}; host allocator: {allocator['name']}"
         f"{' (plugin)' if allocator['plugin'] else ''}; kernel overrides: "
         + (", ".join(f"{op} -> {fn}" for op, fn in overrides.items()) or "none"),

@@ -11,10 +11,13 @@ default True as in PyTorch), ``is_available()`` and ``version()``.
 ``ember_tensor.backends.mkl.is_available()``: whether the core linked Intel MKL, which then
 computes the CPU FFTs of ``ember_tensor.fft``.
 
+``ember_tensor.backends.mkldnn``: whether float32 CPU convolutions run through oneDNN
+(``is_available()``, the ``enabled`` switch).
+
 ``mps`` and ``openmp``: ``is_available()`` is False (Ember has no Metal backend, and its CPU
 threads are its own pool), so programs that ask choose another path.
 """
 
-from . import cuda, cudnn, mkl, mps, openmp
+from . import cuda, cudnn, mkl, mkldnn, mps, openmp
 
-__all__ = ["cuda", "cudnn", "mkl", "mps", "openmp"]
+__all__ = ["cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp"]

@@ -37,5 +37,8 @@ void warn_user(const std::string& msg);
 // - the folders of the `nvidia` namespace package (the pip wheels of the CUDA libraries),
 //   empty when Python or the package is not there.
 std::vector<std::string> nvidia_wheel_dirs();
+// - the lib/ folders where pip puts a wheel's shared libraries installed as data
+//   (<prefix>/lib of sysconfig's "data" path, then the user base's), empty without Python.
+std::vector<std::string> python_data_lib_dirs();
 
 }  // namespace ember

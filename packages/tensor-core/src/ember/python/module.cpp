@@ -8,6 +8,7 @@
 #include "ember/runtime/cuda_hooks.h"
 #include "ember/ops/ops_util.h"
 #include "ember/python/python_api.h"
+#include "ember/ops/conv/conv_onednn_cpu.h"
 #include "ember/ops/fft/fft_engine.h"
 #include "ember/runtime/parallel.h"
 #include "ember/runtime/profiler.h"
@@ -464,6 +465,16 @@ void bind_module_functions(py::module_& m) {
     fft::set_library(name == "mkl" ? fft::Library::Mkl : fft::Library::Builtin);
   }, py::arg("name"));
   m.def("_has_mkl", &fft::mkl_available);
+  m.def("_onednn_info", [] {
+    const cpu::OnednnInfo info = cpu::onednn_info();  // loads the library at the first call
+    py::dict d;
+    d["version"] = info.version;
+    d["path"] = info.path;
+    d["reason"] = info.reason;
+    return d;
+  }, "oneDNN for CPU convolutions: {'version' ('' when not loaded), 'path', 'reason' (why not loaded)}.");
+  m.def("_onednn_enabled", &cpu::onednn_enabled);
+  m.def("_onednn_set_enabled", &cpu::set_onednn_enabled, py::arg("enabled"));
   m.def("get_num_threads", &get_num_threads);
   m.def("set_num_threads", [](int n) {
     if (n < 1) throw std::runtime_error(message("set_num_threads expects a positive integer, got ", n));

@@ -1,5 +1,5 @@
 // The Python services the core calls (declared in core/tensor.h and core/errors.h): PyRef's
-// reference counting, user warnings, and the nvidia wheels' folders.
+// reference counting, user warnings, the nvidia wheels' folders and the data lib/ folders.
 #include <pybind11/pybind11.h>  // (Python.h) error_already_set: a warning that became an error
 
 #include <string>
@@ -51,6 +51,28 @@ std::vector<std::string> nvidia_wheel_dirs() {
     Py_DECREF(mod);
   }
   PyErr_Clear();
+  PyGILState_Release(gil);
+  return dirs;
+}
+
+std::vector<std::string> python_data_lib_dirs() {
+  std::vector<std::string> dirs;
+  if (!Py_IsInitialized()) return dirs;
+  PyGILState_STATE gil = PyGILState_Ensure();
+  // sysconfig.get_path("data") (the environment's prefix), then site.getuserbase() (pip --user)
+  const std::pair<const char*, const char*> sources[] = {{"sysconfig", "get_path"}, {"site", "getuserbase"}};
+  for (const auto& [module, function] : sources) {
+    PyObject* mod = PyImport_ImportModule(module);
+    PyObject* fn = mod ? PyObject_GetAttrString(mod, function) : nullptr;
+    PyObject* dir = fn ? (std::string(function) == "get_path" ? PyObject_CallFunction(fn, "s", "data")
+                                                               : PyObject_CallNoArgs(fn))
+                       : nullptr;
+    if (const char* d = dir && PyUnicode_Check(dir) ? PyUnicode_AsUTF8(dir) : nullptr) dirs.push_back(std::string(d) + "/lib");
+    Py_XDECREF(dir);
+    Py_XDECREF(fn);
+    Py_XDECREF(mod);
+    PyErr_Clear();
+  }
   PyGILState_Release(gil);
   return dirs;
 }

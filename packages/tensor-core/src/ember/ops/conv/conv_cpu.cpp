@@ -4,10 +4,11 @@
 // (N, C*kh*kw, L) matrix (L output positions); col2im is its adjoint, summing the columns
 // back into an image. A convolution is then one batched matrix product with the weight
 // (BLAS), and its derivatives are products with im2col/col2im (derivatives.yaml).
-// float32/float64 (float16/bfloat16 compute in float32). Float32 stride-1 convolutions with
-// enough channels go to the blocked direct kernel of conv_direct_cpu.cpp on AVX-512 CPUs instead,
-// and depthwise ones (groups == C) to conv_depthwise_cpu.cpp (conv2d, conv2d_backward_input,
-// conv2d_backward_weight; docs/conv-algorithms.md has the numbers behind the choices).
+// float32/float64 (float16/bfloat16 compute in float32). Depthwise convolutions (groups == C) go
+// to conv_depthwise_cpu.cpp, other float32 ones to oneDNN when it is loaded (conv_onednn_cpu.cpp),
+// else, with stride 1 and enough channels, to the blocked direct kernel of conv_direct_cpu.cpp on
+// AVX-512 CPUs (conv2d, conv2d_backward_input, conv2d_backward_weight; docs/conv-algorithms.md
+// has the numbers behind the choices). conv_transpose2d is conv2d_backward_input.
 // conv2d and its derivatives are per-device kernels: their checks (conv2d_meta, ...) and
 // im2col bodies (conv2d_im2col, ...) are device-agnostic, so the CUDA kernels
 // (conv_cudnn.cpp) share them and fall back to the bodies when cuDNN is not used.
@@ -16,6 +17,7 @@
 
 #include "ember/ops/conv/conv_depthwise_cpu.h"
 #include "ember/ops/conv/conv_direct_cpu.h"
+#include "ember/ops/conv/conv_onednn_cpu.h"
 #include "ember/ops/conv/conv_meta.h"
 #include "ember/ops/ops_util.h"
 #include "ember/runtime/parallel.h"
@@ -147,21 +149,30 @@ Tensor col2im(const Tensor& self, const Shape& output_size, const Shape& kernel_
 
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
                         const Shape& padding, const Shape& output_padding, int64_t groups, const Shape& dilation) {
-  const char* op = "conv_transpose2d";
   const ConvTransposeMeta m = conv_transpose2d_meta(input, weight, bias, stride, padding, output_padding, groups,
                                                     dilation);
-  if (conv_computes_in_float32(input->dtype())) {
+  if (conv_computes_in_float32(input->dtype())) {  // the bias too is added before the one rounding
     Tensor out = conv_transpose2d(conv_widen(input), conv_widen(weight), conv_widen(bias), stride, padding, output_padding, groups,
                                   dilation);
     return conv_cast(out, input->dtype());
   }
   const Geometry& g = m.g;
   const int64_t N = m.N, C = m.C, H = m.H, W = m.W, O = m.O, OH = m.OH, OW = m.OW;
-  // columns (N, G, O/G*kh*kw, H*W) = weight^T (G, O/G*kh*kw, C/G) @ input (N, G, C/G, H*W)
-  const int64_t Cg = C / groups, K = O / groups * g.kh * g.kw;
-  Tensor wt = transpose(reshape(weight, {groups, Cg, K}), 1, 2);
-  Tensor cols = matmul(wt, reshape(input, {N, groups, Cg, H * W}), Tensor());
-  Tensor out = col2im_impl(op, view(cols, {N, groups * K, H * W}), OH, OW, g, H, W);
+  Tensor out;
+  if (g.oh(OH) == H && g.ow(OW) == W) {
+    // the adjoint of conv2d: its gradient with respect to an (N, O, OH, OW) input, for this input
+    // as grad_output and this (C, O/groups, kh, kw) weight as conv2d's (O_conv = C): oneDNN or
+    // Ember's kernels, as conv2d_backward_input picks
+    out = conv2d_backward_input(input, weight, {N, O, OH, OW}, stride, padding, dilation, groups);
+  } else {
+    // an output_padding of a stride or more (allowed below the dilation) gives an output that no
+    // conv2d maps back onto this input: columns (N, G, O/G*kh*kw, H*W) = weight^T (G, O/G*kh*kw,
+    // C/G) @ input (N, G, C/G, H*W), summed into the image by col2im
+    const int64_t Cg = C / groups, K = O / groups * g.kh * g.kw;
+    Tensor wt = transpose(reshape(weight, {groups, Cg, K}), 1, 2);
+    Tensor cols = matmul(wt, reshape(input, {N, groups, Cg, H * W}), Tensor());
+    out = col2im_impl("conv_transpose2d", view(cols, {N, groups * K, H * W}), OH, OW, g, H, W);
+  }
   if (bias) add(out, view(bias, {O, 1, 1}), Scalar::from_int(1), out);
   return out;
 }
@@ -169,8 +180,9 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
 }  // namespace ember::cpu
 
 // The CPU kernels of conv2d and its derivatives: the depthwise kernel (conv_depthwise_cpu.cpp) for
-// groups == C, the blocked direct kernel (conv_direct_cpu.cpp) for the float32 shapes that suit it,
-// else the im2col bodies of conv_generic.cpp. float16/bfloat16 run the float32 kernels on widened copies.
+// groups == C, oneDNN (conv_onednn_cpu.cpp) for float32 when it is loaded, the blocked direct kernel
+// (conv_direct_cpu.cpp) for the float32 shapes that suit it, else the im2col bodies of
+// conv_generic.cpp. float16/bfloat16 run the float32 kernels on widened copies.
 namespace ember::cpu {
 
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
@@ -181,6 +193,7 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
                      input->dtype());
   }
   if (depthwise_suits(input, m)) return depthwise_conv2d(input, weight, bias, m);
+  if (Tensor out = onednn_conv2d(input, weight, bias, m)) return out;
   const DirectConvShape ds{m.N, m.C, m.H, m.W, m.O, m.g.kh, m.g.kw, m.g.ph, m.g.pw};
   if (direct_path(input, m.g, groups) && direct_forward_suits(ds)) {
     Tensor x = as_contiguous(input), w = as_contiguous(weight), b = bias ? as_contiguous(bias) : Tensor();
@@ -200,6 +213,7 @@ Tensor conv2d_backward_input(const Tensor& grad_output, const Tensor& weight, co
     return conv_cast(gx, grad_output->dtype());
   }
   if (depthwise_suits(grad_output, m)) return depthwise_conv2d_backward_input(grad_output, weight, m);
+  if (Tensor gx = onednn_conv2d_backward_input(grad_output, weight, m)) return gx;
   const DirectConvShape ds{m.N, m.C, m.H, m.W, m.O, m.g.kh, m.g.kw, m.g.ph, m.g.pw};
   if (direct_path(grad_output, m.g, groups) && direct_backward_input_suits(ds)) {
     Tensor gy = as_contiguous(grad_output), w = as_contiguous(weight);
@@ -220,6 +234,7 @@ Tensor conv2d_backward_weight(const Tensor& grad_output, const Tensor& input, co
     return conv_cast(gw, grad_output->dtype());
   }
   if (depthwise_suits(grad_output, m)) return depthwise_conv2d_backward_weight(grad_output, input, m);
+  if (Tensor gw = onednn_conv2d_backward_weight(grad_output, input, m)) return gw;
   const DirectConvShape ds{m.N, m.C, m.H, m.W, m.O, m.g.kh, m.g.kw, m.g.ph, m.g.pw};
   if (direct_path(grad_output, m.g, groups) && direct_backward_weight_suits(ds)) {
     Tensor gy = as_contiguous(grad_output), x = as_contiguous(input);

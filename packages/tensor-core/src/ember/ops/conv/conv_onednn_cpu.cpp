@@ -1,0 +1,558 @@
+// float32 conv2d and its two gradients through oneDNN (docs/conv-algorithms.md: on the study's
+// shapes oneDNN runs at 80-100% of the CPU's peak, against 45-65% for Ember's direct and
+// im2col + GEMM kernels; it is also what PyTorch's CPU convolutions run).
+//
+// The library: oneDNN 3.x with the GNU OpenMP runtime, as the `onednn-cpu-gomp` wheel installs
+// it (<prefix>/lib/libdnnl.so.3), loaded at first use with dlopen, so the core imports and runs
+// without it (its own kernels then take every convolution; ember_tensor.backends.mkldnn
+// says which). Only its headers are needed at build time (EMBER_HAVE_ONEDNN_HEADERS, from the
+// onednn-devel-cpu-gomp wheel).
+//
+// Threads: Ember's pool stays the only pool. Every oneDNN call runs with OpenMP limited to one
+// thread on the calling thread (omp_set_num_threads(1), restored afterwards), so OpenMP never
+// starts a thread of its own and nothing is left for a forked child to inherit; the batch is
+// cut into one slice per pool thread, each a oneDNN call on its own. The gradient of the
+// weight is summed over the slices' partial gradients in a fixed order (the result does not
+// depend on which thread ran which slice). A batch smaller than the pool leaves oneDNN to
+// Ember's kernels, which spread one image over the threads.
+//
+// Layouts: operands come in and go out as contiguous NCHW / OIHW; oneDNN picks its own blocked
+// layouts (format_tag::any) and reorders convert at the boundary, per slice (the reorders
+// cost 10-45% of a call at the study's sizes and still leave oneDNN 1.2-3.8x ahead).
+// Primitives are made once per (pass, slice shape, geometry) and kept; every call passes its
+// own scratchpad (user scratchpad mode), so one primitive serves several threads at once.
+#include "ember/ops/conv/conv_onednn_cpu.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <tuple>
+#include <vector>
+
+#include "ember/core/errors.h"
+#include "ember/ops/ops_util.h"
+#include "ember/runtime/parallel.h"
+
+#ifdef EMBER_HAVE_ONEDNN_HEADERS
+#include <oneapi/dnnl/dnnl.h>
+#endif
+
+namespace ember::cpu {
+namespace {
+
+std::atomic<bool> g_enabled{[] {
+  const char* e = std::getenv("EMBER_ONEDNN");
+  return !(e && std::strcmp(e, "0") == 0);
+}()};
+
+}  // namespace
+
+bool onednn_enabled() { return g_enabled.load(std::memory_order_relaxed); }
+void set_onednn_enabled(bool on) { g_enabled.store(on, std::memory_order_relaxed); }
+
+#ifndef EMBER_HAVE_ONEDNN_HEADERS
+
+Tensor onednn_conv2d(const Tensor&, const Tensor&, const Tensor&, const Conv2dMeta&) { return Tensor(); }
+Tensor onednn_conv2d_backward_input(const Tensor&, const Tensor&, const Conv2dMeta&) { return Tensor(); }
+Tensor onednn_conv2d_backward_weight(const Tensor&, const Tensor&, const Conv2dMeta&) { return Tensor(); }
+OnednnInfo onednn_info() { return {"", "", "this core was built without oneDNN's headers (onednn-devel-cpu-gomp)"}; }
+
+#else
+
+namespace {
+
+// ---- the library ----
+
+#define EMBER_ONEDNN_FUNCTIONS(X)                            \
+  X(dnnl_version)                                            \
+  X(dnnl_engine_create)                                      \
+  X(dnnl_stream_create)                                      \
+  X(dnnl_stream_wait)                                        \
+  X(dnnl_stream_destroy)                                     \
+  X(dnnl_memory_desc_create_with_tag)                        \
+  X(dnnl_memory_desc_destroy)                                \
+  X(dnnl_memory_desc_equal)                                  \
+  X(dnnl_memory_desc_get_size)                               \
+  X(dnnl_memory_create)                                      \
+  X(dnnl_memory_destroy)                                     \
+  X(dnnl_primitive_attr_create)                              \
+  X(dnnl_primitive_attr_destroy)                             \
+  X(dnnl_primitive_attr_set_scratchpad_mode)                 \
+  X(dnnl_convolution_forward_primitive_desc_create)          \
+  X(dnnl_convolution_backward_data_primitive_desc_create)    \
+  X(dnnl_convolution_backward_weights_primitive_desc_create) \
+  X(dnnl_reorder_primitive_desc_create)                      \
+  X(dnnl_primitive_desc_query_md)                            \
+  X(dnnl_primitive_desc_destroy)                             \
+  X(dnnl_primitive_create)                                   \
+  X(dnnl_primitive_execute)                                  \
+  X(dnnl_primitive_destroy)
+
+struct Api {
+#define EMBER_ONEDNN_MEMBER(name) decltype(&::name) name = nullptr;
+  EMBER_ONEDNN_FUNCTIONS(EMBER_ONEDNN_MEMBER)
+#undef EMBER_ONEDNN_MEMBER
+  // OpenMP's, from the runtime libdnnl links (GNU's libgomp)
+  int (*omp_get_max_threads)() = nullptr;
+  void (*omp_set_num_threads)(int) = nullptr;
+};
+
+struct Library {
+  Api api;
+  dnnl_engine_t engine = nullptr;  // null: not loaded
+  std::string version, path, error;
+};
+
+constexpr const char* kSoname = "libdnnl.so.3";
+
+void load(Library& lib, void* h, const std::string& path) {
+  Api& api = lib.api;
+  std::string missing;
+#define EMBER_ONEDNN_LOOKUP(name)                                   \
+  api.name = reinterpret_cast<decltype(api.name)>(dlsym(h, #name)); \
+  if (!api.name) missing += missing.empty() ? #name : ", " #name;
+  EMBER_ONEDNN_FUNCTIONS(EMBER_ONEDNN_LOOKUP)
+  EMBER_ONEDNN_LOOKUP(omp_get_max_threads)
+  EMBER_ONEDNN_LOOKUP(omp_set_num_threads)
+#undef EMBER_ONEDNN_LOOKUP
+  if (!missing.empty()) {
+    lib.error = message("the oneDNN library found (", path, ") lacks ", missing,
+                        " (Ember needs oneDNN 3 built with the OpenMP runtime: pip install onednn-cpu-gomp)");
+    return;
+  }
+  const dnnl_version_t* v = api.dnnl_version();
+  if (v->major != DNNL_VERSION_MAJOR) {
+    lib.error = message("the oneDNN library found (", path, ") is version ", v->major, ".", v->minor,
+                        "; Ember needs ", DNNL_VERSION_MAJOR, ".x");
+    return;
+  }
+  dnnl_engine_t engine = nullptr;
+  if (api.dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success) {
+    lib.error = message("oneDNN (", path, ") could not create its CPU engine");
+    return;
+  }
+  lib.version = message(v->major, ".", v->minor, ".", v->patch);
+  lib.path = path;
+  lib.engine = engine;
+}
+
+// Loads oneDNN at the first call (the loader's search path first, then <prefix>/lib of the
+// Python installation, where the wheel puts it); never throws.
+const Library& library() {
+  static Library lib;
+  static std::once_flag once;
+  static std::atomic<bool> loaded{false};
+  if (!loaded.load(std::memory_order_acquire)) {
+    // Looked for before call_once: finding the prefix takes the GIL, which a thread waiting
+    // at call_once may hold.
+    void* h = dlopen(kSoname, RTLD_NOW | RTLD_LOCAL);
+    std::string path = kSoname, why;
+    for (const std::string& dir : h ? std::vector<std::string>{} : python_data_lib_dirs()) {
+      path = dir + "/" + kSoname;
+      if ((h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
+      if (const char* err = dlerror()) why += message(why.empty() ? "" : "; ", err);
+    }
+    Dl_info info{};
+    if (void* sym = h ? dlsym(h, "dnnl_version") : nullptr; sym && dladdr(sym, &info) && info.dli_fname) {
+      path = info.dli_fname;  // where the loader found it
+    }
+    std::call_once(once, [&] {
+      if (h) {
+        load(lib, h, path);
+      } else {
+        lib.error = message(kSoname, " was not found (", why.empty() ? "no candidate folder" : why,
+                            "): pip install onednn-cpu-gomp");
+      }
+      loaded.store(true, std::memory_order_release);
+    });
+  }
+  return lib;
+}
+
+const Api& api() { return library().api; }
+
+// OpenMP limited to this thread for the guard's life (see the file comment), as it was after.
+class SerialOpenMP {
+ public:
+  SerialOpenMP() : before_(api().omp_get_max_threads()) { api().omp_set_num_threads(1); }
+  ~SerialOpenMP() { api().omp_set_num_threads(before_); }
+  SerialOpenMP(const SerialOpenMP&) = delete;
+  SerialOpenMP& operator=(const SerialOpenMP&) = delete;
+
+ private:
+  int before_;
+};
+
+// A thread's oneDNN stream (oneDNN streams are not shared between threads).
+dnnl_stream_t thread_stream() {
+  struct Owned {
+    dnnl_stream_t s = nullptr;
+    ~Owned() {
+      if (s) api().dnnl_stream_destroy(s);
+    }
+  };
+  thread_local Owned owned;
+  if (!owned.s && api().dnnl_stream_create(&owned.s, library().engine, dnnl_stream_default_flags) != dnnl_success) {
+    throw std::runtime_error("oneDNN: could not create a stream");
+  }
+  return owned.s;
+}
+
+// ---- plans: the primitives of one pass over one batch slice ----
+
+enum class Pass { Forward, BackwardData, BackwardWeights };
+
+struct Key {
+  Pass pass;
+  int64_t n, C, H, W, O, kh, kw, sh, sw, ph, pw, dh, dw, groups;
+  bool bias;
+  auto tie() const { return std::tie(pass, n, C, H, W, O, kh, kw, sh, sw, ph, pw, dh, dw, groups, bias); }
+  bool operator<(const Key& o) const { return tie() < o.tie(); }
+};
+
+// A reorder between a user's plain layout and oneDNN's (none when they are equal).
+struct Reorder {
+  dnnl_primitive_desc_t pd = nullptr;
+  dnnl_primitive_t prim = nullptr;
+  size_t scratch = 0;
+};
+
+// One operand of the convolution: its plain NCHW/OIHW form, the form the primitive wants, and
+// the reorder between them (into the primitive for inputs, out of it for outputs).
+struct Operand {
+  dnnl_memory_desc_t plain = nullptr;
+  const_dnnl_memory_desc_t chosen = nullptr;  // owned by the plan's primitive descriptor
+  Reorder reorder;
+  size_t bytes = 0;  // of the chosen layout
+};
+
+struct Plan {
+  bool ok = false;
+  dnnl_primitive_desc_t pd = nullptr, hint = nullptr;  // hint: the forward pd a backward one needs
+  dnnl_primitive_t prim = nullptr;
+  Operand x, w, y;  // input (or its gradient), weight (or its gradient), output (or its gradient)
+  dnnl_memory_desc_t b = nullptr;
+  size_t scratch = 0;
+  // Never destroyed: plans live as long as the process (the library is never closed).
+};
+
+dnnl_primitive_attr_t user_scratchpad_attr() {
+  static dnnl_primitive_attr_t attr = [] {
+    dnnl_primitive_attr_t a = nullptr;
+    api().dnnl_primitive_attr_create(&a);
+    api().dnnl_primitive_attr_set_scratchpad_mode(a, dnnl_scratchpad_mode_user);
+    return a;
+  }();
+  return attr;
+}
+
+size_t scratchpad_bytes(const_dnnl_primitive_desc_t pd) {
+  const_dnnl_memory_desc_t md = api().dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+  return md ? api().dnnl_memory_desc_get_size(md) : 0;
+}
+
+// Fills op.chosen from the primitive and makes the reorder (plain -> chosen when `into`).
+bool finish_operand(Operand& op, const_dnnl_primitive_desc_t pd, dnnl_query_t what, bool into) {
+  op.chosen = api().dnnl_primitive_desc_query_md(pd, what, 0);
+  if (!op.chosen) return false;
+  op.bytes = api().dnnl_memory_desc_get_size(op.chosen);
+  if (api().dnnl_memory_desc_equal(op.plain, op.chosen)) return true;
+  const_dnnl_memory_desc_t from = into ? op.plain : op.chosen, to = into ? op.chosen : op.plain;
+  dnnl_engine_t e = library().engine;
+  if (api().dnnl_reorder_primitive_desc_create(&op.reorder.pd, from, e, to, e, user_scratchpad_attr()) != dnnl_success)
+    return false;
+  op.reorder.scratch = scratchpad_bytes(op.reorder.pd);
+  return api().dnnl_primitive_create(&op.reorder.prim, op.reorder.pd) == dnnl_success;
+}
+
+// Makes the plan; ok stays false where oneDNN has no implementation (Ember's kernels run then).
+void make_plan(Plan& p, const Key& k) {
+  const Api& a = api();
+  dnnl_engine_t e = library().engine;
+  const int64_t oh = ConvGeometry{k.kh, k.kw, k.dh, k.dw, k.ph, k.pw, k.sh, k.sw}.oh(k.H);
+  const int64_t ow = ConvGeometry{k.kh, k.kw, k.dh, k.dw, k.ph, k.pw, k.sh, k.sw}.ow(k.W);
+  const dnnl_dims_t xd = {k.n, k.C, k.H, k.W}, yd = {k.n, k.O, oh, ow};
+  const dnnl_dims_t wd4 = {k.O, k.C, k.kh, k.kw}, wd5 = {k.groups, k.O / k.groups, k.C / k.groups, k.kh, k.kw};
+  const dnnl_dims_t bd = {k.O};
+  const dnnl_dims_t strides = {k.sh, k.sw}, dil = {k.dh - 1, k.dw - 1}, pad = {k.ph, k.pw};
+  const bool grouped = k.groups > 1;
+  dnnl_memory_desc_t xa = nullptr, wa = nullptr, ya = nullptr;  // format_tag::any
+  auto md = [&](dnnl_memory_desc_t* out, int nd, const dnnl_dims_t d, dnnl_format_tag_t tag) {
+    return a.dnnl_memory_desc_create_with_tag(out, nd, d, dnnl_f32, tag) == dnnl_success;
+  };
+  const int wnd = grouped ? 5 : 4;
+  const int64_t* wd = grouped ? wd5 : wd4;
+  bool ok = md(&p.x.plain, 4, xd, dnnl_nchw) && md(&p.y.plain, 4, yd, dnnl_nchw) &&
+            md(&p.w.plain, wnd, wd, grouped ? dnnl_goihw : dnnl_oihw) && md(&xa, 4, xd, dnnl_format_tag_any) &&
+            md(&ya, 4, yd, dnnl_format_tag_any) && md(&wa, wnd, wd, dnnl_format_tag_any) &&
+            (!k.bias || md(&p.b, 1, bd, dnnl_x));
+  // the forward descriptor: the primitive itself for Forward, the hint for the backward passes
+  if (ok) {
+    dnnl_primitive_desc_t* fwd = k.pass == Pass::Forward ? &p.pd : &p.hint;
+    ok = a.dnnl_convolution_forward_primitive_desc_create(
+             fwd, e, k.pass == Pass::Forward ? dnnl_forward_inference : dnnl_forward_training, dnnl_convolution_direct,
+             xa, wa, k.pass == Pass::Forward ? p.b : nullptr, ya, strides, dil, pad, pad,
+             k.pass == Pass::Forward ? user_scratchpad_attr() : nullptr) == dnnl_success;
+  }
+  if (ok && k.pass == Pass::BackwardData) {
+    ok = a.dnnl_convolution_backward_data_primitive_desc_create(&p.pd, e, dnnl_convolution_direct, xa, wa, ya, strides,
+                                                                dil, pad, pad, p.hint, user_scratchpad_attr()) ==
+         dnnl_success;
+  } else if (ok && k.pass == Pass::BackwardWeights) {
+    ok = a.dnnl_convolution_backward_weights_primitive_desc_create(&p.pd, e, dnnl_convolution_direct, xa, wa, nullptr,
+                                                                   ya, strides, dil, pad, pad, p.hint,
+                                                                   user_scratchpad_attr()) == dnnl_success;
+  }
+  for (dnnl_memory_desc_t d : {xa, wa, ya}) {
+    if (d) a.dnnl_memory_desc_destroy(d);
+  }
+  if (!ok) return;
+  switch (k.pass) {
+    case Pass::Forward:
+      ok = finish_operand(p.x, p.pd, dnnl_query_src_md, true) && finish_operand(p.w, p.pd, dnnl_query_weights_md, true) &&
+           finish_operand(p.y, p.pd, dnnl_query_dst_md, false);
+      break;
+    case Pass::BackwardData:
+      ok = finish_operand(p.x, p.pd, dnnl_query_diff_src_md, false) &&
+           finish_operand(p.w, p.pd, dnnl_query_weights_md, true) &&
+           finish_operand(p.y, p.pd, dnnl_query_diff_dst_md, true);
+      break;
+    case Pass::BackwardWeights:
+      ok = finish_operand(p.x, p.pd, dnnl_query_src_md, true) &&
+           finish_operand(p.w, p.pd, dnnl_query_diff_weights_md, false) &&
+           finish_operand(p.y, p.pd, dnnl_query_diff_dst_md, true);
+      break;
+  }
+  if (!ok) return;
+  p.scratch = scratchpad_bytes(p.pd);
+  p.ok = a.dnnl_primitive_create(&p.prim, p.pd) == dnnl_success;
+}
+
+const Plan& plan(const Key& k) {
+  static std::mutex mu;
+  static std::map<Key, std::unique_ptr<Plan>> plans;
+  std::lock_guard<std::mutex> lock(mu);
+  std::unique_ptr<Plan>& p = plans[k];
+  if (!p) {
+    p = std::make_unique<Plan>();
+    make_plan(*p, k);
+  }
+  return *p;
+}
+
+// ---- running a plan ----
+
+// Scratch memory from Ember's allocator, freed with the tensor.
+struct Buffer {
+  Tensor t;
+  void* ptr = nullptr;
+  explicit Buffer(size_t bytes) {
+    if (bytes) {
+      t = empty({static_cast<int64_t>((bytes + 3) / 4)}, ScalarType::Float32);
+      ptr = t->data<float>();
+    }
+  }
+};
+
+// The arguments of one primitive call, wrapped as oneDNN memory (destroyed with this).
+class Args {
+ public:
+  Args() = default;
+  Args(const Args&) = delete;
+  Args& operator=(const Args&) = delete;
+  ~Args() {
+    for (const dnnl_exec_arg_t& a : args_) api().dnnl_memory_destroy(a.memory);
+  }
+  void add(int arg, const_dnnl_memory_desc_t md, void* ptr) {
+    dnnl_memory_t m = nullptr;
+    if (api().dnnl_memory_create(&m, md, library().engine, ptr) != dnnl_success) {
+      throw std::runtime_error("oneDNN: could not wrap a buffer as memory");
+    }
+    args_.push_back({arg, m});
+  }
+  // Runs prim with these arguments and a scratchpad of its own, and waits for it.
+  void run(const char* op, const_dnnl_primitive_desc_t pd, dnnl_primitive_t prim, size_t scratch) {
+    Buffer pad(scratch);
+    if (scratch) add(DNNL_ARG_SCRATCHPAD, api().dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0), pad.ptr);
+    dnnl_stream_t s = thread_stream();
+    if (api().dnnl_primitive_execute(prim, s, static_cast<int>(args_.size()), args_.data()) != dnnl_success ||
+        api().dnnl_stream_wait(s) != dnnl_success) {
+      throw std::runtime_error(message(op, ": oneDNN failed to run a primitive"));
+    }
+  }
+
+ private:
+  std::vector<dnnl_exec_arg_t> args_;
+};
+
+// `plain` points at the operand in NCHW/OIHW; returns where the primitive finds or leaves it:
+// `plain` itself, or `buffer` (allocated here) in its chosen layout, filled when `into`.
+void* stage(const char* op, const Operand& o, void* plain, Buffer& buffer, bool into) {
+  if (!o.reorder.prim) return plain;
+  buffer = Buffer(o.bytes);
+  if (into) {
+    Args a;
+    a.add(DNNL_ARG_FROM, o.plain, plain);
+    a.add(DNNL_ARG_TO, o.chosen, buffer.ptr);
+    a.run(op, o.reorder.pd, o.reorder.prim, o.reorder.scratch);
+  }
+  return buffer.ptr;
+}
+
+void unstage(const char* op, const Operand& o, void* chosen, void* plain) {
+  if (!o.reorder.prim) return;
+  Args a;
+  a.add(DNNL_ARG_FROM, o.chosen, chosen);
+  a.add(DNNL_ARG_TO, o.plain, plain);
+  a.run(op, o.reorder.pd, o.reorder.prim, o.reorder.scratch);
+}
+
+// One pass over one batch slice; x, w, y, b: the slice's operands in their plain layouts.
+void run_slice(const char* op, Pass pass, const Plan& p, void* x, void* w, void* y, void* b) {
+  Buffer xb(0), wb(0), yb(0);
+  void* xc = stage(op, p.x, x, xb, pass != Pass::BackwardData);
+  void* wc = stage(op, p.w, w, wb, pass != Pass::BackwardWeights);
+  void* yc = stage(op, p.y, y, yb, pass != Pass::Forward);
+  {
+    Args a;
+    switch (pass) {
+      case Pass::Forward:
+        a.add(DNNL_ARG_SRC, p.x.chosen, xc);
+        a.add(DNNL_ARG_WEIGHTS, p.w.chosen, wc);
+        if (b) a.add(DNNL_ARG_BIAS, p.b, b);
+        a.add(DNNL_ARG_DST, p.y.chosen, yc);
+        break;
+      case Pass::BackwardData:
+        a.add(DNNL_ARG_DIFF_SRC, p.x.chosen, xc);
+        a.add(DNNL_ARG_WEIGHTS, p.w.chosen, wc);
+        a.add(DNNL_ARG_DIFF_DST, p.y.chosen, yc);
+        break;
+      case Pass::BackwardWeights:
+        a.add(DNNL_ARG_SRC, p.x.chosen, xc);
+        a.add(DNNL_ARG_DIFF_WEIGHTS, p.w.chosen, wc);
+        a.add(DNNL_ARG_DIFF_DST, p.y.chosen, yc);
+        break;
+    }
+    a.run(op, p.pd, p.prim, p.scratch);
+  }
+  if (pass == Pass::Forward) unstage(op, p.y, yc, y);
+  if (pass == Pass::BackwardData) unstage(op, p.x, xc, x);
+  if (pass == Pass::BackwardWeights) unstage(op, p.w, wc, w);
+}
+
+// The batch cut into one slice per pool thread: `per` images each, the last one fewer.
+struct Slices {
+  int64_t per, count, last;
+  explicit Slices(int64_t N) {
+    const int64_t threads = in_parallel_region() ? 1 : std::max(1, get_num_threads());
+    per = (N + threads - 1) / threads;
+    count = (N + per - 1) / per;
+    last = N - (count - 1) * per;
+  }
+};
+
+// Whether oneDNN takes this call: loaded and switched on, float32, no empty dims, and a batch
+// that gives every pool thread an image (smaller batches: Ember's kernels spread one image over
+// the threads).
+bool takes(const Tensor& t, const Conv2dMeta& m) {
+  if (!onednn_enabled() || t->dtype() != ScalarType::Float32) return false;
+  if (m.N <= 0 || m.C <= 0 || m.O <= 0 || m.H <= 0 || m.W <= 0 || m.oh <= 0 || m.ow <= 0) return false;
+  const int threads = in_parallel_region() ? 1 : get_num_threads();
+  if (m.N < threads) return false;
+  return library().engine != nullptr;
+}
+
+// The plans for the slices' sizes (made on this thread, under SerialOpenMP), or null when
+// oneDNN has no implementation for one of them.
+std::pair<const Plan*, const Plan*> plans_for(Pass pass, const Conv2dMeta& m, bool bias, const Slices& s) {
+  const ConvGeometry& g = m.g;
+  Key k{pass, s.per, m.C, m.H, m.W, m.O, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, m.groups, bias};
+  SerialOpenMP serial;
+  const Plan* full = &plan(k);
+  k.n = s.last;
+  const Plan* last = &plan(k);
+  if (!full->ok || !last->ok) return {nullptr, nullptr};
+  return {full, last};
+}
+
+// Runs f(slice index, first image, plans' entry) for every slice on the pool.
+template <typename F>
+void over_slices(const Slices& s, const std::pair<const Plan*, const Plan*>& plans, F f) {
+  parallel_for(0, s.count, 1, [&](int64_t begin, int64_t end) {
+    SerialOpenMP serial;
+    for (int64_t i = begin; i < end; ++i) f(i, i * s.per, i == s.count - 1 ? *plans.second : *plans.first);
+  });
+}
+
+}  // namespace
+
+Tensor onednn_conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv2dMeta& m) {
+  if (!takes(input, m)) return Tensor();
+  const Slices s(m.N);
+  const auto plans = plans_for(Pass::Forward, m, static_cast<bool>(bias), s);
+  if (!plans.first) return Tensor();
+  Tensor x = as_contiguous(input), w = as_contiguous(weight), b = bias ? as_contiguous(bias) : Tensor();
+  Tensor y = empty({m.N, m.O, m.oh, m.ow}, ScalarType::Float32);
+  float *xp = x->data<float>(), *wp = w->data<float>(), *yp = y->data<float>(), *bp = b ? b->data<float>() : nullptr;
+  over_slices(s, plans, [&](int64_t, int64_t n0, const Plan& p) {
+    run_slice("conv2d", Pass::Forward, p, xp + n0 * m.C * m.H * m.W, wp, yp + n0 * m.O * m.oh * m.ow, bp);
+  });
+  return y;
+}
+
+Tensor onednn_conv2d_backward_input(const Tensor& grad_output, const Tensor& weight, const Conv2dMeta& m) {
+  // fewer than 4 input channels per group: oneDNN's backward-data kernels are slow there
+  // (LeNet's first layer: 8x im2col's time, docs/conv-algorithms.md)
+  if (m.C / m.groups < 4 || !takes(grad_output, m)) return Tensor();
+  const Slices s(m.N);
+  const auto plans = plans_for(Pass::BackwardData, m, false, s);
+  if (!plans.first) return Tensor();
+  Tensor gy = as_contiguous(grad_output), w = as_contiguous(weight);
+  Tensor gx = empty({m.N, m.C, m.H, m.W}, ScalarType::Float32);
+  float *gyp = gy->data<float>(), *wp = w->data<float>(), *gxp = gx->data<float>();
+  over_slices(s, plans, [&](int64_t, int64_t n0, const Plan& p) {
+    run_slice("conv2d_backward_input", Pass::BackwardData, p, gxp + n0 * m.C * m.H * m.W, wp,
+              gyp + n0 * m.O * m.oh * m.ow, nullptr);
+  });
+  return gx;
+}
+
+Tensor onednn_conv2d_backward_weight(const Tensor& grad_output, const Tensor& input, const Conv2dMeta& m) {
+  if (!takes(grad_output, m)) return Tensor();
+  const Slices s(m.N);
+  const auto plans = plans_for(Pass::BackwardWeights, m, false, s);
+  if (!plans.first) return Tensor();
+  Tensor gy = as_contiguous(grad_output), x = as_contiguous(input);
+  const int64_t wn = m.O * (m.C / m.groups) * m.g.kh * m.g.kw;
+  // every slice's partial gradient, summed below in slice order
+  Tensor parts = empty({s.count, wn}, ScalarType::Float32);
+  float *gyp = gy->data<float>(), *xp = x->data<float>(), *pp = parts->data<float>();
+  over_slices(s, plans, [&](int64_t i, int64_t n0, const Plan& p) {
+    run_slice("conv2d_backward_weight", Pass::BackwardWeights, p, xp + n0 * m.C * m.H * m.W, pp + i * wn,
+              gyp + n0 * m.O * m.oh * m.ow, nullptr);
+  });
+  Tensor gw = empty({m.O, m.C / m.groups, m.g.kh, m.g.kw}, ScalarType::Float32);
+  float* gwp = gw->data<float>();
+  std::copy(pp, pp + wn, gwp);
+  for (int64_t i = 1; i < s.count; ++i) {
+    const float* part = pp + i * wn;
+    for (int64_t j = 0; j < wn; ++j) gwp[j] += part[j];
+  }
+  return gw;
+}
+
+OnednnInfo onednn_info() {
+  const Library& lib = library();
+  return {lib.version, lib.path, lib.engine ? std::string() : lib.error};
+}
+
+#endif  // EMBER_HAVE_ONEDNN_HEADERS
+
+}  // namespace ember::cpu
