@@ -217,8 +217,11 @@ def main(argv=None) -> int:
     status = 0
     for name, (fn, tfn) in cases.items():
         out, tout = fn(), tfn()
-        ok = np.allclose(np.array(out.detach().numpy()), tout.detach().numpy(), rtol=1e-4,
-                         atol=1e-4)
+        want = tout.detach().numpy()
+        # absolute slack scaled by the output's size: long float32 sums (a weight gradient adds
+        # thousands of products) differ by their summation order
+        ok = np.allclose(np.array(out.detach().numpy()), want, rtol=1e-4,
+                         atol=1e-4 * max(1.0, float(np.abs(want).max(initial=0.0))))
         if not ok:
             status = 1
         me, mt = alternating_medians(fn, tfn, repeats, budget)

@@ -152,10 +152,9 @@ def _assert_close(case, what, ours, theirs, names=None, rtol=1e-4):
 @pytest.mark.parametrize("case", list(CASES))
 def test_training_step_matches(case):
     """Output, loss and every gradient in training mode: within 1e-4 of PyTorch's (see
-    ``_assert_close``). With batch norm, Ember's distance to a float64 PyTorch run is at most
-    3x PyTorch float32's distance to it, plus 1e-5 of its size (2e-2 for the gradients,
-    which a channel of near-constant values amplifies: the float32 runs of both libraries
-    are a few tenths of a percent off the float64 run)."""
+    ``_assert_close``); with batch norm, against a float64 run (``_assert_near_float64``: a
+    channel of near-constant values amplifies rounding, and the float32 runs of both
+    libraries are a few tenths of a percent off the float64 run)."""
     mod, theirs, ours, batch_size, sizes = twins(case)
     inputs, targets = _batch(mod, batch_size, sizes)
     theirs_run = _run(mod, torch, theirs, inputs, targets)
@@ -165,6 +164,15 @@ def test_training_step_matches(case):
         for what, t, o in zip(("output", "loss", "gradients"), theirs_run, ours_run):
             _assert_close(case, what, o, t, names)
         return
+    _assert_near_float64(case, mod, theirs, inputs, targets, theirs_run, ours_run)
+
+
+def _assert_near_float64(case, mod, theirs, inputs, targets, theirs_run, ours_run):
+    """Ember's distance to a float64 PyTorch run is at most 3x PyTorch float32's distance to
+    it, plus 1e-5 of its size for the output and loss and 2e-2 for the gradients: a ReLU whose
+    input lies within rounding of zero takes either side in float32, and one such unit moves
+    the gradients of the layers before it by up to a few percent (seen: one of 16,384
+    pre-activations of ResNet-50's last block, 1.3% of conv1.weight's gradient)."""
     reference = copy.deepcopy(theirs).double()
     ref_inputs = tuple(a.astype(np.float64) if a.dtype == np.float32 else a for a in inputs)
     ref = _run(mod, torch, reference, ref_inputs, targets)
@@ -180,8 +188,8 @@ def test_training_step_matches(case):
 
 @pytest.mark.parametrize("case", BATCH_NORM)
 def test_eval_gradients_match(case):
-    """The batch-norm networks in evaluation mode (running statistics: well conditioned):
-    output, loss and gradients within 1e-4 of PyTorch's."""
+    """The batch-norm networks in evaluation mode (running statistics): output, loss and
+    gradients against a float64 run, as the training step (``_assert_near_float64``)."""
     mod, theirs, ours, batch_size, sizes = twins(case)
     inputs, targets = _batch(mod, batch_size, sizes)
     theirs.eval()
@@ -189,12 +197,10 @@ def test_eval_gradients_match(case):
     try:
         theirs_run = _run(mod, torch, theirs, inputs, targets)
         ours_run = _run(mod, ember, ours, inputs, targets)
+        _assert_near_float64(case, mod, theirs, inputs, targets, theirs_run, ours_run)
     finally:
         theirs.train()
         ours.train()
-    names = [n for n, _ in theirs.named_parameters()]
-    for what, t, o in zip(("output", "loss", "gradients"), theirs_run, ours_run):
-        _assert_close(case, what, o, t, names)
 
 
 def test_dropout_is_active_in_training_mode():
