@@ -288,16 +288,11 @@ void make_plan(Plan& p, const Key& k) {
   auto md = [&](dnnl_memory_desc_t* out, int nd, const dnnl_dims_t d, dnnl_format_tag_t tag) {
     return a.dnnl_memory_desc_create_with_tag(out, nd, d, dnnl_f32, tag) == dnnl_success;
   };
-  // a pointwise (1x1, stride 1, unpadded) convolution is a matrix product over the plain
-  // layout: oneDNN's GEMM on NCHW beats its blocked kernel plus the reorders (0.57 vs 0.76 ms
-  // forward for 16x256x16x16 -> 64 in the study's driver)
-  const bool pointwise = k.kh == 1 && k.kw == 1 && k.sh == 1 && k.sw == 1 && k.ph == 0 && k.pw == 0;
-  const dnnl_format_tag_t act = pointwise ? dnnl_nchw : dnnl_format_tag_any;
   const int wnd = grouped ? 5 : 4;
   const int64_t* wd = grouped ? wd5 : wd4;
   bool ok = md(&p.x.plain, 4, xd, dnnl_nchw) && md(&p.y.plain, 4, yd, dnnl_nchw) &&
-            md(&p.w.plain, wnd, wd, grouped ? dnnl_goihw : dnnl_oihw) && md(&xa, 4, xd, act) &&
-            md(&ya, 4, yd, act) && md(&wa, wnd, wd, dnnl_format_tag_any) &&
+            md(&p.w.plain, wnd, wd, grouped ? dnnl_goihw : dnnl_oihw) && md(&xa, 4, xd, dnnl_format_tag_any) &&
+            md(&ya, 4, yd, dnnl_format_tag_any) && md(&wa, wnd, wd, dnnl_format_tag_any) &&
             (!k.bias || md(&p.b, 1, bd, dnnl_x));
   // the forward descriptor: the primitive itself for Forward, the hint for the backward passes
   if (ok) {
@@ -464,8 +459,10 @@ struct Slices {
   }
 };
 
-// Whether oneDNN takes this call: loaded and switched on, float32, no empty dims, at least 64
-// output positions per image, and a batch that gives every pool thread an image. Smaller
+// Whether oneDNN takes this call: loaded and switched on, float32, no empty dims, not a 1x1
+// stride-1 unpadded convolution (that is one matrix product on the plain layout, which Ember's
+// GEMM does as fast or faster: 0.56 against 0.68 ms forward for 16x256x16x16 -> 64), at least
+// 64 output positions per image, and a batch that gives every pool thread an image. Smaller
 // outputs (the deep layers of a network at small input sizes: ResNet-50's last two stages at
 // 64x64) run faster as Ember's matrix products with the batch folded in, one product for the
 // whole batch, than as a oneDNN call per slice that re-lays out the whole weight each time
@@ -473,6 +470,8 @@ struct Slices {
 bool takes(const Tensor& t, const Conv2dMeta& m) {
   if (!onednn_enabled() || t->dtype() != ScalarType::Float32) return false;
   if (m.N <= 0 || m.C <= 0 || m.O <= 0 || m.H <= 0 || m.W <= 0 || m.oh * m.ow < 64) return false;
+  const ConvGeometry& g = m.g;
+  if (g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0) return false;  // a plain product
   const int threads = in_parallel_region() ? 1 : get_num_threads();
   if (m.N < threads) return false;
   return library().engine != nullptr;
