@@ -133,6 +133,19 @@ def test_switch_and_module():
         mkldnn.enabled = 1
 
 
+@needs_onednn
+def test_more_shapes_than_the_plan_cache_holds(rng):
+    # 262 widths: more plans than the 256 kept; the first shapes are made again after eviction
+    w = rng.standard_normal((4, 4, 3, 3)).astype(np.float32)
+    for width in list(range(8, 270)) + [8, 9]:
+        x = rng.standard_normal((2, 4, 8, width)).astype(np.float32)
+        got = et.conv2d(et.from_numpy(x), et.from_numpy(w), None, 1, 1).numpy()
+        if width % 50 == 0 or width < 10:
+            want = torch.conv2d(torch.from_numpy(x).double(), torch.from_numpy(w).double(),
+                                None, 1, 1)
+            _close(got, want.numpy(), 36, f"width {width}")
+
+
 # A pool and oneDNN used in the parent, then a fork: the child's convolutions (two threads) must
 # finish and agree with the parent's (OpenMP never started a thread to be lost in the fork).
 FORK_CHILD = textwrap.dedent(r"""

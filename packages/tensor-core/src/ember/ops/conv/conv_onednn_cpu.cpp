@@ -241,7 +241,22 @@ struct Plan {
   Operand x, w, y;  // input (or its gradient), weight (or its gradient), output (or its gradient)
   dnnl_memory_desc_t b = nullptr;
   size_t scratch = 0;
-  // Never destroyed: plans live as long as the process (the library is never closed).
+
+  Plan() = default;
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+  ~Plan() {
+    const Api& a = api();
+    for (Operand* o : {&x, &w, &y}) {
+      if (o->reorder.prim) a.dnnl_primitive_destroy(o->reorder.prim);
+      if (o->reorder.pd) a.dnnl_primitive_desc_destroy(o->reorder.pd);
+      if (o->plain) a.dnnl_memory_desc_destroy(o->plain);
+    }
+    if (b) a.dnnl_memory_desc_destroy(b);
+    if (prim) a.dnnl_primitive_destroy(prim);
+    if (pd) a.dnnl_primitive_desc_destroy(pd);  // owns the chosen layouts
+    if (hint) a.dnnl_primitive_desc_destroy(hint);
+  }
 };
 
 dnnl_primitive_attr_t user_scratchpad_attr() {
@@ -336,16 +351,25 @@ void make_plan(Plan& p, const Key& k) {
   p.ok = a.dnnl_primitive_create(&p.prim, p.pd) == dnnl_success;
 }
 
-const Plan& plan(const Key& k) {
+// The plan for k, made at the first call. The most recent kPlans plans are kept (a program
+// whose shapes keep changing would otherwise grow the cache without end); callers hold theirs
+// while they run it.
+constexpr size_t kPlans = 256;
+
+std::shared_ptr<const Plan> plan(const Key& k) {
   static std::mutex mu;
-  static std::map<Key, std::unique_ptr<Plan>> plans;
+  static std::map<Key, std::shared_ptr<const Plan>> plans;
+  static std::vector<Key> order;  // oldest first
   std::lock_guard<std::mutex> lock(mu);
-  std::unique_ptr<Plan>& p = plans[k];
-  if (!p) {
-    p = std::make_unique<Plan>();
-    make_plan(*p, k);
+  if (auto it = plans.find(k); it != plans.end()) return it->second;
+  auto p = std::make_shared<Plan>();
+  make_plan(*p, k);
+  if (order.size() == kPlans) {
+    plans.erase(order.front());
+    order.erase(order.begin());
   }
-  return *p;
+  order.push_back(k);
+  return plans[k] = std::move(p);
 }
 
 // ---- running a plan ----
@@ -477,22 +501,24 @@ bool takes(const Tensor& t, const Conv2dMeta& m) {
   return library().engine != nullptr;
 }
 
-// The plans for the slices' sizes (made on this thread, under SerialOpenMP), or null when
+// The plans for the slices' sizes (made on this thread, under SerialOpenMP), or nulls when
 // oneDNN has no implementation for one of them.
-std::pair<const Plan*, const Plan*> plans_for(Pass pass, const Conv2dMeta& m, bool bias, const Slices& s) {
+using Plans = std::pair<std::shared_ptr<const Plan>, std::shared_ptr<const Plan>>;
+
+Plans plans_for(Pass pass, const Conv2dMeta& m, bool bias, const Slices& s) {
   const ConvGeometry& g = m.g;
   Key k{pass, s.per, m.C, m.H, m.W, m.O, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, m.groups, bias};
   SerialOpenMP serial;
-  const Plan* full = &plan(k);
+  std::shared_ptr<const Plan> full = plan(k);
   k.n = s.last;
-  const Plan* last = &plan(k);
-  if (!full->ok || !last->ok) return {nullptr, nullptr};
-  return {full, last};
+  std::shared_ptr<const Plan> last = plan(k);
+  if (!full->ok || !last->ok) return {};
+  return {std::move(full), std::move(last)};
 }
 
 // Runs f(slice index, first image, plans' entry) for every slice on the pool.
 template <typename F>
-void over_slices(const Slices& s, const std::pair<const Plan*, const Plan*>& plans, F f) {
+void over_slices(const Slices& s, const Plans& plans, F f) {
   parallel_for(0, s.count, 1, [&](int64_t begin, int64_t end) {
     SerialOpenMP serial;
     for (int64_t i = begin; i < end; ++i) f(i, i * s.per, i == s.count - 1 ? *plans.second : *plans.first);
