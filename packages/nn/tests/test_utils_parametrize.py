@@ -374,6 +374,9 @@ def test_spectral_norm_matches_torch(layer: str) -> None:
 
 
 def test_spectral_norm_power_method_converges() -> None:
+    # seeded: 30 iterations converge to 1e-6 unless the top two singular values of the random
+    # weight lie close together (an unseeded run met such a weight: 1.5e-5 off)
+    et.manual_seed(0)
     m = PS["ember"].spectral_norm(nn.Linear(6, 5).double())
     for _ in range(30):
         w = m.weight

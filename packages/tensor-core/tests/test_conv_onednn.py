@@ -119,6 +119,9 @@ def test_conv_transpose2d(rng, case):
 @needs_onednn
 def test_switch_and_module():
     assert mkldnn.enabled is True
+    # bfloat16 goes through oneDNN exactly where the CPU computes it
+    flags = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
+    assert et._C._onednn_info()["bf16"] == ("avx512_bf16" in flags or "amx_bf16" in flags)
     assert mkldnn._version().startswith("3.")
     assert mkldnn._library().endswith("libdnnl.so.3") or "libdnnl.so" in mkldnn._library()
     with mkldnn.flags(enabled=False):
@@ -131,6 +134,36 @@ def test_switch_and_module():
         mkldnn.enabled = True
     with pytest.raises(TypeError, match="expects a bool"):
         mkldnn.enabled = 1
+
+
+BF16_SHAPES = [SHAPES[0], SHAPES[1], SHAPES[2], SHAPES[4], SHAPES[6]]
+
+
+@pytest.mark.parametrize("case", BF16_SHAPES, ids=str)
+def test_bfloat16_three_passes(rng, case):
+    # oneDNN's bfloat16 kernels where the CPU has them (AVX512-BF16, AMX), Ember's float32
+    # kernels on widened copies elsewhere: float32 accumulation, the result rounded once
+    shape, o, k, s, p, d, g = case
+    x, w, b, gy = _conv_inputs(rng, shape, o, k, s, p, d, g)
+    ex, ew, eb, egy = (et.from_numpy(a.astype(np.float32)).bfloat16() for a in (x, w, b, gy))
+    xr, wr, br, gyr = (t.double().numpy() for t in (ex, ew, eb, egy))  # the bfloat16 values
+    want = _conv_refs(xr, wr, br, s, p, d, g, gyr)
+    got = (et.conv2d(ex, ew, eb, s, p, d, g),
+           et.conv2d_backward_input(egy, ew, list(shape), s, p, d, g),
+           et.conv2d_backward_weight(egy, ex, list(w.shape), s, p, d, g))
+    for name, t, ref in zip(("y", "gx", "gw"), got, want):
+        assert t.dtype == et.bfloat16
+        # one rounding to bfloat16 (8 bits) of a float32 sum
+        np.testing.assert_allclose(t.double().numpy(), ref, rtol=2 ** -8,
+                                   atol=1e-5 * np.abs(ref).max(), err_msg=f"{name} {case}")
+    with mkldnn.flags(enabled=False):  # Ember's kernels on widened copies: the same to a rounding
+        own = (et.conv2d(ex, ew, eb, s, p, d, g),
+               et.conv2d_backward_input(egy, ew, list(shape), s, p, d, g),
+               et.conv2d_backward_weight(egy, ex, list(w.shape), s, p, d, g))
+    for name, t, ref in zip(("y", "gx", "gw"), got, own):
+        np.testing.assert_allclose(t.double().numpy(), ref.double().numpy(), rtol=2 ** -7,
+                                   atol=1e-5 * float(ref.double().abs().max()),
+                                   err_msg=f"{name} {case}")
 
 
 @needs_onednn

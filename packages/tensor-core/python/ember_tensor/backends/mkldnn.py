@@ -1,9 +1,10 @@
 """oneDNN for CPU convolutions (as ``torch.backends.mkldnn``; oneDNN was called MKL-DNN).
 
-float32 ``conv2d``, its two gradients and ``conv_transpose2d`` run through oneDNN when its
-library (``libdnnl.so.3`` from the ``onednn-cpu-gomp`` wheel, a dependency of the core on
-x86-64 Linux) can be loaded; otherwise, and for float64, depthwise convolutions and batches
-smaller than the thread count, Ember's own kernels run (docs/conv-algorithms.md).
+float32 ``conv2d``, its two gradients and ``conv_transpose2d`` (and bfloat16 ones on CPUs with
+AVX512-BF16 or AMX) run through oneDNN when its library (``libdnnl.so.3`` from the
+``onednn-cpu-gomp`` wheel, a dependency of the core on x86-64 Linux) can be loaded;
+otherwise, and for float64, depthwise and 1x1 convolutions, small outputs and batches smaller
+than the thread count, Ember's own kernels run (docs/conv-algorithms.md).
 
 - ``is_available()``: whether oneDNN is loaded (it is loaded at the first call that asks);
   ``_unavailable_reason()`` says why not, ``_library()`` where it came from.

@@ -471,8 +471,9 @@ void bind_module_functions(py::module_& m) {
     d["version"] = info.version;
     d["path"] = info.path;
     d["reason"] = info.reason;
+    d["bf16"] = info.bf16;
     return d;
-  }, "oneDNN for CPU convolutions: {'version' ('' when not loaded), 'path', 'reason' (why not loaded)}.");
+  }, "oneDNN for CPU convolutions: {'version' ('' when not loaded), 'path', 'reason' (why not loaded), 'bf16' (bfloat16 through it too)}.");
   m.def("_onednn_enabled", &cpu::onednn_enabled);
   m.def("_onednn_set_enabled", &cpu::set_onednn_enabled, py::arg("enabled"));
   m.def("get_num_threads", &get_num_threads);

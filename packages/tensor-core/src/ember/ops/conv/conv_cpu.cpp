@@ -188,12 +188,12 @@ namespace ember::cpu {
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
               const Shape& padding, const Shape& dilation, int64_t groups) {
   const Conv2dMeta m = conv2d_meta(input, weight, bias, stride, padding, dilation, groups);
-  if (conv_computes_in_float32(input->dtype())) {  // through the float32 kernels below
+  if (depthwise_suits(input, m)) return depthwise_conv2d(input, weight, bias, m);
+  if (Tensor out = onednn_conv2d(input, weight, bias, m)) return out;  // bfloat16 too, where the CPU has it
+  if (conv_computes_in_float32(input->dtype())) {  // through the float32 kernels above and below
     return conv_cast(conv2d(conv_widen(input), conv_widen(weight), conv_widen(bias), stride, padding, dilation, groups),
                      input->dtype());
   }
-  if (depthwise_suits(input, m)) return depthwise_conv2d(input, weight, bias, m);
-  if (Tensor out = onednn_conv2d(input, weight, bias, m)) return out;
   const DirectConvShape ds{m.N, m.C, m.H, m.W, m.O, m.g.kh, m.g.kw, m.g.ph, m.g.pw};
   if (direct_path(input, m.g, groups) && direct_forward_suits(ds)) {
     Tensor x = as_contiguous(input), w = as_contiguous(weight), b = bias ? as_contiguous(bias) : Tensor();
@@ -208,12 +208,12 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
 Tensor conv2d_backward_input(const Tensor& grad_output, const Tensor& weight, const Shape& input_size,
                              const Shape& stride, const Shape& padding, const Shape& dilation, int64_t groups) {
   const Conv2dMeta m = conv2d_backward_input_meta(grad_output, weight, input_size, stride, padding, dilation, groups);
+  if (depthwise_suits(grad_output, m)) return depthwise_conv2d_backward_input(grad_output, weight, m);
+  if (Tensor gx = onednn_conv2d_backward_input(grad_output, weight, m)) return gx;
   if (conv_computes_in_float32(grad_output->dtype())) {
     Tensor gx = conv2d_backward_input(conv_widen(grad_output), conv_widen(weight), input_size, stride, padding, dilation, groups);
     return conv_cast(gx, grad_output->dtype());
   }
-  if (depthwise_suits(grad_output, m)) return depthwise_conv2d_backward_input(grad_output, weight, m);
-  if (Tensor gx = onednn_conv2d_backward_input(grad_output, weight, m)) return gx;
   const DirectConvShape ds{m.N, m.C, m.H, m.W, m.O, m.g.kh, m.g.kw, m.g.ph, m.g.pw};
   if (direct_path(grad_output, m.g, groups) && direct_backward_input_suits(ds)) {
     Tensor gy = as_contiguous(grad_output), w = as_contiguous(weight);
@@ -228,13 +228,13 @@ Tensor conv2d_backward_weight(const Tensor& grad_output, const Tensor& input, co
                               const Shape& stride, const Shape& padding, const Shape& dilation, int64_t groups) {
   const Conv2dMeta m = conv2d_backward_weight_meta(grad_output, input, weight_size, stride, padding, dilation,
                                                    groups);
+  if (depthwise_suits(grad_output, m)) return depthwise_conv2d_backward_weight(grad_output, input, m);
+  if (Tensor gw = onednn_conv2d_backward_weight(grad_output, input, m)) return gw;
   if (conv_computes_in_float32(grad_output->dtype())) {
     Tensor gw =
         conv2d_backward_weight(conv_widen(grad_output), conv_widen(input), weight_size, stride, padding, dilation, groups);
     return conv_cast(gw, grad_output->dtype());
   }
-  if (depthwise_suits(grad_output, m)) return depthwise_conv2d_backward_weight(grad_output, input, m);
-  if (Tensor gw = onednn_conv2d_backward_weight(grad_output, input, m)) return gw;
   const DirectConvShape ds{m.N, m.C, m.H, m.W, m.O, m.g.kh, m.g.kw, m.g.ph, m.g.pw};
   if (direct_path(grad_output, m.g, groups) && direct_backward_weight_suits(ds)) {
     Tensor gy = as_contiguous(grad_output), x = as_contiguous(input);

@@ -1,6 +1,8 @@
 // float32 conv2d and its two gradients through oneDNN (docs/conv-algorithms.md: on the study's
 // shapes oneDNN runs at 80-100% of the CPU's peak, against 45-65% for Ember's direct and
-// im2col + GEMM kernels; it is also what PyTorch's CPU convolutions run).
+// im2col + GEMM kernels; it is also what PyTorch's CPU convolutions run), and bfloat16 ones on
+// CPUs with AVX512-BF16 or AMX (float32 accumulation and one rounding, as Ember's kernels on
+// widened copies give; the weight gradient is computed in float32 and rounded once).
 //
 // The library: oneDNN 3.x with the GNU OpenMP runtime, as the `onednn-cpu-gomp` wheel installs
 // it (<prefix>/lib/libdnnl.so.3), loaded at first use with dlopen, so the core imports and runs
@@ -72,6 +74,7 @@ namespace {
 
 #define EMBER_ONEDNN_FUNCTIONS(X)                            \
   X(dnnl_version)                                            \
+  X(dnnl_get_effective_cpu_isa)                              \
   X(dnnl_engine_create)                                      \
   X(dnnl_stream_create)                                      \
   X(dnnl_stream_wait)                                        \
@@ -106,6 +109,7 @@ struct Api {
 struct Library {
   Api api;
   dnnl_engine_t engine = nullptr;  // null: not loaded
+  bool native_bf16 = false;        // the CPU computes bfloat16 (AVX512-BF16 or AMX)
   std::string version, path, error;
 };
 
@@ -140,6 +144,8 @@ void load(Library& lib, void* h, const std::string& path) {
     return;
   }
   lib.version = message(v->major, ".", v->minor, ".", v->patch);
+  const unsigned isa = static_cast<unsigned>(api.dnnl_get_effective_cpu_isa());
+  lib.native_bf16 = (isa & dnnl_cpu_isa_avx512_core_bf16) == dnnl_cpu_isa_avx512_core_bf16;
   lib.path = path;
   lib.engine = engine;
 }
@@ -213,8 +219,8 @@ enum class Pass { Forward, BackwardData, BackwardWeights };
 struct Key {
   Pass pass;
   int64_t n, C, H, W, O, kh, kw, sh, sw, ph, pw, dh, dw, groups;
-  bool bias;
-  auto tie() const { return std::tie(pass, n, C, H, W, O, kh, kw, sh, sw, ph, pw, dh, dw, groups, bias); }
+  bool bias, bf16;  // bf16: bfloat16 operands (float32 accumulation; the weight gradient in float32)
+  auto tie() const { return std::tie(pass, n, C, H, W, O, kh, kw, sh, sw, ph, pw, dh, dw, groups, bias, bf16); }
   bool operator<(const Key& o) const { return tie() < o.tie(); }
 };
 
@@ -299,22 +305,28 @@ void make_plan(Plan& p, const Key& k) {
   const dnnl_dims_t bd = {k.O};
   const dnnl_dims_t strides = {k.sh, k.sw}, dil = {k.dh - 1, k.dw - 1}, pad = {k.ph, k.pw};
   const bool grouped = k.groups > 1;
-  dnnl_memory_desc_t xa = nullptr, wa = nullptr, ya = nullptr;  // the layouts oneDNN may choose
-  auto md = [&](dnnl_memory_desc_t* out, int nd, const dnnl_dims_t d, dnnl_format_tag_t tag) {
-    return a.dnnl_memory_desc_create_with_tag(out, nd, d, dnnl_f32, tag) == dnnl_success;
+  // the layouts oneDNN may choose; wf: the weight of the forward descriptor (for the backward
+  // passes, the hint), of the operands' type also when the weight gradient is float32
+  dnnl_memory_desc_t xa = nullptr, wa = nullptr, ya = nullptr, wf = nullptr;
+  const dnnl_data_type_t dt = k.bf16 ? dnnl_bf16 : dnnl_f32;
+  // the weight gradient stays float32: the slices' partial gradients are summed before one rounding
+  const dnnl_data_type_t wdt = k.pass == Pass::BackwardWeights ? dnnl_f32 : dt;
+  auto md = [&](dnnl_memory_desc_t* out, int nd, const dnnl_dims_t d, dnnl_data_type_t type, dnnl_format_tag_t tag) {
+    return a.dnnl_memory_desc_create_with_tag(out, nd, d, type, tag) == dnnl_success;
   };
   const int wnd = grouped ? 5 : 4;
   const int64_t* wd = grouped ? wd5 : wd4;
-  bool ok = md(&p.x.plain, 4, xd, dnnl_nchw) && md(&p.y.plain, 4, yd, dnnl_nchw) &&
-            md(&p.w.plain, wnd, wd, grouped ? dnnl_goihw : dnnl_oihw) && md(&xa, 4, xd, dnnl_format_tag_any) &&
-            md(&ya, 4, yd, dnnl_format_tag_any) && md(&wa, wnd, wd, dnnl_format_tag_any) &&
-            (!k.bias || md(&p.b, 1, bd, dnnl_x));
+  bool ok = md(&p.x.plain, 4, xd, dt, dnnl_nchw) && md(&p.y.plain, 4, yd, dt, dnnl_nchw) &&
+            md(&p.w.plain, wnd, wd, wdt, grouped ? dnnl_goihw : dnnl_oihw) &&
+            md(&xa, 4, xd, dt, dnnl_format_tag_any) && md(&ya, 4, yd, dt, dnnl_format_tag_any) &&
+            md(&wa, wnd, wd, wdt, dnnl_format_tag_any) && md(&wf, wnd, wd, dt, dnnl_format_tag_any) &&
+            (!k.bias || md(&p.b, 1, bd, dt, dnnl_x));
   // the forward descriptor: the primitive itself for Forward, the hint for the backward passes
   if (ok) {
     dnnl_primitive_desc_t* fwd = k.pass == Pass::Forward ? &p.pd : &p.hint;
     ok = a.dnnl_convolution_forward_primitive_desc_create(
              fwd, e, dnnl_forward_training, dnnl_convolution_direct,
-             xa, wa, k.pass == Pass::Forward ? p.b : nullptr, ya, strides, dil, pad, pad,
+             xa, wf, k.pass == Pass::Forward ? p.b : nullptr, ya, strides, dil, pad, pad,
              k.pass == Pass::Forward ? user_scratchpad_attr() : nullptr) == dnnl_success;
   }
   if (ok && k.pass == Pass::BackwardData) {
@@ -326,7 +338,7 @@ void make_plan(Plan& p, const Key& k) {
                                                                    ya, strides, dil, pad, pad, p.hint,
                                                                    user_scratchpad_attr()) == dnnl_success;
   }
-  for (dnnl_memory_desc_t d : {xa, wa, ya}) {
+  for (dnnl_memory_desc_t d : {xa, wa, ya, wf}) {
     if (d) a.dnnl_memory_desc_destroy(d);
   }
   if (!ok) return;
@@ -483,7 +495,8 @@ struct Slices {
   }
 };
 
-// Whether oneDNN takes this call: loaded and switched on, float32, no empty dims, not a 1x1
+// Whether oneDNN takes this call: loaded and switched on, float32 (or bfloat16 on a CPU that
+// computes it: AVX512-BF16 or AMX), no empty dims, not depthwise, not a 1x1
 // stride-1 unpadded convolution (that is one matrix product on the plain layout, which Ember's
 // GEMM does as fast or faster: 0.56 against 0.68 ms forward for 16x256x16x16 -> 64), at least
 // 64 output positions per image, and a batch that gives every pool thread an image. Smaller
@@ -492,22 +505,32 @@ struct Slices {
 // whole batch, than as a oneDNN call per slice that re-lays out the whole weight each time
 // (docs/conv-algorithms.md); smaller batches: Ember's kernels spread one image over the threads.
 bool takes(const Tensor& t, const Conv2dMeta& m) {
-  if (!onednn_enabled() || t->dtype() != ScalarType::Float32) return false;
+  const ScalarType dtype = t->dtype();
+  if (!onednn_enabled() || (dtype != ScalarType::Float32 && dtype != ScalarType::BFloat16)) return false;
   if (m.N <= 0 || m.C <= 0 || m.O <= 0 || m.H <= 0 || m.W <= 0 || m.oh * m.ow < 64) return false;
   const ConvGeometry& g = m.g;
   if (g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0) return false;  // a plain product
+  if (m.groups == m.C) return false;  // depthwise: Ember's own kernel (on widened copies for bfloat16)
   const int threads = in_parallel_region() ? 1 : get_num_threads();
   if (m.N < threads) return false;
-  return library().engine != nullptr;
+  const Library& lib = library();
+  // bfloat16 only where the CPU computes it (elsewhere oneDNN would widen it as Ember does)
+  return lib.engine != nullptr && (dtype == ScalarType::Float32 || lib.native_bf16);
+}
+
+// An operand's bytes from image n0 on, `per_image` elements of t's itemsize each (null for none).
+char* at(const Tensor& t, int64_t n0, int64_t per_image) {
+  return t ? t->data<char>() + n0 * per_image * static_cast<int64_t>(t->itemsize()) : nullptr;
 }
 
 // The plans for the slices' sizes (made on this thread, under SerialOpenMP), or nulls when
 // oneDNN has no implementation for one of them.
 using Plans = std::pair<std::shared_ptr<const Plan>, std::shared_ptr<const Plan>>;
 
-Plans plans_for(Pass pass, const Conv2dMeta& m, bool bias, const Slices& s) {
+Plans plans_for(Pass pass, const Conv2dMeta& m, bool bias, ScalarType dtype, const Slices& s) {
   const ConvGeometry& g = m.g;
-  Key k{pass, s.per, m.C, m.H, m.W, m.O, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, m.groups, bias};
+  Key k{pass, s.per, m.C, m.H, m.W, m.O, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, m.groups, bias,
+        dtype == ScalarType::BFloat16};
   SerialOpenMP serial;
   std::shared_ptr<const Plan> full = plan(k);
   k.n = s.last;
@@ -530,13 +553,13 @@ void over_slices(const Slices& s, const Plans& plans, F f) {
 Tensor onednn_conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv2dMeta& m) {
   if (!takes(input, m)) return Tensor();
   const Slices s(m.N);
-  const auto plans = plans_for(Pass::Forward, m, static_cast<bool>(bias), s);
+  const auto plans = plans_for(Pass::Forward, m, static_cast<bool>(bias), input->dtype(), s);
   if (!plans.first) return Tensor();
   Tensor x = as_contiguous(input), w = as_contiguous(weight), b = bias ? as_contiguous(bias) : Tensor();
-  Tensor y = empty({m.N, m.O, m.oh, m.ow}, ScalarType::Float32);
-  float *xp = x->data<float>(), *wp = w->data<float>(), *yp = y->data<float>(), *bp = b ? b->data<float>() : nullptr;
+  Tensor y = empty({m.N, m.O, m.oh, m.ow}, input->dtype());
   over_slices(s, plans, [&](int64_t, int64_t n0, const Plan& p) {
-    run_slice("conv2d", Pass::Forward, p, xp + n0 * m.C * m.H * m.W, wp, yp + n0 * m.O * m.oh * m.ow, bp);
+    run_slice("conv2d", Pass::Forward, p, at(x, n0, m.C * m.H * m.W), at(w, 0, 0), at(y, n0, m.O * m.oh * m.ow),
+              at(b, 0, 0));
   });
   return y;
 }
@@ -546,14 +569,13 @@ Tensor onednn_conv2d_backward_input(const Tensor& grad_output, const Tensor& wei
   // (LeNet's first layer: 8x im2col's time, docs/conv-algorithms.md)
   if (m.C / m.groups < 4 || !takes(grad_output, m)) return Tensor();
   const Slices s(m.N);
-  const auto plans = plans_for(Pass::BackwardData, m, false, s);
+  const auto plans = plans_for(Pass::BackwardData, m, false, grad_output->dtype(), s);
   if (!plans.first) return Tensor();
   Tensor gy = as_contiguous(grad_output), w = as_contiguous(weight);
-  Tensor gx = empty({m.N, m.C, m.H, m.W}, ScalarType::Float32);
-  float *gyp = gy->data<float>(), *wp = w->data<float>(), *gxp = gx->data<float>();
+  Tensor gx = empty({m.N, m.C, m.H, m.W}, grad_output->dtype());
   over_slices(s, plans, [&](int64_t, int64_t n0, const Plan& p) {
-    run_slice("conv2d_backward_input", Pass::BackwardData, p, gxp + n0 * m.C * m.H * m.W, wp,
-              gyp + n0 * m.O * m.oh * m.ow, nullptr);
+    run_slice("conv2d_backward_input", Pass::BackwardData, p, at(gx, n0, m.C * m.H * m.W), at(w, 0, 0),
+              at(gy, n0, m.O * m.oh * m.ow), nullptr);
   });
   return gx;
 }
@@ -561,30 +583,29 @@ Tensor onednn_conv2d_backward_input(const Tensor& grad_output, const Tensor& wei
 Tensor onednn_conv2d_backward_weight(const Tensor& grad_output, const Tensor& input, const Conv2dMeta& m) {
   if (!takes(grad_output, m)) return Tensor();
   const Slices s(m.N);
-  const auto plans = plans_for(Pass::BackwardWeights, m, false, s);
+  const auto plans = plans_for(Pass::BackwardWeights, m, false, grad_output->dtype(), s);
   if (!plans.first) return Tensor();
   Tensor gy = as_contiguous(grad_output), x = as_contiguous(input);
   const int64_t wn = m.O * (m.C / m.groups) * m.g.kh * m.g.kw;
-  // every slice's partial gradient, summed below in slice order
+  // every slice's partial gradient in float32, summed below in slice order, rounded once
   Tensor parts = empty({s.count, wn}, ScalarType::Float32);
-  float *gyp = gy->data<float>(), *xp = x->data<float>(), *pp = parts->data<float>();
   over_slices(s, plans, [&](int64_t i, int64_t n0, const Plan& p) {
-    run_slice("conv2d_backward_weight", Pass::BackwardWeights, p, xp + n0 * m.C * m.H * m.W, pp + i * wn,
-              gyp + n0 * m.O * m.oh * m.ow, nullptr);
+    run_slice("conv2d_backward_weight", Pass::BackwardWeights, p, at(x, n0, m.C * m.H * m.W), at(parts, i, wn),
+              at(gy, n0, m.O * m.oh * m.ow), nullptr);
   });
   Tensor gw = empty({m.O, m.C / m.groups, m.g.kh, m.g.kw}, ScalarType::Float32);
-  float* gwp = gw->data<float>();
+  float *gwp = gw->data<float>(), *pp = parts->data<float>();
   std::copy(pp, pp + wn, gwp);
   for (int64_t i = 1; i < s.count; ++i) {
     const float* part = pp + i * wn;
     for (int64_t j = 0; j < wn; ++j) gwp[j] += part[j];
   }
-  return gw;
+  return conv_cast(gw, grad_output->dtype());
 }
 
 OnednnInfo onednn_info() {
   const Library& lib = library();
-  return {lib.version, lib.path, lib.engine ? std::string() : lib.error};
+  return {lib.version, lib.path, lib.engine ? std::string() : lib.error, lib.native_bf16};
 }
 
 #endif  // EMBER_HAVE_ONEDNN_HEADERS

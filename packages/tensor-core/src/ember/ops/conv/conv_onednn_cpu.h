@@ -1,4 +1,4 @@
-// float32 convolutions through oneDNN on the CPU (conv_onednn_cpu.cpp; the study and the numbers
+// float32 (and, on CPUs that compute it, bfloat16) convolutions through oneDNN on the CPU (conv_onednn_cpu.cpp; the study and the numbers
 // behind it are in docs/conv-algorithms.md). conv_cpu.cpp asks these first, after the depthwise
 // kernel: each returns the result, or an undefined Tensor when oneDNN does not take the call
 // (not loaded, switched off, a dtype or shape it is not used for), and the caller goes on to
@@ -20,10 +20,11 @@ Tensor onednn_conv2d_backward_input(const Tensor& grad_output, const Tensor& wei
 Tensor onednn_conv2d_backward_weight(const Tensor& grad_output, const Tensor& input, const Conv2dMeta& m);
 
 // What ember_tensor.backends.mkldnn reports: the version loaded ("3.2.0", empty when not loaded),
-// the library's path, why it is not loaded, and the switch (on by default; EMBER_ONEDNN=0 starts
+// the library's path, why it is not loaded, whether bfloat16 runs through it, and the switch (on by default; EMBER_ONEDNN=0 starts
 // with it off).
 struct OnednnInfo {
   std::string version, path, reason;
+  bool bf16 = false;  // bfloat16 convolutions run through it too (the CPU has AVX512-BF16 or AMX)
 };
 OnednnInfo onednn_info();
 bool onednn_enabled();
