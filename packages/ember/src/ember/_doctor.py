@@ -48,7 +48,9 @@ def _conv_summary(core) -> str:
     if not info["version"]:
         return f"Ember's kernels (oneDNN not loaded: {info['reason']})"
     state = "" if core._C._onednn_enabled() else ", switched off (backends.mkldnn.enabled)"
-    return f"oneDNN {info['version']} ({info['path']}){state}; Ember's kernels for the rest"
+    dtypes = "float32 and bfloat16" if info["bf16"] else "float32"
+    return (f"oneDNN {info['version']} ({info['path']}), {dtypes}{state}; "
+            "Ember's kernels for the rest")
 
 
 def _core_lines(problems: list[str]) -> list[str]:
