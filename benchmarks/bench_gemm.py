@@ -3,8 +3,8 @@
 Ember picks its product library once at load time (``EMBER_BLAS=mkl|openblas`` overrides
 the default: MKL on Intel CPUs, OpenBLAS elsewhere), so each library runs in a child
 process of its own, which times Ember and PyTorch in alternation: ``--rounds`` rounds of
-about 10 ms per library and case, keeping each one's fastest round (a shared 2-core machine
-disturbs some rounds; the fastest is the one least disturbed). Prints GFLOP/s and the ratio
+about 10 ms per library and case, each after untimed calls that let the other library's
+threads settle (``timing.settled_times``). Prints the median round's GFLOP/s and the ratio
 Ember / PyTorch per case, with the CPU model.
 
     python benchmarks/bench_gemm.py [--threads 1 2] [--rounds 30] [--libraries mkl openblas]
@@ -19,7 +19,8 @@ import subprocess
 import sys
 import time
 
-from timing import cpu_model
+import numpy as np
+from timing import cpu_model, settled_times
 
 # (batch, M, N, K): the square sizes, batched small, skinny both ways, a transformer
 # MLP's product, batched attention-sized products
@@ -37,7 +38,6 @@ CASES = [
 
 
 def child(threads: int, rounds: int) -> None:
-    import numpy as np
     import torch
 
     import ember_tensor as et
@@ -61,17 +61,15 @@ def child(threads: int, rounds: int) -> None:
         start = time.perf_counter()
         calls["ember"]()
         reps = max(1, int(0.01 / max(time.perf_counter() - start, 1e-9)))
-        best = {"ember": float("inf"), "torch": float("inf")}
+        rounds_s = {"ember": [], "torch": []}
         for _ in range(rounds):
             for name, fn in calls.items():
-                start = time.perf_counter()
-                for _ in range(reps):
-                    fn()
-                best[name] = min(best[name], (time.perf_counter() - start) / reps)
+                rounds_s[name].append(sum(settled_times(fn, reps)) / reps)
+        median = {name: float(np.median(ts)) for name, ts in rounds_s.items()}
         flop = 2.0 * b * m * n * k
         out["cases"][f"{b}x{m}x{n}x{k}"] = {
-            "ember": flop / best["ember"] / 1e9,
-            "torch": flop / best["torch"] / 1e9,
+            "ember": flop / median["ember"] / 1e9,
+            "torch": flop / median["torch"] / 1e9,
             "max_diff": diff,
         }
     print(json.dumps(out))
@@ -88,8 +86,8 @@ def main() -> int:
         child(args.child, args.rounds)
         return 0
     print(
-        f"CPU: {cpu_model()}; {os.cpu_count()} cores; GFLOP/s (fastest round of {args.rounds}); "
-        "ratio = Ember / PyTorch"
+        f"CPU: {cpu_model()}; {os.cpu_count()} cores; GFLOP/s (median round of {args.rounds}); "
+        "ratio = Ember / PyTorch timed in the same process"
     )
     for threads in args.threads:
         results = {}
@@ -115,12 +113,12 @@ def main() -> int:
         for case in CASES:
             key = "x".join(map(str, case))
             rows = [results[lib]["cases"][key] for lib in args.libraries]
-            torch_best = max(r["torch"] for r in rows)  # PyTorch was timed in every child
+            torch_median = float(np.median([r["torch"] for r in rows]))  # timed in every child
             print(
                 f"| {key} | "
                 + " | ".join(f"{r['ember']:.0f}" for r in rows)
-                + f" | {torch_best:.0f} | "
-                + " | ".join(f"{r['ember'] / torch_best:.2f}" for r in rows)
+                + f" | {torch_median:.0f} | "
+                + " | ".join(f"{r['ember'] / r['torch']:.2f}" for r in rows)
                 + " |"
             )
     return 0

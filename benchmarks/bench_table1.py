@@ -53,8 +53,8 @@ from contextlib import nullcontext
 import numpy as np
 from bench_core import machine_info, write_json
 from models import MODEL_NAMES, copy_weights, module, to_lib
-from timing import _block as timed_block  # untimed settling calls, then timed calls
 from timing import import_torch
+from timing import settled_times as timed_block  # untimed settling calls, then timed calls
 
 # least steps per repeat, repeats, warm-up steps, least seconds per repeat
 RUN_DEFAULTS = {"cpu": (2, 5, 1, 1.0), "cuda": (20, 10, 10, 1.0)}

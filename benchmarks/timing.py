@@ -11,11 +11,14 @@ SETTLE = 0.02
 """Seconds of untimed calls that open each block."""
 
 
-def _block(fn, calls: int) -> list[float]:
-    # The calls that open a block pay for the other library's worker threads still spinning
-    # on the cores: PyTorch's OpenMP threads spin for milliseconds after a parallel region,
-    # and on a 2-core machine they take the cores from whatever runs next. A user's
-    # training loop runs one library alone, so time each only once the other has settled.
+def settled_times(fn, calls: int) -> list[float]:
+    """Seconds of each of `calls` timed calls of `fn()`, after untimed calls for `SETTLE`
+    seconds.
+
+    The calls that open a block pay for the other library's worker threads still spinning
+    on the cores: PyTorch's OpenMP threads spin for milliseconds after a parallel region,
+    and on a 2-core machine they take the cores from whatever runs next. A user's training
+    loop runs one library alone, so each is timed only once the other has settled."""
     start = time.perf_counter()
     fn()
     while time.perf_counter() - start < SETTLE:
@@ -39,8 +42,8 @@ def alternating_medians(fn, tfn, repeats: int, budget: float) -> tuple[float, fl
     a, b = [], []
     start = time.perf_counter()
     while len(a) < repeats:
-        a += _block(fn, 3)
-        b += _block(tfn, 3)
+        a += settled_times(fn, 3)
+        b += settled_times(tfn, 3)
         if len(a) >= 6 and time.perf_counter() - start > budget:
             break
     return float(np.median(a)), float(np.median(b))

@@ -24,9 +24,11 @@ import ember_tensor as et
 
 rng = np.random.default_rng(3)
 # (batch, M, N, K): square, ragged, row tiles of a large B (wide tiles), column tiles of a
-# large A, skinny both ways, batched small
+# large A, skinny both ways (few rows with a K cut into slices, the last one short), batched
+# small
 SHAPES = [(1, 256, 256, 256), (1, 301, 517, 263), (1, 1100, 530, 520), (1, 300, 1500, 900),
-          (1, 2048, 64, 700), (1, 48, 2100, 640), (40, 24, 36, 52), (3, 200, 130, 170)]
+          (1, 2048, 64, 700), (1, 48, 2100, 640), (2, 100, 700, 1000), (40, 24, 36, 52),
+          (3, 200, 130, 170)]
 errors = {}
 for threads in (1, 2):
     et.set_num_threads(threads)
@@ -45,6 +47,13 @@ for threads in (1, 2):
             at_view, bt_view = et.from_numpy(at).transpose(1, 2), et.from_numpy(bt).transpose(1, 2)
             got = et.matmul(at_view, bt_view).numpy()
             errors[key + " transposed"] = (float(np.abs(got - ref).max() / scale), tol)
+    # beta C + alpha A B with K in slices: beta scales C once, not once per slice
+    a = rng.standard_normal((64, 1000)).astype(np.float32)
+    bb = rng.standard_normal((1000, 900)).astype(np.float32)
+    c = rng.standard_normal((64, 900)).astype(np.float32)
+    ref = 0.5 * c.astype(np.float64) + 2.0 * (a.astype(np.float64) @ bb.astype(np.float64))
+    got = et.addmm(et.from_numpy(c), et.from_numpy(a), et.from_numpy(bb), beta=0.5, alpha=2.0).numpy()
+    errors[f"t{threads} addmm"] = (float(np.abs(got - ref).max() / np.abs(ref).max()), 2e-5)
     a = (rng.standard_normal((130, 70)) + 1j * rng.standard_normal((130, 70))).astype(np.complex64)
     c = (rng.standard_normal((70, 90)) + 1j * rng.standard_normal((70, 90))).astype(np.complex64)
     ref = a.astype(np.complex128) @ c.astype(np.complex128)
@@ -107,7 +116,7 @@ def test_products_of_each_library_match_numpy(library):
     assert out["gemm"] == {"mkl": "MKL", "openblas": "OpenBLAS"}[library]
     bad = {k: v for k, v in out["errors"].items() if not v[0] <= v[1]}
     assert not bad, f"{library}: relative errors above tolerance: {bad}"
-    assert len(out["errors"]) == 2 * (8 * 2 * 2 + 1)
+    assert len(out["errors"]) == 2 * (9 * 2 * 2 + 2)
     assert out["forked"] == "1" and out["status"] == 0
 
 
