@@ -36,6 +36,9 @@ def test_healthy_installation(plugins):
     conv = (f"CPU convolutions: oneDNN {dnnl['version']} ({dnnl['path']})" if dnnl["version"]
             else f"CPU convolutions: Ember's kernels (oneDNN not loaded: {dnnl['reason']})")
     assert conv in out
+    bf16 = ("MKL's bfloat16 kernels (AMX)" if core["bf16_gemm"]
+            else "float32 products of widened copies, rounded once")
+    assert f"bfloat16 products: {bf16}" in out
     for slot, module in [("autograd", "ember_autograd"), ("data", "ember_data"),
                          ("mp", "ember_mp"), ("nn", "ember_nn"), ("optim", "ember_optim"),
                          ("distributions", "ember_distributions"),

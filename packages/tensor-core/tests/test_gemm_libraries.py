@@ -52,8 +52,26 @@ for threads in (1, 2):
     bb = rng.standard_normal((1000, 900)).astype(np.float32)
     c = rng.standard_normal((64, 900)).astype(np.float32)
     ref = 0.5 * c.astype(np.float64) + 2.0 * (a.astype(np.float64) @ bb.astype(np.float64))
-    got = et.addmm(et.from_numpy(c), et.from_numpy(a), et.from_numpy(bb), beta=0.5, alpha=2.0).numpy()
+    got = et.addmm(et.from_numpy(c), et.from_numpy(a), et.from_numpy(bb), beta=0.5, alpha=2.0)
+    got = got.numpy()
     errors[f"t{threads} addmm"] = (float(np.abs(got - ref).max() / np.abs(ref).max()), 2e-5)
+    # bfloat16: the library's own bfloat16 products (MKL on AMX) or float32 ones on widened
+    # copies; float32 accumulation either way, so the error is the one final rounding (2^-9
+    # of the magnitude) on operands that bfloat16 holds exactly
+    bf = lambda x: et.from_numpy(np.ascontiguousarray(x, dtype=np.float32)).to(et.bfloat16)
+    for b, m, n, k in ((1, 300, 500, 200), (1, 48, 2100, 640), (6, 40, 50, 60)):
+        a = bf(rng.standard_normal((b, m, k))).to(et.float32).numpy().astype(np.float64)
+        bb = bf(rng.standard_normal((b, k, n))).to(et.float32).numpy().astype(np.float64)
+        ref = np.matmul(a, bb)
+        got = et.matmul(bf(a), bf(bb).transpose(1, 2).contiguous().transpose(1, 2))
+        errors[f"t{threads} bf16 {b}x{m}x{n}x{k}"] = (
+            float(np.abs(got.to(et.float32).numpy() - ref).max() / np.abs(ref).max()), 2.0**-8)
+    c = bf(rng.standard_normal((300, 200))).to(et.float32).numpy().astype(np.float64)
+    a = bf(rng.standard_normal((300, 100))).to(et.float32).numpy().astype(np.float64)
+    bb = bf(rng.standard_normal((100, 200))).to(et.float32).numpy().astype(np.float64)
+    ref = 0.5 * c + 2.0 * (a @ bb)
+    got = et.addmm(bf(c), bf(a), bf(bb), beta=0.5, alpha=2.0).to(et.float32).numpy()
+    errors[f"t{threads} bf16 addmm"] = (float(np.abs(got - ref).max() / np.abs(ref).max()), 2.0**-8)
     a = (rng.standard_normal((130, 70)) + 1j * rng.standard_normal((130, 70))).astype(np.complex64)
     c = (rng.standard_normal((70, 90)) + 1j * rng.standard_normal((70, 90))).astype(np.complex64)
     ref = a.astype(np.complex128) @ c.astype(np.complex128)
@@ -70,13 +88,16 @@ if pid == 0:
     os.close(r)
     got = et.matmul(et.from_numpy(x), et.from_numpy(y)).numpy()
     ok = np.abs(got - ref).max() / np.abs(ref).max() < 2e-5
+    got16 = et.matmul(et.from_numpy(x).to(et.bfloat16), et.from_numpy(y).to(et.bfloat16))
+    ok = ok and np.abs(got16.to(et.float32).numpy() - ref).max() / np.abs(ref).max() < 2e-2
     os.write(w, b"1" if ok else b"0")
     os._exit(0)
 os.close(w)
 _, status = os.waitpid(pid, 0)
 forked = os.read(r, 1).decode()
-print(json.dumps({"gemm": et._C._build_info()["gemm"], "errors": errors, "forked": forked,
-                  "status": status}))
+info = et._C._build_info()
+print(json.dumps({"gemm": info["gemm"], "bf16_gemm": info["bf16_gemm"], "errors": errors,
+                  "forked": forked, "status": status}))
 """
 
 
@@ -116,7 +137,12 @@ def test_products_of_each_library_match_numpy(library):
     assert out["gemm"] == {"mkl": "MKL", "openblas": "OpenBLAS"}[library]
     bad = {k: v for k, v in out["errors"].items() if not v[0] <= v[1]}
     assert not bad, f"{library}: relative errors above tolerance: {bad}"
-    assert len(out["errors"]) == 2 * (9 * 2 * 2 + 2)
+    assert len(out["errors"]) == 2 * (9 * 2 * 2 + 2 + 4)
+    # bfloat16 products go to the library as they are only with MKL on a CPU with AMX
+    with open("/proc/cpuinfo") as f:
+        flags = set(next((ln for ln in f if ln.startswith("flags")), "").split())
+    amx = {"amx_bf16", "amx_tile"} <= flags
+    assert out["bf16_gemm"] == (library == "mkl" and amx)
     assert out["forked"] == "1" and out["status"] == 0
 
 

@@ -64,6 +64,8 @@ def _core_lines(problems: list[str]) -> list[str]:
         f"  BLAS: {build['blas']}; CUDA: {_cuda_summary(core, build)}; "
         f"SIMD: {build['simd']}; threads: {core.get_num_threads()}; compiler: {build['compiler']}",
         f"  CPU convolutions: {_conv_summary(core)}",
+        "  bfloat16 products: " + ("MKL's bfloat16 kernels (AMX)" if build["bf16_gemm"]
+                                   else "float32 products of widened copies, rounded once"),
         f"  C API: {major}.{level}; host allocator: {allocator['name']}"
         f"{' (plugin)' if allocator['plugin'] else ''}; kernel overrides: "
         + (", ".join(f"{op} -> {fn}" for op, fn in overrides.items()) or "none"),

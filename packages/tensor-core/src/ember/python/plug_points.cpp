@@ -217,6 +217,7 @@ void bind_plug_points(py::module_& m) {
       default: d["blas"] = "built-in GEMM"; break;
     }
     d["gemm"] = gemm_library_name(gemm_library());
+    d["bf16_gemm"] = bf16_gemm_native();  // bfloat16 products by the library as they are (AMX)
     d["cuda"] = cuda_hooks().is_built();
 #ifdef EMBER_CUDA_ARCHS
     d["cuda_archs"] = EMBER_CUDA_ARCHS;  // "80,90"

@@ -55,23 +55,33 @@ std::vector<std::string> nvidia_wheel_dirs() {
   return dirs;
 }
 
+namespace {
+
+// The str that module.function(arg) returns (no argument when arg is null), or "" on any
+// error (cleared). The caller holds the GIL.
+std::string python_str_call(const char* module, const char* function, const char* arg) {
+  PyObject* mod = PyImport_ImportModule(module);
+  PyObject* fn = mod ? PyObject_GetAttrString(mod, function) : nullptr;
+  PyObject* out = !fn ? nullptr : arg ? PyObject_CallFunction(fn, "s", arg) : PyObject_CallNoArgs(fn);
+  const char* text = out && PyUnicode_Check(out) ? PyUnicode_AsUTF8(out) : nullptr;
+  std::string result = text ? text : "";
+  Py_XDECREF(out);
+  Py_XDECREF(fn);
+  Py_XDECREF(mod);
+  PyErr_Clear();
+  return result;
+}
+
+}  // namespace
+
 std::vector<std::string> python_data_lib_dirs() {
   std::vector<std::string> dirs;
   if (!Py_IsInitialized()) return dirs;
   PyGILState_STATE gil = PyGILState_Ensure();
-  // sysconfig.get_path("data") (the environment's prefix), then site.getuserbase() (pip --user)
-  const std::pair<const char*, const char*> sources[] = {{"sysconfig", "get_path"}, {"site", "getuserbase"}};
-  for (const auto& [module, function] : sources) {
-    PyObject* mod = PyImport_ImportModule(module);
-    PyObject* fn = mod ? PyObject_GetAttrString(mod, function) : nullptr;
-    PyObject* dir = fn ? (std::string(function) == "get_path" ? PyObject_CallFunction(fn, "s", "data")
-                                                               : PyObject_CallNoArgs(fn))
-                       : nullptr;
-    if (const char* d = dir && PyUnicode_Check(dir) ? PyUnicode_AsUTF8(dir) : nullptr) dirs.push_back(std::string(d) + "/lib");
-    Py_XDECREF(dir);
-    Py_XDECREF(fn);
-    Py_XDECREF(mod);
-    PyErr_Clear();
+  // the environment's prefix, then pip --user's
+  for (const std::string& base :
+       {python_str_call("sysconfig", "get_path", "data"), python_str_call("site", "getuserbase", nullptr)}) {
+    if (!base.empty()) dirs.push_back(base + "/lib");
   }
   PyGILState_Release(gil);
   return dirs;

@@ -68,6 +68,22 @@ bool cpu_vendor_is_intel() {
 #endif
 }
 
+bool cpu_has_amx_bf16() {
+#if defined(__x86_64__)
+  unsigned int eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & bit_OSXSAVE)) return false;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  constexpr unsigned int kAmxBf16 = 1u << 22, kAmxTile = 1u << 24;
+  if ((edx & (kAmxBf16 | kAmxTile)) != (kAmxBf16 | kAmxTile)) return false;
+  unsigned int xcr0_lo = 0, xcr0_hi = 0;
+  __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  constexpr unsigned int kTileState = (1u << 17) | (1u << 18);  // XTILECFG, XTILEDATA
+  return (xcr0_lo & kTileState) == kTileState;
+#else
+  return false;
+#endif
+}
+
 const char* cpu_level_name(CpuLevel level) {
   switch (level) {
     case CpuLevel::AVX512: return "avx512";

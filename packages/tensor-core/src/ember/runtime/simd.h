@@ -25,6 +25,9 @@ const char* cpu_level_name(CpuLevel level);
 const char* unknown_cpu_capability();
 // Whether the CPU's vendor string is GenuineIntel (x86 cpuid leaf 0).
 bool cpu_vendor_is_intel();
+// Whether the CPU has AMX tiles with bfloat16 products (cpuid leaf 7: AMX-TILE, AMX-BF16) and
+// the OS keeps their state (XCR0 bits 17 and 18): Sapphire Rapids and later Xeons.
+bool cpu_has_amx_bf16();
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && !defined(EMBER_NO_SIMD_DISPATCH)
 #define EMBER_SIMD_DISPATCH 1

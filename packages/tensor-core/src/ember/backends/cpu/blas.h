@@ -17,6 +17,9 @@ bool have_blas();
 enum class GemmLibrary { BuiltIn, OpenBLAS, MKL };
 GemmLibrary gemm_library();
 const char* gemm_library_name(GemmLibrary lib);
+// Whether bfloat16 products go to the library as they are (float32 accumulation, one
+// rounding), else as float32 products of widened copies: MKL on a CPU with AMX-BF16.
+bool bf16_gemm_native();
 
 // While alive, lets OpenBLAS use get_num_threads() threads: for one large LAPACK call, whose
 // inner products Ember cannot split. Nested and concurrent scopes are counted.

@@ -31,6 +31,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -371,14 +372,14 @@ constexpr size_t kPlans = 256;
 std::shared_ptr<const Plan> plan(const Key& k) {
   static std::mutex mu;
   static std::map<Key, std::shared_ptr<const Plan>> plans;
-  static std::vector<Key> order;  // oldest first
+  static std::deque<Key> order;  // oldest first
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = plans.find(k); it != plans.end()) return it->second;
   auto p = std::make_shared<Plan>();
   make_plan(*p, k);
   if (order.size() == kPlans) {
     plans.erase(order.front());
-    order.erase(order.begin());
+    order.pop_front();
   }
   order.push_back(k);
   return plans[k] = std::move(p);
