@@ -8,6 +8,7 @@ threads settle (``timing.settled_times``). Prints the median round's GFLOP/s and
 Ember / PyTorch per case, with the CPU model.
 
     python benchmarks/bench_gemm.py [--threads 1 2] [--rounds 30] [--libraries mkl openblas]
+                                    [--dtype float32|bfloat16]
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ CASES = [
 ]
 
 
-def child(threads: int, rounds: int) -> None:
+def child(threads: int, rounds: int, dtype: str) -> None:
     import torch
 
     import ember_tensor as et
@@ -45,19 +46,21 @@ def child(threads: int, rounds: int) -> None:
     et.set_num_threads(threads)
     torch.set_num_threads(threads)
     rng = np.random.default_rng(0)
-    out = {"gemm": et._C._build_info()["gemm"], "cases": {}}
+    info = et._C._build_info()
+    out = {"gemm": info["gemm"], "bf16_gemm": info["bf16_gemm"], "cases": {}}
     for b, m, n, k in CASES:
         a = rng.standard_normal((b, m, k), dtype=np.float32)
         bb = rng.standard_normal((b, k, n), dtype=np.float32)
         if b == 1:
             a, bb = a[0], bb[0]
-        ea, eb = et.from_numpy(a), et.from_numpy(bb)
-        ta, tb = torch.from_numpy(a), torch.from_numpy(bb)
+        ea, eb = et.from_numpy(a).to(getattr(et, dtype)), et.from_numpy(bb).to(getattr(et, dtype))
+        ta, tb = (torch.from_numpy(x).to(getattr(torch, dtype)) for x in (a, bb))
         calls = {
             "ember": lambda ea=ea, eb=eb: et.matmul(ea, eb),
             "torch": lambda ta=ta, tb=tb: torch.matmul(ta, tb),
         }
-        diff = float(np.abs(calls["ember"]().numpy() - calls["torch"]().numpy()).max())
+        got = calls["ember"]().to(et.float32).numpy()
+        diff = float(np.abs(got - calls["torch"]().float().numpy()).max())
         start = time.perf_counter()
         calls["ember"]()
         reps = max(1, int(0.01 / max(time.perf_counter() - start, 1e-9)))
@@ -80,27 +83,33 @@ def main() -> int:
     p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     p.add_argument("--rounds", type=int, default=30)
     p.add_argument("--libraries", nargs="+", default=["mkl", "openblas"])
+    p.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32")
     p.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child is not None:
-        child(args.child, args.rounds)
+        child(args.child, args.rounds, args.dtype)
         return 0
     print(
-        f"CPU: {cpu_model()}; {os.cpu_count()} cores; GFLOP/s (median round of {args.rounds}); "
+        f"CPU: {cpu_model()}; {os.cpu_count()} cores; {args.dtype}; "
+        f"GFLOP/s (median round of {args.rounds}); "
         "ratio = Ember / PyTorch timed in the same process"
     )
     for threads in args.threads:
         results = {}
         for lib in args.libraries:
             done = subprocess.run(
-                [sys.executable, __file__, "--child", str(threads), "--rounds", str(args.rounds)],
+                [sys.executable, __file__, "--child", str(threads), "--rounds", str(args.rounds)]
+                + ["--dtype", args.dtype],
                 env={**os.environ, "EMBER_BLAS": lib},
                 capture_output=True,
                 text=True,
                 check=True,
             )
             results[lib] = json.loads(done.stdout.strip().splitlines()[-1])
-        names = [f"Ember {r['gemm']}" for r in results.values()]
+        amx = args.dtype == "bfloat16"  # whether the library's own bfloat16 kernels ran
+        names = [
+            f"Ember {r['gemm']}{'+AMX' if amx and r['bf16_gemm'] else ''}" for r in results.values()
+        ]
         print(f"\nthreads: {threads}\n")
         print(
             "| case (batch x M x N x K) | "

@@ -9,7 +9,8 @@ its defaults otherwise). The cases (float32, weights copied from the Ember model
 PyTorch one):
 
 - ``conv2d 3x3 64->64``: ``Conv2d(64, 64, 3, padding=1)`` on a (16, 64, 32, 32) input,
-  forward alone and forward + backward of ``output.sum()`` (target 0.8x);
+  forward alone and forward + backward of ``output.sum()`` (target 0.8x); forward +
+  backward under ``autocast(dtype=bfloat16)`` with ``Linear(1024, 1024)`` on (256, 1024) too;
 - ``mlp step``: 784-256-256-10 with ReLU, batch 64, cross entropy (target 1.2x);
 - ``lenet step``: Conv(1,6,5)-ReLU-MaxPool2-Conv(6,16,5)-ReLU-MaxPool2-Linear(256,120)-
   ReLU-Linear(120,84)-ReLU-Linear(84,10), batch 64 of 28x28, cross entropy (target 1.0x);
@@ -89,6 +90,24 @@ def build_cases(et, nn, ea, optim, torch):
                                                    lambda: conv_fwd(tconv, ctx, torch))
     cases["conv2d 3x3 64->64 16x64x32x32: fwd+bwd"] = (lambda: conv_fwd_bwd(conv, cx),
                                                        lambda: conv_fwd_bwd(tconv, ctx))
+
+    # bfloat16 under autocast (weights and gradients float32): a linear layer and the conv
+    def autocast_fwd_bwd(m, inp, lib, libt):
+        with lib.autocast("cpu", dtype=libt.bfloat16):
+            loss = m(inp).float().square().mean()
+        loss.backward()
+        return loss
+
+    lin, tlin = pair(nn.Linear(1024, 1024), torch.nn.Linear(1024, 1024))
+    linx, tlinx = data((256, 1024))
+    cases["linear 1024->1024 batch256 bf16 autocast: fwd+bwd"] = (
+        lambda: autocast_fwd_bwd(lin, linx, et, et),
+        lambda: autocast_fwd_bwd(tlin, tlinx, torch, torch),
+    )
+    cases["conv2d 3x3 64->64 16x64x32x32 bf16 autocast: fwd+bwd"] = (
+        lambda: autocast_fwd_bwd(conv, cx, et, et),
+        lambda: autocast_fwd_bwd(tconv, ctx, torch, torch),
+    )
 
     # MLP 784-256-256-10, batch 64
     def mlp(lib):

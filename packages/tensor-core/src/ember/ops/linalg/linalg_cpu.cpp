@@ -166,6 +166,8 @@ constexpr int64_t kWideTile = 1024;
 // 111 GFLOP/s; 2 threads: 147 -> 201; 32 or 128 rows alike; 64, 96 and 256 are no better,
 // and a transposed B, as linear's weight is, does not need it). OpenBLAS gains nothing.
 constexpr int64_t kSkinnyRows = 192;
+// The least multiply-adds of a tile of a bfloat16 product on AMX (see gemm_blas).
+constexpr int64_t kSmallBf16Tile = int64_t{8} << 20;
 constexpr int kSkinnyKBlock = 128;
 
 std::string mat_str(const Tensor& t) {  // "2x3", as PyTorch prints matrices in messages
@@ -443,6 +445,13 @@ template <typename T, typename In> bool gemm_blas(const Gemm<T, In>& g) {
     if (shared > kCachedOperand) tiles = std::min(tiles, std::max<int64_t>(threads, side / kWideTile));
     if (tiles > threads) tiles -= tiles % threads;  // equal rounds on a quiet machine
     tiles = std::max<int64_t>(tiles, 1);
+  }
+  if constexpr (!std::is_same_v<In, T>) {
+    // AMX products re-lay out both operands into tiles at every call, which costs more
+    // against their faster arithmetic: one tile per thread, and none split below
+    // kSmallBf16Tile multiply-adds (Intel Xeon, 2 threads, GFLOP/s of 1 / 2 / 4 / 8 tiles:
+    // 1024^3 311 / 444 / 457 / 452, 256^3 179 / 253 / 245 / 258, 128^3 167 / 104 / 106 / 106)
+    tiles = std::clamp<int64_t>(work / kSmallBf16Tile, 1, threads);
   }
   const int64_t span = ((side + tiles - 1) / tiles + 15) / 16 * 16;
   tiles = (side + span - 1) / span;
