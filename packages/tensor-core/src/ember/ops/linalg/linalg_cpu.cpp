@@ -166,9 +166,9 @@ constexpr int64_t kWideTile = 1024;
 // 111 GFLOP/s; 2 threads: 147 -> 201; 32 or 128 rows alike; 64, 96 and 256 are no better,
 // and a transposed B, as linear's weight is, does not need it). OpenBLAS gains nothing.
 constexpr int64_t kSkinnyRows = 192;
+constexpr int kSkinnyKBlock = 128;
 // The least multiply-adds of a tile of a bfloat16 product on AMX (see gemm_blas).
 constexpr int64_t kSmallBf16Tile = int64_t{8} << 20;
-constexpr int kSkinnyKBlock = 128;
 
 std::string mat_str(const Tensor& t) {  // "2x3", as PyTorch prints matrices in messages
   std::string s;
@@ -415,7 +415,7 @@ template <typename T, typename In> bool gemm_blas(const Gemm<T, In>& g) {
       const In* Ak = A + k0 * (ta ? lda : 1);
       const In* Bk = B + k0 * (tb ? 1 : ldb);
       blas_gemm(ta, tb, r1 - r0, c1 - c0, k1 - static_cast<int>(k0), g.alpha, Ak, static_cast<int>(lda), Bk,
-                   static_cast<int>(ldb), k0 == 0 ? g.beta : T(1), C, std::max(N, 1));
+                static_cast<int>(ldb), k0 == 0 ? g.beta : T(1), C, std::max(N, 1));
     }
   };
   const int64_t work = g.M * g.N * g.K;
@@ -525,16 +525,15 @@ template <typename T, typename In> void gemm_run(const Gemm<T, In>& g) {
   }
   if constexpr (!std::is_same_v<In, T>) {  // bfloat16 operands: only the library takes them
     if (!gemm_blas(g)) throw std::logic_error("gemm_run: bfloat16 operands the library cannot take");
-    return;
   } else {
 #ifdef EMBER_HAVE_OPENBLAS
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || is_complex_v<T>) {
-    if (gemm_blas(g)) return;
-  } else if constexpr (std::is_same_v<T, int64_t>) {
-    if (gemm_int_via_double(g)) return;
-  }
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || is_complex_v<T>) {
+      if (gemm_blas(g)) return;
+    } else if constexpr (std::is_same_v<T, int64_t>) {
+      if (gemm_int_via_double(g)) return;
+    }
 #endif
-  gemm_fallback(g);
+    gemm_fallback(g);
   }
 }
 
@@ -566,7 +565,7 @@ void gemm_tensors(const Tensor& a, const Tensor& b, const Tensor& c, const Scala
     g.beta = beta.to<T>();
     gemm_run(g);
   };
-#ifdef EMBER_HAVE_MKL
+#if defined(EMBER_HAVE_MKL) && defined(EMBER_HAVE_OPENBLAS)
   if (a->dtype() == ScalarType::BFloat16) {
     if (!bf16_gemm_native() || b->dtype() != ScalarType::BFloat16 || c->dtype() != ScalarType::Float32) {
       throw std::logic_error("gemm_tensors: bfloat16 operands without the library's bfloat16 products");
