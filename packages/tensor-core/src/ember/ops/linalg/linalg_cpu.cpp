@@ -160,11 +160,12 @@ constexpr int64_t kBatchedGemm = 256 * 256 * 256;
 // into tiles of at least kWideTile rows (or columns): see gemm_blas.
 constexpr int64_t kCachedOperand = 256 * 1024;
 constexpr int64_t kWideTile = 1024;
-// MKL's sequential sgemm with few rows of C (at most kSkinnyRows) and B in row-major order
-// runs at 0.6-0.7x of its own speed on the same product cut into slices of kSkinnyKBlock
-// along K, accumulated with beta = 1 (64x4096x4096 on an Intel Xeon, 1 thread: 73 ->
-// 111 GFLOP/s; 2 threads: 147 -> 201; 32 or 128 rows alike; 64, 96 and 256 are no better,
-// and a transposed B, as linear's weight is, does not need it). OpenBLAS gains nothing.
+// MKL's sequential sgemm with few rows of C (at most kSkinnyRows) and a large B (more than
+// kCachedOperand elements) in row-major order runs at 0.6-0.7x of its own speed on the same
+// product cut into slices of kSkinnyKBlock along K, accumulated with beta = 1 (64x4096x4096
+// on an Intel Xeon, 1 thread: 73 -> 111 GFLOP/s; 2 threads: 147 -> 201; 32 or 128 rows
+// alike; 64, 96 and 256 are no better; a 512x512 B gains nothing, and a transposed B, as
+// linear's weight is, does not need it). OpenBLAS gains nothing.
 constexpr int64_t kSkinnyRows = 192;
 constexpr int kSkinnyKBlock = 128;
 // The least multiply-adds of a tile of a bfloat16 product on AMX (see gemm_blas).
@@ -386,13 +387,15 @@ void blas_gemm(bool ta, bool tb, int M, int N, int K, float alpha, const BFloat1
 }
 #endif
 
-// The slice of K each BLAS call of a product with M rows takes (b_trans: B is stored
+// The slice of K each BLAS call of an M x N x K product takes (b_trans: B is stored
 // transposed); K itself when the product is not cut.
-int skinny_k_block(int64_t M, bool b_trans) {
+int skinny_k_block(int64_t M, int64_t N, int64_t K, bool b_trans) {
 #ifdef EMBER_HAVE_MKL
-  if (g_gemm_library == GemmLibrary::MKL && M <= kSkinnyRows && !b_trans) return kSkinnyKBlock;
+  if (g_gemm_library == GemmLibrary::MKL && M <= kSkinnyRows && K * N > kCachedOperand && !b_trans) {
+    return kSkinnyKBlock;
+  }
 #endif
-  (void)M, (void)b_trans;
+  (void)M, (void)N, (void)K, (void)b_trans;
   return INT_MAX;
 }
 
@@ -404,7 +407,7 @@ template <typename T, typename In> bool gemm_blas(const Gemm<T, In>& g) {
     return false;
   }
   const int M = static_cast<int>(g.M), N = static_cast<int>(g.N), K = static_cast<int>(g.K);
-  const int kb = std::is_same_v<In, T> ? skinny_k_block(g.M, tb) : INT_MAX;
+  const int kb = std::is_same_v<In, T> ? skinny_k_block(g.M, g.N, g.K, tb) : INT_MAX;
   // C[bt][r0:r1, c0:c1] from rows r0:r1 of A[bt] and columns c0:c1 of B[bt]
   auto one = [&](int64_t bt, int r0, int r1, int c0, int c1) {
     const In* A = g.a + g.a_off[bt] + r0 * g.a_rs;
