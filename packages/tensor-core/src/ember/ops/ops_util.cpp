@@ -82,6 +82,10 @@ template <typename To, typename From> void convert_loop(char** p, const int64_t*
     const From* in = reinterpret_cast<const From*>(p[1]);
     if constexpr (std::is_same_v<To, From>) {
       std::memcpy(o, in, static_cast<size_t>(n) * sizeof(To));
+    } else if constexpr (std::is_same_v<To, BFloat16> && std::is_same_v<From, float>) {
+      narrow_block(in, o, n);  // vectorised: autocast's casts and 16-bit products' results
+    } else if constexpr (std::is_same_v<To, float> && std::is_same_v<From, BFloat16>) {
+      widen_block(in, o, n);
     } else {
       for (int64_t i = 0; i < n; ++i) o[i] = convert<To>(in[i]);
     }
