@@ -818,3 +818,23 @@ def test_non_tensor_outputs_or_inputs_are_type_errors():
         ea.grad(None, x)
     with pytest.raises(TypeError, match=r"inputs\[0\]: expected a Tensor, got int"):
         (x * 2).sum().backward(inputs=[3])
+
+
+@pytest.mark.parametrize("name", ["float", "to", "contiguous", "type_as"])
+def test_an_op_returning_its_input_records_nothing(name):
+    # x.float() of a float32 x is x itself (PyTorch's too), and x's history stays as it was
+    def same(t, lib):
+        return {"float": t.float, "to": lambda: t.to(lib.float32), "contiguous": t.contiguous,
+                "type_as": lambda: t.type_as(t)}[name]()
+
+    tx = torch.randn(3, requires_grad=True)
+    assert same(tx, torch) is tx and tx.is_leaf
+    x = et.randn(3, requires_grad=True)
+    assert same(x, et) is x and x.is_leaf and x.grad_fn is None
+    z = x * 2
+    node = z.grad_fn
+    for _ in range(3):  # a node was once chained onto z's history at every such call
+        assert same(z, et) is z
+    assert z.grad_fn is node and type(node).__name__ == "MulBackward0"
+    (same(z, et) * 3).sum().backward()
+    assert x.grad.tolist() == [6.0, 6.0, 6.0]

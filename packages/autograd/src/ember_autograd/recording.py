@@ -209,7 +209,12 @@ def _check_inplace(t) -> None:
 def _record_function(rule: Rule, op: str, args, result) -> None:
     if rule.complex_guard:
         _guard_complex(op, args, result)
-    if type(result) is et.Tensor:
+    if args and result is args[0]:
+        # the op returned its input object unchanged (x.float() of a float32 x, contiguous of
+        # a contiguous tensor): PyTorch makes no node, and x keeps its history (a leaf stays a
+        # leaf; a node here would chain onto x's own history at every such call)
+        return
+    if isinstance(result, et.Tensor):  # a Parameter too (t.float() of one returns it)
         if result.dtype not in _DIFF:
             if rule.takes_dtype:
                 raise RuntimeError(f"Autograd not support dtype: {_torch_type(result.dtype)}")
@@ -217,8 +222,6 @@ def _record_function(rule: Rule, op: str, args, result) -> None:
         node = rule.record(args, result, None)
         if node is None:
             return
-        if rule.view and result is args[0]:
-            return  # the op returned its input unchanged (contiguous of a contiguous tensor)
         result._set_grad_fn(node)
         if rule.view and result._is_view_of(args[0]):
             _mark_view(result, args[0], rule, op, args, None)

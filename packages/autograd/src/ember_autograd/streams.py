@@ -49,8 +49,8 @@ def remember_result(result) -> None:
     """``remember`` for the node behind ``result`` (a tensor or a sequence of tensors) when it
     lives on a device other than the CPU and does not have a stream yet."""
     t = result
-    if type(t) is not et.Tensor:
-        t = next((x for x in result if type(x) is et.Tensor), None)
+    if not isinstance(t, et.Tensor):  # a Parameter is a tensor, not a sequence to search
+        t = next((x for x in result if isinstance(x, et.Tensor)), None)
         if t is None:
             return
     if t.is_cpu:
