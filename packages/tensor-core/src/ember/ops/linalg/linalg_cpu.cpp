@@ -160,6 +160,11 @@ constexpr int64_t kBatchedGemm = 256 * 256 * 256;
 // into tiles of at least kWideTile rows (or columns): see gemm_blas.
 constexpr int64_t kCachedOperand = 256 * 1024;
 constexpr int64_t kWideTile = 1024;
+// Every tile packs the shared operand again: below this many rows (or columns) packing
+// outweighs what a further tile balances (AMD Zen 5, OpenBLAS, 2 threads, settled medians,
+// GFLOP/s with the least span 16 / 64: 256^3 130 / 170, 1024x256x256 135 / 173, 128^3
+// 111 / 151; PyTorch 162, 137, 106).
+constexpr int64_t kMinTileSpan = 64;
 // MKL's sequential sgemm with few rows of C (at most kSkinnyRows) and a large B (more than
 // kCachedOperand elements) in row-major order runs at 0.6-0.7x of its own speed on the same
 // product cut into slices of kSkinnyKBlock along K, accumulated with beta = 1 (64x4096x4096
@@ -433,18 +438,18 @@ template <typename T, typename In> bool gemm_blas(const Gemm<T, In>& g) {
   }
   // Each product split into tiles along its longer side of C, so that the operand every tile
   // packs again (B for row tiles, A for column tiles) is the smaller one. A tile holds at
-  // least kSmallGemm multiply-adds and a multiple of 16 rows or columns (the widest
-  // micro-kernels). Small products take a few tiles per thread (claimed as threads come
-  // free: robust when another process takes a core); once the re-packed operand outgrows
-  // the L2 cache, packing it again costs as much as a few hundred rows of products, so each
-  // tile then takes at least kWideTile rows (1024^3 on 2 threads: 8 tiles 238 GFLOP/s,
-  // 2 tiles 308, Intel Xeon, MKL).
+  // least kSmallGemm multiply-adds and kMinTileSpan rows or columns, a multiple of 16 (the
+  // widest micro-kernels). Small products take a few tiles per thread (claimed as threads
+  // come free: robust when another process takes a core); once the re-packed operand
+  // outgrows the L2 cache, packing it again costs as much as a few hundred rows of products,
+  // so each tile then takes at least kWideTile rows (1024^3 on 2 threads: 8 tiles
+  // 238 GFLOP/s, 2 tiles 308, Intel Xeon, MKL).
   const bool by_rows = M >= N;
   const int64_t side = by_rows ? M : N;
   const int64_t shared = K * (by_rows ? N : M);  // elements of the operand every tile packs
   int64_t tiles = 1;
   if (threads > 1 && work > kSmallGemm) {
-    tiles = std::min<int64_t>({int64_t{4} * threads, work / kSmallGemm, (side + 15) / 16});
+    tiles = std::min<int64_t>({int64_t{4} * threads, work / kSmallGemm, std::max<int64_t>(1, side / kMinTileSpan)});
     if (shared > kCachedOperand) tiles = std::min(tiles, std::max<int64_t>(threads, side / kWideTile));
     if (tiles > threads) tiles -= tiles % threads;  // equal rounds on a quiet machine
     tiles = std::max<int64_t>(tiles, 1);
