@@ -106,9 +106,13 @@ def main() -> int:
                 check=True,
             )
             results[lib] = json.loads(done.stdout.strip().splitlines()[-1])
-        amx = args.dtype == "bfloat16"  # whether the library's own bfloat16 kernels ran
+        # bfloat16: what multiplied the operands as they are ("MKL" on AMX, "oneDNN"), if anything
+        bf16 = args.dtype == "bfloat16"
         names = [
-            f"Ember {r['gemm']}{'+AMX' if amx and r['bf16_gemm'] else ''}" for r in results.values()
+            f"Ember {r['gemm']}"
+            + ("" if not bf16 or r["bf16_gemm"] == r["gemm"]
+               else f"+{r['bf16_gemm']}" if r["bf16_gemm"] else " (widened)")
+            for r in results.values()
         ]
         print(f"\nthreads: {threads}\n")
         print(

@@ -36,8 +36,9 @@ def test_healthy_installation(plugins):
     conv = (f"CPU convolutions: oneDNN {dnnl['version']} ({dnnl['path']})" if dnnl["version"]
             else f"CPU convolutions: Ember's kernels (oneDNN not loaded: {dnnl['reason']})")
     assert conv in out
-    bf16 = ("MKL's bfloat16 kernels (AMX)" if core["bf16_gemm"]
-            else "float32 products of widened copies, rounded once")
+    bf16 = {"MKL": "MKL's bfloat16 kernels (AMX)",
+            "oneDNN": "oneDNN's bfloat16 matmul (AVX512-BF16)",
+            "": "float32 products of widened copies, rounded once"}[core["bf16_gemm"]]
     assert f"bfloat16 products: {bf16}" in out
     for slot, module in [("autograd", "ember_autograd"), ("data", "ember_data"),
                          ("mp", "ember_mp"), ("nn", "ember_nn"), ("optim", "ember_optim"),

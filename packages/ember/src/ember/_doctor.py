@@ -53,6 +53,14 @@ def _conv_summary(core) -> str:
             "Ember's kernels for the rest")
 
 
+# what multiplies bfloat16 operands, by the core's _build_info()["bf16_gemm"]
+_BF16_GEMM = {
+    "MKL": "MKL's bfloat16 kernels (AMX)",
+    "oneDNN": "oneDNN's bfloat16 matmul (AVX512-BF16)",
+    "": "float32 products of widened copies, rounded once",
+}
+
+
 def _core_lines(problems: list[str]) -> list[str]:
     core = ember._core
     build = core._C._build_info()
@@ -64,8 +72,7 @@ def _core_lines(problems: list[str]) -> list[str]:
         f"  BLAS: {build['blas']}; CUDA: {_cuda_summary(core, build)}; "
         f"SIMD: {build['simd']}; threads: {core.get_num_threads()}; compiler: {build['compiler']}",
         f"  CPU convolutions: {_conv_summary(core)}",
-        "  bfloat16 products: " + ("MKL's bfloat16 kernels (AMX)" if build["bf16_gemm"]
-                                   else "float32 products of widened copies, rounded once"),
+        "  bfloat16 products: " + _BF16_GEMM[build["bf16_gemm"]],
         f"  C API: {major}.{level}; host allocator: {allocator['name']}"
         f"{' (plugin)' if allocator['plugin'] else ''}; kernel overrides: "
         + (", ".join(f"{op} -> {fn}" for op, fn in overrides.items()) or "none"),

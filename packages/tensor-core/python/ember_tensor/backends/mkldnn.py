@@ -1,15 +1,19 @@
-"""oneDNN for CPU convolutions (as ``torch.backends.mkldnn``; oneDNN was called MKL-DNN).
+"""oneDNN for CPU convolutions and bfloat16 products (as ``torch.backends.mkldnn``; oneDNN
+was called MKL-DNN).
 
 float32 ``conv2d``, its two gradients and ``conv_transpose2d`` (and bfloat16 ones on CPUs with
 AVX512-BF16 or AMX) run through oneDNN when its library (``libdnnl.so.3`` from the
 ``onednn-cpu-gomp`` wheel, a dependency of the core on x86-64 Linux) can be loaded;
 otherwise, and for float64, depthwise and 1x1 convolutions, small outputs and batches smaller
-than the thread count, Ember's own kernels run (docs/conv-algorithms.md).
+than the thread count, Ember's own kernels run (docs/conv-algorithms.md). bfloat16 matrix
+products run through oneDNN's matmul on CPUs with AVX512-BF16 and no AMX (with AMX, MKL's
+bfloat16 GEMM is the faster; docs/performance.md).
 
 - ``is_available()``: whether oneDNN is loaded (it is loaded at the first call that asks);
   ``_unavailable_reason()`` says why not, ``_library()`` where it came from.
 - ``enabled`` (default True; ``EMBER_ONEDNN=0`` in the environment starts with False):
-  False runs every convolution on Ember's own kernels.
+  False runs every convolution on Ember's own kernels (and bfloat16 products without AMX on
+  widened float32 copies).
 - ``flags(enabled=False)``: sets ``enabled`` for a ``with`` block.
 """
 

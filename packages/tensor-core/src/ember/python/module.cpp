@@ -8,7 +8,7 @@
 #include "ember/runtime/cuda_hooks.h"
 #include "ember/ops/ops_util.h"
 #include "ember/python/python_api.h"
-#include "ember/ops/conv/conv_onednn_cpu.h"
+#include "ember/backends/cpu/onednn.h"
 #include "ember/ops/fft/fft_engine.h"
 #include "ember/runtime/parallel.h"
 #include "ember/runtime/profiler.h"

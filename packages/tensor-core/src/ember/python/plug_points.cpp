@@ -217,7 +217,13 @@ void bind_plug_points(py::module_& m) {
       default: d["blas"] = "built-in GEMM"; break;
     }
     d["gemm"] = gemm_library_name(gemm_library());
-    d["bf16_gemm"] = bf16_gemm_native();  // bfloat16 products by the library as they are (AMX)
+    // what multiplies bfloat16 operands as they are: "MKL" (AMX), "oneDNN" (AVX512-BF16), or ""
+    // (float32 products of widened copies)
+    switch (bf16_gemm()) {
+      case Bf16Gemm::MKL: d["bf16_gemm"] = "MKL"; break;
+      case Bf16Gemm::OneDNN: d["bf16_gemm"] = "oneDNN"; break;
+      default: d["bf16_gemm"] = ""; break;
+    }
     d["cuda"] = cuda_hooks().is_built();
 #ifdef EMBER_CUDA_ARCHS
     d["cuda_archs"] = EMBER_CUDA_ARCHS;  // "80,90"

@@ -17,9 +17,12 @@ bool have_blas();
 enum class GemmLibrary { BuiltIn, OpenBLAS, MKL };
 GemmLibrary gemm_library();
 const char* gemm_library_name(GemmLibrary lib);
-// Whether bfloat16 products go to the library as they are (float32 accumulation, one
-// rounding), else as float32 products of widened copies: MKL on a CPU with AMX-BF16.
-bool bf16_gemm_native();
+// What multiplies bfloat16 operands as they are (float32 accumulation, one rounding): MKL's
+// bfloat16 GEMM on a CPU with AMX tiles, else oneDNN's matmul where it is loaded, switched on
+// and the CPU computes bfloat16 (AVX512-BF16); elsewhere float32 products of widened copies.
+enum class Bf16Gemm { Widened, MKL, OneDNN };
+Bf16Gemm bf16_gemm();
+inline bool bf16_gemm_native() { return bf16_gemm() != Bf16Gemm::Widened; }
 
 // While alive, lets OpenBLAS use get_num_threads() threads: for one large LAPACK call, whose
 // inner products Ember cannot split. Nested and concurrent scopes are counted.

@@ -4,19 +4,11 @@
 // CPUs with AVX512-BF16 or AMX (float32 accumulation and one rounding, as Ember's kernels on
 // widened copies give; the weight gradient is computed in float32 and rounded once).
 //
-// The library: oneDNN 3.x with the GNU OpenMP runtime, as the `onednn-cpu-gomp` wheel installs
-// it (<prefix>/lib/libdnnl.so.3), loaded at first use with dlopen, so the core imports and runs
-// without it (its own kernels then take every convolution; ember_tensor.backends.mkldnn
-// says which). Only its headers are needed at build time (EMBER_HAVE_ONEDNN_HEADERS, from the
-// onednn-devel-cpu-gomp wheel).
-//
-// Threads: Ember's pool stays the only pool. Every oneDNN call runs with OpenMP limited to one
-// thread on the calling thread (omp_set_num_threads(1), restored afterwards), so OpenMP never
-// starts a thread of its own and nothing is left for a forked child to inherit; the batch is
-// cut into one slice per pool thread, each a oneDNN call on its own. The gradient of the
-// weight is summed over the slices' partial gradients in a fixed order (the result does not
-// depend on which thread ran which slice). A batch smaller than the pool leaves oneDNN to
-// Ember's kernels, which spread one image over the threads.
+// The library and its threads: backends/cpu/onednn.h. The batch is cut into one slice per pool
+// thread, each a oneDNN call on its own. The gradient of the weight is summed over the slices'
+// partial gradients in a fixed order (the result does not depend on which thread ran which
+// slice). A batch smaller than the pool leaves oneDNN to Ember's kernels, which spread one
+// image over the threads.
 //
 // Layouts: operands come in and go out as contiguous NCHW / OIHW; oneDNN picks its own blocked
 // layouts (format_tag::any) and reorders convert at the boundary, per slice (the reorders
@@ -25,193 +17,27 @@
 // own scratchpad (user scratchpad mode), so one primitive serves several threads at once.
 #include "ember/ops/conv/conv_onednn_cpu.h"
 
-#include <dlfcn.h>
-
 #include <algorithm>
-#include <atomic>
-#include <cstdlib>
-#include <cstring>
-#include <deque>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <stdexcept>
 #include <tuple>
-#include <vector>
 
-#include "ember/core/errors.h"
+#include "ember/backends/cpu/onednn.h"
 #include "ember/ops/ops_util.h"
 #include "ember/runtime/parallel.h"
 
-#ifdef EMBER_HAVE_ONEDNN_HEADERS
-#include <oneapi/dnnl/dnnl.h>
-#endif
-
 namespace ember::cpu {
-namespace {
-
-std::atomic<bool> g_enabled{[] {
-  const char* e = std::getenv("EMBER_ONEDNN");
-  return !(e && std::strcmp(e, "0") == 0);
-}()};
-
-}  // namespace
-
-bool onednn_enabled() { return g_enabled.load(std::memory_order_relaxed); }
-void set_onednn_enabled(bool on) { g_enabled.store(on, std::memory_order_relaxed); }
 
 #ifndef EMBER_HAVE_ONEDNN_HEADERS
 
 Tensor onednn_conv2d(const Tensor&, const Tensor&, const Tensor&, const Conv2dMeta&) { return Tensor(); }
 Tensor onednn_conv2d_backward_input(const Tensor&, const Tensor&, const Conv2dMeta&) { return Tensor(); }
 Tensor onednn_conv2d_backward_weight(const Tensor&, const Tensor&, const Conv2dMeta&) { return Tensor(); }
-OnednnInfo onednn_info() { return {"", "", "this core was built without oneDNN's headers (onednn-devel-cpu-gomp)"}; }
 
 #else
 
 namespace {
 
-// ---- the library ----
-
-#define EMBER_ONEDNN_FUNCTIONS(X)                            \
-  X(dnnl_version)                                            \
-  X(dnnl_get_effective_cpu_isa)                              \
-  X(dnnl_engine_create)                                      \
-  X(dnnl_stream_create)                                      \
-  X(dnnl_stream_wait)                                        \
-  X(dnnl_stream_destroy)                                     \
-  X(dnnl_memory_desc_create_with_tag)                        \
-  X(dnnl_memory_desc_destroy)                                \
-  X(dnnl_memory_desc_equal)                                  \
-  X(dnnl_memory_desc_get_size)                               \
-  X(dnnl_memory_create)                                      \
-  X(dnnl_memory_destroy)                                     \
-  X(dnnl_primitive_attr_create)                              \
-  X(dnnl_primitive_attr_destroy)                             \
-  X(dnnl_primitive_attr_set_scratchpad_mode)                 \
-  X(dnnl_convolution_forward_primitive_desc_create)          \
-  X(dnnl_convolution_backward_data_primitive_desc_create)    \
-  X(dnnl_convolution_backward_weights_primitive_desc_create) \
-  X(dnnl_reorder_primitive_desc_create)                      \
-  X(dnnl_primitive_desc_query_md)                            \
-  X(dnnl_primitive_desc_destroy)                             \
-  X(dnnl_primitive_create)                                   \
-  X(dnnl_primitive_execute)                                  \
-  X(dnnl_primitive_destroy)
-
-struct Api {
-#define EMBER_ONEDNN_MEMBER(name) decltype(&::name) name = nullptr;
-  EMBER_ONEDNN_FUNCTIONS(EMBER_ONEDNN_MEMBER)
-#undef EMBER_ONEDNN_MEMBER
-  int (*omp_get_max_threads)() = nullptr;
-  void (*omp_set_num_threads)(int) = nullptr;
-};
-
-struct Library {
-  Api api;
-  dnnl_engine_t engine = nullptr;  // null: not loaded
-  bool native_bf16 = false;        // the CPU computes bfloat16 (AVX512-BF16 or AMX)
-  std::string version, path, error;
-};
-
-constexpr const char* kSoname = "libdnnl.so.3";
-
-void load(Library& lib, void* h, const std::string& path) {
-  Api& api = lib.api;
-  std::string missing;
-#define EMBER_ONEDNN_LOOKUP(name)                                   \
-  api.name = reinterpret_cast<decltype(api.name)>(dlsym(h, #name)); \
-  if (!api.name) missing += missing.empty() ? #name : ", " #name;
-  EMBER_ONEDNN_FUNCTIONS(EMBER_ONEDNN_LOOKUP)
-  // OpenMP's, from the libgomp.so.1 libdnnl links (PyTorch's bundled copy carries that soname too:
-  // imported first, it is the one the loader gives libdnnl, so there is one OpenMP in the process)
-  EMBER_ONEDNN_LOOKUP(omp_get_max_threads)
-  EMBER_ONEDNN_LOOKUP(omp_set_num_threads)
-#undef EMBER_ONEDNN_LOOKUP
-  if (!missing.empty()) {
-    lib.error = message("the oneDNN library found (", path, ") lacks ", missing,
-                        " (Ember needs oneDNN 3 built with the OpenMP runtime: pip install onednn-cpu-gomp)");
-    return;
-  }
-  const dnnl_version_t* v = api.dnnl_version();
-  if (v->major != DNNL_VERSION_MAJOR) {
-    lib.error = message("the oneDNN library found (", path, ") is version ", v->major, ".", v->minor,
-                        "; Ember needs ", DNNL_VERSION_MAJOR, ".x");
-    return;
-  }
-  dnnl_engine_t engine = nullptr;
-  if (api.dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success) {
-    lib.error = message("oneDNN (", path, ") could not create its CPU engine");
-    return;
-  }
-  lib.version = message(v->major, ".", v->minor, ".", v->patch);
-  const unsigned isa = static_cast<unsigned>(api.dnnl_get_effective_cpu_isa());
-  lib.native_bf16 = (isa & dnnl_cpu_isa_avx512_core_bf16) == dnnl_cpu_isa_avx512_core_bf16;
-  lib.path = path;
-  lib.engine = engine;
-}
-
-// Loads oneDNN at the first call (the loader's search path first, then <prefix>/lib of the
-// Python installation, where the wheel puts it); never throws.
-const Library& library() {
-  static Library lib;
-  static std::once_flag once;
-  static std::atomic<bool> loaded{false};
-  if (!loaded.load(std::memory_order_acquire)) {
-    // Looked for before call_once: finding the prefix takes the GIL, which a thread waiting
-    // at call_once may hold.
-    void* h = dlopen(kSoname, RTLD_NOW | RTLD_LOCAL);
-    std::string path = kSoname, why;
-    for (const std::string& dir : h ? std::vector<std::string>{} : python_data_lib_dirs()) {
-      path = dir + "/" + kSoname;
-      if ((h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
-      if (const char* err = dlerror()) why += message(why.empty() ? "" : "; ", err);
-    }
-    Dl_info info{};
-    if (void* sym = h ? dlsym(h, "dnnl_version") : nullptr; sym && dladdr(sym, &info) && info.dli_fname) {
-      path = info.dli_fname;  // where the loader found it
-    }
-    std::call_once(once, [&] {
-      if (h) {
-        load(lib, h, path);
-      } else {
-        lib.error = message(kSoname, " was not found (", why.empty() ? "no candidate folder" : why,
-                            "): pip install onednn-cpu-gomp");
-      }
-      loaded.store(true, std::memory_order_release);
-    });
-  }
-  return lib;
-}
-
-const Api& api() { return library().api; }
-
-// OpenMP limited to this thread for the guard's life (see the file comment), as it was after.
-class SerialOpenMP {
- public:
-  SerialOpenMP() : before_(api().omp_get_max_threads()) { api().omp_set_num_threads(1); }
-  ~SerialOpenMP() { api().omp_set_num_threads(before_); }
-  SerialOpenMP(const SerialOpenMP&) = delete;
-  SerialOpenMP& operator=(const SerialOpenMP&) = delete;
-
- private:
-  int before_;
-};
-
-// A thread's oneDNN stream (oneDNN streams are not shared between threads).
-dnnl_stream_t thread_stream() {
-  struct Owned {
-    dnnl_stream_t s = nullptr;
-    ~Owned() {
-      if (s) api().dnnl_stream_destroy(s);
-    }
-  };
-  thread_local Owned owned;
-  if (!owned.s && api().dnnl_stream_create(&owned.s, library().engine, dnnl_stream_default_flags) != dnnl_success) {
-    throw std::runtime_error("oneDNN: could not create a stream");
-  }
-  return owned.s;
-}
+using namespace onednn;
 
 // ---- plans: the primitives of one pass over one batch slice ----
 
@@ -266,21 +92,6 @@ struct Plan {
   }
 };
 
-dnnl_primitive_attr_t user_scratchpad_attr() {
-  static dnnl_primitive_attr_t attr = [] {
-    dnnl_primitive_attr_t a = nullptr;
-    api().dnnl_primitive_attr_create(&a);
-    api().dnnl_primitive_attr_set_scratchpad_mode(a, dnnl_scratchpad_mode_user);
-    return a;
-  }();
-  return attr;
-}
-
-size_t scratchpad_bytes(const_dnnl_primitive_desc_t pd) {
-  const_dnnl_memory_desc_t md = api().dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-  return md ? api().dnnl_memory_desc_get_size(md) : 0;
-}
-
 // Fills op.chosen from the primitive and makes the reorder (plain -> chosen when `into`).
 bool finish_operand(Operand& op, const_dnnl_primitive_desc_t pd, dnnl_query_t what, bool into) {
   op.chosen = api().dnnl_primitive_desc_query_md(pd, what, 0);
@@ -288,7 +99,7 @@ bool finish_operand(Operand& op, const_dnnl_primitive_desc_t pd, dnnl_query_t wh
   op.bytes = api().dnnl_memory_desc_get_size(op.chosen);
   if (api().dnnl_memory_desc_equal(op.plain, op.chosen)) return true;
   const_dnnl_memory_desc_t from = into ? op.plain : op.chosen, to = into ? op.chosen : op.plain;
-  dnnl_engine_t e = library().engine;
+  dnnl_engine_t e = engine();
   if (api().dnnl_reorder_primitive_desc_create(&op.reorder.pd, from, e, to, e, user_scratchpad_attr()) != dnnl_success)
     return false;
   op.reorder.scratch = scratchpad_bytes(op.reorder.pd);
@@ -298,7 +109,7 @@ bool finish_operand(Operand& op, const_dnnl_primitive_desc_t pd, dnnl_query_t wh
 // Makes the plan; ok stays false where oneDNN has no implementation (Ember's kernels run then).
 void make_plan(Plan& p, const Key& k) {
   const Api& a = api();
-  dnnl_engine_t e = library().engine;
+  dnnl_engine_t e = engine();
   const int64_t oh = ConvGeometry{k.kh, k.kw, k.dh, k.dw, k.ph, k.pw, k.sh, k.sw}.oh(k.H);
   const int64_t ow = ConvGeometry{k.kh, k.kw, k.dh, k.dw, k.ph, k.pw, k.sh, k.sw}.ow(k.W);
   const dnnl_dims_t xd = {k.n, k.C, k.H, k.W}, yd = {k.n, k.O, oh, ow};
@@ -364,71 +175,12 @@ void make_plan(Plan& p, const Key& k) {
   p.ok = a.dnnl_primitive_create(&p.prim, p.pd) == dnnl_success;
 }
 
-// The plan for k, made at the first call. The most recent kPlans plans are kept (a program
-// whose shapes keep changing would otherwise grow the cache without end); callers hold theirs
-// while they run it.
-constexpr size_t kPlans = 256;
-
 std::shared_ptr<const Plan> plan(const Key& k) {
-  static std::mutex mu;
-  static std::map<Key, std::shared_ptr<const Plan>> plans;
-  static std::deque<Key> order;  // oldest first
-  std::lock_guard<std::mutex> lock(mu);
-  if (auto it = plans.find(k); it != plans.end()) return it->second;
-  auto p = std::make_shared<Plan>();
-  make_plan(*p, k);
-  if (order.size() == kPlans) {
-    plans.erase(order.front());
-    order.pop_front();
-  }
-  order.push_back(k);
-  return plans[k] = std::move(p);
+  static PlanCache<Key, Plan> plans;
+  return plans.get(k, make_plan);
 }
 
 // ---- running a plan ----
-
-// Scratch memory from Ember's allocator, freed with the tensor.
-struct Buffer {
-  Tensor t;
-  void* ptr = nullptr;
-  explicit Buffer(size_t bytes) {
-    if (bytes) {
-      t = empty({static_cast<int64_t>((bytes + 3) / 4)}, ScalarType::Float32);
-      ptr = t->data<float>();
-    }
-  }
-};
-
-// The arguments of one primitive call, wrapped as oneDNN memory (destroyed with this).
-class Args {
- public:
-  Args() = default;
-  Args(const Args&) = delete;
-  Args& operator=(const Args&) = delete;
-  ~Args() {
-    for (const dnnl_exec_arg_t& a : args_) api().dnnl_memory_destroy(a.memory);
-  }
-  void add(int arg, const_dnnl_memory_desc_t md, void* ptr) {
-    dnnl_memory_t m = nullptr;
-    if (api().dnnl_memory_create(&m, md, library().engine, ptr) != dnnl_success) {
-      throw std::runtime_error("oneDNN: could not wrap a buffer as memory");
-    }
-    args_.push_back({arg, m});
-  }
-  // Runs prim with these arguments and a scratchpad of its own, and waits for it.
-  void run(const char* op, const_dnnl_primitive_desc_t pd, dnnl_primitive_t prim, size_t scratch) {
-    Buffer pad(scratch);
-    if (scratch) add(DNNL_ARG_SCRATCHPAD, api().dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0), pad.ptr);
-    dnnl_stream_t s = thread_stream();
-    if (api().dnnl_primitive_execute(prim, s, static_cast<int>(args_.size()), args_.data()) != dnnl_success ||
-        api().dnnl_stream_wait(s) != dnnl_success) {
-      throw std::runtime_error(message(op, ": oneDNN failed to run a primitive"));
-    }
-  }
-
- private:
-  std::vector<dnnl_exec_arg_t> args_;
-};
 
 // `plain` points at the operand in NCHW/OIHW; returns where the primitive finds or leaves it:
 // `plain` itself, or `buffer` (allocated here) in its chosen layout, filled when `into`.
@@ -507,16 +259,14 @@ struct Slices {
 // (docs/conv-algorithms.md); smaller batches: Ember's kernels spread one image over the threads.
 bool takes(const Tensor& t, const Conv2dMeta& m) {
   const ScalarType dtype = t->dtype();
-  if (!onednn_enabled() || (dtype != ScalarType::Float32 && dtype != ScalarType::BFloat16)) return false;
+  if (dtype != ScalarType::Float32 && dtype != ScalarType::BFloat16) return false;
   if (m.N <= 0 || m.C <= 0 || m.O <= 0 || m.H <= 0 || m.W <= 0 || m.oh * m.ow < 64) return false;
   const ConvGeometry& g = m.g;
   if (g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0) return false;  // a plain product
   if (m.groups == m.C) return false;  // depthwise: Ember's own kernel (on widened copies for bfloat16)
   const int threads = in_parallel_region() ? 1 : get_num_threads();
   if (m.N < threads) return false;
-  const Library& lib = library();
-  // bfloat16 only where the CPU computes it (elsewhere oneDNN would widen it as Ember does)
-  return lib.engine != nullptr && (dtype == ScalarType::Float32 || lib.native_bf16);
+  return onednn_takes(dtype == ScalarType::BFloat16);
 }
 
 // An operand's bytes from image n0 on, `per_image` elements of t's itemsize each (null for none).
@@ -602,11 +352,6 @@ Tensor onednn_conv2d_backward_weight(const Tensor& grad_output, const Tensor& in
     for (int64_t j = 0; j < wn; ++j) gwp[j] += part[j];
   }
   return conv_cast(gw, grad_output->dtype());
-}
-
-OnednnInfo onednn_info() {
-  const Library& lib = library();
-  return {lib.version, lib.path, lib.engine ? std::string() : lib.error, lib.native_bf16};
 }
 
 #endif  // EMBER_HAVE_ONEDNN_HEADERS

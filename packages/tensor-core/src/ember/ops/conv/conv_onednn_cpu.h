@@ -19,15 +19,4 @@ Tensor onednn_conv2d_backward_input(const Tensor& grad_output, const Tensor& wei
 // conv2d's gradient with respect to its (O, C/groups, kh, kw) weight.
 Tensor onednn_conv2d_backward_weight(const Tensor& grad_output, const Tensor& input, const Conv2dMeta& m);
 
-// What ember_tensor.backends.mkldnn reports: the version loaded ("3.2.0", empty when not loaded),
-// the library's path, why it is not loaded, whether bfloat16 runs through it, and the switch (on by default; EMBER_ONEDNN=0 starts
-// with it off).
-struct OnednnInfo {
-  std::string version, path, reason;
-  bool bf16 = false;  // bfloat16 convolutions run through it too (the CPU has AVX512-BF16 or AMX)
-};
-OnednnInfo onednn_info();
-bool onednn_enabled();
-void set_onednn_enabled(bool on);
-
 }  // namespace ember::cpu

@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "ember/backends/cpu/blas.h"
+#include "ember/backends/cpu/onednn.h"
+#include "ember/ops/linalg/gemm_onednn_cpu.h"
 #include "ember/ops/linalg/linalg_meta.h"
 #include "ember/ops/ops_util.h"
 #include "ember/runtime/parallel.h"
@@ -122,15 +124,19 @@ const GemmLibrary g_gemm_library = pick_gemm_library();
 GemmLibrary gemm_library() { return g_gemm_library; }
 
 // MKL's bfloat16 kernels run on AMX tiles at 4-8x its float32 speed (1 thread, Intel Xeon
-// with AMX: 256^3 547 against 157 GFLOP/s, 1024^3 647 against 163); without AMX (AVX512-BF16
-// alone) they were slower than float32 products on widened copies, which other CPUs keep.
-bool bf16_gemm_native() {
+// with AMX: 256^3 547 against 157 GFLOP/s, 1024^3 647 against 163), and beat oneDNN 3.2's
+// matmul there (263 at 1024^3). Without AMX MKL's were slower than float32 products on widened
+// copies (AVX512-BF16 alone, Intel Xeon: 143 against 277 GFLOP/s at 1024^3, 2 threads), and
+// oneDNN's matmul is the fast one (AMD Zen 5, 1 thread: 290-440 GFLOP/s against 85-100).
+Bf16Gemm bf16_gemm() {
+#ifdef EMBER_HAVE_OPENBLAS
 #ifdef EMBER_HAVE_MKL
-  static const bool native = g_gemm_library == GemmLibrary::MKL && cpu_has_amx_bf16();
-  return native;
-#else
-  return false;
+  static const bool amx = g_gemm_library == GemmLibrary::MKL && cpu_has_amx_bf16();
+  if (amx) return Bf16Gemm::MKL;
 #endif
+  if (cpu::onednn_takes(/*bf16=*/true)) return Bf16Gemm::OneDNN;
+#endif
+  return Bf16Gemm::Widened;
 }
 
 const char* gemm_library_name(GemmLibrary lib) {
@@ -381,16 +387,28 @@ void blas_gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int l
   }
 }
 
-#ifdef EMBER_HAVE_MKL
-// bfloat16 operands, float32 C: MKL's bfloat16 kernels (AMX tiles on the CPUs that have them;
-// bf16_gemm_native() says when they are used).
+// bfloat16 operands, float32 C: MKL's bfloat16 kernels (AMX) or oneDNN's matmul, as
+// bf16_gemm() says; a layout oneDNN has no primitive for is multiplied as float32 copies.
 void blas_gemm(bool ta, bool tb, int M, int N, int K, float alpha, const BFloat16* A, int lda, const BFloat16* B,
                int ldb, float beta, float* C, int ldc) {
-  cblas_gemm_bf16bf16f32(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, M, N, K, alpha,
-                         reinterpret_cast<const uint16_t*>(A), lda, reinterpret_cast<const uint16_t*>(B), ldb, beta,
-                         C, ldc);
-}
+#ifdef EMBER_HAVE_MKL
+  if (bf16_gemm() == Bf16Gemm::MKL) {
+    cblas_gemm_bf16bf16f32(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, M, N, K, alpha,
+                           reinterpret_cast<const uint16_t*>(A), lda, reinterpret_cast<const uint16_t*>(B), ldb, beta,
+                           C, ldc);
+    return;
+  }
 #endif
+  if (cpu::onednn_gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
+  // op(A) and op(B) widened into contiguous row-major copies
+  Tensor wa = empty({int64_t{M} * K}, ScalarType::Float32), wb = empty({int64_t{K} * N}, ScalarType::Float32);
+  float *a = wa->data<float>(), *b = wb->data<float>();
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t k = 0; k < K; ++k) a[i * K + k] = static_cast<float>(ta ? A[k * lda + i] : A[i * lda + k]);
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t j = 0; j < N; ++j) b[k * N + j] = static_cast<float>(tb ? B[j * ldb + k] : B[k * ldb + j]);
+  blas_gemm<float>(false, false, M, N, K, alpha, a, std::max(K, 1), b, std::max(N, 1), beta, C, ldc);
+}
 
 // The slice of K each BLAS call of an M x N x K product takes (b_trans: B is stored
 // transposed); K itself when the product is not cut.
@@ -429,6 +447,30 @@ template <typename T, typename In> bool gemm_blas(const Gemm<T, In>& g) {
   const int64_t work = g.M * g.N * g.K;
   const int threads = get_num_threads();
   if (g.nbatch > 1 && (work <= kSmallGemm || (work <= kBatchedGemm && g.nbatch >= threads))) {
+    if constexpr (!std::is_same_v<In, T>) {
+      // bfloat16 through oneDNN: one call per thread for its share of the batch (a call per
+      // product costs a few microseconds, as much as a 64^3 product), when the products sit at
+      // equal distances
+      const int64_t a_bs = g.a_off[1] - g.a_off[0], b_bs = g.b_off[1] - g.b_off[0];
+      bool even = bf16_gemm() == Bf16Gemm::OneDNN;
+      for (int64_t bt = 2; bt < g.nbatch && even; ++bt) {
+        even = g.a_off[bt] - g.a_off[bt - 1] == a_bs && g.b_off[bt] - g.b_off[bt - 1] == b_bs;
+      }
+      if (even) {
+        const int64_t per = (g.nbatch + threads - 1) / threads, chunks = (g.nbatch + per - 1) / per;
+        parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
+          for (int64_t ch = c0; ch < c1; ++ch) {
+            const int64_t b0 = ch * per, b1 = std::min(g.nbatch, b0 + per);
+            if (!cpu::onednn_gemm_bf16(ta, tb, M, N, K, g.alpha, g.a + g.a_off[b0], static_cast<int>(lda),
+                                       g.b + g.b_off[b0], static_cast<int>(ldb), g.beta, g.c + b0 * g.M * g.N,
+                                       std::max(N, 1), b1 - b0, a_bs, b_bs, g.M * g.N)) {
+              for (int64_t bt = b0; bt < b1; ++bt) one(bt, 0, M, 0, N);
+            }
+          }
+        });
+        return true;
+      }
+    }
     // many small products: one product per task
     parallel_for(0, g.nbatch, std::max<int64_t>(1, kSmallGemm / std::max<int64_t>(work, 1)),
                  [&](int64_t b, int64_t e) {
@@ -573,7 +615,7 @@ void gemm_tensors(const Tensor& a, const Tensor& b, const Tensor& c, const Scala
     g.beta = beta.to<T>();
     gemm_run(g);
   };
-#if defined(EMBER_HAVE_MKL) && defined(EMBER_HAVE_OPENBLAS)
+#ifdef EMBER_HAVE_OPENBLAS
   if (a->dtype() == ScalarType::BFloat16) {
     if (!bf16_gemm_native() || b->dtype() != ScalarType::BFloat16 || c->dtype() != ScalarType::Float32) {
       throw std::logic_error("gemm_tensors: bfloat16 operands without the library's bfloat16 products");
