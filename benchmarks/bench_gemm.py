@@ -89,10 +89,13 @@ def main() -> int:
     if args.child is not None:
         child(args.child, args.rounds, args.dtype)
         return 0
+    import ember_tensor as et
+
     print(
         f"CPU: {cpu_model()}; {os.cpu_count()} cores; {args.dtype}; "
         f"GFLOP/s (median round of {args.rounds}); "
-        "ratio = Ember / PyTorch timed in the same process"
+        "ratio = Ember / PyTorch timed in the same process\n"
+        f"BLAS: {et._C._build_info()['blas']}"  # the OpenBLAS kernels picked for this CPU
     )
     for threads in args.threads:
         results = {}

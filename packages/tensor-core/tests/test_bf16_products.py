@@ -34,13 +34,13 @@ def as_torch(x: np.ndarray):
     return torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)).to(torch.bfloat16)
 
 
-def check(got, ref: np.ndarray, expected_torch=None) -> None:
+def check(got, ref: np.ndarray, expected_torch=None, roundings: int = 1) -> None:
     assert got.dtype == et.bfloat16
     g = got.to(et.float32).numpy().astype(np.float64)
     assert g.shape == ref.shape
     scale = np.abs(ref).max() + 1e-30
     # float32 accumulation and one rounding to bfloat16 (8 bits of mantissa)
-    assert np.abs(g - ref).max() / scale <= 2.0**-8
+    assert np.abs(g - ref).max() / scale <= roundings * 2.0**-8
     if expected_torch is not None:
         t = expected_torch.to(torch.float32).numpy().astype(np.float64)
         assert np.abs(g - t).max() / scale <= 2.0**-8
@@ -117,7 +117,8 @@ def test_alpha_beta(path, threads):
     x, y = bf16_values((4, 30, 20)), bf16_values((4, 20, 10))
     z = bf16_values((4, 30, 10))
     got = et.baddbmm(as_ember(z), as_ember(x), as_ember(y), beta=-1.0, alpha=0.25)
-    check(got, -z + 0.25 * np.matmul(x, y))
+    # baddbmm is a composite: the product is rounded before the sum
+    check(got, -z + 0.25 * np.matmul(x, y), roundings=2)
 
 
 def test_linear_with_a_folded_batch(path, threads):

@@ -212,8 +212,12 @@ void bind_plug_points(py::module_& m) {
     // the products' library (MKL or OpenBLAS, chosen by CPU vendor or EMBER_BLAS); LAPACK
     // always comes from OpenBLAS
     switch (gemm_library()) {
-      case GemmLibrary::MKL: d["blas"] = "MKL (products), OpenBLAS (scipy-openblas32; LAPACK)"; break;
-      case GemmLibrary::OpenBLAS: d["blas"] = "OpenBLAS (scipy-openblas32)"; break;
+      case GemmLibrary::MKL:
+        d["blas"] = message("MKL (products), OpenBLAS (scipy-openblas32, ", openblas_kernels(), " kernels; LAPACK)");
+        break;
+      case GemmLibrary::OpenBLAS:
+        d["blas"] = message("OpenBLAS (scipy-openblas32, ", openblas_kernels(), " kernels)");
+        break;
       default: d["blas"] = "built-in GEMM"; break;
     }
     d["gemm"] = gemm_library_name(gemm_library());

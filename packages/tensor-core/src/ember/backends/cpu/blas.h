@@ -10,6 +10,9 @@ namespace ember {
 
 // Whether the matrix products go through a vendor BLAS (false: the built-in blocked GEMM).
 bool have_blas();
+// The kernels OpenBLAS picked for this CPU at load time ("SkylakeX", "Haswell"; empty without
+// OpenBLAS). ember_tensor's import asks for its AVX-512 kernels on AMD CPUs with AVX-512.
+const char* openblas_kernels();
 
 // The library of the float and complex matrix products, chosen once at load time:
 // EMBER_BLAS=mkl|openblas when both are built in, else MKL on Intel CPUs and OpenBLAS

@@ -46,6 +46,7 @@ void scipy_cblas_zgemm(int order, int transa, int transb, int m, int n, int k, c
 float scipy_cblas_sdot(int n, const float* x, int incx, const float* y, int incy);
 double scipy_cblas_ddot(int n, const double* x, int incx, const double* y, int incy);
 void scipy_openblas_set_num_threads(int num_threads);
+char* scipy_openblas_get_corename();
 }
 #endif
 
@@ -93,6 +94,14 @@ BlasThreadsScope::~BlasThreadsScope() {
 BlasThreadsScope::BlasThreadsScope() {}
 BlasThreadsScope::~BlasThreadsScope() {}
 #endif
+
+const char* openblas_kernels() {
+#ifdef EMBER_HAVE_OPENBLAS
+  return scipy_openblas_get_corename();
+#else
+  return "";
+#endif
+}
 
 bool have_blas() {
 #ifdef EMBER_HAVE_OPENBLAS
