@@ -61,6 +61,43 @@ def test_conv2d_and_gradients(dtype, eps, case):
     check(gw, gwf, dtype, eps, shape[0] * yf.shape[2] * yf.shape[3])
 
 
+# without a bias: where the products multiply bfloat16 natively (bf16_gemm in the build info),
+# these run as bfloat16 products rather than on widened copies: 1x1 convolutions (all three
+# passes), the deep layers of small outputs (forward and a batch-folded weight gradient), one
+# image; a grouped 1x1 stays on widened copies
+NO_BIAS_CASES = [
+    ((4, 32, 8, 8), 48, 1, 1, 0, 1, 1),
+    ((4, 64, 4, 4), 64, 3, 1, 1, 1, 1),
+    ((1, 16, 5, 5), 8, 3, 1, 1, 1, 1),
+    ((4, 32, 6, 6), 32, 1, 1, 0, 1, 4),
+]
+
+
+@pytest.mark.parametrize("dtype,eps", LOW)
+@pytest.mark.parametrize("case", NO_BIAS_CASES, ids=str)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conv2d_without_bias(dtype, eps, case, threads):
+    shape, o, k, s, p, d, g = case
+    before = et.get_num_threads()
+    et.set_num_threads(threads)
+    try:
+        rng = np.random.default_rng(1)
+        xt, x = rounded(rng, shape, dtype)
+        wt, w = rounded(rng, (o, shape[1] // g, k, k), dtype)
+        xf, wf = xt.float().requires_grad_(), wt.float().requires_grad_()
+        yf = torch.nn.functional.conv2d(xf, wf, None, s, p, d, g)
+        y = et.conv2d(x, w, None, s, p, d, g)
+        scale = shape[1] * k * k
+        check(y, yf.detach(), dtype, eps, scale)
+        gyt, gy = rounded(rng, tuple(yf.shape), dtype)
+        gxf, gwf = torch.autograd.grad(yf, (xf, wf), gyt.float())
+        check(et.conv2d_backward_input(gy, w, list(shape), s, p, d, g), gxf, dtype, eps, scale)
+        check(et.conv2d_backward_weight(gy, x, list(wt.shape), s, p, d, g), gwf, dtype, eps,
+              shape[0] * yf.shape[2] * yf.shape[3])
+    finally:
+        et.set_num_threads(before)
+
+
 @pytest.mark.parametrize("dtype,eps", LOW)
 def test_conv_transpose2d(dtype, eps):
     rng = np.random.default_rng(1)

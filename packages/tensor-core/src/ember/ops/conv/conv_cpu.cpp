@@ -182,7 +182,8 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
 // The CPU kernels of conv2d and its derivatives: the depthwise kernel (conv_depthwise_cpu.cpp) for
 // groups == C, oneDNN (conv_onednn_cpu.cpp) for float32 when it is loaded, the blocked direct kernel
 // (conv_direct_cpu.cpp) for the float32 shapes that suit it, else the im2col bodies of
-// conv_generic.cpp. float16/bfloat16 run the float32 kernels on widened copies.
+// conv_generic.cpp. float16/bfloat16 run the float32 kernels on widened copies, except the bfloat16
+// convolutions whose im2col bodies keep it (conv_im2col_in_16bit).
 namespace ember::cpu {
 
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
@@ -190,7 +191,8 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
   const Conv2dMeta m = conv2d_meta(input, weight, bias, stride, padding, dilation, groups);
   if (depthwise_suits(input, m)) return depthwise_conv2d(input, weight, bias, m);
   if (Tensor out = onednn_conv2d(input, weight, bias, m)) return out;  // bfloat16 too, where the CPU has it
-  if (conv_computes_in_float32(input->dtype())) {  // through the float32 kernels above and below
+  if (conv_computes_in_float32(input->dtype()) && !conv_im2col_in_16bit(ConvPass::Forward, input, m, bool(bias))) {
+    // through the float32 kernels above and below
     return conv_cast(conv2d(conv_widen(input), conv_widen(weight), conv_widen(bias), stride, padding, dilation, groups),
                      input->dtype());
   }
@@ -210,7 +212,8 @@ Tensor conv2d_backward_input(const Tensor& grad_output, const Tensor& weight, co
   const Conv2dMeta m = conv2d_backward_input_meta(grad_output, weight, input_size, stride, padding, dilation, groups);
   if (depthwise_suits(grad_output, m)) return depthwise_conv2d_backward_input(grad_output, weight, m);
   if (Tensor gx = onednn_conv2d_backward_input(grad_output, weight, m)) return gx;
-  if (conv_computes_in_float32(grad_output->dtype())) {
+  if (conv_computes_in_float32(grad_output->dtype()) &&
+      !conv_im2col_in_16bit(ConvPass::BackwardInput, grad_output, m, false)) {
     Tensor gx = conv2d_backward_input(conv_widen(grad_output), conv_widen(weight), input_size, stride, padding, dilation, groups);
     return conv_cast(gx, grad_output->dtype());
   }
@@ -230,7 +233,8 @@ Tensor conv2d_backward_weight(const Tensor& grad_output, const Tensor& input, co
                                                    groups);
   if (depthwise_suits(grad_output, m)) return depthwise_conv2d_backward_weight(grad_output, input, m);
   if (Tensor gw = onednn_conv2d_backward_weight(grad_output, input, m)) return gw;
-  if (conv_computes_in_float32(grad_output->dtype())) {
+  if (conv_computes_in_float32(grad_output->dtype()) &&
+      !conv_im2col_in_16bit(ConvPass::BackwardWeight, grad_output, m, false)) {
     Tensor gw =
         conv2d_backward_weight(conv_widen(grad_output), conv_widen(input), weight_size, stride, padding, dilation, groups);
     return conv_cast(gw, grad_output->dtype());

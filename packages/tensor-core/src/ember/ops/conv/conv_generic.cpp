@@ -4,6 +4,7 @@
 // kernels when cuDNN is off or missing.
 #include "ember/ops/conv/conv_meta.h"
 
+#include "ember/backends/cpu/blas.h"
 #include "ember/ops/ops_util.h"
 
 namespace ember {
@@ -42,10 +43,35 @@ Tensor batch_unfolded(const Tensor& t, int64_t N, int64_t G, int64_t R, int64_t 
   return ops::contiguous(ops::permute(ops::reshape(t, {G, R, N, L}), {2, 0, 1, 3}));
 }
 
+// Whether the body runs a 16-bit float convolution in its own dtype: where the matrix products
+// multiply it natively (bfloat16 on a CPU with bf16_gemm_native(): float32 accumulation, one
+// rounding) and every element of the result is an element of one product, so that it is
+// rounded once, as on widened copies. Not so with a bias to add after the product, columns
+// that col2im sums, or per-sample weight gradients summed over the batch. Grouped convolutions
+// stay widened: their products are small and many (a depthwise one is a 1 x 9 product per
+// channel and image, where the float32 depthwise kernel is far faster).
+bool in_16bit(ConvPass pass, const Tensor& t, const Conv2dMeta& m, bool bias) {
+  if (t->dtype() != ScalarType::BFloat16 || t->device().type != DeviceType::CPU || m.groups != 1 ||
+      !bf16_gemm_native()) {
+    return false;
+  }
+  const int64_t K = m.C / m.groups * m.g.kh * m.g.kw, L = m.oh * m.ow;
+  switch (pass) {
+    case ConvPass::Forward: return !bias;
+    case ConvPass::BackwardInput: return pointwise(m.g);
+    case ConvPass::BackwardWeight: return m.N == 1 || fold_batch(m, K, L);
+  }
+  return false;
+}
+
 }  // namespace
 
+bool conv_im2col_in_16bit(ConvPass pass, const Tensor& t, const Conv2dMeta& m, bool bias) {
+  return in_16bit(pass, t, m, bias);
+}
+
 Tensor conv2d_im2col(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv2dMeta& m) {
-  if (conv_computes_in_float32(input->dtype())) {
+  if (conv_computes_in_float32(input->dtype()) && !in_16bit(ConvPass::Forward, input, m, bool(bias))) {
     return conv_cast(conv2d_im2col(conv_widen(input), conv_widen(weight), conv_widen(bias), m), input->dtype());
   }
   // (N, G, C/G*kh*kw, L) columns times the (G, O/G, C/G*kh*kw) weight
@@ -64,7 +90,7 @@ Tensor conv2d_im2col(const Tensor& input, const Tensor& weight, const Tensor& bi
 }
 
 Tensor conv2d_backward_input_im2col(const Tensor& grad_output, const Tensor& weight, const Conv2dMeta& m) {
-  if (conv_computes_in_float32(grad_output->dtype())) {
+  if (conv_computes_in_float32(grad_output->dtype()) && !in_16bit(ConvPass::BackwardInput, grad_output, m, false)) {
     return conv_cast(conv2d_backward_input_im2col(conv_widen(grad_output), conv_widen(weight), m), grad_output->dtype());
   }
   // col2im(W^T @ grad_output) per group
@@ -81,7 +107,7 @@ Tensor conv2d_backward_input_im2col(const Tensor& grad_output, const Tensor& wei
 }
 
 Tensor conv2d_backward_weight_im2col(const Tensor& grad_output, const Tensor& input, const Conv2dMeta& m) {
-  if (conv_computes_in_float32(grad_output->dtype())) {
+  if (conv_computes_in_float32(grad_output->dtype()) && !in_16bit(ConvPass::BackwardWeight, grad_output, m, false)) {
     return conv_cast(conv2d_backward_weight_im2col(conv_widen(grad_output), conv_widen(input), m), grad_output->dtype());
   }
   // grad_output @ im2col(input)^T summed over the batch, per group

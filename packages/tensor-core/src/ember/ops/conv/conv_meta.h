@@ -76,6 +76,12 @@ Conv2dMeta conv2d_backward_weight_meta(const Tensor& grad_output, const Tensor& 
 Tensor conv2d_im2col(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv2dMeta& m);
 Tensor conv2d_backward_input_im2col(const Tensor& grad_output, const Tensor& weight, const Conv2dMeta& m);
 Tensor conv2d_backward_weight_im2col(const Tensor& grad_output, const Tensor& input, const Conv2dMeta& m);
+// Whether the body of this pass runs a 16-bit float t (input or grad_output) in its own dtype
+// rather than widened: bfloat16 on a CPU whose products multiply it natively, where each
+// result element is rounded once all the same (conv_generic.cpp). The CPU kernels then skip
+// their own widening.
+enum class ConvPass { Forward, BackwardInput, BackwardWeight };
+bool conv_im2col_in_16bit(ConvPass pass, const Tensor& t, const Conv2dMeta& m, bool bias);
 
 // t converted to float32 (16-bit convolutions compute in float32 on the CPU), conv_cast's.
 Tensor conv_widen(const Tensor& t);
