@@ -11,6 +11,7 @@
 #ifdef EMBER_HAVE_ONEDNN_HEADERS
 #include <cstring>
 #include <tuple>
+#include <type_traits>
 #endif
 
 namespace ember::cpu {
@@ -21,6 +22,10 @@ bool onednn_gemm_bf16(bool, bool, int, int, int, float, const BFloat16*, int, co
                       int, int64_t, int64_t, int64_t, int64_t) {
   return false;
 }
+bool onednn_gemm_bf16(bool, bool, int, int, int, float, const BFloat16*, int, const BFloat16*, int, float,
+                      BFloat16*, int, int64_t, int64_t, int64_t, int64_t) {
+  return false;
+}
 
 #else
 
@@ -29,11 +34,11 @@ namespace {
 using namespace onednn;
 
 struct Key {
-  bool ta, tb, scaled;  // scaled: alpha != 1
+  bool ta, tb, scaled, c_bf16;  // scaled: alpha != 1; c_bf16: a bfloat16 C (else float32)
   int M, N, K, lda, ldb, ldc;
   float beta;
   int64_t batch, a_bs, b_bs, c_bs;
-  auto tie() const { return std::tie(ta, tb, scaled, M, N, K, lda, ldb, ldc, beta, batch, a_bs, b_bs, c_bs); }
+  auto tie() const { return std::tie(ta, tb, scaled, c_bf16, M, N, K, lda, ldb, ldc, beta, batch, a_bs, b_bs, c_bs); }
   bool operator<(const Key& o) const { return tie() < o.tie(); }
 };
 
@@ -68,7 +73,7 @@ void make_plan(Plan& p, const Key& k) {
   const dnnl_dims_t cs = {k.c_bs ? k.c_bs : int64_t{k.M} * k.ldc, k.ldc, 1};
   bool ok = x.dnnl_memory_desc_create_with_strides(&p.a, 3, ad, dnnl_bf16, as) == dnnl_success &&
             x.dnnl_memory_desc_create_with_strides(&p.b, 3, bd, dnnl_bf16, bs) == dnnl_success &&
-            x.dnnl_memory_desc_create_with_strides(&p.c, 3, cd, dnnl_f32, cs) == dnnl_success &&
+            x.dnnl_memory_desc_create_with_strides(&p.c, 3, cd, k.c_bf16 ? dnnl_bf16 : dnnl_f32, cs) == dnnl_success &&
             x.dnnl_memory_desc_create_with_tag(&p.scale, 1, one, dnnl_f32, dnnl_a) == dnnl_success;
   if (!ok) return;
   dnnl_primitive_attr_t attr = user_scratchpad_attr(/*created=*/true);
@@ -87,15 +92,14 @@ void make_plan(Plan& p, const Key& k) {
   p.ok = x.dnnl_primitive_create(&p.prim, p.pd) == dnnl_success;
 }
 
-}  // namespace
-
-bool onednn_gemm_bf16(bool ta, bool tb, int M, int N, int K, float alpha, const BFloat16* A, int lda,
-                      const BFloat16* B, int ldb, float beta, float* C, int ldc, int64_t batch, int64_t a_bs,
-                      int64_t b_bs, int64_t c_bs) {
+template <typename Out>
+bool gemm(bool ta, bool tb, int M, int N, int K, float alpha, const BFloat16* A, int lda, const BFloat16* B, int ldb,
+          float beta, Out* C, int ldc, int64_t batch, int64_t a_bs, int64_t b_bs, int64_t c_bs) {
   if (beta != beta || !onednn_takes(/*bf16=*/true)) return false;  // a NaN beta cannot key the cache
   static PlanCache<Key, Plan> plans;
   if (batch == 1) a_bs = b_bs = c_bs = 0;  // one product: one plan whatever the strides
-  const Key k{ta, tb, alpha != 1.0f, M, N, K, lda, ldb, ldc, beta, batch, a_bs, b_bs, c_bs};
+  const Key k{ta, tb, alpha != 1.0f, std::is_same_v<Out, BFloat16>, M, N, K, lda, ldb, ldc, beta, batch, a_bs, b_bs,
+              c_bs};
   SerialOpenMP serial;
   std::shared_ptr<const Plan> p = plans.get(k, make_plan);
   if (!p->ok) return false;
@@ -106,6 +110,20 @@ bool onednn_gemm_bf16(bool ta, bool tb, int M, int N, int K, float alpha, const 
   if (k.scaled) args.add(DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS, p->scale, &alpha);
   args.run("matmul", p->pd, p->prim, p->scratch);
   return true;
+}
+
+}  // namespace
+
+bool onednn_gemm_bf16(bool ta, bool tb, int M, int N, int K, float alpha, const BFloat16* A, int lda,
+                      const BFloat16* B, int ldb, float beta, float* C, int ldc, int64_t batch, int64_t a_bs,
+                      int64_t b_bs, int64_t c_bs) {
+  return gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, batch, a_bs, b_bs, c_bs);
+}
+
+bool onednn_gemm_bf16(bool ta, bool tb, int M, int N, int K, float alpha, const BFloat16* A, int lda,
+                      const BFloat16* B, int ldb, float beta, BFloat16* C, int ldc, int64_t batch, int64_t a_bs,
+                      int64_t b_bs, int64_t c_bs) {
+  return gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, batch, a_bs, b_bs, c_bs);
 }
 
 #endif  // EMBER_HAVE_ONEDNN_HEADERS

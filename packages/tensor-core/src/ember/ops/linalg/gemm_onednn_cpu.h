@@ -18,5 +18,9 @@ namespace ember::cpu {
 bool onednn_gemm_bf16(bool ta, bool tb, int M, int N, int K, float alpha, const BFloat16* A, int lda,
                       const BFloat16* B, int ldb, float beta, float* C, int ldc, int64_t batch = 1,
                       int64_t a_bs = 0, int64_t b_bs = 0, int64_t c_bs = 0);
+// The same with a bfloat16 C, rounded once from the float32 sum alpha op(A) op(B) + beta C.
+bool onednn_gemm_bf16(bool ta, bool tb, int M, int N, int K, float alpha, const BFloat16* A, int lda,
+                      const BFloat16* B, int ldb, float beta, BFloat16* C, int ldc, int64_t batch = 1,
+                      int64_t a_bs = 0, int64_t b_bs = 0, int64_t c_bs = 0);
 
 }  // namespace ember::cpu

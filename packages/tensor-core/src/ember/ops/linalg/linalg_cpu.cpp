@@ -274,7 +274,10 @@ std::vector<int64_t> batch_offsets(const Tensor& t, int64_t nb) {
 
 // One batched GEMM on raw pointers: C[b] (contiguous M x N) = beta * C[b] + alpha * A[b] B[b].
 // The operands are T, or bfloat16 (In) for the library's bfloat16 products into float32 C.
-template <typename T, typename In = T> struct Gemm {
+// C = alpha * A @ B + beta * C computed in T; In: the operands' type (bfloat16 with a float T
+// where the library multiplies it natively), Out: C's (bfloat16 with a float T where oneDNN
+// writes the rounded result itself).
+template <typename T, typename In = T, typename Out = T> struct Gemm {
   int64_t M = 0, N = 0, K = 0, nbatch = 0;
   const In* a = nullptr;
   int64_t a_rs = 0, a_cs = 0;
@@ -282,7 +285,7 @@ template <typename T, typename In = T> struct Gemm {
   const In* b = nullptr;
   int64_t b_rs = 0, b_cs = 0;
   const int64_t* b_off = nullptr;
-  T* c = nullptr;
+  Out* c = nullptr;
   T alpha{}, beta{};
 };
 
@@ -290,16 +293,20 @@ template <typename T, typename In = T> struct Gemm {
 template <typename T> using acc_t = std::conditional_t<std::is_integral_v<T>, uint64_t, T>;
 
 // C = beta * C for every batch (beta == 0 writes zeros, ignoring NaN in C).
-template <typename T, typename In> void scale_c(const Gemm<T, In>& g) {
-  using Acc = acc_t<T>;
+template <typename T, typename In, typename Out> void scale_c(const Gemm<T, In, Out>& g) {
+  using Acc = std::conditional_t<std::is_same_v<Out, T>, acc_t<T>, Out>;
   const int64_t n = g.nbatch * g.M * g.N;
   Acc* c = reinterpret_cast<Acc*>(g.c);
-  const Acc beta = static_cast<Acc>(g.beta);
   parallel_for(0, n, kParallelGrain, [&](int64_t b, int64_t e) {
     if (g.beta == T(0)) {
       std::fill(c + b, c + e, Acc(0));
     } else if (!(g.beta == T(1))) {
-      for (int64_t i = b; i < e; ++i) c[i] = static_cast<Acc>(beta * c[i]);
+      if constexpr (std::is_same_v<Out, T>) {
+        const Acc beta = static_cast<Acc>(g.beta);
+        for (int64_t i = b; i < e; ++i) c[i] = static_cast<Acc>(beta * c[i]);
+      } else {  // a 16-bit C scaled in T, rounded once
+        for (int64_t i = b; i < e; ++i) c[i] = static_cast<Out>(g.beta * static_cast<T>(c[i]));
+      }
     }
   });
 }
@@ -397,26 +404,40 @@ void blas_gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int l
 }
 
 // bfloat16 operands, float32 C: MKL's bfloat16 kernels (AMX) or oneDNN's matmul, as
-// bf16_gemm() says; a layout oneDNN has no primitive for is multiplied as float32 copies.
+// bf16_gemm() says; bfloat16 C: oneDNN's matmul, which rounds the result once itself. A layout
+// oneDNN has no primitive for is multiplied as float32 copies.
+template <typename Out>
 void blas_gemm(bool ta, bool tb, int M, int N, int K, float alpha, const BFloat16* A, int lda, const BFloat16* B,
-               int ldb, float beta, float* C, int ldc) {
+               int ldb, float beta, Out* C, int ldc) {
 #ifdef EMBER_HAVE_MKL
-  if (bf16_gemm() == Bf16Gemm::MKL) {
-    cblas_gemm_bf16bf16f32(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, M, N, K, alpha,
-                           reinterpret_cast<const uint16_t*>(A), lda, reinterpret_cast<const uint16_t*>(B), ldb, beta,
-                           C, ldc);
-    return;
+  if constexpr (std::is_same_v<Out, float>) {
+    if (bf16_gemm() == Bf16Gemm::MKL) {
+      cblas_gemm_bf16bf16f32(kRowMajor, ta ? kTrans : kNoTrans, tb ? kTrans : kNoTrans, M, N, K, alpha,
+                             reinterpret_cast<const uint16_t*>(A), lda, reinterpret_cast<const uint16_t*>(B), ldb,
+                             beta, C, ldc);
+      return;
+    }
   }
 #endif
   if (cpu::onednn_gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
-  // op(A) and op(B) widened into contiguous row-major copies
+  // op(A), op(B) and C widened into contiguous row-major copies
   Tensor wa = empty({int64_t{M} * K}, ScalarType::Float32), wb = empty({int64_t{K} * N}, ScalarType::Float32);
   float *a = wa->data<float>(), *b = wb->data<float>();
   for (int64_t i = 0; i < M; ++i)
     for (int64_t k = 0; k < K; ++k) a[i * K + k] = static_cast<float>(ta ? A[k * lda + i] : A[i * lda + k]);
   for (int64_t k = 0; k < K; ++k)
     for (int64_t j = 0; j < N; ++j) b[k * N + j] = static_cast<float>(tb ? B[j * ldb + k] : B[k * ldb + j]);
-  blas_gemm<float>(false, false, M, N, K, alpha, a, std::max(K, 1), b, std::max(N, 1), beta, C, ldc);
+  if constexpr (std::is_same_v<Out, float>) {
+    blas_gemm<float>(false, false, M, N, K, alpha, a, std::max(K, 1), b, std::max(N, 1), beta, C, ldc);
+  } else {
+    Tensor wc = empty({int64_t{M} * N}, ScalarType::Float32);
+    float* c = wc->data<float>();
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) c[i * N + j] = beta == 0.0f ? 0.0f : static_cast<float>(C[i * ldc + j]);
+    blas_gemm<float>(false, false, M, N, K, alpha, a, std::max(K, 1), b, std::max(N, 1), beta, c, std::max(N, 1));
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = static_cast<Out>(c[i * N + j]);
+  }
 }
 
 // The slice of K each BLAS call of an M x N x K product takes (b_trans: B is stored
@@ -431,7 +452,7 @@ int skinny_k_block(int64_t M, int64_t N, int64_t K, bool b_trans) {
   return INT_MAX;
 }
 
-template <typename T, typename In> bool gemm_blas(const Gemm<T, In>& g) {
+template <typename T, typename In, typename Out> bool gemm_blas(const Gemm<T, In, Out>& g) {
   if (g.M > INT_MAX || g.N > INT_MAX || g.K > INT_MAX) return false;
   bool ta, tb;
   int64_t lda, ldb;
@@ -444,7 +465,7 @@ template <typename T, typename In> bool gemm_blas(const Gemm<T, In>& g) {
   auto one = [&](int64_t bt, int r0, int r1, int c0, int c1) {
     const In* A = g.a + g.a_off[bt] + r0 * g.a_rs;
     const In* B = g.b + g.b_off[bt] + c0 * g.b_cs;
-    T* C = g.c + bt * g.M * g.N + r0 * g.N + c0;
+    Out* C = g.c + bt * g.M * g.N + r0 * g.N + c0;
     for (int64_t k0 = 0; k0 < K; k0 += kb) {
       const int k1 = static_cast<int>(std::min<int64_t>(K, k0 + kb));
       const In* Ak = A + k0 * (ta ? lda : 1);
@@ -576,7 +597,7 @@ bool gemm_int_via_double(const Gemm<int64_t>& g) {
 }
 #endif
 
-template <typename T, typename In> void gemm_run(const Gemm<T, In>& g) {
+template <typename T, typename In, typename Out> void gemm_run(const Gemm<T, In, Out>& g) {
   if (g.M == 0 || g.N == 0 || g.nbatch == 0) return;
   if (g.K == 0 || g.alpha == T(0)) {
     scale_c(g);
@@ -598,15 +619,16 @@ template <typename T, typename In> void gemm_run(const Gemm<T, In>& g) {
 
 // c (contiguous, batch... x M x N) = beta * c + alpha * a @ b, where a (batch... x M x K) and
 // b (batch... x K x N) have c's dtype (float32, float64 or int64), or are both bfloat16 with a
-// float32 c when bf16_gemm_native(), and equal batch dims (broadcast views with zero strides
+// float32 c when bf16_gemm_native() (or a bfloat16 c when bf16_gemm() is oneDNN), and equal batch dims (broadcast views with zero strides
 // are fine).
 void gemm_tensors(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha, const Scalar& beta) {
   const int64_t nd = c->dim(), nb = nd - 2;
   std::vector<int64_t> a_off = batch_offsets(a, nb), b_off = batch_offsets(b, nb);
-  auto run = [&](auto tag, auto in_tag) {
+  auto run = [&](auto tag, auto in_tag, auto out_tag) {
     using T = decltype(tag);
     using In = decltype(in_tag);
-    Gemm<T, In> g;
+    using Out = decltype(out_tag);
+    Gemm<T, In, Out> g;
     g.M = c->size(nd - 2);
     g.N = c->size(nd - 1);
     g.K = a->size(nd - 1);
@@ -619,26 +641,33 @@ void gemm_tensors(const Tensor& a, const Tensor& b, const Tensor& c, const Scala
     g.b_rs = b->stride(nd - 2);
     g.b_cs = b->stride(nd - 1);
     g.b_off = b_off.data();
-    g.c = c->data<T>();
+    g.c = c->data<Out>();
     g.alpha = alpha.to<T>();
     g.beta = beta.to<T>();
     gemm_run(g);
   };
 #ifdef EMBER_HAVE_OPENBLAS
   if (a->dtype() == ScalarType::BFloat16) {
-    if (!bf16_gemm_native() || b->dtype() != ScalarType::BFloat16 || c->dtype() != ScalarType::Float32) {
-      throw std::logic_error("gemm_tensors: bfloat16 operands without the library's bfloat16 products");
+    // (the path is chosen per call in blas_gemm: were oneDNN switched off since the caller
+    // looked, the operands would be widened there)
+    if (b->dtype() != ScalarType::BFloat16 ||
+        (c->dtype() != ScalarType::Float32 && c->dtype() != ScalarType::BFloat16)) {
+      throw std::logic_error("gemm_tensors: bfloat16 operands with an unexpected dtype of b or c");
     }
-    run(float{}, BFloat16{});
+    if (c->dtype() == ScalarType::BFloat16) {
+      run(float{}, BFloat16{}, BFloat16{});
+    } else {
+      run(float{}, BFloat16{}, float{});
+    }
     return;
   }
 #endif
   switch (c->dtype()) {
-    case ScalarType::Float32: run(float{}, float{}); break;
-    case ScalarType::Float64: run(double{}, double{}); break;
-    case ScalarType::Int64: run(int64_t{}, int64_t{}); break;
-    case ScalarType::ComplexFloat: run(complex64_t{}, complex64_t{}); break;
-    case ScalarType::ComplexDouble: run(complex128_t{}, complex128_t{}); break;
+    case ScalarType::Float32: run(float{}, float{}, float{}); break;
+    case ScalarType::Float64: run(double{}, double{}, double{}); break;
+    case ScalarType::Int64: run(int64_t{}, int64_t{}, int64_t{}); break;
+    case ScalarType::ComplexFloat: run(complex64_t{}, complex64_t{}, complex64_t{}); break;
+    case ScalarType::ComplexDouble: run(complex128_t{}, complex128_t{}, complex128_t{}); break;
     default: throw std::logic_error("gemm_tensors: unexpected compute dtype");
   }
 }
@@ -673,7 +702,10 @@ Tensor run_product(const char* op, const Tensor& a, const Tensor& b, const Shape
   Tensor av = expand_to(prep_operand(a, native16 ? dt : ct), a_shape, op);
   Tensor bv = expand_to(prep_operand(b, native16 ? dt : ct), b_shape, op);
   Tensor cv = make_view(res, gemm_shape, contiguous_strides(gemm_shape), res->offset());
-  Tensor c = ct == dt ? cv : ember::empty(gemm_shape, ct);
+  // oneDNN rounds a bfloat16 result itself (once, with beta * init added in float32 when
+  // init is bfloat16 too); other 16-bit results are accumulated in float32 and rounded after
+  const bool direct16 = native16 && bf16_gemm() == Bf16Gemm::OneDNN && (!init || init->dtype() == dt);
+  Tensor c = ct == dt || direct16 ? cv : ember::empty(gemm_shape, ct);
   if (init) {
     if (init->storage() == c->storage() && !same_geometry(init, c)) init = ops::clone(init);
     if (!same_geometry(init, c)) copy_into(c, init);
