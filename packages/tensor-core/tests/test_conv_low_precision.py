@@ -109,6 +109,19 @@ def test_conv_transpose2d(dtype, eps):
     check(got, want, dtype, eps, 4 * 9)
 
 
+@pytest.mark.parametrize("dtype,eps", LOW)
+@pytest.mark.parametrize("output_padding", [0, 1])
+def test_conv_transpose2d_without_bias(dtype, eps, output_padding):
+    # a DCGAN generator's layer (4x4, stride 2, padding 1): with output_padding 0 it is conv2d's
+    # input gradient, run in the 16-bit dtype where the CPU computes it; 1 goes through col2im
+    rng = np.random.default_rng(2)
+    xt, x = rounded(rng, (4, 32, 8, 8), dtype)
+    wt, w = rounded(rng, (32, 16, 4, 4), dtype)
+    want = torch.nn.functional.conv_transpose2d(xt.float(), wt.float(), None, 2, 1, output_padding)
+    got = et.conv_transpose2d(x, w, None, 2, 1, output_padding)
+    check(got, want, dtype, eps, 32 * 16)
+
+
 def test_mixed_dtypes_are_an_error():
     x, w = et.ones((1, 2, 4, 4), dtype=et.bfloat16), et.ones((3, 2, 3, 3))
     with pytest.raises(RuntimeError, match=r"conv2d: Input type \(BFloat16\) and weight type "

@@ -151,15 +151,19 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
                         const Shape& padding, const Shape& output_padding, int64_t groups, const Shape& dilation) {
   const ConvTransposeMeta m = conv_transpose2d_meta(input, weight, bias, stride, padding, output_padding, groups,
                                                     dilation);
-  if (conv_computes_in_float32(input->dtype())) {  // the bias too is added before the one rounding
+  const Geometry& g = m.g;
+  const int64_t N = m.N, C = m.C, H = m.H, W = m.W, O = m.O, OH = m.OH, OW = m.OW;
+  const bool adjoint = g.oh(OH) == H && g.ow(OW) == W;
+  // 16-bit floats: on widened copies (the bias too is added before the one rounding), except an
+  // adjoint without a bias: conv2d_backward_input rounds its result once on every path it takes
+  // (oneDNN's bfloat16 kernels where the CPU has them)
+  if (conv_computes_in_float32(input->dtype()) && (bias || !adjoint)) {
     Tensor out = conv_transpose2d(conv_widen(input), conv_widen(weight), conv_widen(bias), stride, padding, output_padding, groups,
                                   dilation);
     return conv_cast(out, input->dtype());
   }
-  const Geometry& g = m.g;
-  const int64_t N = m.N, C = m.C, H = m.H, W = m.W, O = m.O, OH = m.OH, OW = m.OW;
   Tensor out;
-  if (g.oh(OH) == H && g.ow(OW) == W) {
+  if (adjoint) {
     // the adjoint of conv2d: its gradient with respect to an (N, O, OH, OW) input, for this input
     // as grad_output and this (C, O/groups, kh, kw) weight as conv2d's (O_conv = C): oneDNN or
     // Ember's kernels, as conv2d_backward_input picks
