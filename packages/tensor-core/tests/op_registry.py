@@ -1224,6 +1224,8 @@ ROWS: list[Row] = [
       dtypes_why=_GRID_DTYPES, no_grad=_GRID_GRAD),
     R("grid_sampler_3d", S(a(1, 2, 3, 4, 3), a(1, 2, 2, 3, 3), 0, 1, False),
       dtypes=("float32", "float64"), dtypes_why=_GRID_DTYPES, no_grad=_GRID_GRAD),
+    R("_linalg_getrf", S(_well_conditioned(4)), S(a(2, 5, 3)), S(a(3, 4)),
+      fn=lambda m, A: m.linalg.lu_factor_ex(A) if m is torch else m._C._linalg_getrf(A)),
     R("geqrf", S(_well_conditioned(4)), S(a(2, 5, 3)), S(a(3, 4)),
       no_grad="PyTorch has no derivative of geqrf (not implemented)"),
     R("ormqr", S(a(5, 3), a(5, 2)), S(a(5, 3), a(2, 5), left=False),

@@ -27,14 +27,38 @@ def _close(got, want, rtol=1e-10, atol=1e-12):
 RNG = np.random.default_rng(11)
 
 
-@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 3), (5, 3), (3, 5), (2, 0, 0)])
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 3), (5, 3), (3, 5), (2, 0, 0), (40, 40),
+                                   (3, 70, 50)])
 def test_lu_factor_matches_lapack(shape):
+    # on the CPU without a gradient to carry: LAPACK's getrf (_linalg_getrf)
     e, t = _pair(RNG.uniform(-1, 1, shape))
     (LU, piv), (tLU, tpiv) = et.linalg.lu_factor(e), torch.linalg.lu_factor(t)
     _close(LU, tLU)
+    if LU.numel():
+        assert tuple(LU.stride()) == tuple(tLU.stride())  # column-major, as LAPACK leaves it
     assert piv.dtype == et.int32 and piv.tolist() == tpiv.tolist()
     for got, want in zip(et.linalg.lu(e), torch.linalg.lu(t)):
         _close(got, want)
+    # the differentiable elimination that inputs requiring grad (and other devices) take
+    LU2, piv2, info2 = et._linalg_more._lu_elimination(e, True)
+    _close(LU2, tLU)
+    assert piv2.tolist() == tpiv.tolist()
+    assert info2.tolist() == torch.linalg.lu_factor_ex(t).info.tolist()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64", "complex128"])
+def test_getrf_of_each_dtype_matches_torch(dtype):
+    a = RNG.uniform(-1, 1, (2, 6, 5))
+    if dtype.startswith("complex"):
+        a = a + 1j * RNG.uniform(-1, 1, (2, 6, 5))
+    e, t = _pair(a.astype(dtype))
+    LU, piv, info = et._C._linalg_getrf(e)
+    tLU, tpiv, tinfo = torch.linalg.lu_factor_ex(t)
+    _close(LU, tLU, rtol=1e-5 if dtype.endswith("64") and dtype != "complex128" else 1e-10,
+           atol=1e-6)
+    assert piv.tolist() == tpiv.tolist() and info.tolist() == tinfo.tolist()
+    with pytest.raises(RuntimeError, match="_linalg_getrf"):
+        et._C._linalg_getrf(et.ones(3))
 
 
 def test_lu_solve_every_side_and_adjoint():

@@ -522,6 +522,39 @@ std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, const std::string& mode) {
   return {Q, R};
 }
 
+std::tuple<Tensor, Tensor, Tensor> _linalg_getrf(const Tensor& self) {
+  const char* op = "_linalg_getrf";
+  check_matrix(op, self, false, "input");
+  const Shape batch = batch_of(self);
+  const int64_t m = self->size(-2), n = self->size(-1), k = std::min(m, n);
+  Tensor lu = fortran_copy(self, batch);
+  Shape pshape = batch;
+  pshape.push_back(k);
+  Tensor pivots = empty(pshape, ScalarType::Int32);
+  Tensor info = empty(batch, ScalarType::Int32);
+  const int64_t count = batch_count(batch);
+  int32_t* infos = info->data<int32_t>();
+  std::fill(infos, infos + count, 0);
+#ifdef EMBER_HAVE_OPENBLAS
+  const int mi = lapack_int(op, m), ni = lapack_int(op, n), lda = std::max(mi, 1);
+  dispatch_real_or_complex(self->dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    int32_t* piv = pivots->data<int32_t>();
+    // every matrix's info kept (each_matrix reports only the first nonzero one)
+    each_matrix(count, 2.0 / 3.0 * m * n * k, [&](int64_t b) {
+      if (k == 0) return 0;
+      static_assert(sizeof(int) == sizeof(int32_t));
+      const int r = Lapack<T>::getrf(mi, ni, lu->data<T>() + b * m * n, lda, reinterpret_cast<int*>(piv + b * k));
+      infos[b] = r > 0 ? r : 0;
+      return r < 0 ? r : 0;
+    });
+  });
+#else
+  throw std::runtime_error(message(op, ": this core was built without LAPACK"));
+#endif
+  return {lu, pivots, info};
+}
+
 std::tuple<Tensor, Tensor> geqrf(const Tensor& self) {
   const char* op = "geqrf";
   check_matrix(op, self, false, "input");
