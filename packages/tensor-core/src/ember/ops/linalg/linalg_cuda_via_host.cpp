@@ -38,6 +38,9 @@ std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, const std::string& mode) {
   return on(A->device(), cpu::linalg_qr(to_host(A), mode));
 }
 std::tuple<Tensor, Tensor> geqrf(const Tensor& self) { return on(self->device(), cpu::geqrf(to_host(self))); }
+std::tuple<Tensor, Tensor, Tensor> _linalg_getrf(const Tensor& self) {
+  return on(self->device(), cpu::_linalg_getrf(to_host(self)));
+}
 std::tuple<Tensor, Tensor> linalg_eigh(const Tensor& A, const std::string& UPLO) {
   return on(A->device(), cpu::linalg_eigh(to_host(A), UPLO));
 }
@@ -79,6 +82,7 @@ EMBER_REGISTER_CUDA_KERNEL(flip);
 EMBER_REGISTER_CUDA_KERNEL(linalg_cholesky);
 EMBER_REGISTER_CUDA_KERNEL(linalg_qr);
 EMBER_REGISTER_CUDA_KERNEL(geqrf);
+EMBER_REGISTER_CUDA_KERNEL(_linalg_getrf);
 EMBER_REGISTER_CUDA_KERNEL(linalg_eigh);
 EMBER_REGISTER_CUDA_KERNEL(linalg_eigvalsh);
 EMBER_REGISTER_CUDA_KERNEL(linalg_eig);
