@@ -272,11 +272,9 @@ std::vector<int64_t> batch_offsets(const Tensor& t, int64_t nb) {
   return off;
 }
 
-// One batched GEMM on raw pointers: C[b] (contiguous M x N) = beta * C[b] + alpha * A[b] B[b].
-// The operands are T, or bfloat16 (In) for the library's bfloat16 products into float32 C.
-// C = alpha * A @ B + beta * C computed in T; In: the operands' type (bfloat16 with a float T
-// where the library multiplies it natively), Out: C's (bfloat16 with a float T where oneDNN
-// writes the rounded result itself).
+// One batched GEMM on raw pointers: C[b] (contiguous M x N) = beta * C[b] + alpha * A[b] B[b],
+// computed in T. In: the operands' type (bfloat16 with a float T where the library multiplies
+// it natively); Out: C's (bfloat16 with a float T where oneDNN writes the rounded result).
 template <typename T, typename In = T, typename Out = T> struct Gemm {
   int64_t M = 0, N = 0, K = 0, nbatch = 0;
   const In* a = nullptr;
