@@ -377,3 +377,275 @@ def _kl_normal_laplace(p, q):
     t2 = math.sqrt(2 / math.pi) * p.scale * et.exp(-0.5 * loc_diff_scale_ratio.pow(2))
     t3 = loc_diff * et.erf(math.sqrt(0.5) * loc_diff_scale_ratio)
     return -t1 + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
+
+
+# ------------------------------------------------------------------ the other cross-family
+# pairs of PyTorch's registry. A pair whose q puts no mass on part of p's support is
+# +inf everywhere, shaped like p's parameter (as PyTorch: the batch of q is not broadcast
+# in). Where only some batch elements leave q's support, those are +inf (broadcast with
+# the finite formula; PyTorch's in-place masked write fails on mixed batch shapes instead).
+
+
+def _x_log_x(t):
+    """``t * log(t)``, 0 at 0."""
+    return et.xlogy(t, t)
+
+
+def _inf_where(mask, result):
+    """``result`` with +inf where ``mask`` holds (broadcast together)."""
+    return et.where(mask, _infinite_like(result), result)
+
+
+def _mean_log_uniform(p):
+    """``E[log x]`` for ``x ~ Uniform(p.low, p.high)``."""
+    width = p.high - p.low
+    return (_x_log_x(p.high) - _x_log_x(p.low) - width) / width
+
+
+@register_kl(Beta, Pareto)
+def _kl_beta_infinity(p, q):
+    return _infinite_like(p.concentration1)
+
+
+@register_kl(ContinuousBernoulli, Pareto)
+def _kl_continuous_bernoulli_infinity(p, q):
+    return _infinite_like(p.probs)
+
+
+@register_kl(Exponential, Beta)
+@register_kl(Exponential, ContinuousBernoulli)
+@register_kl(Exponential, Pareto)
+@register_kl(Exponential, Uniform)
+def _kl_exponential_infinity(p, q):
+    return _infinite_like(p.rate)
+
+
+@register_kl(Gamma, Beta)
+@register_kl(Gamma, ContinuousBernoulli)
+@register_kl(Gamma, Pareto)
+@register_kl(Gamma, Uniform)
+def _kl_gamma_infinity(p, q):
+    return _infinite_like(p.concentration)
+
+
+@register_kl(Gumbel, Beta)
+@register_kl(Gumbel, ContinuousBernoulli)
+@register_kl(Gumbel, Exponential)
+@register_kl(Gumbel, Gamma)
+@register_kl(Gumbel, Pareto)
+@register_kl(Gumbel, Uniform)
+def _kl_gumbel_infinity(p, q):
+    return _infinite_like(p.loc)
+
+
+@register_kl(Laplace, Beta)
+@register_kl(Laplace, ContinuousBernoulli)
+@register_kl(Laplace, Exponential)
+@register_kl(Laplace, Gamma)
+@register_kl(Laplace, Pareto)
+@register_kl(Laplace, Uniform)
+def _kl_laplace_infinity(p, q):
+    return _infinite_like(p.loc)
+
+
+@register_kl(Normal, Beta)
+@register_kl(Normal, ContinuousBernoulli)
+@register_kl(Normal, Exponential)
+@register_kl(Normal, Gamma)
+@register_kl(Normal, Pareto)
+@register_kl(Normal, Uniform)
+def _kl_normal_infinity(p, q):
+    return _infinite_like(p.loc)
+
+
+@register_kl(Pareto, Beta)
+@register_kl(Pareto, ContinuousBernoulli)
+@register_kl(Pareto, Uniform)
+def _kl_pareto_infinity(p, q):
+    return _infinite_like(p.scale)
+
+
+@register_kl(Poisson, Bernoulli)
+@register_kl(Poisson, Binomial)
+def _kl_poisson_infinity(p, q):
+    return _infinite_like(p.rate)
+
+
+def _cross_entropy_continuous_bernoulli(mean_x, q):
+    """``-E[log q(x)]`` for ``q`` a ContinuousBernoulli, from ``E[x]``."""
+    return -mean_x * q.logits - et.log1p(-q.probs) - q._cont_bern_log_norm()
+
+
+def _cross_entropy_normal(mean_x, mean_x2, q):
+    """``-E[log q(x)]`` for ``q`` a Normal, from ``E[x]`` and ``E[x^2]``."""
+    var = q.scale.pow(2)
+    return (0.5 * et.log(2 * math.pi * var)
+            + (mean_x2 - 2 * q.loc * mean_x + q.loc.pow(2)) / (2 * var))
+
+
+def _cross_entropy_gamma(mean_x, mean_log_x, q):
+    """``-E[log q(x)]`` for ``q`` a Gamma, from ``E[x]`` and ``E[log x]``."""
+    return (q.concentration.lgamma() - q.concentration * q.rate.log()
+            - (q.concentration - 1) * mean_log_x + q.rate * mean_x)
+
+
+def _cross_entropy_gumbel(mean_x, mean_exp, q):
+    """``-E[log q(x)]`` for ``q`` a Gumbel, from ``E[x]`` and
+    ``E[exp(-(x - q.loc) / q.scale)]``."""
+    return q.scale.log() + (mean_x - q.loc) / q.scale + mean_exp
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    return -p.entropy() + _cross_entropy_continuous_bernoulli(p.mean, q)
+
+
+@register_kl(Beta, Exponential)
+def _kl_beta_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(Beta, Gamma)
+def _kl_beta_gamma(p, q):
+    total = p.concentration1 + p.concentration0
+    mean_log_x = p.concentration1.digamma() - total.digamma()
+    return -p.entropy() + _cross_entropy_gamma(p.concentration1 / total, mean_log_x, q)
+
+
+@register_kl(Beta, Normal)
+def _kl_beta_normal(p, q):
+    total = p.concentration1 + p.concentration0
+    mean = p.concentration1 / total
+    mean_x2 = mean * (1 - mean) / (total + 1) + mean.pow(2)
+    return -p.entropy() + _cross_entropy_normal(mean, mean_x2, q)
+
+
+@register_kl(Beta, Uniform)
+def _kl_beta_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    return _inf_where((q.low > p.support.lower_bound) | (q.high < p.support.upper_bound),
+                      result)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    mean = p.mean
+    return -p.entropy() + _cross_entropy_normal(mean, p.variance + mean.pow(2), q)
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    # +inf also at q.low == 0 or q.high == 1, where the divergence is finite (as PyTorch)
+    result = -p.entropy() + (q.high - q.low).log()
+    return _inf_where((q.low >= p.support.lower_bound) | (q.high <= p.support.upper_bound),
+                      result)
+
+
+@register_kl(Exponential, Gumbel)
+def _kl_exponential_gumbel(p, q):
+    rate_scale = p.rate * q.scale
+    mean_exp = et.exp(q.loc / q.scale) * rate_scale / (rate_scale + 1)
+    return p.rate.log() - 1 + _cross_entropy_gumbel(p.rate.reciprocal(), mean_exp, q)
+
+
+@register_kl(Gamma, Gumbel)
+def _kl_gamma_gumbel(p, q):
+    mean_exp = et.exp(q.loc / q.scale) * (1 + (p.rate * q.scale).reciprocal()).pow(
+        -p.concentration)
+    return -p.entropy() + _cross_entropy_gumbel(p.concentration / p.rate, mean_exp, q)
+
+
+@register_kl(Gamma, Normal)
+def _kl_gamma_normal(p, q):
+    mean = p.concentration / p.rate
+    mean_x2 = (p.concentration + p.concentration.pow(2)) / p.rate.pow(2)
+    return -p.entropy() + _cross_entropy_normal(mean, mean_x2, q)
+
+
+@register_kl(Gumbel, Normal)
+def _kl_gumbel_normal(p, q):
+    mean = p.loc + p.scale * euler_constant
+    mean_x2 = (math.pi * p.scale).pow(2) / 6 + mean.pow(2)
+    return -p.entropy() + _cross_entropy_normal(mean, mean_x2, q)
+
+
+@register_kl(Laplace, Normal)
+def _kl_laplace_normal(p, q):
+    var = q.scale.pow(2)
+    return (0.5 * et.log(2 * math.pi * var) - et.log(2 * p.scale) - 1
+            + (2 * p.scale.pow(2) + (p.loc - q.loc).pow(2)) / (2 * var))
+
+
+@register_kl(Normal, Gumbel)
+def _kl_normal_gumbel(p, q):
+    mean_exp = et.exp((q.loc - p.loc) / q.scale + 0.5 * (p.scale / q.scale).pow(2))
+    return -p.entropy() + _cross_entropy_gumbel(p.loc, mean_exp, q)
+
+
+@register_kl(Pareto, Exponential)
+def _kl_pareto_exponential(p, q):
+    mean = p.alpha * p.scale / (p.alpha - 1)
+    result = -p.entropy() - q.rate.log() + q.rate * mean
+    return _inf_where(p.alpha <= 1, result)
+
+
+@register_kl(Pareto, Gamma)
+def _kl_pareto_gamma(p, q):
+    mean = p.alpha * p.scale / (p.alpha - 1)
+    mean_log_x = p.scale.log() + p.alpha.reciprocal()
+    result = -p.entropy() + _cross_entropy_gamma(mean, mean_log_x, q)
+    return _inf_where(p.alpha <= 1, result)
+
+
+@register_kl(Pareto, Normal)
+def _kl_pareto_normal(p, q):
+    mean = p.alpha * p.scale / (p.alpha - 1)
+    var = p.alpha * (p.scale / (p.alpha - 1)).pow(2) / (p.alpha - 2)
+    result = -p.entropy() + _cross_entropy_normal(mean, var + mean.pow(2), q)
+    return _inf_where(p.alpha <= 2, result)
+
+
+@register_kl(Uniform, Beta)
+def _kl_uniform_beta(p, q):
+    width = p.high - p.low
+    # E[log(1 - x)]: the mean log of Uniform(1 - high, 1 - low)
+    mean_log_1mx = (_x_log_x(1 - p.low) - _x_log_x(1 - p.high) - width) / width
+    log_beta = (q.concentration1.lgamma() + q.concentration0.lgamma()
+                - (q.concentration1 + q.concentration0).lgamma())
+    result = (-width.log() - (q.concentration1 - 1) * _mean_log_uniform(p)
+              - (q.concentration0 - 1) * mean_log_1mx + log_beta)
+    return _inf_where((p.high > q.support.upper_bound) | (p.low < q.support.lower_bound),
+                      result)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    # +inf also at p.low == 0 or p.high == 1, where the divergence is finite (as PyTorch)
+    result = -p.entropy() + _cross_entropy_continuous_bernoulli(p.mean, q)
+    return _inf_where((p.high >= q.support.upper_bound) | (p.low <= q.support.lower_bound),
+                      result)
+
+
+@register_kl(Uniform, Gamma)
+def _kl_uniform_gamma(p, q):
+    result = -p.entropy() + _cross_entropy_gamma(p.mean, _mean_log_uniform(p), q)
+    return _inf_where(p.low < q.support.lower_bound, result)
+
+
+@register_kl(Uniform, Gumbel)
+def _kl_uniform_gumbel(p, q):
+    mean_exp = (q.scale / (p.high - p.low)) * (et.exp((q.loc - p.low) / q.scale)
+                                              - et.exp((q.loc - p.high) / q.scale))
+    return -p.entropy() + _cross_entropy_gumbel(p.mean, mean_exp, q)
+
+
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p, q):
+    result = (-p.entropy() - q.alpha.log() - q.alpha * q.scale.log()
+              + (q.alpha + 1) * _mean_log_uniform(p))
+    return _inf_where(p.low < q.support.lower_bound, result)
