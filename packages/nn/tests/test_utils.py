@@ -1,7 +1,9 @@
-"""ember_nn.utils against torch.nn.utils: gradient clipping and parameter vectors."""
+"""ember_nn.utils against torch.nn.utils: gradient clipping, parameter vectors and the
+convolution weights' memory format."""
 
 from __future__ import annotations
 
+import importlib
 import math
 
 import numpy as np
@@ -75,6 +77,21 @@ def test_clip_grad_value_matches_torch() -> None:
         assert np.abs(np_of(p.grad)).max() <= 0.7
 
 
+def test_clip_grad_norm_is_the_deprecated_alias() -> None:
+    ours, theirs = _pair_with_grads()
+    with pytest.warns(FutureWarning, match="`ember.nn.utils.clip_grad_norm` is now "
+                                           "deprecated in favor of `ember.nn.utils."
+                                           "clip_grad_norm_`"):
+        total = utils.clip_grad_norm(ours.parameters(), 0.5, norm_type=3.0)
+    with pytest.warns(FutureWarning, match="is now deprecated in favor of"):
+        ttotal = torch.nn.utils.clip_grad_norm(theirs.parameters(), 0.5, norm_type=3.0)
+    assert_close(total, ttotal, "float64", "total norm")
+    for p, tp in zip(ours.parameters(), theirs.parameters()):
+        assert_close(p.grad, tp.grad, "float64", "clipped gradient")
+    assert "deprecated" in utils.clip_grad_norm.__deprecated__
+    assert "clip_grad_norm" in utils.__all__ and "clip_grad_norm" in torch.nn.utils.__all__
+
+
 def test_get_total_norm_and_clip_grads_with_norm() -> None:
     ours, theirs = _pair_with_grads()
     grads = [p.grad for p in ours.parameters()]
@@ -112,3 +129,106 @@ def test_parameters_to_vector_and_back() -> None:
         utils.vector_to_parameters([1.0], net.parameters())
     with pytest.raises(TypeError, match="expected torch.Tensor, but got: list"):
         torch.nn.utils.vector_to_parameters([1.0], torch.nn.Linear(1, 1).parameters())
+
+
+# ------------------------------------------------------------------ memory format
+
+
+def _conv2d_pair():
+    def make(N):
+        return N.Sequential(N.Conv2d(2, 4, 3, padding=1), N.ReLU(),
+                            N.Sequential(N.ConvTranspose2d(4, 3, 3), N.Conv2d(3, 2, 1)),
+                            N.Conv3d(1, 1, 1))
+
+    ours, theirs = make(nn).double(), make(torch.nn).double()
+    copy_state(ours, theirs)
+    return ours, theirs
+
+
+def _weights(module, kind) -> list:
+    return [m.weight for m in module.modules() if isinstance(m, kind)]
+
+
+@pytest.mark.parametrize("fmt", ["channels_last", "contiguous_format"])
+def test_convert_conv2d_weight_memory_format_matches_torch(fmt: str) -> None:
+    ours, theirs = _conv2d_pair()
+    conv2d = (nn.Conv2d, nn.ConvTranspose2d)
+    weights = _weights(ours, conv2d)
+    for w in weights:
+        w.grad = et.ones_like(w)
+    ptrs = [w.data_ptr() for w in weights]
+    conv3d_ptr = ours[3].weight.data_ptr()
+    assert utils.convert_conv2d_weight_memory_format(ours, fmt) is ours
+    assert torch.nn.utils.convert_conv2d_weight_memory_format(
+        theirs, getattr(torch, fmt)) is theirs
+    # the same parameters (gradients kept), fresh contiguous copies of the same values
+    assert all(a is b for a, b in zip(_weights(ours, conv2d), weights))
+    assert all(w.grad is not None for w in weights)
+    assert all(w.data_ptr() != p for w, p in zip(weights, ptrs))
+    assert all(w.is_contiguous() for w in weights)
+    assert ours[3].weight.data_ptr() == conv3d_ptr  # a Conv3d is left alone
+    if fmt == "channels_last":
+        assert all(w.is_contiguous(memory_format=torch.channels_last)
+                   for w in _weights(theirs, (torch.nn.Conv2d, torch.nn.ConvTranspose2d)))
+    for (k, v), (tk, tv) in zip(ours.state_dict().items(), theirs.state_dict().items()):
+        assert k == tk
+        np.testing.assert_array_equal(np_of(v), tv.detach().numpy())
+    x = np.random.default_rng(3).standard_normal((2, 2, 5, 5))
+    assert_close(ours[:3](et.from_numpy(x.copy())), theirs[:3](torch.from_numpy(x.copy())),
+                 "float64", "output after conversion")
+
+
+def test_convert_conv3d_weight_memory_format_matches_torch() -> None:
+    def make(N):
+        return N.Sequential(N.Conv3d(2, 3, 3, padding=1),
+                            N.Sequential(N.ConvTranspose3d(3, 2, 2)), N.Conv2d(1, 1, 1))
+
+    ours, theirs = make(nn).double(), make(torch.nn).double()
+    copy_state(ours, theirs)
+    ptrs = [ours[0].weight.data_ptr(), ours[1][0].weight.data_ptr(), ours[2].weight.data_ptr()]
+    # a torch memory format object is read by its name
+    assert utils.convert_conv3d_weight_memory_format(ours, torch.channels_last_3d) is ours
+    torch.nn.utils.convert_conv3d_weight_memory_format(theirs, torch.channels_last_3d)
+    assert ours[0].weight.data_ptr() != ptrs[0] and ours[1][0].weight.data_ptr() != ptrs[1]
+    assert ours[2].weight.data_ptr() == ptrs[2]  # a Conv2d is left alone
+    assert theirs[0].weight.is_contiguous(memory_format=torch.channels_last_3d)
+    x = np.random.default_rng(4).standard_normal((1, 2, 4, 4, 4))
+    assert_close(ours[:2](et.from_numpy(x.copy())), theirs[:2](torch.from_numpy(x.copy())),
+                 "float64", "output after conversion")
+
+
+def test_convert_weight_memory_format_errors_match_torch() -> None:
+    cases = [  # (function name, module, format): PyTorch's RuntimeError for the rank
+        ("convert_conv2d_weight_memory_format", lambda N: N.Conv2d(2, 2, 1), "channels_last_3d"),
+        ("convert_conv3d_weight_memory_format", lambda N: N.Conv3d(2, 2, 1), "channels_last"),
+    ]
+    for fn, make, fmt in cases:
+        with pytest.raises(RuntimeError) as theirs:
+            getattr(torch.nn.utils, fn)(make(torch.nn), getattr(torch, fmt))
+        with pytest.raises(RuntimeError) as ours:
+            getattr(utils, fn)(make(nn), fmt)
+        assert str(ours.value) == str(theirs.value)
+    for lib, fmt in ((utils, "preserve_format"), (torch.nn.utils, torch.preserve_format)):
+        with pytest.raises(RuntimeError, match="Unsupported memory format"):
+            lib.convert_conv2d_weight_memory_format(_conv2d_pair()[lib is not utils], fmt)
+    # not a memory format: a TypeError, once there is a convolution to convert
+    with pytest.raises(TypeError):
+        torch.nn.utils.convert_conv2d_weight_memory_format(torch.nn.Conv2d(1, 1, 1), 3)
+    with pytest.raises(TypeError, match="memory_format must be a memory format"):
+        utils.convert_conv2d_weight_memory_format(nn.Conv2d(1, 1, 1), 3)
+    for lib, N in ((utils, nn), (torch.nn.utils, torch.nn)):
+        linear = N.Sequential(N.Linear(2, 2))
+        assert lib.convert_conv2d_weight_memory_format(linear, 3) is linear
+    # None keeps the layout, as torch's clone(memory_format=None)
+    conv = nn.Conv2d(1, 1, 1)
+    assert utils.convert_conv2d_weight_memory_format(conv, None) is conv
+    torch.nn.utils.convert_conv2d_weight_memory_format(torch.nn.Conv2d(1, 1, 1), None)
+
+
+def test_memory_format_submodule() -> None:
+    mod = importlib.import_module("ember_nn.utils.memory_format")
+    assert utils.memory_format is mod
+    for name in ("convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format"):
+        assert getattr(mod, name) is getattr(utils, name)
+        assert name in utils.__all__ and name in torch.nn.utils.__all__
+        assert hasattr(torch.nn.utils.memory_format, name)

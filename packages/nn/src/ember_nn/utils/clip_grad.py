@@ -1,5 +1,6 @@
 """Gradient clipping: ``clip_grad_norm_``, ``clip_grad_value_``, ``get_total_norm`` and
-``clip_grads_with_norm_``. The ``foreach`` argument is accepted for compatibility; Ember
+``clip_grads_with_norm_`` (and ``clip_grad_norm``, the deprecated alias of
+``clip_grad_norm_``). The ``foreach`` argument is accepted for compatibility; Ember
 has one implementation (a loop over the gradients), so it changes nothing."""
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import warnings
 import ember_tensor as et
 from ember_autograd import no_grad
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_",
+           "get_total_norm"]
 
 
 def _no_grad(fn):
@@ -81,6 +83,21 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
     clip_grads_with_norm_(parameters, max_norm, total, foreach)
     return total
+
+
+_CLIP_GRAD_NORM_DEPRECATED = ("`ember.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                              "`ember.nn.utils.clip_grad_norm_`.")
+
+
+def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach=None):
+    """Deprecated: ``clip_grad_norm_`` (same arguments, same result), after a
+    ``FutureWarning``."""
+    warnings.warn(_CLIP_GRAD_NORM_DEPRECATED, FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
+clip_grad_norm.__deprecated__ = _CLIP_GRAD_NORM_DEPRECATED  # as PEP 702's decorator marks it
 
 
 @_no_grad
