@@ -189,6 +189,11 @@ PIECES = [
           lambda u: mp.sinpi(mp.sqrt(u)) / mp.sqrt(u) if u > 0 else mp.pi),
     Piece("CosPi", "cos(pi r) as a function of r^2, |r| <= 0.5 (absolute error)", 0.0, 0.25, 7,
           lambda u: mp.cospi(mp.sqrt(u)), relative=False),
+    Piece("AtanReduced", "atan(z) / z as a function of z^2, |z| <= tan(pi / 8)", 0.0,
+          float(mp.tan(mp.pi / 8) ** 2) * 1.01, 6,
+          lambda u: mp.atan(mp.sqrt(u)) / mp.sqrt(u) if u > 0 else mp.mpf(1), horner=True),
+    Piece("AsinReduced", "asin(z) / z as a function of z^2, |z| <= 1 / 2", 0.0, 0.25, 7,
+          lambda u: mp.asin(mp.sqrt(u)) / mp.sqrt(u) if u > 0 else mp.mpf(1), horner=True),
     Piece("K0Small", "K0(x) + log(x / 2) I0(x) as a function of x^2, x in [0, 2] (absolute "
           "error)", 0.0, 4.0, 8, _k0_small, relative=False),
     Piece("K1Small", "x K1(x) - x log(x / 2) I1(x) as a function of x^2, x in [0, 2] "

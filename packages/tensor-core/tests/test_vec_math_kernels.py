@@ -201,3 +201,115 @@ def test_exp_zero_below_the_underflow_cut_and_denormals_above(dtype, cut):
     tiny = np.finfo(dtype).smallest_subnormal
     spacing = np.maximum(np.spacing(want), tiny)
     assert float(np.max(np.abs(got.astype(np.float64) - want) / spacing)) <= 2
+
+
+# ---- the vectorised kernels of expm1, sinh, cosh, the double logarithms and trigonometric
+# functions, float tan / atan / asin / acos and float sigmoid ----
+
+def _sweep(dtype, seed: int, lo: int, hi: int, n: int = 100_000) -> np.ndarray:
+    """Random mantissas at every power of two in [2^lo, 2^hi), both signs."""
+    rng = np.random.default_rng(seed)
+    x = (1.0 + rng.random(n)) * np.exp2(rng.integers(lo, hi, n).astype(np.float64))
+    return (x * np.where(rng.random(n) < 0.5, -1.0, 1.0)).astype(dtype)
+
+
+def _ulps_of(got, want, dtype) -> float:
+    """Largest error in ulps of `dtype` (not finer than its smallest subnormal spacing)."""
+    want = np.asarray(want, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        rounded = want.astype(dtype)
+    finite = np.isfinite(rounded)
+    spacing = np.maximum(np.spacing(np.abs(rounded)).astype(np.float64),
+                         np.finfo(dtype).smallest_subnormal)
+    err = np.abs(got.astype(np.float64) - want)[finite] / spacing[finite]
+    return float(np.max(err))
+
+
+REFERENCES = {"expm1": np.expm1, "sinh": np.sinh, "cosh": np.cosh, "log": np.log,
+              "log2": np.log2, "log10": np.log10, "log1p": np.log1p, "sin": np.sin,
+              "cos": np.cos, "tan": np.tan, "atan": np.arctan, "asin": np.arcsin,
+              "acos": np.arccos}
+
+# name, dtype, exponent range of the sweep, ulp limit (NumPy's float64 functions are within
+# an ulp themselves: float64 limits count theirs too)
+ACCURACY_CASES = [
+    ("expm1", np.float64, (-1074, 10), 2), ("expm1", np.float32, (-149, 7), 2),
+    ("sinh", np.float64, (-1074, 10), 3), ("sinh", np.float32, (-149, 7), 4),
+    ("cosh", np.float64, (-1074, 10), 2), ("cosh", np.float32, (-149, 7), 3),
+    ("log", np.float64, (-1074, 1024), 2), ("log2", np.float64, (-1074, 1024), 2),
+    ("log10", np.float64, (-1074, 1024), 2), ("log1p", np.float64, (-60, 1000), 2),
+    ("sin", np.float64, (-1074, 30), 1), ("cos", np.float64, (-1074, 30), 1),
+    ("tan", np.float64, (-1074, 30), 2), ("tan", np.float32, (-149, 30), 4),
+    ("atan", np.float32, (-149, 127), 2), ("asin", np.float32, (-149, 0), 3),
+    ("acos", np.float32, (-149, 0), 2), ("atan", np.float64, (-1074, 1024), 2),
+    ("asin", np.float64, (-1074, 0), 3), ("acos", np.float64, (-1074, 0), 3),
+]
+
+
+@pytest.mark.parametrize("name,dtype,exponents,limit", ACCURACY_CASES)
+def test_vectorised_functions_within_a_few_ulp(name, dtype, exponents, limit):
+    x = _sweep(dtype, 11, *exponents)
+    if name in ("log", "log2", "log10"):
+        x = np.abs(x)
+    if name == "log1p":  # (-1, 0) densely near -1 and 0, and every positive scale
+        x = np.where(x < 0, np.maximum(x, -1.0) * 0.999, x).astype(dtype)
+    with np.errstate(over="ignore"):
+        want = REFERENCES[name](x.astype(np.float64))
+    got = getattr(et, name)(et.from_numpy(x)).numpy()
+    assert _ulps_of(got, want, dtype) <= limit
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(np.isinf(got), np.isinf(want.astype(dtype)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(REFERENCES))
+def test_vectorised_functions_at_the_edges(name, dtype):
+    fmax = float(np.finfo(dtype).max)
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 1e-30,
+                  -1e-30, 88.5, -89.2, 710.0, -709.5, 1e300, fmax, 1e-310], dtype=np.float64)
+    with np.errstate(over="ignore"):
+        x = x.astype(dtype)
+    with np.errstate(all="ignore"):
+        want = REFERENCES[name](x.astype(np.float64)).astype(dtype)
+        got = getattr(et, name)(et.from_numpy(x)).numpy()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got) & (got > 0), np.isinf(want) & (want > 0))
+    np.testing.assert_array_equal(np.isinf(got) & (got < 0), np.isinf(want) & (want < 0))
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=4 * np.finfo(dtype).eps,
+                               atol=2 * np.finfo(dtype).smallest_subnormal)
+    zero = want == 0
+    np.testing.assert_array_equal(np.signbit(got[zero]), np.signbit(want[zero]))
+
+
+def test_float64_trig_beyond_the_fast_range_and_near_multiples_of_half_pi():
+    # below 2^24 whole blocks take the Cody-Waite reduction (doubles next to k pi / 2 are where
+    # it would lose digits); a block with a larger value takes the C library's
+    k = np.arange(1, 200_000, dtype=np.float64)
+    m = k * (np.pi / 2)
+    x = np.concatenate([m, np.nextafter(m, np.inf), np.nextafter(m, 0), -m])
+    for name in ("sin", "cos", "tan"):
+        got = getattr(et, name)(et.from_numpy(x)).numpy()
+        want = REFERENCES[name](x)
+        assert _ulps_of(got, want, np.float64) <= 2
+    big = np.random.default_rng(5).uniform(-100, 100, 3_000)
+    big[[5, 1_000, 2_999]] = [1e22, -3.0e8, np.inf]
+    with np.errstate(invalid="ignore"):
+        for name in ("sin", "cos", "tan"):
+            t = et.from_numpy(big.copy())
+            getattr(t, name + "_")()  # in place: the block's inputs are read first
+            want = REFERENCES[name](big)
+            assert _ulps_of(t.numpy(), want, np.float64) <= 2
+            np.testing.assert_array_equal(np.isnan(t.numpy()), np.isnan(want))
+
+
+def test_float32_sigmoid_within_a_few_ulp_and_zero_below_the_normal_range():
+    x = np.concatenate([_sweep(np.float32, 12, -149, 7), np.float32([87.0, -87.0, 100.0])])
+    want = 1.0 / (1.0 + np.exp(-x.astype(np.float64)))
+    got = et.sigmoid(et.from_numpy(x)).numpy()
+    normal = want >= np.finfo(np.float32).tiny
+    assert _ulps_of(got[normal], want[normal], np.float32) <= 3
+    # below -87.34 the result would be subnormal: 0, as PyTorch's kernel gives
+    edges = et.sigmoid(et.tensor([-88.0, -1e30, -np.inf, np.inf, np.nan], dtype=et.float32))
+    got_edges = edges.tolist()
+    assert got_edges[:4] == [0.0, 0.0, 0.0, 1.0] and math.isnan(got_edges[4])

@@ -418,6 +418,166 @@ inline float cos_f(float x) {
   sincos_f(x, s, c);
   return c;
 }
+// tan(x) of a float: sin / cos of sincos_f (each computed with relative precision from the
+// reduced fraction, so the quotient keeps it near the poles too).
+inline float tan_f(float x) {
+  float s, c;
+  sincos_f(x, s, c);
+  return s / c;
+}
+inline float tan_fast_f(float x) {
+  float s, c;
+  sincos_fast_f(x, s, c);
+  return s / c;
+}
+
+// sin(r) and cos(r) of a double |r| <= pi / 4 (a little more where the quadrant rounded): the
+// Taylor series to r^17 and r^18 (truncation below 1e-19 relative).
+inline void sincos_reduced_d(double r, double& s, double& c) {
+  const double r2 = r * r;
+  double ps = 1.0 / 355687428096000.0;  // 1 / 17!
+  ps = ps * r2 - 1.0 / 1307674368000.0;
+  ps = ps * r2 + 1.0 / 6227020800.0;
+  ps = ps * r2 - 1.0 / 39916800.0;
+  ps = ps * r2 + 1.0 / 362880.0;
+  ps = ps * r2 - 1.0 / 5040.0;
+  ps = ps * r2 + 1.0 / 120.0;
+  ps = ps * r2 - 1.0 / 6.0;
+  s = r + (r * r2) * ps;
+  double pc = 1.0 / 6402373705728000.0;  // 1 / 18!
+  pc = pc * r2 - 1.0 / 20922789888000.0;
+  pc = pc * r2 + 1.0 / 87178291200.0;
+  pc = pc * r2 - 1.0 / 479001600.0;
+  pc = pc * r2 + 1.0 / 3628800.0;
+  pc = pc * r2 - 1.0 / 40320.0;
+  pc = pc * r2 + 1.0 / 720.0;
+  pc = pc * r2 - 1.0 / 24.0;
+  pc = pc * r2 + 0.5;
+  c = 1.0 - r2 * pc;
+}
+
+// sin, cos or tan of a double |x| < kTrigFastLimitD (not nan, not infinite), by Cody and
+// Waite's reduction: k = the integer nearest |x| (2 / pi), r = |x| - k pi / 2 with pi / 2 in
+// three parts C1 + C2 + C3 and fused multiply-adds. |x| - k C1 is exact (a multiple of 2^-52
+// below 1, or Sterbenz's case), so r carries one rounding of its own size from the second
+// step on: within 2 ulp of the C library's below 2^24. k's low bits come from the shifted
+// sum (no conversion to an integer).
+constexpr double kTrigFastLimitD = 16777216.0;  // 2^24
+enum class Trig { Sin, Cos, Tan };
+template <Trig kFn> inline double trig_fast_d(double x) {
+  constexpr double kTwoOverPi = 0.6366197723675814, kShift = 6755399441055744.0;  // 1.5 * 2^52
+  constexpr double kC1 = 1.5707963267948966, kC2 = 6.123233995736766e-17,
+                   kC3 = -1.4973849048591698e-33;
+  const double a = std::fabs(x);
+  const double shifted = a * kTwoOverPi + kShift;
+  const uint64_t q = double_bits(shifted) & 3;  // k mod 4
+  const double k = shifted - kShift;
+  const double r = std::fma(-k, kC3, std::fma(-k, kC2, std::fma(-k, kC1, a)));
+  double s, c;
+  sincos_reduced_d(r, s, c);
+  const bool odd = (q & 1) != 0;
+  if constexpr (kFn == Trig::Tan) {
+    return std::copysign(1.0, x) * pick(odd, -c / s, s / c);
+  } else if constexpr (kFn == Trig::Sin) {
+    const double v = pick(odd, c, s);
+    return std::copysign(1.0, x) * pick(q >= 2, -v, v);
+  } else {
+    const double v = pick(odd, s, c);
+    return pick(q == 1 || q == 2, -v, v);
+  }
+}
+
+// atan(x) of a float: |x| brought to |z| <= tan(pi / 8) by atan|x| = pi / 2 + atan(-1 / |x|)
+// above tan(3 pi / 8) and pi / 4 + atan((|x| - 1) / (|x| + 1)) above tan(pi / 8) (one
+// division, its terms picked), then z P(z^2) (AtanReduced); pi / 2 and pi / 4 in two parts;
+// the sign of x. +-pi / 2 at +-inf, nan for nan. Within 2 ulp of the C library's.
+inline float atan_f(float x) {
+  const float a = std::fabs(x);
+  const bool far = a > 2.41421356f, mid = a > 0.414213562f;
+  const float z = pick(far, -1.0f, pick(mid, a - 1.0f, a)) / pick(far, a, pick(mid, a + 1.0f, 1.0f));
+  const float base_hi = pick(far, 1.57079637f, pick(mid, 0.785398185f, 0.0f));
+  const float base_lo = pick(far, -4.37113883e-8f, pick(mid, -2.18556941e-8f, 0.0f));
+  return std::copysign(base_hi + (base_lo + z * EMBER_FLOAT_HORNER_PIECE(AtanReduced, z * z)), x);
+}
+
+// asin(z) for 0 <= z <= 1/2 given w = z^2 is z P(w) (AsinReduced). Above |x| = 1/2, asin
+// and acos reduce to it: asin|x| = pi / 2 - 2 asin(z), acos|x| = 2 asin(z) with
+// z = sqrt((1 - |x|) / 2) (1 - |x| exact there; nan beyond 1). asin_reduced(a, big) is
+// asin(z) of a = |x| (big: a > 1/2). (A flag passed in, not returned: a returned struct with
+// a bool keeps the loop around the kernel scalar.)
+inline float asin_reduced(float a, bool big) {
+  const float w = pick(big, 0.5f * (1.0f - a), a * a);
+  return pick(big, std::sqrt(w), a) * EMBER_FLOAT_HORNER_PIECE(AsinReduced, w);
+}
+constexpr float kHalfPiHi = 1.57079637f, kHalfPiLo = -4.37113883e-8f;
+
+// asin(x) of a float; nan beyond +-1 and for nan. Within 2 ulp of the C library's.
+inline float asin_f(float x) {
+  const float a = std::fabs(x);
+  const bool big = a > 0.5f;
+  const float q = asin_reduced(a, big);
+  return std::copysign(pick(big, kHalfPiHi + (kHalfPiLo - 2.0f * q), q), x);
+}
+// acos(x) of a float: pi / 2 - asin(x) up to |x| = 1/2, 2 asin(z) above, pi - 2 asin(z) below
+// -1/2; nan beyond +-1 and for nan. Within 2 ulp of the C library's.
+inline float acos_f(float x) {
+  const float a = std::fabs(x);
+  const bool big = a > 0.5f;
+  const float q = asin_reduced(a, big);
+  const float small = kHalfPiHi + (kHalfPiLo - std::copysign(q, x));
+  const float negative = 2.0f * kHalfPiHi + (2.0f * kHalfPiLo - 2.0f * q);
+  return pick(big, pick(x > 0.0f, 2.0f * q, negative), small);
+}
+
+// atan(x) of a double: atan|x| = atan(c) + atan(z), z = (|x| - c) / (1 + |x| c), with c the
+// double nearest tan(k pi / 8) for the k that brings |z| within tan(pi / 16) (c = 0 below
+// tan(pi / 16); z = -1 / |x| and pi / 2 above tan(7 pi / 16)); atan(c) in two parts; atan(z)
+// by its Taylor series to z^23 (truncation below 1e-18 relative). One division (its terms
+// picked). The sign of x; +-pi / 2 at +-inf, nan for nan. Within 1 ulp of the C library's.
+inline double atan_d(double x) {
+  const double a = std::fabs(x);
+  const bool k1 = a > 0.198912367379658, k2 = a > 0.6681786379192989,
+             k3 = a > 1.496605762665489, k4 = a > 5.027339492125848;
+  const double c = pick(k3, 2.414213562373095, pick(k2, 1.0, pick(k1, 0.41421356237309503, 0.0)));
+  const double z = pick(k4, -1.0, a - c) / pick(k4, a, 1.0 + a * c);
+  const double base_hi =
+      pick(k4, 1.5707963267948966,
+           pick(k3, 1.1780972450961724, pick(k2, 0.7853981633974483, pick(k1, 0.39269908169872414, 0.0))));
+  const double base_lo =
+      pick(k4, 6.123233995736766e-17,
+           pick(k3, 2.7563998718653792e-17, pick(k2, 3.061616997868383e-17, pick(k1, 3.060132146563891e-18, 0.0))));
+  const double t = z * z;
+  double p = -1.0 / 23;
+  p = p * t + 1.0 / 21;
+  p = p * t - 1.0 / 19;
+  p = p * t + 1.0 / 17;
+  p = p * t - 1.0 / 15;
+  p = p * t + 1.0 / 13;
+  p = p * t - 1.0 / 11;
+  p = p * t + 1.0 / 9;
+  p = p * t - 1.0 / 7;
+  p = p * t + 1.0 / 5;
+  p = p * t - 1.0 / 3;
+  return std::copysign(base_hi + (base_lo + (z + (z * t) * p)), x);
+}
+// asin(x) = atan(x / sqrt((1 - x)(1 + x))) and acos(x) = 2 atan(sqrt((1 - x) / (1 + x))) of a
+// double (1 - x exact above 1/2, 1 + x below -1/2, where each matters): nan beyond +-1 and for
+// nan, +-pi / 2 and pi, 0 at the ends. Within 2 ulp of the C library's.
+inline double asin_d(double x) { return atan_d(x / std::sqrt((1.0 - x) * (1.0 + x))); }
+inline double acos_d(double x) { return 2.0 * atan_d(std::sqrt((1.0 - x) / (1.0 + x))); }
+
+// The float and double functions above, the C library's for the other types.
+#define EMBER_VEC_OR_LIBM(FN)                                      \
+  template <typename A> inline A FN##_(A x) {                      \
+    if constexpr (std::is_same_v<A, float>) return FN##_f(x);      \
+    else if constexpr (std::is_same_v<A, double>) return FN##_d(x); \
+    else return std::FN(x);                                         \
+  }
+EMBER_VEC_OR_LIBM(atan)
+EMBER_VEC_OR_LIBM(asin)
+EMBER_VEC_OR_LIBM(acos)
+#undef EMBER_VEC_OR_LIBM
+
 template <typename A> inline A sin_(A x) {
   if constexpr (std::is_same_v<A, float>) return sin_f(x);
   else return std::sin(x);

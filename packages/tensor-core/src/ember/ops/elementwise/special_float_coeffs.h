@@ -11,12 +11,12 @@ namespace ember::special_float {
 // erfinv(y) / y as a function of w = -log(1 - y^2), w in [0, 6.25]; degree 12, error 2e-07
 constexpr float kErfinvCentralMid = 3.125f;
 constexpr float kErfinvCentralScale = 0.32f;
-constexpr float kErfinvCentral[] = {1.63042212f, 0.731567442f, -0.021235032f, -0.00658088736f, 0.00194887118f, -0.000141583427f, -4.9292863e-05f, 1.47528881e-05f, -6.11192036e-07f, -5.10699977e-07f, 1.15908875e-07f, 1.45598944e-09f, -5.63369884e-09f};
+constexpr float kErfinvCentral[] = {1.63042212f, 0.731567442f, -0.021235032f, -0.00658088736f, 0.00194887118f, -0.000141583427f, -4.9292863e-05f, 1.47528881e-05f, -6.11192036e-07f, -5.10699977e-07f, 1.15908875e-07f, 1.45598933e-09f, -5.63369884e-09f};
 
 // erfinv(y) / y as a function of sqrt(w), sqrt(w) in [2.5, 4.5]; degree 9, error 1.7e-07
 constexpr float kErfinvTailMid = 3.5f;
 constexpr float kErfinvTailScale = 1.0f;
-constexpr float kErfinvTail[] = {3.33768654f, 1.00527477f, 0.00241501862f, -0.00080099504f, 0.00023092475f, -6.64359686e-05f, 1.69528648e-05f, -3.23503468e-06f, 2.86884642e-07f, 8.18531092e-08f};
+constexpr float kErfinvTail[] = {3.33768654f, 1.00527477f, 0.00241501862f, -0.00080099504f, 0.00023092475f, -6.64359613e-05f, 1.69528648e-05f, -3.23503468e-06f, 2.86884642e-07f, 8.18531092e-08f};
 
 // erfinv(y) / y as a function of sqrt(w), sqrt(w) in [4.5, 10.5] (ndtri's tails); degree 9, error 2.3e-07
 constexpr float kErfinvFarTailMid = 7.5f;
@@ -26,7 +26,7 @@ constexpr float kErfinvFarTail[] = {7.37109852f, 3.02439523f, -0.00203595008f, 6
 // erfcx(x) (x + K) / K with K = 2, erfcx(x) = exp(x^2) erfc(x), as a function of t = (x - K) / (x + K), x in [0, 12]; degree 13, error 3.2e-07
 constexpr float kErfcxMid = -0.142857143f;
 constexpr float kErfcxScale = 1.16666667f;
-constexpr float kErfcx[] = {0.614115357f, -0.334495336f, 0.05059034f, -0.00156257523f, -0.000732684101f, 4.83332733e-05f, 1.72928976e-05f, -6.12237159e-07f, -5.23898791e-07f, -2.40788118e-08f, 1.45621186e-08f, 2.53233412e-09f, -1.86824653e-10f, -1.29568106e-10f};
+constexpr float kErfcx[] = {0.614115357f, -0.334495336f, 0.05059034f, -0.00156257523f, -0.000732684101f, 4.83332733e-05f, 1.72928976e-05f, -6.12237159e-07f, -5.23898791e-07f, -2.40788118e-08f, 1.45621186e-08f, 2.5323339e-09f, -1.86824806e-10f, -1.29568037e-10f};
 
 // Phi(-a) exp(a^2 / 2) / t with t = K / (K + a), K = 3, as a function of t, a in [0, 13.2]; degree 8, error 1.7e-07 (Horner)
 constexpr float kNormalTailMid = 0.0f;
@@ -46,62 +46,72 @@ constexpr float kI1eSmall[] = {0.433374077f, -0.0385591313f, 0.0302188843f, -0.0
 // I0(x) exp(-x) sqrt(x) as a function of 1 / x, x >= 8; degree 8, error 1e-07
 constexpr float kI0eLargeMid = 0.0625f;
 constexpr float kI0eLargeScale = 16.0f;
-constexpr float kI0eLarge[] = {0.402245194f, 0.00336911646f, 6.88975852e-05f, 2.89137051e-06f, 2.04891862e-07f, 2.26666899e-08f, 3.39623218e-09f, 4.94066288e-10f, 1.21545525e-11f};
+constexpr float kI0eLarge[] = {0.402245194f, 0.00336911646f, 6.88975852e-05f, 2.89137051e-06f, 2.04891862e-07f, 2.26666899e-08f, 3.39623241e-09f, 4.94066288e-10f, 1.21545482e-11f};
 
 // I1(x) exp(-x) sqrt(x) as a function of 1 / x, x >= 8; degree 8, error 1e-07
 constexpr float kI1eLargeMid = 0.0625f;
 constexpr float kI1eLargeScale = 16.0f;
-constexpr float kI1eLarge[] = {0.389288127f, -0.00976109784f, -0.000110588939f, -3.88256467e-06f, -2.51223611e-07f, -2.63146891e-08f, -3.83538001e-09f, -5.58970037e-10f, -1.81483873e-11f};
+constexpr float kI1eLarge[] = {0.389288127f, -0.00976109784f, -0.000110588939f, -3.88256467e-06f, -2.51223611e-07f, -2.63146891e-08f, -3.83538001e-09f, -5.58970037e-10f, -1.81483942e-11f};
 
 // log Gamma(x) / ((x - 1)(x - 2)), x in [0.5, 3]; degree 20, error 1.6e-07
 constexpr float kLgammaCoreMid = 1.75f;
 constexpr float kLgammaCoreScale = 0.8f;
-constexpr float kLgammaCore[] = {0.496919662f, -0.189837709f, 0.051642362f, -0.0162088852f, 0.00548086874f, -0.00193734712f, 0.00070489099f, -0.000261696987f, 9.86113082e-05f, -3.75848576e-05f, 1.44558398e-05f, -5.60143417e-06f, 2.18399623e-06f, -8.5605086e-07f, 3.37076415e-07f, -1.33255426e-07f, 5.28622159e-08f, -2.10285904e-08f, 8.36883984e-09f, -3.28542815e-09f, 1.14459686e-09f};
+constexpr float kLgammaCore[] = {0.496919662f, -0.189837709f, 0.051642362f, -0.0162088852f, 0.00548086874f, -0.00193734712f, 0.00070489099f, -0.000261696987f, 9.86113082e-05f, -3.75848576e-05f, 1.44558398e-05f, -5.60143417e-06f, 2.18399623e-06f, -8.5605086e-07f, 3.37076415e-07f, -1.33255426e-07f, 5.28622159e-08f, -2.10285904e-08f, 8.36883984e-09f, -3.28542815e-09f, 1.14459675e-09f};
 
 // sin(pi r) / r as a function of r^2, |r| <= 0.5; degree 6, error 1.5e-07
 constexpr float kSinPiMid = 0.125f;
 constexpr float kSinPiScale = 8.0f;
-constexpr float kSinPi[] = {2.55255795f, -0.570523143f, 0.0182360318f, -0.000273175014f, 2.36992378e-06f, -1.34055815e-08f, 5.33093916e-11f};
+constexpr float kSinPi[] = {2.55255795f, -0.570523143f, 0.0182360318f, -0.000273175014f, 2.36992378e-06f, -1.34055815e-08f, 5.33097871e-11f};
 
 // cos(pi r) as a function of r^2, |r| <= 0.5 (absolute error); degree 7, error 1.1e-07
 constexpr float kCosPiMid = 0.125f;
 constexpr float kCosPiScale = 8.0f;
-constexpr float kCosPi[] = {0.472001225f, -0.499403268f, 0.027992079f, -0.000596695172f, 6.70439476e-06f, -4.65322962e-08f, 2.19345708e-10f, -7.48166774e-13f};
+constexpr float kCosPi[] = {0.472001225f, -0.499403268f, 0.027992079f, -0.000596695172f, 6.70439476e-06f, -4.65322962e-08f, 2.19345653e-10f, -7.4809603e-13f};
+
+// atan(z) / z as a function of z^2, |z| <= tan(pi / 8); degree 6, error 3.6e-08 (Horner)
+constexpr float kAtanReducedMid = 0.0f;
+constexpr float kAtanReducedScale = 1.0f;
+constexpr float kAtanReduced[] = {1.0f, -0.333333313f, 0.199998796f, -0.142814532f, 0.110387929f, -0.0844653621f, 0.0468691625f};
+
+// asin(z) / z as a function of z^2, |z| <= 1 / 2; degree 7, error 6.1e-08 (Horner)
+constexpr float kAsinReducedMid = 0.0f;
+constexpr float kAsinReducedScale = 1.0f;
+constexpr float kAsinReduced[] = {1.0f, 0.166666672f, 0.0749994069f, 0.0446614772f, 0.0300986059f, 0.0246739257f, 0.00733348075f, 0.0348260216f};
 
 // K0(x) + log(x / 2) I0(x) as a function of x^2, x in [0, 2] (absolute error); degree 8, error 1.3e-07
 constexpr float kK0SmallMid = 2.0f;
 constexpr float kK0SmallScale = 0.5f;
-constexpr float kK0Small[] = {-0.267663687f, 0.344289899f, 0.0359799378f, 0.00126461545f, 2.28621211e-05f, 2.53479101e-07f, 1.90451632e-09f, 1.03496829e-11f, 4.27266017e-14f};
+constexpr float kK0Small[] = {-0.267663687f, 0.344289899f, 0.0359799378f, 0.00126461545f, 2.28621211e-05f, 2.53479101e-07f, 1.90451632e-09f, 1.03496378e-11f, 4.26048086e-14f};
 
 // x K1(x) - x log(x / 2) I1(x) as a function of x^2, x in [0, 2] (absolute error); degree 8, error 1.4e-07
 constexpr float kK1SmallMid = 2.0f;
 constexpr float kK1SmallScale = 0.5f;
-constexpr float kK1Small[] = {0.762650132f, -0.353155971f, -0.12261118f, -0.0069757239f, -0.000173028893f, -2.43340605e-06f, -2.2133877e-08f, -1.41148829e-10f, -6.66811441e-13f};
+constexpr float kK1Small[] = {0.762650132f, -0.353155971f, -0.12261118f, -0.0069757239f, -0.000173028893f, -2.43340605e-06f, -2.2133877e-08f, -1.41148898e-10f, -6.66751376e-13f};
 
 // J0(x) as a function of x^2, x in [0, 8] (absolute error); degree 12, error 2.1e-08 (wide)
 constexpr float kJ0SmallMid = 32.0f;
 constexpr float kJ0SmallScale = 0.03125f;
-constexpr float kJ0Small[] = {0.157727972f, -0.00872344244f, 0.265178621f, -0.370094985f, 0.158067107f, -0.0348937698f, 0.00481917989f, -0.000460626179f, 3.24603279e-05f, -1.76194692e-06f, 7.60816334e-08f, -2.67925349e-09f, 7.84870502e-11f};
+constexpr float kJ0Small[] = {0.157727972f, -0.00872344244f, 0.265178621f, -0.370094985f, 0.158067107f, -0.0348937698f, 0.00481917989f, -0.000460626179f, 3.24603279e-05f, -1.76194692e-06f, 7.60816334e-08f, -2.67925349e-09f, 7.84870363e-11f};
 
 // J1(x) / x as a function of x^2, x in [0, 8] (absolute error); degree 12, error 2.1e-08 (wide)
 constexpr float kJ1SmallMid = 32.0f;
 constexpr float kJ1SmallScale = 0.03125f;
-constexpr float kJ1Small[] = {0.0810448453f, -0.148975149f, 0.160999268f, -0.0826804936f, 0.0222136397f, -0.00364694069f, 0.000405033759f, -3.25555484e-05f, 1.98587736e-06f, -9.52198462e-08f, 3.68713371e-09f, -1.17802615e-10f, 3.16020972e-12f};
+constexpr float kJ1Small[] = {0.0810448453f, -0.148975149f, 0.160999268f, -0.0826804936f, 0.0222136397f, -0.00364694069f, 0.000405033759f, -3.25555484e-05f, 1.98587736e-06f, -9.52198462e-08f, 3.68713371e-09f, -1.17802657e-10f, 3.16017698e-12f};
 
 // Y0(x) - (2 / pi) log(x / 2) J0(x) as a function of x^2, x in [0, 8] (absolute error); degree 12, error 3.3e-08 (wide)
 constexpr float kY0SmallMid = 32.0f;
 constexpr float kY0SmallScale = 0.03125f;
-constexpr float kY0Small[] = {0.0364546999f, -0.27832371f, 0.296050012f, 0.098255083f, -0.107551552f, 0.0317990743f, -0.00516139716f, 0.000549852557f, -4.19969838e-05f, 2.42903616e-06f, -1.10499698e-07f, 4.06651779e-09f, -1.23741614e-10f};
+constexpr float kY0Small[] = {0.0364546999f, -0.27832371f, 0.296050012f, 0.098255083f, -0.107551552f, 0.0317990743f, -0.00516139716f, 0.000549852557f, -4.19969838e-05f, 2.42903616e-06f, -1.10499698e-07f, 4.06651735e-09f, -1.23741545e-10f};
 
 // (Y1(x) - (2 / pi) (log(x / 2) J1(x) - 1 / x)) / x as a function of x^2, x in [0, 8] (absolute error); degree 12, error 1.6e-08 (wide)
 constexpr float kY1SmallMid = 32.0f;
 constexpr float kY1SmallScale = 0.03125f;
-constexpr float kY1Small[] = {0.0383007713f, -0.081825614f, -0.0248677079f, 0.0479674526f, -0.0185258854f, 0.00368060777f, -0.000462725409f, 4.06940017e-05f, -2.66176949e-06f, 1.35060276e-07f, -5.4835243e-09f, 1.82450846e-10f, -5.07066871e-12f};
+constexpr float kY1Small[] = {0.0383007713f, -0.081825614f, -0.0248677079f, 0.0479674526f, -0.0185258854f, 0.00368060777f, -0.000462725409f, 4.06940017e-05f, -2.66176949e-06f, 1.35060276e-07f, -5.4835243e-09f, 1.82450846e-10f, -5.07065917e-12f};
 
 // P0(x) of J0 and Y0 (Hankel's asymptotic form) as a function of 1 / x, x >= 8; degree 8, error 7.6e-08
 constexpr float kP0Mid = 0.0625f;
 constexpr float kP0Scale = 16.0f;
-constexpr float kP0[] = {0.999595046f, -0.000538079534f, -0.000131796769f, 1.514225e-06f, 1.58468623e-07f, -8.56069526e-09f, -2.95723446e-10f, 6.57354726e-11f, -2.23773517e-12f};
+constexpr float kP0[] = {0.999595046f, -0.000538079534f, -0.000131796769f, 1.514225e-06f, 1.58468623e-07f, -8.56069526e-09f, -2.95723446e-10f, 6.57354726e-11f, -2.23773799e-12f};
 
 // Q0(x) x of J0 and Y0 as a function of 1 / x, x >= 8; degree 8, error 6.5e-08
 constexpr float kQ0Mid = 0.0625f;
@@ -111,22 +121,22 @@ constexpr float kQ0[] = {-0.124584742f, 0.000550103257f, 0.00013224507f, -2.9002
 // P1(x) of J1 and Y1 as a function of 1 / x, x >= 8; degree 8, error 1.7e-07
 constexpr float kP1Mid = 0.0625f;
 constexpr float kP1Scale = 16.0f;
-constexpr float kP1[] = {1.00067759f, 0.000901007268f, 0.000221724345f, -1.96575957e-06f, -2.08895315e-07f, 1.02814433e-08f, 3.75970616e-10f, -7.63889577e-11f, 2.3869498e-12f};
+constexpr float kP1[] = {1.00067759f, 0.000901007268f, 0.000221724345f, -1.96575957e-06f, -2.08895315e-07f, 1.02814433e-08f, 3.75970616e-10f, -7.63889577e-11f, 2.38694871e-12f};
 
 // Q1(x) x of J1 and Y1 as a function of 1 / x, x >= 8; degree 8, error 1.1e-07
 constexpr float kQ1Mid = 0.0625f;
 constexpr float kQ1Scale = 16.0f;
-constexpr float kQ1[] = {0.374416262f, -0.000773938373f, -0.000186982026f, 3.57904946e-06f, 3.4772404e-07f, -2.68515041e-08f, -5.88768423e-10f, 2.40599041e-10f, -1.34175483e-11f};
+constexpr float kQ1[] = {0.374416262f, -0.000773938373f, -0.000186982026f, 3.57904946e-06f, 3.4772404e-07f, -2.68515041e-08f, -5.88768423e-10f, 2.40599041e-10f, -1.34175466e-11f};
 
 // K0(x) exp(x) sqrt(x) as a function of 1 / x, x >= 2; degree 14, error 1e-07
 constexpr float kK0eLargeMid = 0.25f;
 constexpr float kK0eLargeScale = 4.0f;
-constexpr float kK0eLarge[] = {1.22015154f, -0.0314480998f, 0.0015698839f, -0.000128495492f, 1.39498134e-05f, -1.83175553e-06f, 2.76681362e-07f, -4.66048995e-08f, 8.57403393e-09f, -1.69753456e-09f, 3.57739727e-10f, -7.9574923e-11f, 1.85594439e-11f, -4.51414513e-12f, 1.13261126e-12f};
+constexpr float kK0eLarge[] = {1.22015154f, -0.0314480998f, 0.0015698839f, -0.000128495492f, 1.39498134e-05f, -1.83175553e-06f, 2.76681362e-07f, -4.66048995e-08f, 8.57403393e-09f, -1.69753456e-09f, 3.57739727e-10f, -7.95748537e-11f, 1.85594734e-11f, -4.51417115e-12f, 1.13256897e-12f};
 
 // K1(x) exp(x) sqrt(x) as a function of 1 / x, x >= 2; degree 14, error 1.3e-07
 constexpr float kK1eLargeMid = 0.25f;
 constexpr float kK1eLargeScale = 4.0f;
-constexpr float kK1eLarge[] = {1.36031306f, 0.103923738f, -0.00285781687f, 0.000195215514f, -1.93619799e-05f, 2.40648501e-06f, -3.50196046e-07f, 5.74108405e-08f, -1.03457625e-08f, 2.01504968e-09f, -4.19035445e-10f, 9.21832194e-11f, -2.1299653e-11f, 5.13980612e-12f, -1.31536438e-12f};
+constexpr float kK1eLarge[] = {1.36031306f, 0.103923738f, -0.00285781687f, 0.000195215514f, -1.93619799e-05f, 2.40648501e-06f, -3.50196046e-07f, 5.74108405e-08f, -1.03457625e-08f, 2.01504968e-09f, -4.19035306e-10f, 9.21831916e-11f, -2.12996079e-11f, 5.13979397e-12f, -1.3154522e-12f};
 
 // 2 / pi in chunks of 24 bits (a float times a chunk is exact in double)
 constexpr double kTwoOverPiChunks[] = {0.6366197466850281, 2.5682552973194106e-08, 2.937095214933759e-16, 3.2543794001732456e-23, 1.2089613708828537e-29, 5.667556795740071e-37, 2.6204031112097215e-44, 7.053957680880629e-52};

@@ -39,7 +39,6 @@ EMBER_FLOAT_UNARY(log1p, Log1p, Log1p)
 EMBER_FLOAT_UNARY(expm1, Expm1, Expm1)
 EMBER_FLOAT_UNARY(sqrt, Sqrt, Sqrt)
 EMBER_FLOAT_UNARY(rsqrt, Rsqrt, Rsqrt)
-EMBER_FLOAT_UNARY(tan, Tan, Tan)
 EMBER_FLOAT_UNARY(tanh, Tanh, Tanh)
 EMBER_FLOAT_UNARY(sigmoid, Sigmoid, Sigmoid)
 EMBER_FLOAT_UNARY(log2, Log2, Log2)
@@ -56,39 +55,57 @@ EMBER_FLOAT_UNARY(reciprocal, Reciprocal, Reciprocal)
 #undef EMBER_FLOAT_UNARY
 
 namespace {
-// sin or cos of a float: the exact quarter-turn reduction, and the cheaper one below 2^20
-// (special_float.h) as the fast form, which unary_loop takes block by block.
-template <bool kCos> struct SinCosFloat {
+using special_float::Trig;
+
+// sin, cos or tan of a float or double: a cheap reduction on the common range as the fast
+// form, which unary_loop takes block by block (special_float.h: Cody and Waite's below 2^20
+// for float, 2^24 for double), and the exact one beyond (float: the quarter turns of every
+// float; double: the C library's).
+template <Trig kFn> struct TrigFloat {
   float operator()(float x) const {
+    if constexpr (kFn == Trig::Tan) return special_float::tan_f(x);
     float s, c;
     special_float::sincos_f(x, s, c);
-    return kCos ? c : s;
+    return kFn == Trig::Cos ? c : s;
   }
   float fast(float x) const {
+    if constexpr (kFn == Trig::Tan) return special_float::tan_fast_f(x);
     float s, c;
     special_float::sincos_fast_f(x, s, c);
-    return kCos ? c : s;
+    return kFn == Trig::Cos ? c : s;
   }
   bool in_fast_range(float x) const { return std::fabs(x) < special_float::kSinCosFastLimit; }
 };
+template <Trig kFn> struct TrigDouble {
+  double operator()(double x) const {
+    return kFn == Trig::Sin ? std::sin(x) : kFn == Trig::Cos ? std::cos(x) : std::tan(x);
+  }
+  double fast(double x) const { return special_float::trig_fast_d<kFn>(x); }
+  bool in_fast_range(double x) const { return std::fabs(x) < special_float::kTrigFastLimitD; }
+};
 
-template <bool kCos> Tensor sin_or_cos(const char* op, const Tensor& self, const Tensor& out) {
+template <Trig kFn> Tensor trig(const char* op, const Tensor& self, const Tensor& out) {
   return float_unary(op, self, out, WithComplex<DispatchFloat>{}, [](auto tag) {
     using A = opmath_t<decltype(tag)>;
     if constexpr (std::is_same_v<A, float>) {
-      return SinCosFloat<kCos>{};
+      return TrigFloat<kFn>{};
+    } else if constexpr (std::is_same_v<A, double>) {
+      return TrigDouble<kFn>{};
     } else {
+      static_assert(is_complex_v<A>);
       return [](A x) -> A {
-        if constexpr (is_complex_v<A>) return kCos ? complex_fn::Cos{}(x) : complex_fn::Sin{}(x);
-        else return kCos ? unary_fn::Cos{}(x) : unary_fn::Sin{}(x);
+        if constexpr (kFn == Trig::Sin) return complex_fn::Sin{}(x);
+        else if constexpr (kFn == Trig::Cos) return complex_fn::Cos{}(x);
+        else return complex_fn::Tan{}(x);
       };
     }
   });
 }
 }  // namespace
 
-Tensor sin(const Tensor& self, const Tensor& out) { return sin_or_cos<false>("sin", self, out); }
-Tensor cos(const Tensor& self, const Tensor& out) { return sin_or_cos<true>("cos", self, out); }
+Tensor sin(const Tensor& self, const Tensor& out) { return trig<Trig::Sin>("sin", self, out); }
+Tensor cos(const Tensor& self, const Tensor& out) { return trig<Trig::Cos>("cos", self, out); }
+Tensor tan(const Tensor& self, const Tensor& out) { return trig<Trig::Tan>("tan", self, out); }
 
 // erf: float (and the 16-bit floats) by special_float.h's vectorisable kernel, double by the
 // C library's.

@@ -7,10 +7,11 @@
 // refuse bool) and convert to and from A; the functor only says what one element becomes.
 //
 // Where the two devices use different implementations of one function, the functor says so:
-// on the host exp, tanh, sigmoid, the logarithms, sin and cos use vec_math.h's and
-// special_float.h's branch-free versions (within 2-4 ulp of the C library, and vectorised by
-// the compiler), on the device CUDA's own. Every other function is the C library's (std:: on
-// the host, CUDA's overloads of the same names on the device).
+// on the host exp, expm1, tanh, sigmoid, sinh, cosh, the logarithms, sin, cos, tan, atan,
+// asin and acos use vec_math.h's and special_float.h's branch-free versions (within 2-4 ulp
+// of the C library, and vectorised by the compiler), on the device CUDA's own. Every other
+// function is the C library's (std:: on the host, CUDA's overloads of the same names on the
+// device).
 #pragma once
 
 #include <cmath>
@@ -23,7 +24,7 @@
 #include "ember/core/host_device.h"
 #include "ember/ops/elementwise/vec_math.h"
 #if !defined(__CUDACC__)
-#include "ember/ops/elementwise/special_float.h"  // sin, cos
+#include "ember/ops/elementwise/special_float.h"  // sin, cos, tan, atan, asin, acos
 #endif
 
 // The C library's function `fn` for the current side of the compilation.
@@ -43,15 +44,9 @@ namespace ember::unary_fn {
       return EMBER_LIBM(FN)(x);                                           \
     }                                                                     \
   };
-EMBER_LIBM_FUNCTOR(Expm1, expm1)
 EMBER_LIBM_FUNCTOR(Sqrt, sqrt)
 EMBER_LIBM_FUNCTOR(Tan, tan)
 EMBER_LIBM_FUNCTOR(Erf, erf)
-EMBER_LIBM_FUNCTOR(Atan, atan)
-EMBER_LIBM_FUNCTOR(Asin, asin)
-EMBER_LIBM_FUNCTOR(Acos, acos)
-EMBER_LIBM_FUNCTOR(Sinh, sinh)
-EMBER_LIBM_FUNCTOR(Cosh, cosh)
 EMBER_LIBM_FUNCTOR(Asinh, asinh)
 EMBER_LIBM_FUNCTOR(Acosh, acosh)
 EMBER_LIBM_FUNCTOR(Atanh, atanh)
@@ -62,9 +57,10 @@ EMBER_LIBM_FUNCTOR(Round, nearbyint)  // half to even, as PyTorch
 EMBER_LIBM_FUNCTOR(Trunc, trunc)
 #undef EMBER_LIBM_FUNCTOR
 
-// The logarithms and sine / cosine: vec_math.h's (float: vectorised; other types: the C
-// library's) on the host, CUDA's on the device. In .cu files (whose host side never calls
-// them) CUDA's on both sides, so that special_float.h stays out of nvcc.
+// The logarithms, expm1, sinh, cosh and the trigonometric functions: vec_math.h's and
+// special_float.h's (float and double vectorised, the C library's for the other types) on the
+// host, CUDA's on the device. In .cu files (whose host
+// side never calls them) CUDA's on both sides, so that special_float.h stays out of nvcc.
 #if defined(__CUDACC__)
 #define EMBER_HOST_FUNCTOR(NAME, FN, HOST) EMBER_LIBM_FUNCTOR(NAME, FN)
 #else
@@ -83,8 +79,14 @@ EMBER_HOST_FUNCTOR(Log, log, log_)
 EMBER_HOST_FUNCTOR(Log2, log2, log2_)
 EMBER_HOST_FUNCTOR(Log10, log10, log10_)
 EMBER_HOST_FUNCTOR(Log1p, log1p, log1p_)
+EMBER_HOST_FUNCTOR(Expm1, expm1, expm1_)
+EMBER_HOST_FUNCTOR(Sinh, sinh, sinh_)
+EMBER_HOST_FUNCTOR(Cosh, cosh, cosh_)
 EMBER_HOST_FUNCTOR(Sin, sin, special_float::sin_)
 EMBER_HOST_FUNCTOR(Cos, cos, special_float::cos_)
+EMBER_HOST_FUNCTOR(Atan, atan, special_float::atan_)
+EMBER_HOST_FUNCTOR(Asin, asin, special_float::asin_)
+EMBER_HOST_FUNCTOR(Acos, acos, special_float::acos_)
 #undef EMBER_LIBM_FUNCTOR
 #undef EMBER_HOST_FUNCTOR
 

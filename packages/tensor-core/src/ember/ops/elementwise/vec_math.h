@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "ember/core/dtype.h"  // float_bits, bits_float
@@ -85,7 +86,7 @@ inline float expm1_f(float x) {
   p = p * xs + 1.0f / 6;
   p = p * xs + 0.5f;
   p = p * xs * xs + xs;
-  return pick(std::fabs(x) < 0.5f, p, exp_f(x) - 1.0f);
+  return std::copysign(pick(std::fabs(x) < 0.5f, p, exp_f(x) - 1.0f), x);  // expm1(-0) = -0
 }
 
 // tanh(x) = -expm1(-2|x|) / (2 + expm1(-2|x|)) with the sign of x: accurate near 0 (no
@@ -146,8 +147,16 @@ inline float log10_f(float x) {
   return log_special_f(x, p.n * 0.30102539f + (p.log_m * 0.434294482f + p.n * 4.60503907e-6f));
 }
 
-// 1 / (1 + exp(-x)); 0 and 1 at the ends, nan for nan.
-inline float sigmoid_f(float x) { return 1.0f / (1.0f + exp_f(-x)); }
+// 1 / (1 + e) for x >= 0 and e / (1 + e) below, e = exp(-|x|) in (0, 1]: one division, and
+// an exp of normal results only (exp_sum_normal_f: no clamps, one scale factor). Below
+// -87.33 the result is subnormal: 0 there, as PyTorch's. Within 2 ulp; 1 at inf, nan for nan.
+inline float sigmoid_f(float x) {
+  constexpr float kMinNormalLog = 87.3365402f;  // -log(float's smallest normal number)
+  const float a = std::fabs(x);
+  const float e = exp_sum_normal_f(-pick(a < kMinNormalLog, a, kMinNormalLog), 0.0f);
+  const float r = pick(x >= 0.0f, 1.0f, e) / (1.0f + e);
+  return pick(x != x, x, pick(x < -kMinNormalLog, 0.0f, r));
+}
 
 // ---- double: the same constructions with double's constants ----
 
@@ -161,6 +170,8 @@ inline double bits_double(uint64_t u) {
   std::memcpy(&x, &u, sizeof x);
   return x;
 }
+constexpr double kInfD = std::numeric_limits<double>::infinity();
+constexpr double kNanD = std::numeric_limits<double>::quiet_NaN();
 inline double pick(bool c, double a, double b) {
   const uint64_t m = 0ull - static_cast<uint64_t>(c);
   return bits_double((double_bits(a) & m) | (double_bits(b) & ~m));
@@ -222,7 +233,7 @@ inline double expm1_d(double x) {
   p = p * xs + 1.0 / 6.0;
   p = p * xs + 0.5;
   p = p * xs * xs + xs;
-  return pick(std::fabs(x) < 0.5, p, exp_d(x) - 1.0);
+  return std::copysign(pick(std::fabs(x) < 0.5, p, exp_d(x) - 1.0), x);  // expm1(-0) = -0
 }
 
 // tanh(x) = -expm1(-2|x|) / (2 + expm1(-2|x|)) with the sign of x (exactly +-1 for large
@@ -235,17 +246,11 @@ inline double tanh_d(double x) {
 
 inline double sigmoid_d(double x) { return 1.0 / (1.0 + exp_d(-x)); }
 
-// log(x) of a positive normal double: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log m =
-// 2 atanh(f), f = (m - 1) / (m + 1), by its odd series to f^23 (truncation below 1e-18
-// relative), e ln2 added in two parts. Within 1 ulp of std::log on (2^-1022, inf); used
-// where the argument is known to be such (random number transforms), so zero, negative,
-// subnormal, inf and nan arguments are not handled.
-// x = 2^e m with m in [sqrt(1/2), sqrt(2)) for a positive normal double x: e, and
-// f = (m - 1) / (m + 1), where log m = 2 atanh(f), |f| <= 0.172.
-struct LogPartsD {
-  double e, f;
+// x = 2^e m with m in [sqrt(1/2), sqrt(2)) for a positive normal double x.
+struct MantExpD {
+  double m, e;
 };
-inline LogPartsD log_parts_d(double x) {
+inline MantExpD mant_exp_d(double x) {
   // biased = x's bits plus (1.0's bits - sqrt(1/2)'s): its exponent field is e + 1023 where
   // x = m 2^e with m in [sqrt(1/2), sqrt(2)) (logical shifts only: AVX2 has no 64-bit
   // arithmetic shift)
@@ -254,26 +259,98 @@ inline LogPartsD log_parts_d(double x) {
   const double m = bits_double(bits - (eb << 52) + (1023ull << 52));
   constexpr double kTwo52 = 4503599627370496.0;  // 2^52: eb in its low mantissa bits
   const double e = (bits_double(double_bits(kTwo52) | eb) - kTwo52) - 1023.0;
-  return {e, (m - 1.0) / (m + 1.0)};
+  return {m, e};
 }
 
-inline double log_pos_d(double x) {
-  const LogPartsD lp = log_parts_d(x);
-  const double f = lp.f, e = lp.e;
-  const double f2 = f * f;
+// log(1 + g) + small for g = m - 1 in [-0.293, 0.415] (exact) and a small addend: with
+// s = g / (2 + g), log(1 + g) = 2 atanh(s) = 2s + s R, R = 2 (z / 3 + z^2 / 5 + ...) (z = s^2,
+// to z^11: truncation below 1e-18 relative), and 2s = g - s g = g - (h - s h) with h = g^2 / 2,
+// so log(1 + g) = g - (h - s (h + R)): g enters exactly and the division's rounding only
+// touches the small correction. Within 1 ulp (fdlibm's construction of log).
+inline double log_one_plus_d(double g, double small) {
+  const double s = g / (2.0 + g);
+  const double z = s * s;
   double p = 1.0 / 23;
-  p = p * f2 + 1.0 / 21;
-  p = p * f2 + 1.0 / 19;
-  p = p * f2 + 1.0 / 17;
-  p = p * f2 + 1.0 / 15;
-  p = p * f2 + 1.0 / 13;
-  p = p * f2 + 1.0 / 11;
-  p = p * f2 + 1.0 / 9;
-  p = p * f2 + 1.0 / 7;
-  p = p * f2 + 1.0 / 5;
-  p = p * f2 + 1.0 / 3;
-  p = p * f2 + 1.0;
-  return (2.0 * f * p + e * 1.90821492927058770002e-10) + e * 6.93147180369123816490e-01;
+  p = p * z + 1.0 / 21;
+  p = p * z + 1.0 / 19;
+  p = p * z + 1.0 / 17;
+  p = p * z + 1.0 / 15;
+  p = p * z + 1.0 / 13;
+  p = p * z + 1.0 / 11;
+  p = p * z + 1.0 / 9;
+  p = p * z + 1.0 / 7;
+  p = p * z + 1.0 / 5;
+  p = p * z + 1.0 / 3;
+  const double r = 2.0 * z * p;
+  const double h = 0.5 * g * g;
+  return g - (h - (s * (h + r) + small));
+}
+constexpr double kLn2Hi = 6.93147180369123816490e-01;  // fdlibm's: e kLn2Hi exact, |e| < 2^20
+constexpr double kLn2Lo = 1.90821492927058770002e-10;
+
+// log(x) of a positive normal double within 1 ulp of std::log; used where the argument is
+// known to be such (random number transforms): zero, negative, subnormal, inf and nan
+// arguments are not handled.
+inline double log_pos_d(double x) {
+  const MantExpD me = mant_exp_d(x);
+  return me.e * kLn2Hi + log_one_plus_d(me.m - 1.0, me.e * kLn2Lo);
+}
+
+// x's parts for the logarithms of any double (subnormals scaled by 2^52 first; arguments
+// without a logarithm taken at 1), and the value at those arguments: -inf at 0, inf at inf,
+// nan for negative numbers and nan.
+inline MantExpD log_parts_of_any_d(double x) {
+  const bool subnormal = x < 2.2250738585072014e-308;
+  const double xs = pick(subnormal, x * 4503599627370496.0, x);  // 2^52
+  const MantExpD me = mant_exp_d(pick(xs > 0.0 && xs < kInfD, xs, 1.0));
+  return {me.m, me.e - pick(subnormal, 52.0, 0.0)};
+}
+inline double log_special_d(double x, double r) {
+  r = pick(x == kInfD, x, r);
+  r = pick(x == 0.0, -kInfD, r);
+  return pick(x < 0.0 || x != x, kNanD, r);
+}
+// Within 1 ulp of std::log.
+inline double log_d(double x) {
+  const MantExpD me = log_parts_of_any_d(x);
+  return log_special_d(x, me.e * kLn2Hi + log_one_plus_d(me.m - 1.0, me.e * kLn2Lo));
+}
+// log2(x) = e + log m / ln2, 1 / ln2 in two parts: exact at powers of two. Within 2 ulp.
+inline double log2_d(double x) {
+  const MantExpD me = log_parts_of_any_d(x);
+  const double log_m = log_one_plus_d(me.m - 1.0, 0.0);
+  return log_special_d(x, me.e + (log_m * 1.4426950408889634 + log_m * 2.0355273740931033e-17));
+}
+// log10(x) = e log10(2) + log m log10(e), both constants in two parts (e times log10(2)'s
+// high part, of 32 bits, is exact). Within 2 ulp.
+inline double log10_d(double x) {
+  const MantExpD me = log_parts_of_any_d(x);
+  const double log_m = log_one_plus_d(me.m - 1.0, 0.0);
+  const double small = log_m * 0.4342944819032518 + (me.e * 5.630334806675098e-11 +
+                                                     log_m * 1.098319650216765e-17);
+  return log_special_d(x, me.e * 0.30102999560767785 + small);
+}
+
+// log(1 + x): u = 1 + x rounded = 2^e m, and the rounding's error c = x - (u - 1) (exact:
+// Sterbenz for |x| < 1, 0 from 2^53 on, negligible between) at m's scale, c' = c 2^-e, so
+// that 1 + x = 2^e (m + c'): log1p(x) = e ln2 + log m + c' / m, where c' / m is taken as
+// c' (1 - s)(1 - s + s^2) (1 / m = (1 - s) / (1 + s) with log_one_plus_d's s; the dropped s^3
+// costs under 1% of a correction below half an ulp). x itself below 2^-54 (u = 1), -inf at
+// -1, nan below. Within 1 ulp of std::log1p.
+inline double log1p_d(double x) {
+  const double u = 1.0 + x;
+  const bool usable = u > 0.0 && u < kInfD;
+  const MantExpD me = mant_exp_d(pick(usable, u, 2.0));
+  const double e_clamped = pick(me.e < 1000.0, pick(me.e > -1000.0, me.e, -1000.0), 1000.0);
+  const double c = (x - (u - 1.0)) * pow2_d(-e_clamped);
+  const double g = me.m - 1.0;
+  const double s = g / (2.0 + g);
+  const double correction = c * ((1.0 - s) * (1.0 - s + s * s));
+  const double r = me.e * kLn2Hi + log_one_plus_d(g, me.e * kLn2Lo + correction);
+  double v = pick(std::fabs(x) < 5.551115123125783e-17, x, r);  // 2^-54; keeps -0
+  v = pick(x == kInfD, x, v);
+  v = pick(x == -1.0, -kInfD, v);
+  return pick(x < -1.0 || x != x, kNanD, v);
 }
 
 // log(1 + x) of a float, computed in double: 1 + x is exact there for |x| >= 2^-29 (below,
@@ -283,14 +360,15 @@ inline double log_pos_d(double x) {
 // inf, nan below -1.
 inline float log1p_f(float x) {
   const double u = 1.0 + static_cast<double>(x);
-  const LogPartsD lp = log_parts_d(pick(u > 0.0 && u < 1e300, u, 1.0));
-  const double f2 = lp.f * lp.f;
+  const MantExpD me = mant_exp_d(pick(u > 0.0 && u < 1e300, u, 1.0));
+  const double f = (me.m - 1.0) / (me.m + 1.0);  // log m = 2 atanh(f), |f| <= 0.172
+  const double f2 = f * f;
   double p = 1.0 / 11;
   p = p * f2 + 1.0 / 9;
   p = p * f2 + 1.0 / 7;
   p = p * f2 + 1.0 / 5;
   p = p * f2 + 1.0 / 3;
-  const double r = 2.0 * lp.f + (2.0 * lp.f) * f2 * p + lp.e * 6.93147180559945309417e-01;
+  const double r = 2.0 * f + (2.0 * f) * f2 * p + me.e * 6.93147180559945309417e-01;
   float v = pick(std::fabs(x) < 1.86264515e-9f, x, static_cast<float>(r));  // 2^-29
   v = pick(x == INFINITY, x, v);
   v = pick(x == -1.0f, -INFINITY, v);
@@ -325,22 +403,57 @@ inline void sincos_turn_f(float u, float& s, float& c) {
   c = pick(q == 1 || q == 2, -c0, c0);
 }
 
+template <typename A> inline A expm1_(A x) {
+  if constexpr (std::is_same_v<A, float>) return expm1_f(x);
+  else if constexpr (std::is_same_v<A, double>) return expm1_d(x);
+  else return std::expm1(x);
+}
 template <typename A> inline A exp_(A x) {
   if constexpr (std::is_same_v<A, float>) return exp_f(x);
   else if constexpr (std::is_same_v<A, double>) return exp_d(x);
   else return std::exp(x);
 }
 // The float functions above for float, the C library's for the other types.
-#define EMBER_FLOAT_OR_LIBM(NAME, FN)                             \
-  template <typename A> inline A NAME##_(A x) {                   \
+// The float and double functions above, the C library's for the other types.
+#define EMBER_VEC_OR_LIBM(FN)                                     \
+  template <typename A> inline A FN##_(A x) {                     \
     if constexpr (std::is_same_v<A, float>) return FN##_f(x);     \
+    else if constexpr (std::is_same_v<A, double>) return FN##_d(x); \
     else return std::FN(x);                                        \
   }
-EMBER_FLOAT_OR_LIBM(log, log)
-EMBER_FLOAT_OR_LIBM(log2, log2)
-EMBER_FLOAT_OR_LIBM(log10, log10)
-EMBER_FLOAT_OR_LIBM(log1p, log1p)
-#undef EMBER_FLOAT_OR_LIBM
+EMBER_VEC_OR_LIBM(log)
+EMBER_VEC_OR_LIBM(log2)
+EMBER_VEC_OR_LIBM(log10)
+#undef EMBER_VEC_OR_LIBM
+template <typename A> inline A log1p_(A x) {
+  if constexpr (std::is_same_v<A, float>) return log1p_f(x);
+  else if constexpr (std::is_same_v<A, double>) return log1p_d(x);
+  else return std::log1p(x);
+}
+
+// sinh and cosh from the half argument, so that nothing overflows before the result does
+// (sinh(89) is finite in float, exp(89) is not) and nothing cancels near 0. sinh: with
+// v = expm1(|x| / 2), e^|x| - 1 = u = v (v + 2) and sinh|x| = (u / 2)(1 + 1 / (u + 1)), u / 2
+// taken as (v / 2)(v + 2) (u may overflow where the result does not: 1 / inf is 0); the sign
+// of x. cosh: w = exp(|x| / 2), cosh x = (w / 2) w + (1 / 2) / w^2. Within a few ulp; +-inf
+// at +-inf, nan for nan.
+template <typename A> inline A sinh_(A x) {
+  if constexpr (std::is_same_v<A, float> || std::is_same_v<A, double>) {
+    const A v = expm1_(A(0.5) * std::fabs(x));
+    const A u = v * (v + A(2));
+    return std::copysign((A(0.5) * v) * (v + A(2)) * (A(1) + A(1) / (u + A(1))), x);
+  } else {
+    return std::sinh(x);
+  }
+}
+template <typename A> inline A cosh_(A x) {
+  if constexpr (std::is_same_v<A, float> || std::is_same_v<A, double>) {
+    const A w = exp_(A(0.5) * std::fabs(x));
+    return (A(0.5) * w) * w + A(0.5) / (w * w);
+  } else {
+    return std::cosh(x);
+  }
+}
 
 template <typename A> inline A tanh_(A x) {
   if constexpr (std::is_same_v<A, float>) return tanh_f(x);
