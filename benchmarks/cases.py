@@ -489,9 +489,30 @@ def _library() -> list[Case]:
     return cases
 
 
+def _math() -> list[Case]:
+    """The functions of math.h on 1M elements of float32 and float64 (each on its domain)."""
+    functions = [
+        ("exp", -5, 5), ("expm1", -2, 2), ("log", 0.01, 100), ("log1p", -0.9, 10),
+        ("log2", 0.01, 100), ("log10", 0.01, 100), ("sin", -10, 10), ("cos", -10, 10),
+        ("tan", -1.5, 1.5), ("atan", -10, 10), ("asin", -1, 1), ("acos", -1, 1),
+        ("sinh", -5, 5), ("cosh", -5, 5), ("tanh", -5, 5), ("sigmoid", -10, 10),
+        ("erf", -3, 3),
+    ]
+    cases = []
+    for dtype in (np.float32, np.float64):
+        for name, lo, hi in functions:
+            def make(rng: np.random.Generator, lo=lo, hi=hi, dtype=dtype) -> list[np.ndarray]:
+                return [rng.uniform(lo, hi, M).astype(dtype)]
+
+            cases.append(Case(group="math", name=f"{name} {np.dtype(dtype).name} 1M",
+                              inputs=make, op=lambda lib, x, name=name: getattr(lib, name)(x),
+                              work=2 * np.dtype(dtype).itemsize * M, rtol=1e-5, atol=1e-6))
+    return cases
+
+
 CASES: list[Case] = (
     _overhead() + _elementwise() + _reductions() + _matmul() + _fft() + _linalg() + _memory()
-    + _library()
+    + _library() + _math()
 )
 
 # scaling: these cases again, at 1 and at 2 intra-op threads in both libraries

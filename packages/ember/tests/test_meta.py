@@ -633,3 +633,17 @@ def test_backends_import_as_modules():
     assert cudnn is ember.backends.cudnn
     assert importlib.import_module("ember.backends.mps").is_available() is False
     assert importlib.import_module("ember.sparse") is ember.sparse
+
+
+def test_onnx_is_importable_without_an_exporter():
+    # PyTorch programs import torch.onnx at their top (the word-language-model example) and
+    # model code asks is_in_onnx_export(); exporting is a clear NotImplementedError
+    import ember
+    import ember.onnx
+
+    assert ember.onnx is sys.modules["ember.onnx"]
+    assert ember.onnx.is_in_onnx_export() is False
+    with pytest.raises(NotImplementedError, match=r"ember\.onnx\.export: Ember has no ONNX"):
+        ember.onnx.export(ember.nn.Linear(2, 1), (ember.ones(1, 2),), "model.onnx")
+    with pytest.raises(NotImplementedError, match="dynamo_export"):
+        ember.onnx.dynamo_export(ember.nn.Linear(2, 1), ember.ones(1, 2))

@@ -98,8 +98,9 @@ from ember_tensor.amp import (  # noqa: E402, F401
 
 _sys.modules[f"{__name__}.amp"] = amp
 
-# torch.func's functional_call (over the nn provider; importing it loads nothing)
-from . import func  # noqa: E402, F401, I001
+# torch.func's functional_call (over the nn provider; importing it loads nothing), and
+# torch.onnx's names without an exporter
+from . import func, onnx  # noqa: E402, F401, I001
 
 # attribute -> (slot, import name, distribution) of the component that provides it
 _SLOTS: dict[str, tuple[str, str, str]] = {
