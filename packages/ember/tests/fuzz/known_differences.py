@@ -35,7 +35,7 @@ _TIED_INDEX = ("the index of one of several equal values: PyTorch's is its quick
                "(differences-from-pytorch.md: Sorting)")
 _FMA = ("PyTorch's addcmul and lerp kernels are fused multiply-adds (a product beyond the "
         "dtype's range is not rounded to inf before the add); Ember's composites multiply, "
-        "then add (differences-from-pytorch.md: Last bits of float32 math)")
+        "then add (differences-from-pytorch.md: Last bits of float32 and float64 math)")
 _WELFORD_MEAN = ("var_mean/std_mean's mean is mean(): inf where the data hold inf; PyTorch's comes "
                  "from its Welford update, NaN there (inf - inf)")
 _EX_NAN = ("a matrix the *_ex op fails on (info > 0): Ember's result is NaN there, PyTorch's "
@@ -114,7 +114,7 @@ _UNDEFINED = ("the call's result is undefined (decreasing bin edges, an overlapp
               "destination view, NaN into an integer dtype): differences-from-pytorch.md: "
               "Undefined inputs")
 _LAST_BITS = ("float32 transcendental functions differ in the last bit "
-              "(differences-from-pytorch.md: Last bits of float32 math)")
+              "(differences-from-pytorch.md: Last bits of float32 and float64 math)")
 
 _TORCH_INTERNAL_ERROR = ("PyTorch fails inside its own implementation on a call whose meaning is "
                          "clear (kron / take_along_dim view a non-contiguous intermediate, "
