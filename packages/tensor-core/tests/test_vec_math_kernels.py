@@ -225,14 +225,15 @@ def _ulps_of(got, want, dtype) -> float:
     return float(np.max(err))
 
 
-REFERENCES = {"expm1": np.expm1, "sinh": np.sinh, "cosh": np.cosh, "log": np.log,
-              "log2": np.log2, "log10": np.log10, "log1p": np.log1p, "sin": np.sin,
+REFERENCES = {"exp2": np.exp2, "expm1": np.expm1, "sinh": np.sinh, "cosh": np.cosh,
+              "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p, "sin": np.sin,
               "cos": np.cos, "tan": np.tan, "atan": np.arctan, "asin": np.arcsin,
               "acos": np.arccos}
 
 # name, dtype, exponent range of the sweep, ulp limit (NumPy's float64 functions are within
 # an ulp themselves: float64 limits count theirs too)
 ACCURACY_CASES = [
+    ("exp2", np.float64, (-1074, 11), 1), ("exp2", np.float32, (-149, 8), 1),
     ("expm1", np.float64, (-1074, 10), 2), ("expm1", np.float32, (-149, 7), 2),
     ("sinh", np.float64, (-1074, 10), 3), ("sinh", np.float32, (-149, 7), 4),
     ("cosh", np.float64, (-1074, 10), 2), ("cosh", np.float32, (-149, 7), 3),

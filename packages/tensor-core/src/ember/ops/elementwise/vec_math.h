@@ -72,6 +72,23 @@ inline float exp_sum_normal_f(float x, float dx) {
   return exp_reduced_f(r) * bits_float((float_bits(t) + (127u - 0x4b400000u)) << 23);
 }
 
+// 2^x: x = n + r with n the nearest integer and |r| <= 1/2 exact, 2^r = exp(r ln2)
+// (exp_reduced_f), 2^n in two factors (subnormal results come out right). inf from 128 on, 0
+// below -151 (computed at 0: no denormals on the way), nan for nan. Within 1 ulp of
+// std::exp2.
+inline float exp2_f(float x) {
+  const bool zero = x < -151.0f;
+  float xc = pick(zero, 0.0f, x);
+  xc = pick(xc < 129.0f, xc, 129.0f);
+  const float n = std::nearbyint(xc);
+  const float p = exp_reduced_f((xc - n) * 0.693147181f);
+  const int32_t ni = static_cast<int32_t>(n);
+  const int32_t n1 = ni / 2, n2 = ni - n1;
+  const float s1 = bits_float(static_cast<uint32_t>(n1 + 127) << 23);
+  const float s2 = bits_float(static_cast<uint32_t>(n2 + 127) << 23);
+  return pick(x != x, x, pick(zero, 0.0f, p * s1 * s2));
+}
+
 // exp(x) - 1 without the cancellation near 0: the degree-9 Taylor polynomial for |x| < 0.5
 // (truncation below 1e-8 relative there), exp_f(x) - 1 elsewhere (no cancellation beyond
 // a factor of 2.6 there). Within a few ulp.
@@ -185,17 +202,9 @@ inline double pow2_d(double k) {
   return bits_double(biased << 52);
 }
 
-// exp(x): x = n ln2 + r with |r| <= ln2 / 2, exp(r) by its degree-13 Taylor polynomial
-// (truncation below 5e-18 relative), 2^n in two factors (subnormal results come out
-// right). Within 1 ulp of std::exp over random arguments; inf, -inf and nan as std::exp.
-inline double exp_d(double x) {
-  const bool zero = x < -746.0;  // exp is 0 there; computed at 0 to keep denormals out (exp_f)
-  double xc = pick(zero, 0.0, x);
-  xc = pick(xc < 710.0, xc, 710.0);  // exp(710) is inf
-  constexpr double kShift = 6755399441055744.0;
-  const double n = (xc * 1.4426950408889634 + kShift) - kShift;
-  // ln2 in two parts (fdlibm's): n * kLn2Hi is exact for |n| < 2^11
-  const double r = (xc - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
+// exp(r) for |r| <= ln2 / 2: the degree-13 Taylor polynomial (truncation below 5e-18
+// relative).
+inline double exp_reduced_d(double r) {
   double p = 1.0 / 6227020800.0;
   p = p * r + 1.0 / 479001600.0;
   p = p * r + 1.0 / 39916800.0;
@@ -210,6 +219,34 @@ inline double exp_d(double x) {
   p = p * r + 0.5;
   p = p * r + 1.0;
   p = p * r + 1.0;
+  return p;
+}
+
+// exp(x): x = n ln2 + r with |r| <= ln2 / 2, exp(r) by exp_reduced_d, 2^n in two factors
+// (subnormal results come out right). Within 1 ulp of std::exp over random arguments; inf,
+// -inf and nan as std::exp.
+inline double exp_d(double x) {
+  const bool zero = x < -746.0;  // exp is 0 there; computed at 0 to keep denormals out (exp_f)
+  double xc = pick(zero, 0.0, x);
+  xc = pick(xc < 710.0, xc, 710.0);  // exp(710) is inf
+  constexpr double kShift = 6755399441055744.0;
+  const double n = (xc * 1.4426950408889634 + kShift) - kShift;
+  // ln2 in two parts (fdlibm's): n * kLn2Hi is exact for |n| < 2^11
+  const double r = (xc - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
+  const double n1 = std::floor(n * 0.5);
+  return pick(x != x, x, pick(zero, 0.0, exp_reduced_d(r) * pow2_d(n1) * pow2_d(n - n1)));
+}
+
+// 2^x: x = n + r with n the nearest integer and |r| <= 1/2 exact, 2^r = exp(r ln2) (ln2 in two
+// parts), 2^n in two factors (subnormal results come out right). inf from 1024 on, 0 below
+// -1075 (computed at 0: no denormals on the way), nan for nan. Within 1 ulp of std::exp2.
+inline double exp2_d(double x) {
+  const bool zero = x < -1076.0;
+  double xc = pick(zero, 0.0, x);
+  xc = pick(xc < 1025.0, xc, 1025.0);
+  const double n = std::nearbyint(xc);
+  const double r = xc - n;
+  const double p = exp_reduced_d(r * 6.93147180559945286e-01 + r * 2.31904681384629956e-17);
   const double n1 = std::floor(n * 0.5);
   return pick(x != x, x, pick(zero, 0.0, p * pow2_d(n1) * pow2_d(n - n1)));
 }
@@ -407,6 +444,11 @@ template <typename A> inline A expm1_(A x) {
   if constexpr (std::is_same_v<A, float>) return expm1_f(x);
   else if constexpr (std::is_same_v<A, double>) return expm1_d(x);
   else return std::expm1(x);
+}
+template <typename A> inline A exp2_(A x) {
+  if constexpr (std::is_same_v<A, float>) return exp2_f(x);
+  else if constexpr (std::is_same_v<A, double>) return exp2_d(x);
+  else return std::exp2(x);
 }
 template <typename A> inline A exp_(A x) {
   if constexpr (std::is_same_v<A, float>) return exp_f(x);
