@@ -265,24 +265,33 @@ def _mark_view(view, src, rule: Rule, op: str, args, index) -> None:
         base, inner = sm.base, sm.view_fn
     else:
         base, inner = src, None
-    step = _replayer(rule, args, index)
     m = meta_of(view)
     m.base = base
-    m.view_fn = step if inner is None else (lambda b, f=inner, g=step: g(f(b)))
+    m.view_fn = _ViewReplay(rule, args[1:], index, inner)
     m.view_version = view._version
 
 
-def _replayer(rule: Rule, args, index):
-    rest = args[1:]
-    replay, kwonly = rule.replay, rule.kwonly
-    if kwonly:
-        n = len(rest) - len(kwonly)
-        pos, kw = rest[:n], dict(zip(kwonly, rest[n:]))
-    else:
-        pos, kw = rest, {}
-    if index is None:
-        return lambda b: replay(b, *pos, **kw)
-    return lambda b: replay(b, *pos, **kw)[index]
+class _ViewReplay:
+    """base -> view: the view op replayed on a tensor of the base's shape, after ``inner``
+    (the replay from the root to the op's input when that input is itself a view). One is
+    made at every recorded view op and called only when an in-place op reaches the view, so
+    it keeps the op's other arguments as they came and sorts them on call."""
+
+    __slots__ = ("rule", "rest", "index", "inner")
+
+    def __init__(self, rule: Rule, rest: tuple, index, inner) -> None:
+        self.rule, self.rest, self.index, self.inner = rule, rest, index, inner
+
+    def __call__(self, b):
+        if self.inner is not None:
+            b = self.inner(b)
+        rest, kwonly = self.rest, self.rule.kwonly
+        if kwonly:
+            n = len(rest) - len(kwonly)
+            out = self.rule.replay(b, *rest[:n], **dict(zip(kwonly, rest[n:])))
+        else:
+            out = self.rule.replay(b, *rest)
+        return out if self.index is None else out[self.index]
 
 
 def mark_strided_view(view, base):
