@@ -390,26 +390,38 @@ inline double log1p_d(double x) {
   return pick(x < -1.0 || x != x, kNanD, v);
 }
 
-// log(1 + x) of a float, computed in double: 1 + x is exact there for |x| >= 2^-29 (below,
-// log1p(x) is x to float precision), and the series to f^11 (truncation below 1e-10
-// relative) leaves only the final rounding: within 1 ulp of std::log1p, so that the
-// cancellations of the ops built on it (logaddexp, softplus) stay small. -inf at -1, inf at
-// inf, nan below -1.
+// log(1 + x) of a float, by log1p_d's construction in float: u = 1 + x rounded = 2^e m,
+// c = x - (u - 1) (exact; negligible from 2^24 on) at m's scale, g = m - 1 exact, and
+// log(1 + g) = g - (h - s (h + R)) with s = g / (2 + g), h = g^2 / 2, R = 2 (z / 3 + ... +
+// z^5 / 11), z = s^2 (truncation below 4e-9 relative): g enters exactly, the roundings touch
+// only the small terms. Within 1 ulp of std::log1p, so that the cancellations of the ops
+// built on it (logaddexp, softplus) stay small. x itself below 2^-29, -inf at -1, inf at inf,
+// nan below -1.
 inline float log1p_f(float x) {
-  const double u = 1.0 + static_cast<double>(x);
-  const MantExpD me = mant_exp_d(pick(u > 0.0 && u < 1e300, u, 1.0));
-  const double f = (me.m - 1.0) / (me.m + 1.0);  // log m = 2 atanh(f), |f| <= 0.172
-  const double f2 = f * f;
-  double p = 1.0 / 11;
-  p = p * f2 + 1.0 / 9;
-  p = p * f2 + 1.0 / 7;
-  p = p * f2 + 1.0 / 5;
-  p = p * f2 + 1.0 / 3;
-  const double r = 2.0 * f + (2.0 * f) * f2 * p + me.e * 6.93147180559945309417e-01;
-  float v = pick(std::fabs(x) < 1.86264515e-9f, x, static_cast<float>(r));  // 2^-29
-  v = pick(x == INFINITY, x, v);
-  v = pick(x == -1.0f, -INFINITY, v);
-  return pick(x < -1.0f || x != x, NAN, v);
+  const float u = 1.0f + x;
+  const float uc = pick(u > 0.0f && u < INFINITY, u, 2.0f);
+  const uint32_t v = float_bits(uc) - 0x3f3504f3u;  // float_bits(sqrt(1/2))
+  const int32_t e = static_cast<int32_t>(v) >> 23;
+  const float m = bits_float((v & 0x007fffffu) + 0x3f3504f3u);
+  const int32_t e_clamped = e < -126 ? -126 : (e > 126 ? 126 : e);
+  const float c = (x - (uc - 1.0f)) * bits_float(static_cast<uint32_t>(127 - e_clamped) << 23);
+  const float g = m - 1.0f;
+  const float s = g / (2.0f + g);
+  const float z = s * s;
+  float p = 1.0f / 11;
+  p = p * z + 1.0f / 9;
+  p = p * z + 1.0f / 7;
+  p = p * z + 1.0f / 5;
+  p = p * z + 1.0f / 3;
+  const float r2 = 2.0f * z * p;
+  const float h = 0.5f * g * g;
+  const float correction = c * ((1.0f - s) * (1.0f - s + s * s));
+  const float ef = static_cast<float>(e);
+  const float r = ef * 0.693359375f + (g - (h - (s * (h + r2) + (correction - ef * 2.12194440e-4f))));
+  float w = pick(std::fabs(x) < 1.86264515e-9f, x, r);  // 2^-29
+  w = pick(x == INFINITY, x, w);
+  w = pick(x == -1.0f, -INFINITY, w);
+  return pick(x < -1.0f || x != x, NAN, w);
 }
 
 // sin(2 pi u) and cos(2 pi u) for a float u in [0, 1) (a turn): no large-argument reduction,
