@@ -566,17 +566,10 @@ inline double atan_d(double x) {
 inline double asin_d(double x) { return atan_d(x / std::sqrt((1.0 - x) * (1.0 + x))); }
 inline double acos_d(double x) { return 2.0 * atan_d(std::sqrt((1.0 - x) / (1.0 + x))); }
 
-// The float and double functions above, the C library's for the other types.
-#define EMBER_VEC_OR_LIBM(FN)                                      \
-  template <typename A> inline A FN##_(A x) {                      \
-    if constexpr (std::is_same_v<A, float>) return FN##_f(x);      \
-    else if constexpr (std::is_same_v<A, double>) return FN##_d(x); \
-    else return std::FN(x);                                         \
-  }
+// atan_, asin_, acos_: the float and double functions above (vec_math.h's macro).
 EMBER_VEC_OR_LIBM(atan)
 EMBER_VEC_OR_LIBM(asin)
 EMBER_VEC_OR_LIBM(acos)
-#undef EMBER_VEC_OR_LIBM
 
 template <typename A> inline A sin_(A x) {
   if constexpr (std::is_same_v<A, float>) return sin_f(x);

@@ -452,38 +452,21 @@ inline void sincos_turn_f(float u, float& s, float& c) {
   c = pick(q == 1 || q == 2, -c0, c0);
 }
 
-template <typename A> inline A expm1_(A x) {
-  if constexpr (std::is_same_v<A, float>) return expm1_f(x);
-  else if constexpr (std::is_same_v<A, double>) return expm1_d(x);
-  else return std::expm1(x);
-}
-template <typename A> inline A exp2_(A x) {
-  if constexpr (std::is_same_v<A, float>) return exp2_f(x);
-  else if constexpr (std::is_same_v<A, double>) return exp2_d(x);
-  else return std::exp2(x);
-}
-template <typename A> inline A exp_(A x) {
-  if constexpr (std::is_same_v<A, float>) return exp_f(x);
-  else if constexpr (std::is_same_v<A, double>) return exp_d(x);
-  else return std::exp(x);
-}
-// The float functions above for float, the C library's for the other types.
-// The float and double functions above, the C library's for the other types.
-#define EMBER_VEC_OR_LIBM(FN)                                     \
-  template <typename A> inline A FN##_(A x) {                     \
-    if constexpr (std::is_same_v<A, float>) return FN##_f(x);     \
+// FN_(x): the float and double functions FN_f / FN_d above, the C library's std::FN for the
+// other types (special_float.h uses it for its own functions).
+#define EMBER_VEC_OR_LIBM(FN)                                       \
+  template <typename A> inline A FN##_(A x) {                       \
+    if constexpr (std::is_same_v<A, float>) return FN##_f(x);       \
     else if constexpr (std::is_same_v<A, double>) return FN##_d(x); \
-    else return std::FN(x);                                        \
+    else return std::FN(x);                                          \
   }
+EMBER_VEC_OR_LIBM(exp)
+EMBER_VEC_OR_LIBM(exp2)
+EMBER_VEC_OR_LIBM(expm1)
 EMBER_VEC_OR_LIBM(log)
 EMBER_VEC_OR_LIBM(log2)
 EMBER_VEC_OR_LIBM(log10)
-#undef EMBER_VEC_OR_LIBM
-template <typename A> inline A log1p_(A x) {
-  if constexpr (std::is_same_v<A, float>) return log1p_f(x);
-  else if constexpr (std::is_same_v<A, double>) return log1p_d(x);
-  else return std::log1p(x);
-}
+EMBER_VEC_OR_LIBM(log1p)
 
 // sinh and cosh from the half argument, so that nothing overflows before the result does
 // (sinh(89) is finite in float, exp(89) is not) and nothing cancels near 0. sinh: with
@@ -509,11 +492,7 @@ template <typename A> inline A cosh_(A x) {
   }
 }
 
-template <typename A> inline A tanh_(A x) {
-  if constexpr (std::is_same_v<A, float>) return tanh_f(x);
-  else if constexpr (std::is_same_v<A, double>) return tanh_d(x);
-  else return std::tanh(x);
-}
+EMBER_VEC_OR_LIBM(tanh)
 template <typename A> inline A sigmoid_(A x) {
   if constexpr (std::is_same_v<A, float>) return sigmoid_f(x);
   else if constexpr (std::is_same_v<A, double>) return sigmoid_d(x);
