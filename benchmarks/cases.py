@@ -496,7 +496,8 @@ def _math() -> list[Case]:
         ("log2", 0.01, 100), ("log10", 0.01, 100), ("sin", -10, 10), ("cos", -10, 10),
         ("tan", -1.5, 1.5), ("atan", -10, 10), ("asin", -1, 1), ("acos", -1, 1),
         ("sinh", -5, 5), ("cosh", -5, 5), ("tanh", -5, 5), ("sigmoid", -10, 10),
-        ("erf", -3, 3),
+        ("erf", -3, 3), ("exp2", -10, 10), ("asinh", -10, 10), ("acosh", 1, 10),
+        ("atanh", -0.99, 0.99),
     ]
     cases = []
     for dtype in (np.float32, np.float64):

@@ -228,7 +228,8 @@ def _ulps_of(got, want, dtype) -> float:
 REFERENCES = {"exp2": np.exp2, "expm1": np.expm1, "sinh": np.sinh, "cosh": np.cosh,
               "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p, "sin": np.sin,
               "cos": np.cos, "tan": np.tan, "atan": np.arctan, "asin": np.arcsin,
-              "acos": np.arccos}
+              "acos": np.arccos, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
+              "erf": np.vectorize(math.erf, otypes=[np.float64])}
 
 # name, dtype, exponent range of the sweep, ulp limit (NumPy's float64 functions are within
 # an ulp themselves: float64 limits count theirs too)
@@ -244,6 +245,10 @@ ACCURACY_CASES = [
     ("atan", np.float32, (-149, 127), 2), ("asin", np.float32, (-149, 0), 3),
     ("acos", np.float32, (-149, 0), 2), ("atan", np.float64, (-1074, 1024), 2),
     ("asin", np.float64, (-1074, 0), 3), ("acos", np.float64, (-1074, 0), 3),
+    ("asinh", np.float32, (-149, 127), 3), ("asinh", np.float64, (-1074, 1024), 3),
+    ("acosh", np.float32, (-30, 127), 3), ("acosh", np.float64, (-60, 1024), 3),
+    ("atanh", np.float32, (-149, 0), 3), ("atanh", np.float64, (-1074, 0), 3),
+    ("erf", np.float64, (-1074, 3), 2),
 ]
 
 
@@ -254,6 +259,10 @@ def test_vectorised_functions_within_a_few_ulp(name, dtype, exponents, limit):
         x = np.abs(x)
     if name == "log1p":  # (-1, 0) densely near -1 and 0, and every positive scale
         x = np.where(x < 0, np.maximum(x, -1.0) * 0.999, x).astype(dtype)
+    if name == "acosh":  # [1, inf), densely near 1
+        x = (1.0 + np.abs(x.astype(np.float64))).astype(dtype)
+    if name == "atanh":  # (-1, 1), densely near +-1 and 0
+        x = (x.astype(np.float64) * 0.4999).astype(dtype)
     with np.errstate(over="ignore"):
         want = REFERENCES[name](x.astype(np.float64))
     got = getattr(et, name)(et.from_numpy(x)).numpy()

@@ -3,7 +3,8 @@
 // kP[] (Chebyshev coefficients in s, T_0 first; monomial ones, s^0 first, for the
 // pieces marked Horner, whose s is t) with s = (t - kPMid) * kPScale,
 // |s| <= 1 on the piece; the comment gives the largest relative error of the float32
-// evaluation that the script measured (in double for the pieces marked wide).
+// evaluation that the script measured (in double for the pieces marked wide). The
+// pieces marked double are float64 kernels' (double coefficients, double evaluation).
 #pragma once
 
 namespace ember::special_float {
@@ -137,6 +138,16 @@ constexpr float kK0eLarge[] = {1.22015154f, -0.0314480998f, 0.0015698839f, -0.00
 constexpr float kK1eLargeMid = 0.25f;
 constexpr float kK1eLargeScale = 4.0f;
 constexpr float kK1eLarge[] = {1.36031306f, 0.103923738f, -0.00285781687f, 0.000195215514f, -1.93619799e-05f, 2.40648501e-06f, -3.50196046e-07f, 5.74108405e-08f, -1.03457625e-08f, 2.01504968e-09f, -4.19035306e-10f, 9.21831916e-11f, -2.12996079e-11f, 5.13979397e-12f, -1.3154522e-12f};
+
+// erfcx(x) = exp(x^2) erfc(x), x in [1, 3] (float64 erf); degree 24, error 3.1e-16 (double)
+constexpr double kErfcxNearMid = 2.0;
+constexpr double kErfcxNearScale = 1.0;
+constexpr double kErfcxNear[] = {0.2785389365977923, -0.11964641832736307, 0.02392588774648554, -0.004503974067265867, 0.0008045451692536015, -0.00013720361484011932, 2.244458275373349e-05, -3.535572865202117e-06, 5.380083091307861e-07, -7.92969488788695e-08, 1.1346142347924916e-08, -1.579118251021591e-09, 2.1413966089607892e-10, -2.8336608279151752e-11, 3.6639154492636035e-12, -4.634539763843172e-13, 5.741110562829963e-14, -6.971613081019351e-15, 8.306159448233229e-16, -9.717289575388913e-17, 1.1170873596296705e-17, -1.2627574442788551e-18, 1.4044753779626395e-19, -1.537689736443607e-20, 1.6402561792868998e-21};
+
+// erfcx(x), x in [3, 6] (float64 erf); degree 20, error 3e-16 (double)
+constexpr double kErfcxFarMid = 4.5;
+constexpr double kErfcxFarScale = 0.6666666666666666;
+constexpr double kErfcxFar[] = {0.12902689965474168, -0.0420426781395118, 0.006698487121092753, -0.0010450916791743758, 0.00015985899884949414, -2.3998261587238652e-05, 3.53906410506357e-06, -5.131303200649095e-07, 7.320268611264974e-08, -1.0282193129248155e-08, 1.4229088707596404e-09, -1.9411157958365732e-10, 2.611796346594898e-11, -3.467796223578144e-12, 4.545602957096705e-13, -5.884864531819084e-14, 7.527649777662295e-15, -9.517437226684621e-16, 1.189780049298172e-16, -1.470795623027337e-17, 1.773504143240811e-18};
 
 // 2 / pi in chunks of 24 bits (a float times a chunk is exact in double)
 constexpr double kTwoOverPiChunks[] = {0.6366197466850281, 2.5682552973194106e-08, 2.937095214933759e-16, 3.2543794001732456e-23, 1.2089613708828537e-29, 5.667556795740071e-37, 2.6204031112097215e-44, 7.053957680880629e-52};

@@ -107,13 +107,13 @@ Tensor sin(const Tensor& self, const Tensor& out) { return trig<Trig::Sin>("sin"
 Tensor cos(const Tensor& self, const Tensor& out) { return trig<Trig::Cos>("cos", self, out); }
 Tensor tan(const Tensor& self, const Tensor& out) { return trig<Trig::Tan>("tan", self, out); }
 
-// erf: float (and the 16-bit floats) by special_float.h's vectorisable kernel, double by the
-// C library's.
+// erf: special_float.h's vectorisable kernels (float for the 16-bit floats too).
 Tensor erf(const Tensor& self, const Tensor& out) {
   return float_unary("erf", self, out, DispatchFloat{}, [](auto tag) {
     using A = opmath_t<decltype(tag)>;
     return [](A x) -> A {
       if constexpr (std::is_same_v<A, float>) return special_float::erf(x);
+      else if constexpr (std::is_same_v<A, double>) return special_float::erf_d(x);
       else return unary_fn::Erf{}(x);
     };
   });

@@ -7,8 +7,8 @@
 // refuse bool) and convert to and from A; the functor only says what one element becomes.
 //
 // Where the two devices use different implementations of one function, the functor says so:
-// on the host exp, expm1, tanh, sigmoid, sinh, cosh, the logarithms, sin, cos, tan, atan,
-// asin and acos use vec_math.h's and special_float.h's branch-free versions (within 2-4 ulp
+// on the host exp, expm1, tanh, sigmoid, sinh, cosh, their inverses, the logarithms, sin, cos,
+// tan, atan, asin and acos use vec_math.h's and special_float.h's branch-free versions (within 2-4 ulp
 // of the C library, and vectorised by the compiler), on the device CUDA's own. Every other
 // function is the C library's (std:: on the host, CUDA's overloads of the same names on the
 // device).
@@ -47,9 +47,6 @@ namespace ember::unary_fn {
 EMBER_LIBM_FUNCTOR(Sqrt, sqrt)
 EMBER_LIBM_FUNCTOR(Tan, tan)
 EMBER_LIBM_FUNCTOR(Erf, erf)
-EMBER_LIBM_FUNCTOR(Asinh, asinh)
-EMBER_LIBM_FUNCTOR(Acosh, acosh)
-EMBER_LIBM_FUNCTOR(Atanh, atanh)
 // the rounding ops (the kernels copy integer inputs unchanged)
 EMBER_LIBM_FUNCTOR(Floor, floor)
 EMBER_LIBM_FUNCTOR(Ceil, ceil)
@@ -57,7 +54,7 @@ EMBER_LIBM_FUNCTOR(Round, nearbyint)  // half to even, as PyTorch
 EMBER_LIBM_FUNCTOR(Trunc, trunc)
 #undef EMBER_LIBM_FUNCTOR
 
-// The logarithms, expm1, sinh, cosh and the trigonometric functions: vec_math.h's and
+// The logarithms, expm1, the hyperbolic and trigonometric functions: vec_math.h's and
 // special_float.h's (float and double vectorised, the C library's for the other types) on the
 // host, CUDA's on the device. In .cu files (whose host
 // side never calls them) CUDA's on both sides, so that special_float.h stays out of nvcc.
@@ -82,6 +79,9 @@ EMBER_HOST_FUNCTOR(Log1p, log1p, log1p_)
 EMBER_HOST_FUNCTOR(Expm1, expm1, expm1_)
 EMBER_HOST_FUNCTOR(Sinh, sinh, sinh_)
 EMBER_HOST_FUNCTOR(Cosh, cosh, cosh_)
+EMBER_HOST_FUNCTOR(Asinh, asinh, asinh_)
+EMBER_HOST_FUNCTOR(Acosh, acosh, acosh_)
+EMBER_HOST_FUNCTOR(Atanh, atanh, atanh_)
 EMBER_HOST_FUNCTOR(Sin, sin, special_float::sin_)
 EMBER_HOST_FUNCTOR(Cos, cos, special_float::cos_)
 EMBER_HOST_FUNCTOR(Atan, atan, special_float::atan_)

@@ -493,6 +493,52 @@ template <typename A> inline A cosh_(A x) {
 }
 
 EMBER_VEC_OR_LIBM(tanh)
+
+// The inverse hyperbolic functions from log1p / log (fdlibm's forms), each with the form
+// that neither cancels nor overflows on its range picked (the others are computed too and
+// may be inf or nan there). kBig: beyond it a^2 is dropped beside 4 a^2 (below an ulp).
+template <typename A> constexpr A kInvHyperbolicBig = std::is_same_v<A, float> ? A(4096) : A(268435456);
+template <typename A> constexpr A kLn2Of = A(0.69314718055994530942);
+
+// asinh(x) = log1p(a + a^2 / (1 + sqrt(1 + a^2))) up to a = |x| = 2, log(2a + 1 / (sqrt(a^2 + 1)
+// + a)) above, log(a) + ln2 beyond kBig; the sign of x.
+template <typename A> inline A asinh_(A x) {
+  if constexpr (std::is_same_v<A, float> || std::is_same_v<A, double>) {
+    const A a = std::fabs(x), a2 = a * a;
+    const A root = std::sqrt(a2 + A(1));
+    const A small = log1p_(a + a2 / (A(1) + root));
+    const A mid = log_(A(2) * a + A(1) / (root + a));
+    const A large = log_(a) + kLn2Of<A>;
+    return std::copysign(pick(a <= A(2), small, pick(a <= kInvHyperbolicBig<A>, mid, large)), x);
+  } else {
+    return std::asinh(x);
+  }
+}
+// acosh(x) = log1p(t + sqrt(2t + t^2)) with t = x - 1 (exact) up to 2, log(2x - 1 / (x +
+// sqrt(x^2 - 1))) above, log(x) + ln2 beyond kBig; nan below 1.
+template <typename A> inline A acosh_(A x) {
+  if constexpr (std::is_same_v<A, float> || std::is_same_v<A, double>) {
+    const A t = x - A(1);
+    const A small = log1p_(t + std::sqrt(A(2) * t + t * t));
+    const A mid = log_(A(2) * x - A(1) / (x + std::sqrt(x * x - A(1))));
+    const A large = log_(x) + kLn2Of<A>;
+    const A r = pick(x <= A(2), small, pick(x <= kInvHyperbolicBig<A>, mid, large));
+    return pick(x < A(1), std::numeric_limits<A>::quiet_NaN(), r);
+  } else {
+    return std::acosh(x);
+  }
+}
+// atanh(x) = log1p(2a + 2a a / (1 - a)) / 2 below a = |x| = 1/2, log1p(2a / (1 - a)) / 2
+// from there (inf at 1, nan beyond); the sign of x.
+template <typename A> inline A atanh_(A x) {
+  if constexpr (std::is_same_v<A, float> || std::is_same_v<A, double>) {
+    const A a = std::fabs(x), twice = a + a;
+    const A arg = pick(a < A(0.5), twice + twice * a / (A(1) - a), twice / (A(1) - a));
+    return std::copysign(A(0.5) * log1p_(arg), x);
+  } else {
+    return std::atanh(x);
+  }
+}
 template <typename A> inline A sigmoid_(A x) {
   if constexpr (std::is_same_v<A, float>) return sigmoid_f(x);
   else if constexpr (std::is_same_v<A, double>) return sigmoid_d(x);
