@@ -281,7 +281,25 @@ inline double tanh_d(double x) {
   return pick(x != x, x, std::copysign(t, x));
 }
 
-inline double sigmoid_d(double x) { return 1.0 / (1.0 + exp_d(-x)); }
+// 1 / (1 + e) for x >= 0 and e / (1 + e) below, e = exp(-|x|) in (0, 1]: one division and
+// an exp without overflow. 2^n (n in [-1075, 0]) comes from the shifted sum's low bits in one
+// factor, and in two (2^(n + 600) 2^-600) where the result is subnormal (|x| > 708); 0 below
+// -709.78, as 1 / (1 + exp(-x)). 1 at inf, 0 at -inf, nan for nan. Within 2 ulp.
+inline double sigmoid_d(double x) {
+  constexpr double kShift = 6755399441055744.0;  // 1.5 * 2^52: the sum's low bits hold n
+  const double a = std::fabs(x);
+  const double ac = pick(a < 746.0, a, 746.0);  // nan too (replaced at the end)
+  const double t = ac * -1.4426950408889634 + kShift;
+  const double n = t - kShift;
+  const double r = (-ac - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
+  const bool tiny = n < -1000.0;
+  // n + 1023 (+ 600 where tiny) in the exponent field: t's bits minus the shift's, plus the bias
+  const uint64_t biased = double_bits(t) - double_bits(kShift) + (tiny ? 1623ull : 1023ull);
+  const double e = exp_reduced_d(r) * bits_double(biased << 52) * pick(tiny, 0x1p-600, 1.0);
+  const double v = pick(x >= 0.0, 1.0, e) / (1.0 + e);
+  // 0 where exp(-x) overflows, as 1 / (1 + exp(-x)) gives (PyTorch's, the C library's)
+  return pick(x != x, x, pick(x < -709.782712893384, 0.0, v));
+}
 
 // x = 2^e m with m in [sqrt(1/2), sqrt(2)) for a positive normal double x.
 struct MantExpD {
