@@ -402,73 +402,31 @@ def _mean_log_uniform(p):
     return (_x_log_x(p.high) - _x_log_x(p.low) - width) / width
 
 
-@register_kl(Beta, Pareto)
-def _kl_beta_infinity(p, q):
-    return _infinite_like(p.concentration1)
+# Pairs whose KL is +inf everywhere (q's support misses part of p's), shaped like p's
+# parameter: p's type -> (that parameter, q's types), as PyTorch registers them.
+_ALWAYS_INFINITE = {
+    Beta: ("concentration1", (Pareto,)),
+    ContinuousBernoulli: ("probs", (Pareto,)),
+    Exponential: ("rate", (Beta, ContinuousBernoulli, Pareto, Uniform)),
+    Gamma: ("concentration", (Beta, ContinuousBernoulli, Pareto, Uniform)),
+    Gumbel: ("loc", (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)),
+    Laplace: ("loc", (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)),
+    Normal: ("loc", (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)),
+    Pareto: ("scale", (Beta, ContinuousBernoulli, Uniform)),
+    Poisson: ("rate", (Bernoulli, Binomial)),
+}
 
 
-@register_kl(ContinuousBernoulli, Pareto)
-def _kl_continuous_bernoulli_infinity(p, q):
-    return _infinite_like(p.probs)
+def _infinite_kl(parameter: str):
+    def kl(p, q):
+        return _infinite_like(getattr(p, parameter))
+
+    return kl
 
 
-@register_kl(Exponential, Beta)
-@register_kl(Exponential, ContinuousBernoulli)
-@register_kl(Exponential, Pareto)
-@register_kl(Exponential, Uniform)
-def _kl_exponential_infinity(p, q):
-    return _infinite_like(p.rate)
-
-
-@register_kl(Gamma, Beta)
-@register_kl(Gamma, ContinuousBernoulli)
-@register_kl(Gamma, Pareto)
-@register_kl(Gamma, Uniform)
-def _kl_gamma_infinity(p, q):
-    return _infinite_like(p.concentration)
-
-
-@register_kl(Gumbel, Beta)
-@register_kl(Gumbel, ContinuousBernoulli)
-@register_kl(Gumbel, Exponential)
-@register_kl(Gumbel, Gamma)
-@register_kl(Gumbel, Pareto)
-@register_kl(Gumbel, Uniform)
-def _kl_gumbel_infinity(p, q):
-    return _infinite_like(p.loc)
-
-
-@register_kl(Laplace, Beta)
-@register_kl(Laplace, ContinuousBernoulli)
-@register_kl(Laplace, Exponential)
-@register_kl(Laplace, Gamma)
-@register_kl(Laplace, Pareto)
-@register_kl(Laplace, Uniform)
-def _kl_laplace_infinity(p, q):
-    return _infinite_like(p.loc)
-
-
-@register_kl(Normal, Beta)
-@register_kl(Normal, ContinuousBernoulli)
-@register_kl(Normal, Exponential)
-@register_kl(Normal, Gamma)
-@register_kl(Normal, Pareto)
-@register_kl(Normal, Uniform)
-def _kl_normal_infinity(p, q):
-    return _infinite_like(p.loc)
-
-
-@register_kl(Pareto, Beta)
-@register_kl(Pareto, ContinuousBernoulli)
-@register_kl(Pareto, Uniform)
-def _kl_pareto_infinity(p, q):
-    return _infinite_like(p.scale)
-
-
-@register_kl(Poisson, Bernoulli)
-@register_kl(Poisson, Binomial)
-def _kl_poisson_infinity(p, q):
-    return _infinite_like(p.rate)
+for _p_type, (_parameter, _q_types) in _ALWAYS_INFINITE.items():
+    for _q_type in _q_types:
+        register_kl(_p_type, _q_type)(_infinite_kl(_parameter))
 
 
 def _cross_entropy_continuous_bernoulli(mean_x, q):
