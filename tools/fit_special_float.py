@@ -226,8 +226,10 @@ PIECES = [
 @dataclass(frozen=True)
 class DoublePiece:
     """A float64 kernel's polynomial: the Chebyshev interpolant of ``target`` on ``[lo, hi]``
-    of ``degree``, its coefficients computed in mpmath and rounded to double (a float64 fit
-    by least squares would stop near 1e-15 relative)."""
+    of ``degree``, computed in mpmath (a float64 fit by least squares would stop near 1e-15
+    relative) and written as monomial coefficients in s (Horner's rule: one fused multiply-add
+    a term, and pieces of the same length can share one evaluation with their coefficients
+    picked per element), rounded to double."""
 
     name: str
     doc: str
@@ -235,37 +237,82 @@ class DoublePiece:
     hi: float
     degree: int
     target: Callable[[mp.mpf], mp.mpf]
+    in_t: bool = False  # coefficients in t itself (a piece centred on 0): no scaling of t
 
 
+def _exp(t: mp.mpf) -> mp.mpf:
+    return mp.exp(t)
+
+
+def _erfcx_of_t_d(t: mp.mpf) -> mp.mpf:
+    """erfcx(x) (x + K) / K at x = K (1 + t) / (1 - t) (the float64 kernels' variable)."""
+    x = _K_ERFCX_D * (1 + t) / (1 - t)
+    return _erfcx(x) * (x + _K_ERFCX_D) / _K_ERFCX_D
+
+
+def _erf_over_x(t: mp.mpf) -> mp.mpf:
+    """erf(x) / x at t = x^2 (2 / sqrt(pi) at 0)."""
+    if t == 0:
+        return 2 / mp.sqrt(mp.pi)
+    return mp.erf(mp.sqrt(t)) / mp.sqrt(t)
+
+
+_K_ERFCX_D = 3.0  # the float64 erfcx's variable: t = (x - K) / (x + K)
+_X_ERFCX_D = 27.3  # erfc(27.3) is below double's smallest subnormal
+_LN2_HALF = float(mp.log(2) / 2) * (1 + 1e-6)  # exp's reduced argument (a hair wider)
 DOUBLE_PIECES = [
-    DoublePiece("ErfcxNear", "erfcx(x) = exp(x^2) erfc(x), x in [1, 3] (float64 erf)", 1.0, 3.0,
-                24, _erfcx),
-    DoublePiece("ErfcxFar", "erfcx(x), x in [3, 6] (float64 erf)", 3.0, 6.0, 20, _erfcx),
+    DoublePiece("ExpReduced", "exp(r), r in [-ln2 / 2, ln2 / 2] (float64 exp and its family)",
+                -_LN2_HALF, _LN2_HALF, 11, _exp, in_t=True),
+    DoublePiece("ErfSmall", "erf(x) / x as a function of t = x^2, x in [0, 1] (float64 erf)",
+                0.0, 1.0, 11, _erf_over_x),
+    DoublePiece("ErfcxD", f"erfcx(x) (x + K) / K with K = {_K_ERFCX_D:g}, erfcx(x) = exp(x^2) "
+                f"erfc(x), as a function of t = (x - K) / (x + K), x in [0, {_X_ERFCX_D:g}] "
+                "(float64 erfc, erf, ndtr, gelu)", -1.0,
+                (_X_ERFCX_D - _K_ERFCX_D) / (_X_ERFCX_D + _K_ERFCX_D), 22, _erfcx_of_t_d),
 ]
 
 
+def _chebyshev_to_monomial(coeffs: list[mp.mpf]) -> list[mp.mpf]:
+    """The monomial coefficients (s^0 first) of sum_k coeffs[k] T_k(s), in mpmath."""
+    out = [mp.mpf(0)] * len(coeffs)
+    prev, cur = [mp.mpf(1)], [mp.mpf(0), mp.mpf(1)]  # T_0, T_1
+    for k, c in enumerate(coeffs):
+        t_k = prev if k == 0 else cur
+        for i, v in enumerate(t_k):
+            out[i] += c * v
+        if k >= 1:  # T_{k+1} = 2 s T_k - T_{k-1}
+            nxt = [mp.mpf(0)] + [2 * v for v in cur]
+            for i, v in enumerate(prev):
+                nxt[i] -= v
+            prev, cur = cur, nxt
+    return out
+
+
 def fit_double(piece: DoublePiece) -> tuple[list[float], float, float, float]:
-    """(Chebyshev coefficients in s, T_0 first; mid; half; max relative error of the double
-    Clenshaw evaluation on 4,001 points)."""
+    """(monomial coefficients in s, s^0 first; mid; half; max relative error of the double
+    Horner evaluation on 4,001 points)."""
     mid, half = (piece.hi + piece.lo) / 2, (piece.hi - piece.lo) / 2
     n = piece.degree + 1
     nodes = [mp.cos(mp.pi * (j + mp.mpf(0.5)) / n) for j in range(n)]
     values = [piece.target(mid + half * u) for u in nodes]
-    coeffs = []
+    chebyshev = []
     for k in range(n):
         c = 2 * mp.fsum(v * mp.cos(k * mp.pi * (j + mp.mpf(0.5)) / n)
                         for j, v in enumerate(values)) / n
-        coeffs.append(float(c / 2 if k == 0 else c))
+        chebyshev.append(c / 2 if k == 0 else c)
+    monomial = _chebyshev_to_monomial(chebyshev)
+    if piece.in_t:  # sum m_k (t / half)^k = sum (m_k / half^k) t^k
+        assert mid == 0
+        monomial = [m / mp.mpf(half) ** k for k, m in enumerate(monomial)]
+        mid, half = 0.0, 1.0
+    coeffs = [float(c) for c in monomial]
     tc = np.linspace(piece.lo, piece.hi, 4001)
     s = (tc - mid) * (1 / half)
-    b1 = np.zeros_like(s)
-    b2 = np.zeros_like(s)
-    for c in coeffs[:0:-1]:
-        b1, b2 = 2 * s * b1 + (c - b2), b1
-    got = s * b1 + (coeffs[0] - b2)
+    got = np.full_like(s, coeffs[-1])
+    for c in coeffs[-2::-1]:
+        got = got * s + c
     exact = np.array([float(piece.target(mp.mpf(float(t)))) for t in tc])
     return coeffs, mid, half, float(np.max(np.abs(got - exact) / np.abs(exact)))
-
 
 
 def _limit(f: Callable[[mp.mpf], mp.mpf], t: float, lo: float, hi: float) -> mp.mpf:
@@ -360,7 +407,8 @@ def render(results: list[tuple[Piece, np.ndarray, float, float, float]],
         "// pieces marked Horner, whose s is t) with s = (t - kPMid) * kPScale,",
         "// |s| <= 1 on the piece; the comment gives the largest relative error of the float32",
         "// evaluation that the script measured (in double for the pieces marked wide). The",
-        "// pieces marked double are float64 kernels' (double coefficients, double evaluation).",
+        "// pieces marked double are float64 kernels' (monomial double coefficients, Horner's",
+        "// rule).",
         "#pragma once",
         "",
         "namespace ember::special_float {",
@@ -390,7 +438,9 @@ def render(results: list[tuple[Piece, np.ndarray, float, float, float]],
               f"constexpr double kTwoOverPiChunks[] = {{{chunks}}};", ""]
     lines += [f"constexpr float kErfcxK = {_literal(_K_ERFCX)};",
               f"constexpr float kNormalTailK = {_literal(_T_NDTR)};",
-              f"constexpr float kNormalTailMaxA = {_literal(_A_NDTR_MAX)};", "",
+              f"constexpr float kNormalTailMaxA = {_literal(_A_NDTR_MAX)};",
+              f"constexpr double kErfcxKD = {_K_ERFCX_D!r};",
+              f"constexpr double kErfcxMaxD = {_X_ERFCX_D!r};", "",
               "}  // namespace ember::special_float", ""]
     return "\n".join(lines)
 

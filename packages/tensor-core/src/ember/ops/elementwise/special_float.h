@@ -33,22 +33,10 @@ template <typename R = float, size_t N> inline R chebyshev(const float (&c)[N], 
   return s * b1 + (c[0] - b2);
 }
 
-// sum_k c[k] T_k(s) of the float64 kernels' pieces (double coefficients).
-template <size_t N> inline double chebyshev(const double (&c)[N], double s) {
-  const double two_s = 2 * s;
-  double b1 = 0, b2 = 0;
-#pragma GCC unroll 32
-  for (size_t k = N - 1; k >= 1; --k) {
-    const double b0 = two_s * b1 + (c[k] - b2);
-    b2 = b1;
-    b1 = b0;
-  }
-  return s * b1 + (c[0] - b2);
-}
-
-// sum_k c[k] s^k by Horner's rule (the pieces the fitting script marks Horner).
-template <size_t N> inline float horner(const float (&c)[N], float s) {
-  float p = c[N - 1];
+// sum_k c[k] s^k by Horner's rule (the pieces the fitting script marks Horner, and the
+// float64 kernels' pieces).
+template <typename R, size_t N> inline R horner(const R (&c)[N], R s) {
+  R p = c[N - 1];
 #pragma GCC unroll 32
   for (size_t k = N - 1; k >= 1; --k) p = p * s + c[k - 1];
   return p;
@@ -159,38 +147,86 @@ inline float erf(float x) {
   return pick(x != x, x, r);
 }
 
-// erf(x) of a double: the odd Taylor series to x^37 below |x| = 1 (terms decreasing from the
-// first, truncation below 1e-18 relative), 1 - exp(-x^2) erfcx(|x|) from 1 to 6 (erfcx by
-// the ErfcxNear / ErfcxFar interpolants, within 3e-16 relative; x^2's rounding costs erfc
-// at most 4e-15 relative, under an ulp of erf), 1 beyond (erfc(6) < 2.2e-17); the sign of x.
-// Within 2 ulp of the C library's.
+// ---- double: erf, erfc, the normal distribution function and gelu ----
+
+// erfcx(a) = exp(a^2) erfc(a) for 0 <= a <= kErfcxMaxD: one series (ErfcxD) in
+// t = (a - K) / (a + K), times K / (a + K). Within 3e-16 relative.
+inline double erfcx_pos_d(double a) {
+  const double inv = 1.0 / (a + kErfcxKD);
+  return EMBER_FLOAT_HORNER_PIECE(ErfcxD, (a - kErfcxKD) * inv) * (kErfcxKD * inv);
+}
+
+// exp(-h a^2) for a >= 0 and h = 1 or 1/2, a^2 split exactly in two (a's high 26 bits squared,
+// and the rest), so the result keeps its relative precision where it is tiny (an ulp of a^2
+// would cost 700 ulp at erfc's end). 0 from a^2 h = 746 on, subnormal results as exp_d's.
+inline double exp_neg_square_d(double a, double h) {
+  const double hi = bits_double(double_bits(a) & 0xfffffffff8000000ull);
+  return exp_sum_d(-(hi * hi) * h, -((a - hi) * (a + hi)) * h);
+}
+
+// erfc(a) for a >= 0 (nan-free): exp(-a^2) erfcx(a), no cancellation anywhere; 0 from
+// a = 27.3 on (kErfcxMaxD: exp's argument below -745).
+inline double erfc_pos_d(double a) {
+  const double ac = pick(a < kErfcxMaxD, a, kErfcxMaxD);
+  return exp_neg_square_d(ac, 1.0) * erfcx_pos_d(ac);
+}
+
+// erfc(x) of a double: 1 - x ErfSmall(x^2) below |x| = 1/2 (no cancellation there: erf is
+// under 0.53; the series in t is least precise at x = 0), erfc_pos_d(|x|) above, 2 - that
+// below -1/2. Within 2 ulp of the C library's (relative precision down to the subnormal
+// results); 2 at -inf, 0 at inf, nan for nan.
+inline double erfc_d(double x) {
+  const double a = std::fabs(x);
+  const double central = 1.0 - x * EMBER_FLOAT_HORNER_PIECE(ErfSmall, pick(a < 0.5, x * x, 0.0));
+  const double r = erfc_pos_d(a);
+  return pick(x != x, x, pick(a < 0.5, central, pick(x < 0.0, 2.0 - r, r)));
+}
+
+// erf(x) of a double: x ErfSmall(x^2) below |x| = 1, 1 - erfc(|x|) from 1 to 6 (erfc(6) is
+// under half an ulp of 1 beyond), the sign of x. Within 2 ulp of the C library's.
 inline double erf_d(double x) {
-  const double a = std::fabs(x), t = x * x;
-  double p = 4.221407288807088e-18;  // (-1)^n / (n! (2n + 1)), n = 18 .. 0
-  p = p * t - 8.032735012415773e-17;
-  p = p * t + 1.4483264643598138e-15;
-  p = p * t - 2.466827010264457e-14;
-  p = p * t + 3.9554295164585257e-13;
-  p = p * t - 5.9477940136376354e-12;
-  p = p * t + 8.35070279514724e-11;
-  p = p * t - 1.0892221037148573e-09;
-  p = p * t + 1.3122532963802806e-08;
-  p = p * t - 1.4503852223150468e-07;
-  p = p * t + 1.4589169000933706e-06;
-  p = p * t - 1.3227513227513228e-05;
-  p = p * t + 0.00010683760683760684;
-  p = p * t - 0.0007575757575757576;
-  p = p * t + 0.004629629629629629;
-  p = p * t - 0.023809523809523808;
-  p = p * t + 0.1;
-  p = p * t - 0.3333333333333333;
-  p = p * t + 1.0;
-  const double small = 1.1283791670955126 * x * p;  // 2 / sqrt(pi)
-  const double ac = pick(a < 6.0, pick(a > 1.0, a, 1.0), 6.0);
-  const double cx =
-      pick(ac < 3.0, EMBER_FLOAT_PIECE(ErfcxNear, ac), EMBER_FLOAT_PIECE(ErfcxFar, ac));
-  const double big = std::copysign(1.0 - exp_d(-(ac * ac)) * cx, x);
-  return pick(x != x, x, pick(a < 1.0, small, pick(a < 6.0, big, std::copysign(1.0, x))));
+  const double a = std::fabs(x);
+  const double small = x * EMBER_FLOAT_HORNER_PIECE(ErfSmall, pick(a < 1.0, x * x, 0.0));
+  const double big = std::copysign(1.0 - erfc_pos_d(pick(a < 6.0, a, 6.0)), x);
+  return pick(x != x, x, pick(a < 1.0, small, big));
+}
+
+// Phi(-b) for b >= 0 (nan-free) and the density's exp(-b^2 / 2) on the way:
+// Phi(-b) = exp(-b^2 / 2) erfcx(b / sqrt 2) / 2, exp's argument split exactly from b itself
+// (the rounding of b / sqrt 2 only moves erfcx, which changes slowly), so the tail keeps its
+// relative precision down to the subnormal results (b = 37.5 on). Both 0 from b = 38.6 on.
+struct NormalTailD {
+  double gauss;   // exp(-b^2 / 2)
+  double scaled;  // erfcx(b / sqrt 2) / 2 = Phi(-b) / gauss (a factor times it stays normal
+                  // until gauss multiplies it)
+  double tail() const { return scaled * gauss; }  // Phi(-b)
+};
+inline NormalTailD normal_tail_d(double b) {
+  constexpr double kMax = kErfcxMaxD * 1.4142135623730951;  // 38.6: erfcx's end
+  const double bc = pick(b < kMax, b, kMax);
+  return {exp_neg_square_d(bc, 0.5), 0.5 * erfcx_pos_d(bc * 0.70710678118654752440)};
+}
+
+// Phi(x) of a double: 1 - Phi(-x) above 0, the tail below. Within 4 ulp; nan for nan.
+inline double ndtr_d(double x) {
+  const double r = normal_tail_d(std::fabs(x)).tail();
+  return pick(x != x, x, pick(x > 0.0, 1.0 - r, r));
+}
+
+// gelu(x) = x Phi(x) of a double, within a few ulp down to x = -37.5 where it leaves the
+// normal doubles (PyTorch's 0.5 x (1 + erf(x / sqrt 2)) loses the tail's relative precision
+// from -6 on); -0 below -38.6, inf at inf, nan at -inf (as PyTorch's) and for nan.
+inline double gelu_d(double x) {
+  const NormalTailD n = normal_tail_d(std::fabs(x));
+  // (x scaled) gauss: normal down to x = -37.5; nan at -inf, as PyTorch's
+  return pick(x != x, x, x > 0.0 ? x * (1.0 - n.tail()) : (x * n.scaled) * n.gauss);
+}
+
+// gelu'(x) = Phi(x) + x phi(x) of a double (phi the standard normal density).
+inline double gelu_derivative_d(double x) {
+  const NormalTailD n = normal_tail_d(std::fabs(x));
+  const double r = n.tail();
+  return pick(x > 0.0, 1.0 - r, r) + x * (0.39894228040143267794 * n.gauss);
 }
 
 // ndtr(x) = Phi(x): 1 - Phi(-x) for x > 0, the tail itself below.

@@ -497,16 +497,22 @@ EMBER_HOST_DEVICE inline double igamma(double a, double x, bool upper) {
 // for the CPU and the CUDA kernels (special_fn abbreviated sf, special_float sff). The CPU
 // computes float32 and the 16-bit floats with the third column (special_float.h's vectorised
 // kernels where there is one, else the double function); CUDA computes every dtype in double.
+// EMBER_HOST_VEC(V, E): special_float.h's vectorised double kernel V in CPU code, E in CUDA.
+#if defined(__CUDACC__)
+#define EMBER_HOST_VEC(V, E) E
+#else
+#define EMBER_HOST_VEC(V, E) V
+#endif
 #define EMBER_SPECIAL_UNARY_OPS(X)                                                       \
   X(lgamma, sf::lgamma(x), sff::lgamma(x))                                               \
   X(digamma, sf::digamma(x), sff::digamma(x))                                            \
   X(erfinv, sf::erfinv(x), sff::erfinv(x))                                               \
-  X(erfc, sf::erfc(x), sff::erfc(x))                                                     \
+  X(erfc, EMBER_HOST_VEC(sff::erfc_d(x), sf::erfc(x)), sff::erfc(x))                    \
   X(i0, sf::bessel_i(0, x, false), sff::i0(x))                                           \
   X(special_i0e, sf::bessel_i(0, x, true), sff::i0e(x))                                  \
   X(special_i1, sf::bessel_i(1, x, false), sff::i1(x))                                   \
   X(special_i1e, sf::bessel_i(1, x, true), sff::i1e(x))                                  \
-  X(special_ndtr, sf::ndtr(x), sff::ndtr(x))                                             \
+  X(special_ndtr, EMBER_HOST_VEC(sff::ndtr_d(x), sf::ndtr(x)), sff::ndtr(x))            \
   X(special_ndtri, sf::ndtri(x), sff::ndtri(x))                                          \
   X(special_log_ndtr, sf::log_ndtr(x), sff::log_ndtr(x))                                 \
   X(special_erfcx, sf::erfcx(x), sff::erfcx(x))                                          \

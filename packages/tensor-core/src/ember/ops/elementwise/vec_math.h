@@ -7,10 +7,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "ember/core/dtype.h"  // float_bits, bits_float
+#include "ember/ops/elementwise/special_float_coeffs.h"  // ExpReduced
 
 namespace ember {
 
@@ -202,40 +205,40 @@ inline double pow2_d(double k) {
   return bits_double(biased << 52);
 }
 
-// exp(r) for |r| <= ln2 / 2: the degree-13 Taylor polynomial (truncation below 5e-18
-// relative).
-inline double exp_reduced_d(double r) {
-  double p = 1.0 / 6227020800.0;
-  p = p * r + 1.0 / 479001600.0;
-  p = p * r + 1.0 / 39916800.0;
-  p = p * r + 1.0 / 3628800.0;
-  p = p * r + 1.0 / 362880.0;
-  p = p * r + 1.0 / 40320.0;
-  p = p * r + 1.0 / 5040.0;
-  p = p * r + 1.0 / 720.0;
-  p = p * r + 1.0 / 120.0;
-  p = p * r + 1.0 / 24.0;
-  p = p * r + 1.0 / 6.0;
-  p = p * r + 0.5;
-  p = p * r + 1.0;
-  p = p * r + 1.0;
+// exp(r) for |r| <= ln2 / 2 (and a correction of under 1e-4 beyond): the degree-11
+// Chebyshev interpolant of tools/fit_special_float.py (ExpReduced, in r's monomials; within
+// 1.5e-16 relative with Horner's rounding, as close as the degree-13 Taylor polynomial with
+// two multiply-adds fewer).
+template <size_t... K> inline double exp_reduced_horner(double r, std::index_sequence<K...>) {
+  constexpr size_t kLast = sizeof...(K);
+  double p = special_float::kExpReduced[kLast];
+  ((p = p * r + special_float::kExpReduced[kLast - 1 - K]), ...);  // straight-line, no loop
   return p;
+}
+inline double exp_reduced_d(double r) {
+  constexpr size_t kN = std::size(special_float::kExpReduced);
+  return exp_reduced_horner(r, std::make_index_sequence<kN - 1>{});
 }
 
 // exp(x): x = n ln2 + r with |r| <= ln2 / 2, exp(r) by exp_reduced_d, 2^n in two factors
 // (subnormal results come out right). Within 1 ulp of std::exp over random arguments; inf,
-// -inf and nan as std::exp.
-inline double exp_d(double x) {
+// -inf and nan as std::exp. kCorrection: exp(x + dx) for an x that carries the large part
+// exactly and a small dx (|dx| < 1e-4) added after the reduction (exp_sum_d).
+template <bool kCorrection = false> inline double exp_d(double x, double dx = 0.0) {
   const bool zero = x < -746.0;  // exp is 0 there; computed at 0 to keep denormals out (exp_f)
   double xc = pick(zero, 0.0, x);
   xc = pick(xc < 710.0, xc, 710.0);  // exp(710) is inf
   constexpr double kShift = 6755399441055744.0;
   const double n = (xc * 1.4426950408889634 + kShift) - kShift;
   // ln2 in two parts (fdlibm's): n * kLn2Hi is exact for |n| < 2^11
-  const double r = (xc - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
+  double r = (xc - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
+  if constexpr (kCorrection) r += dx;
   const double n1 = std::floor(n * 0.5);
   return pick(x != x, x, pick(zero, 0.0, exp_reduced_d(r) * pow2_d(n1) * pow2_d(n - n1)));
 }
+
+// exp(x + dx) for an x that carries the large part exactly and a small correction dx.
+inline double exp_sum_d(double x, double dx) { return exp_d<true>(x, dx); }
 
 // 2^x: x = n + r with n the nearest integer and |r| <= 1/2 exact, 2^r = exp(r ln2) (ln2 in two
 // parts), 2^n in two factors (subnormal results come out right). inf from 1024 on, 0 below

@@ -2,8 +2,8 @@
 // for the CPU kernels (activation_cpu.cpp) and the CUDA kernels (activation_cuda.cu).
 //
 // Each functor works in the compute type A (float for float32 and the 16-bit floats, double
-// for float64). On the host, float uses special_float.h's vectorisable normal tail and
-// vec_math.h's tanh; double the C library's erfc and tanh. In CUDA code (.cu files, whose
+// for float64). On the host, special_float.h's vectorisable normal tails (float and double)
+// and vec_math.h's tanh. In CUDA code (.cu files, whose
 // host side never calls them), CUDA's own normcdf and tanh.
 #pragma once
 
@@ -18,18 +18,8 @@
 namespace ember::activation_fn {
 
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
-constexpr double kSqrtHalf = 0.70710678118654752440;
 constexpr double kBeta = 0.79788456080286535588;  // sqrt(2 / pi), of the tanh approximation
 constexpr double kKappa = 0.044715;
-
-// Phi(x), the standard normal distribution function, in double.
-EMBER_HOST_DEVICE inline double normal_cdf(double x) {
-#if defined(__CUDACC__)
-  return ::normcdf(x);
-#else
-  return 0.5 * std::erfc(-x * kSqrtHalf);
-#endif
-}
 
 template <typename A> EMBER_HOST_DEVICE inline A tanh_of(A x) { return unary_fn::Tanh{}(x); }
 
@@ -41,7 +31,7 @@ struct Gelu {
     else return x * ::normcdf(x);
 #else
     if constexpr (std::is_same_v<A, float>) return special_float::gelu(x);
-    else return x * static_cast<A>(normal_cdf(x));
+    else return special_float::gelu_d(x);
 #endif
   }
 };
@@ -55,11 +45,8 @@ struct GeluBackward {
     else cdf = ::normcdf(x);
     return g * (cdf + x * A(kInvSqrt2Pi) * ::exp(A(-0.5) * x * x));
 #else
-    if constexpr (std::is_same_v<A, float>) {
-      return g * special_float::gelu_derivative(x);
-    } else {
-      return g * (static_cast<A>(normal_cdf(x)) + x * A(kInvSqrt2Pi) * std::exp(A(-0.5) * x * x));
-    }
+    if constexpr (std::is_same_v<A, float>) return g * special_float::gelu_derivative(x);
+    else return g * special_float::gelu_derivative_d(x);
 #endif
   }
 };
