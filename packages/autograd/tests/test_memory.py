@@ -311,3 +311,38 @@ def test_custom_function_view_output_freed(no_gc):
     assert all(ref() is None for ref in refs)
     x.grad = None
     assert near(allocated() - base, 0)
+
+
+# ---- the cyclic collector: what a recorded graph leaves it, and its thresholds ----
+
+def test_recorded_shapes_are_invisible_to_the_cycle_collector():
+    # each recorded op keeps its inputs' (sizes, dtype): plain tuples of ints and a dtype,
+    # untracked, so a big graph does not fill the collector's oldest generation
+    x = et.randn(3, 4, requires_grad=True)
+    y = (x * 2).sum(1)
+    pair = x._shape_dtype
+    assert pair == ((3, 4), et.float32) and type(pair[0]) is tuple
+    assert not gc.is_tracked(pair) and not gc.is_tracked(pair[0])
+    assert not gc.is_tracked(x.shape)  # ember.Size holds ints only
+    for entry in y.grad_fn.next_functions[0][0].sizes:
+        assert entry is None or not gc.is_tracked(entry)
+    y.sum().backward()
+    assert x.grad.shape == (3, 4)
+
+
+def _thresholds_after_import(env: dict[str, str], preset: str = "") -> str:
+    import os
+    import subprocess
+    import sys
+
+    code = f"import gc\n{preset}\nimport ember_autograd\nprint(gc.get_threshold())"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, **env}, check=True)
+    return run.stdout.strip()
+
+
+def test_gc_thresholds_tuned_at_import_unless_set_or_refused():
+    assert _thresholds_after_import({"EMBER_GC_TUNING": "1"}) == "(700, 100, 10)"
+    assert _thresholds_after_import({"EMBER_GC_TUNING": "0"}) == "(700, 10, 10)"
+    # a program's own thresholds stay
+    assert _thresholds_after_import({}, "gc.set_threshold(500, 5, 5)") == "(500, 5, 5)"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ember_tensor as et
 
-from . import forward_ad, graph, load_generated, recording
+from . import forward_ad, gc_policy, graph, load_generated, recording
 from .anomaly_mode import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
@@ -36,6 +36,8 @@ from .variable import Variable
 
 __version__ = "0.1.0"
 INTERFACE_VERSION = 1
+
+gc_policy.apply()
 
 __all__ = [
     "Function",

@@ -476,7 +476,7 @@ def emit_entry(entry: Entry, inplace: bool) -> str:
             i = _ident(inp)
             lines.append(f"    if r_{i}:")
             lines.append(f"        e_{i} = gradient_edge({i})")
-            lines.append(f"        z_{i} = ({i}.shape, {i}.dtype)")
+            lines.append(f"        z_{i} = {i}._shape_dtype")
             lines.append("    else:")
             lines.append(f"        e_{i} = z_{i} = None")
         edges = ", ".join(f"e_{_ident(x)} or _NO_EDGE" for x in inputs)
@@ -543,12 +543,12 @@ def _list_edges(op: OpSchema, inputs: list[str]) -> list[str]:
             lines.append("            e = edge(t)")
             lines.append("            edges.append(e)")
             lines.append(
-                "            sizes.append((t.shape, t.dtype) if e[0] is not None else None)"
+                "            sizes.append(t._shape_dtype if e[0] is not None else None)"
             )
         else:
             lines.append(f"    if r_{i}:")
             lines.append(f"        edges.append(gradient_edge({i}))")
-            lines.append(f"        sizes.append(({i}.shape, {i}.dtype))")
+            lines.append(f"        sizes.append({i}._shape_dtype)")
             # an input that needs no grad keeps its place: (None, 0), as in PyTorch
             lines.append(f"    elif {i} is not None:")
             lines.append("        edges.append((None, 0))")

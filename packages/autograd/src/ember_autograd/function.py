@@ -389,9 +389,7 @@ def _wrap_outputs(ctx, args, output, edges):
 
     node = ctx
     node.next_functions = edges
-    node._inputs = tuple(
-        (tuple(a.shape), a.dtype) if isinstance(a, et.Tensor) else None for a in args
-    )
+    node._inputs = tuple(a._shape_dtype if isinstance(a, et.Tensor) else None for a in args)
     node._num_outputs = len(outs)
     out_meta = []
     attached = []  # (tensor, output_nr) of outputs given this node's history

@@ -62,12 +62,12 @@ def record_add(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -92,12 +92,12 @@ def record_add_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -158,12 +158,12 @@ def record_sub(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -188,12 +188,12 @@ def record_sub_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -257,12 +257,12 @@ def record_mul(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -291,12 +291,12 @@ def record_mul_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -367,12 +367,12 @@ def record_div(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -403,12 +403,12 @@ def record_div_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -479,12 +479,12 @@ def record_true_divide(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -513,12 +513,12 @@ def record_true_divide_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -582,12 +582,12 @@ def record_eq(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -610,12 +610,12 @@ def record_eq_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -673,12 +673,12 @@ def record_ne(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -701,12 +701,12 @@ def record_ne_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -764,12 +764,12 @@ def record_lt(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -792,12 +792,12 @@ def record_lt_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -855,12 +855,12 @@ def record_le(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -883,12 +883,12 @@ def record_le_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -946,12 +946,12 @@ def record_gt(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -974,12 +974,12 @@ def record_gt_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -1037,12 +1037,12 @@ def record_ge(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -1065,12 +1065,12 @@ def record_ge_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -1128,12 +1128,12 @@ def record_floor_divide(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -1156,12 +1156,12 @@ def record_floor_divide_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -1223,12 +1223,12 @@ def record_remainder(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -1257,12 +1257,12 @@ def record_remainder_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -1330,12 +1330,12 @@ def record_fmod(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -1364,12 +1364,12 @@ def record_fmod_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -1441,12 +1441,12 @@ def record_pow(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_exponent:
         e_exponent = gradient_edge(exponent)
-        z_exponent = (exponent.shape, exponent.dtype)
+        z_exponent = exponent._shape_dtype
     else:
         e_exponent = z_exponent = None
     node.next_functions = (e_self or _NO_EDGE, e_exponent or _NO_EDGE)
@@ -1478,12 +1478,12 @@ def record_pow_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_exponent:
         e_exponent = gradient_edge(exponent)
-        z_exponent = (exponent.shape, exponent.dtype)
+        z_exponent = exponent._shape_dtype
     else:
         e_exponent = z_exponent = None
     node.next_functions = (e_self or _NO_EDGE, e_exponent or _NO_EDGE)
@@ -1546,7 +1546,7 @@ def record_pow_scalar(args, result, original):
         node._special = True
     if r_exponent:
         e_exponent = gradient_edge(exponent)
-        z_exponent = (exponent.shape, exponent.dtype)
+        z_exponent = exponent._shape_dtype
     else:
         e_exponent = z_exponent = None
     node.next_functions = (e_exponent or _NO_EDGE,)
@@ -1576,7 +1576,7 @@ def record_pow_scalar_inplace(args, result, original):
         node._special = True
     if r_exponent:
         e_exponent = gradient_edge(exponent)
-        z_exponent = (exponent.shape, exponent.dtype)
+        z_exponent = exponent._shape_dtype
     else:
         e_exponent = z_exponent = None
     node.next_functions = (e_exponent or _NO_EDGE,)
@@ -1648,12 +1648,12 @@ def record_maximum(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -1682,12 +1682,12 @@ def record_maximum_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -1757,12 +1757,12 @@ def record_minimum(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -1791,12 +1791,12 @@ def record_minimum_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -1867,17 +1867,17 @@ def record_where(args, result, original):
         node._special = True
     if r_condition:
         e_condition = gradient_edge(condition)
-        z_condition = (condition.shape, condition.dtype)
+        z_condition = condition._shape_dtype
     else:
         e_condition = z_condition = None
     if r_input:
         e_input = gradient_edge(input)
-        z_input = (input.shape, input.dtype)
+        z_input = input._shape_dtype
     else:
         e_input = z_input = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_condition or _NO_EDGE, e_input or _NO_EDGE, e_other or _NO_EDGE)
@@ -1945,17 +1945,17 @@ def record_where_method(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_condition:
         e_condition = gradient_edge(condition)
-        z_condition = (condition.shape, condition.dtype)
+        z_condition = condition._shape_dtype
     else:
         e_condition = z_condition = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_condition or _NO_EDGE, e_other or _NO_EDGE)
@@ -1982,17 +1982,17 @@ def record_where_method_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_condition:
         e_condition = gradient_edge(condition)
-        z_condition = (condition.shape, condition.dtype)
+        z_condition = condition._shape_dtype
     else:
         e_condition = z_condition = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_condition or _NO_EDGE, e_other or _NO_EDGE)
@@ -2076,19 +2076,19 @@ def record_clamp(args, result, original):
     sizes = []
     if r_self:
         edges.append(gradient_edge(self))
-        sizes.append((self.shape, self.dtype))
+        sizes.append(self._shape_dtype)
     elif self is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_min:
         edges.append(gradient_edge(min))
-        sizes.append((min.shape, min.dtype))
+        sizes.append(min._shape_dtype)
     elif min is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_max:
         edges.append(gradient_edge(max))
-        sizes.append((max.shape, max.dtype))
+        sizes.append(max._shape_dtype)
     elif max is not None:
         edges.append((None, 0))
         sizes.append(None)
@@ -2124,19 +2124,19 @@ def record_clamp_inplace(args, result, original):
     sizes = []
     if r_self:
         edges.append(gradient_edge(self))
-        sizes.append((self.shape, self.dtype))
+        sizes.append(self._shape_dtype)
     elif self is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_min:
         edges.append(gradient_edge(min))
-        sizes.append((min.shape, min.dtype))
+        sizes.append(min._shape_dtype)
     elif min is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_max:
         edges.append(gradient_edge(max))
-        sizes.append((max.shape, max.dtype))
+        sizes.append(max._shape_dtype)
     elif max is not None:
         edges.append((None, 0))
         sizes.append(None)
@@ -2197,7 +2197,7 @@ def record_exp(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -2222,7 +2222,7 @@ def record_exp_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -2276,7 +2276,7 @@ def record_log(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -2301,7 +2301,7 @@ def record_log_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -2355,7 +2355,7 @@ def record_log1p(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -2380,7 +2380,7 @@ def record_log1p_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -2434,7 +2434,7 @@ def record_expm1(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -2459,7 +2459,7 @@ def record_expm1_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -2513,7 +2513,7 @@ def record_sqrt(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -2538,7 +2538,7 @@ def record_sqrt_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -2592,7 +2592,7 @@ def record_rsqrt(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -2617,7 +2617,7 @@ def record_rsqrt_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -2671,7 +2671,7 @@ def record_sin(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -2696,7 +2696,7 @@ def record_sin_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -2750,7 +2750,7 @@ def record_cos(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -2775,7 +2775,7 @@ def record_cos_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -2829,7 +2829,7 @@ def record_tan(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -2854,7 +2854,7 @@ def record_tan_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -2908,7 +2908,7 @@ def record_tanh(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -2933,7 +2933,7 @@ def record_tanh_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -2987,7 +2987,7 @@ def record_sigmoid(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -3012,7 +3012,7 @@ def record_sigmoid_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -3066,7 +3066,7 @@ def record_erf(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -3091,7 +3091,7 @@ def record_erf_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -3145,7 +3145,7 @@ def record_erfc(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -3170,7 +3170,7 @@ def record_erfc_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -3224,7 +3224,7 @@ def record_erfinv(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -3249,7 +3249,7 @@ def record_erfinv_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -3303,7 +3303,7 @@ def record_lgamma(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -3328,7 +3328,7 @@ def record_lgamma_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -3382,7 +3382,7 @@ def record_digamma(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -3407,7 +3407,7 @@ def record_digamma_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -3462,7 +3462,7 @@ def record_polygamma(args, result, original):
         node._special = True
     if r_input:
         e_input = gradient_edge(input)
-        z_input = (input.shape, input.dtype)
+        z_input = input._shape_dtype
     else:
         e_input = z_input = None
     node.next_functions = (e_input or _NO_EDGE,)
@@ -3518,7 +3518,7 @@ def record_i0(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -3543,7 +3543,7 @@ def record_i0_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -3599,7 +3599,7 @@ def record_special_i0e(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -3627,7 +3627,7 @@ def record_special_i0e_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -3686,7 +3686,7 @@ def record_special_i1(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -3714,7 +3714,7 @@ def record_special_i1_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -3773,7 +3773,7 @@ def record_special_i1e(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -3801,7 +3801,7 @@ def record_special_i1e_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -3858,7 +3858,7 @@ def record_special_ndtr(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -3883,7 +3883,7 @@ def record_special_ndtr_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -3937,7 +3937,7 @@ def record_special_ndtri(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -3962,7 +3962,7 @@ def record_special_ndtri_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -4018,7 +4018,7 @@ def record_special_log_ndtr(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -4046,7 +4046,7 @@ def record_special_log_ndtr_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -4105,7 +4105,7 @@ def record_special_erfcx(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -4133,7 +4133,7 @@ def record_special_erfcx_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -4201,12 +4201,12 @@ def record_igamma(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -4235,12 +4235,12 @@ def record_igamma_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -4308,12 +4308,12 @@ def record_igammac(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -4342,12 +4342,12 @@ def record_igammac_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -4415,12 +4415,12 @@ def record_special_zeta(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -4449,12 +4449,12 @@ def record_special_zeta_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -4509,7 +4509,7 @@ def record_geqrf(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -4531,7 +4531,7 @@ def record_geqrf_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -4580,7 +4580,7 @@ def record_linalg_ldl_factor_ex(args, result, original):
         node._special = True
     if r_A:
         e_A = gradient_edge(A)
-        z_A = (A.shape, A.dtype)
+        z_A = A._shape_dtype
     else:
         e_A = z_A = None
     node.next_functions = (e_A or _NO_EDGE,)
@@ -4642,17 +4642,17 @@ def record_linalg_ldl_solve(args, result, original):
         node._special = True
     if r_LD:
         e_LD = gradient_edge(LD)
-        z_LD = (LD.shape, LD.dtype)
+        z_LD = LD._shape_dtype
     else:
         e_LD = z_LD = None
     if r_pivots:
         e_pivots = gradient_edge(pivots)
-        z_pivots = (pivots.shape, pivots.dtype)
+        z_pivots = pivots._shape_dtype
     else:
         e_pivots = z_pivots = None
     if r_B:
         e_B = gradient_edge(B)
-        z_B = (B.shape, B.dtype)
+        z_B = B._shape_dtype
     else:
         e_B = z_B = None
     node.next_functions = (e_LD or _NO_EDGE, e_pivots or _NO_EDGE, e_B or _NO_EDGE)
@@ -4703,7 +4703,7 @@ def record_log2(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -4728,7 +4728,7 @@ def record_log2_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -4782,7 +4782,7 @@ def record_log10(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -4807,7 +4807,7 @@ def record_log10_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -4861,7 +4861,7 @@ def record_atan(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -4886,7 +4886,7 @@ def record_atan_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -4940,7 +4940,7 @@ def record_asin(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -4965,7 +4965,7 @@ def record_asin_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5019,7 +5019,7 @@ def record_acos(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5044,7 +5044,7 @@ def record_acos_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5098,7 +5098,7 @@ def record_sinh(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5123,7 +5123,7 @@ def record_sinh_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5177,7 +5177,7 @@ def record_cosh(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5202,7 +5202,7 @@ def record_cosh_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5256,7 +5256,7 @@ def record_asinh(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5281,7 +5281,7 @@ def record_asinh_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5335,7 +5335,7 @@ def record_acosh(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5360,7 +5360,7 @@ def record_acosh_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5414,7 +5414,7 @@ def record_atanh(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5439,7 +5439,7 @@ def record_atanh_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5493,7 +5493,7 @@ def record_reciprocal(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5518,7 +5518,7 @@ def record_reciprocal_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5572,7 +5572,7 @@ def record_abs(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5597,7 +5597,7 @@ def record_abs_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5649,7 +5649,7 @@ def record_neg(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5671,7 +5671,7 @@ def record_neg_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5720,7 +5720,7 @@ def record_sign(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5742,7 +5742,7 @@ def record_sign_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5795,7 +5795,7 @@ def record_sgn(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5823,7 +5823,7 @@ def record_sgn_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5880,7 +5880,7 @@ def record_angle(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5905,7 +5905,7 @@ def record_angle_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5957,7 +5957,7 @@ def record_conj_physical(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -5979,7 +5979,7 @@ def record_conj_physical_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -6028,7 +6028,7 @@ def record_conj(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -6050,7 +6050,7 @@ def record_conj_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -6099,7 +6099,7 @@ def record_real(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -6121,7 +6121,7 @@ def record_real_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -6170,7 +6170,7 @@ def record_imag(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -6192,7 +6192,7 @@ def record_imag_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -6241,7 +6241,7 @@ def record_view_as_real(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -6263,7 +6263,7 @@ def record_view_as_real_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -6312,7 +6312,7 @@ def record_view_as_complex(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -6334,7 +6334,7 @@ def record_view_as_complex_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -6392,12 +6392,12 @@ def record_complex(args, result, original):
         node._special = True
     if r_real:
         e_real = gradient_edge(real)
-        z_real = (real.shape, real.dtype)
+        z_real = real._shape_dtype
     else:
         e_real = z_real = None
     if r_imag:
         e_imag = gradient_edge(imag)
-        z_imag = (imag.shape, imag.dtype)
+        z_imag = imag._shape_dtype
     else:
         e_imag = z_imag = None
     node.next_functions = (e_real or _NO_EDGE, e_imag or _NO_EDGE)
@@ -6462,12 +6462,12 @@ def record_polar(args, result, original):
         node._special = True
     if r_abs:
         e_abs = gradient_edge(abs)
-        z_abs = (abs.shape, abs.dtype)
+        z_abs = abs._shape_dtype
     else:
         e_abs = z_abs = None
     if r_angle:
         e_angle = gradient_edge(angle)
-        z_angle = (angle.shape, angle.dtype)
+        z_angle = angle._shape_dtype
     else:
         e_angle = z_angle = None
     node.next_functions = (e_abs or _NO_EDGE, e_angle or _NO_EDGE)
@@ -6527,7 +6527,7 @@ def record_square(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -6552,7 +6552,7 @@ def record_square_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -6606,7 +6606,7 @@ def record_relu(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -6631,7 +6631,7 @@ def record_relu_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -6686,7 +6686,7 @@ def record_gelu(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -6713,7 +6713,7 @@ def record_gelu_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -6783,12 +6783,12 @@ def record_gelu_backward(args, result, original):
         node._special = True
     if r_grad_output:
         e_grad_output = gradient_edge(grad_output)
-        z_grad_output = (grad_output.shape, grad_output.dtype)
+        z_grad_output = grad_output._shape_dtype
     else:
         e_grad_output = z_grad_output = None
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_grad_output or _NO_EDGE, e_self or _NO_EDGE)
@@ -6819,12 +6819,12 @@ def record_gelu_backward_inplace(args, result, original):
         node._special = True
     if r_grad_output:
         e_grad_output = gradient_edge(grad_output)
-        z_grad_output = (grad_output.shape, grad_output.dtype)
+        z_grad_output = grad_output._shape_dtype
     else:
         e_grad_output = z_grad_output = None
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_grad_output or _NO_EDGE, e_self or _NO_EDGE)
@@ -6893,12 +6893,12 @@ def record_threshold_backward(args, result, original):
         node._special = True
     if r_grad_output:
         e_grad_output = gradient_edge(grad_output)
-        z_grad_output = (grad_output.shape, grad_output.dtype)
+        z_grad_output = grad_output._shape_dtype
     else:
         e_grad_output = z_grad_output = None
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_grad_output or _NO_EDGE, e_self or _NO_EDGE)
@@ -6926,12 +6926,12 @@ def record_threshold_backward_inplace(args, result, original):
         node._special = True
     if r_grad_output:
         e_grad_output = gradient_edge(grad_output)
-        z_grad_output = (grad_output.shape, grad_output.dtype)
+        z_grad_output = grad_output._shape_dtype
     else:
         e_grad_output = z_grad_output = None
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_grad_output or _NO_EDGE, e_self or _NO_EDGE)
@@ -6985,7 +6985,7 @@ def record_floor(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7007,7 +7007,7 @@ def record_floor_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7056,7 +7056,7 @@ def record_ceil(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7078,7 +7078,7 @@ def record_ceil_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7127,7 +7127,7 @@ def record_round(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7149,7 +7149,7 @@ def record_round_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7198,7 +7198,7 @@ def record_round_decimals(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7220,7 +7220,7 @@ def record_round_decimals_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7269,7 +7269,7 @@ def record_trunc(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7291,7 +7291,7 @@ def record_trunc_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7343,7 +7343,7 @@ def record_sum(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7371,7 +7371,7 @@ def record_sum_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7429,7 +7429,7 @@ def record_mean(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7457,7 +7457,7 @@ def record_mean_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7518,7 +7518,7 @@ def record_prod(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7550,7 +7550,7 @@ def record_prod_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7613,7 +7613,7 @@ def record_max_all(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7641,7 +7641,7 @@ def record_max_all_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7700,7 +7700,7 @@ def record_min_all(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7728,7 +7728,7 @@ def record_min_all_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7788,7 +7788,7 @@ def record_max_dim(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7819,7 +7819,7 @@ def record_max_dim_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7882,7 +7882,7 @@ def record_min_dim(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7913,7 +7913,7 @@ def record_min_dim_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -7986,12 +7986,12 @@ def record_max_other(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -8020,12 +8020,12 @@ def record_max_other_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -8095,12 +8095,12 @@ def record_min_other(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -8129,12 +8129,12 @@ def record_min_other_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -8195,7 +8195,7 @@ def record_amax(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -8227,7 +8227,7 @@ def record_amax_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -8292,7 +8292,7 @@ def record_amin(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -8324,7 +8324,7 @@ def record_amin_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -8389,7 +8389,7 @@ def record_var(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -8422,7 +8422,7 @@ def record_var_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -8490,7 +8490,7 @@ def record_std(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -8526,7 +8526,7 @@ def record_std_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -8594,7 +8594,7 @@ def record_std_unbiased(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -8624,7 +8624,7 @@ def record_std_unbiased_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -8684,7 +8684,7 @@ def record_var_unbiased(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -8711,7 +8711,7 @@ def record_var_unbiased_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -8772,7 +8772,7 @@ def record_norm(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -8806,7 +8806,7 @@ def record_norm_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -8873,7 +8873,7 @@ def record_logsumexp(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -8905,7 +8905,7 @@ def record_logsumexp_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -8967,7 +8967,7 @@ def record_softmax(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -8994,7 +8994,7 @@ def record_softmax_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -9051,7 +9051,7 @@ def record_log_softmax(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -9078,7 +9078,7 @@ def record_log_softmax_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -9148,12 +9148,12 @@ def record__softmax_backward_data(args, result, original):
         node._special = True
     if r_grad_output:
         e_grad_output = gradient_edge(grad_output)
-        z_grad_output = (grad_output.shape, grad_output.dtype)
+        z_grad_output = grad_output._shape_dtype
     else:
         e_grad_output = z_grad_output = None
     if r_output:
         e_output = gradient_edge(output)
-        z_output = (output.shape, output.dtype)
+        z_output = output._shape_dtype
     else:
         e_output = z_output = None
     node.next_functions = (e_grad_output or _NO_EDGE, e_output or _NO_EDGE)
@@ -9226,12 +9226,12 @@ def record__log_softmax_backward_data(args, result, original):
         node._special = True
     if r_grad_output:
         e_grad_output = gradient_edge(grad_output)
-        z_grad_output = (grad_output.shape, grad_output.dtype)
+        z_grad_output = grad_output._shape_dtype
     else:
         e_grad_output = z_grad_output = None
     if r_output:
         e_output = gradient_edge(output)
-        z_output = (output.shape, output.dtype)
+        z_output = output._shape_dtype
     else:
         e_output = z_output = None
     node.next_functions = (e_grad_output or _NO_EDGE, e_output or _NO_EDGE)
@@ -9289,7 +9289,7 @@ def record_cumsum(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -9313,7 +9313,7 @@ def record_cumsum_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -9369,7 +9369,7 @@ def record_cumprod(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -9399,7 +9399,7 @@ def record_cumprod_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -9461,7 +9461,7 @@ def record_logcumsumexp(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -9491,7 +9491,7 @@ def record_logcumsumexp_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -9552,7 +9552,7 @@ def record_sort(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -9581,7 +9581,7 @@ def record_sort_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -9641,7 +9641,7 @@ def record_topk(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -9670,7 +9670,7 @@ def record_topk_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -9727,7 +9727,7 @@ def record_view(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -9751,7 +9751,7 @@ def record_view_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -9802,7 +9802,7 @@ def record_t(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -9824,7 +9824,7 @@ def record_t_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -9873,7 +9873,7 @@ def record_clone(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -9895,7 +9895,7 @@ def record_clone_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -9946,7 +9946,7 @@ def record___getitem__(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -9972,7 +9972,7 @@ def record___getitem___inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -10040,12 +10040,12 @@ def record_matmul(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -10074,12 +10074,12 @@ def record_matmul_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -10147,12 +10147,12 @@ def record_mm(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_mat2:
         e_mat2 = gradient_edge(mat2)
-        z_mat2 = (mat2.shape, mat2.dtype)
+        z_mat2 = mat2._shape_dtype
     else:
         e_mat2 = z_mat2 = None
     node.next_functions = (e_self or _NO_EDGE, e_mat2 or _NO_EDGE)
@@ -10181,12 +10181,12 @@ def record_mm_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_mat2:
         e_mat2 = gradient_edge(mat2)
-        z_mat2 = (mat2.shape, mat2.dtype)
+        z_mat2 = mat2._shape_dtype
     else:
         e_mat2 = z_mat2 = None
     node.next_functions = (e_self or _NO_EDGE, e_mat2 or _NO_EDGE)
@@ -10254,12 +10254,12 @@ def record_bmm(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_mat2:
         e_mat2 = gradient_edge(mat2)
-        z_mat2 = (mat2.shape, mat2.dtype)
+        z_mat2 = mat2._shape_dtype
     else:
         e_mat2 = z_mat2 = None
     node.next_functions = (e_self or _NO_EDGE, e_mat2 or _NO_EDGE)
@@ -10288,12 +10288,12 @@ def record_bmm_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_mat2:
         e_mat2 = gradient_edge(mat2)
-        z_mat2 = (mat2.shape, mat2.dtype)
+        z_mat2 = mat2._shape_dtype
     else:
         e_mat2 = z_mat2 = None
     node.next_functions = (e_self or _NO_EDGE, e_mat2 or _NO_EDGE)
@@ -10373,17 +10373,17 @@ def record_addmm(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_mat1:
         e_mat1 = gradient_edge(mat1)
-        z_mat1 = (mat1.shape, mat1.dtype)
+        z_mat1 = mat1._shape_dtype
     else:
         e_mat1 = z_mat1 = None
     if r_mat2:
         e_mat2 = gradient_edge(mat2)
-        z_mat2 = (mat2.shape, mat2.dtype)
+        z_mat2 = mat2._shape_dtype
     else:
         e_mat2 = z_mat2 = None
     node.next_functions = (e_self or _NO_EDGE, e_mat1 or _NO_EDGE, e_mat2 or _NO_EDGE)
@@ -10417,17 +10417,17 @@ def record_addmm_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_mat1:
         e_mat1 = gradient_edge(mat1)
-        z_mat1 = (mat1.shape, mat1.dtype)
+        z_mat1 = mat1._shape_dtype
     else:
         e_mat1 = z_mat1 = None
     if r_mat2:
         e_mat2 = gradient_edge(mat2)
-        z_mat2 = (mat2.shape, mat2.dtype)
+        z_mat2 = mat2._shape_dtype
     else:
         e_mat2 = z_mat2 = None
     node.next_functions = (e_self or _NO_EDGE, e_mat1 or _NO_EDGE, e_mat2 or _NO_EDGE)
@@ -10513,19 +10513,19 @@ def record_linear(args, result, original):
     sizes = []
     if r_input:
         edges.append(gradient_edge(input))
-        sizes.append((input.shape, input.dtype))
+        sizes.append(input._shape_dtype)
     elif input is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_weight:
         edges.append(gradient_edge(weight))
-        sizes.append((weight.shape, weight.dtype))
+        sizes.append(weight._shape_dtype)
     elif weight is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_bias:
         edges.append(gradient_edge(bias))
-        sizes.append((bias.shape, bias.dtype))
+        sizes.append(bias._shape_dtype)
     elif bias is not None:
         edges.append((None, 0))
         sizes.append(None)
@@ -10597,12 +10597,12 @@ def record_dot(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_tensor:
         e_tensor = gradient_edge(tensor)
-        z_tensor = (tensor.shape, tensor.dtype)
+        z_tensor = tensor._shape_dtype
     else:
         e_tensor = z_tensor = None
     node.next_functions = (e_self or _NO_EDGE, e_tensor or _NO_EDGE)
@@ -10631,12 +10631,12 @@ def record_dot_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_tensor:
         e_tensor = gradient_edge(tensor)
-        z_tensor = (tensor.shape, tensor.dtype)
+        z_tensor = tensor._shape_dtype
     else:
         e_tensor = z_tensor = None
     node.next_functions = (e_self or _NO_EDGE, e_tensor or _NO_EDGE)
@@ -10694,7 +10694,7 @@ def record__fft_c2c(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -10722,7 +10722,7 @@ def record__fft_c2c_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -10781,7 +10781,7 @@ def record__fft_r2c(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -10811,7 +10811,7 @@ def record__fft_r2c_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -10870,7 +10870,7 @@ def record__fft_c2r(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -10896,7 +10896,7 @@ def record__fft_c2r_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -10954,7 +10954,7 @@ def record_im2col(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -10986,7 +10986,7 @@ def record_im2col_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -11049,7 +11049,7 @@ def record_col2im(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -11079,7 +11079,7 @@ def record_col2im_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -11170,19 +11170,19 @@ def record_conv2d(args, result, original):
     sizes = []
     if r_input:
         edges.append(gradient_edge(input))
-        sizes.append((input.shape, input.dtype))
+        sizes.append(input._shape_dtype)
     elif input is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_weight:
         edges.append(gradient_edge(weight))
-        sizes.append((weight.shape, weight.dtype))
+        sizes.append(weight._shape_dtype)
     elif weight is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_bias:
         edges.append(gradient_edge(bias))
-        sizes.append((bias.shape, bias.dtype))
+        sizes.append(bias._shape_dtype)
     elif bias is not None:
         edges.append((None, 0))
         sizes.append(None)
@@ -11272,12 +11272,12 @@ def record_conv2d_backward_input(args, result, original):
         node._special = True
     if r_grad_output:
         e_grad_output = gradient_edge(grad_output)
-        z_grad_output = (grad_output.shape, grad_output.dtype)
+        z_grad_output = grad_output._shape_dtype
     else:
         e_grad_output = z_grad_output = None
     if r_weight:
         e_weight = gradient_edge(weight)
-        z_weight = (weight.shape, weight.dtype)
+        z_weight = weight._shape_dtype
     else:
         e_weight = z_weight = None
     node.next_functions = (e_grad_output or _NO_EDGE, e_weight or _NO_EDGE)
@@ -11364,12 +11364,12 @@ def record_conv2d_backward_weight(args, result, original):
         node._special = True
     if r_grad_output:
         e_grad_output = gradient_edge(grad_output)
-        z_grad_output = (grad_output.shape, grad_output.dtype)
+        z_grad_output = grad_output._shape_dtype
     else:
         e_grad_output = z_grad_output = None
     if r_input:
         e_input = gradient_edge(input)
-        z_input = (input.shape, input.dtype)
+        z_input = input._shape_dtype
     else:
         e_input = z_input = None
     node.next_functions = (e_grad_output or _NO_EDGE, e_input or _NO_EDGE)
@@ -11468,19 +11468,19 @@ def record_conv_transpose2d(args, result, original):
     sizes = []
     if r_input:
         edges.append(gradient_edge(input))
-        sizes.append((input.shape, input.dtype))
+        sizes.append(input._shape_dtype)
     elif input is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_weight:
         edges.append(gradient_edge(weight))
-        sizes.append((weight.shape, weight.dtype))
+        sizes.append(weight._shape_dtype)
     elif weight is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_bias:
         edges.append(gradient_edge(bias))
-        sizes.append((bias.shape, bias.dtype))
+        sizes.append(bias._shape_dtype)
     elif bias is not None:
         edges.append((None, 0))
         sizes.append(None)
@@ -11555,7 +11555,7 @@ def record_max_pool2d_with_indices(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -11593,7 +11593,7 @@ def record_max_pool2d_with_indices_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -11668,17 +11668,17 @@ def record_max_pool2d_with_indices_backward(args, result, original):
         node._special = True
     if r_grad_output:
         e_grad_output = gradient_edge(grad_output)
-        z_grad_output = (grad_output.shape, grad_output.dtype)
+        z_grad_output = grad_output._shape_dtype
     else:
         e_grad_output = z_grad_output = None
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_indices:
         e_indices = gradient_edge(indices)
-        z_indices = (indices.shape, indices.dtype)
+        z_indices = indices._shape_dtype
     else:
         e_indices = z_indices = None
     node.next_functions = (e_grad_output or _NO_EDGE, e_self or _NO_EDGE, e_indices or _NO_EDGE)
@@ -11705,17 +11705,17 @@ def record_max_pool2d_with_indices_backward_inplace(args, result, original):
         node._special = True
     if r_grad_output:
         e_grad_output = gradient_edge(grad_output)
-        z_grad_output = (grad_output.shape, grad_output.dtype)
+        z_grad_output = grad_output._shape_dtype
     else:
         e_grad_output = z_grad_output = None
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_indices:
         e_indices = gradient_edge(indices)
-        z_indices = (indices.shape, indices.dtype)
+        z_indices = indices._shape_dtype
     else:
         e_indices = z_indices = None
     node.next_functions = (e_grad_output or _NO_EDGE, e_self or _NO_EDGE, e_indices or _NO_EDGE)
@@ -11775,7 +11775,7 @@ def record_avg_pool2d(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -11812,7 +11812,7 @@ def record_avg_pool2d_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -11886,12 +11886,12 @@ def record_avg_pool2d_backward(args, result, original):
         node._special = True
     if r_grad_output:
         e_grad_output = gradient_edge(grad_output)
-        z_grad_output = (grad_output.shape, grad_output.dtype)
+        z_grad_output = grad_output._shape_dtype
     else:
         e_grad_output = z_grad_output = None
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_grad_output or _NO_EDGE, e_self or _NO_EDGE)
@@ -11926,12 +11926,12 @@ def record_avg_pool2d_backward_inplace(args, result, original):
         node._special = True
     if r_grad_output:
         e_grad_output = gradient_edge(grad_output)
-        z_grad_output = (grad_output.shape, grad_output.dtype)
+        z_grad_output = grad_output._shape_dtype
     else:
         e_grad_output = z_grad_output = None
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_grad_output or _NO_EDGE, e_self or _NO_EDGE)
@@ -11994,7 +11994,7 @@ def record_adaptive_avg_pool2d(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -12019,7 +12019,7 @@ def record_adaptive_avg_pool2d_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -12076,12 +12076,12 @@ def record_adaptive_avg_pool2d_backward(args, result, original):
         node._special = True
     if r_grad_output:
         e_grad_output = gradient_edge(grad_output)
-        z_grad_output = (grad_output.shape, grad_output.dtype)
+        z_grad_output = grad_output._shape_dtype
     else:
         e_grad_output = z_grad_output = None
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_grad_output or _NO_EDGE, e_self or _NO_EDGE)
@@ -12106,12 +12106,12 @@ def record_adaptive_avg_pool2d_backward_inplace(args, result, original):
         node._special = True
     if r_grad_output:
         e_grad_output = gradient_edge(grad_output)
-        z_grad_output = (grad_output.shape, grad_output.dtype)
+        z_grad_output = grad_output._shape_dtype
     else:
         e_grad_output = z_grad_output = None
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_grad_output or _NO_EDGE, e_self or _NO_EDGE)
@@ -12166,7 +12166,7 @@ def record_adaptive_max_pool2d(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -12194,7 +12194,7 @@ def record_adaptive_max_pool2d_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -12259,17 +12259,17 @@ def record_adaptive_max_pool2d_backward(args, result, original):
         node._special = True
     if r_grad_output:
         e_grad_output = gradient_edge(grad_output)
-        z_grad_output = (grad_output.shape, grad_output.dtype)
+        z_grad_output = grad_output._shape_dtype
     else:
         e_grad_output = z_grad_output = None
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_indices:
         e_indices = gradient_edge(indices)
-        z_indices = (indices.shape, indices.dtype)
+        z_indices = indices._shape_dtype
     else:
         e_indices = z_indices = None
     node.next_functions = (e_grad_output or _NO_EDGE, e_self or _NO_EDGE, e_indices or _NO_EDGE)
@@ -12296,17 +12296,17 @@ def record_adaptive_max_pool2d_backward_inplace(args, result, original):
         node._special = True
     if r_grad_output:
         e_grad_output = gradient_edge(grad_output)
-        z_grad_output = (grad_output.shape, grad_output.dtype)
+        z_grad_output = grad_output._shape_dtype
     else:
         e_grad_output = z_grad_output = None
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_indices:
         e_indices = gradient_edge(indices)
-        z_indices = (indices.shape, indices.dtype)
+        z_indices = indices._shape_dtype
     else:
         e_indices = z_indices = None
     node.next_functions = (e_grad_output or _NO_EDGE, e_self or _NO_EDGE, e_indices or _NO_EDGE)
@@ -12408,31 +12408,31 @@ def record_native_batch_norm(args, result, original):
     sizes = []
     if r_input:
         edges.append(gradient_edge(input))
-        sizes.append((input.shape, input.dtype))
+        sizes.append(input._shape_dtype)
     elif input is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_weight:
         edges.append(gradient_edge(weight))
-        sizes.append((weight.shape, weight.dtype))
+        sizes.append(weight._shape_dtype)
     elif weight is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_bias:
         edges.append(gradient_edge(bias))
-        sizes.append((bias.shape, bias.dtype))
+        sizes.append(bias._shape_dtype)
     elif bias is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_running_mean:
         edges.append(gradient_edge(running_mean))
-        sizes.append((running_mean.shape, running_mean.dtype))
+        sizes.append(running_mean._shape_dtype)
     elif running_mean is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_running_var:
         edges.append(gradient_edge(running_var))
-        sizes.append((running_var.shape, running_var.dtype))
+        sizes.append(running_var._shape_dtype)
     elif running_var is not None:
         edges.append((None, 0))
         sizes.append(None)
@@ -12539,19 +12539,19 @@ def record_native_layer_norm(args, result, original):
     sizes = []
     if r_input:
         edges.append(gradient_edge(input))
-        sizes.append((input.shape, input.dtype))
+        sizes.append(input._shape_dtype)
     elif input is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_weight:
         edges.append(gradient_edge(weight))
-        sizes.append((weight.shape, weight.dtype))
+        sizes.append(weight._shape_dtype)
     elif weight is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_bias:
         edges.append(gradient_edge(bias))
-        sizes.append((bias.shape, bias.dtype))
+        sizes.append(bias._shape_dtype)
     elif bias is not None:
         edges.append((None, 0))
         sizes.append(None)
@@ -12655,19 +12655,19 @@ def record_native_group_norm(args, result, original):
     sizes = []
     if r_input:
         edges.append(gradient_edge(input))
-        sizes.append((input.shape, input.dtype))
+        sizes.append(input._shape_dtype)
     elif input is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_weight:
         edges.append(gradient_edge(weight))
-        sizes.append((weight.shape, weight.dtype))
+        sizes.append(weight._shape_dtype)
     elif weight is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_bias:
         edges.append(gradient_edge(bias))
-        sizes.append((bias.shape, bias.dtype))
+        sizes.append(bias._shape_dtype)
     elif bias is not None:
         edges.append((None, 0))
         sizes.append(None)
@@ -12746,12 +12746,12 @@ def record_embedding(args, result, original):
         node._special = True
     if r_weight:
         e_weight = gradient_edge(weight)
-        z_weight = (weight.shape, weight.dtype)
+        z_weight = weight._shape_dtype
     else:
         e_weight = z_weight = None
     if r_indices:
         e_indices = gradient_edge(indices)
-        z_indices = (indices.shape, indices.dtype)
+        z_indices = indices._shape_dtype
     else:
         e_indices = z_indices = None
     node.next_functions = (e_weight or _NO_EDGE, e_indices or _NO_EDGE)
@@ -12817,12 +12817,12 @@ def record_embedding_dense_backward(args, result, original):
         node._special = True
     if r_grad_output:
         e_grad_output = gradient_edge(grad_output)
-        z_grad_output = (grad_output.shape, grad_output.dtype)
+        z_grad_output = grad_output._shape_dtype
     else:
         e_grad_output = z_grad_output = None
     if r_indices:
         e_indices = gradient_edge(indices)
-        z_indices = (indices.shape, indices.dtype)
+        z_indices = indices._shape_dtype
     else:
         e_indices = z_indices = None
     node.next_functions = (e_grad_output or _NO_EDGE, e_indices or _NO_EDGE)
@@ -12895,19 +12895,19 @@ def record_nll_loss(args, result, original):
     sizes = []
     if r_self:
         edges.append(gradient_edge(self))
-        sizes.append((self.shape, self.dtype))
+        sizes.append(self._shape_dtype)
     elif self is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_target:
         edges.append(gradient_edge(target))
-        sizes.append((target.shape, target.dtype))
+        sizes.append(target._shape_dtype)
     elif target is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_weight:
         edges.append(gradient_edge(weight))
-        sizes.append((weight.shape, weight.dtype))
+        sizes.append(weight._shape_dtype)
     elif weight is not None:
         edges.append((None, 0))
         sizes.append(None)
@@ -12946,19 +12946,19 @@ def record_nll_loss_inplace(args, result, original):
     sizes = []
     if r_self:
         edges.append(gradient_edge(self))
-        sizes.append((self.shape, self.dtype))
+        sizes.append(self._shape_dtype)
     elif self is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_target:
         edges.append(gradient_edge(target))
-        sizes.append((target.shape, target.dtype))
+        sizes.append(target._shape_dtype)
     elif target is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_weight:
         edges.append(gradient_edge(weight))
-        sizes.append((weight.shape, weight.dtype))
+        sizes.append(weight._shape_dtype)
     elif weight is not None:
         edges.append((None, 0))
         sizes.append(None)
@@ -13024,7 +13024,7 @@ def record_linalg_pinv(args, result, original):
         node._special = True
     if r_A:
         e_A = gradient_edge(A)
-        z_A = (A.shape, A.dtype)
+        z_A = A._shape_dtype
     else:
         e_A = z_A = None
     node.next_functions = (e_A or _NO_EDGE,)
@@ -13083,7 +13083,7 @@ def record_hardtanh(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -13112,7 +13112,7 @@ def record_hardtanh_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -13202,19 +13202,19 @@ def record_binary_cross_entropy(args, result, original):
     sizes = []
     if r_self:
         edges.append(gradient_edge(self))
-        sizes.append((self.shape, self.dtype))
+        sizes.append(self._shape_dtype)
     elif self is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_target:
         edges.append(gradient_edge(target))
-        sizes.append((target.shape, target.dtype))
+        sizes.append(target._shape_dtype)
     elif target is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_weight:
         edges.append(gradient_edge(weight))
-        sizes.append((weight.shape, weight.dtype))
+        sizes.append(weight._shape_dtype)
     elif weight is not None:
         edges.append((None, 0))
         sizes.append(None)
@@ -13252,19 +13252,19 @@ def record_binary_cross_entropy_inplace(args, result, original):
     sizes = []
     if r_self:
         edges.append(gradient_edge(self))
-        sizes.append((self.shape, self.dtype))
+        sizes.append(self._shape_dtype)
     elif self is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_target:
         edges.append(gradient_edge(target))
-        sizes.append((target.shape, target.dtype))
+        sizes.append(target._shape_dtype)
     elif target is not None:
         edges.append((None, 0))
         sizes.append(None)
     if r_weight:
         edges.append(gradient_edge(weight))
-        sizes.append((weight.shape, weight.dtype))
+        sizes.append(weight._shape_dtype)
     elif weight is not None:
         edges.append((None, 0))
         sizes.append(None)
@@ -13329,7 +13329,7 @@ def record_linalg_eig(args, result, original):
         node._special = True
     if r_A:
         e_A = gradient_edge(A)
-        z_A = (A.shape, A.dtype)
+        z_A = A._shape_dtype
     else:
         e_A = z_A = None
     node.next_functions = (e_A or _NO_EDGE,)
@@ -13388,7 +13388,7 @@ def record_linalg_eigvals(args, result, original):
         node._special = True
     if r_A:
         e_A = gradient_edge(A)
-        z_A = (A.shape, A.dtype)
+        z_A = A._shape_dtype
     else:
         e_A = z_A = None
     node.next_functions = (e_A or _NO_EDGE,)
@@ -13445,7 +13445,7 @@ def record_linalg_inv(args, result, original):
         node._special = True
     if r_A:
         e_A = gradient_edge(A)
-        z_A = (A.shape, A.dtype)
+        z_A = A._shape_dtype
     else:
         e_A = z_A = None
     node.next_functions = (e_A or _NO_EDGE,)
@@ -13501,7 +13501,7 @@ def record_linalg_det(args, result, original):
         node._special = True
     if r_A:
         e_A = gradient_edge(A)
-        z_A = (A.shape, A.dtype)
+        z_A = A._shape_dtype
     else:
         e_A = z_A = None
     node.next_functions = (e_A or _NO_EDGE,)
@@ -13560,7 +13560,7 @@ def record_linalg_slogdet(args, result, original):
         node._special = True
     if r_A:
         e_A = gradient_edge(A)
-        z_A = (A.shape, A.dtype)
+        z_A = A._shape_dtype
     else:
         e_A = z_A = None
     node.next_functions = (e_A or _NO_EDGE,)
@@ -13633,12 +13633,12 @@ def record_linalg_solve(args, result, original):
         node._special = True
     if r_A:
         e_A = gradient_edge(A)
-        z_A = (A.shape, A.dtype)
+        z_A = A._shape_dtype
     else:
         e_A = z_A = None
     if r_B:
         e_B = gradient_edge(B)
-        z_B = (B.shape, B.dtype)
+        z_B = B._shape_dtype
     else:
         e_B = z_B = None
     node.next_functions = (e_A or _NO_EDGE, e_B or _NO_EDGE)
@@ -13717,12 +13717,12 @@ def record_linalg_solve_triangular(args, result, original):
         node._special = True
     if r_A:
         e_A = gradient_edge(A)
-        z_A = (A.shape, A.dtype)
+        z_A = A._shape_dtype
     else:
         e_A = z_A = None
     if r_B:
         e_B = gradient_edge(B)
-        z_B = (B.shape, B.dtype)
+        z_B = B._shape_dtype
     else:
         e_B = z_B = None
     node.next_functions = (e_A or _NO_EDGE, e_B or _NO_EDGE)
@@ -13786,7 +13786,7 @@ def record_linalg_cholesky(args, result, original):
         node._special = True
     if r_A:
         e_A = gradient_edge(A)
-        z_A = (A.shape, A.dtype)
+        z_A = A._shape_dtype
     else:
         e_A = z_A = None
     node.next_functions = (e_A or _NO_EDGE,)
@@ -13845,7 +13845,7 @@ def record_linalg_qr(args, result, original):
         node._special = True
     if r_A:
         e_A = gradient_edge(A)
-        z_A = (A.shape, A.dtype)
+        z_A = A._shape_dtype
     else:
         e_A = z_A = None
     node.next_functions = (e_A or _NO_EDGE,)
@@ -13906,7 +13906,7 @@ def record_linalg_eigh(args, result, original):
         node._special = True
     if r_A:
         e_A = gradient_edge(A)
-        z_A = (A.shape, A.dtype)
+        z_A = A._shape_dtype
     else:
         e_A = z_A = None
     node.next_functions = (e_A or _NO_EDGE,)
@@ -13964,7 +13964,7 @@ def record_linalg_eigvalsh(args, result, original):
         node._special = True
     if r_A:
         e_A = gradient_edge(A)
-        z_A = (A.shape, A.dtype)
+        z_A = A._shape_dtype
     else:
         e_A = z_A = None
     node.next_functions = (e_A or _NO_EDGE,)
@@ -14025,7 +14025,7 @@ def record_linalg_svd(args, result, original):
         node._special = True
     if r_A:
         e_A = gradient_edge(A)
-        z_A = (A.shape, A.dtype)
+        z_A = A._shape_dtype
     else:
         e_A = z_A = None
     node.next_functions = (e_A or _NO_EDGE,)
@@ -14087,7 +14087,7 @@ def record_linalg_svdvals(args, result, original):
         node._special = True
     if r_A:
         e_A = gradient_edge(A)
-        z_A = (A.shape, A.dtype)
+        z_A = A._shape_dtype
     else:
         e_A = z_A = None
     node.next_functions = (e_A or _NO_EDGE,)
@@ -14139,7 +14139,7 @@ def record_normal(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -14161,7 +14161,7 @@ def record_normal_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -14210,7 +14210,7 @@ def record_uniform(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -14232,7 +14232,7 @@ def record_uniform_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -14281,7 +14281,7 @@ def record_bernoulli(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -14303,7 +14303,7 @@ def record_bernoulli_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -14352,7 +14352,7 @@ def record_bernoulli_p(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -14374,7 +14374,7 @@ def record_bernoulli_p_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -14432,12 +14432,12 @@ def record_bernoulli_tensor(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_p:
         e_p = gradient_edge(p)
-        z_p = (p.shape, p.dtype)
+        z_p = p._shape_dtype
     else:
         e_p = z_p = None
     node.next_functions = (e_self or _NO_EDGE, e_p or _NO_EDGE)
@@ -14460,12 +14460,12 @@ def record_bernoulli_tensor_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_p:
         e_p = gradient_edge(p)
-        z_p = (p.shape, p.dtype)
+        z_p = p._shape_dtype
     else:
         e_p = z_p = None
     node.next_functions = (e_self or _NO_EDGE, e_p or _NO_EDGE)
@@ -14514,7 +14514,7 @@ def record_fill(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -14536,7 +14536,7 @@ def record_fill_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -14585,7 +14585,7 @@ def record_zero(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -14607,7 +14607,7 @@ def record_zero_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -14667,12 +14667,12 @@ def record_copy(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_src:
         e_src = gradient_edge(src)
-        z_src = (src.shape, src.dtype)
+        z_src = src._shape_dtype
     else:
         e_src = z_src = None
     node.next_functions = (e_self or _NO_EDGE, e_src or _NO_EDGE)
@@ -14699,12 +14699,12 @@ def record_copy_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_src:
         e_src = gradient_edge(src)
-        z_src = (src.shape, src.dtype)
+        z_src = src._shape_dtype
     else:
         e_src = z_src = None
     node.next_functions = (e_self or _NO_EDGE, e_src or _NO_EDGE)
@@ -14759,7 +14759,7 @@ def record_to(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -14785,7 +14785,7 @@ def record_to_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -14839,7 +14839,7 @@ def record_float(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -14863,7 +14863,7 @@ def record_float_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -14915,7 +14915,7 @@ def record_double(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -14939,7 +14939,7 @@ def record_double_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -14991,7 +14991,7 @@ def record_half(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15015,7 +15015,7 @@ def record_half_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15067,7 +15067,7 @@ def record_bfloat16(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15091,7 +15091,7 @@ def record_bfloat16_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15143,7 +15143,7 @@ def record_int(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15167,7 +15167,7 @@ def record_int_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15219,7 +15219,7 @@ def record_long(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15243,7 +15243,7 @@ def record_long_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15295,7 +15295,7 @@ def record_short(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15319,7 +15319,7 @@ def record_short_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15371,7 +15371,7 @@ def record_char(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15395,7 +15395,7 @@ def record_char_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15447,7 +15447,7 @@ def record_byte(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15471,7 +15471,7 @@ def record_byte_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15523,7 +15523,7 @@ def record_bool(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15547,7 +15547,7 @@ def record_bool_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15599,7 +15599,7 @@ def record_reshape(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15623,7 +15623,7 @@ def record_reshape_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15675,7 +15675,7 @@ def record_permute(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15699,7 +15699,7 @@ def record_permute_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15752,7 +15752,7 @@ def record_transpose(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15778,7 +15778,7 @@ def record_transpose_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15832,7 +15832,7 @@ def record_expand(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15856,7 +15856,7 @@ def record_expand_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -15912,12 +15912,12 @@ def record_expand_as(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -15942,12 +15942,12 @@ def record_expand_as_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_other:
         e_other = gradient_edge(other)
-        z_other = (other.shape, other.dtype)
+        z_other = other._shape_dtype
     else:
         e_other = z_other = None
     node.next_functions = (e_self or _NO_EDGE, e_other or _NO_EDGE)
@@ -15999,7 +15999,7 @@ def record_squeeze(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16023,7 +16023,7 @@ def record_squeeze_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16075,7 +16075,7 @@ def record_unsqueeze(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16099,7 +16099,7 @@ def record_unsqueeze_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16151,7 +16151,7 @@ def record_flatten(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16175,7 +16175,7 @@ def record_flatten_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16227,7 +16227,7 @@ def record_unflatten(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16251,7 +16251,7 @@ def record_unflatten_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16306,7 +16306,7 @@ def record_narrow(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16336,7 +16336,7 @@ def record_narrow_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16396,7 +16396,7 @@ def record_select(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16424,7 +16424,7 @@ def record_select_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16483,7 +16483,7 @@ def record_diagonal(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16513,7 +16513,7 @@ def record_diagonal_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16572,7 +16572,7 @@ def record_movedim(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16598,7 +16598,7 @@ def record_movedim_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16651,7 +16651,7 @@ def record_contiguous(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16673,7 +16673,7 @@ def record_contiguous_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16724,7 +16724,7 @@ def record_split_size(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16752,7 +16752,7 @@ def record_split_size_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16809,7 +16809,7 @@ def record_split_sections(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16837,7 +16837,7 @@ def record_split_sections_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16894,7 +16894,7 @@ def record_chunk(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16922,7 +16922,7 @@ def record_chunk_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -16978,7 +16978,7 @@ def record_unbind(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -17004,7 +17004,7 @@ def record_unbind_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -17062,7 +17062,7 @@ def record_cat(args, result, original):
         for t in tensors:
             e = edge(t)
             edges.append(e)
-            sizes.append((t.shape, t.dtype) if e[0] is not None else None)
+            sizes.append(t._shape_dtype if e[0] is not None else None)
     node.next_functions = tuple(edges)
     node.sizes = sizes
     node.meta = [len(tensors) if r_tensors else None]
@@ -17117,7 +17117,7 @@ def record_stack(args, result, original):
         for t in tensors:
             e = edge(t)
             edges.append(e)
-            sizes.append((t.shape, t.dtype) if e[0] is not None else None)
+            sizes.append(t._shape_dtype if e[0] is not None else None)
     node.next_functions = tuple(edges)
     node.sizes = sizes
     node.meta = [len(tensors) if r_tensors else None]
@@ -17167,7 +17167,7 @@ def record_flip(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -17191,7 +17191,7 @@ def record_flip_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -17244,7 +17244,7 @@ def record_repeat(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -17270,7 +17270,7 @@ def record_repeat_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -17324,7 +17324,7 @@ def record_tril(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -17348,7 +17348,7 @@ def record_tril_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -17400,7 +17400,7 @@ def record_triu(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -17424,7 +17424,7 @@ def record_triu_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -17483,12 +17483,12 @@ def record_gather(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_index:
         e_index = gradient_edge(index)
-        z_index = (index.shape, index.dtype)
+        z_index = index._shape_dtype
     else:
         e_index = z_index = None
     node.next_functions = (e_self or _NO_EDGE, e_index or _NO_EDGE)
@@ -17518,12 +17518,12 @@ def record_gather_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_index:
         e_index = gradient_edge(index)
-        z_index = (index.shape, index.dtype)
+        z_index = index._shape_dtype
     else:
         e_index = z_index = None
     node.next_functions = (e_self or _NO_EDGE, e_index or _NO_EDGE)
@@ -17598,17 +17598,17 @@ def record_scatter(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_index:
         e_index = gradient_edge(index)
-        z_index = (index.shape, index.dtype)
+        z_index = index._shape_dtype
     else:
         e_index = z_index = None
     if r_src:
         e_src = gradient_edge(src)
-        z_src = (src.shape, src.dtype)
+        z_src = src._shape_dtype
     else:
         e_src = z_src = None
     node.next_functions = (e_self or _NO_EDGE, e_index or _NO_EDGE, e_src or _NO_EDGE)
@@ -17639,17 +17639,17 @@ def record_scatter_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_index:
         e_index = gradient_edge(index)
-        z_index = (index.shape, index.dtype)
+        z_index = index._shape_dtype
     else:
         e_index = z_index = None
     if r_src:
         e_src = gradient_edge(src)
-        z_src = (src.shape, src.dtype)
+        z_src = src._shape_dtype
     else:
         e_src = z_src = None
     node.next_functions = (e_self or _NO_EDGE, e_index or _NO_EDGE, e_src or _NO_EDGE)
@@ -17722,17 +17722,17 @@ def record_scatter_add(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_index:
         e_index = gradient_edge(index)
-        z_index = (index.shape, index.dtype)
+        z_index = index._shape_dtype
     else:
         e_index = z_index = None
     if r_src:
         e_src = gradient_edge(src)
-        z_src = (src.shape, src.dtype)
+        z_src = src._shape_dtype
     else:
         e_src = z_src = None
     node.next_functions = (e_self or _NO_EDGE, e_index or _NO_EDGE, e_src or _NO_EDGE)
@@ -17763,17 +17763,17 @@ def record_scatter_add_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_index:
         e_index = gradient_edge(index)
-        z_index = (index.shape, index.dtype)
+        z_index = index._shape_dtype
     else:
         e_index = z_index = None
     if r_src:
         e_src = gradient_edge(src)
-        z_src = (src.shape, src.dtype)
+        z_src = src._shape_dtype
     else:
         e_src = z_src = None
     node.next_functions = (e_self or _NO_EDGE, e_index or _NO_EDGE, e_src or _NO_EDGE)
@@ -17860,17 +17860,17 @@ def record_scatter_reduce(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_index:
         e_index = gradient_edge(index)
-        z_index = (index.shape, index.dtype)
+        z_index = index._shape_dtype
     else:
         e_index = z_index = None
     if r_src:
         e_src = gradient_edge(src)
-        z_src = (src.shape, src.dtype)
+        z_src = src._shape_dtype
     else:
         e_src = z_src = None
     node.next_functions = (e_self or _NO_EDGE, e_index or _NO_EDGE, e_src or _NO_EDGE)
@@ -17912,17 +17912,17 @@ def record_scatter_reduce_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_index:
         e_index = gradient_edge(index)
-        z_index = (index.shape, index.dtype)
+        z_index = index._shape_dtype
     else:
         e_index = z_index = None
     if r_src:
         e_src = gradient_edge(src)
-        z_src = (src.shape, src.dtype)
+        z_src = src._shape_dtype
     else:
         e_src = z_src = None
     node.next_functions = (e_self or _NO_EDGE, e_index or _NO_EDGE, e_src or _NO_EDGE)
@@ -17997,12 +17997,12 @@ def record_index_select(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_index:
         e_index = gradient_edge(index)
-        z_index = (index.shape, index.dtype)
+        z_index = index._shape_dtype
     else:
         e_index = z_index = None
     node.next_functions = (e_self or _NO_EDGE, e_index or _NO_EDGE)
@@ -18032,12 +18032,12 @@ def record_index_select_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_index:
         e_index = gradient_edge(index)
-        z_index = (index.shape, index.dtype)
+        z_index = index._shape_dtype
     else:
         e_index = z_index = None
     node.next_functions = (e_self or _NO_EDGE, e_index or _NO_EDGE)
@@ -18110,17 +18110,17 @@ def record_index_add(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_index:
         e_index = gradient_edge(index)
-        z_index = (index.shape, index.dtype)
+        z_index = index._shape_dtype
     else:
         e_index = z_index = None
     if r_source:
         e_source = gradient_edge(source)
-        z_source = (source.shape, source.dtype)
+        z_source = source._shape_dtype
     else:
         e_source = z_source = None
     node.next_functions = (e_self or _NO_EDGE, e_index or _NO_EDGE, e_source or _NO_EDGE)
@@ -18151,17 +18151,17 @@ def record_index_add_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_index:
         e_index = gradient_edge(index)
-        z_index = (index.shape, index.dtype)
+        z_index = index._shape_dtype
     else:
         e_index = z_index = None
     if r_source:
         e_source = gradient_edge(source)
-        z_source = (source.shape, source.dtype)
+        z_source = source._shape_dtype
     else:
         e_source = z_source = None
     node.next_functions = (e_self or _NO_EDGE, e_index or _NO_EDGE, e_source or _NO_EDGE)
@@ -18225,12 +18225,12 @@ def record_take_along_dim(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_indices:
         e_indices = gradient_edge(indices)
-        z_indices = (indices.shape, indices.dtype)
+        z_indices = indices._shape_dtype
     else:
         e_indices = z_indices = None
     node.next_functions = (e_self or _NO_EDGE, e_indices or _NO_EDGE)
@@ -18260,12 +18260,12 @@ def record_take_along_dim_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_indices:
         e_indices = gradient_edge(indices)
-        z_indices = (indices.shape, indices.dtype)
+        z_indices = indices._shape_dtype
     else:
         e_indices = z_indices = None
     node.next_functions = (e_self or _NO_EDGE, e_indices or _NO_EDGE)
@@ -18342,7 +18342,7 @@ def record_index_put(args, result, original):
     sizes = []
     if r_self:
         edges.append(gradient_edge(self))
-        sizes.append((self.shape, self.dtype))
+        sizes.append(self._shape_dtype)
     elif self is not None:
         edges.append((None, 0))
         sizes.append(None)
@@ -18350,10 +18350,10 @@ def record_index_put(args, result, original):
         for t in indices:
             e = edge(t)
             edges.append(e)
-            sizes.append((t.shape, t.dtype) if e[0] is not None else None)
+            sizes.append(t._shape_dtype if e[0] is not None else None)
     if r_values:
         edges.append(gradient_edge(values))
-        sizes.append((values.shape, values.dtype))
+        sizes.append(values._shape_dtype)
     elif values is not None:
         edges.append((None, 0))
         sizes.append(None)
@@ -18387,7 +18387,7 @@ def record_index_put_inplace(args, result, original):
     sizes = []
     if r_self:
         edges.append(gradient_edge(self))
-        sizes.append((self.shape, self.dtype))
+        sizes.append(self._shape_dtype)
     elif self is not None:
         edges.append((None, 0))
         sizes.append(None)
@@ -18395,10 +18395,10 @@ def record_index_put_inplace(args, result, original):
         for t in indices:
             e = edge(t)
             edges.append(e)
-            sizes.append((t.shape, t.dtype) if e[0] is not None else None)
+            sizes.append(t._shape_dtype if e[0] is not None else None)
     if r_values:
         edges.append(gradient_edge(values))
-        sizes.append((values.shape, values.dtype))
+        sizes.append(values._shape_dtype)
     elif values is not None:
         edges.append((None, 0))
         sizes.append(None)
@@ -18471,17 +18471,17 @@ def record_masked_fill(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_mask:
         e_mask = gradient_edge(mask)
-        z_mask = (mask.shape, mask.dtype)
+        z_mask = mask._shape_dtype
     else:
         e_mask = z_mask = None
     if r_value:
         e_value = gradient_edge(value)
-        z_value = (value.shape, value.dtype)
+        z_value = value._shape_dtype
     else:
         e_value = z_value = None
     node.next_functions = (e_self or _NO_EDGE, e_mask or _NO_EDGE, e_value or _NO_EDGE)
@@ -18508,17 +18508,17 @@ def record_masked_fill_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_mask:
         e_mask = gradient_edge(mask)
-        z_mask = (mask.shape, mask.dtype)
+        z_mask = mask._shape_dtype
     else:
         e_mask = z_mask = None
     if r_value:
         e_value = gradient_edge(value)
-        z_value = (value.shape, value.dtype)
+        z_value = value._shape_dtype
     else:
         e_value = z_value = None
     node.next_functions = (e_self or _NO_EDGE, e_mask or _NO_EDGE, e_value or _NO_EDGE)
@@ -18577,12 +18577,12 @@ def record_masked_select(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_mask:
         e_mask = gradient_edge(mask)
-        z_mask = (mask.shape, mask.dtype)
+        z_mask = mask._shape_dtype
     else:
         e_mask = z_mask = None
     node.next_functions = (e_self or _NO_EDGE, e_mask or _NO_EDGE)
@@ -18610,12 +18610,12 @@ def record_masked_select_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_mask:
         e_mask = gradient_edge(mask)
-        z_mask = (mask.shape, mask.dtype)
+        z_mask = mask._shape_dtype
     else:
         e_mask = z_mask = None
     node.next_functions = (e_self or _NO_EDGE, e_mask or _NO_EDGE)
@@ -18681,12 +18681,12 @@ def record___setitem__(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_value:
         e_value = gradient_edge(value)
-        z_value = (value.shape, value.dtype)
+        z_value = value._shape_dtype
     else:
         e_value = z_value = None
     node.next_functions = (e_self or _NO_EDGE, e_value or _NO_EDGE)
@@ -18713,12 +18713,12 @@ def record___setitem___inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     if r_value:
         e_value = gradient_edge(value)
-        z_value = (value.shape, value.dtype)
+        z_value = value._shape_dtype
     else:
         e_value = z_value = None
     node.next_functions = (e_self or _NO_EDGE, e_value or _NO_EDGE)
@@ -18776,7 +18776,7 @@ def record_as_strided(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)
@@ -18807,7 +18807,7 @@ def record_as_strided_inplace(args, result, original):
         node._special = True
     if r_self:
         e_self = gradient_edge(self)
-        z_self = (self.shape, self.dtype)
+        z_self = self._shape_dtype
     else:
         e_self = z_self = None
     node.next_functions = (e_self or _NO_EDGE,)

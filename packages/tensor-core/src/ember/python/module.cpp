@@ -22,7 +22,11 @@ namespace {
 py::object g_size_type;  // ember_tensor.Size, registered from Python
 
 // An ember_tensor.Size (a tuple subclass without a __dict__), filled in place as tuple's own
-// subtype constructor does, without a Python-level call.
+// subtype constructor does, without a Python-level call. It holds ints only, so it can never
+// be part of a reference cycle: it leaves the cyclic collector's lists (CPython untracks such
+// exact tuples itself, not subclasses). Autograd keeps a shape per recorded op; tracked, they
+// were half the objects each full collection walked (a char-RNN epoch spent 40 ms of 160 in
+// the collector).
 py::object make_size(const Shape& s) {
   const auto n = static_cast<Py_ssize_t>(s.size());
   auto* type = g_size_type ? reinterpret_cast<PyTypeObject*>(g_size_type.ptr()) : &PyTuple_Type;
@@ -33,6 +37,7 @@ py::object make_size(const Shape& s) {
     if (!v) throw py::error_already_set();
     PyTuple_SET_ITEM(t.ptr(), i, v);
   }
+  if (PyObject_GC_IsTracked(t.ptr())) PyObject_GC_UnTrack(t.ptr());
   return t;
 }
 
@@ -60,6 +65,29 @@ PyObject* get_dtype(const TensorImpl& t) {
   return d;
 }
 PyObject* get_device(const TensorImpl& t) { return device_object(t.device()).release().ptr(); }
+// (sizes as a plain tuple, dtype): what autograd keeps of each input of a recorded op. Both
+// tuples hold no GC-tracked object and are left untracked, so the graph's many copies never
+// reach the older generations of the cyclic collector.
+PyObject* get_shape_dtype(const TensorImpl& t) {
+  const Shape& s = t.sizes();
+  PyObject* sizes = PyTuple_New(static_cast<Py_ssize_t>(s.size()));
+  if (!sizes) return nullptr;
+  for (size_t i = 0; i < s.size(); ++i) {
+    PyObject* v = PyLong_FromLongLong(s[i]);
+    if (!v) {
+      Py_DECREF(sizes);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(sizes, static_cast<Py_ssize_t>(i), v);
+  }
+  PyObject* pair = PyTuple_Pack(2, sizes, dtype_object(t.dtype()));
+  Py_DECREF(sizes);
+  if (!pair) return nullptr;
+  for (PyObject* o : {PyTuple_GET_ITEM(pair, 0), pair}) {
+    if (PyObject_GC_IsTracked(o)) PyObject_GC_UnTrack(o);
+  }
+  return pair;
+}
 PyObject* get_ndim(const TensorImpl& t) { return PyLong_FromLongLong(t.dim()); }
 
 PyGetSetDef g_fast_attributes[] = {
@@ -67,6 +95,8 @@ PyGetSetDef g_fast_attributes[] = {
     {"dtype", fast_getter<get_dtype>, nullptr, "The element type.", nullptr},
     {"device", fast_getter<get_device>, nullptr, "Where the data lives.", nullptr},
     {"ndim", fast_getter<get_ndim>, nullptr, "The number of dims.", nullptr},
+    {"_shape_dtype", fast_getter<get_shape_dtype>, nullptr,
+     "(the sizes as a plain tuple, the dtype), untracked by the cyclic GC (autograd's record).", nullptr},
 };
 
 void add_fast_attributes(TensorClass& cls) {
