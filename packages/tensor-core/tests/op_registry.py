@@ -1328,6 +1328,10 @@ ROWS: list[Row] = [
       "test_rnn_ops.py checks it against a NumPy recurrence"),
     R("_lstm_backward_", skip="Ember's own fused LSTM backward step (no PyTorch op takes this "
       "layout): test_rnn_ops.py checks it against NumPy backpropagation through time"),
+    R("_gru_forward_", skip="Ember's own GRU recurrence (no PyTorch op takes this layout): "
+      "test_rnn_ops.py checks it against a NumPy recurrence"),
+    R("_gru_backward_", skip="Ember's own GRU backward recurrence (no PyTorch op takes this "
+      "layout): test_rnn_ops.py checks it against NumPy backpropagation through time"),
     # --- activations and the binary cross-entropy (composite: python): torch's functions
     R("hardtanh", S(a(3, 4)), S(a(2, 3, 4, nc=True), -0.5, 0.7), S(_KINKS, -2.5, 3.0),
       fn=_nn("hardtanh"), grad=PW),

@@ -1,6 +1,6 @@
-"""_lstm_forward_ and _lstm_backward_ (the recurrence behind ember_nn's LSTM) against a
-NumPy reference of the recurrence and of its backpropagation through time, at every SIMD
-level, and their argument errors."""
+"""_lstm_forward_ / _lstm_backward_ and _gru_forward_ / _gru_backward_ (the recurrences
+behind ember_nn's LSTM and GRU) against NumPy references of the recurrence and of its
+backpropagation through time (the LSTM's at every SIMD level), and their argument errors."""
 
 from __future__ import annotations
 
@@ -136,3 +136,91 @@ def test_lstm_recurrence_errors():
         et._lstm_backward_(g, st, s, w, et.zeros(3, 2, 3), False, s, s, g)
     with pytest.raises(RuntimeError, match=r"^_lstm_backward_: expected d_gates to be"):
         et._lstm_backward_(g, st, s, w, None, False, s, s, et.zeros(3, 2, 4))
+
+
+# ---- GRU: _gru_forward_ and _gru_backward_ ----
+
+def gru_reference(x_proj, h0, w, b, reverse, d_outs, dh):
+    """Forward (acts, hidden_n, outs) and backward (d_x, d_gh, dh0) in float64 NumPy."""
+    steps, _, three_h = x_proj.shape
+    size = three_h // 3
+    order = list(range(steps))[::-1] if reverse else list(range(steps))
+    acts = np.empty_like(x_proj)
+    hidden_n = np.empty((steps, *h0.shape))
+    outs = np.empty((steps, *h0.shape))
+    h = h0
+    for t in order:
+        gh = h @ w.T + (b if b is not None else 0)
+        r = sigmoid(x_proj[t, :, :size] + gh[:, :size])
+        z = sigmoid(x_proj[t, :, size:2 * size] + gh[:, size:2 * size])
+        n = np.tanh(x_proj[t, :, 2 * size:] + r * gh[:, 2 * size:])
+        h = n + z * (h - n)
+        acts[t], hidden_n[t], outs[t] = np.concatenate([r, z, n], 1), gh[:, 2 * size:], h
+    d_x, d_gh = np.empty_like(x_proj), np.empty_like(x_proj)
+    for k, t in enumerate(order[::-1]):
+        h_prev = h0 if k == steps - 1 else outs[order[steps - 2 - k]]
+        if d_outs is not None:
+            dh = dh + d_outs[t]
+        r, z, n = np.split(acts[t], 3, 1)
+        d_n = dh * (1 - z) * (1 - n ** 2)
+        d_z = dh * (h_prev - n) * z * (1 - z)
+        d_r = d_n * hidden_n[t] * r * (1 - r)
+        d_x[t] = np.concatenate([d_r, d_z, d_n], 1)
+        d_gh[t] = np.concatenate([d_r, d_z, d_n * r], 1)
+        dh = d_gh[t] @ w + dh * z
+    return acts, hidden_n, outs, d_x, d_gh, dh
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("with_d_outs,with_bias", [(True, True), (False, False)])
+@pytest.mark.parametrize("shape", [(4, 7, 37), (1, 1, 50), (2, 3, 1)])
+def test_gru_recurrence_matches_numpy(dtype, reverse, with_d_outs, with_bias, shape):
+    steps, n, h = shape
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((steps, n, 3 * h)) * 1.5
+    h0, dh = (rng.standard_normal((n, h)) for _ in range(2))
+    w = rng.standard_normal((3 * h, h)) / np.sqrt(h)
+    b = rng.standard_normal(3 * h) if with_bias else None
+    d_outs = rng.standard_normal((steps, n, h)) if with_d_outs else None
+    want = gru_reference(x, h0, w, b, reverse, d_outs, dh)
+
+    def t(a):
+        return None if a is None else et.from_numpy(np.ascontiguousarray(a.astype(dtype)))
+
+    dt = getattr(et, dtype)
+    acts = et.empty((steps, n, 3 * h), dtype=dt)
+    hidden_n, outs = (et.empty((steps, n, h), dtype=dt) for _ in range(2))
+    assert et._gru_forward_(t(x), t(h0), t(w), t(b), reverse, acts, hidden_n, outs) == ()
+    e_dh = t(dh)
+    d_x, d_gh = (et.empty((steps, n, 3 * h), dtype=dt) for _ in range(2))
+    et._gru_backward_(acts, hidden_n, outs, t(h0), t(w), t(d_outs), reverse, e_dh, d_x, d_gh)
+    tol = 2e-5 if dtype == "float32" else 1e-12
+    for name, got, expect in zip(("acts", "hidden_n", "outs", "d_x", "d_gh", "dh0"),
+                                 (acts, hidden_n, outs, d_x, d_gh, e_dh), want):
+        np.testing.assert_allclose(got.numpy(), expect, rtol=tol, atol=tol, err_msg=name)
+
+
+def test_gru_recurrence_zero_steps_and_errors():
+    w, s = et.zeros(6, 2), et.ones(3, 2)
+    gates, states = et.zeros(0, 3, 6), et.zeros(0, 3, 2)
+    et._gru_forward_(gates, s, w, None, False, gates, states, states)
+    dh = et.full((3, 2), 2.0)
+    et._gru_backward_(gates, states, states, s, w, None, False, dh, gates, gates)
+    assert dh.tolist() == [[2.0, 2.0]] * 3
+    g, s, w, st = et.zeros(3, 2, 6), et.zeros(2, 2), et.zeros(6, 2), et.zeros(3, 2, 2)
+    with pytest.raises(RuntimeError, match=r"^_gru_forward_: expected x_proj of shape "
+                                           r"\(T, N, 3 \* H\), got \[3, 2, 7\]$"):
+        et._gru_forward_(et.zeros(3, 2, 7), s, w, None, False, g, st, st)
+    with pytest.raises(RuntimeError, match=r"^_gru_forward_: expected w_hh to be a contiguous "
+                                           r"float32 tensor of shape \[6, 2\] on cpu, got "
+                                           r"float32 of shape \[2, 6\] on cpu \(not contiguous\)$"):
+        et._gru_forward_(g, s, w.t(), None, False, g, st, st)
+    with pytest.raises(RuntimeError, match=r"expected b_hh to be a contiguous float32 tensor "
+                                           r"of shape \[6\] on cpu, got float64"):
+        et._gru_forward_(g, s, w, et.zeros(6, dtype=et.float64), False, g, st, st)
+    with pytest.raises(RuntimeError, match=r"^_gru_backward_: expected d_outs to be a contiguous "
+                                           r"float32 tensor of shape \[3, 2, 2\]"):
+        et._gru_backward_(g, st, st, s, w, et.zeros(3, 2, 3), False, s, g, g)
+    with pytest.raises(RuntimeError, match="_gru_forward_"):
+        et._gru_forward_(g.long(), s, w, None, False, g, st, st)

@@ -508,7 +508,8 @@ __all__ = ["Tensor", "dtype", "device", "Generator", "Size", "is_tensor", "numel
            "fill", "norm", "resolve_neg", "scatter", "zero_", "finfo", "iinfo",
            *_legacy.__all__]
 for _name in dir(_C):
-    if _name.startswith(("_fused_", "_lstm_", "_softmax_back", "_log_softmax_back", "_fft_")):
+    if _name.startswith(("_fused_", "_lstm_", "_gru_", "_softmax_back", "_log_softmax_back",
+                         "_fft_")):
         # kernels for other packages (PyTorch's names where it has them): not in __all__
         globals()[_name] = getattr(_C, _name)
         continue

@@ -136,23 +136,15 @@ class GRUDirection(ea.Function):
     def forward(ctx, x_proj, h0, w_hh, b_hh, reverse):
         steps, n, three_h = x_proj.shape
         size = three_h // 3
-        order = range(steps - 1, -1, -1) if reverse else range(steps)
+        x_proj, h0, w_hh = (t.contiguous() for t in (x_proj, h0, w_hh))
+        b_hh = b_hh.contiguous() if b_hh is not None else None
         acts = et.empty_like(x_proj)  # r, z, n per step
         # h W_hn^T + b_hn
         hidden_n = et.empty((steps, n, size), dtype=x_proj.dtype, device=x_proj.device)
         outs = et.empty((steps, n, size), dtype=x_proj.dtype, device=x_proj.device)
-        w_t = w_hh.t()
-        h = h0
-        for t in order:
-            gh = et.addmm(b_hh, h, w_t) if b_hh is not None else h.mm(w_t)
-            a = acts[t]
-            x = x_proj[t]
-            rz = a[:, :2 * size]
-            et.add(x[:, :2 * size], gh[:, :2 * size], out=rz).sigmoid_()
-            hidden_n[t] = gh[:, 2 * size:]
-            new = a[:, 2 * size:]
-            et.mul(rz[:, :size], gh[:, 2 * size:], out=new).add_(x[:, 2 * size:]).tanh_()
-            h = et.sub(h, new, out=outs[t]).mul_(rz[:, size:]).add_(new)
+        et._gru_forward_(x_proj, h0, w_hh, b_hh, reverse, acts, hidden_n, outs)
+        last = 0 if reverse else steps - 1
+        h = outs[last] if steps else h0
         ctx.reverse = reverse
         ctx.acts, ctx.hidden_n = acts, hidden_n
         ctx.has_bias = b_hh is not None
@@ -166,40 +158,32 @@ class GRUDirection(ea.Function):
         if ea.is_grad_enabled():  # create_graph: differentiate the recorded recurrence
             return _replayed_backward(_gru_reference, (x_proj, h0, w_hh, b_hh), reverse,
                                       (d_outs, d_hn))
-        steps, n, three_h = x_proj.shape
-        size = three_h // 3
-        order = range(steps) if reverse else range(steps - 1, -1, -1)
-        first = order[-1]
-        prev = (lambda t: t + 1) if reverse else (lambda t: t - 1)
+        size = h0.shape[1]
         d_x = et.empty_like(x_proj)
         d_gh = et.empty_like(x_proj)
-        dh = d_hn.clone() if d_hn is not None else et.zeros_like(h0)
-        for t in order:
-            if d_outs is not None:
-                dh.add_(d_outs[t])
-            a = acts[t]
-            r, z, new = a[:, :size], a[:, size:2 * size], a[:, 2 * size:]
-            h_prev = h0 if t == first else outs[prev(t)]
-            dx, dg = d_x[t], d_gh[t]
-            d_new = dx[:, 2 * size:]
-            et.mul(dh, 1 - z, out=d_new).mul_(1 - new * new)  # through tanh
-            d_z = dx[:, size:2 * size]
-            et.sub(h_prev, new, out=d_z).mul_(dh).mul_(z * (1 - z))
-            d_r = dx[:, :size]
-            et.mul(d_new, hidden_n[t], out=d_r).mul_(r * (1 - r))
-            dg[:, :2 * size] = dx[:, :2 * size]
-            et.mul(d_new, r, out=dg[:, 2 * size:])
-            dh = dg.mm(w_hh).add_(dh * z)
+        dh = d_hn.contiguous().clone() if d_hn is not None else et.zeros_like(h0)
+        et._gru_backward_(acts, hidden_n, outs, h0, w_hh,
+                          d_outs.contiguous() if d_outs is not None else None, reverse,
+                          dh, d_x, d_gh)
+        # the hidden state each step read, in time order
         if reverse:
             h_prev_all = et.cat([outs[1:], h0.unsqueeze(0)], 0)
         else:
             h_prev_all = et.cat([h0.unsqueeze(0), outs[:-1]], 0)
-        flat = d_gh.reshape(-1, three_h)
+        flat = d_gh.reshape(-1, 3 * size)
         d_w = flat.t().mm(h_prev_all.reshape(-1, size))
         d_b = flat.sum(0) if ctx.has_bias else None
         return d_x, dh, d_w, d_b, None
 
 
 def gru_direction(x_proj, h0, w_hh, b_hh, reverse: bool):
-    """One direction of one GRU layer (see ``GRUDirection``): (outputs, h_n)."""
-    return GRUDirection.apply(x_proj, h0, w_hh, b_hh, reverse)
+    """One direction of one GRU layer (see ``GRUDirection``): (outputs, h_n), in ``x_proj``'s
+    dtype. The core's recurrence takes tensors of one dtype; other mixes (16-bit projections
+    under ``ember.autocast``) run it in float32 and cast the results (the casts are recorded,
+    so gradients flow back)."""
+    parts = (x_proj, h0, w_hh) + ((b_hh,) if b_hh is not None else ())
+    if all(t.dtype == x_proj.dtype for t in parts):
+        return GRUDirection.apply(x_proj, h0, w_hh, b_hh, reverse)
+    out, h = GRUDirection.apply(*(t.float() if t is not None else None
+                                  for t in (x_proj, h0, w_hh, b_hh)), reverse)
+    return out.to(x_proj.dtype), h.to(x_proj.dtype)
