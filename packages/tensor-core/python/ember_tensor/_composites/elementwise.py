@@ -18,7 +18,6 @@ __all__ = [
     "bitwise_right_shift",
     "copysign",
     "deg2rad",
-    "exp2",
     "frac",
     "hypot",
     "isneginf",
@@ -252,12 +251,6 @@ def rad2deg(self):
     return _et.mul(x, 180.0 / math.pi).to(dt)
 
 
-def exp2(self):
-    """2 ** self; integers and bool give the default float dtype."""
-    x, dt = _float_of("exp2", self)
-    return _et.pow(_const(2.0, x.dtype), x).to(dt)
-
-
 def logaddexp2(self, other):
     """log2(2**self + 2**other) without overflow: max + log2(1 + 2**-|self - other|), or
     self + 1 where self == other (infinities included)."""
@@ -265,7 +258,7 @@ def logaddexp2(self, other):
     y, x = self.to(cdt), other.to(cdt)
     m = _et.maximum(y, x)
     d = _et.abs(_et.sub(y, x))
-    r = _et.add(m, _et.div(_et.log1p(exp2(_et.neg(d))), _LN2))
+    r = _et.add(m, _et.div(_et.log1p(_et.exp2(_et.neg(d))), _LN2))
     return _et.where(_et.eq(y, x), _et.add(y, 1.0), r).to(dt)
 
 

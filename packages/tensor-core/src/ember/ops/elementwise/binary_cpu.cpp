@@ -171,11 +171,7 @@ Tensor pow(const Tensor& self, const Tensor& exponent, const Tensor& out) {
   if (M.result) return finish_out("pow", out, M.result);
   const Tensor a = to_dtype(self, M.dtype), b = to_dtype(exponent, M.dtype);
   if (a->dim() == 0 && is_floating(M.dtype) && scalar_of(a).to<double>() == 2.0) {
-    // 2 ** t (exp2's composite, programs' 2 ** x): vec_math's vectorised exp2
-    return map_unary("pow", b, out, M.dtype, DispatchFloat{}, [](auto tag) {
-      using A = opmath_t<decltype(tag)>;
-      return [](A y) -> A { return exp2_(y); };
-    });
+    return exp2(b, out);  // 2 ** t (programs' 2 ** x): exp2's vectorised kernel
   }
   return map_binary("pow", a, b, out, M.dtype, WithUnsigned<WithComplex<DispatchNumeric>>{}, [](auto tag) {
     using A = opmath_t<decltype(tag)>;

@@ -72,6 +72,14 @@ struct Log1p {
     return {T(0.5) * std::log1p(x * (T(2) + x) + y * y), std::atan2(y, T(1) + x)};
   }
 };
+// 2^z = exp(z ln2).
+struct Exp2 {
+  template <typename T> EMBER_HOST_DEVICE Complex<T> operator()(Complex<T> z) const {
+    const T ln2 = T(0.69314718055994530942);
+    const lib::complex<T> e = lib::exp(lib::complex<T>(z.re * ln2, z.im * ln2));
+    return {e.real(), e.imag()};
+  }
+};
 // exp(z) - 1 = (expm1(x) cos y - 2 sin^2(y/2)) + i e^x sin y; infinite and NaN parts through
 // exp(z) - 1, whose special cases (C99 Annex G) the formula would turn into NaN.
 struct Expm1 {

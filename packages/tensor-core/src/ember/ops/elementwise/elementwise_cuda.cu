@@ -487,6 +487,9 @@ Tensor trunc(const Tensor& self, const Tensor& out) {
 Tensor exp(const Tensor& self, const Tensor& out) {
   return unary<unary_fn::Exp, UnaryKind::RealFunction>("exp", self, out, &cpu::exp);
 }
+Tensor exp2(const Tensor& self, const Tensor& out) {
+  return unary<unary_fn::Exp2, UnaryKind::RealFunction>("exp2", self, out, &cpu::exp2);
+}
 Tensor log(const Tensor& self, const Tensor& out) {
   return unary<unary_fn::Log, UnaryKind::RealFunction>("log", self, out, &cpu::log);
 }
@@ -575,6 +578,7 @@ EMBER_REGISTER_CUDA_KERNEL(sgn);
 EMBER_REGISTER_CUDA_KERNEL(angle);
 EMBER_REGISTER_CUDA_KERNEL(conj_physical);
 EMBER_REGISTER_CUDA_KERNEL(exp);
+EMBER_REGISTER_CUDA_KERNEL(exp2);
 EMBER_REGISTER_CUDA_KERNEL(log);
 EMBER_REGISTER_CUDA_KERNEL(sqrt);
 EMBER_REGISTER_CUDA_KERNEL(tanh);

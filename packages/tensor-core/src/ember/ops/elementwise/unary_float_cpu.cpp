@@ -34,6 +34,7 @@ Tensor float_unary(const char* op, const Tensor& self, const Tensor& out, Dispat
     });                                                                                \
   }
 EMBER_FLOAT_UNARY(exp, Exp, Exp)
+EMBER_FLOAT_UNARY(exp2, Exp2, Exp2)
 EMBER_FLOAT_UNARY(log, Log, Log)
 EMBER_FLOAT_UNARY(log1p, Log1p, Log1p)
 EMBER_FLOAT_UNARY(expm1, Expm1, Expm1)

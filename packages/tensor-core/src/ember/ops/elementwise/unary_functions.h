@@ -99,6 +99,15 @@ struct Exp {
 #endif
   }
 };
+struct Exp2 {
+  template <typename A> EMBER_HOST_DEVICE A operator()(A x) const {
+#if defined(__CUDA_ARCH__)
+    return ::exp2(x);
+#else
+    return exp2_(x);
+#endif
+  }
+};
 struct Tanh {
   template <typename A> EMBER_HOST_DEVICE A operator()(A x) const {
 #if defined(__CUDA_ARCH__)
