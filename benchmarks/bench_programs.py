@@ -98,6 +98,9 @@ def build_cases(ember, torch):
     d, td = both(rng.standard_normal(1 << 20))
     cases["tanh float64 1M"] = (lambda: ember.tanh(d), lambda: torch.tanh(td))
     cases["sigmoid float64 1M"] = (lambda: ember.sigmoid(d), lambda: torch.sigmoid(td))
+    cases["gelu exact float64 1M"] = (lambda: ember.nn.functional.gelu(d),
+                                      lambda: torch.nn.functional.gelu(td))
+    cases["erf float64 1M"] = (lambda: ember.erf(d), lambda: torch.erf(td))
     p, tp = both(np.abs(rng.standard_normal(1 << 20)).astype(np.float32) * 3)
     for name in ("log", "log1p", "sin"):  # losses, softplus, positional encodings
         ours_fn, theirs_fn = getattr(ember, name), getattr(torch, name)
