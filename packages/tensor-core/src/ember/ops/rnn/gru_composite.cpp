@@ -58,7 +58,8 @@ std::vector<Tensor> _gru_forward_(const Tensor& x_proj, const Tensor& h0, const 
     const Tensor a = select(acts, 0, step), x = select(x_proj, 0, step), o = select(outs, 0, step);
     const Tensor rz = narrow(a, 1, 0, 2 * H), gh_n = narrow(gh, 1, 2 * H, H), n = narrow(a, 1, 2 * H, H);
     sigmoid(add(narrow(x, 1, 0, 2 * H), narrow(gh, 1, 0, 2 * H), kOne, rz), rz);
-    copy(select(hidden_n, 0, step), gh_n, false, select(hidden_n, 0, step));
+    const Tensor hn = select(hidden_n, 0, step);
+    copy(hn, gh_n, false, hn);
     tanh(add(mul(narrow(rz, 1, 0, H), gh_n, n), narrow(x, 1, 2 * H, H), kOne, n), n);
     add(mul(sub(h, n, kOne, o), narrow(rz, 1, H, H), o), n, kOne, o);  // n + z (h_prev - n)
     h = o;
