@@ -398,10 +398,11 @@ def _wrap_outputs(ctx, args, output, edges):
         if not isinstance(o, et.Tensor):
             out_meta.append(None)
             continue
-        out_meta.append((tuple(o.shape), o.dtype, o.device))
-        is_dirty = any(o is d for d in dirty)
-        is_input = any(o is a for a in args)
-        is_non_diff = any(o is n for n in non_diff)  # before an input becomes its alias
+        out_meta.append((*o._shape_dtype, o.device))
+        # (loops, not any(): no generator per output in the common case of none marked)
+        is_dirty = _contains(dirty, o)
+        is_input = _contains(args, o)
+        is_non_diff = _contains(non_diff, o)  # before an input becomes its alias
         if is_dirty:
             _check_inplace_leaf(o)
         elif is_input:
@@ -429,9 +430,10 @@ def _wrap_outputs(ctx, args, output, edges):
             meta_of(o).output_nr = i
         attached.append((o, i))
         if not is_dirty:
-            src = next((a for a in args if isinstance(a, et.Tensor) and o._is_view_of(a)), None)
-            if src is not None:
-                _mark_custom_view(o, src, type(node)._forward_cls.__name__, i)
+            for a in args:
+                if isinstance(a, et.Tensor) and o._is_view_of(a):
+                    _mark_custom_view(o, a, type(node)._forward_cls.__name__, i)
+                    break
     node._outputs = tuple(out_meta)
     if view_dirty:
         _rebase_dirty_view(node, args, view_dirty)
@@ -441,7 +443,11 @@ def _wrap_outputs(ctx, args, output, edges):
         if t is None:
             saved.append(None)
             continue
-        nr = next((i for o, i in attached if o is t), None)
+        nr = None
+        for o, i in attached:
+            if o is t:
+                nr = i
+                break
         if nr is not None:
             saved.append((t.detach(), t._version, nr))
         else:
@@ -452,6 +458,14 @@ def _wrap_outputs(ctx, args, output, edges):
     if is_tuple:
         return tuple(outs)
     return outs[0]
+
+
+def _contains(items, t) -> bool:
+    """Whether ``t`` is one of ``items`` (by identity)."""
+    for item in items:
+        if item is t:
+            return True
+    return False
 
 
 def _mark_custom_view(out, src, fn_name: str, nr: int) -> None:
