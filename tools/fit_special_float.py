@@ -240,10 +240,6 @@ class DoublePiece:
     in_t: bool = False  # coefficients in t itself (a piece centred on 0): no scaling of t
 
 
-def _exp(t: mp.mpf) -> mp.mpf:
-    return mp.exp(t)
-
-
 def _erfcx_of_t_d(t: mp.mpf) -> mp.mpf:
     """erfcx(x) (x + K) / K at x = K (1 + t) / (1 - t) (the float64 kernels' variable)."""
     x = _K_ERFCX_D * (1 + t) / (1 - t)
@@ -262,7 +258,7 @@ _X_ERFCX_D = 27.3  # erfc(27.3) is below double's smallest subnormal
 _LN2_HALF = float(mp.log(2) / 2) * (1 + 1e-6)  # exp's reduced argument (a hair wider)
 DOUBLE_PIECES = [
     DoublePiece("ExpReduced", "exp(r), r in [-ln2 / 2, ln2 / 2] (float64 exp and its family)",
-                -_LN2_HALF, _LN2_HALF, 11, _exp, in_t=True),
+                -_LN2_HALF, _LN2_HALF, 11, mp.exp, in_t=True),
     DoublePiece("ErfSmall", "erf(x) / x as a function of t = x^2, x in [0, 1] (float64 erf)",
                 0.0, 1.0, 11, _erf_over_x),
     DoublePiece("ErfcxD", f"erfcx(x) (x + K) / K with K = {_K_ERFCX_D:g}, erfcx(x) = exp(x^2) "

@@ -21,15 +21,14 @@ namespace {
 
 py::object g_size_type;  // ember_tensor.Size, registered from Python
 
-// An ember_tensor.Size (a tuple subclass without a __dict__), filled in place as tuple's own
-// subtype constructor does, without a Python-level call. It holds ints only, so it can never
-// be part of a reference cycle: it leaves the cyclic collector's lists (CPython untracks such
-// exact tuples itself, not subclasses). Autograd keeps a shape per recorded op; tracked, they
-// were half the objects each full collection walked (a char-RNN epoch spent 40 ms of 160 in
-// the collector).
-py::object make_size(const Shape& s) {
+// A tuple of `type` (tuple or ember_tensor.Size, a tuple subclass without a __dict__) holding
+// the sizes, filled in place as tuple's own subtype constructor does, without a Python-level
+// call. It holds ints only, so it can never be part of a reference cycle: it leaves the
+// cyclic collector's lists (CPython untracks such exact tuples itself at its next pass, never
+// subclasses). Autograd keeps a shape per recorded op; tracked, they were half the objects
+// each full collection walked (a char-RNN epoch spent 40 ms of 160 in the collector).
+py::object int_tuple(const Shape& s, PyTypeObject* type) {
   const auto n = static_cast<Py_ssize_t>(s.size());
-  auto* type = g_size_type ? reinterpret_cast<PyTypeObject*>(g_size_type.ptr()) : &PyTuple_Type;
   auto t = py::reinterpret_steal<py::object>(type->tp_alloc(type, n));
   if (!t) throw py::error_already_set();
   for (Py_ssize_t i = 0; i < n; ++i) {
@@ -39,6 +38,11 @@ py::object make_size(const Shape& s) {
   }
   if (PyObject_GC_IsTracked(t.ptr())) PyObject_GC_UnTrack(t.ptr());
   return t;
+}
+
+// An ember_tensor.Size of the sizes.
+py::object make_size(const Shape& s) {
+  return int_tuple(s, g_size_type ? reinterpret_cast<PyTypeObject*>(g_size_type.ptr()) : &PyTuple_Type);
 }
 
 // ---- attributes read on every op of a model, as plain CPython getters ----
@@ -69,23 +73,9 @@ PyObject* get_device(const TensorImpl& t) { return device_object(t.device()).rel
 // tuples hold no GC-tracked object and are left untracked, so the graph's many copies never
 // reach the older generations of the cyclic collector.
 PyObject* get_shape_dtype(const TensorImpl& t) {
-  const Shape& s = t.sizes();
-  PyObject* sizes = PyTuple_New(static_cast<Py_ssize_t>(s.size()));
-  if (!sizes) return nullptr;
-  for (size_t i = 0; i < s.size(); ++i) {
-    PyObject* v = PyLong_FromLongLong(s[i]);
-    if (!v) {
-      Py_DECREF(sizes);
-      return nullptr;
-    }
-    PyTuple_SET_ITEM(sizes, static_cast<Py_ssize_t>(i), v);
-  }
-  PyObject* pair = PyTuple_Pack(2, sizes, dtype_object(t.dtype()));
-  Py_DECREF(sizes);
-  if (!pair) return nullptr;
-  for (PyObject* o : {PyTuple_GET_ITEM(pair, 0), pair}) {
-    if (PyObject_GC_IsTracked(o)) PyObject_GC_UnTrack(o);
-  }
+  const py::object sizes = int_tuple(t.sizes(), &PyTuple_Type);
+  PyObject* pair = PyTuple_Pack(2, sizes.ptr(), dtype_object(t.dtype()));
+  if (pair && PyObject_GC_IsTracked(pair)) PyObject_GC_UnTrack(pair);
   return pair;
 }
 PyObject* get_ndim(const TensorImpl& t) { return PyLong_FromLongLong(t.dim()); }

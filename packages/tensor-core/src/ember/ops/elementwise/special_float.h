@@ -33,16 +33,7 @@ template <typename R = float, size_t N> inline R chebyshev(const float (&c)[N], 
   return s * b1 + (c[0] - b2);
 }
 
-// sum_k c[k] s^k by Horner's rule (the pieces the fitting script marks Horner, and the
-// float64 kernels' pieces).
-template <typename R, size_t N> inline R horner(const R (&c)[N], R s) {
-  R p = c[N - 1];
-#pragma GCC unroll 32
-  for (size_t k = N - 1; k >= 1; --k) p = p * s + c[k - 1];
-  return p;
-}
-
-// Piece P of special_float_coeffs.h at t.
+// Piece P of special_float_coeffs.h at t (horner: vec_math.h).
 #define EMBER_FLOAT_PIECE(P, t) chebyshev(k##P, ((t) - k##P##Mid) * k##P##Scale)
 #define EMBER_FLOAT_HORNER_PIECE(P, t) horner(k##P, ((t) - k##P##Mid) * k##P##Scale)
 

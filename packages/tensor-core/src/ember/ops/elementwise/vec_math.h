@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <iterator>
 #include <limits>
 #include <type_traits>
 #include <utility>
@@ -205,20 +204,24 @@ inline double pow2_d(double k) {
   return bits_double(biased << 52);
 }
 
+// sum_k c[k] s^k by Horner's rule, as straight-line code (a loop inside an elementwise
+// kernel would keep the kernel's own loop from vectorising): the polynomials of
+// tools/fit_special_float.py that are kept as monomials (special_float.h too).
+template <typename R, size_t N, size_t... K>
+inline R horner_steps(const R (&c)[N], R s, std::index_sequence<K...>) {
+  R p = c[N - 1];
+  ((p = p * s + c[N - 2 - K]), ...);
+  return p;
+}
+template <typename R, size_t N> inline R horner(const R (&c)[N], R s) {
+  return horner_steps(c, s, std::make_index_sequence<N - 1>{});
+}
+
 // exp(r) for |r| <= ln2 / 2 (and a correction of under 1e-4 beyond): the degree-11
 // Chebyshev interpolant of tools/fit_special_float.py (ExpReduced, in r's monomials; within
 // 1.5e-16 relative with Horner's rounding, as close as the degree-13 Taylor polynomial with
 // two multiply-adds fewer).
-template <size_t... K> inline double exp_reduced_horner(double r, std::index_sequence<K...>) {
-  constexpr size_t kLast = sizeof...(K);
-  double p = special_float::kExpReduced[kLast];
-  ((p = p * r + special_float::kExpReduced[kLast - 1 - K]), ...);  // straight-line, no loop
-  return p;
-}
-inline double exp_reduced_d(double r) {
-  constexpr size_t kN = std::size(special_float::kExpReduced);
-  return exp_reduced_horner(r, std::make_index_sequence<kN - 1>{});
-}
+inline double exp_reduced_d(double r) { return horner(special_float::kExpReduced, r); }
 
 // exp(x): x = n ln2 + r with |r| <= ln2 / 2, exp(r) by exp_reduced_d, 2^n in two factors
 // (subnormal results come out right). Within 1 ulp of std::exp over random arguments; inf,

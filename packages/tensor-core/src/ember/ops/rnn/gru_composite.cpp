@@ -90,7 +90,8 @@ std::vector<Tensor> _gru_backward_(const Tensor& acts, const Tensor& hidden_n, c
     const Tensor dx = select(d_x, 0, step), dg = select(d_gh, 0, step);
     const Tensor d_r = narrow(dx, 1, 0, H), d_z = narrow(dx, 1, H, H), d_n = narrow(dx, 1, 2 * H, H);
     // through h = n + z (h_prev - n), then tanh: d_n = dh (1 - z) (1 - n^2)
-    sub(dh, mul(dh, z, Tensor()), kOne, d_n);
+    const Tensor dh_z = mul(dh, z, Tensor());  // also the previous h's direct share
+    sub(dh, dh_z, kOne, d_n);
     sub(d_n, mul(mul(n, n, Tensor()), d_n, Tensor()), kOne, d_n);
     // d_z = dh (h_prev - n) z (1 - z), d_r = d_n hidden_n r (1 - r)
     mul(mul(sub(h_prev, n, kOne, d_z), dh, d_z), sub(z, mul(z, z, Tensor()), kOne, Tensor()), d_z);
@@ -99,7 +100,7 @@ std::vector<Tensor> _gru_backward_(const Tensor& acts, const Tensor& hidden_n, c
     copy(narrow(dg, 1, 0, 2 * H), narrow(dx, 1, 0, 2 * H), false, narrow(dg, 1, 0, 2 * H));
     mul(d_n, r, narrow(dg, 1, 2 * H, H));
     // the previous h: through the product and directly through z
-    copy(dh, addmm(mul(dh, z, Tensor()), dg, w_hh, kOne, kOne, Tensor()), false, dh);
+    addmm(dh_z, dg, w_hh, kOne, kOne, dh);
   }
   return {};
 }
