@@ -176,6 +176,9 @@ PIECES = [
     Piece("NormalTail", f"Phi(-a) exp(a^2 / 2) / t with t = K / (K + a), K = {_T_NDTR:g}, as "
           f"a function of t, a in [0, {_A_NDTR_FIT:g}]", _T_NDTR / (_T_NDTR + _A_NDTR_FIT), 1.0,
           8, _normal_tail_of_t, horner=True),
+    Piece("ExpReducedF", "exp(r), |r| <= 0.45: the reduced argument of float32 exp (ln2 / 2) "
+          "and the small corrections some kernels add to it", -0.45, 0.45, 6, mp.exp,
+          horner=True),
     Piece("I0eSmall", "I0(x) exp(-x) (1 + x / 2), x in [0, 8]", 0.0, 8.0, 15, _i0e_small),
     Piece("I1eSmall", "I1(x) exp(-x) / x (1 + x / 2)^2, x in [0, 8]", 0.0, 8.0, 15,
           _i1e_small_over_x),

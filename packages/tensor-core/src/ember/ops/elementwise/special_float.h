@@ -231,9 +231,11 @@ inline float ndtr(float x) {
 // (0 beyond).
 inline float gelu(float x) {
   const NormalTail n = normal_tail<true>(std::fabs(x));
-  // (x scaled) gauss: the product stays normal down to x = -13.2; a ternary is a masked
-  // operation (pick's bit operations cost 3 more)
-  return x > 0.0f ? x * (1.0f - n.tail()) : (x * n.scaled) * n.gauss;
+  // x Phi(-|x|) as (x scaled) gauss, normal down to x = -13.2; x - that above 0. x is taken
+  // as at most 13.2 there (gauss is 0 from there on), so that inf gives inf, and -inf nan as
+  // in PyTorch (-inf times 0); nan stays nan. Ternaries are masked operations and a minimum.
+  const float tail = ((13.2f < x ? 13.2f : x) * n.scaled) * n.gauss;
+  return x > 0.0f ? x - tail : tail;
 }
 
 // The derivative of gelu: Phi(x) + x phi(x), phi the standard normal density.
