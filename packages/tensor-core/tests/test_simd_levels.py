@@ -9,6 +9,7 @@ with NumPy float64 references and with the other levels.
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -47,6 +48,10 @@ results = {
     "half_exp": et.from_numpy(h).exp(), "half_sum": et.from_numpy(h).sum(),
     "int_add": et.from_numpy(i32) + 7, "int_sum": et.from_numpy(i32).sum(),
     "transpose_copy": em.t().contiguous(),
+    # exact GELU: AVX-512 runs table kernels on blocks of 16 within (-4, 4) or [7, inf), the
+    # scalar kernel on the others (x's scale 4 mixes both kinds of block)
+    "gelu": et.gelu(ex), "gelu_normal": et.gelu(ey),
+    "gelu_backward": et.gelu_backward(ey, ex), "gelu_backward_normal": et.gelu_backward(ex, ey),
 }
 out = {k: {"dtype": str(v.dtype), "data": v.float().numpy().tolist() if v.dtype != et.int64
            else v.numpy().tolist()} for k, v in results.items()}
@@ -68,8 +73,18 @@ def references() -> dict[str, np.ndarray]:
         s = a - a.max(axis=axis, keepdims=True)
         return s - np.log(np.exp(s).sum(axis=axis, keepdims=True))
 
-    with np.errstate(over="ignore"):
+    def normal_cdf(a):
+        return np.array([0.5 * math.erfc(-v / math.sqrt(2.0)) for v in a])
+
+    def gelu_derivative(a):
+        with np.errstate(invalid="ignore"):
+            return normal_cdf(a) + a * np.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)
+
+    with np.errstate(over="ignore", invalid="ignore"):
         return {
+            "gelu": xd * normal_cdf(xd), "gelu_normal": yd * normal_cdf(yd),
+            "gelu_backward": yd * gelu_derivative(xd),
+            "gelu_backward_normal": xd * gelu_derivative(yd),
             "exp": np.exp(xd), "tanh": np.tanh(xd), "sigmoid": 1 / (1 + np.exp(-xd)),
             "relu": np.maximum(xd, 0), "add": xd + yd, "mul_scalar": xd * 1.5,
             "rsub_scalar": 2.0 - yd, "maximum": np.maximum(xd, yd),
@@ -86,7 +101,9 @@ def references() -> dict[str, np.ndarray]:
 
 TOLERANCE = {"half_exp": 1e-3, "half_sum": 2e-3}
 # sums: absolute error relative to the sum of magnitudes (float32 eps ~ 6e-8, pairwise)
-ABSOLUTE = {"sum": 1e-6 * 80_000, "half_sum": 1e-3 * 4_000, "sum0": 1e-5, "sum1": 1e-5}
+ABSOLUTE = {"sum": 1e-6 * 80_000, "half_sum": 1e-3 * 4_000, "sum0": 1e-5, "sum1": 1e-5,
+            # gelu' = Phi + x phi crosses 0: its error against the size of its terms
+            "gelu_backward": 1e-6, "gelu_backward_normal": 1e-6}
 
 
 def run_level(level: str) -> dict:

@@ -103,6 +103,49 @@ def test_float32_gelu_and_ndtr_keep_their_relative_precision_in_the_negative_tai
     assert math.isnan(got[5])
 
 
+def _gelu_parts64(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """gelu(x) and gelu'(x) in float64."""
+    xd = x.astype(np.float64)
+    cdf = _normal_cdf64(xd)
+    return xd * cdf, cdf + xd * np.exp(-0.5 * xd * xd) / math.sqrt(2 * math.pi)
+
+
+def test_float32_gelu_tables_of_the_avx512_kernel():
+    # with AVX-512, blocks of 16 within (-4, 4) or [7, inf) take Phi(-|x|) and the density
+    # from piecewise tables (within 3 ulp); the others, the scalar kernel (within 8)
+    table = et._C._cpu_capability() == "avx512"
+    x = np.linspace(-4.0, 4.0, 160_001)[1:-1].astype(np.float32)
+    gelu, derivative = _gelu_parts64(x)
+    assert _ulps(et.gelu(et.tensor(x)).numpy(), gelu.astype(np.float32)) <= (3 if table else 8)
+    g = np.random.default_rng(5).standard_normal(x.size).astype(np.float32)
+    got = et.gelu_backward(et.tensor(g), et.tensor(x)).numpy()
+    scale = np.abs(g) * (1.0 + np.abs(x) * np.exp(-0.5 * x.astype(np.float64) ** 2))
+    assert np.max(np.abs(got - g * derivative) / scale) < 3e-7
+    # from 7 on gelu(x) = x and gelu'(x) = 1 in float; inf as the scalar kernel
+    big = np.concatenate([np.geomspace(7.0, 3e38, 61), [np.inf] * 3]).astype(np.float32)
+    np.testing.assert_array_equal(et.gelu(et.tensor(big)).numpy(), big)
+    grad = et.gelu_backward(et.tensor(np.full(64, 0.5, np.float32)), et.tensor(big)).numpy()
+    np.testing.assert_array_equal(grad[:61], np.full(61, 0.5, np.float32))
+    assert np.isnan(grad[61:]).all()
+    # a block holding one element out of the tables' range runs the scalar kernel whole:
+    # the same values within the kernels' accuracy
+    mixed = x.copy()
+    mixed[::16] = -20.0
+    rest = np.ones(x.size, bool)
+    rest[::16] = False
+    got = et.gelu(et.tensor(mixed)).numpy()
+    assert _ulps(got[rest], gelu[rest].astype(np.float32)) <= 8
+    assert (got[~rest] == 0).all()
+    # ragged ends (masked loads and stores), and in place
+    for n in (1, 15, 16, 17, 33):
+        ends = x[-n:]
+        assert _ulps(et.gelu(et.tensor(ends)).numpy(), gelu[-n:].astype(np.float32)) <= (
+            3 if table else 8)
+    inplace = et.tensor(x[:100])
+    et.gelu(inplace, out=inplace)
+    np.testing.assert_array_equal(inplace.numpy(), et.gelu(et.tensor(x[:100])).numpy())
+
+
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 def test_float32_gelu_backward_follows_float64(approximate):
     x = np.linspace(-12.0, 8.0, 20_001)

@@ -41,6 +41,10 @@ template <typename Body> EMBER_TARGET_AVX512 void run_avx512(const Body& body) {
 template <typename Body> EMBER_TARGET_AVX2 void run_avx2(const Body& body) { body(); }
 }  // namespace simd_detail
 
+// Whether simd_dispatch runs AVX-512 code: for kernels written with AVX-512 intrinsics
+// (functions carrying EMBER_TARGET_AVX512), which only run when this is true.
+inline bool simd_avx512() { return simd_detail::g_level == CpuLevel::AVX512; }
+
 template <typename Body> inline void simd_dispatch(const Body& body) {
   switch (simd_detail::g_level) {
     case CpuLevel::AVX512: simd_detail::run_avx512(body); return;
@@ -49,6 +53,7 @@ template <typename Body> inline void simd_dispatch(const Body& body) {
   }
 }
 #else
+inline bool simd_avx512() { return false; }
 template <typename Body> inline void simd_dispatch(const Body& body) { body(); }
 #endif
 
