@@ -448,6 +448,14 @@ def fit_table(piece: TablePiece) -> tuple[np.ndarray, float]:
     return table, worst
 
 
+def exp2_sixteenths() -> tuple[list[float], list[float]]:
+    """2^(j / 16), j = 0 .. 15, as the nearest doubles and their remainders."""
+    with mp.workdps(60):
+        exact = [mp.mpf(2) ** (mp.mpf(j) / 16) for j in range(16)]
+        hi = [float(v) for v in exact]
+        return hi, [float(v - mp.mpf(h)) for v, h in zip(exact, hi)]
+
+
 def render(results: list[tuple[Piece, np.ndarray, float, float, float]],
            double_results: list[tuple[DoublePiece, list[float], float, float, float]],
            table_results: list[tuple[TablePiece, np.ndarray, float]]) -> str:
@@ -498,6 +506,11 @@ def render(results: list[tuple[Piece, np.ndarray, float, float, float]],
             "};",
             "",
         ]
+    hi, lo = exp2_sixteenths()
+    lines += ["// 2^(j / 16) for j = 0 .. 15 as hi + lo, hi the nearest double (table-driven exp)",
+              f"constexpr double kExp2Sixteenths[] = {{{', '.join(repr(v) for v in hi)}}};",
+              f"constexpr double kExp2SixteenthsLo[] = {{{', '.join(repr(v) for v in lo)}}};",
+              ""]
     chunks = ", ".join(f"{c!r}" for c in two_over_pi_chunks())
     lines += ["// 2 / pi in chunks of 24 bits (a float times a chunk is exact in double)",
               f"constexpr double kTwoOverPiChunks[] = {{{chunks}}};", ""]

@@ -30,6 +30,8 @@ y = rng.standard_normal(100_003).astype(np.float32)
 m = rng.standard_normal((67, 129)).astype(np.float32)
 h = rng.standard_normal(5_001).astype(np.float16)
 i32 = rng.integers(-1000, 1000, 70_001).astype(np.int32)
+d = rng.standard_normal(30_001) * 30
+d[[3, 20_000]] = [800.0, -720.0]
 """
 
 # Each op is computed in the child at the level its environment allows.
@@ -52,6 +54,7 @@ results = {
     # scalar kernel on the others (x's scale 4 mixes both kinds of block)
     "gelu": et.gelu(ex), "gelu_normal": et.gelu(ey),
     "gelu_backward": et.gelu_backward(ey, ex), "gelu_backward_normal": et.gelu_backward(ex, ey),
+    "sigmoid_double": et.from_numpy(d).sigmoid(),
 }
 out = {k: {"dtype": str(v.dtype), "data": v.float().numpy().tolist() if v.dtype != et.int64
            else v.numpy().tolist()} for k, v in results.items()}
@@ -62,7 +65,7 @@ print(json.dumps({"level": et._C._cpu_capability(), "results": out}))
 def references() -> dict[str, np.ndarray]:
     inputs: dict = {}
     exec(INPUTS, inputs)  # noqa: S102 - our own constant code
-    h, i32 = inputs["h"], inputs["i32"]
+    h, i32, d = inputs["h"], inputs["i32"], inputs["d"]
     xd, yd, md = (inputs[k].astype(np.float64) for k in ("x", "y", "m"))
 
     def softmax(a, axis):
@@ -82,6 +85,7 @@ def references() -> dict[str, np.ndarray]:
 
     with np.errstate(over="ignore", invalid="ignore"):
         return {
+            "sigmoid_double": 1 / (1 + np.exp(-d)),
             "gelu": xd * normal_cdf(xd), "gelu_normal": yd * normal_cdf(yd),
             "gelu_backward": yd * gelu_derivative(xd),
             "gelu_backward_normal": xd * gelu_derivative(yd),

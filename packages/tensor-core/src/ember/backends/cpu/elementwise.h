@@ -26,19 +26,19 @@ struct has_fast_form<F, A, std::void_t<decltype(std::declval<const F&>().fast(st
     : std::true_type {};
 constexpr int64_t kFastFormBlock = 256;
 
-// A functor may also carry an AVX-512 kernel of whole contiguous float32 runs,
-// f.avx512(o, a, n) (unary) or f.avx512(o, a, b, n) (binary), for a function whose fast form
-// needs instructions the vectoriser does not emit from scalar code (a table lookup by
-// permutes): contiguous float32 loops call it where simd_dispatch would run AVX-512 code.
-template <typename F, typename = void> struct has_avx512_unary : std::false_type {};
-template <typename F>
-struct has_avx512_unary<F, std::void_t<decltype(std::declval<const F&>().avx512(
-    std::declval<float*>(), std::declval<const float*>(), int64_t{}))>> : std::true_type {};
-template <typename F, typename = void> struct has_avx512_binary : std::false_type {};
-template <typename F>
-struct has_avx512_binary<F, std::void_t<decltype(std::declval<const F&>().avx512(
-    std::declval<float*>(), std::declval<const float*>(), std::declval<const float*>(),
-    int64_t{}))>> : std::true_type {};
+// A functor may also carry an AVX-512 kernel of whole contiguous runs of one floating
+// dtype T, f.avx512(o, a, n) (unary) or f.avx512(o, a, b, n) (binary), for a function whose
+// fast form needs instructions the vectoriser does not emit from scalar code (a table lookup
+// by permutes): contiguous loops of T call it where simd_dispatch would run AVX-512 code.
+template <typename F, typename T, typename = void> struct has_avx512_unary : std::false_type {};
+template <typename F, typename T>
+struct has_avx512_unary<F, T, std::void_t<decltype(std::declval<const F&>().avx512(
+    std::declval<T*>(), std::declval<const T*>(), int64_t{}))>> : std::true_type {};
+template <typename F, typename T, typename = void> struct has_avx512_binary : std::false_type {};
+template <typename F, typename T>
+struct has_avx512_binary<F, T, std::void_t<decltype(std::declval<const F&>().avx512(
+    std::declval<T*>(), std::declval<const T*>(), std::declval<const T*>(), int64_t{}))>>
+    : std::true_type {};
 
 template <typename out_t, typename in_t, typename F>
 inline void unary_loop(char** p, const int64_t* s, int64_t n, const F& f) {
@@ -46,8 +46,7 @@ inline void unary_loop(char** p, const int64_t* s, int64_t n, const F& f) {
   if (s[0] == sizeof(out_t) && s[1] == sizeof(in_t)) {
     out_t* o = reinterpret_cast<out_t*>(p[0]);
     const in_t* a = reinterpret_cast<const in_t*>(p[1]);
-    if constexpr (std::is_same_v<out_t, float> && std::is_same_v<in_t, float> &&
-                  has_avx512_unary<F>::value) {
+    if constexpr (std::is_same_v<out_t, in_t> && has_avx512_unary<F, in_t>::value) {
       if (simd_avx512()) return f.avx512(o, a, n);
     }
     if constexpr (has_fast_form<F, acc>::value) {
@@ -89,8 +88,7 @@ inline void binary_loop(char** p, const int64_t* s, int64_t n, const F& f) {
   // the reference might alias o (a bool output is a char, which aliases anything), which
   // would reload the state every element and stop the vectoriser.
   if (s[0] == so && s[1] == si && s[2] == si) {
-    if constexpr (std::is_same_v<out_t, float> && std::is_same_v<in_t, float> &&
-                  has_avx512_binary<F>::value) {
+    if constexpr (std::is_same_v<out_t, in_t> && has_avx512_binary<F, in_t>::value) {
       if (simd_avx512()) return f.avx512(o, a, b, n);
     }
     simd_dispatch([&] {

@@ -6,6 +6,7 @@
 
 #include "ember/backends/cpu/elementwise.h"
 #include "ember/ops/elementwise/complex_functions.h"
+#include "ember/ops/elementwise/sigmoid_avx512.h"
 #include "ember/ops/elementwise/special_float.h"
 #include "ember/ops/elementwise/unary_functions.h"
 
@@ -41,7 +42,6 @@ EMBER_FLOAT_UNARY(expm1, Expm1, Expm1)
 EMBER_FLOAT_UNARY(sqrt, Sqrt, Sqrt)
 EMBER_FLOAT_UNARY(rsqrt, Rsqrt, Rsqrt)
 EMBER_FLOAT_UNARY(tanh, Tanh, Tanh)
-EMBER_FLOAT_UNARY(sigmoid, Sigmoid, Sigmoid)
 EMBER_FLOAT_UNARY(log2, Log2, Log2)
 EMBER_FLOAT_UNARY(log10, Log10, Log10)
 EMBER_FLOAT_UNARY(atan, Atan, Atan)
@@ -54,6 +54,27 @@ EMBER_FLOAT_UNARY(acosh, Acosh, Acosh)
 EMBER_FLOAT_UNARY(atanh, Atanh, Atanh)
 EMBER_FLOAT_UNARY(reciprocal, Reciprocal, Reciprocal)
 #undef EMBER_FLOAT_UNARY
+
+namespace {
+
+// sigmoid, with the AVX-512 kernel of contiguous float64 runs (elementwise.h's avx512 hook;
+// sigmoid_avx512.h).
+struct SigmoidCpu {
+  template <typename A> A operator()(A x) const {
+    if constexpr (is_complex_v<A>) return complex_fn::Sigmoid{}(x);
+    else return unary_fn::Sigmoid{}(x);
+  }
+#if EMBER_SIMD_DISPATCH
+  void avx512(double* y, const double* x, int64_t n) const { sigmoid_avx512(y, x, n); }
+#endif
+};
+
+}  // namespace
+
+Tensor sigmoid(const Tensor& self, const Tensor& out) {
+  return float_unary("sigmoid", self, out, WithComplex<DispatchFloat>{},
+                     [](auto) { return SigmoidCpu{}; });
+}
 
 namespace {
 using special_float::Trig;
