@@ -179,6 +179,8 @@ PIECES = [
     Piece("ExpReducedF", "exp(r), |r| <= 0.45: the reduced argument of float32 exp (ln2 / 2) "
           "and the small corrections some kernels add to it", -0.45, 0.45, 6, mp.exp,
           horner=True),
+    Piece("Exp2Reduced", "2^r, |r| <= 1/2: float32 exp2's reduced argument (AVX-512 kernel)",
+          -0.5, 0.5, 6, lambda r: mp.mpf(2) ** r, horner=True),
     Piece("I0eSmall", "I0(x) exp(-x) (1 + x / 2), x in [0, 8]", 0.0, 8.0, 15, _i0e_small),
     Piece("I1eSmall", "I1(x) exp(-x) / x (1 + x / 2)^2, x in [0, 8]", 0.0, 8.0, 15,
           _i1e_small_over_x),

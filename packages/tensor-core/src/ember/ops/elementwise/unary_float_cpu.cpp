@@ -6,7 +6,7 @@
 
 #include "ember/backends/cpu/elementwise.h"
 #include "ember/ops/elementwise/complex_functions.h"
-#include "ember/ops/elementwise/sigmoid_avx512.h"
+#include "ember/ops/elementwise/unary_avx512.h"
 #include "ember/ops/elementwise/special_float.h"
 #include "ember/ops/elementwise/unary_functions.h"
 
@@ -35,7 +35,6 @@ Tensor float_unary(const char* op, const Tensor& self, const Tensor& out, Dispat
     });                                                                                \
   }
 EMBER_FLOAT_UNARY(exp, Exp, Exp)
-EMBER_FLOAT_UNARY(exp2, Exp2, Exp2)
 EMBER_FLOAT_UNARY(log, Log, Log)
 EMBER_FLOAT_UNARY(log1p, Log1p, Log1p)
 EMBER_FLOAT_UNARY(expm1, Expm1, Expm1)
@@ -57,15 +56,23 @@ EMBER_FLOAT_UNARY(reciprocal, Reciprocal, Reciprocal)
 
 namespace {
 
-// sigmoid, with the AVX-512 kernel of contiguous float64 runs (elementwise.h's avx512 hook;
-// sigmoid_avx512.h).
-struct SigmoidCpu {
+// Functions with AVX-512 kernels of contiguous runs (elementwise.h's avx512 hook;
+// unary_avx512.h): FN on reals, complex_fn::FN on complex numbers.
+template <typename FN, typename CFN> struct WithComplexFn {
   template <typename A> A operator()(A x) const {
-    if constexpr (is_complex_v<A>) return complex_fn::Sigmoid{}(x);
-    else return unary_fn::Sigmoid{}(x);
+    if constexpr (is_complex_v<A>) return CFN{}(x);
+    else return FN{}(x);
   }
+};
+struct SigmoidCpu : WithComplexFn<unary_fn::Sigmoid, complex_fn::Sigmoid> {
 #if EMBER_SIMD_DISPATCH
   void avx512(double* y, const double* x, int64_t n) const { sigmoid_avx512(y, x, n); }
+#endif
+};
+struct Exp2Cpu : WithComplexFn<unary_fn::Exp2, complex_fn::Exp2> {
+#if EMBER_SIMD_DISPATCH
+  void avx512(float* y, const float* x, int64_t n) const { exp2_avx512(y, x, n); }
+  void avx512(double* y, const double* x, int64_t n) const { exp2_avx512(y, x, n); }
 #endif
 };
 
@@ -74,6 +81,11 @@ struct SigmoidCpu {
 Tensor sigmoid(const Tensor& self, const Tensor& out) {
   return float_unary("sigmoid", self, out, WithComplex<DispatchFloat>{},
                      [](auto) { return SigmoidCpu{}; });
+}
+
+Tensor exp2(const Tensor& self, const Tensor& out) {
+  return float_unary("exp2", self, out, WithComplex<DispatchFloat>{},
+                     [](auto) { return Exp2Cpu{}; });
 }
 
 namespace {

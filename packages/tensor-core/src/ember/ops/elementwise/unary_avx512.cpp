@@ -1,5 +1,5 @@
-// The AVX-512 kernel of float64 sigmoid (see sigmoid_avx512.h).
-#include "ember/ops/elementwise/sigmoid_avx512.h"
+// AVX-512 kernels of unary functions (see unary_avx512.h).
+#include "ember/ops/elementwise/unary_avx512.h"
 
 #if EMBER_SIMD_DISPATCH
 #include <immintrin.h>
@@ -23,6 +23,9 @@ struct Tables {
 
 inline __mmask8 block_mask(int64_t i, int64_t n) {
   return n - i >= 8 ? static_cast<__mmask8>(0xff) : static_cast<__mmask8>((1u << (n - i)) - 1);
+}
+inline __mmask16 block_mask16(int64_t i, int64_t n) {
+  return n - i >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - i)) - 1);
 }
 
 // sigmoid of the block of 8 from i (masked by m at the end of the run).
@@ -63,7 +66,45 @@ EMBER_TARGET_AVX512 inline void sigmoid_block(double* y, const double* x, int64_
   _mm512_mask_storeu_pd(y + i, m, _mm512_div_pd(num, _mm512_add_pd(_mm512_set1_pd(1.0), e)));
 }
 
+// 2^x of 16 floats: x clamped to [-200, 200] (2^n is inf or 0 beyond either way; the
+// minimum and maximum keep nan, being its second operands), n = x rounded, r = x - n exact.
+EMBER_TARGET_AVX512 inline __m512 exp2_of(__m512 x) {
+  x = _mm512_max_ps(_mm512_set1_ps(-200.0f), _mm512_min_ps(_mm512_set1_ps(200.0f), x));
+  const __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 r = _mm512_sub_ps(x, n);
+  __m512 p = _mm512_set1_ps(sf::kExp2Reduced[6]);
+  for (int k = 5; k >= 0; --k) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(sf::kExp2Reduced[k]));
+  return _mm512_scalef_ps(p, n);
+}
+
+// 2^x of 8 doubles: x clamped to [-1100, 1100], 2^r = exp(r ln2) with r ln2 in two parts.
+EMBER_TARGET_AVX512 inline __m512d exp2_of(__m512d x) {
+  x = _mm512_max_pd(_mm512_set1_pd(-1100.0), _mm512_min_pd(_mm512_set1_pd(1100.0), x));
+  const __m512d n = _mm512_roundscale_pd(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512d r = _mm512_sub_pd(x, n);
+  const __m512d rl = _mm512_fmadd_pd(r, _mm512_set1_pd(6.93147180559945286e-01),
+                                     _mm512_mul_pd(r, _mm512_set1_pd(2.31904681384629956e-17)));
+  constexpr int kTerms = sizeof(sf::kExpReduced) / sizeof(sf::kExpReduced[0]);
+  __m512d p = _mm512_set1_pd(sf::kExpReduced[kTerms - 1]);
+  for (int k = kTerms - 2; k >= 0; --k) p = _mm512_fmadd_pd(p, rl, _mm512_set1_pd(sf::kExpReduced[k]));
+  return _mm512_scalef_pd(p, n);
+}
+
 }  // namespace
+
+EMBER_TARGET_AVX512 void exp2_avx512(float* y, const float* x, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = block_mask16(i, n);
+    _mm512_mask_storeu_ps(y + i, m, exp2_of(_mm512_maskz_loadu_ps(m, x + i)));
+  }
+}
+
+EMBER_TARGET_AVX512 void exp2_avx512(double* y, const double* x, int64_t n) {
+  for (int64_t i = 0; i < n; i += 8) {
+    const __mmask8 m = block_mask(i, n);
+    _mm512_mask_storeu_pd(y + i, m, exp2_of(_mm512_maskz_loadu_pd(m, x + i)));
+  }
+}
 
 EMBER_TARGET_AVX512 void sigmoid_avx512(double* y, const double* x, int64_t n) {
   const Tables t{_mm512_loadu_pd(sf::kExp2Sixteenths), _mm512_loadu_pd(sf::kExp2Sixteenths + 8),
