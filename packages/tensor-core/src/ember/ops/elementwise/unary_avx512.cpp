@@ -21,13 +21,6 @@ struct Tables {
   __m512d hi_lo, hi_hi, lo_lo, lo_hi;  // 2^(j / 16) (hi, lo), entries 0-7 and 8-15
 };
 
-inline __mmask8 block_mask(int64_t i, int64_t n) {
-  return n - i >= 8 ? static_cast<__mmask8>(0xff) : static_cast<__mmask8>((1u << (n - i)) - 1);
-}
-inline __mmask16 block_mask16(int64_t i, int64_t n) {
-  return n - i >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - i)) - 1);
-}
-
 // sigmoid of the block of 8 from i (masked by m at the end of the run).
 EMBER_TARGET_AVX512 inline void sigmoid_block(double* y, const double* x, int64_t i, int64_t n,
                                               __mmask8 m, const Tables& t) {
@@ -94,14 +87,14 @@ EMBER_TARGET_AVX512 inline __m512d exp2_of(__m512d x) {
 
 EMBER_TARGET_AVX512 void exp2_avx512(float* y, const float* x, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = block_mask16(i, n);
+    const auto m = static_cast<__mmask16>(block_lanes(i, n, 16));
     _mm512_mask_storeu_ps(y + i, m, exp2_of(_mm512_maskz_loadu_ps(m, x + i)));
   }
 }
 
 EMBER_TARGET_AVX512 void exp2_avx512(double* y, const double* x, int64_t n) {
   for (int64_t i = 0; i < n; i += 8) {
-    const __mmask8 m = block_mask(i, n);
+    const auto m = static_cast<__mmask8>(block_lanes(i, n, 8));
     _mm512_mask_storeu_pd(y + i, m, exp2_of(_mm512_maskz_loadu_pd(m, x + i)));
   }
 }
@@ -109,7 +102,8 @@ EMBER_TARGET_AVX512 void exp2_avx512(double* y, const double* x, int64_t n) {
 EMBER_TARGET_AVX512 void sigmoid_avx512(double* y, const double* x, int64_t n) {
   const Tables t{_mm512_loadu_pd(sf::kExp2Sixteenths), _mm512_loadu_pd(sf::kExp2Sixteenths + 8),
                  _mm512_loadu_pd(sf::kExp2SixteenthsLo), _mm512_loadu_pd(sf::kExp2SixteenthsLo + 8)};
-  for (int64_t i = 0; i < n; i += 8) sigmoid_block(y, x, i, n, block_mask(i, n), t);
+  for (int64_t i = 0; i < n; i += 8)
+    sigmoid_block(y, x, i, n, static_cast<__mmask8>(block_lanes(i, n, 8)), t);
 }
 
 }  // namespace ember::cpu

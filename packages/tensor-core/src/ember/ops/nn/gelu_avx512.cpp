@@ -65,11 +65,6 @@ EMBER_TARGET_AVX512 inline __mmask16 positive(__m512 x) {
   return _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ);
 }
 
-// The mask of the elements i .. min(i + 16, n) - 1 in a block of 16.
-inline __mmask16 block_mask(int64_t i, int64_t n) {
-  return n - i >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - i)) - 1);
-}
-
 // gelu of the block of 16 from i (masked by m at the end of the run).
 EMBER_TARGET_AVX512 inline void gelu_block(float* y, const float* x, int64_t i, int64_t n,
                                            __mmask16 m, const Table& tail) {
@@ -107,14 +102,16 @@ EMBER_TARGET_AVX512 inline void gelu_backward_block(float* y, const float* g, co
 
 EMBER_TARGET_AVX512 void gelu_avx512(float* y, const float* x, int64_t n) {
   const Table tail = load_table(sf::kNormalTailTable);
-  for (int64_t i = 0; i < n; i += 16) gelu_block(y, x, i, n, block_mask(i, n), tail);
+  for (int64_t i = 0; i < n; i += 16)
+    gelu_block(y, x, i, n, static_cast<__mmask16>(block_lanes(i, n, 16)), tail);
 }
 
 EMBER_TARGET_AVX512 void gelu_backward_avx512(float* y, const float* g, const float* x, int64_t n) {
   const Table tail = load_table(sf::kNormalTailTable);
   const Table density = load_table(sf::kNormalDensityTable);
   for (int64_t i = 0; i < n; i += 16)
-    gelu_backward_block(y, g, x, i, n, block_mask(i, n), tail, density);
+    gelu_backward_block(y, g, x, i, n, static_cast<__mmask16>(block_lanes(i, n, 16)), tail,
+                        density);
 }
 
 }  // namespace ember::cpu
