@@ -14,16 +14,7 @@
 // FMA contraction makes the AVX levels differ from baseline in the last bit of some results.
 #pragma once
 
-#include <cstdint>
-
 namespace ember {
-
-// The lanes of the block of `width` elements from element i of a run of n that lie in the run
-// (all of them but in a last, partial block), as a bit mask: the mask of the masked loads and
-// stores of AVX-512 kernels (width 16 for floats, 8 for doubles).
-inline unsigned block_lanes(int64_t i, int64_t n, int width) {
-  return n - i >= width ? (1u << width) - 1 : (1u << (n - i)) - 1;
-}
 
 enum class CpuLevel : int { Default = 0, AVX2 = 1, AVX512 = 2 };
 

@@ -2,8 +2,7 @@
 #include "ember/ops/elementwise/unary_avx512.h"
 
 #if EMBER_SIMD_DISPATCH
-#include <immintrin.h>
-
+#include "ember/backends/cpu/avx512_blocks.h"
 #include "ember/ops/elementwise/vec_math.h"
 
 namespace ember::cpu {
@@ -21,10 +20,10 @@ struct Tables {
   __m512d hi_lo, hi_hi, lo_lo, lo_hi;  // 2^(j / 16) (hi, lo), entries 0-7 and 8-15
 };
 
-// sigmoid of the block of 8 from i (masked by m at the end of the run).
+// sigmoid of the block of 8 from i (m: its lanes within the run).
 EMBER_TARGET_AVX512 inline void sigmoid_block(double* y, const double* x, int64_t i, int64_t n,
                                               __mmask8 m, const Tables& t) {
-  const __m512d v = _mm512_maskz_loadu_pd(m, x + i);
+  const __m512d v = avx512::load(x + i, m);
   const __m512d a = _mm512_abs_pd(v);
   if (static_cast<__mmask8>(_mm512_cmp_pd_mask(a, _mm512_set1_pd(kTableBelow), _CMP_LT_OQ) | ~m) != 0xff) {
     for (int64_t k = i; k < i + 8 && k < n; ++k) y[k] = sigmoid_d(x[k]);
@@ -56,7 +55,7 @@ EMBER_TARGET_AVX512 inline void sigmoid_block(double* y, const double* x, int64_
   // 1 / (1 + e) for x >= 0, e / (1 + e) below
   const __mmask8 nonnegative = _mm512_cmp_pd_mask(v, _mm512_setzero_pd(), _CMP_GE_OQ);
   const __m512d num = _mm512_mask_mov_pd(e, nonnegative, _mm512_set1_pd(1.0));
-  _mm512_mask_storeu_pd(y + i, m, _mm512_div_pd(num, _mm512_add_pd(_mm512_set1_pd(1.0), e)));
+  avx512::store(y + i, m, _mm512_div_pd(num, _mm512_add_pd(_mm512_set1_pd(1.0), e)));
 }
 
 // 2^x of 16 floats: x clamped to [-200, 200] (2^n is inf or 0 beyond either way; the
@@ -87,23 +86,22 @@ EMBER_TARGET_AVX512 inline __m512d exp2_of(__m512d x) {
 
 EMBER_TARGET_AVX512 void exp2_avx512(float* y, const float* x, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) {
-    const auto m = static_cast<__mmask16>(block_lanes(i, n, 16));
-    _mm512_mask_storeu_ps(y + i, m, exp2_of(_mm512_maskz_loadu_ps(m, x + i)));
+    const __mmask16 m = avx512::lanes16(i, n);
+    avx512::store(y + i, m, exp2_of(avx512::load(x + i, m)));
   }
 }
 
 EMBER_TARGET_AVX512 void exp2_avx512(double* y, const double* x, int64_t n) {
   for (int64_t i = 0; i < n; i += 8) {
-    const auto m = static_cast<__mmask8>(block_lanes(i, n, 8));
-    _mm512_mask_storeu_pd(y + i, m, exp2_of(_mm512_maskz_loadu_pd(m, x + i)));
+    const __mmask8 m = avx512::lanes8(i, n);
+    avx512::store(y + i, m, exp2_of(avx512::load(x + i, m)));
   }
 }
 
 EMBER_TARGET_AVX512 void sigmoid_avx512(double* y, const double* x, int64_t n) {
   const Tables t{_mm512_loadu_pd(sf::kExp2Sixteenths), _mm512_loadu_pd(sf::kExp2Sixteenths + 8),
                  _mm512_loadu_pd(sf::kExp2SixteenthsLo), _mm512_loadu_pd(sf::kExp2SixteenthsLo + 8)};
-  for (int64_t i = 0; i < n; i += 8)
-    sigmoid_block(y, x, i, n, static_cast<__mmask8>(block_lanes(i, n, 8)), t);
+  for (int64_t i = 0; i < n; i += 8) sigmoid_block(y, x, i, n, avx512::lanes8(i, n), t);
 }
 
 }  // namespace ember::cpu

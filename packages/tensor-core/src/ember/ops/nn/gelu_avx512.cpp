@@ -2,8 +2,7 @@
 #include "ember/ops/nn/gelu_avx512.h"
 
 #if EMBER_SIMD_DISPATCH
-#include <immintrin.h>
-
+#include "ember/backends/cpu/avx512_blocks.h"
 #include "ember/ops/elementwise/special_float.h"
 
 namespace ember::cpu {
@@ -65,10 +64,10 @@ EMBER_TARGET_AVX512 inline __mmask16 positive(__m512 x) {
   return _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ);
 }
 
-// gelu of the block of 16 from i (masked by m at the end of the run).
+// gelu of the block of 16 from i (m: its lanes within the run).
 EMBER_TARGET_AVX512 inline void gelu_block(float* y, const float* x, int64_t i, int64_t n,
                                            __mmask16 m, const Table& tail) {
-  const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+  const __m512 v = avx512::load(x + i, m);
   const Lanes l = lanes_of(v);
   if (static_cast<__mmask16>(l.served | ~m) != 0xffff) {
     for (int64_t k = i; k < i + 16 && k < n; ++k) y[k] = sf::gelu(x[k]);
@@ -77,15 +76,15 @@ EMBER_TARGET_AVX512 inline void gelu_block(float* y, const float* x, int64_t i, 
   const __m512 below = _mm512_mul_ps(v, evaluate(tail, l.j, l.h));  // x Phi(-|x|)
   __m512 r = _mm512_mask_sub_ps(below, positive(v), v, below);      // x - that above 0
   r = _mm512_mask_mov_ps(r, l.identity, v);
-  _mm512_mask_storeu_ps(y + i, m, r);
+  avx512::store(y + i, m, r);
 }
 
 // g gelu'(x) of the block of 16 from i.
 EMBER_TARGET_AVX512 inline void gelu_backward_block(float* y, const float* g, const float* x,
                                                     int64_t i, int64_t n, __mmask16 m,
                                                     const Table& tail, const Table& density) {
-  const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
-  const __m512 gv = _mm512_maskz_loadu_ps(m, g + i);
+  const __m512 v = avx512::load(x + i, m);
+  const __m512 gv = avx512::load(g + i, m);
   const Lanes l = lanes_of(v);
   if (static_cast<__mmask16>(l.served | ~m) != 0xffff) {
     for (int64_t k = i; k < i + 16 && k < n; ++k) y[k] = g[k] * sf::gelu_derivative(x[k]);
@@ -95,23 +94,21 @@ EMBER_TARGET_AVX512 inline void gelu_backward_block(float* y, const float* g, co
   const __m512 cdf = _mm512_mask_sub_ps(q, positive(v), _mm512_set1_ps(1.0f), q);  // Phi(x)
   __m512 r = _mm512_mul_ps(gv, _mm512_fmadd_ps(v, evaluate(density, l.j, l.h), cdf));
   r = _mm512_mask_mov_ps(r, l.identity, gv);
-  _mm512_mask_storeu_ps(y + i, m, r);
+  avx512::store(y + i, m, r);
 }
 
 }  // namespace
 
 EMBER_TARGET_AVX512 void gelu_avx512(float* y, const float* x, int64_t n) {
   const Table tail = load_table(sf::kNormalTailTable);
-  for (int64_t i = 0; i < n; i += 16)
-    gelu_block(y, x, i, n, static_cast<__mmask16>(block_lanes(i, n, 16)), tail);
+  for (int64_t i = 0; i < n; i += 16) gelu_block(y, x, i, n, avx512::lanes16(i, n), tail);
 }
 
 EMBER_TARGET_AVX512 void gelu_backward_avx512(float* y, const float* g, const float* x, int64_t n) {
   const Table tail = load_table(sf::kNormalTailTable);
   const Table density = load_table(sf::kNormalDensityTable);
   for (int64_t i = 0; i < n; i += 16)
-    gelu_backward_block(y, g, x, i, n, static_cast<__mmask16>(block_lanes(i, n, 16)), tail,
-                        density);
+    gelu_backward_block(y, g, x, i, n, avx512::lanes16(i, n), tail, density);
 }
 
 }  // namespace ember::cpu
