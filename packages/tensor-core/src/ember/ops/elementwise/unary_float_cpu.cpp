@@ -21,18 +21,20 @@ Tensor float_unary(const char* op, const Tensor& self, const Tensor& out, Dispat
   return map_unary(op, to_dtype(self, t), out, t, dispatch, make_f);
 }
 
+// A function of reals and of complex numbers: FN on reals, CFN on complex inputs.
+template <typename FN, typename CFN> struct WithComplexFn {
+  template <typename A> A operator()(A x) const {
+    if constexpr (is_complex_v<A>) return CFN{}(x);
+    else return FN{}(x);
+  }
+};
+
 }  // namespace
 
-// Functions of reals and of complex numbers: FN on reals, complex_fn::CFN on complex inputs.
-#define EMBER_FLOAT_UNARY(NAME, FN, CFN)                                               \
-  Tensor NAME(const Tensor& self, const Tensor& out) {                                 \
-    return float_unary(#NAME, self, out, WithComplex<DispatchFloat>{}, [](auto tag) {  \
-      using A = opmath_t<decltype(tag)>;                                               \
-      return [](A x) -> A {                                                            \
-        if constexpr (is_complex_v<A>) return complex_fn::CFN{}(x);                    \
-        else return unary_fn::FN{}(x);                                                 \
-      };                                                                               \
-    });                                                                                \
+#define EMBER_FLOAT_UNARY(NAME, FN, CFN)                                                  \
+  Tensor NAME(const Tensor& self, const Tensor& out) {                                    \
+    return float_unary(#NAME, self, out, WithComplex<DispatchFloat>{},                    \
+                       [](auto) { return WithComplexFn<unary_fn::FN, complex_fn::CFN>{}; }); \
   }
 EMBER_FLOAT_UNARY(exp, Exp, Exp)
 EMBER_FLOAT_UNARY(log, Log, Log)
@@ -57,13 +59,7 @@ EMBER_FLOAT_UNARY(reciprocal, Reciprocal, Reciprocal)
 namespace {
 
 // Functions with AVX-512 kernels of contiguous runs (elementwise.h's avx512 hook;
-// unary_avx512.h): FN on reals, complex_fn::FN on complex numbers.
-template <typename FN, typename CFN> struct WithComplexFn {
-  template <typename A> A operator()(A x) const {
-    if constexpr (is_complex_v<A>) return CFN{}(x);
-    else return FN{}(x);
-  }
-};
+// unary_avx512.h).
 struct SigmoidCpu : WithComplexFn<unary_fn::Sigmoid, complex_fn::Sigmoid> {
 #if EMBER_SIMD_DISPATCH
   void avx512(double* y, const double* x, int64_t n) const { sigmoid_avx512(y, x, n); }
