@@ -276,7 +276,7 @@ DOUBLE_PIECES = [
 @dataclass(frozen=True)
 class TablePiece:
     """A piecewise polynomial for the AVX-512 kernels that look coefficients up by a permute
-    (special_float_table_avx512.h): ``target(a)`` on ``[0, end]`` cut into ``intervals``
+    (ops/nn/gelu_avx512.cpp): ``target(a)`` on ``[0, end]`` cut into ``intervals``
     equal intervals (a power of two per unit, so that ``h = a - j / steps`` is exact), each a
     polynomial of ``degree`` in ``h`` (monomials, Horner's rule), fitted for relative error."""
 

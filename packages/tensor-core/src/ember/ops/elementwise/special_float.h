@@ -541,13 +541,13 @@ inline void sincos_reduced_d(double r, double& s, double& c) {
 constexpr double kTrigFastLimitD = 16777216.0;  // 2^24
 enum class Trig { Sin, Cos, Tan };
 template <Trig kFn> inline double trig_fast_d(double x) {
-  constexpr double kTwoOverPi = 0.6366197723675814, kShift = 6755399441055744.0;  // 1.5 * 2^52
+  constexpr double kTwoOverPi = 0.6366197723675814;
   constexpr double kC1 = 1.5707963267948966, kC2 = 6.123233995736766e-17,
                    kC3 = -1.4973849048591698e-33;
   const double a = std::fabs(x);
-  const double shifted = a * kTwoOverPi + kShift;
+  const double shifted = a * kTwoOverPi + kShiftD;
   const uint64_t q = double_bits(shifted) & 3;  // k mod 4
-  const double k = shifted - kShift;
+  const double k = shifted - kShiftD;
   const double r = std::fma(-k, kC3, std::fma(-k, kC2, std::fma(-k, kC1, a)));
   double s, c;
   sincos_reduced_d(r, s, c);

@@ -11,10 +11,9 @@ namespace {
 namespace sf = special_float;
 // exp(-a) for a below this is a normal double (exp(-708.4) is the smallest normal number)
 constexpr double kTableBelow = 708.0;
-constexpr double kShift = 6755399441055744.0;  // 1.5 * 2^52: the sum's low bits hold k
-// ln2 / 16 in two parts (fdlibm's ln2 split, divided by 16 exactly): k * kLn2Hi16 is exact
-constexpr double kLn2Hi16 = 6.93147180369123816490e-01 / 16;
-constexpr double kLn2Lo16 = 1.90821492927058770002e-10 / 16;
+// ln2 / 16 in two parts (vec_math.h's split divided by 16, exactly): k * kLn2Hi16 is exact
+constexpr double kLn2Hi16 = kLn2Hi / 16;
+constexpr double kLn2Lo16 = kLn2Lo / 16;
 
 struct Tables {
   __m512d hi_lo, hi_hi, lo_lo, lo_hi;  // 2^(j / 16) (hi, lo), entries 0-7 and 8-15
@@ -30,8 +29,8 @@ EMBER_TARGET_AVX512 inline void sigmoid_block(double* y, const double* x, int64_
     return;
   }
   // -a = k ln2 / 16 + r, |r| <= ln2 / 32; k = 16 m + j, j in [0, 16)
-  const __m512d shifted = _mm512_fmadd_pd(a, _mm512_set1_pd(-16 * 1.4426950408889634), _mm512_set1_pd(kShift));
-  const __m512d k = _mm512_sub_pd(shifted, _mm512_set1_pd(kShift));
+  const __m512d shifted = _mm512_fmadd_pd(a, _mm512_set1_pd(-16 * kLog2eD), _mm512_set1_pd(kShiftD));
+  const __m512d k = _mm512_sub_pd(shifted, _mm512_set1_pd(kShiftD));
   __m512d r = _mm512_fnmsub_pd(k, _mm512_set1_pd(kLn2Hi16), a);  // -a - k hi (exact)
   r = _mm512_fnmadd_pd(k, _mm512_set1_pd(kLn2Lo16), r);
   // exp(r) - 1 by the degree-7 Taylor polynomial (truncation below 2e-18)
@@ -50,7 +49,7 @@ EMBER_TARGET_AVX512 inline void sigmoid_block(double* y, const double* x, int64_
   const __m512d lo = _mm512_permutex2var_pd(t.lo_lo, bits, t.lo_hi);
   const __m512d table_exp = _mm512_add_pd(hi, _mm512_fmadd_pd(hi, q, lo));  // 2^(j / 16) exp(r)
   const __m512i scale = _mm512_slli_epi64(
-      _mm512_srai_epi64(_mm512_sub_epi64(bits, _mm512_castpd_si512(_mm512_set1_pd(kShift))), 4), 52);
+      _mm512_srai_epi64(_mm512_sub_epi64(bits, _mm512_castpd_si512(_mm512_set1_pd(kShiftD))), 4), 52);
   const __m512d e = _mm512_castsi512_pd(_mm512_add_epi64(_mm512_castpd_si512(table_exp), scale));
   // 1 / (1 + e) for x >= 0, e / (1 + e) below
   const __mmask8 nonnegative = _mm512_cmp_pd_mask(v, _mm512_setzero_pd(), _CMP_GE_OQ);
@@ -74,8 +73,7 @@ EMBER_TARGET_AVX512 inline __m512d exp2_of(__m512d x) {
   x = _mm512_max_pd(_mm512_set1_pd(-1100.0), _mm512_min_pd(_mm512_set1_pd(1100.0), x));
   const __m512d n = _mm512_roundscale_pd(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m512d r = _mm512_sub_pd(x, n);
-  const __m512d rl = _mm512_fmadd_pd(r, _mm512_set1_pd(6.93147180559945286e-01),
-                                     _mm512_mul_pd(r, _mm512_set1_pd(2.31904681384629956e-17)));
+  const __m512d rl = _mm512_fmadd_pd(r, _mm512_set1_pd(kLn2D), _mm512_mul_pd(r, _mm512_set1_pd(kLn2TailD)));
   constexpr int kTerms = sizeof(sf::kExpReduced) / sizeof(sf::kExpReduced[0]);
   __m512d p = _mm512_set1_pd(sf::kExpReduced[kTerms - 1]);
   for (int k = kTerms - 2; k >= 0; --k) p = _mm512_fmadd_pd(p, rl, _mm512_set1_pd(sf::kExpReduced[k]));

@@ -201,11 +201,22 @@ inline double pick(bool c, double a, double b) {
   return bits_double((double_bits(a) & m) | (double_bits(b) & ~m));
 }
 
+// The double constants of the exp and log kernels (the AVX-512 ones too).
+// 1.5 * 2^52: y + kShiftD rounds y to an integer held in the sum's low mantissa bits.
+constexpr double kShiftD = 6755399441055744.0;
+constexpr double kLog2eD = 1.4426950408889634;  // 1 / ln2
+// ln2 in two parts (fdlibm's): e kLn2Hi is exact for |e| < 2^20, and kLn2Hi + kLn2Lo is ln2
+// to 2^-86 (the reductions x - n ln2 of exp, the exponents of log)
+constexpr double kLn2Hi = 6.93147180369123816490e-01;
+constexpr double kLn2Lo = 1.90821492927058770002e-10;
+// ln2 as the nearest double and its remainder (a product r ln2 in two parts, exp2)
+constexpr double kLn2D = 6.93147180559945286e-01;
+constexpr double kLn2TailD = 2.31904681384629956e-17;
+
 // 2^k for an integer-valued double k in [-1022, 1023], with integer ops that AVX2 has (no
 // double -> int64 conversion): k + 1.5 * 2^52 holds k + 1023 in its low mantissa bits.
 inline double pow2_d(double k) {
-  constexpr double kShift = 6755399441055744.0;  // 1.5 * 2^52
-  const uint64_t biased = double_bits((k + 1023.0) + kShift) - double_bits(kShift);
+  const uint64_t biased = double_bits((k + 1023.0) + kShiftD) - double_bits(kShiftD);
   return bits_double(biased << 52);
 }
 
@@ -223,10 +234,8 @@ template <bool kCorrection = false> inline double exp_d(double x, double dx = 0.
   const bool zero = x < -746.0;  // exp is 0 there; computed at 0 to keep denormals out (exp_f)
   double xc = pick(zero, 0.0, x);
   xc = pick(xc < 710.0, xc, 710.0);  // exp(710) is inf
-  constexpr double kShift = 6755399441055744.0;
-  const double n = (xc * 1.4426950408889634 + kShift) - kShift;
-  // ln2 in two parts (fdlibm's): n * kLn2Hi is exact for |n| < 2^11
-  double r = (xc - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
+  const double n = (xc * kLog2eD + kShiftD) - kShiftD;
+  double r = (xc - n * kLn2Hi) - n * kLn2Lo;
   if constexpr (kCorrection) r += dx;
   const double n1 = std::floor(n * 0.5);
   return pick(x != x, x, pick(zero, 0.0, exp_reduced_d(r) * pow2_d(n1) * pow2_d(n - n1)));
@@ -244,7 +253,7 @@ inline double exp2_d(double x) {
   xc = pick(xc < 1025.0, xc, 1025.0);
   const double n = std::nearbyint(xc);
   const double r = xc - n;
-  const double p = exp_reduced_d(r * 6.93147180559945286e-01 + r * 2.31904681384629956e-17);
+  const double p = exp_reduced_d(r * kLn2D + r * kLn2TailD);
   const double n1 = std::floor(n * 0.5);
   return pick(x != x, x, pick(zero, 0.0, p * pow2_d(n1) * pow2_d(n - n1)));
 }
@@ -284,15 +293,14 @@ inline double tanh_d(double x) {
 // factor, and in two (2^(n + 600) 2^-600) where the result is subnormal (|x| > 708); 0 below
 // -709.78, as 1 / (1 + exp(-x)). 1 at inf, 0 at -inf, nan for nan. Within 2 ulp.
 inline double sigmoid_d(double x) {
-  constexpr double kShift = 6755399441055744.0;  // 1.5 * 2^52: the sum's low bits hold n
   const double a = std::fabs(x);
   const double ac = pick(a < 746.0, a, 746.0);  // nan too (replaced at the end)
-  const double t = ac * -1.4426950408889634 + kShift;
-  const double n = t - kShift;
-  const double r = (-ac - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
+  const double t = ac * -kLog2eD + kShiftD;  // the sum's low bits hold n
+  const double n = t - kShiftD;
+  const double r = (-ac - n * kLn2Hi) - n * kLn2Lo;
   const bool tiny = n < -1000.0;
   // n + 1023 (+ 600 where tiny) in the exponent field: t's bits minus the shift's, plus the bias
-  const uint64_t biased = double_bits(t) - double_bits(kShift) + (tiny ? 1623ull : 1023ull);
+  const uint64_t biased = double_bits(t) - double_bits(kShiftD) + (tiny ? 1623ull : 1023ull);
   const double e = exp_reduced_d(r) * bits_double(biased << 52) * pick(tiny, 0x1p-600, 1.0);
   const double v = pick(x >= 0.0, 1.0, e) / (1.0 + e);
   // 0 where exp(-x) overflows, as 1 / (1 + exp(-x)) gives (PyTorch's, the C library's)
@@ -338,8 +346,6 @@ inline double log_one_plus_d(double g, double small) {
   const double h = 0.5 * g * g;
   return g - (h - (s * (h + r) + small));
 }
-constexpr double kLn2Hi = 6.93147180369123816490e-01;  // fdlibm's: e kLn2Hi exact, |e| < 2^20
-constexpr double kLn2Lo = 1.90821492927058770002e-10;
 
 // log(x) of a positive normal double within 1 ulp of std::log; used where the argument is
 // known to be such (random number transforms): zero, negative, subnormal, inf and nan

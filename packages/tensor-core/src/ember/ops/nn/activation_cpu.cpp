@@ -29,26 +29,20 @@ struct GeluBackwardCpu : activation_fn::GeluBackward {
 
 Tensor gelu(const Tensor& self, const std::string& approximate, const Tensor& out) {
   const auto unary = [&](auto fn) {
-    return map_unary("gelu", self, out, self->dtype(), DispatchFloat{}, [fn](auto tag) {
-      using A = opmath_t<decltype(tag)>;
-      return [fn](A x) -> A { return fn(x); };
-    });
+    return map_unary("gelu", self, out, self->dtype(), DispatchFloat{}, [fn](auto) { return fn; });
   };
   if (gelu_uses_tanh(approximate)) return unary(activation_fn::GeluTanh{});
-  return map_unary("gelu", self, out, self->dtype(), DispatchFloat{}, [](auto) { return GeluCpu{}; });
+  return unary(GeluCpu{});
 }
 
 Tensor gelu_backward(const Tensor& grad_output, const Tensor& self, const std::string& approximate) {
   auto P = promote(grad_output, self);
   const auto binary = [&](auto fn) {
-    return map_binary("gelu_backward", P.a, P.b, Tensor(), P.dtype, DispatchFloat{}, [fn](auto tag) {
-      using A = opmath_t<decltype(tag)>;
-      return [fn](A g, A x) -> A { return fn(g, x); };
-    });
+    return map_binary("gelu_backward", P.a, P.b, Tensor(), P.dtype, DispatchFloat{},
+                      [fn](auto) { return fn; });
   };
   if (gelu_uses_tanh(approximate)) return binary(activation_fn::GeluTanhBackward{});
-  return map_binary("gelu_backward", P.a, P.b, Tensor(), P.dtype, DispatchFloat{},
-                    [](auto) { return GeluBackwardCpu{}; });
+  return binary(GeluBackwardCpu{});
 }
 
 }  // namespace ember::cpu
