@@ -4,7 +4,7 @@
 // kernels when cuDNN is off or missing.
 #include "ember/ops/conv/conv_meta.h"
 
-#include "ember/backends/cpu/blas.h"
+#include "ember/ops/linalg/linalg_meta.h"
 #include "ember/ops/ops_util.h"
 
 namespace ember {
@@ -44,15 +44,13 @@ Tensor batch_unfolded(const Tensor& t, int64_t N, int64_t G, int64_t R, int64_t 
 }
 
 // Whether the body runs a 16-bit float convolution in its own dtype: where the matrix products
-// multiply it natively (bfloat16 on a CPU with bf16_gemm_native(): float32 accumulation, one
-// rounding) and every element of the result is an element of one product, so that it is
-// rounded once, as on widened copies. Not so with a bias to add after the product, columns
+// multiply it natively (products_native: float32 accumulation, one rounding) and every element
+// of the result is an element of one product, so that it is rounded once, as on widened copies. Not so with a bias to add after the product, columns
 // that col2im sums, or per-sample weight gradients summed over the batch. Grouped convolutions
 // stay widened: their products are small and many (a depthwise one is a 1 x 9 product per
 // channel and image, where the float32 depthwise kernel is far faster).
 bool in_16bit(ConvPass pass, const Tensor& t, const Conv2dMeta& m, bool bias) {
-  if (t->dtype() != ScalarType::BFloat16 || t->device().type != DeviceType::CPU || m.groups != 1 ||
-      !bf16_gemm_native()) {
+  if (!conv_computes_in_float32(t->dtype()) || m.groups != 1 || !products_native(t->dtype(), t->device())) {
     return false;
   }
   const int64_t K = m.C / m.groups * m.g.kh * m.g.kw, L = m.oh * m.ow;

@@ -148,6 +148,13 @@ Bf16Gemm bf16_gemm() {
   return Bf16Gemm::Widened;
 }
 
+bool products_native(ScalarType dtype, const Device& device) {
+  if (dtype == ScalarType::Float16 || dtype == ScalarType::BFloat16) {
+    return dtype == ScalarType::BFloat16 && device.type == DeviceType::CPU && bf16_gemm_native();
+  }
+  return is_floating(dtype) || is_complex(dtype);
+}
+
 const char* gemm_library_name(GemmLibrary lib) {
   switch (lib) {
     case GemmLibrary::MKL: return "MKL";
@@ -695,8 +702,8 @@ Tensor run_product(const char* op, const Tensor& a, const Tensor& b, const Shape
   }
   const ScalarType ct = compute_dtype(dt);
   // bfloat16 operands go to the library as they are where it multiplies them natively
-  const bool native16 = dt == ScalarType::BFloat16 && a->dtype() == dt && b->dtype() == dt && bf16_gemm_native() &&
-                        M <= INT_MAX && N <= INT_MAX && K <= INT_MAX;
+  const bool native16 = dt == ScalarType::BFloat16 && a->dtype() == dt && b->dtype() == dt &&
+                        products_native(dt, a->device()) && M <= INT_MAX && N <= INT_MAX && K <= INT_MAX;
   Tensor av = expand_to(prep_operand(a, native16 ? dt : ct), a_shape, op);
   Tensor bv = expand_to(prep_operand(b, native16 ? dt : ct), b_shape, op);
   Tensor cv = make_view(res, gemm_shape, contiguous_strides(gemm_shape), res->offset());

@@ -8,7 +8,6 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
-#include "ember/backends/cpu/blas.h"
 #include "ember/ops/ops_util.h"
 #include "ember/runtime/parallel.h"
 

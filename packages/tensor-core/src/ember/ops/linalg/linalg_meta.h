@@ -1,7 +1,8 @@
 // Meta functions of addmm and dot: the argument checks (PyTorch's errors, in the CPU kernel's
 // order), the result's shape and dtype and the scalars the product uses. linalg_meta.cpp defines
 // them; the CPU kernels (linalg_cpu.cpp) and the CUDA kernels (blas_cuda.cu) call them.
-// They read sizes and dtypes only, never element data or devices.
+// They read sizes and dtypes only, never element data or devices. Also here: what the products
+// multiply natively, for device-generic bodies that choose an operand dtype.
 #pragma once
 
 #include "ember/core/tensor.h"
@@ -23,6 +24,14 @@ AddmmMeta addmm_meta(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
 // dot's checks (op: "dot", or "matmul" for two 1-d operands): 1-d tensors of one size and one
 // dtype, not bool, out (if given) of that dtype. Returns the dtype of the 0-d result.
 ScalarType dot_meta(const char* op, const Tensor& self, const Tensor& tensor, const Tensor& out);
+
+// Whether the matrix products (ops::matmul and its family) on `device` multiply operands of
+// `dtype` as they are, accumulating in float32 and rounding each result element once, where
+// other 16-bit operands are multiplied as widened float32 copies: bfloat16 on a CPU whose BLAS
+// or oneDNN computes it (backends/cpu/blas.h: bf16_gemm). float32, float64 and complex: true.
+// CUDA devices answer false for 16-bit dtypes (cuBLAS multiplies them, but the convolution
+// bodies' 16-bit path has not been tried there). linalg_cpu.cpp defines it.
+bool products_native(ScalarType dtype, const Device& device);
 
 namespace cpu {
 // The checks of the matrix products, shared by their meta functions and CPU kernels:
