@@ -437,3 +437,31 @@ def test_large_batched_solve_against_numpy(lib, rng):
     big = rng.standard_normal((300, 200))
     close(lib.linalg.svdvals(t(lib, big)), np.linalg.svd(big, compute_uv=False), "float64",
           scale=100)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("n, batch", [(12, (5,)), (40, (6,)), (100, (4,)), (300, ()), (450, ()), (960, ())],
+                         ids=str)
+def test_lu_cholesky_solve_at_every_threading_size(lib, rng, n, batch, threads):
+    """Each size class of the LAPACK calls: the unblocked loops (n <= 16), batches spread over
+    the pool (one call per thread), single matrices on one LAPACK thread, and from getrf's and
+    potrf's thresholds on LAPACK's own threads; at 1 and 2 threads, against NumPy."""
+    prev = lib.get_num_threads()
+    lib.set_num_threads(threads)
+    try:
+        a = general(rng, batch, n, n)
+        s = spd(rng, batch, n)
+        b = rng.standard_normal((*batch, n, 3))
+        LU, piv = lib.linalg.lu_factor(t(lib, a))
+        P, L, U = (to_np(x) for x in lib.lu_unpack(LU, piv))
+        np.testing.assert_allclose(P @ L @ U, a, atol=1e-9 * n)
+        sign, logabs = lib.linalg.slogdet(t(lib, a))
+        sn, ln = np.linalg.slogdet(a)
+        np.testing.assert_array_equal(to_np(sign), sn)
+        np.testing.assert_allclose(to_np(logabs), ln, rtol=1e-10)
+        np.testing.assert_allclose(to_np(lib.linalg.cholesky(t(lib, s))), np.linalg.cholesky(s),
+                                   rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(to_np(lib.linalg.solve(t(lib, a), t(lib, b))), np.linalg.solve(a, b),
+                                   rtol=1e-7, atol=1e-8)
+    finally:
+        lib.set_num_threads(prev)

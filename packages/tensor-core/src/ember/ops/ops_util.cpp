@@ -127,25 +127,28 @@ template <typename To, typename From> void convert_via_float(char** p, const int
   }
 }
 
-// A same-dtype copy whose source runs along another dim than the destination (a transpose):
-// element by element along the destination's inner dim, every read would touch a new cache
-// line. Copies kTransposeTile x kTransposeTile tiles instead, so both sides use whole lines.
-// Returns false (nothing copied) when the layout is not such a transpose.
+// A same-dtype copy whose source runs along another dim than the destination (a transpose,
+// either way: x.t().contiguous(), or a row-major matrix into LAPACK's column-major layout):
+// element by element along one side's inner dim, every access of the other side would touch a
+// new cache line. Copies kTransposeTile x kTransposeTile tiles instead, so both sides use whole
+// lines. Returns false (nothing copied) when the layout is not such a transpose.
 constexpr int64_t kTransposeTile = 32;
 
 bool transposed_copy(const StridedLoop<2>& L, size_t itemsize) {
-  const int64_t nd = static_cast<int64_t>(L.shape.size()), last = nd - 1;
+  const int64_t nd = static_cast<int64_t>(L.shape.size());
   const int64_t item = static_cast<int64_t>(itemsize);
-  if (nd < 2 || L.strides[last][0] != item || L.strides[last][1] == item) return false;
-  int64_t k = -1;  // the dim along which the source is contiguous
-  for (int64_t d = 0; d < last; ++d) {
-    if (L.strides[d][1] == item) k = d;
+  // dd: the dim along which the destination is contiguous; sd: the source's (the last such)
+  int64_t dd = -1, sd = -1;
+  for (int64_t d = 0; d < nd; ++d) {
+    if (L.shape[d] < kTransposeTile) continue;
+    if (L.strides[d][0] == item && L.strides[d][1] != item) dd = d;
+    if (L.strides[d][1] == item && L.strides[d][0] != item) sd = d;
   }
-  if (k < 0 || L.shape[k] < kTransposeTile || L.shape[last] < kTransposeTile) return false;
-  const int64_t R = L.shape[k], C = L.shape[last];
+  if (dd < 0 || sd < 0) return false;
+  const int64_t R = L.shape[dd], C = L.shape[sd];
   const int64_t rt = (R + kTransposeTile - 1) / kTransposeTile, ct = (C + kTransposeTile - 1) / kTransposeTile;
   int64_t outer = 1;
-  for (int64_t d = 0; d < last; ++d) outer *= d == k ? 1 : L.shape[d];
+  for (int64_t d = 0; d < nd; ++d) outer *= d == dd || d == sd ? 1 : L.shape[d];
   dispatch_itemsize(itemsize, [&](auto tag) {
     using U = decltype(tag);
     parallel_for(0, outer * rt * ct, std::max<int64_t>(1, kParallelGrain / (kTransposeTile * kTransposeTile)),
@@ -155,25 +158,26 @@ bool transposed_copy(const StridedLoop<2>& L, size_t itemsize) {
         const int64_t i0 = (tile / ct) * kTransposeTile, j0 = (tile % ct) * kTransposeTile;
         char* dp = L.base[0];
         const char* sp = L.base[1];
-        for (int64_t d = last - 1, rem = o; d >= 0; --d) {  // locate the outer index
-          if (d == k) continue;
+        for (int64_t d = nd - 1, rem = o; d >= 0; --d) {  // locate the outer index
+          if (d == dd || d == sd) continue;
           const int64_t idx = rem % L.shape[d];
           rem /= L.shape[d];
           dp += idx * L.strides[d][0];
           sp += idx * L.strides[d][1];
         }
-        const int64_t ds = L.strides[k][0], ss = L.strides[last][1];
+        // i runs along dd (the destination's lines), j along sd (the source's lines)
+        const int64_t ss = L.strides[dd][1], ds = L.strides[sd][0];
         const int64_t ni = std::min(R - i0, kTransposeTile), nj = std::min(C - j0, kTransposeTile);
         // through a buffer: every source and destination line is then read or written whole
         // at once (reading straight across, lines a page apart would evict each other)
         U buf[kTransposeTile * kTransposeTile];
-        for (int64_t j = 0; j < nj; ++j) {
-          const U* src = reinterpret_cast<const U*>(sp + (j0 + j) * ss) + i0;
-          for (int64_t i = 0; i < ni; ++i) buf[j * kTransposeTile + i] = src[i];
-        }
         for (int64_t i = 0; i < ni; ++i) {
-          U* dst = reinterpret_cast<U*>(dp + (i0 + i) * ds) + j0;
-          for (int64_t j = 0; j < nj; ++j) dst[j] = buf[j * kTransposeTile + i];
+          const U* src = reinterpret_cast<const U*>(sp + (i0 + i) * ss) + j0;
+          for (int64_t j = 0; j < nj; ++j) buf[j * kTransposeTile + i] = src[j];
+        }
+        for (int64_t j = 0; j < nj; ++j) {
+          U* dst = reinterpret_cast<U*>(dp + (j0 + j) * ds) + i0;
+          for (int64_t i = 0; i < ni; ++i) dst[i] = buf[j * kTransposeTile + i];
         }
       }
     });
@@ -183,9 +187,39 @@ bool transposed_copy(const StridedLoop<2>& L, size_t itemsize) {
 
 }  // namespace
 
-void copy_into(const Tensor& dst, const Tensor& src) {
-  Tensor s = expand_to(src, dst->sizes(), "copy_");
-  if (dst->numel() == 0) return;
+namespace {
+
+// dst and s viewed with their dims in the order of dst's strides, largest first: the loop then
+// walks the destination in memory order (a column-major destination, LAPACK's layout, walked
+// along its rows would stride every write, and a column-major copy of a column-major source
+// would not merge into one run). The same views when dst is already in that order.
+std::pair<Tensor, Tensor> in_destination_order(const Tensor& dst, const Tensor& s) {
+  const int64_t nd = dst->dim();
+  std::vector<int64_t> perm(static_cast<size_t>(nd));
+  for (int64_t d = 0; d < nd; ++d) perm[d] = d;
+  // (size-1 dims first: their strides mean nothing, and the loop drops them)
+  auto key = [&](int64_t d) { return dst->size(d) == 1 ? std::numeric_limits<int64_t>::max() : dst->stride(d); };
+  std::stable_sort(perm.begin(), perm.end(), [&](int64_t x, int64_t y) { return key(x) > key(y); });
+  bool identity = true;
+  for (int64_t d = 0; d < nd; ++d) identity &= perm[d] == d;
+  if (identity) return {dst, s};
+  auto permuted = [&](const Tensor& t) {
+    Shape sizes(static_cast<size_t>(nd)), strides(static_cast<size_t>(nd));
+    for (int64_t d = 0; d < nd; ++d) {
+      sizes[d] = t->size(perm[d]);
+      strides[d] = t->stride(perm[d]);
+    }
+    return make_view(t, sizes, strides, t->offset());
+  };
+  return {permuted(dst), permuted(s)};
+}
+
+}  // namespace
+
+void copy_into(const Tensor& dst_in, const Tensor& src) {
+  Tensor expanded = expand_to(src, dst_in->sizes(), "copy_");
+  if (dst_in->numel() == 0) return;
+  const auto [dst, s] = in_destination_order(dst_in, expanded);
   auto L = make_loop<2>(dst->sizes(), {dst.get(), s.get()});
   if (dst->dtype() == s->dtype() && transposed_copy(L, dst->itemsize())) return;
   if (dst->dtype() >= ScalarType::ComplexFloat || s->dtype() >= ScalarType::ComplexFloat) {
