@@ -51,7 +51,8 @@ def test_transposing_copy_of_each_item_size(lib, rng, dtype):
     if dtype == "bool":
         a = a > 0
     src = tensor(lib, a)
-    for dst in (in_order(lib, a.shape, (1, 0), dtype), lib.empty(a.shape, dtype=getattr(lib, dtype))):
+    column_major = in_order(lib, a.shape, (1, 0), dtype)
+    for dst in (column_major, lib.empty(a.shape, dtype=getattr(lib, dtype))):
         dst.copy_(src.t().contiguous().t())  # a column-major source
         np.testing.assert_array_equal(to_np(dst), a)
         dst.copy_(src)
@@ -70,7 +71,8 @@ def test_converting_copy_into_column_major(lib, rng):
 def test_copy_into_a_broadcast_source_and_errors(lib):
     dst = in_order(lib, (40, 50), (1, 0), "float32")
     dst.copy_(lib.arange(50, dtype=lib.float32))
-    np.testing.assert_array_equal(to_np(dst), np.broadcast_to(np.arange(50, dtype=np.float32), (40, 50)))
+    want = np.broadcast_to(np.arange(50, dtype=np.float32), (40, 50))
+    np.testing.assert_array_equal(to_np(dst), want)
     # (Ember names the shapes, PyTorch the sizes)
     with pytest.raises(RuntimeError, match=r"shape \[3\] to shape \[40, 50\]|tensor b \(3\)"):
         dst.copy_(lib.zeros(3))

@@ -440,8 +440,8 @@ def test_large_batched_solve_against_numpy(lib, rng):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("n, batch", [(12, (5,)), (40, (6,)), (100, (4,)), (300, ()), (450, ()), (960, ())],
-                         ids=str)
+@pytest.mark.parametrize("n, batch", [(12, (5,)), (40, (6,)), (100, (4,)), (300, ()), (450, ()),
+                                      (960, ())], ids=str)
 def test_lu_cholesky_solve_at_every_threading_size(lib, rng, n, batch, threads):
     """Each size class of the LAPACK calls: the unblocked loops (n <= 16), batches spread over
     the pool (one call per thread), single matrices on one LAPACK thread, and from getrf's and
@@ -461,7 +461,7 @@ def test_lu_cholesky_solve_at_every_threading_size(lib, rng, n, batch, threads):
         np.testing.assert_allclose(to_np(logabs), ln, rtol=1e-10)
         np.testing.assert_allclose(to_np(lib.linalg.cholesky(t(lib, s))), np.linalg.cholesky(s),
                                    rtol=1e-9, atol=1e-9)
-        np.testing.assert_allclose(to_np(lib.linalg.solve(t(lib, a), t(lib, b))), np.linalg.solve(a, b),
-                                   rtol=1e-7, atol=1e-8)
+        x = lib.linalg.solve(t(lib, a), t(lib, b))
+        np.testing.assert_allclose(to_np(x), np.linalg.solve(a, b), rtol=1e-7, atol=1e-8)
     finally:
         lib.set_num_threads(prev)
