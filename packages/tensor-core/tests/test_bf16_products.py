@@ -43,7 +43,9 @@ def check(got, ref: np.ndarray, expected_torch=None, roundings: int = 1) -> None
     assert np.abs(g - ref).max() / scale <= roundings * 2.0**-8
     if expected_torch is not None:
         t = expected_torch.to(torch.float32).numpy().astype(np.float64)
-        assert np.abs(g - t).max() / scale <= 2.0**-8
+        # both round float32 sums that may differ in their last bits (summation order, which
+        # PyTorch's thread count changes): at most one bfloat16 ulp apart, 2^-7 of the largest
+        assert np.abs(g - t).max() / scale <= 2.0**-7
 
 
 @pytest.fixture(params=["default", "onednn off"])

@@ -162,3 +162,29 @@ def test_autocast_runs_convolutions_in_lower_precision(autograd, dtype, eps, op)
     for e, t in ((xe, xt), (we, wt), (be, bt)):
         assert e.grad.dtype == et.float32  # the casts are recorded: float32 leaves, float32 grads
         np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=8 * eps, atol=64 * eps * 36)
+
+
+@pytest.mark.parametrize("dtype,eps", LOW)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conv_transpose2d_with_bias_rounds_once(dtype, eps, threads):
+    # a DCGAN generator's layer with a bias: an adjoint of conv2d, whose bfloat16 gradient
+    # oneDNN writes in float32 (where the CPU computes bfloat16) so that the bias is added
+    # before the one rounding; the same result as on widened copies (oneDNN off)
+    rng = np.random.default_rng(3)
+    xt, x = rounded(rng, (4, 32, 8, 8), dtype)
+    wt, w = rounded(rng, (32, 16, 4, 4), dtype)
+    bt, b = rounded(rng, (16,), dtype)
+    prev = et.get_num_threads()
+    et.set_num_threads(threads)
+    try:
+        want = torch.nn.functional.conv_transpose2d(xt.float(), wt.float(), bt.float(), 2, 1)
+        got = et.conv_transpose2d(x, w, b, 2, 1)
+        assert got.dtype == getattr(et, dtype)
+        check(got, want, dtype, eps, 32 * 16)
+        with et.backends.mkldnn.flags(enabled=False):
+            widened = et.conv_transpose2d(x, w, b, 2, 1)
+        # one rounding of float32 sums that differ only in their order
+        np.testing.assert_allclose(got.float().numpy(), widened.float().numpy(), rtol=2 * eps,
+                                   atol=1e-6)
+    finally:
+        et.set_num_threads(prev)

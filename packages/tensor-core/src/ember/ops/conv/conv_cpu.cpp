@@ -155,8 +155,19 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
   const int64_t N = m.N, C = m.C, H = m.H, W = m.W, O = m.O, OH = m.OH, OW = m.OW;
   const bool adjoint = g.oh(OH) == H && g.ow(OW) == W;
   // 16-bit floats: on widened copies (the bias too is added before the one rounding), except an
-  // adjoint without a bias: conv2d_backward_input rounds its result once on every path it takes
-  // (oneDNN's bfloat16 kernels where the CPU has them)
+  // adjoint: without a bias, conv2d_backward_input rounds its result once on every path it takes
+  // (oneDNN's bfloat16 kernels where the CPU has them); with one, oneDNN's bfloat16 kernels
+  // write a float32 result where they take the shape, the bias is added to it, and the sum is
+  // rounded once
+  if (conv_computes_in_float32(input->dtype()) && bias && adjoint) {
+    const Conv2dMeta cm = conv2d_backward_input_meta(input, weight, {N, O, OH, OW}, stride, padding, dilation, groups);
+    if (Tensor wide = onednn_conv2d_backward_input(input, weight, cm, /*float32_result=*/true);
+        wide && wide->dtype() == ScalarType::Float32) {
+      Tensor out = ember::empty({N, O, OH, OW}, input->dtype());
+      add(wide, view(bias, {O, 1, 1}), Scalar::from_int(1), out);  // in float32, rounded once
+      return out;
+    }
+  }
   if (conv_computes_in_float32(input->dtype()) && (bias || !adjoint)) {
     Tensor out = conv_transpose2d(conv_widen(input), conv_widen(weight), conv_widen(bias), stride, padding, output_padding, groups,
                                   dilation);

@@ -30,7 +30,7 @@ namespace ember::cpu {
 #ifndef EMBER_HAVE_ONEDNN_HEADERS
 
 Tensor onednn_conv2d(const Tensor&, const Tensor&, const Tensor&, const Conv2dMeta&) { return Tensor(); }
-Tensor onednn_conv2d_backward_input(const Tensor&, const Tensor&, const Conv2dMeta&) { return Tensor(); }
+Tensor onednn_conv2d_backward_input(const Tensor&, const Tensor&, const Conv2dMeta&, bool) { return Tensor(); }
 Tensor onednn_conv2d_backward_weight(const Tensor&, const Tensor&, const Conv2dMeta&) { return Tensor(); }
 
 #else
@@ -47,7 +47,10 @@ struct Key {
   Pass pass;
   int64_t n, C, H, W, O, kh, kw, sh, sw, ph, pw, dh, dw, groups;
   bool bias, bf16;  // bf16: bfloat16 operands (float32 accumulation; the weight gradient in float32)
-  auto tie() const { return std::tie(pass, n, C, H, W, O, kh, kw, sh, sw, ph, pw, dh, dw, groups, bias, bf16); }
+  bool wide_result;  // bfloat16 backward data writing a float32 input gradient
+  auto tie() const {
+    return std::tie(pass, n, C, H, W, O, kh, kw, sh, sw, ph, pw, dh, dw, groups, bias, bf16, wide_result);
+  }
   bool operator<(const Key& o) const { return tie() < o.tie(); }
 };
 
@@ -117,28 +120,31 @@ void make_plan(Plan& p, const Key& k) {
   const dnnl_dims_t bd = {k.O};
   const dnnl_dims_t strides = {k.sh, k.sw}, dil = {k.dh - 1, k.dw - 1}, pad = {k.ph, k.pw};
   const bool grouped = k.groups > 1;
-  // the layouts oneDNN may choose; wf: the weight of the forward descriptor (for the backward
-  // passes, the hint), of the operands' type also when the weight gradient is float32
-  dnnl_memory_desc_t xa = nullptr, wa = nullptr, ya = nullptr, wf = nullptr;
+  // the layouts oneDNN may choose; wf, xf: the weight and input of the forward descriptor (for
+  // the backward passes, the hint), of the operands' type also when a gradient is float32
+  dnnl_memory_desc_t xa = nullptr, wa = nullptr, ya = nullptr, wf = nullptr, xf = nullptr;
   const dnnl_data_type_t dt = k.bf16 ? dnnl_bf16 : dnnl_f32;
   // the weight gradient stays float32: the slices' partial gradients are summed before one rounding
   const dnnl_data_type_t wdt = k.pass == Pass::BackwardWeights ? dnnl_f32 : dt;
+  // the input (gradient): float32 for a backward data pass asked to widen its result
+  const dnnl_data_type_t xdt = k.wide_result ? dnnl_f32 : dt;
   auto md = [&](dnnl_memory_desc_t* out, int nd, const dnnl_dims_t d, dnnl_data_type_t type, dnnl_format_tag_t tag) {
     return a.dnnl_memory_desc_create_with_tag(out, nd, d, type, tag) == dnnl_success;
   };
   const int wnd = grouped ? 5 : 4;
   const int64_t* wd = grouped ? wd5 : wd4;
-  bool ok = md(&p.x.plain, 4, xd, dt, dnnl_nchw) && md(&p.y.plain, 4, yd, dt, dnnl_nchw) &&
+  bool ok = md(&p.x.plain, 4, xd, xdt, dnnl_nchw) && md(&p.y.plain, 4, yd, dt, dnnl_nchw) &&
             md(&p.w.plain, wnd, wd, wdt, grouped ? dnnl_goihw : dnnl_oihw) &&
-            md(&xa, 4, xd, dt, dnnl_format_tag_any) && md(&ya, 4, yd, dt, dnnl_format_tag_any) &&
+            md(&xa, 4, xd, xdt, dnnl_format_tag_any) && md(&ya, 4, yd, dt, dnnl_format_tag_any) &&
             md(&wa, wnd, wd, wdt, dnnl_format_tag_any) && md(&wf, wnd, wd, dt, dnnl_format_tag_any) &&
+            md(&xf, 4, xd, dt, dnnl_format_tag_any) &&
             (!k.bias || md(&p.b, 1, bd, dt, dnnl_x));
   // the forward descriptor: the primitive itself for Forward, the hint for the backward passes
   if (ok) {
     dnnl_primitive_desc_t* fwd = k.pass == Pass::Forward ? &p.pd : &p.hint;
     ok = a.dnnl_convolution_forward_primitive_desc_create(
              fwd, e, dnnl_forward_training, dnnl_convolution_direct,
-             xa, wf, k.pass == Pass::Forward ? p.b : nullptr, ya, strides, dil, pad, pad,
+             xf, wf, k.pass == Pass::Forward ? p.b : nullptr, ya, strides, dil, pad, pad,
              k.pass == Pass::Forward ? user_scratchpad_attr() : nullptr) == dnnl_success;
   }
   if (ok && k.pass == Pass::BackwardData) {
@@ -150,7 +156,7 @@ void make_plan(Plan& p, const Key& k) {
                                                                    ya, strides, dil, pad, pad, p.hint,
                                                                    user_scratchpad_attr()) == dnnl_success;
   }
-  for (dnnl_memory_desc_t d : {xa, wa, ya, wf}) {
+  for (dnnl_memory_desc_t d : {xa, wa, ya, wf, xf}) {
     if (d) a.dnnl_memory_desc_destroy(d);
   }
   if (!ok) return;
@@ -278,10 +284,11 @@ char* at(const Tensor& t, int64_t n0, int64_t per_image) {
 // oneDNN has no implementation for one of them.
 using Plans = std::pair<std::shared_ptr<const Plan>, std::shared_ptr<const Plan>>;
 
-Plans plans_for(Pass pass, const Conv2dMeta& m, bool bias, ScalarType dtype, const Slices& s) {
+Plans plans_for(Pass pass, const Conv2dMeta& m, bool bias, ScalarType dtype, const Slices& s,
+                bool wide_result = false) {
   const ConvGeometry& g = m.g;
   Key k{pass, s.per, m.C, m.H, m.W, m.O, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, m.groups, bias,
-        dtype == ScalarType::BFloat16};
+        dtype == ScalarType::BFloat16, wide_result};
   SerialOpenMP serial;
   std::shared_ptr<const Plan> full = plan(k);
   k.n = s.last;
@@ -315,15 +322,17 @@ Tensor onednn_conv2d(const Tensor& input, const Tensor& weight, const Tensor& bi
   return y;
 }
 
-Tensor onednn_conv2d_backward_input(const Tensor& grad_output, const Tensor& weight, const Conv2dMeta& m) {
+Tensor onednn_conv2d_backward_input(const Tensor& grad_output, const Tensor& weight, const Conv2dMeta& m,
+                                    bool float32_result) {
   // fewer than 4 input channels per group: oneDNN's backward-data kernels are slow there
   // (LeNet's first layer: 8x im2col's time, docs/conv-algorithms.md)
   if (m.C / m.groups < 4 || !takes(grad_output, m)) return Tensor();
+  const bool wide = float32_result && grad_output->dtype() == ScalarType::BFloat16;
   const Slices s(m.N);
-  const auto plans = plans_for(Pass::BackwardData, m, false, grad_output->dtype(), s);
+  const auto plans = plans_for(Pass::BackwardData, m, false, grad_output->dtype(), s, wide);
   if (!plans.first) return Tensor();
   Tensor gy = as_contiguous(grad_output), w = as_contiguous(weight);
-  Tensor gx = empty({m.N, m.C, m.H, m.W}, grad_output->dtype());
+  Tensor gx = empty({m.N, m.C, m.H, m.W}, wide ? ScalarType::Float32 : grad_output->dtype());
   over_slices(s, plans, [&](int64_t, int64_t n0, const Plan& p) {
     run_slice("conv2d_backward_input", Pass::BackwardData, p, at(gx, n0, m.C * m.H * m.W), at(w, 0, 0),
               at(gy, n0, m.O * m.oh * m.ow), nullptr);

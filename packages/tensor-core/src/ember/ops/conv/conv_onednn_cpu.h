@@ -14,8 +14,10 @@ namespace ember::cpu {
 
 // conv2d of contiguous-or-not float32 operands: (N, O, oh, ow), bias added when defined.
 Tensor onednn_conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv2dMeta& m);
-// conv2d's gradient with respect to its (N, C, H, W) input.
-Tensor onednn_conv2d_backward_input(const Tensor& grad_output, const Tensor& weight, const Conv2dMeta& m);
+// conv2d's gradient with respect to its (N, C, H, W) input; with float32_result, bfloat16
+// operands give a float32 gradient (unrounded: conv_transpose2d adds its bias before rounding).
+Tensor onednn_conv2d_backward_input(const Tensor& grad_output, const Tensor& weight, const Conv2dMeta& m,
+                                    bool float32_result = false);
 // conv2d's gradient with respect to its (O, C/groups, kh, kw) weight.
 Tensor onednn_conv2d_backward_weight(const Tensor& grad_output, const Tensor& input, const Conv2dMeta& m);
 
