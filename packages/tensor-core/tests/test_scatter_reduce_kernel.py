@@ -57,3 +57,21 @@ def test_index_out_of_range_is_pytorchs_error():
     message = "index 10 is out of bounds for dimension 0 with size 10"
     with pytest.raises(RuntimeError, match=message):
         et.zeros(10).scatter_reduce(0, et.tensor(index), et.ones(N), "amax")
+
+
+@pytest.mark.parametrize("reduce", ["amax", "amin", "sum", "prod", "mean"])
+@pytest.mark.parametrize("dim, bad", [(0, -1), (0, 3), (1, -1), (1, 5)])
+def test_index_out_of_range_along_each_dim(reduce, dim, bad):
+    # along dim 0 the kernel finds a bad index as a flat offset out of range (no separate pass
+    # over the index); along dim 1 a bad index could name a neighbouring row's element, so the
+    # composite checks it first. Either way PyTorch's error, and self unchanged.
+    self_ = np.arange(15, dtype=np.float32).reshape(3, 5)
+    index = np.zeros((3, 5), dtype=np.int64)
+    index[1, 2] = bad
+    src = np.ones((3, 5), dtype=np.float32)
+    with pytest.raises(RuntimeError) as want:
+        torch.tensor(self_).scatter_reduce(dim, torch.tensor(index), torch.tensor(src), reduce)
+    ours = et.tensor(self_)
+    with pytest.raises(RuntimeError, match=str(want.value).replace("[", r"\[")):
+        ours.scatter_reduce(dim, et.tensor(index), et.tensor(src), reduce)
+    np.testing.assert_array_equal(ours.numpy(), self_)

@@ -48,7 +48,9 @@ def _flat_offsets(index, dim: int, shape):
     return offsets
 
 
-def _check_scatter(op: str, self, dim: int, index, src):
+def _check_scatter(op: str, self, dim: int, index, src, values: bool = True):
+    """PyTorch's checks of scatter's arguments; with values=False, all but the range of the
+    index values (the caller's kernel checks those)."""
     if index.dtype != _et.int64:
         raise RuntimeError(f"{op}(): Expected dtype int64 for index")
     if src.dtype != self.dtype:
@@ -63,6 +65,11 @@ def _check_scatter(op: str, self, dim: int, index, src):
                 f"{list(self.shape)} apart from dimension {dim} and to be smaller size than "
                 f"src {list(src.shape)}"
             )
+    if values:
+        _check_index_range(self, dim, index)
+
+
+def _check_index_range(self, dim: int, index):
     size = self.shape[dim] if self.dim() else 1
     if index.numel():
         lowest, highest = index.aminmax()
@@ -83,7 +90,11 @@ def scatter_reduce(self, dim, index, src, reduce, include_self=True):
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, "
                            f"got {reduce}")
     dim = _wrap(dim, self.dim())
-    _check_scatter("scatter", self, dim, index, src)
+    # along the first dim an index out of range gives a flat offset out of range, which the
+    # kernel finds on its pass (no extra pass over the index here); along another it could
+    # land on a neighbouring row, so it is checked first
+    outermost = dim == 0
+    _check_scatter("scatter", self, dim, index, src, values=not outermost)
     if reduce == "mean" and self.dtype == _et.bool:
         raise NotImplementedError('"scatter_gather_tensor_cpu_reduce_mean" not implemented for '
                                   "'Bool'")
@@ -94,8 +105,13 @@ def scatter_reduce(self, dim, index, src, reduce, include_self=True):
     used = src.reshape(src.shape if src.dim() else (1,))
     used = used[tuple(slice(0, n) for n in idx.shape)]
     t = _flat_offsets(idx, dim, shape).reshape(-1)
-    out = _et._C._scatter_reduce_flat(self.reshape(-1), t, used.reshape(-1), reduce,
-                                      include_self)
+    try:
+        out = _et._C._scatter_reduce_flat(self.reshape(-1), t, used.reshape(-1), reduce,
+                                          include_self)
+    except RuntimeError:
+        if outermost:
+            _check_index_range(self, dim, index)  # PyTorch's message for the index found
+        raise
     return out.reshape(self.shape)
 
 
