@@ -465,3 +465,32 @@ def test_lu_cholesky_solve_at_every_threading_size(lib, rng, n, batch, threads):
         np.testing.assert_allclose(to_np(x), np.linalg.solve(a, b), rtol=1e-7, atol=1e-8)
     finally:
         lib.set_num_threads(prev)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_large_lu_pivots_info_and_singular_errors(lib, rng, threads, dtype):
+    """One large matrix (the blocked LU on 2 threads, LAPACK's getrf on 1): LAPACK's pivots,
+    the first zero pivot's position in info, PyTorch's errors for a singular matrix."""
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    prev = lib.get_num_threads()
+    lib.set_num_threads(threads)
+    try:
+        n = 300
+        a = general(rng, (), n, n)
+        LU, piv = lib.linalg.lu_factor(t(lib, a, dtype))
+        want_lu, want_piv = scipy_linalg.lu_factor(a.astype(dtype))
+        np.testing.assert_array_equal(to_np(piv), want_piv + 1)
+        close(LU, want_lu, dtype, scale=100)
+        singular = a.copy()
+        singular[:, 200] = 0.0  # the elimination meets an exact zero column at step 201
+        _, _, info = lib.linalg.lu_factor_ex(t(lib, singular, dtype))
+        assert int(info) == 201
+        if dtype == "float64":  # (float32's product of 300 pivots overflows: inf * 0, nan)
+            assert float(lib.linalg.det(t(lib, singular, dtype))) == 0.0
+        with pytest.raises(RuntimeError, match="singular"):
+            lib.linalg.solve(t(lib, singular, dtype), t(lib, np.ones((n, 2)), dtype))
+        with pytest.raises(RuntimeError, match="singular"):
+            lib.linalg.inv(t(lib, singular, dtype))
+    finally:
+        lib.set_num_threads(prev)
