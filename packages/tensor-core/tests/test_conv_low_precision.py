@@ -111,15 +111,32 @@ def test_conv_transpose2d(dtype, eps):
 
 @pytest.mark.parametrize("dtype,eps", LOW)
 @pytest.mark.parametrize("output_padding", [0, 1])
-def test_conv_transpose2d_without_bias(dtype, eps, output_padding):
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conv_transpose2d_dcgan_layer(dtype, eps, output_padding, bias, threads):
     # a DCGAN generator's layer (4x4, stride 2, padding 1): with output_padding 0 it is conv2d's
-    # input gradient, run in the 16-bit dtype where the CPU computes it; 1 goes through col2im
+    # input gradient, run in the 16-bit dtype where the CPU computes it (with a bias, oneDNN's
+    # bfloat16 kernel writes it in float32 so that the bias is added before the one rounding);
+    # 1 goes through col2im. The same values as on widened copies (oneDNN off).
     rng = np.random.default_rng(2)
     xt, x = rounded(rng, (4, 32, 8, 8), dtype)
     wt, w = rounded(rng, (32, 16, 4, 4), dtype)
-    want = torch.nn.functional.conv_transpose2d(xt.float(), wt.float(), None, 2, 1, output_padding)
-    got = et.conv_transpose2d(x, w, None, 2, 1, output_padding)
-    check(got, want, dtype, eps, 32 * 16)
+    bt, b = rounded(rng, (16,), dtype) if bias else (None, None)
+    prev = et.get_num_threads()
+    et.set_num_threads(threads)
+    try:
+        want = torch.nn.functional.conv_transpose2d(xt.float(), wt.float(),
+                                                    bt.float() if bias else None, 2, 1,
+                                                    output_padding)
+        got = et.conv_transpose2d(x, w, b, 2, 1, output_padding)
+        check(got, want, dtype, eps, 32 * 16)
+        with et.backends.mkldnn.flags(enabled=False):
+            widened = et.conv_transpose2d(x, w, b, 2, 1, output_padding)
+        # one rounding of float32 sums of 32 * 16 terms that differ only in their order
+        np.testing.assert_allclose(got.float().numpy(), widened.float().numpy(), rtol=2 * eps,
+                                   atol=1e-6 * 32 * 16)
+    finally:
+        et.set_num_threads(prev)
 
 
 def test_mixed_dtypes_are_an_error():
@@ -163,28 +180,3 @@ def test_autocast_runs_convolutions_in_lower_precision(autograd, dtype, eps, op)
         assert e.grad.dtype == et.float32  # the casts are recorded: float32 leaves, float32 grads
         np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=8 * eps, atol=64 * eps * 36)
 
-
-@pytest.mark.parametrize("dtype,eps", LOW)
-@pytest.mark.parametrize("threads", [1, 2])
-def test_conv_transpose2d_with_bias_rounds_once(dtype, eps, threads):
-    # a DCGAN generator's layer with a bias: an adjoint of conv2d, whose bfloat16 gradient
-    # oneDNN writes in float32 (where the CPU computes bfloat16) so that the bias is added
-    # before the one rounding; the same result as on widened copies (oneDNN off)
-    rng = np.random.default_rng(3)
-    xt, x = rounded(rng, (4, 32, 8, 8), dtype)
-    wt, w = rounded(rng, (32, 16, 4, 4), dtype)
-    bt, b = rounded(rng, (16,), dtype)
-    prev = et.get_num_threads()
-    et.set_num_threads(threads)
-    try:
-        want = torch.nn.functional.conv_transpose2d(xt.float(), wt.float(), bt.float(), 2, 1)
-        got = et.conv_transpose2d(x, w, b, 2, 1)
-        assert got.dtype == getattr(et, dtype)
-        check(got, want, dtype, eps, 32 * 16)
-        with et.backends.mkldnn.flags(enabled=False):
-            widened = et.conv_transpose2d(x, w, b, 2, 1)
-        # one rounding of float32 sums that differ only in their order
-        np.testing.assert_allclose(got.float().numpy(), widened.float().numpy(), rtol=2 * eps,
-                                   atol=1e-6)
-    finally:
-        et.set_num_threads(prev)
