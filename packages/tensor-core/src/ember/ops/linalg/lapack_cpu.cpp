@@ -230,12 +230,12 @@ template <typename F> void over_column_tiles(int c0, int n, F&& f) {
   });
 }
 
-template <typename T, typename Getrf> int blocked_getrf(int n, T* a, int lda, int* ipiv, Getrf getrf) {
+template <typename T> int blocked_getrf(int n, T* a, int lda, int* ipiv) {
   int info = 0;
   for (int k = 0; k < n; k += kLuPanel) {
     const int b = std::min(kLuPanel, n - k);
     T* panel = a + k + static_cast<int64_t>(k) * lda;
-    const int r = getrf(n - k, b, panel, lda, ipiv + k);
+    const int r = Routines<T>::getrf(kColMajor, n - k, b, panel, lda, ipiv + k);
     if (r < 0) return r;
     if (r > 0 && info == 0) info = r + k;
     for (int i = k; i < k + b; ++i) ipiv[i] += k;
@@ -306,9 +306,7 @@ template <typename T> struct Lapack {
     if constexpr (kSmallPaths) {
       if (m == n && n <= kSmallN) return small_getrf(n, a, ipiv);
       if (m == n && blocked_lu_takes<T>(n)) {
-        return blocked_getrf(n, a, lda, ipiv, [](int pm, int pn, T* p, int ld, int* piv) {
-          return Raw::getrf(kColMajor, pm, pn, p, ld, piv);
-        });
+        return blocked_getrf(n, a, lda, ipiv);
       }
     }
     return Raw::getrf(kColMajor, m, n, a, lda, ipiv);
