@@ -195,6 +195,13 @@ namespace {
 // would not merge into one run). The same views when dst is already in that order.
 std::pair<Tensor, Tensor> in_destination_order(const Tensor& dst, const Tensor& s) {
   const int64_t nd = dst->dim();
+  bool ordered = true;  // (the common case, checked without allocating)
+  for (int64_t d = 1, prev = 0; d < nd && ordered; ++d) {
+    if (dst->size(d) == 1) continue;
+    if (dst->size(prev) != 1) ordered = dst->stride(prev) >= dst->stride(d);
+    prev = d;
+  }
+  if (ordered) return {dst, s};
   std::vector<int64_t> perm(static_cast<size_t>(nd));
   for (int64_t d = 0; d < nd; ++d) perm[d] = d;
   // (size-1 dims first: their strides mean nothing, and the loop drops them)
