@@ -96,6 +96,15 @@ def ember_only():
         pytest.skip("ember-specific behaviour")
 
 
+@pytest.fixture(params=[1, 2], ids=lambda n: f"{n}T")
+def lib_threads(lib, request):
+    """Runs the test with lib's intra-op threads set to 1, then 2 (restored after)."""
+    before = lib.get_num_threads()
+    lib.set_num_threads(request.param)
+    yield request.param
+    lib.set_num_threads(before)
+
+
 @pytest.fixture
 def rng(request):
     # A stable per-test seed so that failures reproduce.

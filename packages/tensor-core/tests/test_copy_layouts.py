@@ -23,23 +23,17 @@ def in_order(lib, shape, order, dtype):
     return stored.permute(*np.argsort(order))
 
 
-@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
-def test_copy_between_memory_orders(lib, rng, shape, threads):
-    prev = lib.get_num_threads()
-    lib.set_num_threads(threads)
-    try:
-        a = rng.standard_normal(shape)
-        orders = list(itertools.permutations(range(len(shape))))
-        for src_order, dst_order in itertools.product(orders, orders):
-            src = in_order(lib, shape, src_order, "float64")
-            src.copy_(tensor(lib, a))
-            dst = in_order(lib, shape, dst_order, "float64")
-            dst.copy_(src)
-            np.testing.assert_array_equal(to_np(dst), a, err_msg=f"{src_order} -> {dst_order}")
-            assert dst.stride() == in_order(lib, shape, dst_order, "float64").stride()
-    finally:
-        lib.set_num_threads(prev)
+def test_copy_between_memory_orders(lib, rng, shape, lib_threads):
+    a = rng.standard_normal(shape)
+    orders = list(itertools.permutations(range(len(shape))))
+    for src_order, dst_order in itertools.product(orders, orders):
+        src = in_order(lib, shape, src_order, "float64")
+        src.copy_(tensor(lib, a))
+        dst = in_order(lib, shape, dst_order, "float64")
+        dst.copy_(src)
+        np.testing.assert_array_equal(to_np(dst), a, err_msg=f"{src_order} -> {dst_order}")
+        assert dst.stride() == in_order(lib, shape, dst_order, "float64").stride()
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int16", "bool", "complex64", "int64"])

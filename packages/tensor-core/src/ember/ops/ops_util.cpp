@@ -207,9 +207,6 @@ std::pair<Tensor, Tensor> in_destination_order(const Tensor& dst, const Tensor& 
   // (size-1 dims first: their strides mean nothing, and the loop drops them)
   auto key = [&](int64_t d) { return dst->size(d) == 1 ? std::numeric_limits<int64_t>::max() : dst->stride(d); };
   std::stable_sort(perm.begin(), perm.end(), [&](int64_t x, int64_t y) { return key(x) > key(y); });
-  bool identity = true;
-  for (int64_t d = 0; d < nd; ++d) identity &= perm[d] == d;
-  if (identity) return {dst, s};
   auto permuted = [&](const Tensor& t) {
     Shape sizes(static_cast<size_t>(nd)), strides(static_cast<size_t>(nd));
     for (int64_t d = 0; d < nd; ++d) {

@@ -292,8 +292,6 @@ template <typename T> struct Lapack {
         if (info == 0) small_getrs(n, nrhs, a, ipiv, b);
         return info;
       }
-    }
-    if constexpr (kSmallPaths) {
       if (blocked_lu_takes<T>(n)) {
         const int info = getrf(n, n, a, lda, ipiv);
         if (info == 0) blocked_getrs(n, nrhs, a, lda, ipiv, b, ldb);
