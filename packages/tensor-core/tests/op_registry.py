@@ -401,10 +401,10 @@ def _searchsorted_bounds(m, seq, values, right):
     return m._C._searchsorted_bounds(seq, values, right)
 
 
-def _cumextreme_indices(m, x, dim, maximum):
+def _cumextreme(m, x, dim, maximum):
     if m is torch:
-        return (torch.cummax if maximum else torch.cummin)(x, dim).indices
-    return m._C._cumextreme_indices(x, dim, maximum)
+        return tuple((torch.cummax if maximum else torch.cummin)(x, dim))
+    return tuple(m._C._cumextreme(x, dim, maximum))
 
 
 def _order_select_indices(m, x, dim, position):
@@ -948,9 +948,9 @@ ROWS: list[Row] = [
     R("_searchsorted_bounds", S(fixed([1, 3, 5, 7], None), fixed([[0, 3], [6, 9]], None), False),
       S(fixed([[1, 3, 5], [2, 4, 6]], None), fixed([[3, 3], [1, 7]], None), True),
       fn=_searchsorted_bounds, **unsigned_superset("_searchsorted_bounds")),
-    R("_cumextreme_indices", S(a(3, 4), 1, True), S(a(2, 3, 4, nc=True), 0, False),
-      S(fixed([1.0, float("nan"), 0.0, -1.0], None), 0, True), fn=_cumextreme_indices,
-      **unsigned_superset("_cumextreme_indices")),
+    R("_cumextreme", S(a(3, 4), 1, True), S(a(2, 3, 4, nc=True), 0, False),
+      S(fixed([1.0, float("nan"), 0.0, -1.0], None), 0, True), fn=_cumextreme,
+      **unsigned_superset("_cumextreme")),
     R("_order_select_indices", S(_distinct(3, 5), 1, fixed([[2], [0], [4]])),
       S(_distinct(4, 3), 0, fixed([[3, 1, 0]])), fn=_order_select_indices,
       **unsigned_superset("_order_select_indices")),

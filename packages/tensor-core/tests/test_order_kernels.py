@@ -122,6 +122,64 @@ def test_running_extremes_match_torch(name):
             np.testing.assert_array_equal(_np(got.values), _np(want.values))
 
 
+def _running_extreme(a: np.ndarray, maximum: bool):
+    """(values, indices) along axis 0 by PyTorch's rule, one element at a time: a NaN takes
+    over and stays, an equal value takes over (the latest of equal extremes)."""
+    values, indices = np.empty_like(a), np.empty(a.shape, np.int64)
+    best, at = a[0].copy(), np.zeros(a.shape[1:], np.int64)
+    for k in range(a.shape[0]):
+        v = a[k]
+        take = np.isnan(v) | (~np.isnan(best) & ((v >= best) if maximum else (v <= best)))
+        best, at = np.where(take, v, best), np.where(take, k, at)
+        values[k], indices[k] = best, at
+    return values, indices
+
+
+def _extreme_lines(K: int, width: int) -> np.ndarray:
+    """(K, width) float64 lines that reach the kernels' slow and fast blocks: random, rising,
+    falling, constant (ties everywhere), NaN at the start, in the middle, at the end and at
+    all three, -inf / inf, and a new extreme at each block boundary."""
+    cols = [RNG.standard_normal(K), np.arange(K, dtype=np.float64), -np.arange(K, dtype=np.float64),
+            np.full(K, 2.0)]
+    for at in (0, K // 2, K - 1):
+        c = RNG.standard_normal(K)
+        c[at] = np.nan
+        cols.append(c)
+    c = RNG.standard_normal(K)
+    c[[0, K // 2, K - 1]] = np.nan  # a later NaN takes over from an earlier one
+    cols.append(c)
+    c = RNG.standard_normal(K)
+    c[::7] = -np.inf
+    c[K // 3] = np.inf
+    cols.append(c)
+    c = RNG.standard_normal(K)
+    c[::64] = np.arange(len(c[::64])) + 10.0
+    cols.append(c)
+    cols = (cols * (width // len(cols) + 1))[:width]
+    return np.stack(cols, axis=1)
+
+
+@pytest.mark.parametrize("K", [1, 63, 64, 65, 300])
+@pytest.mark.parametrize("width", [1, 3, 70])
+def test_running_extremes_blocks_and_tiles(lib, lib_threads, K, width):
+    """Contiguous lines (dim last: checked in blocks) and lines side by side (dim first:
+    advanced in tiles of columns), against the rule applied one element at a time."""
+    a = _extreme_lines(K, width)
+    for maximum in (True, False):
+        for dt in ("float32", "float64", "bfloat16"):
+            x = lib.tensor(a, dtype=getattr(lib, dt))
+            ref = x.double().numpy()
+            want_v, want_i = _running_extreme(ref, maximum)
+            for dim, t in ((0, x), (1, x.t().contiguous())):
+                got = (t.cummax if maximum else t.cummin)(dim)
+                gv, gi = got.values.double().numpy(), got.indices.numpy()
+                if dim == 1:
+                    gv, gi = gv.T, gi.T
+                np.testing.assert_array_equal(gi, want_i, err_msg=f"{dt} dim {dim}")
+                np.testing.assert_array_equal(gv, want_v, err_msg=f"{dt} dim {dim}")
+                assert got.values.dtype == x.dtype
+
+
 @pytest.mark.parametrize("name", ["float32", "float64"])
 def test_logcumsumexp_matches_torch(name):
     a = RNG.standard_normal((5, 4000)) * 30

@@ -266,7 +266,8 @@ def sum_backward(grad, shape, dim, keepdim: bool):
 
 
 def mean_backward(grad, shape, dim, keepdim: bool):
-    return sum_backward(grad, shape, dim, keepdim) / reduced_numel(shape, dim)
+    # divided before the expand, so the gradient stays a broadcast view of the reduced one
+    return sum_backward(grad / reduced_numel(shape, dim), shape, dim, keepdim)
 
 
 def reduce_jvp(coeff, self_t, dim, keepdim: bool, result=None):

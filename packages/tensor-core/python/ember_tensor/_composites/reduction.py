@@ -135,31 +135,16 @@ def equal(self, other):
 # --------------------------------------------------------------------- scans
 
 
-def _cumextreme(op: str, self, dim: int, maximum: bool):
-    """(values, indices) of a running extreme: the kernel _cumextreme_indices finds where
-    (PyTorch's rule for ties and NaN), and the values are gathered there, so the gradient
-    is gather's (each value's gradient to the element it came from)."""
-    if self.is_complex():
-        raise RuntimeError(f"{op}: dtype {_name(self.dtype)} is not supported")
-    d = _wrap(dim, self.dim())
-    if self.numel() == 0:
-        return self.clone(), _et.zeros(self.shape, dtype=_et.int64, device=self.device)
-    indices = _et._C._cumextreme_indices(self, d, maximum)
-    if self.dim() == 0:
-        return self.clone(), indices
-    return _et.gather(self, d, indices), indices
-
-
 def cummax(self, dim):
     """(values, indices): the running maximum along dim and where it was found (the latest
     of equal maxima; NaN propagates)."""
-    return _cumextreme("cummax", self, dim, True)
+    return _et._C._cumextreme(self, dim, True)
 
 
 def cummin(self, dim):
     """(values, indices): the running minimum along dim and where it was found (the latest
     of equal minima; NaN propagates)."""
-    return _cumextreme("cummin", self, dim, False)
+    return _et._C._cumextreme(self, dim, False)
 
 
 # --------------------------------------------------------------------- order statistics

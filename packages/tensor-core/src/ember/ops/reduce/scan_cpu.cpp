@@ -1,5 +1,5 @@
-// CPU kernels of the scans cumsum / cumprod / logcumsumexp, and of the running extremes'
-// indices behind cummax / cummin (whose composites gather the values with them).
+// CPU kernels of the scans cumsum / cumprod / logcumsumexp, and of the running extremes
+// behind cummax / cummin (values and indices).
 #include "ember/ops/reduce/reduce_cpu.h"
 
 namespace ember {
@@ -134,35 +134,120 @@ Tensor logcumsumexp(const Tensor& self, int64_t dim, const Tensor& out) {
   return finish_out(op, out, res);
 }
 
-Tensor _cumextreme_indices(const Tensor& self, int64_t dim, bool maximum) {
+namespace {
+
+// PyTorch's rule of a running extreme: a NaN always takes over (the latest NaN), nothing
+// replaces a NaN, and an equal value takes over too (the latest of equal extremes).
+template <typename A> bool takes_over(A v, A best, bool maximum) {
+  bool take = maximum ? v >= best : v <= best;
+  if constexpr (std::is_floating_point_v<A>) take = std::isnan(v) || (!std::isnan(best) && take);
+  return take;
+}
+
+// True when no element of x[0, n) can take over from `best`: all strictly below a maximum /
+// above a minimum (a NaN compares false, so it is never passed over), or, when best is a
+// NaN, no NaN among them. Branch-free, so the compiler vectorizes it.
+template <typename T, typename A> bool none_takes_over(const T* x, int64_t n, A best, bool maximum) {
+  int takers = 0;
+  if constexpr (std::is_floating_point_v<A>) {
+    if (std::isnan(best)) {
+      for (int64_t k = 0; k < n; ++k) takers |= std::isnan(static_cast<A>(x[k])) ? 1 : 0;
+      return takers == 0;
+    }
+  }
+  if (maximum) {
+    for (int64_t k = 0; k < n; ++k) takers |= static_cast<A>(x[k]) < best ? 0 : 1;
+  } else {
+    for (int64_t k = 0; k < n; ++k) takers |= static_cast<A>(x[k]) > best ? 0 : 1;
+  }
+  return takers == 0;
+}
+
+// Values and indices of one contiguous line. A new extreme is rare after the first elements,
+// so blocks are first checked for any taker at memory speed and filled with the current one.
+template <typename T> void cumextreme_line(const T* x, T* values, int64_t* y, int64_t K, bool maximum) {
+  using A = opmath_t<T>;
+  constexpr int64_t kBlock = 64;
+  A best = static_cast<A>(x[0]);
+  int64_t at = 0;
+  for (int64_t k0 = 0; k0 < K; k0 += kBlock) {
+    const int64_t n = std::min(kBlock, K - k0);
+    if (none_takes_over(x + k0, n, best, maximum)) {
+      std::fill(values + k0, values + k0 + n, x[at]);
+      std::fill(y + k0, y + k0 + n, at);
+      continue;
+    }
+    for (int64_t k = k0; k < k0 + n; ++k) {
+      const A v = static_cast<A>(x[k]);
+      if (takes_over(v, best, maximum)) {
+        best = v;
+        at = k;
+      }
+      values[k] = x[at];
+      y[k] = at;
+    }
+  }
+}
+
+// Values and indices of the lines of an [O, K, I] layout with I > 1: up to kTile neighbouring
+// lines advance together, so each step along K reads one contiguous run.
+template <typename T>
+void cumextreme_tiles(const T* in, T* vals, int64_t* out, int64_t O, int64_t K, int64_t I, bool maximum) {
+  using A = opmath_t<T>;
+  const int64_t tiles = (I + kTile - 1) / kTile;
+  parallel_for(0, O * tiles, std::max<int64_t>(1, kParallelGrain / (K * std::min(I, kTile) + 1)),
+               [&](int64_t b, int64_t e) {
+    A best[kTile];
+    int64_t at[kTile];
+    for (int64_t it = b; it < e; ++it) {
+      const int64_t o = it / tiles, i0 = (it % tiles) * kTile, w = std::min(kTile, I - i0);
+      const T* x = in + o * K * I + i0;
+      T* values = vals + o * K * I + i0;
+      int64_t* y = out + o * K * I + i0;
+      for (int64_t j = 0; j < w; ++j) {
+        best[j] = static_cast<A>(x[j]);
+        at[j] = 0;
+      }
+      for (int64_t k = 0; k < K; ++k) {
+        for (int64_t j = 0; j < w; ++j) {
+          const A v = static_cast<A>(x[k * I + j]);
+          const bool take = takes_over(v, best[j], maximum);
+          best[j] = take ? v : best[j];
+          at[j] = take ? k : at[j];
+          values[k * I + j] = static_cast<T>(best[j]);  // exact: best holds an element of x
+          y[k * I + j] = at[j];
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> _cumextreme(const Tensor& self, int64_t dim, bool maximum) {
   const char* op = maximum ? "cummax" : "cummin";
   check_cpu(self, op);
   const int64_t d = wrap_dim(dim, std::max<int64_t>(self->dim(), 1), op);  // 0-d: as 1-d
   DimLayout L = dim_layout(self, d);
+  Tensor values = empty(self->sizes(), self->dtype());
   Tensor res = empty(self->sizes(), ScalarType::Int64);
-  if (res->numel() == 0) return res;
+  if (res->numel() == 0) return {values, res};
   dispatch_all_and_unsigned(self->dtype(), op, [&](auto tag) {
     using T = decltype(tag);
-    using A = opmath_t<T>;
-    // PyTorch's rule: a NaN always takes over (the latest NaN), nothing replaces a NaN, and
-    // an equal value takes over too (the latest of equal extremes)
-    each_line(L.src->data<T>(), res->data<int64_t>(), L.O, L.K, L.I,
-              [maximum](const T* x, int64_t* y, int64_t K, int64_t step) {
-                A best = static_cast<A>(x[0]);
-                int64_t at = 0;
-                for (int64_t k = 0; k < K; ++k) {
-                  const A v = static_cast<A>(x[k * step]);
-                  bool take = maximum ? v >= best : v <= best;
-                  if constexpr (std::is_floating_point_v<A>) take = std::isnan(v) || (!std::isnan(best) && take);
-                  if (take) {
-                    best = v;
-                    at = k;
-                  }
-                  y[k * step] = at;
-                }
-              });
+    const T* x = L.src->data<T>();
+    T* v = values->data<T>();
+    int64_t* y = res->data<int64_t>();
+    if (L.I > 1) {
+      cumextreme_tiles(x, v, y, L.O, L.K, L.I, maximum);
+      return;
+    }
+    parallel_for(0, L.O, std::max<int64_t>(1, kParallelGrain / L.K), [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        cumextreme_line(x + o * L.K, v + o * L.K, y + o * L.K, L.K, maximum);
+      }
+    });
   });
-  return res;
+  return {values, res};
 }
 
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, const Tensor& out) {

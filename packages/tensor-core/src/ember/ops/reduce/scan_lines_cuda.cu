@@ -1,7 +1,7 @@
-// CUDA kernels of logcumsumexp and of _cumextreme_indices (behind cummax / cummin): one thread
+// CUDA kernels of logcumsumexp and of _cumextreme (behind cummax / cummin): one thread
 // per line of the [O, K, I] layout around dim, walking its K elements in order with the CPU
 // kernels' rules (scan_cpu.cpp): logcumsumexp accumulates PyTorch's log-add-exp in double
-// for float32 / float64 (float for the 16-bit floats); the extremes' indices take the latest
+// for float32 / float64 (float for the 16-bit floats); the running extremes take the latest
 // of equal extremes, and a NaN takes over and stays. Simple rather than fast: a long single
 // row is one thread's walk (a blocked scan would replace it without changing callers).
 #include <algorithm>
@@ -39,7 +39,8 @@ __global__ void logcumsumexp_kernel(const T* in, T* out, int64_t O, int64_t K, i
 }
 
 template <typename T>
-__global__ void cumextreme_kernel(const T* in, int64_t* out, int64_t O, int64_t K, int64_t I, bool maximum) {
+__global__ void cumextreme_kernel(const T* in, T* values, int64_t* out, int64_t O, int64_t K, int64_t I,
+                                  bool maximum) {
   using A = opmath_t<T>;
   for (int64_t l = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; l < O * I;
        l += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -54,6 +55,7 @@ __global__ void cumextreme_kernel(const T* in, int64_t* out, int64_t O, int64_t 
         best = v;
         at = k;
       }
+      values[base + k * I] = in[base + at * I];
       out[base + k * I] = at;
     }
   }
@@ -84,11 +86,12 @@ Tensor logcumsumexp(const Tensor& self, int64_t dim, const Tensor& out) {
   return finish_out(op, out, res);
 }
 
-Tensor _cumextreme_indices(const Tensor& self, int64_t dim, bool maximum) {
+std::tuple<Tensor, Tensor> _cumextreme(const Tensor& self, int64_t dim, bool maximum) {
   const char* op = maximum ? "cummax" : "cummin";
   const int64_t d = wrap_dim(dim, std::max<int64_t>(self->dim(), 1), op);  // 0-d: as 1-d
   const Tensor x = ops::contiguous(self);
   const DimSplit L = split_around_dim(x->sizes(), d);
+  Tensor values = ember::empty(self->sizes(), self->dtype(), self->device());
   Tensor res = ember::empty(self->sizes(), ScalarType::Int64, self->device());
   if (res->numel() > 0) {
     CurrentDevice guard(self->device().index);
@@ -98,15 +101,15 @@ Tensor _cumextreme_indices(const Tensor& self, int64_t dim, bool maximum) {
         throw std::runtime_error(message(op, ": complex values have no order"));
       } else {
         cumextreme_kernel<T><<<blocks_for(L.O * L.I), kThreads, 0, stream_of(self->device())>>>(
-            x->data<T>(), res->data<int64_t>(), L.O, L.K, L.I, maximum);
+            x->data<T>(), values->data<T>(), res->data<int64_t>(), L.O, L.K, L.I, maximum);
       }
     });
     check_launch(op);
   }
-  return res;
+  return {values, res};
 }
 
 }  // namespace ember::cuda
 
 EMBER_REGISTER_CUDA_KERNEL(logcumsumexp);
-EMBER_REGISTER_CUDA_KERNEL(_cumextreme_indices);
+EMBER_REGISTER_CUDA_KERNEL(_cumextreme);
