@@ -163,6 +163,19 @@ def test_incomplete_gamma_against_scipy():
                                atol=1e-300)
 
 
+def test_incomplete_gamma_float32_against_scipy():
+    """float32 results stop their series / fraction at 2^-32 (not double's 2^-53): still the
+    float32 rounding of SciPy's double value, to 1 ulp."""
+    a = (10.0 ** RNG.uniform(-3, 3, 5000)).astype(F32)
+    x = (a * RNG.uniform(0, 3, 5000)).astype(F32)
+    a64, x64 = a.astype(np.float64), x.astype(np.float64)
+    for fn, ref in ((et.igamma, sp.gammainc), (et.igammac, sp.gammaincc)):
+        got = fn(et.from_numpy(a), et.from_numpy(x)).numpy()
+        want = ref(a64, x64).astype(F32)
+        ulps = np.abs(got.astype(np.float64) - want) / np.spacing(np.abs(want))
+        assert got.dtype == F32 and ulps.max() <= 1, (fn.__name__, ulps.max())
+
+
 def test_zeta_against_scipy():
     s = RNG.uniform(1.01, 30, 2000)
     q = RNG.uniform(-10, 30, 2000)

@@ -27,12 +27,14 @@ template <typename F> Tensor special_unary(const char* op, const Tensor& self, c
   return special_unary(op, self, out, f, f);
 }
 
+// f(x, y, eps) in double, eps the truncation error that the result's dtype needs.
 template <typename F>
 Tensor special_binary(const char* op, const Tensor& self, const Tensor& other, const Tensor& out, F f) {
   const ScalarType t = special_dtype(self, other);
   return map_binary(op, to_dtype(self, t), to_dtype(other, t), out, t, DispatchFloat{}, [f](auto tag) {
     using A = opmath_t<decltype(tag)>;
-    return [f](A x, A y) -> A { return static_cast<A>(f(static_cast<double>(x), static_cast<double>(y))); };
+    constexpr double eps = std::is_same_v<A, double> ? special_fn::kEps : special_fn::kFloatResultEps;
+    return [f](A x, A y) -> A { return static_cast<A>(f(static_cast<double>(x), static_cast<double>(y), eps)); };
   });
 }
 
@@ -64,15 +66,15 @@ Tensor polygamma(int64_t n, const Tensor& self, const Tensor& out) {
 }
 
 Tensor igamma(const Tensor& self, const Tensor& other, const Tensor& out) {
-  return special_binary("igamma", self, other, out, [](double a, double x) { return sf::igamma(a, x, false); });
+  return special_binary("igamma", self, other, out, [](double a, double x, double eps) { return sf::igamma(a, x, false, eps); });
 }
 
 Tensor igammac(const Tensor& self, const Tensor& other, const Tensor& out) {
-  return special_binary("igammac", self, other, out, [](double a, double x) { return sf::igamma(a, x, true); });
+  return special_binary("igammac", self, other, out, [](double a, double x, double eps) { return sf::igamma(a, x, true, eps); });
 }
 
 Tensor special_zeta(const Tensor& self, const Tensor& other, const Tensor& out) {
-  return special_binary("special_zeta", self, other, out, [](double s, double q) { return sf::zeta(s, q); });
+  return special_binary("special_zeta", self, other, out, [](double s, double q, double) { return sf::zeta(s, q); });
 }
 
 }  // namespace ember::cpu

@@ -38,6 +38,9 @@ constexpr double kSqrtHalf = 0.70710678118654752440;
 constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
 constexpr double kEulerGamma = 0.57721566490153286061;
 constexpr double kEps = 1.1102230246251565e-16;  // 2^-53
+// The truncation error of a series computed in double for a float result: 2^-32, far below
+// float's rounding (2^-24), so the float result is the double one's rounding.
+constexpr double kFloatResultEps = 2.3283064365386963e-10;
 
 EMBER_HOST_DEVICE inline double nan_value() { return NAN; }
 EMBER_HOST_DEVICE inline double inf_value() { return INFINITY; }
@@ -430,19 +433,20 @@ EMBER_HOST_DEVICE inline double airy_ai(double x) {
 
 // ---- the regularised incomplete gamma functions ----
 
-// P(a, x) by its series, for x < a + 1.
-EMBER_HOST_DEVICE inline double igamma_series(double a, double x) {
+// P(a, x) by its series, for x < a + 1, to a relative error of about eps.
+EMBER_HOST_DEVICE inline double igamma_series(double a, double x, double eps) {
   double term = 1 / a, sum = term;
   for (int k = 1; k < 100000; ++k) {
     term *= x / (a + k);
     sum += term;
-    if (term < kEps * sum) break;
+    if (term < eps * sum) break;
   }
   return sum * EMBER_LIBM(exp)(a * EMBER_LIBM(log)(x) - x - lgamma(a));
 }
 
-// Q(a, x) by Legendre's continued fraction (modified Lentz), for x >= a + 1.
-EMBER_HOST_DEVICE inline double igammac_fraction(double a, double x) {
+// Q(a, x) by Legendre's continued fraction (modified Lentz), for x >= a + 1, to a relative
+// error of about eps.
+EMBER_HOST_DEVICE inline double igammac_fraction(double a, double x, double eps) {
   const double tiny = 1e-300;
   double b = x + 1 - a;
   double c = 1 / tiny;
@@ -458,15 +462,16 @@ EMBER_HOST_DEVICE inline double igammac_fraction(double a, double x) {
     d = 1 / d;
     const double delta = d * c;
     h *= delta;
-    if (EMBER_LIBM(fabs)(delta - 1) < kEps) break;
+    if (EMBER_LIBM(fabs)(delta - 1) < eps) break;
   }
   return h * EMBER_LIBM(exp)(a * EMBER_LIBM(log)(x) - x - lgamma(a));
 }
 
 // P(a, x) (upper: Q(a, x) = 1 - P), PyTorch's values at the edges, tested in its order (so
 // that P(NaN, 0) = 0): NaN for a < 0 or x < 0 and at a = x = 0; P = 1 for a = 0 < x or
-// x = inf; P = 0 at x = 0 or a = inf.
-EMBER_HOST_DEVICE inline double igamma(double a, double x, bool upper) {
+// x = inf; P = 0 at x = 0 or a = inf. The series and the fraction stop at a relative error of
+// about eps: 2^-53 for a double result, less for a float one (kFloatResultEps).
+EMBER_HOST_DEVICE inline double igamma(double a, double x, bool upper, double eps = kEps) {
   if (a < 0 || x < 0) return nan_value();
   double p;
   if (a == 0) {
@@ -482,10 +487,10 @@ EMBER_HOST_DEVICE inline double igamma(double a, double x, bool upper) {
   } else if (is_nan(a) || is_nan(x)) {
     return nan_value();
   } else if (x < a + 1) {
-    const double lower = igamma_series(a, x);
+    const double lower = igamma_series(a, x, eps);
     return upper ? 1 - lower : lower;
   } else {
-    const double q = igammac_fraction(a, x);
+    const double q = igammac_fraction(a, x, eps);
     return upper ? q : 1 - q;
   }
   return upper ? 1 - p : p;
