@@ -500,19 +500,17 @@ def kron(self, other):
 def take(self, index):
     """self's elements at the given indices of its flattened form (negative ones from the
     end), in index's shape."""
-    n = self.numel()
     if index.dtype != _et.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got "
                            f"{str(index.dtype).rpartition('.')[2].capitalize()}")
-    if index.numel():
+    try:
+        return self.reshape(-1)[index]  # advanced indexing checks the range as it reads
+    except IndexError:
+        n = self.numel()
         lo, hi = index.min().item(), index.max().item()
-        bad = hi if hi >= n else (lo if lo < -n else None)
-        if bad is not None:
-            raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
-                             "elements.")
-    flat = index.reshape(-1)
-    flat = _et.where(flat < 0, flat + n, flat)
-    return self.reshape(-1).index_select(0, flat).reshape(index.shape)
+        bad = hi if hi >= n else lo
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
+                         "elements.") from None
 
 
 def msort(self):

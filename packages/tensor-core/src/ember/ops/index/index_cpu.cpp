@@ -101,6 +101,75 @@ bool gather_kernel(const Tensor& out, const Tensor& src, const Tensor& idx, int6
   return !bad;
 }
 
+// take_slices' work on positions t in [b, e) of [outer, n] (t = o * n + j), one run of j per
+// o; false when an index was out of range. Its arguments are values, so the compiler keeps
+// them in registers across the stores (a lambda's captures were reloaded every element).
+template <typename U, bool Single, bool Wrap>
+bool take_range(char* to, const char* from, int64_t inner, size_t bytes, int64_t size, const int64_t* idx,
+                int64_t n, int64_t b, int64_t e) {
+  bool ok = true;
+  for (int64_t t = b; t < e;) {
+    const int64_t o = t / n, j0 = t % n, j1 = std::min(n, j0 + (e - t));
+    const U* src = reinterpret_cast<const U*>(from) + o * size * inner;
+    U* dst = reinterpret_cast<U*>(to) + (t - j0) * inner;
+    for (int64_t j = j0; j < j1; ++j) {
+      int64_t k = idx[j];
+      if constexpr (Wrap) k += k < 0 ? size : 0;
+      if (static_cast<uint64_t>(k) >= static_cast<uint64_t>(size)) {
+        ok = false;
+        continue;
+      }
+      if constexpr (Single) {
+        dst[j] = src[k];
+      } else if (bytes >= 64) {
+        std::memcpy(dst + j * inner, src + k * inner, bytes);
+      } else {
+        std::copy_n(src + k * inner, inner, dst + j * inner);
+      }
+    }
+    t += j1 - j0;
+  }
+  return ok;
+}
+
+// out[o, t, :] = src[o, idx[t], :] for a contiguous src viewed as [outer, size, inner] and a
+// contiguous out as [outer, n, inner]: index_select, and advanced indexing by one index
+// tensor. Indices in [-size, size) are taken, negative ones from the end, when `wrap`; in
+// [0, size) otherwise. Returns false when an index was outside (its slices are not written).
+// A slice of at least 64 bytes is one memcpy (an embedding's rows); shorter ones are copied
+// element by element. Parallel over all (o, t).
+bool take_slices(char* to, const char* from, size_t itemsize, int64_t outer, int64_t size, int64_t inner,
+                 const int64_t* idx, int64_t n, bool wrap) {
+  const size_t bytes = static_cast<size_t>(inner) * itemsize;
+  std::atomic<bool> bad{false};
+  dispatch_itemsize(itemsize, [&](auto tag) {
+    using U = decltype(tag);
+    parallel_for(0, outer * n, std::max<int64_t>(1, kParallelGrain / inner), [&](int64_t b, int64_t e) {
+      // negative indices are rare: a range is first taken as if there were none, and again
+      // with them wrapped only when some index was outside [0, size) (a select on every
+      // index slowed the common case by 1.6x)
+      bool ok;
+      if (inner == 1) {
+        ok = take_range<U, true, false>(to, from, inner, bytes, size, idx, n, b, e);
+        if (!ok && wrap) ok = take_range<U, true, true>(to, from, inner, bytes, size, idx, n, b, e);
+      } else {
+        ok = take_range<U, false, false>(to, from, inner, bytes, size, idx, n, b, e);
+        if (!ok && wrap) ok = take_range<U, false, true>(to, from, inner, bytes, size, idx, n, b, e);
+      }
+      if (!ok) bad = true;
+    });
+  });
+  return !bad;
+}
+
+// outer (the product of the sizes before dim) and inner (after dim) of a shape.
+std::pair<int64_t, int64_t> around_dim(const Shape& shape, int64_t dim) {
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < dim; ++i) outer *= shape[i];
+  for (int64_t i = dim + 1; i < static_cast<int64_t>(shape.size()); ++i) inner *= shape[i];
+  return {outer, inner};
+}
+
 // Visits `shape` with K operands (views of that shape), calling f(char** ptrs, strides, n)
 // on runs of n elements (byte strides per operand), like for_each_strided. All positions
 // along `dim` with the same other coordinates run on one thread, in increasing order, so
@@ -358,34 +427,48 @@ struct Advanced {
   int64_t bdims;    // how many there are
 };
 
-Advanced prepare_advanced(const Tensor& self, const std::vector<Tensor>& indices) {
-  const AdvancedMeta M = advanced_index_meta(self, indices, true);
+Advanced prepare_advanced(const Tensor& self, const AdvancedMeta& M, const std::vector<Tensor>& indices) {
   Advanced A;
   A.shape = M.shape;
   A.bfirst = M.bfirst;
   A.bdims = M.bdims;
-  // element offsets into self for each broadcast index position
+  // element offsets into self for each broadcast index position: the first index tensor's
+  // part is stored, the others' added, each checked on the way (one pass per index tensor)
   Tensor off = ember::empty(M.B, ScalarType::Int64);
-  std::fill(off->data<int64_t>(), off->data<int64_t>() + off->numel(), int64_t(0));
+  bool stored = false;
   // like PyTorch, index values are only checked when some element is actually read or written
   if (shape_numel(A.shape) > 0) {
-    for (int64_t d : M.pos) {
+    for (size_t j = 0; j < M.pos.size(); ++j) {
+      const int64_t d = M.pos[j];
       Tensor ix = contiguous_int64(indices[d]);
       const int64_t size = self->sizes()[d];
-      int64_t bad;
-      if (find_bad_index(ix, -size, size, bad)) throw_advanced_index_out_of_bounds(bad, d, size);
       const int64_t stride = self->strides()[d];
       Tensor ex = expand_to(ix, M.B, "index");
       auto L = make_loop<2>(M.B, {off.get(), ex.get()});
-      for_each_strided<2>(L, [size, stride](char** p, const int64_t* s, int64_t n) {
-        for (int64_t i = 0; i < n; ++i) {
-          int64_t v = *reinterpret_cast<const int64_t*>(p[1] + i * s[1]);
-          if (v < 0) v += size;
-          *reinterpret_cast<int64_t*>(p[0] + i * s[0]) += v * stride;
-        }
-      });
+      std::atomic<bool> out_of_range{false};
+      auto offsets = [&](auto add) {
+        for_each_strided<2>(L, [size, stride, &out_of_range](char** p, const int64_t* s, int64_t n) {
+          bool ok = true;
+          for (int64_t i = 0; i < n; ++i) {
+            int64_t v = *reinterpret_cast<const int64_t*>(p[1] + i * s[1]);
+            ok &= v >= -size && v < size;
+            if (v < 0) v += size;
+            int64_t& o = *reinterpret_cast<int64_t*>(p[0] + i * s[0]);
+            o = decltype(add)::value ? o + v * stride : v * stride;
+          }
+          if (!ok) out_of_range = true;
+        });
+      };
+      if (stored) offsets(std::true_type{});
+      else offsets(std::false_type{});
+      stored = true;
+      int64_t bad;
+      if (out_of_range && find_bad_index(ix, -size, size, bad)) {
+        throw_advanced_index_out_of_bounds(bad, static_cast<int64_t>(j), size);
+      }
     }
   }
+  if (!stored) std::fill(off->data<int64_t>(), off->data<int64_t>() + off->numel(), int64_t(0));
   A.src = make_view(self, A.shape, M.src_strides, self->offset());
   A.offsets = make_view(off, A.shape, M.off_strides, 0);
   return A;
@@ -433,7 +516,22 @@ Tensor merge_dims(const Tensor& t, int64_t first, int64_t count) {
 
 Tensor index_get(const Tensor& self, const std::vector<Tensor>& indices) {
   check_cpu(self, "index");
-  Advanced A = prepare_advanced(self, indices);
+  const AdvancedMeta M = advanced_index_meta(self, indices, true);
+  if (M.pos.size() == 1 && self->is_contiguous()) {  // x[idx], x[:, idx]: no offsets tensor
+    const int64_t d = M.pos[0], size = self->sizes()[d];
+    Tensor out = ember::empty(M.shape, self->dtype());
+    if (out->numel() == 0) return out;
+    Tensor ix = contiguous_int64(indices[d]);
+    const auto [outer, inner] = around_dim(self->sizes(), d);
+    if (!take_slices(static_cast<char*>(out->data_ptr()), static_cast<const char*>(self->data_ptr()),
+                     self->itemsize(), outer, size, inner, ix->data<int64_t>(), ix->numel(), true)) {
+      int64_t bad;
+      find_bad_index(ix, -size, size, bad);
+      throw_advanced_index_out_of_bounds(bad, 0, size);
+    }
+    return out;
+  }
+  Advanced A = prepare_advanced(self, M, indices);
   Tensor out = ember::empty(A.shape, self->dtype());
   gather_kernel(out, A.src, A.offsets, static_cast<int64_t>(self->itemsize()));
   return out;
@@ -441,7 +539,7 @@ Tensor index_get(const Tensor& self, const std::vector<Tensor>& indices) {
 
 void index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
   check_cpu(self, "index_put_");
-  Advanced A = prepare_advanced(self, indices);
+  Advanced A = prepare_advanced(self, advanced_index_meta(self, indices, true), indices);
   Tensor v = advanced_index_values(values, A.shape);
   if (shape_numel(A.shape) == 0) return;
   if (v->dtype() != self->dtype() || v->storage() == self->storage()) {
@@ -591,16 +689,30 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index, const 
   const int64_t d = m.dim, n = index->numel();
   Tensor ix = contiguous_int64(index);
   Tensor s1 = at_least_1d(self);
-  int64_t bad;
-  if (find_bad_index(ix, 0, m.size, bad)) throw_index_select_out_of_range();
-  check_index_select_out(self, out);
+  check_index_select_out(self, out);  // PyTorch checks the dtypes before the indices
   Tensor res = result_for("index_select", out, m.shape, self->dtype(), {&self});
+  // a fresh result checks the indices as it reads (and is dropped on error); out= and an
+  // empty result check them first
+  const bool check_first = out || res->numel() == 0;
+  int64_t bad;
+  if (check_first && find_bad_index(ix, 0, m.size, bad)) throw_index_select_out_of_range();
   if (n > 0 && res->numel() > 0) {
     Tensor r1 = at_least_1d(res);
+    const int64_t bound = check_first ? -1 : m.size;
+    if (r1->is_contiguous() && s1->is_contiguous()) {
+      const auto [outer, inner] = around_dim(s1->sizes(), d);
+      if (!take_slices(static_cast<char*>(r1->data_ptr()), static_cast<const char*>(s1->data_ptr()), s1->itemsize(),
+                       outer, m.size, inner, ix->data<int64_t>(), n, false)) {
+        throw_index_select_out_of_range();
+      }
+      return finish_out("index_select", out, res);
+    }
     Shape ist(r1->dim(), 0);
     ist[d] = 1;
-    gather_kernel(r1, restride(s1, r1->sizes(), d), make_view(ix, r1->sizes(), std::move(ist), ix->offset()),
-                  s1->strides()[d] * static_cast<int64_t>(s1->itemsize()));
+    if (!gather_kernel(r1, restride(s1, r1->sizes(), d), make_view(ix, r1->sizes(), std::move(ist), ix->offset()),
+                       s1->strides()[d] * static_cast<int64_t>(s1->itemsize()), bound)) {
+      throw_index_select_out_of_range();
+    }
   }
   return finish_out("index_select", out, res);
 }

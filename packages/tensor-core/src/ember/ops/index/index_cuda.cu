@@ -255,8 +255,8 @@ Tensor advanced_offsets(const char* op, const Tensor& target, const std::vector<
   for (size_t j = 0; j < npos; ++j) {
     const int64_t bad = h->data<int64_t>()[j];
     if (bad < 0) continue;
-    const int64_t d = A.pos[j];
-    throw_advanced_index_out_of_bounds(value_at<int64_t>(ixs[j], bad), d, target->sizes()[static_cast<size_t>(d)]);
+    throw_advanced_index_out_of_bounds(value_at<int64_t>(ixs[j], bad), static_cast<int64_t>(j),
+                                       target->sizes()[static_cast<size_t>(A.pos[j])]);
   }
   for (size_t j = 0; j < npos; ++j) {
     const size_t d = static_cast<size_t>(A.pos[j]);

@@ -81,9 +81,9 @@ AdvancedMeta advanced_index_meta(const Tensor& self, const std::vector<Tensor>& 
   return A;
 }
 
-void throw_advanced_index_out_of_bounds(int64_t bad, int64_t dim, int64_t size) {
+void throw_advanced_index_out_of_bounds(int64_t bad, int64_t position, int64_t size) {
   if (size == 0) throw IndexError("index is out of bounds for dimension with size 0");
-  throw IndexError(message("index ", bad, " is out of bounds for dimension ", dim, " with size ", size));
+  throw IndexError(message("index ", bad, " is out of bounds for dimension ", position, " with size ", size));
 }
 
 Tensor advanced_index_values(const Tensor& values, const Shape& shape) {

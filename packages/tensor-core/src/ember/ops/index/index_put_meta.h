@@ -36,9 +36,10 @@ struct AdvancedMeta {
 // dim in increasing order, and only when the result has elements.
 AdvancedMeta advanced_index_meta(const Tensor& self, const std::vector<Tensor>& indices, bool cpu_indices);
 
-// IndexError "index <bad> is out of bounds for dimension <dim> with size <size>" (or
-// "... for dimension with size 0").
-[[noreturn]] void throw_advanced_index_out_of_bounds(int64_t bad, int64_t dim, int64_t size);
+// IndexError "index <bad> is out of bounds for dimension <position> with size <size>" (or
+// "... for dimension with size 0"). As PyTorch's, the dimension named is the index tensor's
+// position among the indexed dims (x[:, idx] names dimension 0), not the dim of self.
+[[noreturn]] void throw_advanced_index_out_of_bounds(int64_t bad, int64_t position, int64_t size);
 
 // values broadcast to the advanced index result's shape ("shape mismatch: value tensor of
 // shape ... cannot be broadcast to indexing result of shape ..."); as in PyTorch's index_put_,
