@@ -70,12 +70,16 @@ def test_out_of_range_errors(lib, rng, bad):
     idx = np.zeros(70000, np.int64)
     idx[50000] = bad
     i = lib.from_numpy(idx)
-    with pytest.raises(IndexError, match=f"index {bad} is out of bounds for dimension 0 with size 30"):
+
+    def out_of_bounds(position):
+        return f"index {bad} is out of bounds for dimension {position} with size 30"
+
+    with pytest.raises(IndexError, match=out_of_bounds(0)):
         a[i]
     # PyTorch names the index tensor's position among the indexed dims, not self's dim
-    with pytest.raises(IndexError, match=f"index {bad} is out of bounds for dimension 0 with size 30"):
+    with pytest.raises(IndexError, match=out_of_bounds(0)):
         a.t()[:, i]  # not contiguous: the offsets path
-    with pytest.raises(IndexError, match=f"index {bad} is out of bounds for dimension 1 with size 30"):
+    with pytest.raises(IndexError, match=out_of_bounds(1)):
         a.t()[lib.zeros_like(i), i]
     with pytest.raises(IndexError, match="index out of range in self"):
         a.index_select(0, lib.from_numpy(np.abs(idx)))
