@@ -400,6 +400,8 @@ ROWS = [
     Row("logcumsumexp", lambda m, a: m.logcumsumexp(a, 1), In(3, 5, nc=True)),
     Row("cummax", lambda m, a: m.cummax(a, 1)[0], In(3, 5)),
     Row("cummin", lambda m, a: a.cummin(0)[0], In(4, 3, nc=True)),
+    Row("_cumextreme", lambda m, a: (torch.cummin(a, 1) if m is torch
+                                     else m._C._cumextreme(a, 1, False))[0], In(3, 70)),
     Row("median", lambda m, a: m.median(a, 1)[0], In(3, 5)),
     Row("median_all", lambda m, a: a.median(), In(3, 5, nc=True)),
     Row("nanmedian", lambda m, a: m.nanmedian(a, 0)[0], In(4, 3)),

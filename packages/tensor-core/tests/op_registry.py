@@ -949,7 +949,7 @@ ROWS: list[Row] = [
       S(fixed([[1, 3, 5], [2, 4, 6]], None), fixed([[3, 3], [1, 7]], None), True),
       fn=_searchsorted_bounds, **unsigned_superset("_searchsorted_bounds")),
     R("_cumextreme", S(a(3, 4), 1, True), S(a(2, 3, 4, nc=True), 0, False),
-      S(fixed([1.0, float("nan"), 0.0, -1.0], None), 0, True), fn=_cumextreme,
+      S(fixed([1.0, float("nan"), 0.0, -1.0], None), 0, True), fn=_cumextreme, grad=PW,
       **unsigned_superset("_cumextreme")),
     R("_order_select_indices", S(_distinct(3, 5), 1, fixed([[2], [0], [4]])),
       S(_distinct(4, 3), 0, fixed([[3, 1, 0]])), fn=_order_select_indices,
