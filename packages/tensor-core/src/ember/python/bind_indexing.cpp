@@ -427,6 +427,17 @@ void record_key(profiler::RecordScope& rec, py::handle key) {
   }
 }
 
+// x[mask] with a bool mask of x's own shape on x's device: masked_select (one pass, no
+// nonzero() index tensors). Other masks take the general path.
+bool masked_get(const Tensor& self, PyObject* key, Tensor& out) {
+  Tensor mask;
+  if (!load_tensor(key, mask) || mask->dtype() != ScalarType::Bool || mask->dim() == 0) return false;
+  if (mask->sizes() != self->sizes() || !same_device(mask->device(), self->device())) return false;
+  MaybeNoGil nogil(self->numel());
+  out = ops::masked_select(self, mask, Tensor());
+  return true;
+}
+
 py::object getitem(py::object py_self, py::handle key) {
   profiler::RecordScope rec_("ember::__getitem__", "__getitem__", profiler::Kind::Op);
   const Tensor self = py_self.cast<Tensor>();
@@ -436,7 +447,7 @@ py::object getitem(py::object py_self, py::handle key) {
   }
   Tensor result;
   Shape flips;
-  if (!simple_view(self, key.ptr(), result, flips)) {
+  if (!simple_view(self, key.ptr(), result, flips) && !masked_get(self, key.ptr(), result)) {
     Parsed P = parse(self, key.ptr());
     flips = P.flips;
     if (!P.has_adv) {

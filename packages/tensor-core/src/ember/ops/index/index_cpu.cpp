@@ -768,6 +768,19 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value, 
   return res;
 }
 
+namespace {
+
+// The elements of s[lo, hi) where m is true, written from w on (m[hi - 1] true). As
+// nonzero_coordinates: every element is written at w and only a selected one moves w on.
+template <typename U> void select_range(const U* s, const bool* m, int64_t lo, int64_t hi, U* w) {
+  for (int64_t i = lo; i < hi; ++i) {
+    *w = s[i];
+    w += m[i] ? 1 : 0;
+  }
+}
+
+}  // namespace
+
 Tensor masked_select(const Tensor& self, const Tensor& mask, const Tensor& out) {
   check_cpu(self, "masked_select");
   check_cpu(mask, "masked_select");
@@ -794,10 +807,10 @@ Tensor masked_select(const Tensor& self, const Tensor& mask, const Tensor& out) 
       U* dp = reinterpret_cast<U*>(res->data_ptr());
       parallel_for(0, nchunks, 1, [&](int64_t q0, int64_t q1) {
         for (int64_t q = q0; q < q1; ++q) {
-          U* w = dp + starts[q];
-          for (int64_t i = q * kParallelGrain, e = std::min(total, (q + 1) * kParallelGrain); i < e; ++i) {
-            if (mp[i]) *w++ = sp[i];
-          }
+          if (starts[q + 1] == starts[q]) continue;
+          int64_t hi = std::min(total, (q + 1) * kParallelGrain);
+          while (!mp[hi - 1]) --hi;  // to the chunk's last selected element
+          select_range(sp, mp, q * kParallelGrain, hi, dp + starts[q]);
         }
       });
     });
@@ -832,16 +845,75 @@ Tensor masked_select(const Tensor& self, const Tensor& mask, const Tensor& out) 
   return finish_out("masked_select", out, res);
 }
 
+namespace {
+
+// The nonzero elements of p[lo, hi).
+template <typename T> int64_t count_nonzero_range(const T* p, int64_t lo, int64_t hi) {
+  int64_t n = 0;
+  for (int64_t i = lo; i < hi; ++i) n += convert<bool>(p[i]) ? 1 : 0;
+  return n;
+}
+
+// The coordinates of the nonzero elements of p[lo, hi) (a contiguous tensor of `sizes`,
+// hi - 1 nonzero), written from w on. Every element writes its coordinates at w and only a
+// nonzero one moves w on, with arithmetic rather than a branch that a random mask would
+// mispredict: the range ends at a nonzero, so the slots written for zeros are all written
+// over, and none lies past the range's own. ND: the number of dims when 1, 2 or 3 (the loops
+// unrolled), else 0. (Arguments by value, so they stay in registers across the stores.)
+template <int ND, typename T>
+void nonzero_coordinates(const T* p, int64_t lo, int64_t hi, int64_t* w, const Shape& sizes) {
+  const int64_t nd = ND ? ND : static_cast<int64_t>(sizes.size());
+  if constexpr (ND == 1) {
+    for (int64_t i = lo; i < hi; ++i) {
+      *w = i;
+      w += convert<bool>(p[i]) ? 1 : 0;
+    }
+    return;
+  }
+  std::vector<int64_t> coord(nd);
+  int64_t rem = lo;
+  for (int64_t d = nd - 1; d >= 0; --d) {
+    coord[d] = rem % sizes[d];
+    rem /= sizes[d];
+  }
+  const int64_t row = sizes[nd - 1];
+  for (int64_t i = lo; i < hi;) {
+    const int64_t run = std::min(hi - i, row - coord[nd - 1]);  // the rest of this row
+    const T* x = p + i - coord[nd - 1];
+    if constexpr (ND > 1) {
+      int64_t lead[ND - 1];  // the row's leading coordinates, in registers
+      for (int d = 0; d < ND - 1; ++d) lead[d] = coord[d];
+      for (int64_t j = coord[nd - 1], end = j + run; j < end; ++j) {
+        for (int d = 0; d < ND - 1; ++d) w[d] = lead[d];
+        w[ND - 1] = j;
+        w += convert<bool>(x[j]) ? ND : 0;
+      }
+    } else {
+      for (int64_t j = coord[nd - 1], end = j + run; j < end; ++j) {
+        for (int64_t d = 0; d < nd - 1; ++d) w[d] = coord[d];
+        w[nd - 1] = j;
+        w += convert<bool>(x[j]) ? nd : 0;
+      }
+    }
+    i += run;
+    coord[nd - 1] = 0;
+    for (int64_t d = nd - 2; d >= 0; --d) {  // the next row: carry into the leading dims
+      if (++coord[d] < sizes[d]) break;
+      coord[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
 Tensor nonzero(const Tensor& self) {
   check_cpu(self, "nonzero");
   const int64_t nd = self->dim();
   Tensor c = as_contiguous(self);
   const int64_t total = c->numel();
-  // rows of the last dim, in chunks: count per chunk, then each chunk writes its own rows
-  const int64_t row = nd == 0 ? 1 : std::max<int64_t>(c->sizes()[nd - 1], 1);
-  const int64_t rows = total / row;
-  const int64_t rows_per_chunk = std::max<int64_t>(1, kParallelGrain / row);
-  const int64_t nchunks = total == 0 ? 0 : (rows + rows_per_chunk - 1) / rows_per_chunk;
+  // chunks of kParallelGrain elements (anywhere in a row): count per chunk, then each chunk
+  // writes its own coordinates
+  const int64_t nchunks = (total + kParallelGrain - 1) / kParallelGrain;
   std::vector<int64_t> starts(nchunks + 1, 0);
   Tensor out;
   dispatch_any(self->dtype(), "nonzero", [&](auto tag) {
@@ -849,10 +921,7 @@ Tensor nonzero(const Tensor& self) {
     const T* p = c->data<T>();
     auto count_chunk = [&](int64_t b, int64_t e) {
       for (int64_t q = b; q < e; ++q) {
-        int64_t n = 0;
-        const int64_t lo = q * rows_per_chunk * row, hi = std::min(rows, (q + 1) * rows_per_chunk) * row;
-        for (int64_t i = lo; i < hi; ++i) n += convert<bool>(p[i]);
-        starts[q + 1] = n;
+        starts[q + 1] = count_nonzero_range(p, q * kParallelGrain, std::min(total, (q + 1) * kParallelGrain));
       }
     };
     if (nchunks > 1) parallel_for(0, nchunks, 1, count_chunk);
@@ -862,29 +931,18 @@ Tensor nonzero(const Tensor& self) {
     out = ember::empty({n, nd}, ScalarType::Int64);
     if (n == 0 || nd == 0) return;
     int64_t* o = out->data<int64_t>();
-    const Shape& sizes = c->sizes();
     auto write_chunk = [&](int64_t b, int64_t e) {
-      std::vector<int64_t> coord(nd, 0);
       for (int64_t q = b; q < e; ++q) {
-        const int64_t r0 = q * rows_per_chunk, r1 = std::min(rows, r0 + rows_per_chunk);
-        int64_t rem = r0;
-        for (int64_t d = nd - 2; d >= 0; --d) {
-          coord[d] = rem % sizes[d];
-          rem /= sizes[d];
-        }
+        if (starts[q + 1] == starts[q]) continue;
+        int64_t hi = std::min(total, (q + 1) * kParallelGrain);
+        while (!convert<bool>(p[hi - 1])) --hi;  // to the chunk's last nonzero
+        const int64_t lo = q * kParallelGrain;
         int64_t* w = o + starts[q] * nd;
-        for (int64_t r = r0; r < r1; ++r) {
-          const T* rp = p + r * row;
-          for (int64_t j = 0; j < row; ++j) {
-            if (!convert<bool>(rp[j])) continue;
-            for (int64_t d = 0; d < nd - 1; ++d) w[d] = coord[d];
-            w[nd - 1] = j;
-            w += nd;
-          }
-          for (int64_t d = nd - 2; d >= 0; --d) {
-            if (++coord[d] < sizes[d]) break;
-            coord[d] = 0;
-          }
+        switch (nd) {
+          case 1: nonzero_coordinates<1>(p, lo, hi, w, c->sizes()); break;
+          case 2: nonzero_coordinates<2>(p, lo, hi, w, c->sizes()); break;
+          case 3: nonzero_coordinates<3>(p, lo, hi, w, c->sizes()); break;
+          default: nonzero_coordinates<0>(p, lo, hi, w, c->sizes());
         }
       }
     };
