@@ -55,3 +55,15 @@ def test_nonzero_of_floats_and_integers(lib, rng, lib_threads):
         np.testing.assert_array_equal(to_np(lib.from_numpy(v).nonzero()), np.argwhere(v))
         t = lib.from_numpy(v.reshape(250, 400))
         np.testing.assert_array_equal(to_np(t.nonzero()), np.argwhere(v.reshape(250, 400)))
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "uint16", "bool", "float16"])
+def test_getitem_mask_of_every_dtype(lib, rng, dtype):
+    """x[mask] takes masked_select where it can (complex too) and the index path for the
+    dtypes masked_select refuses (uint16 to uint64, as PyTorch's)."""
+    a = (rng.standard_normal((300, 200)) * 100).astype(np.float64)
+    v = (a + 1j * a[::-1]).astype(dtype) if dtype == "complex64" else a.astype(dtype)
+    m = rng.random(a.shape) < 0.5
+    x = lib.from_numpy(v)
+    got = x[lib.from_numpy(m)]
+    np.testing.assert_array_equal(to_np(got.float() if dtype == "float16" else got), v[m])

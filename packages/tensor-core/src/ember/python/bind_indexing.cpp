@@ -428,9 +428,11 @@ void record_key(profiler::RecordScope& rec, py::handle key) {
 }
 
 // x[mask] with a bool mask of x's own shape on x's device: masked_select (one pass, no
-// nonzero() index tensors). Other masks take the general path.
+// nonzero() index tensors). Other masks, and the dtypes masked_select does not take (uint16 to
+// uint64, as PyTorch's), take the general path.
 bool masked_get(const Tensor& self, PyObject* key, Tensor& out) {
   Tensor mask;
+  if (is_wide_unsigned(self->dtype())) return false;
   if (!load_tensor(key, mask) || mask->dtype() != ScalarType::Bool || mask->dim() == 0) return false;
   if (mask->sizes() != self->sizes() || !same_device(mask->device(), self->device())) return false;
   MaybeNoGil nogil(self->numel());
