@@ -7,6 +7,7 @@ import pytest
 
 from conftest import (
     ALL_DTYPES,
+    IS_TORCH,
     assert_close,
     dtype_name,
     rand_array,
@@ -354,6 +355,37 @@ def test_scatter_index_out_of_range(lib):
         lib.zeros(3).scatter(0, lib.tensor([5]), lib.ones(1))
     with pytest.raises(RuntimeError):
         lib.zeros(3).gather(0, lib.tensor([3]))
+
+
+@pytest.mark.parametrize("self_shape,n", [((1000,), 200_000), ((50_000,), 1000),
+                                          ((40, 300), 50_000)], ids=str)
+@pytest.mark.parametrize("op", ["scatter_", "scatter_value", "scatter_add_"])
+def test_in_place_scatter_with_a_bad_index_leaves_self(lib, rng, self_shape, n, op):
+    """Many values into a small self (self is copied and put back on error) and few into a
+    large one (the index is checked before writing): PyTorch's error either way, and self as
+    it was (Ember's promise: PyTorch's own kernels stop half way, having written the values
+    before the bad index)."""
+    a = rng.standard_normal(self_shape)
+    size = self_shape[0]
+    idx = rng.integers(0, size, (n,) + self_shape[1:])
+    idx.reshape(-1)[n // 2] = size + 3
+    src = rng.standard_normal(idx.shape)
+    x = lib.tensor(a)
+    i, v = lib.tensor(idx), lib.tensor(src)
+    message = f"index {size + 3} is out of bounds for dimension 0 with size {size}"
+    with pytest.raises(RuntimeError, match=message):
+        if op == "scatter_value":
+            x.scatter_(0, i, 2.5)
+        else:
+            getattr(x, op)(0, i, v)
+    if not IS_TORCH:
+        np.testing.assert_array_equal(to_np(x), a)
+    # and the good part of the index still writes everything when it is alone
+    good = np.where(idx == size + 3, 0, idx)
+    y = lib.tensor(a).scatter_add_(0, lib.tensor(good), v)
+    want = a.copy()
+    np.add.at(want, (good,) + tuple(np.indices(good.shape)[1:]), src)
+    np.testing.assert_allclose(to_np(y), want, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("dim", [0, 1, -1])

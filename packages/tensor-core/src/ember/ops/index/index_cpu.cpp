@@ -34,10 +34,24 @@ namespace {
 // An integer index tensor as contiguous int64 (int32 is widened).
 Tensor contiguous_int64(const Tensor& idx) { return as_contiguous(to_dtype(idx, ScalarType::Int64)); }
 
-// The first entry of a contiguous int64 tensor outside [lo, size), if any.
+// Whether some entry of p[b, e) lies outside [lo, size): branch-free, so it vectorizes.
+bool any_outside(const int64_t* p, int64_t b, int64_t e, int64_t lo, int64_t size) {
+  const uint64_t span = static_cast<uint64_t>(size - lo);
+  bool outside = false;
+  for (int64_t i = b; i < e; ++i) outside |= static_cast<uint64_t>(p[i] - lo) >= span;
+  return outside;
+}
+
+// The first entry of a contiguous int64 tensor outside [lo, size), if any. The check runs on
+// all threads; the first bad entry is looked for only when there is one.
 bool find_bad_index(const Tensor& idx, int64_t lo, int64_t size, int64_t& bad) {
   const int64_t* p = idx->data<int64_t>();
   const int64_t n = idx->numel();
+  std::atomic<bool> outside{false};
+  parallel_for(0, n, kParallelGrain, [&](int64_t b, int64_t e) {
+    if (any_outside(p, b, e, lo, size)) outside = true;
+  });
+  if (!outside) return false;
   for (int64_t i = 0; i < n; ++i) {
     if (p[i] < lo || p[i] >= size) {
       bad = p[i];
@@ -218,7 +232,12 @@ void scatter_loop(const Shape& shape, int64_t dim, const std::array<const Tensor
   const int64_t threads = total < kParallelGrain ? 1 : std::max(1, get_num_threads());
   // split the innermost other dim only when there are too few runs to share out
   int64_t piece = m;
-  if (threads > 1 && runs < 4 * threads) piece = std::min(m, std::max<int64_t>(64, (m + 4 * threads - 1) / (4 * threads)));
+  // A piece spans at least two cache lines of the first operand, so threads do not share
+  // lines. When the index is the same along the whole run (whole rows move, an index_add of
+  // rows), a piece is at least 64 elements: each piece pays every row's random access, and
+  // shorter pieces of short rows were slower on two threads than one.
+  const int64_t min_piece = is[1] == 0 ? 64 : std::max<int64_t>(1, 128 / static_cast<int64_t>(ops[0]->itemsize()));
+  if (threads > 1 && runs < 4 * threads) piece = std::min(m, std::max(min_piece, (m + 4 * threads - 1) / (4 * threads)));
   const int64_t per_run = (m + piece - 1) / piece;
   auto task = [&](int64_t t0, int64_t t1) {
     std::array<char*, K> p;
@@ -350,10 +369,42 @@ inline T add_scaled(T t, A v, A al, bool unit) {
   }
 }
 
+// scatter_accumulate's work on one run: dst[idx] += alpha * src (Unit: alpha is 1). Its
+// arguments are values, so the compiler keeps them in registers across the stores (a
+// lambda's captures were reloaded every element, 1.7x slower).
+template <typename T, typename A, bool Check, bool Unit>
+void accumulate_run(char** p, const int64_t* s, int64_t n, int64_t step, A al, Bound b) {
+  if (s[1] == 0 && s[0] == sizeof(T) && s[2] == sizeof(T)) {  // one index, contiguous rows
+    const int64_t k = *reinterpret_cast<const int64_t*>(p[1]);
+    if (!in_bound<Check>(k, b)) return;
+    T* d = reinterpret_cast<T*>(p[0] + k * step);
+    const T* v = reinterpret_cast<const T*>(p[2]);
+    for (int64_t i = 0; i < n; ++i) d[i] = add_scaled<T, A>(d[i], static_cast<A>(v[i]), al, Unit);
+    return;
+  }
+  if (s[0] == 0 && s[1] == sizeof(int64_t) && s[2] == sizeof(T)) {  // dst[idx[i]] += src[i]
+    const int64_t* ix = reinterpret_cast<const int64_t*>(p[1]);
+    const T* v = reinterpret_cast<const T*>(p[2]);
+    for (int64_t i = 0; i < n; ++i) {
+      if (!in_bound<Check>(ix[i], b)) continue;
+      T* d = reinterpret_cast<T*>(p[0] + ix[i] * step);
+      *d = add_scaled<T, A>(*d, static_cast<A>(v[i]), al, Unit);
+    }
+    return;
+  }
+  const int64_t s0 = s[0], s1 = s[1], s2 = s[2];
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t k = *reinterpret_cast<const int64_t*>(p[1] + i * s1);
+    if (!in_bound<Check>(k, b)) continue;
+    T* d = reinterpret_cast<T*>(p[0] + i * s0 + k * step);
+    *d = add_scaled<T, A>(*d, static_cast<A>(*reinterpret_cast<const T*>(p[2] + i * s2)), al, Unit);
+  }
+}
+
 bool scatter_accumulate(const char* op, const Shape& shape, int64_t dim, const Tensor& dst, const Tensor& idx,
                         const Tensor& src, int64_t step, const Scalar& alpha, int64_t bound) {
   return with_bound(bound, [&](auto check, const Bound& b) {
-    [[maybe_unused]] constexpr bool C = decltype(check)::value;
+    constexpr bool C = decltype(check)::value;
     auto body = [&](auto tag) {
       using T = decltype(tag);
       using A = opmath_t<T>;
@@ -361,43 +412,8 @@ bool scatter_accumulate(const char* op, const Shape& shape, int64_t dim, const T
       const bool unit = alpha.to_double() == 1.0 && (!alpha.is_complex() || alpha.im == 0.0);
       scatter_loop<3>(shape, dim, {dst.get(), idx.get(), src.get()},
                       [step, al, unit, &b](char** p, const int64_t* s, int64_t n) {
-        if (s[1] == 0 && s[0] == sizeof(T) && s[2] == sizeof(T)) {  // one index, contiguous rows
-          const int64_t k = *reinterpret_cast<const int64_t*>(p[1]);
-          if (!in_bound<C>(k, b)) return;
-          T* d = reinterpret_cast<T*>(p[0] + k * step);
-          const T* v = reinterpret_cast<const T*>(p[2]);
-          if (unit) {
-            for (int64_t i = 0; i < n; ++i) d[i] = add_scaled<T, A>(d[i], static_cast<A>(v[i]), al, true);
-          } else {
-            for (int64_t i = 0; i < n; ++i) d[i] = add_scaled<T, A>(d[i], static_cast<A>(v[i]), al, false);
-          }
-          return;
-        }
-        if (s[0] == 0 && s[1] == sizeof(int64_t) && s[2] == sizeof(T)) {  // dst[idx[i]] += src[i]
-          // (the captures copied to locals: the stores through d could alias them, and
-          // reloading them every element made this loop 1.7x slower)
-          const int64_t* ix = reinterpret_cast<const int64_t*>(p[1]);
-          const T* v = reinterpret_cast<const T*>(p[2]);
-          char* const d0 = p[0];
-          const int64_t st = step;
-          const Bound bound = b;
-          auto run = [&](auto is_unit, A scale) {
-            for (int64_t i = 0; i < n; ++i) {
-              if (!in_bound<C>(ix[i], bound)) continue;
-              T* d = reinterpret_cast<T*>(d0 + ix[i] * st);
-              *d = add_scaled<T, A>(*d, static_cast<A>(v[i]), scale, decltype(is_unit)::value);
-            }
-          };
-          if (unit) run(std::true_type{}, al);
-          else run(std::false_type{}, al);
-          return;
-        }
-        for (int64_t i = 0; i < n; ++i) {
-          const int64_t k = *reinterpret_cast<const int64_t*>(p[1] + i * s[1]);
-          if (!in_bound<C>(k, b)) continue;
-          T* d = reinterpret_cast<T*>(p[0] + i * s[0] + k * step);
-          *d = add_scaled<T, A>(*d, static_cast<A>(*reinterpret_cast<const T*>(p[2] + i * s[2])), al, unit);
-        }
+        if (unit) accumulate_run<T, A, C, true>(p, s, n, step, al, b);
+        else accumulate_run<T, A, C, false>(p, s, n, step, al, b);
       });
     };
     if (is_complex(dst->dtype())) dispatch_complex(dst->dtype(), op, body);
@@ -625,6 +641,28 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, const Tensor
   return finish_out("gather", out, res);
 }
 
+namespace {
+
+// Runs write(bound), a scatter into target that checks its indices against [0, bound) as it
+// goes (bound -1: no check) and returns false when one was out of range. A fresh result
+// (not in place) is checked on the way and dropped on error by the caller. In place, target
+// must be left as it was on error: when target is small next to the index (a scatter of many
+// values into few places), a copy of it is kept and put back, which costs less than a pass
+// over the index; otherwise the index is checked before anything is written.
+template <typename F> bool checked_write(const Tensor& target, bool inplace, const Tensor& ix, int64_t size, F write) {
+  if (!inplace) return write(size);
+  if (target->numel() * static_cast<int64_t>(target->itemsize()) < 4 * ix->numel()) {
+    Tensor saved = ops::clone(target);
+    if (write(size)) return true;
+    copy_into(target, saved);
+    return false;
+  }
+  int64_t bad;
+  return !find_bad_index(ix, 0, size, bad) && write(-1);
+}
+
+}  // namespace
+
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const Tensor& out) {
   check_cpu(self, "scatter");
   if (index->numel() > 0) check_cpu(index, "scatter()");
@@ -635,23 +673,22 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tenso
   Tensor r1 = at_least_1d(res);
   Tensor ix = contiguous_int64(at_least_1d(index));
   const int64_t size = r1->sizes()[d];
-  // in place, every index is checked before anything is written; a fresh result is checked
-  // by the kernel on the way (and dropped on error)
-  const bool inplace = res == self;
-  int64_t bad;
-  if (inplace && find_bad_index(ix, 0, size, bad)) throw_index_out_of_bounds("scatter()", bad, d, size);
   const int64_t step = r1->strides()[d] * static_cast<int64_t>(r1->itemsize());
   Tensor dst = restride(r1, ix->sizes(), d);
-  bool ok;
+  Tensor fill, sv;
   if (is_value) {
-    ok = scatter_fill(ix->sizes(), d, dst, ix, fill_value("scatter", src, self->dtype()), step, inplace ? -1 : size);
+    fill = fill_value("scatter", src, self->dtype());
   } else {
     Tensor s1 = at_least_1d(src);
-    Tensor sv = restride(s1, ix->sizes(), -1);
+    sv = restride(s1, ix->sizes(), -1);
     if (s1->storage() == res->storage()) sv = ops::clone(sv);
-    ok = scatter_copy(ix->sizes(), d, dst, ix, sv, step, inplace ? -1 : size);
   }
+  const bool ok = checked_write(r1, res == self, ix, size, [&](int64_t bound) {
+    return is_value ? scatter_fill(ix->sizes(), d, dst, ix, fill, step, bound)
+                    : scatter_copy(ix->sizes(), d, dst, ix, sv, step, bound);
+  });
   if (!ok) {
+    int64_t bad;
     find_bad_index(ix, 0, size, bad);
     throw_index_out_of_bounds("scatter()", bad, d, size);
   }
@@ -667,15 +704,15 @@ Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const T
   Tensor r1 = at_least_1d(res);
   Tensor ix = contiguous_int64(at_least_1d(index));
   const int64_t size = r1->sizes()[d];
-  const bool inplace = res == self;  // see scatter
-  int64_t bad;
-  if (inplace && find_bad_index(ix, 0, size, bad)) throw_index_out_of_bounds("scatter_add()", bad, d, size);
   const int64_t step = r1->strides()[d] * static_cast<int64_t>(r1->itemsize());
   Tensor s1 = at_least_1d(src);
   Tensor sv = restride(s1, ix->sizes(), -1);
   if (s1->storage() == res->storage()) sv = ops::clone(sv);
-  if (!scatter_accumulate("scatter_add", ix->sizes(), d, restride(r1, ix->sizes(), d), ix, sv, step,
-                          Scalar::from_int(1), inplace ? -1 : size)) {
+  Tensor dst = restride(r1, ix->sizes(), d);
+  if (!checked_write(r1, res == self, ix, size, [&](int64_t bound) {
+        return scatter_accumulate("scatter_add", ix->sizes(), d, dst, ix, sv, step, Scalar::from_int(1), bound);
+      })) {
+    int64_t bad;
     find_bad_index(ix, 0, size, bad);
     throw_index_out_of_bounds("scatter_add()", bad, d, size);
   }
