@@ -489,6 +489,60 @@ def _library() -> list[Case]:
     return cases
 
 
+def _masks(*shapes: tuple[int, ...]) -> Callable[[np.random.Generator], list[np.ndarray]]:
+    """float32 values and a random bool mask (half true) of each shape."""
+    def make(rng: np.random.Generator) -> list[np.ndarray]:
+        out = []
+        for shape in shapes:
+            out += [rng.standard_normal(shape, dtype=np.float32), rng.random(shape) < 0.5]
+        return out
+
+    return make
+
+
+def _indexing() -> list[Case]:
+    """Index-based reads and writes of 1M elements (per call): one index per element into a
+    small table or a permutation, masks, and scatters of many values into few places."""
+    small = with_index((1000,), (M,), 1000)
+    perm = _permuted(M)
+    specs = [
+        ("index_select 1M of 1000", small, lambda lib, x, i: lib.index_select(x, 0, i)),
+        ("x[perm] 1M", perm, lambda lib, x, i: x[i]),
+        ("take perm 1M", perm, lambda lib, x, i: x.take(i)),
+        ("x[perm] = 1.0 1M", perm, lambda lib, x, i: x.index_put_((i,), lib.ones(()))),
+        ("nonzero 1M (half)", _masks((M,)), lambda lib, x, m: m.nonzero()),
+        ("nonzero 1024x1024 (half)", _masks((K, K)), lambda lib, x, m: m.nonzero()),
+        ("masked_select 1M (half)", _masks((M,)), lambda lib, x, m: x.masked_select(m)),
+        ("x[mask] 1024x1024 (half)", _masks((K, K)), lambda lib, x, m: x[m]),
+        ("scatter_ 1M into 1000", _scatter_inputs,
+         lambda lib, s, i, v: s.clone().scatter_(0, i, v)),
+        ("scatter_add 1M into 1000", _scatter_inputs, lambda lib, s, i, v: s.scatter_add(0, i, v)),
+        ("scatter_add 16384x64 into 1000x64", _scatter_2d,
+         lambda lib, s, i, v: s.scatter_add(0, i, v)),
+        ("index_add_ 16384 rows into 50000x64", _rows_into,
+         lambda lib, s, i, v: s.clone().index_add_(0, i, v)),
+    ]
+    return [Case(group="indexing", name=name, inputs=inputs, op=op, unit=PER_CALL)
+            for name, inputs, op in specs]
+
+
+def _permuted(n: int) -> Callable[[np.random.Generator], list[np.ndarray]]:
+    def make(rng: np.random.Generator) -> list[np.ndarray]:
+        return [rng.standard_normal(n, dtype=np.float32), rng.permutation(n)]
+
+    return make
+
+
+def _scatter_2d(rng: np.random.Generator) -> list[np.ndarray]:
+    return [rng.standard_normal((1000, 64), dtype=np.float32), rng.integers(0, 1000, (16384, 64)),
+            rng.standard_normal((16384, 64), dtype=np.float32)]
+
+
+def _rows_into(rng: np.random.Generator) -> list[np.ndarray]:
+    return [rng.standard_normal((50000, 64), dtype=np.float32), rng.integers(0, 50000, 16384),
+            rng.standard_normal((16384, 64), dtype=np.float32)]
+
+
 def _math() -> list[Case]:
     """The functions of math.h on 1M elements of float32 and float64 (each on its domain)."""
     functions = [
@@ -513,7 +567,7 @@ def _math() -> list[Case]:
 
 CASES: list[Case] = (
     _overhead() + _elementwise() + _reductions() + _matmul() + _fft() + _linalg() + _memory()
-    + _library() + _math()
+    + _library() + _indexing() + _math()
 )
 
 # scaling: these cases again, at 1 and at 2 intra-op threads in both libraries
