@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import to_np
+from conftest import IS_TORCH, to_np
 
 # (shape, dim): slices of 1 element, of 3, of 16 float32 (64 bytes), of 40
 CASES = [((1000,), 0), ((50, 3), 0), ((20, 16), 0), ((7, 40), 0), ((6, 30, 3), 1), ((4, 9, 40), 1),
@@ -89,3 +89,40 @@ def test_out_of_range_errors(lib, rng, bad):
     with pytest.raises(IndexError, match=f"out of range: tried to access index {bad * 20} on a "
                                          "tensor of 600 elements"):
         a.take(lib.from_numpy(far))
+
+
+@pytest.mark.parametrize("shape,dim", CASES, ids=str)
+def test_index_put_by_one_index_tensor(lib, rng, lib_threads, shape, dim):
+    """x[..., idx] = values writes slices per index (values contiguous, a number, or
+    broadcast: the last takes the offsets path), negative indices wrapped."""
+    a = rng.standard_normal(shape)
+    size = shape[dim]
+    idx = rng.permutation(size)[: max(1, size // 2)]
+    idx = np.where(rng.random(idx.shape) < 0.3, idx - size, idx)  # unique targets, some negative
+    key_np = (slice(None),) * dim + (idx,)
+    key = (slice(None),) * dim + (lib.from_numpy(idx),)
+    vals = rng.standard_normal(a[key_np].shape)
+    for value, v_np in ((lib.from_numpy(vals), vals), (2.5, 2.5),
+                        (lib.from_numpy(vals[..., :1]), vals[..., :1])):
+        x, want = lib.from_numpy(a.copy()), a.copy()
+        x[key] = value
+        want[key_np] = v_np
+        np.testing.assert_array_equal(to_np(x), want)
+
+
+def test_index_put_errors_leave_self(lib, rng):
+    """PyTorch's errors; Ember also leaves self unchanged (PyTorch's kernel has written the
+    values before the bad index)."""
+    a = rng.standard_normal((1000, 3))
+    idx = rng.integers(0, 1000, 50000)
+    idx[30000] = 1000
+    x = lib.from_numpy(a.copy())
+    message = "index 1000 is out of bounds for dimension 0 with size 1000"
+    with pytest.raises(IndexError, match=message):
+        x[lib.from_numpy(idx)] = lib.from_numpy(rng.standard_normal((50000, 3)))
+    if not IS_TORCH:
+        np.testing.assert_array_equal(to_np(x), a)
+    x = lib.from_numpy(a.copy())
+    with pytest.raises(RuntimeError, match="shape mismatch"):
+        x[lib.from_numpy(idx[:10] % 1000)] = lib.zeros(4, 3, dtype=lib.float64)
+    np.testing.assert_array_equal(to_np(x), a)

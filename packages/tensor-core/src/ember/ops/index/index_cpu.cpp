@@ -176,6 +176,62 @@ bool take_slices(char* to, const char* from, size_t itemsize, int64_t outer, int
   return !bad;
 }
 
+// put_slices' work on positions t in [b, e) of [outer, n]: dst[o, idx[j], :] = the slice of
+// src at t (Fill: src is one element for every slot). As take_range, arguments by value.
+template <typename U, bool Single, bool Wrap, bool Fill>
+void put_range(char* to, const char* from, int64_t inner, size_t bytes, int64_t size, const int64_t* idx,
+               int64_t n, int64_t b, int64_t e) {
+  const U fill = Fill ? *reinterpret_cast<const U*>(from) : U{};
+  for (int64_t t = b; t < e;) {
+    const int64_t o = t / n, j0 = t % n, j1 = std::min(n, j0 + (e - t));
+    U* dst = reinterpret_cast<U*>(to) + o * size * inner;
+    const U* src = reinterpret_cast<const U*>(from) + (t - j0) * inner;
+    for (int64_t j = j0; j < j1; ++j) {
+      int64_t k = idx[j];
+      if constexpr (Wrap) k += k < 0 ? size : 0;
+      if constexpr (Single) {
+        dst[k] = Fill ? fill : src[j];
+      } else if constexpr (Fill) {
+        std::fill_n(dst + k * inner, inner, fill);
+      } else if (bytes >= 64) {
+        std::memcpy(dst + k * inner, src + j * inner, bytes);
+      } else {
+        std::copy_n(src + j * inner, inner, dst + k * inner);
+      }
+    }
+    t += j1 - j0;
+  }
+}
+
+// dst[o, idx[t], :] = src[o, t, :] (or the one element src when `fill`) for a contiguous dst
+// viewed as [outer, size, inner] and a contiguous src as [outer, n, inner]: index_put_ by
+// one index tensor. The indices must have been checked; negative ones are wrapped when
+// `wrap`. Parallel over all (o, t); a repeated index gets one of its values (PyTorch leaves
+// that unspecified too).
+void put_slices(char* to, const char* from, size_t itemsize, int64_t outer, int64_t size, int64_t inner,
+                const int64_t* idx, int64_t n, bool wrap, bool fill) {
+  const size_t bytes = static_cast<size_t>(inner) * itemsize;
+  dispatch_itemsize(itemsize, [&](auto tag) {
+    using U = decltype(tag);
+    parallel_for(0, outer * n, std::max<int64_t>(1, kParallelGrain / inner), [&](int64_t b, int64_t e) {
+      auto run = [&](auto single, auto wrapped, auto filled) {
+        put_range<U, decltype(single)::value, decltype(wrapped)::value, decltype(filled)::value>(
+            to, from, inner, bytes, size, idx, n, b, e);
+      };
+      auto with_fill = [&](auto single, auto wrapped) {
+        if (fill) run(single, wrapped, std::true_type{});
+        else run(single, wrapped, std::false_type{});
+      };
+      auto with_wrap = [&](auto single) {
+        if (wrap) with_fill(single, std::true_type{});
+        else with_fill(single, std::false_type{});
+      };
+      if (inner == 1) with_wrap(std::true_type{});
+      else with_wrap(std::false_type{});
+    });
+  });
+}
+
 // outer (the product of the sizes before dim) and inner (after dim) of a shape.
 std::pair<int64_t, int64_t> around_dim(const Shape& shape, int64_t dim) {
   int64_t outer = 1, inner = 1;
@@ -553,9 +609,48 @@ Tensor index_get(const Tensor& self, const std::vector<Tensor>& indices) {
   return out;
 }
 
+namespace {
+
+// index_put_ (no accumulation) by one index tensor into a contiguous self, with values of
+// self's dtype that are contiguous or one element: the indices checked in one pass (over
+// [0, size), and over [-size, size) only when that fails), then put_slices. False (nothing
+// done) for other cases, which take the offsets path.
+bool put_by_one_index(const Tensor& self, const AdvancedMeta& M, const std::vector<Tensor>& indices,
+                      const Tensor& values) {
+  if (M.pos.size() != 1 || !self->is_contiguous() || values->dtype() != self->dtype() ||
+      values->storage() == self->storage()) {
+    return false;
+  }
+  if (shape_numel(M.shape) == 0) {
+    advanced_index_values(values, M.shape);  // the shape error, as the offsets path gives it
+    return true;
+  }
+  const int64_t d = M.pos[0], size = self->sizes()[d];
+  Tensor ix = contiguous_int64(indices[d]);
+  const int64_t* p = ix->data<int64_t>();
+  const int64_t n = ix->numel();
+  std::atomic<bool> outside{false};
+  parallel_for(0, n, kParallelGrain, [&](int64_t b, int64_t e) {
+    if (any_outside(p, b, e, 0, size)) outside = true;
+  });
+  int64_t bad;
+  if (outside && find_bad_index(ix, -size, size, bad)) throw_advanced_index_out_of_bounds(bad, 0, size);
+  Tensor v = advanced_index_values(values, M.shape);
+  const bool fill = std::all_of(v->strides().begin(), v->strides().end(), [](int64_t st) { return st == 0; });
+  if (!fill && !v->is_contiguous()) return false;
+  const auto [outer, inner] = around_dim(self->sizes(), d);
+  put_slices(static_cast<char*>(self->data_ptr()), static_cast<const char*>(v->data_ptr()), self->itemsize(), outer,
+             size, inner, p, n, outside, fill);
+  return true;
+}
+
+}  // namespace
+
 void index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
   check_cpu(self, "index_put_");
-  Advanced A = prepare_advanced(self, advanced_index_meta(self, indices, true), indices);
+  const AdvancedMeta M = advanced_index_meta(self, indices, true);
+  if (!accumulate && put_by_one_index(self, M, indices, values)) return;
+  Advanced A = prepare_advanced(self, M, indices);
   Tensor v = advanced_index_values(values, A.shape);
   if (shape_numel(A.shape) == 0) return;
   if (v->dtype() != self->dtype() || v->storage() == self->storage()) {
