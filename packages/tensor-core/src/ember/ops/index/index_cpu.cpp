@@ -616,10 +616,13 @@ namespace {
 // [0, size), and over [-size, size) only when that fails), then put_slices. False (nothing
 // done) for other cases, which take the offsets path.
 bool put_by_one_index(const Tensor& self, const AdvancedMeta& M, const std::vector<Tensor>& indices,
-                      const Tensor& values) {
-  if (M.pos.size() != 1 || !self->is_contiguous() || values->dtype() != self->dtype() ||
-      values->storage() == self->storage()) {
-    return false;
+                      Tensor values) {
+  if (M.pos.size() != 1 || !self->is_contiguous() || values->storage() == self->storage()) return false;
+  if (values->dtype() != self->dtype()) {
+    if (values->dim() != 0) return false;
+    Tensor c = ember::empty({}, self->dtype());  // a number (x[idx] = 2.5): converted once
+    copy_into(c, values);
+    values = c;
   }
   if (shape_numel(M.shape) == 0) {
     advanced_index_values(values, M.shape);  // the shape error, as the offsets path gives it
