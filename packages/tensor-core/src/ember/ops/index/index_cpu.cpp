@@ -42,16 +42,22 @@ bool any_outside(const int64_t* p, int64_t b, int64_t e, int64_t lo, int64_t siz
   return outside;
 }
 
-// The first entry of a contiguous int64 tensor outside [lo, size), if any. The check runs on
-// all threads; the first bad entry is looked for only when there is one.
-bool find_bad_index(const Tensor& idx, int64_t lo, int64_t size, int64_t& bad) {
+// Whether some entry of a contiguous int64 tensor lies outside [lo, size), on all threads.
+bool any_index_outside(const Tensor& idx, int64_t lo, int64_t size) {
   const int64_t* p = idx->data<int64_t>();
-  const int64_t n = idx->numel();
   std::atomic<bool> outside{false};
-  parallel_for(0, n, kParallelGrain, [&](int64_t b, int64_t e) {
+  parallel_for(0, idx->numel(), kParallelGrain, [&](int64_t b, int64_t e) {
     if (any_outside(p, b, e, lo, size)) outside = true;
   });
-  if (!outside) return false;
+  return outside;
+}
+
+// The first entry of a contiguous int64 tensor outside [lo, size), if any; looked for only
+// when any_index_outside finds one.
+bool find_bad_index(const Tensor& idx, int64_t lo, int64_t size, int64_t& bad) {
+  if (!any_index_outside(idx, lo, size)) return false;
+  const int64_t* p = idx->data<int64_t>();
+  const int64_t n = idx->numel();
   for (int64_t i = 0; i < n; ++i) {
     if (p[i] < lo || p[i] >= size) {
       bad = p[i];
@@ -630,12 +636,7 @@ bool put_by_one_index(const Tensor& self, const AdvancedMeta& M, const std::vect
   }
   const int64_t d = M.pos[0], size = self->sizes()[d];
   Tensor ix = contiguous_int64(indices[d]);
-  const int64_t* p = ix->data<int64_t>();
-  const int64_t n = ix->numel();
-  std::atomic<bool> outside{false};
-  parallel_for(0, n, kParallelGrain, [&](int64_t b, int64_t e) {
-    if (any_outside(p, b, e, 0, size)) outside = true;
-  });
+  const bool outside = any_index_outside(ix, 0, size);  // negative ones, or bad ones
   int64_t bad;
   if (outside && find_bad_index(ix, -size, size, bad)) throw_advanced_index_out_of_bounds(bad, 0, size);
   Tensor v = advanced_index_values(values, M.shape);
@@ -643,7 +644,7 @@ bool put_by_one_index(const Tensor& self, const AdvancedMeta& M, const std::vect
   if (!fill && !v->is_contiguous()) return false;
   const auto [outer, inner] = around_dim(self->sizes(), d);
   put_slices(static_cast<char*>(self->data_ptr()), static_cast<const char*>(v->data_ptr()), self->itemsize(), outer,
-             size, inner, p, n, outside, fill);
+             size, inner, ix->data<int64_t>(), ix->numel(), outside, fill);
   return true;
 }
 
