@@ -716,3 +716,34 @@ def test_strided_views_in_parallel_ranges_that_start_mid_row(threads):
         np.testing.assert_allclose(q.exp().numpy(), np.exp(a.transpose(0, 3, 2, 1)), rtol=2e-6)
     finally:
         et.set_num_threads(old)
+
+
+# Operands broadcast from one element with every stride 0 (the gradient of a mean is such an
+# expanded scalar): the kernels fill the result from one computed value.
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int32", "bool"])
+@pytest.mark.parametrize("shape", [(5, 7), (3, 1000), (2, 3, 4)], ids=str)
+def test_expanded_scalar_operands(lib, dtype, shape):
+    dt = getattr(lib, dtype)
+    a_val, b_val = (True, False) if dtype == "bool" else (3.0, 2.0)
+    a = lib.tensor(a_val, dtype=dt).expand(*shape)
+    b = lib.tensor([b_val], dtype=dt).expand(*shape)
+    npd = NP_DTYPE_OF[dtype]
+    cases = [
+        (a * b, np.full(shape, a_val * b_val, npd)),
+        (a * 2 if dtype != "bool" else a & b, np.full(shape, a_val * 2 if dtype != "bool" else False, npd)),
+        (-a if dtype != "bool" else ~a, np.full(shape, -a_val if dtype != "bool" else not a_val, npd)),
+        (a > b, np.full(shape, a_val > b_val)),
+    ]
+    if dtype not in ("int32", "bool"):
+        cases.append((lib.exp(a), np.full(shape, math.exp(a_val), npd)))
+    for got, want in cases:
+        assert tuple(got.shape) == shape and got.is_contiguous()
+        assert_close(got, want, dtype if got.dtype != lib.bool else "bool")
+    # the result owns its memory: writing it leaves the broadcast operand alone
+    r = a * b if dtype != "bool" else a & b
+    r[0] = b[0]
+    assert to_np(a).reshape(-1)[-1] == a_val
+
+
+NP_DTYPE_OF = {"float32": np.float32, "float64": np.float64, "float16": np.float16,
+               "bfloat16": np.float32, "int32": np.int32, "bool": np.bool_}

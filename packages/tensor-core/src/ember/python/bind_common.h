@@ -21,6 +21,22 @@ namespace ember {
 
 using TensorClass = py::class_<TensorImpl, std::shared_ptr<TensorImpl>>;
 
+// The Python type of ember Tensors (set when the class is bound).
+extern PyTypeObject* g_tensor_type;
+
+// The Tensor an ember Tensor object (or an instance of a Python subclass, a Parameter) holds,
+// read straight from pybind11's instance: pybind11's own caster finds the same holder through
+// several table lookups, which cost more than the rest of a small op's binding. Null when `o`
+// is not such an object or is not laid out simply (the caller then takes pybind11's way).
+inline const Tensor* held_tensor(PyObject* o) {
+  if (!g_tensor_type || (Py_TYPE(o) != g_tensor_type && !PyType_IsSubtype(Py_TYPE(o), g_tensor_type))) {
+    return nullptr;
+  }
+  auto* inst = reinterpret_cast<py::detail::instance*>(o);
+  if (!inst->simple_layout || !inst->simple_holder_constructed) return nullptr;
+  return &py::detail::value_and_holder(inst, nullptr, 0, 0).holder<Tensor>();
+}
+
 // A Tensor argument that also accepts Python numbers (as weak, wrapped 0-d tensors).
 struct Operand {
   Tensor t;
@@ -188,6 +204,29 @@ py::object wrap_result(const char* op, bool v);
 
 namespace pybind11::detail {
 
+// Tensor arguments: held_tensor's direct read first, pybind11's holder caster otherwise. The
+// Tensor read directly is the Python object's own holder, alive while the call holds its
+// argument (bindings take const Tensor& or a copy).
+template <> class type_caster<ember::Tensor> : public copyable_holder_caster<ember::TensorImpl, ember::Tensor> {
+  using base = copyable_holder_caster<ember::TensorImpl, ember::Tensor>;
+  ember::Tensor* held_ = nullptr;
+
+ public:
+  bool load(handle src, bool convert) {
+    if (const ember::Tensor* h = ember::held_tensor(src.ptr())) {
+      held_ = const_cast<ember::Tensor*>(h);
+      this->value = h->get();
+      return true;
+    }
+    held_ = nullptr;
+    return base::load(src, convert);
+  }
+  explicit operator ember::Tensor&() { return held_ ? *held_ : static_cast<ember::Tensor&>(static_cast<base&>(*this)); }
+  explicit operator ember::Tensor*() { return held_ ? held_ : static_cast<ember::Tensor*>(static_cast<base&>(*this)); }
+  explicit operator ember::TensorImpl&() { return *static_cast<ember::TensorImpl*>(this->value); }
+  explicit operator ember::TensorImpl*() { return static_cast<ember::TensorImpl*>(this->value); }
+};
+
 template <> struct type_caster<ember::Scalar> {
   PYBIND11_TYPE_CASTER(ember::Scalar, const_name("float"));
   bool load(handle src, bool) { return ember::scalar_from_python(src, value); }
@@ -239,6 +278,16 @@ template <> struct type_caster<ember::Operand> {
   PYBIND11_TYPE_CASTER(ember::Operand, const_name("Tensor | float"));
   bool load(handle src, bool convert) {
     if (src.is_none()) return false;
+    // a Python number first: pybind's failed load of one as a Tensor looks for foreign-module
+    // and conduit attributes, raising and clearing two AttributeErrors (0.3 us an op)
+    PyObject* o = src.ptr();
+    if (PyFloat_Check(o) || PyLong_Check(o) || PyComplex_Check(o)) {
+      ember::Scalar s;
+      if (ember::scalar_from_python(src, s)) {
+        value.t = ember::wrapped_scalar(s);
+        return true;
+      }
+    }
     make_caster<ember::Tensor> tc;
     if (tc.load(src, convert)) {
       value.t = cast_op<ember::Tensor>(tc);

@@ -16,6 +16,7 @@
 
 namespace ember {
 
+PyTypeObject* g_tensor_type = nullptr;
 
 namespace {
 
@@ -45,19 +46,29 @@ py::object make_size(const Shape& s) {
   return int_tuple(s, g_size_type ? reinterpret_cast<PyTypeObject*>(g_size_type.ptr()) : &PyTuple_Type);
 }
 
+// The pending C++ exception as a Python error, through every registered translator (Ember's
+// TypeError is Python's TypeError), as pybind11's own dispatcher does.
+void set_python_error() {
+#if PYBIND11_VERSION_MAJOR > 2 || PYBIND11_VERSION_MINOR >= 12
+  py::detail::try_translate_exceptions();
+#else
+  py::detail::translate_exception(std::current_exception());
+#endif
+}
+
 // ---- attributes read on every op of a model, as plain CPython getters ----
 // pybind11's general dispatch costs about 100 ns a read; these skip it.
 template <PyObject* (*Get)(const TensorImpl&)>
 PyObject* fast_getter(PyObject* self, void*) {
   try {
-    py::detail::make_caster<TensorImpl> c;
-    if (!c.load(self, false)) {
+    const Tensor* t = held_tensor(self);
+    if (!t || !*t) {
       PyErr_SetString(PyExc_TypeError, "expected an ember Tensor");
       return nullptr;
     }
-    return Get(py::detail::cast_op<const TensorImpl&>(c));
+    return Get(**t);
   } catch (...) {
-    py::detail::translate_exception(std::current_exception());
+    set_python_error();
     return nullptr;
   }
 }
@@ -79,14 +90,121 @@ PyObject* get_shape_dtype(const TensorImpl& t) {
   return pair;
 }
 PyObject* get_ndim(const TensorImpl& t) { return PyLong_FromLongLong(t.dim()); }
+PyObject* get_is_cpu(const TensorImpl& t) { return PyBool_FromLong(t.device().type == DeviceType::CPU); }
+PyObject* get_is_cuda(const TensorImpl& t) { return PyBool_FromLong(t.device().type == DeviceType::CUDA); }
+PyObject* new_ref_or_none(PyObject* o) {
+  if (!o) o = Py_None;
+  Py_INCREF(o);
+  return o;
+}
+PyObject* get_requires_grad(const TensorImpl& t) { return PyBool_FromLong(t.requires_grad || t.view_requires_grad()); }
+PyObject* get_version(const TensorImpl& t) { return PyLong_FromLongLong(t.storage()->version()); }
+PyObject* get_grad(const TensorImpl& t) { return new_ref_or_none(t.grad.get()); }
+PyObject* get_grad_fn(const TensorImpl& t) { return new_ref_or_none(t.grad_fn.get()); }
+PyObject* get_autograd_meta(const TensorImpl& t) { return new_ref_or_none(t.autograd_meta.get()); }
+PyObject* get_base(const TensorImpl& t) {
+  return t.view_base ? py::cast(t.view_base).release().ptr() : new_ref_or_none(nullptr);
+}
+PyObject* get_is_leaf(const TensorImpl& t) { return PyBool_FromLong(t.grad_fn.get() == nullptr && !t.view_requires_grad()); }
+
+void set_requires_grad_attr(const Tensor& t, PyObject* v) {
+  if (!PyBool_Check(v)) throw std::runtime_error("requires_grad must be a bool");  // PyTorch's words
+  if (v == Py_False && t->grad_fn.get()) {
+    throw std::runtime_error("you can only change requires_grad flags of leaf variables. If you want to use a "
+                             "computed variable in a subgraph that doesn't require differentiation use "
+                             "var_no_grad = var.detach().");
+  }
+  set_requires_grad(t, v == Py_True);
+}
+void set_grad(const Tensor& t, PyObject* g) {
+  if (g != Py_None) {
+    py::detail::make_caster<TensorImpl> c;
+    if (!c.load(g, false)) {
+      throw TypeError(message("assigned grad expected to be a Tensor or None but got grad of type ", Py_TYPE(g)->tp_name));
+    }
+    const TensorImpl& gt = py::detail::cast_op<const TensorImpl&>(c);
+    if (gt.sizes() != t->sizes()) {  // PyTorch's words
+      throw std::runtime_error(message("attempting to assign a gradient of size '", shape_str(gt.sizes()),
+                                       "' to a tensor of size '", shape_str(t->sizes()),
+                                       "'. Please ensure that the gradient and the tensor are the same size"));
+    }
+    if (gt.dtype() != t->dtype()) {
+      throw std::runtime_error(message("attempting to assign a gradient with dtype '", dtype_name(gt.dtype()),
+                                       "' to a tensor with dtype '", dtype_name(t->dtype()),
+                                       "'. The gradient must match the tensor's dtype."));
+    }
+  }
+  t->grad.set(g == Py_None ? nullptr : g);
+}
+void set_autograd_meta(const Tensor& t, PyObject* v) { t->autograd_meta.set(v == Py_None ? nullptr : v); }
+
+// The setter twin of fast_getter: Set(tensor, value) with value never null (deleting the
+// attribute is refused as a property without a deleter is).
+template <void (*Set)(const Tensor&, PyObject*)>
+int fast_setter(PyObject* self, PyObject* value, void* closure) {
+  if (!value) {  // del t.grad is t.grad = None (PyTorch); the others have no deleter
+    if (Set != set_grad) {
+      PyErr_Format(PyExc_AttributeError, "property '%s' of 'Tensor' object has no deleter",
+                   static_cast<const char*>(closure));
+      return -1;
+    }
+    value = Py_None;
+  }
+  try {
+    const Tensor* t = held_tensor(self);
+    if (!t || !*t) {
+      PyErr_SetString(PyExc_TypeError, "expected an ember Tensor");
+      return -1;
+    }
+    Set(*t, value);
+    return 0;
+  } catch (...) {
+    set_python_error();
+    return -1;
+  }
+}
+// Tensor._set_grad_fn(fn): the history autograd records for a new result (fn None: none).
+PyObject* set_grad_fn_method(PyObject* self, PyObject* fn) {
+  try {
+    const Tensor* held = held_tensor(self);
+    if (!held || !*held) {
+      PyErr_SetString(PyExc_TypeError, "expected an ember Tensor");
+      return nullptr;
+    }
+    if (!autograd_provider_installed()) throw std::runtime_error("_set_grad_fn: no autograd provider is installed");
+    TensorImpl& t = **held;
+    t.grad_fn.set(fn == Py_None ? nullptr : fn);
+    if (fn != Py_None) t.requires_grad = true;
+    Py_RETURN_NONE;
+  } catch (...) {
+    set_python_error();
+    return nullptr;
+  }
+}
+PyMethodDef g_set_grad_fn_def = {"_set_grad_fn", set_grad_fn_method, METH_O,
+                                 "Sets the node autograd recorded for this tensor (None: none)."};
 
 PyGetSetDef g_fast_attributes[] = {
     {"shape", fast_getter<get_shape>, nullptr, "The size of each dim, as an ember.Size.", nullptr},
     {"dtype", fast_getter<get_dtype>, nullptr, "The element type.", nullptr},
     {"device", fast_getter<get_device>, nullptr, "Where the data lives.", nullptr},
     {"ndim", fast_getter<get_ndim>, nullptr, "The number of dims.", nullptr},
+    {"is_cpu", fast_getter<get_is_cpu>, nullptr, "Whether the data is in host memory.", nullptr},
+    {"is_cuda", fast_getter<get_is_cuda>, nullptr, "Whether the data is on a CUDA device.", nullptr},
     {"_shape_dtype", fast_getter<get_shape_dtype>, nullptr,
      "(the sizes as a plain tuple, the dtype), untracked by the cyclic GC (autograd's record).", nullptr},
+    // ---- autograd slots (meaning given by the autograd provider), read on every recorded op ----
+    {"requires_grad", fast_getter<get_requires_grad>, fast_setter<set_requires_grad_attr>,
+     "Whether autograd records ops on this tensor.", const_cast<char*>("requires_grad")},
+    {"grad", fast_getter<get_grad>, fast_setter<set_grad>, "The gradient accumulated by backward (or None).",
+     const_cast<char*>("grad")},
+    {"_version", fast_getter<get_version>, nullptr, "The storage's count of in-place writes.", nullptr},
+    {"grad_fn", fast_getter<get_grad_fn>, nullptr, "The node that made this tensor (None for a leaf).", nullptr},
+    {"_autograd_meta", fast_getter<get_autograd_meta>, fast_setter<set_autograd_meta>,
+     "The autograd provider's own record of this tensor (or None).", const_cast<char*>("_autograd_meta")},
+    {"_base", fast_getter<get_base>, nullptr, "The tensor this one is a view of (never itself a view), or None.",
+     nullptr},
+    {"is_leaf", fast_getter<get_is_leaf>, nullptr, "Whether no recorded op made this tensor.", nullptr},
 };
 
 void add_fast_attributes(TensorClass& cls) {
@@ -94,6 +212,10 @@ void add_fast_attributes(TensorClass& cls) {
   for (PyGetSetDef& def : g_fast_attributes) {
     auto descr = py::reinterpret_steal<py::object>(PyDescr_NewGetSet(type, &def));
     if (!descr || PyObject_SetAttrString(cls.ptr(), def.name, descr.ptr()) != 0) throw py::error_already_set();
+  }
+  auto method = py::reinterpret_steal<py::object>(PyDescr_NewMethod(type, &g_set_grad_fn_def));
+  if (!method || PyObject_SetAttrString(cls.ptr(), g_set_grad_fn_def.ml_name, method.ptr()) != 0) {
+    throw py::error_already_set();
   }
 }
 
@@ -171,6 +293,7 @@ int64_t dim_arg(const Tensor& t, int64_t d, const char* op) {
 }  // namespace
 
 void bind_tensor_class(py::module_& m, TensorClass& cls) {
+  g_tensor_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
   add_fast_attributes(cls);
   // The only way Python makes a tensor object itself: an alias of data (detached, sharing its
   // storage and version counter). The Python layer wraps it with PyTorch's legacy
@@ -184,8 +307,6 @@ void bind_tensor_class(py::module_& m, TensorClass& cls) {
         if (!dim) return py::cast(t->strides());
         return py::int_(t->strides()[dim_arg(t, *dim, "stride")]);
       }, py::arg("dim") = py::none())
-      .def_property_readonly("is_cpu", [](const Tensor& t) { return t->device().type == DeviceType::CPU; })
-      .def_property_readonly("is_cuda", [](const Tensor& t) { return t->device().type == DeviceType::CUDA; })
       .def("dim", [](const Tensor& t) { return t->dim(); })
       .def("ndimension", [](const Tensor& t) { return t->dim(); })
       .def("numel", [](const Tensor& t) { return t->numel(); })
@@ -245,60 +366,17 @@ void bind_tensor_class(py::module_& m, TensorClass& cls) {
         return std::make_shared<TensorImpl>(t->storage(), std::move(sizes), std::move(strides), offset, dtype);
       }, py::arg("dtype"), py::arg("size"), py::arg("stride"), py::arg("offset"),
          "A tensor of another dtype and geometry over this tensor's storage (offset in its elements).")
-      .def_property_readonly("_version", [](const Tensor& t) { return t->storage()->version(); })
       .def("_bump_version", [](const Tensor& t) { t->storage()->bump_version(); })
       // ---- autograd slots (meaning given by the autograd provider) ----
-      .def_property("requires_grad", [](const Tensor& t) { return t->requires_grad || t->view_requires_grad(); },
-                    [](const Tensor& t, bool v) {
-                      if (!v && t->grad_fn.get()) {
-                        throw std::runtime_error("you can only change requires_grad flags of leaf variables. If you "
-                                                 "want to use a computed variable in a subgraph that doesn't require "
-                                                 "differentiation use var_no_grad = var.detach().");
-                      }
-                      set_requires_grad(t, v);
-                    })
       .def("requires_grad_", [](py::object self, BoolArg v) {  // True or False, as PyTorch
         Tensor t = self.cast<Tensor>();
         if (!v && t->grad_fn.get()) throw std::runtime_error("you can only change requires_grad flags of leaf variables.");
         set_requires_grad(t, v);
         return self;
       }, py::arg("requires_grad") = true)
-      .def_property("grad", [](const Tensor& t) -> py::object {
-        return t->grad.get() ? py::reinterpret_borrow<py::object>(t->grad.get()) : py::none();
-      }, [](const Tensor& t, py::object g) {
-        if (!g.is_none()) {
-          Tensor gt = g.cast<Tensor>();
-          if (gt->sizes() != t->sizes()) {
-            throw std::runtime_error(message("assigned grad has data of a different size: ", shape_str(gt->sizes()),
-                                             " vs ", shape_str(t->sizes())));
-          }
-          if (gt->dtype() != t->dtype()) {
-            throw TypeError(message("assigned grad has data of a different type: ", dtype_name(gt->dtype()), " vs ",
-                                    dtype_name(t->dtype())));
-          }
-        }
-        t->grad.set(g.is_none() ? nullptr : g.ptr());
-      })
-      .def_property_readonly("grad_fn", [](const Tensor& t) -> py::object {
-        return t->grad_fn.get() ? py::reinterpret_borrow<py::object>(t->grad_fn.get()) : py::none();
-      })
-      .def("_set_grad_fn", [](const Tensor& t, py::object fn) {
-        if (!autograd_provider_installed()) throw std::runtime_error("_set_grad_fn: no autograd provider is installed");
-        t->grad_fn.set(fn.is_none() ? nullptr : fn.ptr());
-        if (!fn.is_none()) t->requires_grad = true;
-      })
-      .def_property("_autograd_meta", [](const Tensor& t) -> py::object {
-        return t->autograd_meta.get() ? py::reinterpret_borrow<py::object>(t->autograd_meta.get()) : py::none();
-      }, [](const Tensor& t, py::object o) { t->autograd_meta.set(o.is_none() ? nullptr : o.ptr()); })
       .def_property("_autograd_watched", [](const Tensor& t) { return t->autograd_watched; },
                     [](const Tensor& t, bool v) { t->autograd_watched = v; })
-      .def_property_readonly("_base", [](const Tensor& t) -> py::object {
-        return t->view_base ? py::cast(t->view_base) : py::none();
-      }, "The tensor this one is a view of (never itself a view), or None.")
       .def("_is_view", [](const Tensor& t) { return static_cast<bool>(t->view_base); })
-      .def_property_readonly("is_leaf", [](const Tensor& t) {
-        return t->grad_fn.get() == nullptr && !t->view_requires_grad();
-      })
       .def("detach", &detach, "A new tensor sharing storage with self, outside any autograd graph.")
       .def("detach_", [](py::object self) {
         Tensor t = self.cast<Tensor>();

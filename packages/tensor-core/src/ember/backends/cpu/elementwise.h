@@ -71,6 +71,11 @@ inline void unary_loop(char** p, const int64_t* s, int64_t n, const F& f) {
     });
     return;
   }
+  if (s[0] == sizeof(out_t) && s[1] == 0) {  // an operand broadcast from one element
+    out_t* o = reinterpret_cast<out_t*>(p[0]);
+    std::fill(o, o + n, static_cast<out_t>(f(static_cast<acc>(*reinterpret_cast<const in_t*>(p[1])))));
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) {
     *reinterpret_cast<out_t*>(p[0] + i * s[0]) =
         static_cast<out_t>(f(static_cast<acc>(*reinterpret_cast<const in_t*>(p[1] + i * s[1]))));
@@ -107,6 +112,9 @@ inline void binary_loop(char** p, const int64_t* s, int64_t n, const F& f) {
       const F g = f;
       for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(g(av, static_cast<acc>(b[i])));
     });
+  } else if (s[0] == so && s[1] == 0 && s[2] == 0) {
+    // both operands broadcast from one element (an expanded gradient times a number)
+    std::fill(o, o + n, static_cast<out_t>(f(static_cast<acc>(a[0]), static_cast<acc>(b[0]))));
   } else {
     for (int64_t i = 0; i < n; ++i) {
       *reinterpret_cast<out_t*>(p[0] + i * s[0]) = static_cast<out_t>(
