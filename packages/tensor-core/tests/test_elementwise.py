@@ -728,10 +728,11 @@ def test_expanded_scalar_operands(lib, dtype, shape):
     a = lib.tensor(a_val, dtype=dt).expand(*shape)
     b = lib.tensor([b_val], dtype=dt).expand(*shape)
     npd = NP_DTYPE_OF[dtype]
+    is_bool = dtype == "bool"
     cases = [
         (a * b, np.full(shape, a_val * b_val, npd)),
-        (a * 2 if dtype != "bool" else a & b, np.full(shape, a_val * 2 if dtype != "bool" else False, npd)),
-        (-a if dtype != "bool" else ~a, np.full(shape, -a_val if dtype != "bool" else not a_val, npd)),
+        (a & b if is_bool else a * 2, np.full(shape, False if is_bool else a_val * 2, npd)),
+        (~a if is_bool else -a, np.full(shape, (not a_val) if is_bool else -a_val, npd)),
         (a > b, np.full(shape, a_val > b_val)),
     ]
     if dtype not in ("int32", "bool"):

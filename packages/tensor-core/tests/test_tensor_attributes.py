@@ -31,16 +31,16 @@ def test_requires_grad_set_and_read(lib, autograd):
 def test_requires_grad_of_a_result_cannot_be_cleared(lib, autograd):
     y = lib.ones(2, requires_grad=True) * 2
     assert y.requires_grad is True and y.is_leaf is False and y.grad_fn is not None
-    with pytest.raises(RuntimeError, match="you can only change requires_grad flags of leaf variables"):
+    with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf variables"):
         y.requires_grad = False
 
 
 def test_grad_assignment_checks_type_size_and_dtype(lib):
     x = lib.ones(2, 3)
-    with pytest.raises(TypeError, match="assigned grad expected to be a Tensor or None but got grad of type int"):
+    with pytest.raises(TypeError, match="expected to be a Tensor or None but got grad of type int"):
         x.grad = 3
-    with pytest.raises(RuntimeError, match=r"attempting to assign a gradient of size '\[3\]' to a tensor of "
-                                           r"size '\[2, 3\]'"):
+    with pytest.raises(RuntimeError,
+                       match=r"assign a gradient of size '\[3\]' to a tensor of size '\[2, 3\]'"):
         x.grad = lib.ones(3)
     with pytest.raises(RuntimeError, match="attempting to assign a gradient with dtype"):
         x.grad = lib.ones(2, 3, dtype=lib.float64)
@@ -77,7 +77,8 @@ def test_subclass_instances_are_tensor_arguments(lib, autograd):
     np.testing.assert_array_equal(to_np((p * 2).detach()), [2.0, 4.0, 6.0])
     np.testing.assert_array_equal(to_np(lib.add(m, p).detach()), [5.0, 7.0, 9.0])
     assert type(m) is Mine and type(p) is Mine
-    np.testing.assert_array_equal(to_np(lib.where(lib.tensor([True, False, True]), m, p).detach()), [4.0, 2.0, 6.0])
+    picked = lib.where(lib.tensor([True, False, True]), m, p)
+    np.testing.assert_array_equal(to_np(picked.detach()), [4.0, 2.0, 6.0])
     assert p.requires_grad is True and p.is_leaf is True
 
 
