@@ -284,6 +284,70 @@ def test_setitem_shape_mismatch(lib):
         x[:, :2] = lib.ones(3, 3)
 
 
+_DTYPES_MSG = "Index put requires the source and destination dtypes match"
+
+
+@pytest.mark.parametrize("name", ["int index", "list", "mask and int", "None and int", "int32",
+                                  "mask, many values", "index_put_"])
+def test_index_put_of_another_dtype_is_refused(lib, name):
+    # a tensor value (not a number) put through index tensors must have self's dtype
+    x = lib.zeros(4, 3, dtype=lib.float16)
+    m = lib.tensor([True, False, True, False])
+    v = lib.tensor(1.5, dtype=lib.float64)
+    before = to_np(x).copy()
+    with pytest.raises(RuntimeError, match=_DTYPES_MSG + ", got Half for the destination and "
+                                           "(Double|Float) for the source"):
+        if name == "int index":
+            x[lib.tensor([0, 2])] = v
+        elif name == "list":
+            x[[0, 1]] = v
+        elif name == "mask and int":
+            x[m, lib.tensor([0, 1])] = v
+        elif name == "None and int":
+            x[None, lib.tensor([0])] = v
+        elif name == "int32":
+            x[lib.tensor([0, 1], dtype=lib.int32)] = v
+        elif name == "mask, many values":
+            x[m] = lib.ones(3)
+        else:
+            x.index_put_((lib.tensor([0]),), lib.tensor(1.0))
+    np.testing.assert_array_equal(to_np(x), before)
+
+
+@pytest.mark.parametrize("name", ["number", "numpy number", "same dtype", "mask, one value",
+                                  "mask and slice", "slice and mask", "basic index", "True"])
+def test_setitem_that_converts_its_value(lib, name):
+    x = lib.zeros(4, 3, dtype=lib.float16)
+    m = lib.tensor([True, False, True, False])
+    v = lib.tensor(1.5, dtype=lib.float64)
+    expected = np.zeros((4, 3), np.float16)
+    if name == "number":
+        x[lib.tensor([0])] = 1.5
+        expected[0] = 1.5
+    elif name == "numpy number":
+        x[lib.tensor([0])] = np.float64(1.5)
+        expected[0] = 1.5
+    elif name == "same dtype":
+        x[lib.tensor([0])] = lib.tensor(1.5, dtype=lib.float16)
+        expected[0] = 1.5
+    elif name == "mask, one value":
+        x[m] = lib.ones(1, 1)
+        expected[[0, 2]] = 1
+    elif name == "mask and slice":
+        x[m, :] = v
+        expected[[0, 2]] = 1.5
+    elif name == "slice and mask":
+        x[:, lib.tensor([True, False, True])] = v
+        expected[:, [0, 2]] = 1.5
+    elif name == "basic index":
+        x[1:3] = v
+        expected[1:3] = 1.5
+    else:
+        x[True] = v
+        expected[:] = 1.5
+    np.testing.assert_array_equal(to_np(x), expected)
+
+
 # ---------------------------------------------------------------------------------------------
 # gather / scatter / index_select / index_add / masked ops
 

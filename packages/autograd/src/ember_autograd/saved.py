@@ -51,7 +51,7 @@ def unpack_list(node, what: str, ts, versions):
 
 def fix(g, size):
     """``g`` summed down to the input's shape (undoing broadcasting) and cast to its dtype."""
-    if g is None or size is None:
+    if g is None or size is None or g._has_shape_dtype(size):  # the common case, one C call
         return g
     shape, dtype = size
     if g.shape != shape:

@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "ember/python/python_api.h"
+#include "ember/ops/index/index_put_meta.h"
 #include "ember/ops/index/indexing.h"
 #include "ember/ops/ops_util.h"
 #include "ember/runtime/profiler.h"
@@ -287,6 +288,7 @@ struct Parsed {
   Tensor view;
   std::vector<Tensor> adv;
   bool has_adv = false;
+  int int_indices = 0;  // integer index tensors in the key (bool masks not counted)
   Shape flips;  // dims of view that negative-step slices reversed
 };
 
@@ -361,6 +363,7 @@ Parsed parse(const Tensor& self, PyObject* key) {
       case Item::Kind::Tensor: {
         const Tensor& t = it.t;
         if (t->dtype() != ScalarType::Bool) {
+          ++P.int_indices;
           set_adv(P, d, to_device(t, dev));
           ++d;
           ++real;
@@ -553,6 +556,12 @@ void setitem(py::object py_self, py::handle key, py::handle value) {
   if (!done) {
     MaybeNoGil nogil(view->numel());
     if (P.has_adv) {
+      // A tensor value of another dtype is PyTorch's error, except one element put by masks
+      // alone (a masked fill there); a Python number is converted.
+      if (!val->wrapped_number && value_t->dtype() != view->dtype() &&
+          !(value_t->numel() == 1 && P.int_indices == 0)) {
+        throw_index_put_dtypes(view->dtype(), value_t->dtype());
+      }
       if (host) index_put(view, P.adv, value_t, false);
       else ops::index_put(view, P.adv, converted(value_t, view->dtype()), false, view);
     } else if (!host && on_cpu(value_t) && value_t->dim() == 0) {

@@ -181,6 +181,32 @@ PyObject* set_grad_fn_method(PyObject* self, PyObject* fn) {
     return nullptr;
   }
 }
+// Tensor._has_shape_dtype(pair): whether pair, a (sizes tuple, dtype) from _shape_dtype, is
+// this tensor's (autograd's backward asks it of every gradient before reducing one).
+PyObject* has_shape_dtype_method(PyObject* self, PyObject* pair) {
+  const Tensor* held = held_tensor(self);
+  if (!held || !*held || !PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+    PyErr_SetString(PyExc_TypeError, "_has_shape_dtype expects a (sizes, dtype) pair of a tensor");
+    return nullptr;
+  }
+  const TensorImpl& t = **held;
+  PyObject* sizes = PyTuple_GET_ITEM(pair, 0);
+  if (PyTuple_GET_ITEM(pair, 1) != dtype_object(t.dtype()) || !PyTuple_Check(sizes) ||
+      PyTuple_GET_SIZE(sizes) != static_cast<Py_ssize_t>(t.dim())) {
+    Py_RETURN_FALSE;
+  }
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(sizes); ++i) {
+    PyObject* v = PyTuple_GET_ITEM(sizes, i);
+    if (!PyLong_Check(v) || PyLong_AsLongLong(v) != t.sizes()[static_cast<size_t>(i)]) {
+      PyErr_Clear();  // (an int beyond int64 is simply not this size)
+      Py_RETURN_FALSE;
+    }
+  }
+  Py_RETURN_TRUE;
+}
+PyMethodDef g_has_shape_dtype_def = {"_has_shape_dtype", has_shape_dtype_method, METH_O,
+                                     "Whether (sizes, dtype) from _shape_dtype describes this tensor."};
+
 PyMethodDef g_set_grad_fn_def = {"_set_grad_fn", set_grad_fn_method, METH_O,
                                  "Sets the node autograd recorded for this tensor (None: none)."};
 
@@ -213,9 +239,9 @@ void add_fast_attributes(TensorClass& cls) {
     auto descr = py::reinterpret_steal<py::object>(PyDescr_NewGetSet(type, &def));
     if (!descr || PyObject_SetAttrString(cls.ptr(), def.name, descr.ptr()) != 0) throw py::error_already_set();
   }
-  auto method = py::reinterpret_steal<py::object>(PyDescr_NewMethod(type, &g_set_grad_fn_def));
-  if (!method || PyObject_SetAttrString(cls.ptr(), g_set_grad_fn_def.ml_name, method.ptr()) != 0) {
-    throw py::error_already_set();
+  for (PyMethodDef* def : {&g_set_grad_fn_def, &g_has_shape_dtype_def}) {
+    auto method = py::reinterpret_steal<py::object>(PyDescr_NewMethod(type, def));
+    if (!method || PyObject_SetAttrString(cls.ptr(), def->ml_name, method.ptr()) != 0) throw py::error_already_set();
   }
 }
 

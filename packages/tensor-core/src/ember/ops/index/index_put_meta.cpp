@@ -86,6 +86,12 @@ void throw_advanced_index_out_of_bounds(int64_t bad, int64_t position, int64_t s
   throw IndexError(message("index ", bad, " is out of bounds for dimension ", position, " with size ", size));
 }
 
+void throw_index_put_dtypes(ScalarType destination, ScalarType source) {
+  throw std::runtime_error(message("Index put requires the source and destination dtypes match, got ",
+                                   scalar_type_name(destination), " for the destination and ", scalar_type_name(source),
+                                   " for the source."));
+}
+
 Tensor advanced_index_values(const Tensor& values, const Shape& shape) {
   try {
     return expand_to(values, shape, "index_put_");
@@ -96,11 +102,7 @@ Tensor advanced_index_values(const Tensor& values, const Shape& shape) {
 }
 
 std::vector<Tensor> index_put_indices(const Tensor& target, const std::vector<Tensor>& indices, const Tensor& values) {
-  if (values->dtype() != target->dtype()) {
-    throw std::runtime_error(message("index_put: the source and destination dtypes must match, got ",
-                                     dtype_name(target->dtype()), " for the destination and ", dtype_name(values->dtype()),
-                                     " for the source."));
-  }
+  if (values->dtype() != target->dtype()) throw_index_put_dtypes(target->dtype(), values->dtype());
   return advanced_indices("index_put", target, indices);
 }
 

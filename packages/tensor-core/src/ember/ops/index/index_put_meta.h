@@ -41,6 +41,10 @@ AdvancedMeta advanced_index_meta(const Tensor& self, const std::vector<Tensor>& 
 // position among the indexed dims (x[:, idx] names dimension 0), not the dim of self.
 [[noreturn]] void throw_advanced_index_out_of_bounds(int64_t bad, int64_t position, int64_t size);
 
+// RuntimeError "Index put requires the source and destination dtypes match, got Half for the
+// destination and Double for the source." (PyTorch's words and type names).
+[[noreturn]] void throw_index_put_dtypes(ScalarType destination, ScalarType source);
+
 // values broadcast to the advanced index result's shape ("shape mismatch: value tensor of
 // shape ... cannot be broadcast to indexing result of shape ..."); as in PyTorch's index_put_,
 // no leading size-1 dims are dropped (x[key] = value drops them before, bind_indexing.cpp).
