@@ -49,7 +49,7 @@ py::object make_size(const Shape& s) {
 // The pending C++ exception as a Python error, through every registered translator (Ember's
 // TypeError is Python's TypeError), as pybind11's own dispatcher does.
 void set_python_error() {
-#if PYBIND11_VERSION_MAJOR > 2 || PYBIND11_VERSION_MINOR >= 12
+#if __has_include(<pybind11/detail/exception_translation.h>)  // pybind11 2.12 and later
   py::detail::try_translate_exceptions();
 #else
   py::detail::translate_exception(std::current_exception());
