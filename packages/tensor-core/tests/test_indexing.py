@@ -288,7 +288,7 @@ _DTYPES_MSG = "Index put requires the source and destination dtypes match"
 
 
 @pytest.mark.parametrize("name", ["int index", "list", "mask and int", "None and int", "int32",
-                                  "mask, many values", "index_put_"])
+                                  "mask, many values", "two masks", "True and mask", "index_put_"])
 def test_index_put_of_another_dtype_is_refused(lib, name):
     # a tensor value (not a number) put through index tensors must have self's dtype
     x = lib.zeros(4, 3, dtype=lib.float16)
@@ -309,6 +309,10 @@ def test_index_put_of_another_dtype_is_refused(lib, name):
             x[lib.tensor([0, 1], dtype=lib.int32)] = v
         elif name == "mask, many values":
             x[m] = lib.ones(3)
+        elif name == "two masks":
+            x[m, lib.tensor([True, False, True])] = v
+        elif name == "True and mask":
+            x[True, m] = v
         else:
             x.index_put_((lib.tensor([0]),), lib.tensor(1.0))
     np.testing.assert_array_equal(to_np(x), before)

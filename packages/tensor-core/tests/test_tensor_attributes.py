@@ -20,6 +20,13 @@ def test_requires_grad_takes_only_a_bool(lib, value):
     assert x.requires_grad is False
 
 
+def test_requires_grad_cannot_be_deleted(lib):
+    x = lib.ones(2)
+    with pytest.raises(RuntimeError, match="requires_grad must be a bool"):
+        del x.requires_grad
+    assert x.requires_grad is False
+
+
 def test_requires_grad_set_and_read(lib, autograd):
     x = lib.ones(2)
     x.requires_grad = True

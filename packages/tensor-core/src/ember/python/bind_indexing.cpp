@@ -288,7 +288,7 @@ struct Parsed {
   Tensor view;
   std::vector<Tensor> adv;
   bool has_adv = false;
-  int int_indices = 0;  // integer index tensors in the key (bool masks not counted)
+  int64_t masks = 0, int_indices = 0;  // bool masks (Python bools too) and integer index tensors in the key
   Shape flips;  // dims of view that negative-step slices reversed
 };
 
@@ -355,6 +355,7 @@ Parsed parse(const Tensor& self, PyObject* key) {
         }
         break;
       case Item::Kind::Bool:
+        ++P.masks;
         insert_dim(v, d);
         if (static_cast<int64_t>(P.adv.size()) > d) P.adv.insert(P.adv.begin() + d, Tensor());
         set_adv(P, d, bool_index(it.b, dev));
@@ -369,6 +370,7 @@ Parsed parse(const Tensor& self, PyObject* key) {
           ++real;
           break;
         }
+        ++P.masks;
         const int64_t k = t->dim();
         for (int64_t j = 0; j < k; ++j) {
           if (t->sizes()[j] != v.sizes[d + j]) {
@@ -556,10 +558,10 @@ void setitem(py::object py_self, py::handle key, py::handle value) {
   if (!done) {
     MaybeNoGil nogil(view->numel());
     if (P.has_adv) {
-      // A tensor value of another dtype is PyTorch's error, except one element put by masks
-      // alone (a masked fill there); a Python number is converted.
+      // A tensor value of another dtype is PyTorch's error unless the put is a masked fill; a
+      // Python number is converted.
       if (!val->wrapped_number && value_t->dtype() != view->dtype() &&
-          !(value_t->numel() == 1 && P.int_indices == 0)) {
+          !index_put_fills_one_value(value_t->numel(), P.masks, P.int_indices)) {
         throw_index_put_dtypes(view->dtype(), value_t->dtype());
       }
       if (host) index_put(view, P.adv, value_t, false);

@@ -58,15 +58,19 @@ void set_python_error() {
 
 // ---- attributes read on every op of a model, as plain CPython getters ----
 // pybind11's general dispatch costs about 100 ns a read; these skip it.
+// self's Tensor for the plain CPython attributes and methods below, or null with a TypeError set.
+const Tensor* self_tensor(PyObject* self) {
+  const Tensor* t = held_tensor(self);
+  if (t && *t) return t;
+  PyErr_SetString(PyExc_TypeError, "expected an ember Tensor");
+  return nullptr;
+}
+
 template <PyObject* (*Get)(const TensorImpl&)>
 PyObject* fast_getter(PyObject* self, void*) {
   try {
-    const Tensor* t = held_tensor(self);
-    if (!t || !*t) {
-      PyErr_SetString(PyExc_TypeError, "expected an ember Tensor");
-      return nullptr;
-    }
-    return Get(**t);
+    const Tensor* t = self_tensor(self);
+    return t ? Get(**t) : nullptr;
   } catch (...) {
     set_python_error();
     return nullptr;
@@ -107,8 +111,9 @@ PyObject* get_base(const TensorImpl& t) {
 }
 PyObject* get_is_leaf(const TensorImpl& t) { return PyBool_FromLong(t.grad_fn.get() == nullptr && !t.view_requires_grad()); }
 
+// The setters below get value null for `del t.<attribute>`.
 void set_requires_grad_attr(const Tensor& t, PyObject* v) {
-  if (!PyBool_Check(v)) throw std::runtime_error("requires_grad must be a bool");  // PyTorch's words
+  if (!v || !PyBool_Check(v)) throw std::runtime_error("requires_grad must be a bool");  // PyTorch's words
   if (v == Py_False && t->grad_fn.get()) {
     throw std::runtime_error("you can only change requires_grad flags of leaf variables. If you want to use a "
                              "computed variable in a subgraph that doesn't require differentiation use "
@@ -116,13 +121,14 @@ void set_requires_grad_attr(const Tensor& t, PyObject* v) {
   }
   set_requires_grad(t, v == Py_True);
 }
-void set_grad(const Tensor& t, PyObject* g) {
+void set_grad(const Tensor& t, PyObject* g) {  // del t.grad is t.grad = None (PyTorch)
+  if (!g) g = Py_None;
   if (g != Py_None) {
-    py::detail::make_caster<TensorImpl> c;
-    if (!c.load(g, false)) {
+    const Tensor* held = held_tensor(g);
+    if (!held || !*held) {
       throw TypeError(message("assigned grad expected to be a Tensor or None but got grad of type ", Py_TYPE(g)->tp_name));
     }
-    const TensorImpl& gt = py::detail::cast_op<const TensorImpl&>(c);
+    const TensorImpl& gt = **held;
     if (gt.sizes() != t->sizes()) {  // PyTorch's words
       throw std::runtime_error(message("attempting to assign a gradient of size '", shape_str(gt.sizes()),
                                        "' to a tensor of size '", shape_str(t->sizes()),
@@ -136,26 +142,14 @@ void set_grad(const Tensor& t, PyObject* g) {
   }
   t->grad.set(g == Py_None ? nullptr : g);
 }
-void set_autograd_meta(const Tensor& t, PyObject* v) { t->autograd_meta.set(v == Py_None ? nullptr : v); }
+void set_autograd_meta(const Tensor& t, PyObject* v) { t->autograd_meta.set(!v || v == Py_None ? nullptr : v); }
 
-// The setter twin of fast_getter: Set(tensor, value) with value never null (deleting the
-// attribute is refused as a property without a deleter is).
+// The setter twin of fast_getter: Set(tensor, value), value null for a deletion.
 template <void (*Set)(const Tensor&, PyObject*)>
-int fast_setter(PyObject* self, PyObject* value, void* closure) {
-  if (!value) {  // del t.grad is t.grad = None (PyTorch); the others have no deleter
-    if (Set != set_grad) {
-      PyErr_Format(PyExc_AttributeError, "property '%s' of 'Tensor' object has no deleter",
-                   static_cast<const char*>(closure));
-      return -1;
-    }
-    value = Py_None;
-  }
+int fast_setter(PyObject* self, PyObject* value, void*) {
   try {
-    const Tensor* t = held_tensor(self);
-    if (!t || !*t) {
-      PyErr_SetString(PyExc_TypeError, "expected an ember Tensor");
-      return -1;
-    }
+    const Tensor* t = self_tensor(self);
+    if (!t) return -1;
     Set(*t, value);
     return 0;
   } catch (...) {
@@ -166,11 +160,8 @@ int fast_setter(PyObject* self, PyObject* value, void* closure) {
 // Tensor._set_grad_fn(fn): the history autograd records for a new result (fn None: none).
 PyObject* set_grad_fn_method(PyObject* self, PyObject* fn) {
   try {
-    const Tensor* held = held_tensor(self);
-    if (!held || !*held) {
-      PyErr_SetString(PyExc_TypeError, "expected an ember Tensor");
-      return nullptr;
-    }
+    const Tensor* held = self_tensor(self);
+    if (!held) return nullptr;
     if (!autograd_provider_installed()) throw std::runtime_error("_set_grad_fn: no autograd provider is installed");
     TensorImpl& t = **held;
     t.grad_fn.set(fn == Py_None ? nullptr : fn);
@@ -184,8 +175,9 @@ PyObject* set_grad_fn_method(PyObject* self, PyObject* fn) {
 // Tensor._has_shape_dtype(pair): whether pair, a (sizes tuple, dtype) from _shape_dtype, is
 // this tensor's (autograd's backward asks it of every gradient before reducing one).
 PyObject* has_shape_dtype_method(PyObject* self, PyObject* pair) {
-  const Tensor* held = held_tensor(self);
-  if (!held || !*held || !PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+  const Tensor* held = self_tensor(self);
+  if (!held) return nullptr;
+  if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
     PyErr_SetString(PyExc_TypeError, "_has_shape_dtype expects a (sizes, dtype) pair of a tensor");
     return nullptr;
   }
@@ -221,13 +213,13 @@ PyGetSetDef g_fast_attributes[] = {
      "(the sizes as a plain tuple, the dtype), untracked by the cyclic GC (autograd's record).", nullptr},
     // ---- autograd slots (meaning given by the autograd provider), read on every recorded op ----
     {"requires_grad", fast_getter<get_requires_grad>, fast_setter<set_requires_grad_attr>,
-     "Whether autograd records ops on this tensor.", const_cast<char*>("requires_grad")},
+     "Whether autograd records ops on this tensor.", nullptr},
     {"grad", fast_getter<get_grad>, fast_setter<set_grad>, "The gradient accumulated by backward (or None).",
-     const_cast<char*>("grad")},
+     nullptr},
     {"_version", fast_getter<get_version>, nullptr, "The storage's count of in-place writes.", nullptr},
     {"grad_fn", fast_getter<get_grad_fn>, nullptr, "The node that made this tensor (None for a leaf).", nullptr},
     {"_autograd_meta", fast_getter<get_autograd_meta>, fast_setter<set_autograd_meta>,
-     "The autograd provider's own record of this tensor (or None).", const_cast<char*>("_autograd_meta")},
+     "The autograd provider's own record of this tensor (or None).", nullptr},
     {"_base", fast_getter<get_base>, nullptr, "The tensor this one is a view of (never itself a view), or None.",
      nullptr},
     {"is_leaf", fast_getter<get_is_leaf>, nullptr, "Whether no recorded op made this tensor.", nullptr},

@@ -108,17 +108,14 @@ std::vector<Tensor> index_put_indices(const Tensor& target, const std::vector<Te
 
 Tensor index_put_values(const Tensor& target, const std::vector<Tensor>& indices, const Tensor& values,
                         bool accumulate) {
-  if (accumulate || values->dtype() == target->dtype() || values->numel() != 1 ||
-      values->device().type != DeviceType::CPU) {
-    return values;
-  }
-  int64_t masks = 0;
+  if (accumulate || values->dtype() == target->dtype() || values->device().type != DeviceType::CPU) return values;
+  int64_t masks = 0, int_indices = 0;
   for (const Tensor& t : indices) {
     if (!t) continue;
-    if (t->dtype() != ScalarType::Bool && t->dtype() != ScalarType::UInt8) return values;
-    ++masks;
+    if (t->dtype() == ScalarType::Bool || t->dtype() == ScalarType::UInt8) ++masks;
+    else ++int_indices;
   }
-  if (masks != 1) return values;
+  if (!index_put_fills_one_value(values->numel(), masks, int_indices)) return values;
   check_fill_value(target->dtype(), scalar_of(values));
   return to_dtype(values, target->dtype());
 }

@@ -57,6 +57,13 @@ Tensor advanced_index_values(const Tensor& values, const Shape& shape);
 // target has (IndexError). The result has one entry per leading dim of target it indexes.
 std::vector<Tensor> index_put_indices(const Tensor& target, const std::vector<Tensor>& indices, const Tensor& values);
 
+// Whether PyTorch's index_put_ (not accumulating) is a masked_fill_ of value.item(), which
+// takes a value of any dtype: one element put by one bool mask and no integer index tensor
+// (a Python bool in a [] key counts as a mask). Elsewhere the value must have self's dtype.
+inline bool index_put_fills_one_value(int64_t value_numel, int64_t masks, int64_t int_indices) {
+  return value_numel == 1 && masks == 1 && int_indices == 0;
+}
+
 // index_put's values as written: converted to target's dtype (after PyTorch's overflow check of
 // the value) where PyTorch's index_put_ becomes a masked_fill_ of value.item(), which takes any
 // dtype: one element on the CPU, not accumulated, one bool/uint8 mask the only index. Otherwise
