@@ -25,10 +25,10 @@ import ember_tensor as et
 rng = np.random.default_rng(3)
 # (batch, M, N, K): square, ragged, row tiles of a large B (wide tiles), column tiles of a
 # large A, skinny both ways (few rows with a K cut into slices, the last one short), batched
-# small
+# small, a small C over a long K (K cut among the threads, an uneven last slice)
 SHAPES = [(1, 256, 256, 256), (1, 301, 517, 263), (1, 1100, 530, 520), (1, 300, 1500, 900),
           (1, 2048, 64, 700), (1, 48, 2100, 640), (2, 100, 700, 1000), (40, 24, 36, 52),
-          (3, 200, 130, 170)]
+          (3, 200, 130, 170), (1, 40, 24, 3001), (1, 64, 64, 10000)]
 errors = {}
 for threads in (1, 2):
     et.set_num_threads(threads)
@@ -47,14 +47,16 @@ for threads in (1, 2):
             at_view, bt_view = et.from_numpy(at).transpose(1, 2), et.from_numpy(bt).transpose(1, 2)
             got = et.matmul(at_view, bt_view).numpy()
             errors[key + " transposed"] = (float(np.abs(got - ref).max() / scale), tol)
-    # beta C + alpha A B with K in slices: beta scales C once, not once per slice
-    a = rng.standard_normal((64, 1000)).astype(np.float32)
-    bb = rng.standard_normal((1000, 900)).astype(np.float32)
-    c = rng.standard_normal((64, 900)).astype(np.float32)
-    ref = 0.5 * c.astype(np.float64) + 2.0 * (a.astype(np.float64) @ bb.astype(np.float64))
-    got = et.addmm(et.from_numpy(c), et.from_numpy(a), et.from_numpy(bb), beta=0.5, alpha=2.0)
-    got = got.numpy()
-    errors[f"t{threads} addmm"] = (float(np.abs(got - ref).max() / np.abs(ref).max()), 2e-5)
+    # beta C + alpha A B with K in slices (skinny; cut among the threads): beta scales C
+    # once, not once per slice
+    for m, n, k in ((64, 900, 1000), (48, 40, 5000)):
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        bb = rng.standard_normal((k, n)).astype(np.float32)
+        c = rng.standard_normal((m, n)).astype(np.float32)
+        ref = 0.5 * c.astype(np.float64) + 2.0 * (a.astype(np.float64) @ bb.astype(np.float64))
+        got = et.addmm(et.from_numpy(c), et.from_numpy(a), et.from_numpy(bb), beta=0.5, alpha=2.0)
+        got = got.numpy()
+        errors[f"t{threads} addmm {m}x{n}x{k}"] = (float(np.abs(got - ref).max() / np.abs(ref).max()), 2e-5)
     # bfloat16: the library's own bfloat16 products (MKL on AMX) or float32 ones on widened
     # copies; float32 accumulation either way, so the error is the one final rounding (2^-9
     # of the magnitude) on operands that bfloat16 holds exactly
@@ -72,11 +74,12 @@ for threads in (1, 2):
     ref = 0.5 * c + 2.0 * (a @ bb)
     got = et.addmm(bf(c), bf(a), bf(bb), beta=0.5, alpha=2.0).to(et.float32).numpy()
     errors[f"t{threads} bf16 addmm"] = (float(np.abs(got - ref).max() / np.abs(ref).max()), 2.0**-8)
-    a = (rng.standard_normal((130, 70)) + 1j * rng.standard_normal((130, 70))).astype(np.complex64)
-    c = (rng.standard_normal((70, 90)) + 1j * rng.standard_normal((70, 90))).astype(np.complex64)
-    ref = a.astype(np.complex128) @ c.astype(np.complex128)
-    got = et.matmul(et.from_numpy(a), et.from_numpy(c)).numpy()
-    errors[f"t{threads} complex64"] = (float(np.abs(got - ref).max() / np.abs(ref).max()), 2e-5)
+    for m, n, k in ((130, 90, 70), (30, 20, 4000)):
+        a = (rng.standard_normal((m, k)) + 1j * rng.standard_normal((m, k))).astype(np.complex64)
+        c = (rng.standard_normal((k, n)) + 1j * rng.standard_normal((k, n))).astype(np.complex64)
+        ref = a.astype(np.complex128) @ c.astype(np.complex128)
+        got = et.matmul(et.from_numpy(a), et.from_numpy(c)).numpy()
+        errors[f"t{threads} complex64 {m}x{n}x{k}"] = (float(np.abs(got - ref).max() / np.abs(ref).max()), 2e-5)
 
 # a product in a child forked after products here (the library keeps no threads to lose)
 x = rng.standard_normal((700, 600)).astype(np.float32)
@@ -137,7 +140,8 @@ def test_products_of_each_library_match_numpy(library):
     assert out["gemm"] == {"mkl": "MKL", "openblas": "OpenBLAS"}[library]
     bad = {k: v for k, v in out["errors"].items() if not v[0] <= v[1]}
     assert not bad, f"{library}: relative errors above tolerance: {bad}"
-    assert len(out["errors"]) == 2 * (9 * 2 * 2 + 2 + 4)
+    # per thread count: the shapes x 2 dtypes x 2 layouts, 2 addmm, 4 bfloat16, 2 complex64
+    assert len(out["errors"]) == 2 * (11 * 2 * 2 + 2 + 4 + 2)
     # bfloat16 operands are multiplied as they are by MKL on a CPU with AMX, else by oneDNN
     # where it is loaded and the CPU computes bfloat16, else as widened float32 copies
     with open("/proc/cpuinfo") as f:
