@@ -10,22 +10,42 @@
 namespace ember::cpu {
 namespace {
 
-// f64 computes double, f32 float (float32, float16, bfloat16).
-template <typename F64, typename F32>
+// The cheaper float form of op Op on part of its domain (elementwise.h's fast forms: blocks
+// wholly inside the range take it): none, unless specialised below.
+template <typename Op> struct FloatFastForm {};
+
+// Op's float kernel f32, with its fast form.
+template <typename Op, typename F32> struct FloatKernel : FloatFastForm<Op> {
+  F32 f32;
+  float operator()(float x) const { return static_cast<float>(f32(x)); }
+};
+
+// f64 computes double, f32 float (float32, float16, bfloat16); Op names the op for its fast
+// form.
+template <typename Op = void, typename F64, typename F32>
 Tensor special_unary(const char* op, const Tensor& self, const Tensor& out, F64 f64, F32 f32) {
   const ScalarType t = special_dtype(self->dtype());
   return map_unary(op, to_dtype(self, t), out, t, DispatchFloat{}, [f64, f32](auto tag) {
     using A = opmath_t<decltype(tag)>;
-    return [f64, f32](A x) -> A {
-      if constexpr (std::is_same_v<A, float>) return static_cast<float>(f32(x));
-      else return static_cast<A>(f64(static_cast<double>(x)));
-    };
+    if constexpr (std::is_same_v<A, float>) {
+      return FloatKernel<Op, F32>{{}, f32};
+    } else {
+      return [f64](A x) -> A { return static_cast<A>(f64(static_cast<double>(x))); };
+    }
   });
 }
 
 template <typename F> Tensor special_unary(const char* op, const Tensor& self, const Tensor& out, F f) {
   return special_unary(op, self, out, f, f);
 }
+
+struct erfinv_op;
+// erfinv's two tail series are needed only near +-1 (the inputs of trunc_normal_ and the
+// like never reach them)
+template <> struct FloatFastForm<erfinv_op> {
+  float fast(float y) const { return special_float::erfinv_central(y); }
+  bool in_fast_range(float y) const { return std::fabs(y) < special_float::kErfinvCentralLimit; }
+};
 
 // f(x, y, eps) in double, eps the truncation error that the result's dtype needs.
 template <typename F>
@@ -43,10 +63,13 @@ Tensor special_binary(const char* op, const Tensor& self, const Tensor& other, c
 namespace sf = special_fn;
 namespace sff = special_float;
 
-#define EMBER_SPECIAL_UNARY(NAME, EXPR, FLOAT_EXPR)                                            \
-  Tensor NAME(const Tensor& self, const Tensor& out) {                                         \
-    return special_unary(                                                                      \
-        #NAME, self, out, [](double x) { return EXPR; }, [](float x) { return FLOAT_EXPR; }); \
+#define EMBER_SPECIAL_UNARY(NAME, EXPR, FLOAT_EXPR)                                                    \
+  namespace {                                                                                          \
+  struct NAME##_op; /* the op's tag (FloatFastForm) */                                                 \
+  }                                                                                                    \
+  Tensor NAME(const Tensor& self, const Tensor& out) {                                                 \
+    return special_unary<NAME##_op>(                                                                   \
+        #NAME, self, out, [](double x) { return EXPR; }, [](float x) { return FLOAT_EXPR; });         \
   }
 EMBER_SPECIAL_UNARY_OPS(EMBER_SPECIAL_UNARY)
 #undef EMBER_SPECIAL_UNARY
