@@ -1193,7 +1193,10 @@ bool scatter_extreme_parallel(T* out, const T* v, const int64_t* t, int64_t n, i
   std::vector<uint8_t> seen(static_cast<size_t>(size * chunks), include_self ? 1 : 0);
   for (int64_t c = 0; c < chunks; ++c) std::copy(out, out + size, partial.get() + c * size);
   std::atomic<int64_t> bad{-1};
-  parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
+  parallel_for(0, chunks, 1, [&, t, v, size, include_self](int64_t b, int64_t e) {
+    // (t, v, size and include_self captured by value: the byte stores of the seen flags may
+    // alias anything, and captured references were reloaded at every element: 1M values into
+    // 1000 positions, 2 threads, AMD Zen 3, 3.0 -> 1.6 ms)
     for (int64_t c = b; c < e; ++c) {
       T* mine = partial.get() + c * size;
       uint8_t* mine_seen = seen.data() + c * size;
