@@ -55,6 +55,12 @@ results = {
     "gelu": et.gelu(ex), "gelu_normal": et.gelu(ey),
     "gelu_backward": et.gelu_backward(ey, ex), "gelu_backward_normal": et.gelu_backward(ex, ey),
     "sigmoid_double": et.from_numpy(d).sigmoid(),
+    # float16 conversions (F16C above the baseline): overflow to inf, rounding to nearest
+    # even, subnormals; where and clamp with one broadcast value (blends at every level)
+    "to_half": (ex * 5000).half(), "to_half_small": (ey * 1e-5).half(),
+    "half_to_float": et.from_numpy(h).float(),
+    "where_scalar": et.where(ex > 0, -0.0, ey), "where_tensors": et.where(ex > ey, ex, ey),
+    "clamp_scalars": ex.clamp(-1.5, 2.0),
 }
 out = {k: {"dtype": str(v.dtype), "data": v.float().numpy().tolist() if v.dtype != et.int64
            else v.numpy().tolist()} for k, v in results.items()}
@@ -100,10 +106,17 @@ def references() -> dict[str, np.ndarray]:
             "half_exp": np.exp(h.astype(np.float64)), "half_sum": h.astype(np.float64).sum(),
             "int_add": i32.astype(np.int64) + 7, "int_sum": i32.astype(np.int64).sum(),
             "transpose_copy": md.T,
+            "to_half": (inputs["x"] * np.float32(5000)).astype(np.float16).astype(np.float64),
+            "to_half_small": (inputs["y"] * np.float32(1e-5)).astype(np.float16).astype(np.float64),
+            "half_to_float": h.astype(np.float64),
+            "where_scalar": np.where(xd > 0, -0.0, yd), "where_tensors": np.where(xd > yd, xd, yd),
+            "clamp_scalars": np.clip(xd, -1.5, 2.0),
         }
 
 
 TOLERANCE = {"half_exp": 1e-3, "half_sum": 2e-3}
+# conversions and selections: bit for bit (inf included)
+EXACT = {"to_half", "to_half_small", "half_to_float", "where_scalar", "where_tensors", "clamp_scalars"}
 # sums: absolute error relative to the sum of magnitudes (float32 eps ~ 6e-8, pairwise)
 ABSOLUTE = {"sum": 1e-6 * 80_000, "half_sum": 1e-3 * 4_000, "sum0": 1e-5, "sum1": 1e-5,
             # gelu' = Phi + x phi crosses 0: its error against the size of its terms
@@ -140,7 +153,7 @@ def test_level_matches_numpy(level_results, level):
     got = level_results[level]["results"]
     for name, ref in refs.items():
         actual = np.asarray(got[name]["data"], dtype=np.float64)
-        if name.startswith("int_"):
+        if name.startswith("int_") or name in EXACT:
             np.testing.assert_array_equal(actual, ref, err_msg=f"{name} at {level}")
             continue
         np.testing.assert_allclose(actual, ref, rtol=TOLERANCE.get(name, 2e-6),

@@ -16,7 +16,11 @@ CpuLevel detect() {
 #ifdef EMBER_SIMD_DISPATCH
   __builtin_cpu_init();
   CpuLevel best = CpuLevel::Default;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) best = CpuLevel::AVX2;
+  // the AVX2 level's code also uses F16C (half_blocks.cpp), BMI and LZCNT, which every CPU
+  // with AVX2 and FMA has; F16C is checked, as the conversions call it by intrinsics
+  unsigned int eax = 0, ebx = 0, ecx = 0, edx = 0;
+  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c) best = CpuLevel::AVX2;
   if (best == CpuLevel::AVX2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
       __builtin_cpu_supports("avx512cd")) {

@@ -3,6 +3,37 @@
 
 namespace ember::cpu {
 
+namespace {
+
+// o[i] = c[i] ? x : y over a contiguous run, x = a[i] (kARun) or the one value av, y alike.
+// Written so that it vectorises at every level: the operands are parameters (a captured
+// value or pointer could be changed by the stores to o as far as the compiler knows), and
+// both values are read before the selection, which compiles to a blend (`c[i] ? a[i] : b[i]`
+// reads one of them: a masked load, which only AVX-512 has). At AVX2 the loops were scalar
+// with a branch per element, 3-20x slower than the SSE2 build (AMD Zen 3).
+template <typename T, bool kARun, bool kBRun>
+inline void select_run(T* o, const uint8_t* c, const T* a, T av, const T* b, T bv, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const T x = kARun ? a[i] : av, y = kBRun ? b[i] : bv;
+    o[i] = c[i] ? x : y;
+  }
+}
+
+// dst[i] = src[i] clamped to [l, h], computed in A; NaN compares false, so it stays NaN. The
+// bounds are parameters, not captures, so the stores cannot change them as far as the
+// compiler knows and the loop vectorises (it was a baseline SSE2 loop reloading both bounds
+// at every element: 262K float32 on one thread, AMD Zen 3, 89 -> 47-50 us, PyTorch 47).
+template <typename T, typename A> inline void clamp_run(const T* src, T* dst, int64_t n, A l, A h) {
+  for (int64_t i = 0; i < n; ++i) {
+    A v = static_cast<A>(src[i]);
+    v = v < l ? l : v;
+    v = v > h ? h : v;
+    dst[i] = static_cast<T>(v);
+  }
+}
+
+}  // namespace
+
 Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other, const Tensor& out) {
   const WhereMeta M = where_meta(condition, input, other);
   const Shape& shape = M.shape;
@@ -16,24 +47,22 @@ Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other, 
       using T = decltype(tag);
       for_each_strided<4>(L, [](char** p, const int64_t* s, int64_t n) {
         T* o = reinterpret_cast<T*>(p[0]);
-        const bool* c = reinterpret_cast<const bool*>(p[1]);
+        // the condition's bytes (0 or 1) as uint8_t: GCC does not widen a bool to a lane mask
+        const uint8_t* c = reinterpret_cast<const uint8_t*>(p[1]);
         const T* a = reinterpret_cast<const T*>(p[2]);
         const T* b = reinterpret_cast<const T*>(p[3]);
         constexpr int64_t st = sizeof(T);
-        // contiguous output and condition, each value contiguous or one broadcast number:
-        // both values are read and selected without a branch, so the loop vectorises
+        // contiguous output and condition, each value contiguous or one broadcast number
         if (s[0] == st && s[1] == 1 && (s[2] == st || s[2] == 0) && (s[3] == st || s[3] == 0)) {
+          const T av = a[0], bv = b[0];
           if (s[2] == st && s[3] == st) {
-            simd_dispatch([&] { for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? a[i] : b[i]; });
+            simd_dispatch([&] { select_run<T, true, true>(o, c, a, av, b, bv, n); });
           } else if (s[2] == st) {
-            const T bv = b[0];
-            simd_dispatch([&] { for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? a[i] : bv; });
+            simd_dispatch([&] { select_run<T, true, false>(o, c, a, av, b, bv, n); });
           } else if (s[3] == st) {
-            const T av = a[0];
-            simd_dispatch([&] { for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? av : b[i]; });
+            simd_dispatch([&] { select_run<T, false, true>(o, c, a, av, b, bv, n); });
           } else {
-            const T av = a[0], bv = b[0];
-            simd_dispatch([&] { for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? av : bv; });
+            simd_dispatch([&] { select_run<T, false, false>(o, c, a, av, b, bv, n); });
           }
           return;
         }
@@ -75,12 +104,7 @@ bool clamp_by_scalars(const Tensor& x, const Tensor& lo, const Tensor& hi, const
     const T* src = x->template data<T>();
     T* dst = res->template data<T>();
     parallel_for(0, x->numel(), kParallelGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        A v = static_cast<A>(src[i]);  // NaN compares false: it stays NaN
-        v = v < l ? l : v;
-        v = v > h ? h : v;
-        dst[i] = static_cast<T>(v);
-      }
+      simd_dispatch([&] { clamp_run(src + b, dst + b, e - b, l, h); });
     });
     done = true;
   });
