@@ -56,7 +56,8 @@ for threads in (1, 2):
         ref = 0.5 * c.astype(np.float64) + 2.0 * (a.astype(np.float64) @ bb.astype(np.float64))
         got = et.addmm(et.from_numpy(c), et.from_numpy(a), et.from_numpy(bb), beta=0.5, alpha=2.0)
         got = got.numpy()
-        errors[f"t{threads} addmm {m}x{n}x{k}"] = (float(np.abs(got - ref).max() / np.abs(ref).max()), 2e-5)
+        err = float(np.abs(got - ref).max() / np.abs(ref).max())
+        errors[f"t{threads} addmm {m}x{n}x{k}"] = (err, 2e-5)
     # bfloat16: the library's own bfloat16 products (MKL on AMX) or float32 ones on widened
     # copies; float32 accumulation either way, so the error is the one final rounding (2^-9
     # of the magnitude) on operands that bfloat16 holds exactly
@@ -79,7 +80,8 @@ for threads in (1, 2):
         c = (rng.standard_normal((k, n)) + 1j * rng.standard_normal((k, n))).astype(np.complex64)
         ref = a.astype(np.complex128) @ c.astype(np.complex128)
         got = et.matmul(et.from_numpy(a), et.from_numpy(c)).numpy()
-        errors[f"t{threads} complex64 {m}x{n}x{k}"] = (float(np.abs(got - ref).max() / np.abs(ref).max()), 2e-5)
+        err = float(np.abs(got - ref).max() / np.abs(ref).max())
+        errors[f"t{threads} complex64 {m}x{n}x{k}"] = (err, 2e-5)
 
 # a product in a child forked after products here (the library keeps no threads to lose)
 x = rng.standard_normal((700, 600)).astype(np.float32)

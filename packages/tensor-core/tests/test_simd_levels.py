@@ -116,7 +116,8 @@ def references() -> dict[str, np.ndarray]:
 
 TOLERANCE = {"half_exp": 1e-3, "half_sum": 2e-3}
 # conversions and selections: bit for bit (inf included)
-EXACT = {"to_half", "to_half_small", "half_to_float", "where_scalar", "where_tensors", "clamp_scalars"}
+EXACT = {"to_half", "to_half_small", "half_to_float", "where_scalar", "where_tensors",
+         "clamp_scalars"}
 # sums: absolute error relative to the sum of magnitudes (float32 eps ~ 6e-8, pairwise)
 ABSOLUTE = {"sum": 1e-6 * 80_000, "half_sum": 1e-3 * 4_000, "sum0": 1e-5, "sum1": 1e-5,
             # gelu' = Phi + x phi crosses 0: its error against the size of its terms
