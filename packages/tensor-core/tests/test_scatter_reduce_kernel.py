@@ -51,12 +51,16 @@ def test_two_dims_and_one_thread():
         et.set_num_threads(threads)
 
 
-def test_index_out_of_range_is_pytorchs_error():
+@pytest.mark.parametrize("reduce", ["amax", "amin"])
+@pytest.mark.parametrize("bad", [10, -3, -50])
+def test_index_out_of_range_is_pytorchs_error(reduce, bad):
+    # N values into 10 positions take the threaded kernel, which must stop at negative
+    # offsets too (they once went through as a silent no-op)
     index = RNG.integers(0, 10, N)
-    index[N - 7] = 10
-    message = "index 10 is out of bounds for dimension 0 with size 10"
+    index[N - 7] = bad
+    message = f"index {bad} is out of bounds for dimension 0 with size 10"
     with pytest.raises(RuntimeError, match=message):
-        et.zeros(10).scatter_reduce(0, et.tensor(index), et.ones(N), "amax")
+        et.zeros(10).scatter_reduce(0, et.tensor(index), et.ones(N), reduce)
 
 
 @pytest.mark.parametrize("reduce", ["amax", "amin", "sum", "prod", "mean"])

@@ -1192,7 +1192,9 @@ bool scatter_extreme_parallel(T* out, const T* v, const int64_t* t, int64_t n, i
   std::unique_ptr<T[]> partial(new T[static_cast<size_t>(size * chunks)]);  // (not vector<bool>)
   std::vector<uint8_t> seen(static_cast<size_t>(size * chunks), include_self ? 1 : 0);
   for (int64_t c = 0; c < chunks; ++c) std::copy(out, out + size, partial.get() + c * size);
-  std::atomic<int64_t> bad{-1};
+  // an offset out of range, negative ones included (a sentinel of -1 let those through)
+  std::atomic<bool> out_of_range{false};
+  std::atomic<int64_t> bad{0};
   parallel_for(0, chunks, 1, [&, t, v, size, include_self](int64_t b, int64_t e) {
     // (t, v, size and include_self captured by value: the byte stores of the seen flags may
     // alias anything, and captured references were reloaded at every element: 1M values into
@@ -1204,6 +1206,7 @@ bool scatter_extreme_parallel(T* out, const T* v, const int64_t* t, int64_t n, i
         const int64_t p = t[i];
         if (static_cast<uint64_t>(p) >= static_cast<uint64_t>(size)) {
           bad = p;
+          out_of_range = true;
           return;
         }
         if (include_self || mine_seen[p]) {
@@ -1215,7 +1218,7 @@ bool scatter_extreme_parallel(T* out, const T* v, const int64_t* t, int64_t n, i
       }
     }
   });
-  if (bad >= 0) throw std::runtime_error(message("scatter_reduce: offset ", bad.load(), " out of range"));
+  if (out_of_range) throw std::runtime_error(message("scatter_reduce: offset ", bad.load(), " out of range"));
   for (int64_t p = 0; p < size; ++p) {
     bool any = include_self;
     for (int64_t c = 0; c < chunks; ++c) {
